@@ -1,0 +1,1 @@
+"""Single-example programs batched by autobatch; their output is in generated/examples/."""

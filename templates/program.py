@@ -1,0 +1,36 @@
+"""Templates for the per-program parts of a generated module (both backends).
+
+Each function here is a template (see transpiler/emit/template.py): its
+UPPER_CASE parameters are placeholders, its body is what gets generated.
+The helpers they call (`run`, `select`, `compiled`, ...) are the runtime
+helpers of runtime_tf.py / runtime_np.py, copied into the same module.
+"""
+
+
+def block_function(BLOCK, BODY, UPDATES):
+    def BLOCK(state):
+        BODY
+        return state._replace(**UPDATES)
+
+
+def program_function(PROGRAM, LEAVES, STATE_TYPE, INITIAL, BLOCKS, RESULT):
+    def PROGRAM(LEAVES, max_stack_depth):
+        """Arguments to results for a whole batch: what tf.function traces."""
+        batch = batch_size(*LEAVES)
+        state = run(STATE_TYPE(**INITIAL), BLOCKS)
+        return RESULT, state.overflow_at
+
+
+def entry_function(
+    ENTRY, PARAMS, DOC, NAME, LEAF_NAMES, LEAF_VALUES, LEAF_TYPES, PROGRAM, LINES, OUT
+):
+    def ENTRY(PARAMS, max_stack_depth=15, xla=False):
+        DOC
+        leaves = [
+            to_leaf(NAME, name, value, dtype, shape)
+            for name, value, (dtype, shape) in zip(LEAF_NAMES, LEAF_VALUES, LEAF_TYPES)
+        ]
+        leaves = broadcast_batch(NAME, LEAF_NAMES, leaves)
+        result, overflow_at = compiled(PROGRAM, xla)(*leaves, max_stack_depth)
+        check_overflow(NAME, overflow_at, LINES, max_stack_depth)
+        return OUT

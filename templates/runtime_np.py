@@ -1,0 +1,138 @@
+"""Runtime helpers of a generated NumPy module (copied into it verbatim).
+
+The NumPy twin of `runtime_tf.py`: the same names with the same meaning, so
+block functions read the same for both backends.  Stacks are updated in
+place (the loop owns them); registers are replaced, never mutated.
+"""
+
+import numpy as np
+
+def select(active, new, old):
+    """Per example: `new` where `active`, else `old`.
+
+    active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
+    """
+    old = np.asarray(old)
+    new = np.asarray(new).astype(old.dtype, copy=False)
+    mask = active.reshape(active.shape + (1,) * (old.ndim - 1))
+    return np.where(mask, new, old)
+
+
+def choose(condition, if_true, if_false):
+    """Per example: block `if_true` where `condition` holds, else `if_false`."""
+    return np.where(np.asarray(condition).astype(bool), if_true, if_false)
+
+
+def cast(value, dtype):
+    return np.asarray(value).astype(dtype)
+
+
+def zeros(leading, shape, dtype):
+    """A [*leading, *shape] array of zeros (False for bool)."""
+    return np.zeros((*leading, *shape), dtype)
+
+
+def batch_size(*leaves):
+    return leaves[0].shape[0] if leaves else 1
+
+
+def read(stack, index):
+    """stack[index[b], b] for every example b: [batch, *event]."""
+    index = np.clip(index, 0, stack.shape[0] - 1)
+    return stack[index, np.arange(index.shape[0])]
+
+
+def push(stack, sp, value, active):
+    """Pushes `value` on the stack of every active example (in place).
+
+    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
+    value: [batch, *event] or broadcastable.  Returns the stack, the new
+    pointer and `overflow`: [batch] bool, the active examples whose stack was
+    full (nothing written).
+    """
+    fits = sp < stack.shape[0]
+    write = active & fits
+    lanes = np.nonzero(write)[0]
+    value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
+    stack[sp[lanes], lanes] = value[lanes]
+    return stack, np.where(write, sp + 1, sp).astype(np.int32), active & ~fits
+
+
+def pop(stack, sp, active):
+    """Pops every active example's top: (value [batch, *event], new sp)."""
+    sp = np.where(active, sp - 1, sp).astype(np.int32)
+    return read(stack, sp), sp
+
+
+def peek(stack, sp):
+    """Every example's top, left on the stack: [batch, *event]."""
+    return read(stack, sp - 1)
+
+
+def pop_return(stack, sp, active, halt):
+    """Return: the block each active example resumes at, and the new pointer.
+
+    An example whose return stack is empty returns from the entry function:
+    it halts.
+    """
+    empty = sp <= 0
+    target, sp = pop(stack, sp, active & ~empty)
+    return np.where(empty, halt, target), sp
+
+
+def run(state, blocks):
+    """Runs the program until every example has halted (pc == len(blocks)).
+
+    Each iteration runs, for the whole batch, the lowest-numbered block that
+    some example is waiting at; the block changes only the examples at it.
+    Floating-point warnings are silenced: lanes not at a block compute junk.
+    """
+    halt = len(blocks)
+    with np.errstate(all="ignore"):
+        while True:
+            index = state.pc.min(initial=halt)
+            if index >= halt:
+                return state
+            state = blocks[index](state)
+
+
+def compiled(program, xla):
+    if xla:
+        raise ValueError("xla=True needs the TensorFlow backend")
+    return program
+
+
+def to_leaf(function, name, value, dtype, event_shape):
+    """One argument leaf as a [batch, *event] array of `dtype`, or a clear error."""
+    if isinstance(value, (bool, int, float, complex)):
+        value = np.asarray(value, dtype=dtype)
+    value = np.asarray(value)
+    if value.dtype == object:
+        raise TypeError(f"{function}: argument {name} is an object array, not numbers")
+    if value.dtype != np.dtype(dtype):
+        raise TypeError(
+            f"{function}: argument {name} has dtype {value.dtype.name}; this "
+            f"program was generated for {np.dtype(dtype).name} (call it through "
+            "its Context to generate a program for the new signature)"
+        )
+    if value.ndim == len(event_shape):
+        value = value[None]  # a single example: batch of one
+    if tuple(value.shape[1:]) != tuple(event_shape):
+        raise TypeError(
+            f"{function}: argument {name} has per-example shape "
+            f"{tuple(value.shape[1:])}; expected {tuple(event_shape)}"
+        )
+    return value
+
+
+def broadcast_batch(function, names, leaves):
+    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1."""
+    sizes = [leaf.shape[0] for leaf in leaves]
+    others = sorted(set(sizes) - {1})
+    batch = others[0] if others else 1
+    if len(others) > 1:
+        described = ", ".join(f"{n}: {s}" for n, s in zip(names, sizes))
+        raise ValueError(
+            f"{function}: batch sizes must be equal or 1, got {described}"
+        )
+    return [np.broadcast_to(leaf, (batch, *leaf.shape[1:])) for leaf in leaves]

@@ -1,0 +1,40 @@
+"""autobatch: batch control-heavy per-example Python into one masked loop.
+
+    from transpiler import Context
+    ctx = Context()
+
+    @ctx.batch
+    def fib(n):
+        if n <= 1:
+            return 1
+        return fib(n - 1) + fib(n - 2)
+
+    fib(np.array([6, 7, 8, 9]))  # -> [13, 21, 34, 55]
+
+Importing this package is cheap: the compiler (gast, black, the passes) is
+imported only when a generated module has to be written.
+"""
+
+__version__ = "0.1.0"
+
+from transpiler.backends import NumpyBackend, TensorFlowBackend  # noqa: E402
+from transpiler.context import Context  # noqa: E402
+from transpiler.errors import (  # noqa: E402
+    BatchTypeError,
+    StackOverflowError,
+    StaleGeneratedCodeError,
+    UnsupportedSyntaxError,
+)
+from transpiler.types import TensorType, Type  # noqa: E402
+
+__all__ = [
+    "BatchTypeError",
+    "Context",
+    "NumpyBackend",
+    "StackOverflowError",
+    "StaleGeneratedCodeError",
+    "TensorFlowBackend",
+    "TensorType",
+    "Type",
+    "UnsupportedSyntaxError",
+]

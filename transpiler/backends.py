@@ -1,0 +1,129 @@
+"""The two backends a program can be generated for.
+
+A backend object names the generated module's flavour (`_tf.py` / `_np.py`)
+and knows how to make placeholder values for type inference and how to read a
+per-example type back off a value.  NumPy and TensorFlow are imported only
+when a backend is used, so the generated modules and the thin `Context` API
+stay importable without the compiler.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from transpiler import types as T
+
+# An unusual batch size, so a result's batch dimension is not mistaken for
+# an event dimension of a constant (NumPy has no symbolic dimensions).
+PLACEHOLDER_BATCH = 13
+
+
+class NumpyBackend:
+    name = "numpy"
+    suffix = "np"
+
+    def inference_scope(self):
+        return contextlib.nullcontext()
+
+    def placeholder(self, leaf: T.TensorType):
+        return np.ones((PLACEHOLDER_BATCH,) + leaf.shape, dtype=leaf.dtype)
+
+    def leaf_type(self, value) -> T.TensorType:
+        if isinstance(value, (bool, int, float, complex)):
+            return T.TensorType(np.asarray(value).dtype, (), weak=True)
+        array = np.asarray(value)
+        if array.dtype == object:
+            raise TypeError(f"a value of type {type(value).__name__} is not an array")
+        shape = array.shape
+        if shape and shape[0] == PLACEHOLDER_BATCH:
+            shape = shape[1:]
+        return T.TensorType(array.dtype, shape)
+
+    def __eq__(self, other):
+        return type(self) is type(other)
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return "NumpyBackend()"
+
+
+class TensorFlowBackend:
+    name = "tensorflow"
+    suffix = "tf"
+
+    def inference_scope(self):
+        import tensorflow as tf
+
+        return tf.Graph().as_default()
+
+    def placeholder(self, leaf: T.TensorType):
+        import tensorflow as tf
+
+        return tf.compat.v1.placeholder(leaf.dtype, (None,) + leaf.shape)
+
+    def leaf_type(self, value) -> T.TensorType:
+        import tensorflow as tf
+
+        if isinstance(value, bool):
+            return T.TensorType(np.bool_, (), weak=True)
+        if isinstance(value, int):
+            return T.TensorType(np.int32, (), weak=True)
+        if isinstance(value, float):
+            return T.TensorType(np.float32, (), weak=True)
+        tensor = tf.convert_to_tensor(value)
+        shape = tensor.shape.as_list()
+        if shape and shape[0] is None:
+            shape = shape[1:]
+        if any(d is None for d in shape):
+            raise TypeError(f"per-example shape {shape} is not static")
+        return T.TensorType(tensor.dtype.as_numpy_dtype, tuple(shape))
+
+    def __eq__(self, other):
+        return type(self) is type(other)
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return "TensorFlowBackend()"
+
+
+def resolve(backend) -> object:
+    """Accepts "tensorflow"/"tf", "numpy"/"np", or a backend object."""
+    if isinstance(backend, (NumpyBackend, TensorFlowBackend)):
+        return backend
+    if backend in (None, "tensorflow", "tf"):
+        return TensorFlowBackend()
+    if backend in ("numpy", "np"):
+        return NumpyBackend()
+    raise ValueError(
+        f"unknown backend {backend!r}; use 'tensorflow', 'numpy', "
+        "TensorFlowBackend() or NumpyBackend()"
+    )
+
+
+def placeholder(backend, pattern):
+    """A value of the given pattern, each leaf a batch of placeholders."""
+    if isinstance(pattern, T.TensorType):
+        return backend.placeholder(pattern)
+    if isinstance(pattern, T.TupleType):
+        values = [placeholder(backend, e) for e in pattern.elements]
+        if pattern.cls is not None:
+            return pattern.cls(*values)
+        return tuple(values)
+    return None
+
+
+def type_of(backend, value) -> T.Pattern:
+    """The per-example pattern of a (placeholder-derived) value."""
+    if value is None:
+        return T.NONE
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return T.TupleType(tuple(type_of(backend, v) for v in value), type(value))
+    if isinstance(value, (tuple, list)):
+        return T.TupleType(tuple(type_of(backend, v) for v in value))
+    return backend.leaf_type(value)

@@ -1,0 +1,314 @@
+"""The user's API: `Context` and the batched functions it makes.
+
+Thin on purpose: decorating runs nothing and imports nothing heavy.  The
+first call with a new signature looks for the generated module; only when it
+is missing or stale is the compiler (transpiler.pipeline) imported and run.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import threading
+from typing import Callable, Dict, Optional
+
+from transpiler import backends as B
+from transpiler import loader
+from transpiler import signature as S
+from transpiler import types as T
+from transpiler.errors import StaleGeneratedCodeError
+
+DEFAULT_MAX_STACK_DEPTH = 15
+_CALL_KEYWORDS = ("dry_run", "stackless", "max_stack_depth", "backend", "xla", "block_code_cache")
+
+
+class BatchedFunction:
+    """A decorated function: call it on batches (see `Context.batch`)."""
+
+    def __init__(self, context, function, type_inference=None, signature=None):
+        self.context = context
+        self.function = function
+        self.type_inference = type_inference
+        self.signature = None if signature is None else tuple(T.from_user(s) for s in signature)
+        self.name = function.__name__
+        functools.update_wrapper(self, function)
+
+    def __call__(self, *args, **kwargs):
+        unknown = sorted(set(kwargs) - set(_CALL_KEYWORDS))
+        if unknown:
+            raise TypeError(
+                f"{self.name}() got unexpected keyword argument(s) {unknown}; "
+                f"batched functions take positional arguments and {list(_CALL_KEYWORDS)}"
+            )
+        if kwargs.get("dry_run") or self.context._dry_run_depth():
+            return self.context._dry_run(self.function, args)
+        if kwargs.get("stackless"):
+            raise NotImplementedError(
+                "stackless=True is not implemented yet; call without it "
+                "(the stack-based program runs on every backend)"
+            )
+        backend = B.resolve(kwargs.get("backend"))
+        xla = bool(kwargs.get("xla", False))
+        if xla and backend.name != "tensorflow":
+            raise ValueError("xla=True needs the TensorFlow backend")
+        depth = kwargs.get("max_stack_depth")
+        depth = DEFAULT_MAX_STACK_DEPTH if depth is None else int(depth)
+        if depth < 1:
+            raise ValueError(f"max_stack_depth must be at least 1, got {depth}")
+        cache = kwargs.get("block_code_cache")
+        entry = self.context._entry(self.name, self._signature_for(args), backend, cache)
+        if backend.name == "numpy":
+            args = tuple(_to_numpy(a) for a in args)
+        return entry(*args, max_stack_depth=depth, xla=xla)
+
+    def _signature_for(self, args):
+        params = inspect.signature(self.function).parameters
+        if len(args) != len(params):
+            raise TypeError(
+                f"{self.name}() takes {len(params)} positional argument(s) "
+                f"but {len(args)} were given"
+            )
+        if self.signature is not None:
+            return self.signature
+        return S.of_args(args)
+
+    def __repr__(self):
+        return f"<batched function {self.name}>"
+
+
+def _to_numpy(value):
+    if hasattr(value, "numpy") and not isinstance(value, type):
+        return value.numpy()
+    if isinstance(value, tuple):
+        converted = [_to_numpy(v) for v in value]
+        return type(value)(*converted) if hasattr(value, "_fields") else tuple(converted)
+    return value
+
+
+class Context:
+    """A set of functions batched together; they may call each other.
+
+    `generated_dir`: where generated modules go (default: `generated/` in the
+    project holding the source, found by its pyproject.toml or .git).
+    `frozen`: never generate; a missing or stale module raises
+    StaleGeneratedCodeError (default: the AUTOBATCH_FROZEN environment variable).
+    """
+
+    def __init__(self, generated_dir: Optional[str] = None, frozen: Optional[bool] = None):
+        self.generated_dir = generated_dir
+        if frozen is None:
+            frozen = os.environ.get("AUTOBATCH_FROZEN", "") not in ("", "0")
+        self.frozen = frozen
+        self._functions: Dict[str, BatchedFunction] = {}
+        self._entries: Dict[tuple, Callable] = {}
+        self._local = threading.local()
+
+    # ---- decorating ------------------------------------------------------
+
+    def batch(self, function=None, *, type_inference=None, signature=None):
+        """Decorator: `@ctx.batch` or `@ctx.batch(type_inference=..., signature=...)`."""
+        if function is not None and not callable(function):
+            raise TypeError("batch() takes the function to decorate")
+        if function is None:
+            return lambda f: self.batch_uncurried(f, type_inference, signature=signature)
+        return self.batch_uncurried(function, type_inference, signature=signature)
+
+    def batch_uncurried(self, function, type_inference=None, signature=None):
+        """The non-decorator form of `batch`."""
+        name = function.__name__
+        if name == "<lambda>":
+            raise ValueError("batched functions must be defined with `def`, not lambda")
+        if name in self._functions:
+            raise ValueError(
+                f"a function named {name!r} is already batched in this Context; "
+                "batched functions are called by name, so names must be unique"
+            )
+        batched = BatchedFunction(self, function, type_inference, signature)
+        self._functions[name] = batched
+        return batched
+
+    def function_names(self):
+        return list(self._functions)
+
+    # ---- dry runs --------------------------------------------------------
+
+    def _dry_run_depth(self):
+        return getattr(self._local, "dry_run", 0)
+
+    def _dry_run(self, function, args):
+        self._local.dry_run = self._dry_run_depth() + 1
+        try:
+            return function(*args)
+        finally:
+            self._local.dry_run -= 1
+
+    # ---- compiling -------------------------------------------------------
+
+    def _source_info(self, name):
+        from transpiler.frontend.source import project_root, relative_path
+
+        fn = inspect.unwrap(self._functions[name].function)
+        filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+        root = project_root(filename)
+        return filename, root, relative_path(filename, root)
+
+    def _generated_dir(self, root):
+        return self.generated_dir or os.path.join(root, "generated")
+
+    def _entry(self, name, signature, backend, cache=None):
+        """The generated entry function for `name` at `signature`."""
+        key = (name, signature, backend.name)
+        for store in (cache, self._entries):
+            if store is not None and key in store:
+                return store[key]
+        filename, root, relpath = self._source_info(name)
+        path = loader.module_path(self._generated_dir(root), relpath, backend.suffix)
+        text = loader.read(path)
+        wanted = (name, T.signature_text(signature))
+        if text is None or not self._is_fresh(text, wanted):
+            if self.frozen:
+                state = "missing" if text is None else "stale"
+                raise StaleGeneratedCodeError(
+                    f"generated module {path} is {state} for {name}"
+                    f"{T.signature_text(signature)}; regenerate it with "
+                    f"`autobatch generate {relpath}` (or unset AUTOBATCH_FROZEN)"
+                )
+            text = self._generate(relpath, root, path, backend, text, (name, signature))
+        module = loader.import_file(path, text)
+        entry = getattr(module, name)
+        self._entries[key] = entry
+        if cache is not None:
+            cache[key] = entry
+        return entry
+
+    def _is_fresh(self, text, wanted):
+        header = loader.read_header(loader.split_header(text)[0])
+        if wanted not in loader.header_programs(header):
+            return False
+        if loader.is_hand_edited(text):
+            return False
+        sources = []
+        for path, fname in loader.header_functions(header):
+            if fname not in self._functions:
+                return False
+            sources.append((path, fname, loader.function_source(self._functions[fname].function)))
+        expected = loader.source_hash(header.get("backend", ""), header.get("programs", ""), sources)
+        return expected == header.get("source-sha256")
+
+    def _file_programs(self, relpath, text, backend, requested):
+        """Programs the regenerated file holds: its old ones still valid, plus `requested`."""
+        programs = {(requested[0], requested[1])}
+        if text is not None:
+            header = loader.read_header(loader.split_header(text)[0])
+            for fname, sig_text in loader.header_programs(header):
+                if fname not in self._functions or self._source_info(fname)[2] != relpath:
+                    continue
+                classes = dict(self._functions[fname].function.__globals__)
+                try:
+                    programs.add((fname, S.parse(sig_text, classes)))
+                except (ValueError, TypeError):
+                    continue  # a class that no longer exists: drop that program
+        return sorted(programs, key=lambda p: (p[0], T.signature_text(p[1])))
+
+    def _generate(self, relpath, root, path, backend, old_text, requested):
+        from transpiler import pipeline  # the compiler, imported only when needed
+        from transpiler.emit.module import ProgramSpec, programs_text
+
+        if old_text is not None and loader.is_hand_edited(old_text):
+            raise StaleGeneratedCodeError(
+                f"{path} was edited by hand (its body no longer matches its hash); "
+                "move your changes into the source and delete the file, or run "
+                f"`autobatch generate --force {relpath}`"
+            )
+        specs, functions = [], set()
+        for entry, signature in self._file_programs(relpath, old_text, backend, requested):
+            spec = self._compile(entry, signature, backend, root)
+            specs.append(spec)
+            for fname in spec.lowered.functions:
+                functions.add((self._source_info(fname)[2], fname))
+        functions = sorted(functions)
+        sources = [
+            (p, f, loader.function_source(self._functions[f].function)) for p, f in functions
+        ]
+        digest = loader.source_hash(backend.name, programs_text(specs), sources)
+        text = pipeline.emit_module(relpath, backend, specs, digest, functions)
+        loader.write_atomic(path, text)
+        return text
+
+    def _compile(self, entry, signature, backend, root):
+        """Stages 1-5 for one program; returns an emit.module.ProgramSpec."""
+        from transpiler import pipeline
+        from transpiler.emit.module import ProgramSpec
+
+        typed = self._typed_program(entry, signature, backend, root)
+        lowered = pipeline.lower_program(typed)
+        namespaces = self._namespaces(entry, root)
+        modules = {f: self._functions[f].function.__module__ for f in namespaces}
+        return ProgramSpec(entry, signature, typed, lowered, namespaces, modules)
+
+    def _built(self, root=None):
+        from transpiler import pipeline
+
+        cache = self.__dict__.setdefault("_built_cache", {})
+        batched = {n: f.function for n, f in self._functions.items()}
+        out = {}
+        for name, fn in batched.items():
+            if name not in cache:
+                cache[name] = pipeline.build_function(fn, batched, root)
+            out[name] = cache[name]
+        return out
+
+    def _namespaces(self, main, root=None):
+        return {name: built[2] for name, built in self._built(root).items()}
+
+    def _typed_program(self, main, signature, backend, root=None):
+        from transpiler import pipeline
+
+        program = self.program(main, root)
+        overrides = {
+            n: f.type_inference for n, f in self._functions.items() if f.type_inference
+        }
+        return pipeline.infer_types(
+            program, signature, backend, self._namespaces(main, root), overrides
+        )
+
+    # ---- the predecessor's inspection API --------------------------------
+
+    def program(self, main, root=None):
+        """The (untyped) IR program with entry point `main`."""
+        from transpiler import pipeline
+
+        if main not in self._functions:
+            raise ValueError(
+                f"{main!r} is not a batched function of this Context "
+                f"(known: {self.function_names()})"
+            )
+        built = {name: b[0] for name, b in self._built(root).items()}
+        return pipeline.build_program(main, built)
+
+    def program_compiled(self, main, sig=None, backend=None):
+        """The typed program (types inferred for `sig`; untyped if sig or backend is None)."""
+        if sig is None or backend is None:
+            return self.program(main)
+        key = ("compiled", main, tuple(T.from_user(s) for s in sig), B.resolve(backend).name)
+        cache = self.__dict__.setdefault("_program_cache", {})
+        if key not in cache:
+            cache[key] = self._typed_program(main, key[2], B.resolve(backend))
+        return cache[key]
+
+    def program_lowered(self, main, sig=None, backend=None):
+        """The lowered program: one flat list of blocks with explicit stacks."""
+        from transpiler import pipeline
+
+        if sig is None or backend is None:
+            raise ValueError("program_lowered needs a signature and a backend to lower")
+        key = ("lowered", main, tuple(T.from_user(s) for s in sig), B.resolve(backend).name)
+        cache = self.__dict__.setdefault("_program_cache", {})
+        if key not in cache:
+            cache[key] = pipeline.lower_program(self.program_compiled(main, sig, backend))
+        return cache[key]
+
+    def lowered_for_args(self, name, args, backend):
+        """`program_lowered` at the signature of actual arguments."""
+        return self.program_lowered(name, S.of_args(args), backend)

@@ -1,0 +1,1 @@
+"""Stage 6: the generated module, from templates, unparsed and formatted."""

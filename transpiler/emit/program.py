@@ -1,0 +1,600 @@
+"""Emits one lowered program as Python statements (backend-neutral).
+
+The statements call only the runtime helpers (`select`, `push`, `run`, ...)
+that the module copies from templates/runtime_*.py, so the same code serves
+TensorFlow and NumPy.  Names:
+
+- state fields: `fib_n` for variable `n` of `fib`, `fib_return` for its
+  return slot, `fib_n_stack` / `fib_n_sp` for its stack and stack pointer,
+  `p_x` style suffixes for the leaves of tuple-valued variables;
+- inside a block function, the block's own variables keep their source names
+  (`n`, `fib_1`), other functions' registers use their field names.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import keyword
+from typing import Dict, List
+
+from templates import program as program_templates
+from transpiler import types as T
+from transpiler.emit.template import comment, expand
+from transpiler.ir import instructions as ir
+from transpiler.passes import liveness
+
+# Names that generated code defines itself; user names that collide get a "_".
+RESERVED = frozenset(
+    """state active pc overflow batch leaves result overflow_at max_stack_depth xla
+    select choose cast zeros batch_size read push pop peek pop_return run compiled
+    to_leaf broadcast_batch check_overflow StackOverflowError np tf functools
+    typing collections""".split()
+)
+
+
+@dataclasses.dataclass
+class EmittedProgram:
+    statements: List[ast.stmt]
+    block_listing: List[str]  # docstring lines: "block 3  examples/fib.py:11  ..."
+    class_imports: List[type]  # namedtuple classes the code rebuilds
+
+
+def emit(lowered: ir.LoweredProgram, prefix: str, entry: str, free_names: Dict[str, str]):
+    return _ProgramEmitter(lowered, prefix, entry, free_names).emit()
+
+
+def _short(var):
+    return var.split(".", 1)[1]
+
+
+def _function_of(var):
+    return var.split(".", 1)[0]
+
+
+def _safe(name, taken):
+    while name in RESERVED or keyword.iskeyword(name) or name in taken:
+        name += "_"
+    return name
+
+
+def _leaf_paths(pattern, path=()):
+    """[(index path, leaf type, field suffix)] of a pattern's leaves."""
+    if isinstance(pattern, T.TensorType):
+        return [(path, pattern, "")]
+    out = []
+    if isinstance(pattern, T.TupleType):
+        names = getattr(pattern.cls, "_fields", None)
+        for i, element in enumerate(pattern.elements):
+            label = names[i] if names else str(i)
+            for p, leaf, suffix in _leaf_paths(element, path + (i,)):
+                out.append((p, leaf, f"_{label}{suffix}"))
+    return out
+
+
+def _index(expr, path):
+    for i in path:
+        expr = ast.Subscript(expr, ast.Constant(i), ast.Load())
+    return expr
+
+
+def _name(id_, store=False):
+    return ast.Name(id_, ast.Store() if store else ast.Load())
+
+
+def _call(fn, *args, **kwargs):
+    return ast.Call(
+        _name(fn),
+        [a if isinstance(a, ast.AST) else ast.Constant(a) for a in args],
+        [ast.keyword(k, v) for k, v in kwargs.items()],
+    )
+
+
+def _attr(value, attr):
+    return ast.Attribute(_name(value), attr, ast.Load())
+
+
+def _target(names):
+    if len(names) == 1:
+        return names[0]
+    return ast.Tuple(list(names), ast.Store())
+
+
+class _ProgramEmitter:
+    def __init__(self, lowered, prefix, entry, free_names):
+        self.p = lowered
+        self.prefix = prefix
+        self.entry = entry
+        self.free_names = free_names  # user free name -> module-level name
+        self.types = dict(lowered.types)
+        self.halt = len(lowered.blocks)
+        self.index = {b.name: i for i, b in enumerate(lowered.blocks)}
+        self.classes: List[type] = []
+        self.fields: Dict[str, List[tuple]] = {}  # var -> [(path, leaf, field)]
+        taken = {"pc", "return_stack", "return_sp", "overflow_at"}
+        for var in lowered.registers:
+            base = var.replace(".", "_")
+            leaves = []
+            for path, leaf, suffix in _leaf_paths(self.types[var]):
+                field = _safe(base + suffix, taken)
+                taken.add(field)
+                if var in lowered.stacks:
+                    taken.update({field + "_stack", field + "_sp"})
+                leaves.append((path, leaf, field))
+            self.fields[var] = leaves
+            self.note_classes(self.types[var])
+
+    def note_classes(self, pattern):
+        if isinstance(pattern, T.TupleType):
+            if pattern.cls is not None and pattern.cls not in self.classes:
+                self.classes.append(pattern.cls)
+            for e in pattern.elements:
+                self.note_classes(e)
+
+    # ---- names -----------------------------------------------------------
+
+    @property
+    def state_type(self):
+        return "".join(part.capitalize() for part in self.prefix.split("_")) + "State"
+
+    def const(self, what):
+        return f"{self.prefix.upper()}_{what}"
+
+    def rebuild(self, pattern, leaf_exprs):
+        """An expression building a value of `pattern` from its leaf expressions."""
+        leaf_exprs = list(leaf_exprs)
+
+        def build(p):
+            if isinstance(p, T.TensorType):
+                return leaf_exprs.pop(0)
+            if isinstance(p, T.TupleType):
+                elements = [build(e) for e in p.elements]
+                if p.cls is None:
+                    return ast.Tuple(elements, ast.Load())
+                return ast.Call(_name(p.cls.__name__), elements, [])
+            return ast.Constant(None)
+
+        return build(pattern)
+
+    # ---- the module parts ------------------------------------------------
+
+    def emit(self) -> EmittedProgram:
+        statements = [comment("-" * 70), comment(self.title())]
+        statements.append(self.state_class())
+        statements.append(
+            ast.Assign([_name(self.const("HALT"), True)], ast.Constant(self.halt))
+        )
+        listing = []
+        for i, block in enumerate(self.p.blocks):
+            statements.extend(self.block_function(i, block))
+            origin = block.origin
+            where = f"{origin}  {origin.text}" if origin else ""
+            listing.append(f"  block {i:<3} {where}")
+        statements.append(
+            ast.Assign(
+                [_name(self.const("BLOCKS"), True)],
+                ast.Tuple(
+                    [_name(self.block_name(i)) for i in range(self.halt)], ast.Load()
+                ),
+            )
+        )
+        statements.append(
+            ast.Assign(
+                [_name(self.const("BLOCK_LINES"), True)],
+                ast.Tuple(
+                    [ast.Constant(self.block_line(b)) for b in self.p.blocks], ast.Load()
+                ),
+            )
+        )
+        statements.extend(self.program_function())
+        statements.extend(self.entry_function())
+        return EmittedProgram(statements, listing, list(self.classes))
+
+    def title(self):
+        params = ", ".join(
+            f"{_short(p)}: {T.strong(self.types[p])}" for p in self.p.params
+        )
+        return f"{self.entry}({params}) -> {self.types[self.p.result]}"
+
+    def block_name(self, i):
+        return f"{self.prefix}_block_{i}"
+
+    def block_line(self, block):
+        origin = block.origin
+        return f"in {block.function} at {origin}" if origin else f"in {block.function}"
+
+    def state_class(self):
+        body = [
+            ast.Expr(
+                ast.Constant(
+                    f"Loop state of `{self.entry}`: every array the batched program "
+                    "keeps between blocks."
+                )
+            ),
+            comment("[batch] int32: the block each example runs next "
+                    f"({self.const('HALT')} once it has returned)"),
+            self.field("pc"),
+            comment("[depth, batch] int32: return addresses; [batch] int32: their count"),
+            self.field("return_stack"),
+            self.field("return_sp"),
+        ]
+        for var in self.p.registers:
+            for path, leaf, field in self.fields[var]:
+                where = f"{_short(var)} of {_function_of(var)}"
+                if _short(var) == "return":
+                    where = f"the value {_function_of(var)} returns"
+                body.append(comment(f"[batch{self.dims(leaf)}] {leaf.dtype.name}: {where}"))
+                body.append(self.field(field))
+                if var in self.p.stacks:
+                    body.append(comment(f"[depth, batch{self.dims(leaf)}] and its stack pointer"))
+                    body.append(self.field(field + "_stack"))
+                    body.append(self.field(field + "_sp"))
+        body.append(comment("[batch] int32: block where an example overflowed a stack, or -1"))
+        body.append(self.field("overflow_at"))
+        return ast.ClassDef(
+            name=self.state_type,
+            bases=[ast.Attribute(_name("typing"), "NamedTuple", ast.Load())],
+            keywords=[],
+            body=body,
+            decorator_list=[],
+            type_params=[],
+        )
+
+    @staticmethod
+    def dims(leaf):
+        return "".join(f", {d}" for d in leaf.shape)
+
+    @staticmethod
+    def field(name):
+        return ast.AnnAssign(_name(name, True), _name("object"), None, 1)
+
+    # ---- blocks ----------------------------------------------------------
+
+    def block_function(self, i, block):
+        body = _BlockBody(self, i, block).statements()
+        updates = body.pop()
+        return expand(
+            program_templates.block_function,
+            BLOCK=self.block_name(i),
+            BODY=body,
+            UPDATES=updates,
+        )
+
+    # ---- program and entry -----------------------------------------------
+
+    def param_leaves(self):
+        """[(param var, leaf path, leaf type, field, argument name)] of main's params."""
+        out, taken = [], set()
+        for var in self.p.params:
+            for path, leaf, field in self.fields[var]:
+                name = _safe(_short(var) + field[len(var.replace(".", "_")):], taken)
+                taken.add(name)
+                out.append((var, path, leaf, field, name))
+        return out
+
+    def program_function(self):
+        leaves = self.param_leaves()
+        initial = [
+            ast.keyword("pc", _call("zeros", ast.List([_name("batch")], ast.Load()), ast.Tuple([], ast.Load()), "int32")),
+            ast.keyword("return_stack", _call("zeros", ast.List([_name("max_stack_depth"), _name("batch")], ast.Load()), ast.Tuple([], ast.Load()), "int32")),
+            ast.keyword("return_sp", _call("zeros", ast.List([_name("batch")], ast.Load()), ast.Tuple([], ast.Load()), "int32")),
+        ]
+        by_field = {field: name for _, _, _, field, name in leaves}
+        for var in self.p.registers:
+            for path, leaf, field in self.fields[var]:
+                shape = ast.Tuple([ast.Constant(d) for d in leaf.shape], ast.Load())
+                if field in by_field:
+                    value = _name(by_field[field])
+                else:
+                    value = _call("zeros", ast.List([_name("batch")], ast.Load()), shape, leaf.dtype.name)
+                initial.append(ast.keyword(field, value))
+                if var in self.p.stacks:
+                    initial.append(ast.keyword(field + "_stack", _call("zeros", ast.List([_name("max_stack_depth"), _name("batch")], ast.Load()), shape, leaf.dtype.name)))
+                    initial.append(ast.keyword(field + "_sp", _call("zeros", ast.List([_name("batch")], ast.Load()), ast.Tuple([], ast.Load()), "int32")))
+        initial.append(
+            ast.keyword(
+                "overflow_at",
+                ast.BinOp(_call("zeros", ast.List([_name("batch")], ast.Load()), ast.Tuple([], ast.Load()), "int32"), ast.Sub(), ast.Constant(1)),
+            )
+        )
+        result = ast.Tuple(
+            [_attr("state", field) for _, _, field in self.fields[self.p.result]],
+            ast.Load(),
+        )
+        return expand(
+            program_templates.program_function,
+            PROGRAM=f"{self.prefix}_program",
+            LEAVES=[ast.arg(name) for *_, name in leaves],
+            STATE_TYPE=self.state_type,
+            INITIAL=initial,
+            BLOCKS=self.const("BLOCKS"),
+            RESULT=result,
+        )
+
+    def entry_function(self):
+        leaves = self.param_leaves()
+        main_params = [_short(v) for v in self.p.params]
+        leaf_names = ast.Tuple(
+            [
+                ast.Constant(_short(var) + "".join(f"[{i}]" for i in path))
+                for var, path, *_ in leaves
+            ],
+            ast.Load(),
+        )
+        leaf_values = ast.Tuple(
+            [_index(_name(_short(var)), path) for var, path, *_ in leaves], ast.Load()
+        )
+        leaf_types = ast.Tuple(
+            [
+                ast.Tuple(
+                    [
+                        ast.Constant(leaf.dtype.name),
+                        ast.Tuple([ast.Constant(d) for d in leaf.shape], ast.Load()),
+                    ],
+                    ast.Load(),
+                )
+                for _, _, leaf, _, _ in leaves
+            ],
+            ast.Load(),
+        )
+        result_pattern = self.types[self.p.result]
+        n = len(self.fields[self.p.result])
+        out = self.rebuild(
+            result_pattern,
+            [ast.Subscript(_name("result"), ast.Constant(k), ast.Load()) for k in range(n)],
+        )
+        signature = ", ".join(f"{_short(p)}: {T.strong(self.types[p])}" for p in self.p.params)
+        doc = (
+            f"Batched `{self.entry}`: every argument has a leading batch dimension.\n\n"
+            f"Per example: {self.entry}({signature}) -> {self.types[self.p.result]}.\n"
+            "Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds\n"
+            "the recursion depth; deeper examples raise StackOverflowError.  `xla`\n"
+            "compiles with XLA (TensorFlow only).\n"
+        )
+        return expand(
+            program_templates.entry_function,
+            ENTRY=self.entry,
+            PARAMS=[ast.arg(p) for p in main_params],
+            DOC=[ast.Expr(ast.Constant(doc))],
+            NAME=ast.Constant(self.entry),
+            LEAF_NAMES=leaf_names,
+            LEAF_VALUES=leaf_values,
+            LEAF_TYPES=leaf_types,
+            PROGRAM=f"{self.prefix}_program",
+            LINES=self.const("BLOCK_LINES"),
+            OUT=out,
+        )
+
+
+class _BlockBody:
+    """The statements of one block function."""
+
+    def __init__(self, emitter: _ProgramEmitter, index: int, block: ir.Block):
+        self.e = emitter
+        self.index = index
+        self.block = block
+        self.out: List[ast.stmt] = []
+        self.locals: Dict[str, str] = {}
+        self.taken = set()
+        self.stack_written: List[str] = []  # fields whose stack this block rewrote
+        self.sp_written: List[str] = []  # fields whose stack pointer it moved
+        self.overflows: List[str] = []
+        self.written: List[str] = []
+
+    def local(self, var):
+        if var not in self.locals:
+            own = _function_of(var) == self.block.function and _short(var) != "return"
+            base = _short(var) if own else var.replace(".", "_")
+            name = _safe(base, self.taken)
+            self.taken.add(name)
+            self.locals[var] = name
+        return self.locals[var]
+
+    def statements(self):
+        b = self.block
+        if b.origin is not None:
+            self.out.append(comment(f"{b.origin}  {b.origin.text}"))
+        self.out.append(
+            ast.Assign(
+                [_name("active", True)],
+                ast.Compare(_attr("state", "pc"), [ast.Eq()], [ast.Constant(self.index)]),
+            )
+        )
+        self.load_inputs()
+        for ins in b.instructions:
+            self.instruction(ins)
+        self.terminator(b.terminator)
+        self.out.append(self.updates())
+        return self.out
+
+    def load_inputs(self):
+        written = set()
+        for ins in self.block.instructions + (self.block.terminator,):
+            for v in liveness.uses(ins):
+                if v not in written and v not in self.locals:
+                    self.out.append(ast.Assign([_name(self.local(v), True)], self.load(v)))
+            written.update(liveness.defs(ins))
+
+    def load(self, var):
+        pattern = self.e.types[var]
+        leaves = [_attr("state", field) for _, _, field in self.e.fields.get(var, [])]
+        return self.e.rebuild(pattern, leaves)
+
+    def defined(self, var):
+        if var not in self.written:
+            self.written.append(var)
+
+    def target(self, pattern):
+        if isinstance(pattern, str):
+            self.defined(pattern)
+            return _name(self.local(pattern), True)
+        return ast.Tuple([self.target(p) for p in pattern], ast.Store())
+
+    def rename(self, expr, vars_in):
+        tree = ast.parse(expr, mode="eval").body
+        mapping = {_short(v): self.local(v) for v in vars_in}
+        free = self.e.free_names
+
+        class Renamer(ast.NodeTransformer):
+            def visit_Name(self, node):
+                if node.id in mapping:
+                    return ast.copy_location(ast.Name(mapping[node.id], node.ctx), node)
+                if node.id in free:
+                    return ast.copy_location(ast.Name(free[node.id], node.ctx), node)
+                return node
+
+        return Renamer().visit(tree)
+
+    def instruction(self, ins):
+        if isinstance(ins, ir.PrimOp):
+            value = self.rename(ins.expr, ins.vars_in)
+            if ins.cast_to:
+                value = _call("cast", value, ins.cast_to)
+            if ins.vars_out is None:
+                self.out.append(ast.Expr(value))
+            else:
+                self.out.append(ast.Assign([self.target(ins.vars_out)], value))
+        elif isinstance(ins, ir.Move):
+            values = [_name(self.local(v)) for v in ins.vars_in]
+            targets = [self.target(p) for p in ins.vars_out]
+            self.out.append(
+                ast.Assign(
+                    [_target(targets)],
+                    values[0] if len(values) == 1 else ast.Tuple(values, ast.Load()),
+                )
+            )
+        elif isinstance(ins, ir.Push):
+            for var in ins.variables:
+                value = _name(self.local(var))
+                for path, _, field in self.e.fields[var]:
+                    self.push(field, _index(value, path))
+        elif isinstance(ins, ir.Pop):
+            for var in ins.variables:
+                self.restore(var, pop=True)
+        elif isinstance(ins, ir.Peek):
+            for var in ins.variables:
+                self.restore(var, pop=False)
+        else:
+            raise TypeError(f"unexpected instruction {ins!r}")
+
+    def stack_source(self, field):
+        """The current stack and pointer of `field`: locals once this block wrote them."""
+        stack = (
+            _name(field + "_stack")
+            if field in self.stack_written
+            else _attr("state", field + "_stack")
+        )
+        sp = _name(field + "_sp") if field in self.sp_written else _attr("state", field + "_sp")
+        return stack, sp
+
+    def push(self, field, value):
+        stack, sp = self.stack_source(field)
+        flag = f"overflow_{len(self.overflows) + 1}"
+        self.overflows.append(flag)
+        targets = [_name(field + "_stack", True), _name(field + "_sp", True), _name(flag, True)]
+        self.out.append(
+            ast.Assign([_target(targets)], _call("push", stack, sp, value, _name("active")))
+        )
+        self.note_stack_write(field, stack=True)
+
+    def note_stack_write(self, field, stack):
+        for written, flag in ((self.stack_written, stack), (self.sp_written, True)):
+            if flag and field not in written:
+                written.append(field)
+
+    def restore(self, var, pop):
+        leaves = self.e.fields[var]
+        names = []
+        for _, _, field in leaves:
+            stack, sp = self.stack_source(field)
+            target = self.local(var) if len(leaves) == 1 else _safe(field + "_top", self.taken)
+            self.taken.add(target)
+            names.append(target)
+            if pop:
+                self.out.append(
+                    ast.Assign(
+                        [_target([_name(target, True), _name(field + "_sp", True)])],
+                        _call("pop", stack, sp, _name("active")),
+                    )
+                )
+                self.note_stack_write(field, stack=False)
+            else:
+                self.out.append(ast.Assign([_name(target, True)], _call("peek", stack, sp)))
+        self.defined(var)
+        if len(leaves) != 1:
+            self.out.append(
+                ast.Assign(
+                    [_name(self.local(var), True)],
+                    self.e.rebuild(self.e.types[var], [_name(n) for n in names]),
+                )
+            )
+
+    def terminator(self, t):
+        pc = _name("pc", True)
+        if isinstance(t, ir.Goto):
+            self.out.append(ast.Assign([pc], ast.Constant(self.e.index[t.target])))
+        elif isinstance(t, ir.Branch):
+            self.out.append(
+                ast.Assign(
+                    [pc],
+                    _call(
+                        "choose",
+                        _name(self.local(t.condition)),
+                        self.e.index[t.true_target],
+                        self.e.index[t.false_target],
+                    ),
+                )
+            )
+        elif isinstance(t, ir.PushGoto):
+            self.push("return", ast.Constant(self.e.index[t.return_block]))
+            self.out.append(ast.Assign([pc], ast.Constant(self.e.index[t.target])))
+        elif isinstance(t, ir.IndirectGoto):
+            stack, sp = self.stack_source("return")
+            self.out.append(
+                ast.Assign(
+                    [_target([_name("pc", True), _name("return_sp", True)])],
+                    _call("pop_return", stack, sp, _name("active"), _name(self.e.const("HALT"))),
+                )
+            )
+            self.note_stack_write("return", stack=False)
+        else:
+            raise TypeError(f"unexpected terminator {t!r}")
+        self.out.append(
+            ast.Assign([pc], _call("select", _name("active"), _name("pc"), _attr("state", "pc")))
+        )
+        if self.overflows:
+            flags = [_name(f) for f in self.overflows]
+            any_flag = flags[0]
+            for f in flags[1:]:
+                any_flag = ast.BinOp(any_flag, ast.BitOr(), f)
+            self.out.append(comment("examples whose stack is full stop here; the caller raises"))
+            self.out.append(ast.Assign([_name("overflow", True)], any_flag))
+            self.out.append(
+                ast.Assign([pc], _call("select", _name("overflow"), _name(self.e.const("HALT")), _name("pc")))
+            )
+
+    def updates(self):
+        keywords = [ast.keyword("pc", _name("pc"))]
+        for var in self.written:
+            if var not in self.e.fields:
+                continue  # a temporary: lives only in this block
+            value = _name(self.local(var))
+            for path, _, field in self.e.fields[var]:
+                keywords.append(
+                    ast.keyword(
+                        field,
+                        _call("select", _name("active"), _index(value, path), _attr("state", field)),
+                    )
+                )
+        for field in self.stack_written:
+            keywords.append(ast.keyword(field + "_stack", _name(field + "_stack")))
+        for field in self.sp_written:
+            keywords.append(ast.keyword(field + "_sp", _name(field + "_sp")))
+        if self.overflows:
+            keywords.append(
+                ast.keyword(
+                    "overflow_at",
+                    _call("select", _name("overflow"), self.index, _attr("state", "overflow_at")),
+                )
+            )
+        return keywords

@@ -1,0 +1,267 @@
+"""Stage 2: reject what autobatch cannot batch, before anything runs.
+
+The fence walks the parsed function once and raises `UnsupportedSyntaxError`
+(file, line, column, source text and a hint) at the first construct outside
+the supported subset.  Later stages may assume the subset:
+
+- `def` with plain positional parameters;
+- statements: assignment to names and (nested) tuple/list patterns,
+  augmented assignment to a name, expression statements, `if`/`elif`/`else`,
+  `while` (no `else:`), `break`, `continue`, `return` (with or without a
+  value), `pass`;
+- expressions: anything without per-example control flow inside it (no
+  lambdas, comprehensions, generators, walrus, await or yield); calls of
+  batched functions by name with positional arguments, outside `and`/`or`
+  and conditional expressions.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from transpiler.errors import UnsupportedSyntaxError
+from transpiler.frontend.source import FunctionSource, origin_of
+
+_STATEMENT_HINTS = {
+    gast.For: "write the loop as `while i < n:` with an explicit counter",
+    gast.AsyncFor: "async code cannot be batched; use a plain `while` loop",
+    gast.Try: "handle errors outside the batched function",
+    gast.With: "move the `with` block outside the batched function",
+    gast.AsyncWith: "move the `with` block outside the batched function",
+    gast.Raise: "raising depends on one example; return a flag instead",
+    gast.Assert: "check inputs before calling the batched function",
+    gast.Delete: "leave the variable unused instead of deleting it",
+    gast.Global: "pass the value as an argument or read it without assigning",
+    gast.Nonlocal: "pass the value as an argument and return the new value",
+    gast.Import: "import at module level; the batched function can read it",
+    gast.ImportFrom: "import at module level; the batched function can read it",
+    gast.FunctionDef: "define helper functions at module level",
+    gast.AsyncFunctionDef: "define helper functions at module level",
+    gast.ClassDef: "define classes at module level",
+}
+
+_EXPRESSION_HINTS = {
+    gast.Lambda: "define a helper function at module level and call it",
+    gast.ListComp: "compute the list with batched array operations",
+    gast.SetComp: "compute the set with batched array operations",
+    gast.DictComp: "compute the dict with batched array operations",
+    gast.GeneratorExp: "compute the values with batched array operations",
+    gast.NamedExpr: "assign the value in a statement of its own",
+    gast.Await: "async code cannot be batched",
+    gast.Yield: "return a tuple of values instead of yielding",
+    gast.YieldFrom: "return a tuple of values instead of yielding",
+}
+
+_NAMES = {
+    gast.For: "`for` loop",
+    gast.AsyncFor: "`async for` loop",
+    gast.Try: "`try` statement",
+    gast.With: "`with` statement",
+    gast.AsyncWith: "`async with` statement",
+    gast.Raise: "`raise` statement",
+    gast.Assert: "`assert` statement",
+    gast.Delete: "`del` statement",
+    gast.Global: "`global` statement",
+    gast.Nonlocal: "`nonlocal` statement",
+    gast.Import: "`import` statement",
+    gast.ImportFrom: "`import` statement",
+    gast.FunctionDef: "nested function definition",
+    gast.AsyncFunctionDef: "nested function definition",
+    gast.ClassDef: "class definition",
+    gast.Lambda: "lambda",
+    gast.ListComp: "list comprehension",
+    gast.SetComp: "set comprehension",
+    gast.DictComp: "dict comprehension",
+    gast.GeneratorExp: "generator expression",
+    gast.NamedExpr: "assignment expression (:=)",
+    gast.Await: "`await`",
+    gast.Yield: "`yield`",
+    gast.YieldFrom: "`yield from`",
+}
+
+
+def check(source: FunctionSource, batched_names) -> None:
+    """Raises UnsupportedSyntaxError at the first unsupported construct."""
+    _Fence(source, frozenset(batched_names)).check_function(source.node)
+
+
+class _Fence:
+    def __init__(self, source, batched_names):
+        self.source = source
+        self.batched = batched_names
+        self.locals = _local_names(source.node)
+
+    def fail(self, node, message, hint):
+        raise UnsupportedSyntaxError(
+            f"{message} in batched function {self.source.name!r}",
+            origin_of(node, getattr(self.source.node, "origin", None)),
+            hint,
+        )
+
+    def check_function(self, fn):
+        args = fn.args
+        if args.vararg or args.kwarg:
+            self.fail(
+                fn,
+                "`*args`/`**kwargs` parameters are not supported",
+                "list every parameter by name",
+            )
+        if args.kwonlyargs:
+            self.fail(
+                fn,
+                "keyword-only parameters are not supported",
+                "make them positional parameters",
+            )
+        if args.defaults:
+            self.fail(
+                fn,
+                "default parameter values are not supported yet",
+                "pass every argument explicitly",
+            )
+        for stmt in fn.body:
+            self.check_statement(stmt, in_loop=False)
+
+    def check_statement(self, stmt, in_loop):
+        kind = type(stmt)
+        if kind in _STATEMENT_HINTS:
+            self.fail(stmt, f"{_NAMES[kind]} is not supported", _STATEMENT_HINTS[kind])
+        if isinstance(stmt, gast.Assign):
+            for target in stmt.targets:
+                self.check_target(target)
+            self.check_expression(stmt.value)
+        elif isinstance(stmt, gast.AugAssign):
+            if not isinstance(stmt.target, gast.Name):
+                self.check_target(stmt.target)
+            self.check_expression(stmt.value)
+        elif isinstance(stmt, gast.AnnAssign):
+            if stmt.value is None:
+                return
+            self.check_target(stmt.target)
+            self.check_expression(stmt.value)
+        elif isinstance(stmt, gast.Expr):
+            self.check_expression(stmt.value)
+        elif isinstance(stmt, gast.If):
+            self.check_expression(stmt.test)
+            for s in stmt.body + stmt.orelse:
+                self.check_statement(s, in_loop)
+        elif isinstance(stmt, gast.While):
+            if stmt.orelse:
+                self.fail(
+                    stmt,
+                    "`else:` on a `while` loop is not supported yet",
+                    "set a flag before `break` and test it after the loop",
+                )
+            self.check_expression(stmt.test)
+            for s in stmt.body:
+                self.check_statement(s, in_loop=True)
+        elif isinstance(stmt, (gast.Break, gast.Continue)):
+            if not in_loop:
+                self.fail(stmt, "`break`/`continue` outside a loop", "remove it")
+        elif isinstance(stmt, gast.Return):
+            if stmt.value is not None:
+                self.check_expression(stmt.value)
+        elif isinstance(stmt, gast.Pass):
+            pass
+        else:
+            self.fail(
+                stmt,
+                f"`{kind.__name__}` statement is not supported",
+                "rewrite it with assignments, `if` and `while`",
+            )
+
+    def check_target(self, target):
+        if isinstance(target, gast.Name):
+            if target.id in self.batched:
+                self.fail(
+                    target,
+                    f"assigning to {target.id!r}, which names a batched function",
+                    "choose another variable name",
+                )
+            return
+        if isinstance(target, (gast.Tuple, gast.List)):
+            for element in target.elts:
+                self.check_target(element)
+            return
+        if isinstance(target, gast.Starred):
+            self.fail(
+                target,
+                "starred assignment targets are not supported yet",
+                "unpack every element by name",
+            )
+        if isinstance(target, (gast.Subscript, gast.Attribute)):
+            self.fail(
+                target,
+                "assignment to a subscript or attribute is not supported",
+                "build a new value (e.g. `x = np.where(...)` or "
+                "`state = state._replace(...)`) and assign it to a name",
+            )
+        self.fail(target, "this assignment target is not supported", "assign to a name")
+
+    def is_batched_call(self, node):
+        return (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Name)
+            and node.func.id in self.batched
+            and node.func.id not in self.locals
+        )
+
+    def check_expression(self, expr, inside_short_circuit=False):
+        for node in gast.walk(expr):
+            kind = type(node)
+            if kind in _EXPRESSION_HINTS:
+                self.fail(
+                    node, f"{_NAMES[kind]} is not supported", _EXPRESSION_HINTS[kind]
+                )
+        self._check_batched_uses(expr, short_circuit=False)
+
+    def _check_batched_uses(self, node, short_circuit):
+        if self.is_batched_call(node):
+            name = node.func.id
+            if short_circuit:
+                self.fail(
+                    node,
+                    f"a call of batched function {name!r} inside `and`/`or` or "
+                    "a conditional expression is not supported yet",
+                    "compute the call in an `if` statement of its own",
+                )
+            if node.keywords:
+                self.fail(
+                    node,
+                    f"keyword arguments in a call of batched function {name!r} "
+                    "are not supported yet",
+                    "pass the arguments by position",
+                )
+            for arg in node.args:
+                if isinstance(arg, gast.Starred):
+                    self.fail(
+                        arg,
+                        f"`*` arguments in a call of batched function {name!r}",
+                        "pass the arguments one by one",
+                    )
+                self._check_batched_uses(arg, short_circuit)
+            return
+        if (
+            isinstance(node, gast.Name)
+            and node.id in self.batched
+            and node.id not in self.locals
+        ):
+            self.fail(
+                node,
+                f"batched function {node.id!r} used as a value",
+                "call batched functions directly by name",
+            )
+        inner = short_circuit or isinstance(node, (gast.BoolOp, gast.IfExp))
+        for child in gast.iter_child_nodes(node):
+            self._check_batched_uses(child, inner)
+
+
+def _local_names(fn):
+    """Names Python would treat as local: parameters and assigned names."""
+    names = {a.id for a in fn.args.args}
+    for node in gast.walk(fn):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            names.add(node.id)
+    return names
+
+
+local_names = _local_names

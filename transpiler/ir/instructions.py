@@ -1,0 +1,264 @@
+"""The intermediate representation: programs of functions of basic blocks.
+
+Everything is a frozen dataclass, so passes build new programs instead of
+mutating old ones, and programs compare and print deterministically.
+
+Variable *patterns* name where values go: a string (one variable) or a tuple of
+patterns (destructuring, `a, (b, c) = ...`).
+
+Before lowering, a function's blocks hold `PrimOp` and `Call` instructions and
+end in `Goto`, `Branch` or `Return`; variable names are the function's own.
+Lowering (passes/lowering.py) turns calls and returns into explicit stack
+traffic (`Push`, `Pop`, `Peek`, `Move`, `PushGoto`, `IndirectGoto`) over
+variables qualified by their function (`fib.n`), and flattens all functions
+into one list of blocks that a single program counter walks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Tuple, Union
+
+Pattern = Union[str, Tuple["Pattern", ...]]
+
+
+def pattern_names(pattern) -> Tuple[str, ...]:
+    """Every variable name in a pattern, left to right."""
+    if pattern is None:
+        return ()
+    if isinstance(pattern, str):
+        return (pattern,)
+    return tuple(name for p in pattern for name in pattern_names(p))
+
+
+def map_pattern(fn, pattern):
+    """The pattern with every name replaced by `fn(name)`."""
+    if pattern is None:
+        return None
+    if isinstance(pattern, str):
+        return fn(pattern)
+    return tuple(map_pattern(fn, p) for p in pattern)
+
+
+@dataclasses.dataclass(frozen=True)
+class Origin:
+    """Where in the user's source an instruction came from."""
+
+    filename: str  # as Python knows it (absolute); used in SyntaxErrors
+    path: str  # relative to the project root; used in generated code
+    line: int
+    col: int
+    text: str  # the source line, stripped
+
+    def __str__(self):
+        return f"{self.path}:{self.line}"
+
+
+# ---- instructions (before and after lowering) -----------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class PrimOp:
+    """An already-batched computation: `vars_out = expr(vars_in)`.
+
+    `expr` is Python source over the names in `vars_in` (and free names of the
+    user's module); it sees whole batches and may compute junk in lanes that
+    are not at this instruction.  `skip_push_mask` is kept for the
+    predecessor's API; this compiler saves variables at call sites instead.
+    """
+
+    vars_in: Tuple[str, ...]
+    vars_out: Pattern
+    expr: str
+    origin: Optional[Origin] = None
+    skip_push_mask: frozenset = frozenset()
+    cast_to: Optional[str] = None  # dtype name when a literal's weak type was widened
+
+    def replace(self, vars_out=None) -> "PrimOp":
+        return dataclasses.replace(
+            self, vars_out=self.vars_out if vars_out is None else vars_out
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """A call of a batched function: `vars_out = function(*vars_in)`."""
+
+    function: str
+    vars_in: Tuple[str, ...]
+    vars_out: Pattern
+    origin: Optional[Origin] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Move:
+    """Simultaneous copy `vars_out = vars_in` (argument passing, results)."""
+
+    vars_out: Tuple[Pattern, ...]
+    vars_in: Tuple[str, ...]
+    origin: Optional[Origin] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Push:
+    """Save the current values of `variables` on their own stacks."""
+
+    variables: Tuple[str, ...]
+    origin: Optional[Origin] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Pop:
+    """Restore `variables` from the tops of their stacks, shrinking them."""
+
+    variables: Tuple[str, ...]
+    origin: Optional[Origin] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Peek:
+    """Read `variables` from the tops of their stacks, leaving them there.
+
+    What a `Pop` followed by a `Push` of the same unchanged values fuses into.
+    """
+
+    variables: Tuple[str, ...]
+    origin: Optional[Origin] = None
+
+
+# ---- terminators ------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Goto:
+    target: str
+    origin: Optional[Origin] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Branch:
+    """Per example: go to `true_target` where `condition` holds, else `false_target`."""
+
+    condition: str
+    true_target: str
+    false_target: str
+    origin: Optional[Origin] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Return:
+    """Return the value of `value` (a pattern; None returns `None`)."""
+
+    value: Optional[Pattern]
+    origin: Optional[Origin] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class PushGoto:
+    """Call: push `return_block` on the return-address stack, go to `target`."""
+
+    return_block: str
+    target: str
+    caller: str  # the calling function, for overflow messages
+    origin: Optional[Origin] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class IndirectGoto:
+    """Return: pop a block from the return-address stack (halt when empty)."""
+
+    origin: Optional[Origin] = None
+
+
+Instruction = Union[PrimOp, Call, Move, Push, Pop, Peek]
+Terminator = Union[Goto, Branch, Return, PushGoto, IndirectGoto]
+
+
+# ---- containers -------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Block:
+    name: str
+    instructions: Tuple[Instruction, ...]
+    terminator: Terminator
+    origin: Optional[Origin] = None  # the source line the block starts at
+    function: str = ""  # the function the block belongs to
+
+
+@dataclasses.dataclass(frozen=True)
+class Function:
+    """One decorated function: parameters and a CFG whose first block is the entry."""
+
+    name: str
+    params: Tuple[str, ...]
+    blocks: Tuple[Block, ...]
+    origin: Optional[Origin] = None
+    free_names: Tuple[str, ...] = ()  # globals and closure names its primops read
+
+    @property
+    def entry(self) -> str:
+        return self.blocks[0].name
+
+    def block(self, name) -> Block:
+        for b in self.blocks:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """Functions reachable from `main`, main first.
+
+    `types` maps qualified variable names (`"fib.n"`) to patterns once type
+    inference has run; `returns` maps function names to their return patterns.
+    """
+
+    functions: Tuple[Function, ...]
+    main: str
+    types: Optional[Tuple[Tuple[str, object], ...]] = None
+    returns: Optional[Tuple[Tuple[str, object], ...]] = None
+
+    def function(self, name) -> Function:
+        for f in self.functions:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    def type_of(self, qualified_name):
+        return dict(self.types)[qualified_name]
+
+
+@dataclasses.dataclass(frozen=True)
+class LoweredProgram:
+    """One flat list of blocks walked by a per-example program counter.
+
+    Variables are qualified (`fib.n`); `registers` are those kept in the loop
+    state between blocks, `stacks` those that are also saved on a stack,
+    `types` gives every variable's pattern, `entry` the first block of main and
+    `result` the variable holding main's return value.
+    """
+
+    blocks: Tuple[Block, ...]
+    main: str
+    params: Tuple[str, ...]
+    result: str
+    types: Tuple[Tuple[str, object], ...]
+    registers: Tuple[str, ...]
+    stacks: Tuple[str, ...]
+    functions: Tuple[str, ...]
+
+    def index(self, block_name) -> int:
+        for i, b in enumerate(self.blocks):
+            if b.name == block_name:
+                return i
+        raise KeyError(block_name)
+
+
+def qualify(function: str, var: str) -> str:
+    return f"{function}.{var}"
+
+
+def return_slot(function: str) -> str:
+    return f"{function}.return"

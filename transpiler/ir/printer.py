@@ -1,0 +1,69 @@
+"""A deterministic, readable text form of programs (for tests, review, debugging)."""
+
+from __future__ import annotations
+
+from transpiler.ir import instructions as ir
+
+
+def _pattern(p) -> str:
+    if p is None:
+        return "_"
+    if isinstance(p, str):
+        return p
+    return "(" + ", ".join(_pattern(x) for x in p) + ("," if len(p) == 1 else "") + ")"
+
+
+def instruction(ins) -> str:
+    if isinstance(ins, ir.PrimOp):
+        cast = f"  # cast to {ins.cast_to}" if ins.cast_to else ""
+        return f"{_pattern(ins.vars_out)} = {ins.expr}{cast}"
+    if isinstance(ins, ir.Call):
+        return f"{_pattern(ins.vars_out)} = call {ins.function}({', '.join(ins.vars_in)})"
+    if isinstance(ins, ir.Move):
+        outs = ", ".join(_pattern(p) for p in ins.vars_out)
+        return f"{outs} = move {', '.join(ins.vars_in)}"
+    if isinstance(ins, ir.Push):
+        return f"push {', '.join(ins.variables)}"
+    if isinstance(ins, ir.Pop):
+        return f"pop {', '.join(ins.variables)}"
+    if isinstance(ins, ir.Peek):
+        return f"peek {', '.join(ins.variables)}"
+    if isinstance(ins, ir.Goto):
+        return f"goto {ins.target}"
+    if isinstance(ins, ir.Branch):
+        return f"branch {ins.condition} ? {ins.true_target} : {ins.false_target}"
+    if isinstance(ins, ir.Return):
+        return f"return {_pattern(ins.value)}"
+    if isinstance(ins, ir.PushGoto):
+        return f"push-goto {ins.target} returning to {ins.return_block}"
+    if isinstance(ins, ir.IndirectGoto):
+        return "return (indirect goto)"
+    raise TypeError(ins)
+
+
+def block(b: ir.Block) -> str:
+    where = f"  # {b.origin}  {b.origin.text}" if b.origin else ""
+    lines = [f"  {b.name}:{where}"]
+    lines += [f"    {instruction(i)}" for i in b.instructions]
+    lines.append(f"    {instruction(b.terminator)}")
+    return "\n".join(lines)
+
+
+def program(p) -> str:
+    if isinstance(p, ir.LoweredProgram):
+        types = dict(p.types)
+        head = [f"lowered program {p.main}({', '.join(p.params)}) -> {p.result}"]
+        for name in p.registers:
+            kind = "stack" if name in p.stacks else "register"
+            head.append(f"  {kind} {name}: {types[name]}")
+        return "\n".join(head + [block(b) for b in p.blocks]) + "\n"
+    types = dict(p.types or ())
+    out = [f"program main={p.main}"]
+    for fn in p.functions:
+        params = ", ".join(
+            f"{x}: {types[ir.qualify(fn.name, x)]}" if types else x for x in fn.params
+        )
+        ret = dict(p.returns or ()).get(fn.name)
+        out.append(f"def {fn.name}({params})" + (f" -> {ret}" if ret else "") + ":")
+        out += [block(b) for b in fn.blocks]
+    return "\n".join(out) + "\n"

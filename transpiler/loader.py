@@ -1,0 +1,154 @@
+"""Stage 7: find, check, write and import generated modules.
+
+A generated module is *fresh* when its header's source hash equals the hash
+of the current sources of every function listed in it, and its body hash
+matches its body (so a hand edit is noticed).  Checking freshness reads
+source text with `inspect` only: the compiler (gast, black, the passes) is
+not imported unless something has to be generated.
+
+Writes are atomic (a temporary file in the same folder, then `os.replace`),
+so a reader never sees a half-written module and an interrupted run leaves
+the previous file intact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import os
+import tempfile
+import textwrap
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from transpiler import __version__
+
+HEADER_PREFIX = "# autobatch:"
+
+
+def module_path(generated_dir: str, source_relpath: str, backend_suffix: str) -> str:
+    stem = source_relpath[:-3] if source_relpath.endswith(".py") else source_relpath
+    return os.path.join(generated_dir, *f"{stem}_{backend_suffix}.py".split("/"))
+
+
+def function_source(fn) -> str:
+    return textwrap.dedent(inspect.getsource(inspect.unwrap(fn)))
+
+
+def source_hash(backend_name: str, programs_text: str, functions: Iterable[Tuple[str, str, str]]) -> str:
+    """sha256 over the generator version, backend, programs and function sources.
+
+    `functions` holds (relative path, name, source text) of every function
+    that went into the module, callees from other files included.
+    """
+    digest = hashlib.sha256()
+    for part in (__version__, backend_name, programs_text):
+        digest.update(part.encode() + b"\0")
+    for path, name, text in sorted(functions):
+        digest.update(f"{path}::{name}\0{text}\0".encode())
+    return digest.hexdigest()
+
+
+def body_hash(body: str) -> str:
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def read_header(text: str) -> Dict[str, str]:
+    """The `# autobatch: key=value` lines at the top of a generated module."""
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        if line.startswith(HEADER_PREFIX):
+            key, _, value = line[len(HEADER_PREFIX) :].strip().partition("=")
+            out[key] = value
+    return out
+
+
+def split_header(text: str) -> Tuple[str, str]:
+    lines = text.splitlines(keepends=True)
+    k = 0
+    while k < len(lines) and lines[k].startswith("#"):
+        k += 1
+    return "".join(lines[:k]), "".join(lines[k:])
+
+
+def header_functions(header: Dict[str, str]) -> List[Tuple[str, str]]:
+    """[(relative path, function name)] listed in a header."""
+    out = []
+    for item in filter(None, header.get("functions", "").split(",")):
+        path, _, name = item.strip().rpartition("::")
+        out.append((path, name))
+    return out
+
+
+def header_programs(header: Dict[str, str]) -> List[Tuple[str, str]]:
+    """[(entry name, signature text)] listed in a header."""
+    out = []
+    for item in filter(None, header.get("programs", "").split("; ")):
+        name, _, rest = item.partition("(")
+        out.append((name, "(" + rest))
+    return out
+
+
+def is_hand_edited(text: str) -> bool:
+    header, body = split_header(text)
+    recorded = read_header(header).get("body-sha256")
+    return recorded is not None and recorded != body_hash(body)
+
+
+def read(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Writes `text` to `path` so that readers see the old or the new file, whole."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    _ensure_packages(folder)
+    fd, tmp = tempfile.mkstemp(prefix=".autobatch-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _ensure_packages(folder: str) -> None:
+    """Adds empty `__init__.py` files up to the `generated` folder, for imports."""
+    probe = folder
+    for _ in range(16):
+        init = os.path.join(probe, "__init__.py")
+        if not os.path.exists(init):
+            with open(init, "w", encoding="utf-8"):
+                pass
+        if os.path.basename(probe) == "generated":
+            break
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+
+
+_IMPORTED: Dict[Tuple[str, str], object] = {}
+
+
+def import_file(path: str, text: str):
+    """Imports a generated module from its file (cached on path and content)."""
+    key = (os.path.abspath(path), hashlib.sha256(text.encode()).hexdigest())
+    if key not in _IMPORTED:
+        name = "autobatch_generated_" + key[1][:16]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _IMPORTED[key] = module
+    return _IMPORTED[key]

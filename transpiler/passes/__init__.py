@@ -1,0 +1,1 @@
+"""Stage 5: analyses and Program -> Program passes."""

@@ -1,0 +1,80 @@
+"""The compiler, top to bottom: every stage in order, one call each.
+
+    source -> fence -> canonicalize + build IR       (build_program)
+    -> type inference -> lowering -> fusion -> allocation   (lower_program)
+    -> emit module text                                 (emit_module)
+
+Ordering constraints: the fence runs before anything else so no user code
+runs on unsupported input; type inference needs the whole program (calls
+carry types between functions); lowering needs types (tail calls may only
+share a return slot when return types agree); pop/push fusion must follow
+block fusion (which puts pops and pushes into the same block); allocation
+comes last because it depends on the final blocks.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable, Dict, Mapping, Optional
+
+from transpiler.emit import module as module_emitter
+from transpiler.frontend import fence
+from transpiler.frontend import source as frontend
+from transpiler.ir import builder
+from transpiler.ir import instructions as ir
+from transpiler.passes import allocation, fusion, lowering, type_inference
+
+
+def build_function(fn: Callable, batched: Mapping[str, Callable], root=None):
+    """Stages 1-4 for one function: (IR function, its source, its namespace)."""
+    source = frontend.load(fn, root)
+    fence.check(source, batched.keys())
+    params = {name: _param_names(f) for name, f in batched.items()}
+    function = builder.build(source, params)
+    namespace = dict(source.globals)
+    namespace.update(source.closure)
+    return function, source, namespace
+
+
+def build_program(main: str, built: Mapping[str, ir.Function]) -> ir.Program:
+    """The functions reachable from `main`, main first, in call order."""
+    order, stack = [], [main]
+    while stack:
+        name = stack.pop(0)
+        if name in order:
+            continue
+        order.append(name)
+        for block in built[name].blocks:
+            for ins in block.instructions:
+                if isinstance(ins, ir.Call) and ins.function not in order:
+                    stack.append(ins.function)
+    return ir.Program(tuple(built[n] for n in order), main)
+
+
+def infer_types(
+    program: ir.Program,
+    signature,
+    backend,
+    namespaces: Dict[str, dict],
+    overrides: Optional[Dict[str, Callable]] = None,
+) -> ir.Program:
+    return type_inference.infer(program, signature, backend, namespaces, overrides)
+
+
+def lower_program(typed: ir.Program) -> ir.LoweredProgram:
+    lowered = lowering.lower(typed)
+    lowered = fusion.fuse_blocks(lowered)
+    lowered = fusion.fuse_pop_push(lowered)
+    return allocation.allocate(lowered)
+
+
+def emit_module(source_path, backend, specs, source_hash, functions) -> str:
+    return module_emitter.generate(source_path, backend, specs, source_hash, functions)
+
+
+def _param_names(fn):
+    return [
+        p.name
+        for p in inspect.signature(inspect.unwrap(fn)).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]

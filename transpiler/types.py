@@ -1,0 +1,160 @@
+"""Per-example types of program variables.
+
+A variable's type describes ONE example: the batch dimension is never part of
+it.  A type is a *pattern*: a `TensorType` leaf, `NONE` (the value `None`,
+which has no leaves), or a `TupleType` of patterns (a tuple, list or
+namedtuple built in the user's code).
+
+Literals in the user's code (`return 1`) produce *weak* types, as in JAX and
+NumPy 2: a weak type gives way to a strong one when the two meet at a join, so
+`fib` on int64 inputs returns int64 even though one of its returns is the
+literal `1`.  Two different strong dtypes meeting is an error, never a silent
+cast.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional, Tuple, Union
+
+import numpy as np
+
+
+class TypeJoinError(TypeError):
+    """Two values of incompatible types flow into one variable."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorType:
+    """One array leaf: `dtype` and the per-example `shape` (no batch dim)."""
+
+    dtype: Any
+    shape: Tuple[int, ...] = ()
+    weak: bool = dataclasses.field(default=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "dtype", _as_numpy_dtype(self.dtype))
+        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+
+    def __str__(self):
+        dims = ", ".join(str(d) for d in self.shape)
+        return f"{self.dtype.name}[{dims}]"
+
+
+class _NoneType:
+    """The type of `None`: a value with no array leaves."""
+
+    def __repr__(self):
+        return "NONE"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return "NONE"
+
+
+NONE = _NoneType()
+
+
+@dataclasses.dataclass(frozen=True)
+class TupleType:
+    """A fixed-length tuple of patterns; `cls` is the namedtuple class or None."""
+
+    elements: Tuple["Pattern", ...]
+    cls: Any = None
+
+    def __str__(self):
+        inner = ", ".join(str(e) for e in self.elements)
+        if self.cls is None:
+            return f"({inner}{',' if len(self.elements) == 1 else ''})"
+        return f"{self.cls.__name__}({inner})"
+
+
+Pattern = Union[TensorType, _NoneType, TupleType]
+
+
+@dataclasses.dataclass(frozen=True)
+class Type:
+    """The predecessor's wrapper of a pattern of `TensorType`s (`Type.tensors`).
+
+    Kept so that `type_inference=` callables written for TFP's auto_batching
+    work unchanged: they receive a list of `Type` and return a list of `Type`.
+    """
+
+    tensors: Any
+
+
+def _as_numpy_dtype(dtype) -> np.dtype:
+    as_numpy = getattr(dtype, "as_numpy_dtype", None)  # a tf.DType
+    if as_numpy is not None:
+        dtype = as_numpy
+    return np.dtype(dtype)
+
+
+def from_user(spec) -> Pattern:
+    """Normalizes a user-written type (TensorType, Type, tuple/list of them)."""
+    if isinstance(spec, Type):
+        return from_user(spec.tensors)
+    if isinstance(spec, TensorType):
+        return spec
+    if spec is None:
+        return NONE
+    if isinstance(spec, tuple) and hasattr(spec, "_fields"):
+        return TupleType(tuple(from_user(s) for s in spec), type(spec))
+    if isinstance(spec, (tuple, list)):
+        return TupleType(tuple(from_user(s) for s in spec))
+    raise TypeError(
+        f"expected a TensorType(dtype, shape) or a tuple of them, got {spec!r}"
+    )
+
+
+def leaves(pattern: Pattern):
+    """The `TensorType` leaves of a pattern, depth first, left to right."""
+    if isinstance(pattern, TensorType):
+        return [pattern]
+    if isinstance(pattern, TupleType):
+        return [leaf for e in pattern.elements for leaf in leaves(e)]
+    return []
+
+
+def strong(pattern: Pattern) -> Pattern:
+    """The same pattern with every weak flag dropped (types as finally stored)."""
+    if isinstance(pattern, TensorType):
+        return TensorType(pattern.dtype, pattern.shape)
+    if isinstance(pattern, TupleType):
+        return TupleType(tuple(strong(e) for e in pattern.elements), pattern.cls)
+    return pattern
+
+
+def join(a: Optional[Pattern], b: Optional[Pattern]) -> Optional[Pattern]:
+    """The least type holding both `a` and `b` (None means "not known yet")."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, TensorType) and isinstance(b, TensorType):
+        if a.shape != b.shape:
+            raise TypeJoinError(f"per-example shapes differ: {a} vs {b}")
+        if a.dtype == b.dtype:
+            return a if not a.weak else b
+        if a.weak and not b.weak:
+            return b
+        if b.weak and not a.weak:
+            return a
+        if a.weak and b.weak:
+            return TensorType(np.promote_types(a.dtype, b.dtype), a.shape, weak=True)
+        raise TypeJoinError(f"dtypes differ: {a} vs {b}")
+    if isinstance(a, TupleType) and isinstance(b, TupleType):
+        if len(a.elements) != len(b.elements) or a.cls is not b.cls:
+            raise TypeJoinError(f"tuple structures differ: {a} vs {b}")
+        return TupleType(
+            tuple(join(x, y) for x, y in zip(a.elements, b.elements)), a.cls
+        )
+    if a is NONE and b is NONE:
+        return NONE
+    raise TypeJoinError(f"incompatible values: {a} vs {b}")
+
+
+def signature_text(signature) -> str:
+    """A stable one-line text for a list of parameter patterns."""
+    return "(" + ", ".join(str(p) for p in signature) + ")"

@@ -212,17 +212,27 @@ class Context:
         return sorted(programs, key=lambda p: (p[0], T.signature_text(p[1])))
 
     def _generate(self, relpath, root, path, backend, old_text, requested):
-        from transpiler import pipeline  # the compiler, imported only when needed
-        from transpiler.emit.module import ProgramSpec, programs_text
-
         if old_text is not None and loader.is_hand_edited(old_text):
             raise StaleGeneratedCodeError(
                 f"{path} was edited by hand (its body no longer matches its hash); "
                 "move your changes into the source and delete the file, or run "
                 f"`autobatch generate --force {relpath}`"
             )
+        programs = self._file_programs(relpath, old_text, backend, requested)
+        text = self.module_text(relpath, root, backend, programs)
+        loader.write_atomic(path, text)
+        return text
+
+    def module_text(self, relpath, root, backend, programs):
+        """The generated module for source file `relpath` holding `programs`.
+
+        `programs`: [(entry name, signature)], in the order they appear.
+        """
+        from transpiler import pipeline  # the compiler, imported only when needed
+        from transpiler.emit.module import programs_text
+
         specs, functions = [], set()
-        for entry, signature in self._file_programs(relpath, old_text, backend, requested):
+        for entry, signature in programs:
             spec = self._compile(entry, signature, backend, root)
             specs.append(spec)
             for fname in spec.lowered.functions:
@@ -232,9 +242,7 @@ class Context:
             (p, f, loader.function_source(self._functions[f].function)) for p, f in functions
         ]
         digest = loader.source_hash(backend.name, programs_text(specs), sources)
-        text = pipeline.emit_module(relpath, backend, specs, digest, functions)
-        loader.write_atomic(path, text)
-        return text
+        return pipeline.emit_module(relpath, backend, specs, digest, functions)
 
     def _compile(self, entry, signature, backend, root):
         """Stages 1-5 for one program; returns an emit.module.ProgramSpec."""
@@ -272,6 +280,26 @@ class Context:
         return pipeline.infer_types(
             program, signature, backend, self._namespaces(main, root), overrides
         )
+
+    def plain(self, name):
+        """The per-example Python function, with batched callees plain too.
+
+        What the batched program must agree with: calls between the context's
+        functions go to their undecorated versions, so it runs at full
+        Python speed with no batching machinery in the way.
+        """
+        import types as pytypes
+
+        originals = {n: inspect.unwrap(f.function) for n, f in self._functions.items()}
+        copies = {}
+        for n, fn in originals.items():
+            namespace = dict(fn.__globals__)
+            copies[n] = pytypes.FunctionType(
+                fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__
+            )
+        for fn in copies.values():
+            fn.__globals__.update(copies)
+        return copies[name]
 
     # ---- the predecessor's inspection API --------------------------------
 

@@ -4,7 +4,7 @@
 # autobatch: programs=fib(int64[])
 # autobatch: functions=examples/fib.py::fib
 # autobatch: source-sha256=c6894cc5fbe78c36fc2f54e475854e85c7398dfee11de6cc4a6ee2b765d827f7
-# autobatch: body-sha256=e9a61ab8432b6210a6ebce0e7c13fbf87e9231295c304849eec106527ffd6adc
+# autobatch: body-sha256=aacbb505b116315d4f11dbe408b4ed87fc37c4d56ca0e7f9b4d0e2a2806b4b6a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -226,11 +226,11 @@ def fib_block_2(state):
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     active = state.pc == 2
     n = state.fib_n
-    fib_2_n_1 = n - 1
+    fib_1_n = n - 1
     fib_n_stack, fib_n_sp, overflow_1 = push(
         state.fib_n_stack, state.fib_n_sp, n, active
     )
-    n = fib_2_n_1
+    n = fib_1_n
     return_stack, return_sp, overflow_2 = push(
         state.return_stack, state.return_sp, 3, active
     )
@@ -256,11 +256,11 @@ def fib_block_3(state):
     fib_return = state.fib_return
     n, fib_n_sp = pop(state.fib_n_stack, state.fib_n_sp, active)
     fib_1 = fib_return
-    fib_3_n_1 = n - 2
+    fib_2_n = n - 2
     fib_fib_1_stack, fib_fib_1_sp, overflow_1 = push(
         state.fib_fib_1_stack, state.fib_fib_1_sp, fib_1, active
     )
-    n = fib_3_n_1
+    n = fib_2_n
     return_stack, return_sp, overflow_2 = push(
         state.return_stack, state.return_sp, 4, active
     )

@@ -4,7 +4,7 @@
 # autobatch: programs=fib(int64[])
 # autobatch: functions=examples/fib.py::fib
 # autobatch: source-sha256=3e75659a56e6007f1870f0c1699c250458781f719b9068afaf9f57001643ff53
-# autobatch: body-sha256=5b37c16967800b1cc48ab8f73a3062c3d3fa8930de12220f18ad1e1df8da4799
+# autobatch: body-sha256=8c204ab5c152eee0b9302d2a7773f0341b200d1dc1003189268db9210cb06689
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -249,11 +249,11 @@ def fib_block_2(state):
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     active = state.pc == 2
     n = state.fib_n
-    fib_2_n_1 = n - 1
+    fib_1_n = n - 1
     fib_n_stack, fib_n_sp, overflow_1 = push(
         state.fib_n_stack, state.fib_n_sp, n, active
     )
-    n = fib_2_n_1
+    n = fib_1_n
     return_stack, return_sp, overflow_2 = push(
         state.return_stack, state.return_sp, 3, active
     )
@@ -279,11 +279,11 @@ def fib_block_3(state):
     fib_return = state.fib_return
     n, fib_n_sp = pop(state.fib_n_stack, state.fib_n_sp, active)
     fib_1 = fib_return
-    fib_3_n_1 = n - 2
+    fib_2_n = n - 2
     fib_fib_1_stack, fib_fib_1_sp, overflow_1 = push(
         state.fib_fib_1_stack, state.fib_fib_1_sp, fib_1, active
     )
-    n = fib_3_n_1
+    n = fib_2_n
     return_stack, return_sp, overflow_2 = push(
         state.return_stack, state.return_sp, 4, active
     )

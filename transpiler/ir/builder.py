@@ -90,7 +90,10 @@ class _FunctionBuilder:
 
     # ---- names -----------------------------------------------------------
 
-    def fresh(self, base: str) -> str:
+    def fresh(self, base: str, exact_first: bool = False) -> str:
+        if exact_first and base not in self.used_names:
+            self.used_names.add(base)
+            return base
         while True:
             k = self.counters.get(base, 0) + 1
             self.counters[base] = k
@@ -302,14 +305,14 @@ class _FunctionBuilder:
                 origin_of(node, origin),
                 "pass exactly one value per parameter",
             )
-        index = self.counters.get(callee, 0) + 1
+        prefix = vars_out if isinstance(vars_out, str) else callee
         args = []
         for param, arg in zip(params, node.args):
             residual = self.flatten(arg, origin)
             if isinstance(residual, gast.Name) and residual.id in self.used_names:
                 args.append(residual.id)
             else:
-                name = self.fresh(f"{callee}_{index}_{param}")
+                name = self.fresh(f"{prefix}_{param}", exact_first=True)
                 self.primop(name, residual, origin)
                 args.append(name)
         self.emit(ir.Call(callee, tuple(args), vars_out, origin))

@@ -1,0 +1,79 @@
+"""The shared corpus: every example program with inputs that exercise it.
+
+Each `Case` names a batched function and makes a batch of inputs whose
+examples take different control paths (and different recursion depths).
+Tests, `autobatch demo` and the benchmark all draw from this list.
+"""
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+from examples import branches, divide, even_odd, fib, gcd, iota_sum, rotate
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    name: str
+    function: Callable  # the batched function
+    inputs: Callable  # (rng: np.random.Generator, batch: int) -> tuple of arrays
+    max_stack_depth: int = 15
+
+
+def _fib(rng, batch):
+    return (rng.integers(0, 13, batch),)
+
+
+def _parity(rng, batch):
+    return (rng.integers(0, 21, batch),)
+
+
+def _gcd(rng, batch):
+    return rng.integers(1, 61, batch), rng.integers(1, 61, batch)
+
+
+def _iota(rng, batch):
+    return rng.integers(-13, 101, batch), rng.integers(-5, 6, batch)
+
+
+def _absolute(rng, batch):
+    return (rng.normal(size=batch),)
+
+
+def _quadrant(rng, batch):
+    return rng.integers(-2, 3, batch), rng.integers(-2, 3, batch)
+
+
+def _divide(rng, batch):
+    return rng.integers(0, 51, batch), rng.integers(5, 11, batch)
+
+
+def _rotate(rng, batch):
+    point = rotate.Point(rng.normal(size=batch), rng.normal(size=batch))
+    return point, rng.integers(0, 6, batch)
+
+
+CASES = (
+    Case("fib", fib.fib, _fib),
+    Case("is_even", even_odd.is_even, _parity),
+    Case("is_odd", even_odd.is_odd, _parity),
+    Case("gcd", gcd.gcd, _gcd),
+    Case("iota_sum", iota_sum.iota_sum, _iota, max_stack_depth=3),
+    Case("absolute", branches.absolute, _absolute),
+    Case("quadrant", branches.quadrant, _quadrant),
+    Case("divide", divide.divide, _divide),
+    Case("rotate", rotate.rotate, _rotate),
+)
+
+
+def example(inputs, i):
+    """The i-th example of a batch of inputs, as plain Python values."""
+
+    def pick(value):
+        if isinstance(value, tuple):
+            items = [pick(v) for v in value]
+            return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+        return np.asarray(value)[i].item()
+
+    return tuple(pick(v) for v in inputs)

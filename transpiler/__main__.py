@@ -1,0 +1,7 @@
+"""`python -m transpiler` is `autobatch`."""
+
+import sys
+
+from transpiler.cli import main
+
+sys.exit(main())

@@ -107,6 +107,9 @@ class _Inference:
         )
 
     def visit_function(self, fn):
+        if fn.name in self.overrides:
+            params = tuple(self.types[ir.qualify(fn.name, p)] for p in fn.params)
+            self.join_return(fn.name, self.override(fn.name, params), fn.origin)
         for block in fn.blocks:
             for instruction in block.instructions:
                 if isinstance(instruction, ir.PrimOp):

@@ -1,0 +1,100 @@
+"""Small batched programs that exercise particular passes (not user examples).
+
+Their generated modules go to a temporary folder, never to generated/.
+"""
+
+import tempfile
+
+import numpy as np
+
+from transpiler import Context
+
+ctx = Context(generated_dir=tempfile.mkdtemp(prefix="autobatch-test-programs-"))
+
+
+def square(x):
+    """A plain (already batched) helper: a primitive."""
+    return x * x
+
+
+@ctx.batch
+def helper_sum(n):
+    return n + 1
+
+
+@ctx.batch
+def calls_helper(n):
+    # n is live across a call that cannot come back here: no stack needed.
+    m = helper_sum(n)
+    return m + n
+
+
+@ctx.batch
+def reuse_across_calls(n):
+    # n survives two recursive calls in a row: pop + push fuse into a peek.
+    if n <= 1:
+        return n
+    a = reuse_across_calls(n - 1)
+    b = reuse_across_calls(n - 2)
+    return a + b + n
+
+
+@ctx.batch
+def float_or_int(x, n):
+    if x > 0:
+        y = x
+    else:
+        y = n
+    return y
+
+
+@ctx.batch
+def weak_literal(x):
+    if x > 0.5:
+        return 0
+    return x * 2
+
+
+@ctx.batch
+def uses_globals(x):
+    return np.sqrt(square(x)) + OFFSET
+
+
+OFFSET = 10.0
+
+
+@ctx.batch
+def countdown_loop(n):
+    steps = 0
+    while n > 0:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = n - 1
+        steps += 1
+    return steps
+
+
+@ctx.batch
+def swap_until_sorted(a, b):
+    if a > b:
+        a, b = b, a
+    return a, b
+
+
+@ctx.batch
+def returns_int(n):
+    if n <= 0:
+        return n
+    return returns_literal(n - 1)
+
+
+@ctx.batch
+def returns_literal(n):
+    # On TensorFlow the literal is int32, while returns_int returns int64.
+    return 7
+
+
+@ctx.batch
+def returns_float(n):
+    return n * 0.5

@@ -1,0 +1,158 @@
+"""Per-stage tests: IR building, type inference, allocation, lowering, fusion."""
+
+import numpy as np
+import pytest
+
+from transpiler import BatchTypeError, TensorType, Type
+from transpiler.ir import instructions as ir
+from transpiler.ir import interpreter, printer
+from tests import programs
+from tests.programs import ctx
+
+INT = [TensorType(np.int64, ())]
+
+
+def lowered(name, sig=INT, backend="numpy"):
+    return ctx.program_lowered(name, sig, backend)
+
+
+def instructions_of(program, kind):
+    out = [i for b in program.blocks for i in b.instructions if isinstance(i, kind)]
+    out += [b.terminator for b in program.blocks if isinstance(b.terminator, kind)]
+    return out
+
+
+def test_builder_hoists_calls_into_temporaries():
+    from examples.fib import ctx as fib_ctx
+
+    text = printer.program(fib_ctx.program("fib"))
+    assert "fib_1 = call fib(fib_1_n)" in text
+    assert "fib_2 = call fib(fib_2_n)" in text
+    assert "= fib_1 + fib_2" in text
+
+
+def test_fib_saves_exactly_what_survives_a_recursive_call():
+    from examples.fib import ctx as fib_ctx
+
+    program = fib_ctx.program_lowered("fib", INT, "numpy")
+    assert set(program.stacks) == {"fib.n", "fib.fib_1"}
+
+
+def test_non_recursive_call_saves_nothing():
+    program = lowered("calls_helper")
+    assert program.stacks == ()
+    assert instructions_of(program, ir.PushGoto)  # still a real call
+    assert np.asarray(programs.calls_helper(np.array([1, 5]), backend="numpy")).tolist() == [3, 11]
+
+
+def test_tail_calls_become_jumps():
+    from examples.even_odd import ctx as parity_ctx
+    from examples.iota_sum import ctx as iota_ctx
+
+    for context, name, sig in (
+        (iota_ctx, "iota_sum", INT * 2),
+        (parity_ctx, "is_even", INT),
+    ):
+        program = context.program_lowered(name, sig, "numpy")
+        assert not instructions_of(program, ir.PushGoto), name
+        assert program.stacks == ()
+
+
+def test_tail_call_with_another_return_type_stays_a_call():
+    typed = ctx.program_compiled("returns_int", INT, "tensorflow")
+    returns = dict(typed.returns)
+    assert returns["returns_int"] != returns["returns_literal"]
+    assert instructions_of(lowered("returns_int", backend="tensorflow"), ir.PushGoto)
+    assert not instructions_of(lowered("returns_int", backend="numpy"), ir.PushGoto)
+    for backend in ("numpy", "tensorflow"):
+        result = programs.returns_int(np.array([0, 3, -2]), backend=backend)
+        assert np.asarray(result).tolist() == [0, 7, -2]
+
+
+def test_pop_then_push_fuses_into_peek():
+    program = lowered("reuse_across_calls")
+    peeks = instructions_of(program, ir.Peek)
+    assert any("reuse_across_calls.n" in p.variables for p in peeks)
+    plain = ctx.plain("reuse_across_calls")
+    n = np.arange(0, 12)
+    for backend in ("numpy", "tensorflow"):
+        result = programs.reuse_across_calls(n, backend=backend)
+        assert np.asarray(result).tolist() == [plain(int(k)) for k in n]
+
+
+def test_block_fusion_leaves_no_goto_into_a_single_predecessor_block():
+    program = lowered("countdown_loop")
+    preds = {}
+    for b in program.blocks:
+        t = b.terminator
+        for s in getattr(t, "target", None), getattr(t, "true_target", None), getattr(t, "false_target", None):
+            if s:
+                preds[s] = preds.get(s, 0) + 1
+    for b in program.blocks:
+        if isinstance(b.terminator, ir.Goto):
+            assert preds[b.terminator.target] > 1 or b.terminator.target == program.blocks[0].name
+
+
+def test_while_loop_with_per_example_trip_counts():
+    plain = ctx.plain("countdown_loop")
+    n = np.arange(0, 40)
+    for kwargs in (dict(backend="numpy"), dict(backend="tensorflow", xla=True)):
+        result = programs.countdown_loop(n, **kwargs)
+        assert np.asarray(result).tolist() == [plain(int(k)) for k in n]
+
+
+def test_swap_and_tuple_return():
+    a, b = programs.swap_until_sorted(np.array([3, 1, 2]), np.array([1, 3, 2]), backend="numpy")
+    assert a.tolist() == [1, 1, 2] and b.tolist() == [3, 3, 2]
+
+
+def test_weak_literal_takes_the_strong_type():
+    typed = ctx.program_compiled("weak_literal", [TensorType(np.float32, ())], "numpy")
+    assert dict(typed.returns)["weak_literal"] == TensorType(np.float32, ())
+    result = programs.weak_literal(np.array([0.25, 0.75], np.float32), backend="numpy")
+    assert result.dtype == np.float32 and result.tolist() == [0.5, 0.0]
+
+
+def test_incompatible_strong_types_name_the_line():
+    sig = [TensorType(np.float64, ()), TensorType(np.int64, ())]
+    with pytest.raises(BatchTypeError, match=r"programs.py:\d+.*'y'.*float64.*int64"):
+        ctx.program_compiled("float_or_int", sig, "numpy")
+
+
+def test_type_inference_callable_in_the_predecessors_form():
+    from transpiler import Context
+
+    seen = []
+
+    def infer(arg_types):
+        seen.append(arg_types)
+        return [Type(TensorType(np.float64, ()))]
+
+    local = Context(generated_dir=ctx.generated_dir)
+    local.batch_uncurried(programs.returns_float.function, type_inference=infer)
+    typed = local.program_compiled("returns_float", INT, "numpy")
+    assert dict(typed.returns)["returns_float"] == TensorType(np.float64, ())
+    assert seen == [] or isinstance(seen[0][0], Type)
+
+
+def test_globals_and_helpers_are_imported_not_frozen():
+    result = programs.uses_globals(np.array([-3.0, 4.0]), backend="numpy")
+    assert result.tolist() == [13.0, 14.0]
+
+
+@pytest.mark.parametrize("name", ["countdown_loop", "reuse_across_calls", "calls_helper"])
+def test_reference_interpreter_agrees_with_python(name):
+    program = ctx.program(name)
+    namespaces = ctx._namespaces(name)
+    plain = ctx.plain(name)
+    for n in range(0, 10):
+        assert interpreter.run(program, namespaces, name, [n]) == plain(n)
+
+
+def test_printer_is_deterministic():
+    a = printer.program(lowered("reuse_across_calls"))
+    ctx.__dict__.pop("_program_cache", None)
+    ctx.__dict__.pop("_built_cache", None)
+    b = printer.program(lowered("reuse_across_calls"))
+    assert a == b
+    assert "peek" in a

@@ -1,0 +1,54 @@
+"""Templates: placeholders are checked, and expansion produces valid Python."""
+
+import ast
+
+import pytest
+
+from templates import program as program_templates
+from transpiler.emit.template import comment, expand, render_comments
+
+
+def test_missing_and_unexpected_placeholders_are_errors():
+    with pytest.raises(TypeError, match="missing.*BODY"):
+        expand(program_templates.block_function, BLOCK="b", UPDATES=[])
+    with pytest.raises(TypeError, match="unexpected.*EXTRA"):
+        expand(program_templates.block_function, BLOCK="b", BODY=[], UPDATES=[], EXTRA=1)
+
+
+def test_statement_keyword_and_name_placeholders():
+    body = [ast.parse("x = state.pc + 1").body[0], comment("a note")]
+    updates = [ast.keyword("pc", ast.Name("x", ast.Load()))]
+    stmts = expand(program_templates.block_function, BLOCK="my_block", BODY=body, UPDATES=updates)
+    text = render_comments(ast.unparse(ast.fix_missing_locations(ast.Module(stmts, []))))
+    assert "def my_block(state):" in text
+    assert "    x = state.pc + 1\n    # a note\n" in text
+    assert "return state._replace(pc=x)" in text
+    compile(text, "<generated>", "exec")
+
+
+def test_templates_are_not_modified_by_expansion():
+    first = expand(program_templates.block_function, BLOCK="a", BODY=[], UPDATES=[])
+    second = expand(program_templates.block_function, BLOCK="b", BODY=[], UPDATES=[])
+    assert ast.unparse(first[0]).startswith("def a(")
+    assert ast.unparse(second[0]).startswith("def b(")
+
+
+def test_runtime_helpers_agree_between_backends():
+    import numpy as np
+    import tensorflow as tf
+
+    from templates import runtime_np, runtime_tf
+
+    stack = np.zeros((3, 4), np.int64)
+    sp = np.array([0, 2, 3, 1], np.int32)
+    active = np.array([True, True, True, False])
+    value = np.array([5, 6, 7, 8])
+    s_np, sp_np, over_np = runtime_np.push(stack.copy(), sp, value, active)
+    s_tf, sp_tf, over_tf = runtime_tf.push(tf.constant(stack), tf.constant(sp), tf.constant(value), tf.constant(active))
+    assert np.array_equal(s_np, s_tf.numpy()) and np.array_equal(sp_np, sp_tf.numpy())
+    assert over_np.tolist() == over_tf.numpy().tolist() == [False, False, True, False]
+    assert s_np[:, 0].tolist() == [5, 0, 0] and s_np[2, 1] == 6
+    top_np, sp2 = runtime_np.pop(s_np, sp_np, active)
+    top_tf, _ = runtime_tf.pop(s_tf, sp_tf, tf.constant(active))
+    assert top_np[:2].tolist() == top_tf.numpy()[:2].tolist() == [5, 6]
+    assert sp2.tolist() == [0, 2, 2, 1]

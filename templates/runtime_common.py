@@ -21,6 +21,6 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than "
-            f"max_stack_depth={max_stack_depth} ({where}); "
-            "pass a larger max_stack_depth="
+            f"max_stack_depth={max_stack_depth} ({where}); call again with a "
+            f"larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )

@@ -1,11 +1,14 @@
-"""The `autobatch` command line.
+"""The `autobatch` command line (also `python -m transpiler`).
 
-    autobatch demo              batch every example, check and time it
-    autobatch check             exit 1 (with a diff) if generated/ is not current
-    autobatch generate          rewrite every stale module under generated/
+    autobatch demo                 batch every example, check it, time it
+    autobatch generate [PATHS...]  write the generated modules that are stale
+    autobatch check [PATHS...]     write nothing; exit 1 with a diff if stale
+    autobatch diff [PATHS...]      print what `generate` would change
 
-Exit codes: 0 success, 1 stale (check) or mismatch (demo), 2 usage,
-123 internal error.  Progress goes to stderr; stdout carries results only.
+PATHS are source files or folders (default: `sources` in [tool.autobatch]).
+Exit codes: 0 success; 1 stale (check), refused (generate over a hand-edited
+module without --force) or a mismatch (demo); 2 usage; 123 internal error.
+Results go to stdout; progress and logs to stderr.
 """
 
 from __future__ import annotations
@@ -14,20 +17,29 @@ import argparse
 import os
 import sys
 
+REGENERATE = "autobatch generate"
+
 
 def _parser():
-    parser = argparse.ArgumentParser(prog="autobatch", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="autobatch", description="Batch per-example Python into readable generated code."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="batch every example, check it, time it")
-    demo.add_argument("--batch", type=int, default=256)
-    demo.add_argument("--headline-batch", type=int, default=4096)
+    demo.add_argument("--batch", type=int, default=256, help="examples per program")
+    demo.add_argument("--headline-batch", type=int, default=4096, help="examples for fib")
     for name, text in (
-        ("check", "exit 1 with a diff if generated/ is not current"),
-        ("generate", "rewrite the stale modules under generated/"),
+        ("generate", "write the generated modules that are stale"),
+        ("check", "write nothing; exit 1 with a diff when generated code is stale"),
+        ("diff", "print what `generate` would change"),
     ):
         p = sub.add_parser(name, help=text)
+        p.add_argument("paths", nargs="*", help="source files or folders")
         p.add_argument("--root", default=os.getcwd(), help="the project folder")
-        p.add_argument("--quiet", action="store_true")
+        p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+        p.add_argument("--verbose", "-v", action="store_true", help="more progress")
+        if name == "generate":
+            p.add_argument("--force", action="store_true", help="overwrite hand-edited modules")
     return parser
 
 
@@ -39,36 +51,59 @@ def main(argv=None):
             from transpiler import demo
 
             return demo.main(args.batch, args.headline_batch)
-        return _check_or_generate(args)
+        return _generated(args)
     except KeyboardInterrupt:
         return 130
+    except (SyntaxError, FileNotFoundError, ValueError, TypeError) as e:
+        print(f"autobatch: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
     except Exception as e:  # noqa: BLE001 - reported, with the internal-error code
         print(f"autobatch: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return 123
 
 
-def _check_or_generate(args):
+def _log(args, message, verbose_only=False):
+    if args.quiet or (verbose_only and not args.verbose):
+        return
+    print(f"autobatch: {message}", file=sys.stderr)
+
+
+def _generated(args):
+    from transpiler import config as configuration
     from transpiler import loader, regenerate
 
-    root = os.path.abspath(args.root)
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    stale = regenerate.stale_files(root)
-    if args.command == "check":
-        for _, diff, _ in stale:
-            sys.stdout.write(diff)
-        if stale and not args.quiet:
-            print(
-                f"autobatch: {len(stale)} generated module(s) are stale; "
-                "run `autobatch generate` to rewrite them",
-                file=sys.stderr,
-            )
-        return 1 if stale else 0
-    for path, _, expected in stale:
-        loader.write_atomic(path, expected)
-        if not args.quiet:
-            print(f"autobatch: wrote {os.path.relpath(path, root)}", file=sys.stderr)
-    return 0
+    config = configuration.load(os.path.abspath(args.root))
+    targets = regenerate.targets(config, args.paths or None)
+    stale, refused = [], []
+    for target in targets:
+        _log(args, f"checking {target.relpath} ({target.backend.name})", verbose_only=True)
+        expected = regenerate.expected_text(target)
+        if loader.read(target.path) != expected:
+            stale.append((target, expected))
+    if args.command in ("check", "diff"):
+        for target, expected in stale:
+            sys.stdout.write(regenerate.diff(target, expected))
+        if args.command == "diff":
+            return 0
+        if stale:
+            _log(args, f"{len(stale)} generated module(s) are stale or missing; run `{REGENERATE}`")
+            return 1
+        _log(args, f"{len(targets)} generated module(s) are current", verbose_only=True)
+        return 0
+    for target, expected in stale:
+        old = loader.read(target.path)
+        if old is not None and loader.is_hand_edited(old) and not args.force:
+            refused.append(target)
+            continue
+        loader.write_atomic(target.path, expected, package_root=config.output_dir)
+        _log(args, f"wrote {os.path.relpath(target.path, config.root)}")
+    for target in refused:
+        _log(
+            args,
+            f"{os.path.relpath(target.path, config.root)} was edited by hand; "
+            f"not overwritten (use `{REGENERATE} --force`)",
+        )
+    return 1 if refused else 0
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from typing import Callable, Dict, Optional
 
 from transpiler import backends as B
 from transpiler import loader
+from transpiler.paths import project_root, relative_path
 from transpiler import signature as S
 from transpiler import types as T
 from transpiler.errors import StaleGeneratedCodeError
@@ -64,7 +65,10 @@ class BatchedFunction:
 
     def _signature_for(self, args):
         params = inspect.signature(self.function).parameters
-        if len(args) != len(params):
+        plain = all(
+            p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty for p in params.values()
+        )
+        if plain and len(args) != len(params):  # otherwise the fence explains
             raise TypeError(
                 f"{self.name}() takes {len(params)} positional argument(s) "
                 f"but {len(args)} were given"
@@ -146,8 +150,6 @@ class Context:
     # ---- compiling -------------------------------------------------------
 
     def _source_info(self, name):
-        from transpiler.frontend.source import project_root, relative_path
-
         fn = inspect.unwrap(self._functions[name].function)
         filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
         root = project_root(filename)
@@ -220,7 +222,7 @@ class Context:
             )
         programs = self._file_programs(relpath, old_text, backend, requested)
         text = self.module_text(relpath, root, backend, programs)
-        loader.write_atomic(path, text)
+        loader.write_atomic(path, text, package_root=self._generated_dir(root))
         return text
 
     def module_text(self, relpath, root, backend, programs):

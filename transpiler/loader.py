@@ -105,11 +105,16 @@ def read(path: str) -> Optional[str]:
         return None
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Writes `text` to `path` so that readers see the old or the new file, whole."""
+def write_atomic(path: str, text: str, package_root: Optional[str] = None) -> None:
+    """Writes `text` to `path` so that readers see the old or the new file, whole.
+
+    Folders from `package_root` (the generated folder) down to the file get
+    an empty `__init__.py`, so generated modules import as a package.
+    """
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
-    _ensure_packages(folder)
+    if package_root is not None:
+        _ensure_packages(folder, package_root)
     fd, tmp = tempfile.mkstemp(prefix=".autobatch-", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -123,20 +128,19 @@ def write_atomic(path: str, text: str) -> None:
         raise
 
 
-def _ensure_packages(folder: str) -> None:
-    """Adds empty `__init__.py` files up to the `generated` folder, for imports."""
-    probe = folder
-    for _ in range(16):
+def _ensure_packages(folder: str, package_root: str) -> None:
+    root = os.path.abspath(package_root)
+    probe = os.path.abspath(folder)
+    if os.path.commonpath([root, probe]) != root:
+        return  # the file is not under the package root: add nothing
+    while True:
         init = os.path.join(probe, "__init__.py")
         if not os.path.exists(init):
             with open(init, "w", encoding="utf-8"):
                 pass
-        if os.path.basename(probe) == "generated":
-            break
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
+        if probe == root:
+            return
+        probe = os.path.dirname(probe)
 
 
 _IMPORTED: Dict[Tuple[str, str], object] = {}

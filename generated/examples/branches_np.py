@@ -4,7 +4,7 @@
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
 # autobatch: source-sha256=0c2008ed13313408216fb5d55dc4e7253f3d54d58f425a26a421c3ee86eac024
-# autobatch: body-sha256=625c4525ed9711d61414d2ba42067128f4477b7502541054983fbb8308909056
+# autobatch: body-sha256=270ff3959eeea37b4715403fa72d56fb5845fddebfecdb497cca5b6cb6d93154
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -49,7 +49,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

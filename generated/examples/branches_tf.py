@@ -4,7 +4,7 @@
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
 # autobatch: source-sha256=b923df14e0664e90efa732be49faa577a218b5a586c68031c94bdb20e621f5f5
-# autobatch: body-sha256=299c1c594d0b479594fd2b3541f39306604c8bfb3aaf20ea6181d941137c5653
+# autobatch: body-sha256=4c548f7fca231a21622dc6e0ea1f83e2a660ef90303327eef743d341c764b5b1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -51,7 +51,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

@@ -4,7 +4,7 @@
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
 # autobatch: source-sha256=8b77c818695edfb96dcf86f502ae2cdbda557fb21e655689107df0bd3b022417
-# autobatch: body-sha256=d10aa1613b3c1416a779dbc948d18d34ed3ca4f4a22adafa55ae6ab3b776f7af
+# autobatch: body-sha256=1ac292db8c2ff1d5d26df10f564d1660c5c1f210375f21c99f4d858137de2914
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -36,7 +36,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

@@ -4,7 +4,7 @@
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
 # autobatch: source-sha256=04d18780498286772cb1faac87b93fe87d7a890f975c052645bcf4bffe026d3a
-# autobatch: body-sha256=a14c083385e2c776095a46b91afa2b468338a71e6bfe1538b6bb0f84b386518a
+# autobatch: body-sha256=2a69ec0d4021c91d2de845ee216a99f693e306e54db0381daafb9a17d0094484
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -38,7 +38,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

@@ -4,7 +4,7 @@
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
 # autobatch: source-sha256=2c29a1ad203a126e9efd8fb7dbbc25fe6bc2bbd72a908ba06d923ddbe510d73a
-# autobatch: body-sha256=7b5404308062516efdddf18c5f4ebb39f9731759601bdde47ab8800aa1d6e219
+# autobatch: body-sha256=a40e30a5ff050e0cd4c7ea77c0510766d7f64665d3edb8aaba477a91691523eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -43,7 +43,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

@@ -4,7 +4,7 @@
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
 # autobatch: source-sha256=a0fdf099ab64cd210baa6fef6b57d2d200eddcb892deac5ff3224de01dc25d70
-# autobatch: body-sha256=64ec166bada1a01ba37be070cea250f994d588bfa00358cede531a1ab671a165
+# autobatch: body-sha256=93f25175328b9cff6ef0c279a234ac0b523c1c5615ba91ce6019e27d6cdc4d83
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -45,7 +45,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

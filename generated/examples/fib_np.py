@@ -4,7 +4,7 @@
 # autobatch: programs=fib(int64[])
 # autobatch: functions=examples/fib.py::fib
 # autobatch: source-sha256=c6894cc5fbe78c36fc2f54e475854e85c7398dfee11de6cc4a6ee2b765d827f7
-# autobatch: body-sha256=aacbb505b116315d4f11dbe408b4ed87fc37c4d56ca0e7f9b4d0e2a2806b4b6a
+# autobatch: body-sha256=65fc43f83cbc10eb9c3a174905120c2109e6b0254f7779323005c2b093b6879f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -37,7 +37,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

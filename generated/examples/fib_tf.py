@@ -4,7 +4,7 @@
 # autobatch: programs=fib(int64[])
 # autobatch: functions=examples/fib.py::fib
 # autobatch: source-sha256=3e75659a56e6007f1870f0c1699c250458781f719b9068afaf9f57001643ff53
-# autobatch: body-sha256=8c204ab5c152eee0b9302d2a7773f0341b200d1dc1003189268db9210cb06689
+# autobatch: body-sha256=f89cbc16f04cb525a63c98e9fe481ff76452837011f27681032ae0a66b1c9cbd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -39,7 +39,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

@@ -4,7 +4,7 @@
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
 # autobatch: source-sha256=66af55f9016433551ba1a866e2ff1b49cf09b398f562218f1c64b5a473d354f2
-# autobatch: body-sha256=50a51deacdaf9ab12c52d516b0cc8214b455af2d072c14700a2deda46acb0a31
+# autobatch: body-sha256=6f340e314dd0051715f83fceff54e426d043926aa3075156b5513c12a3b04a1d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -37,7 +37,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

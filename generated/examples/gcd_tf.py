@@ -4,7 +4,7 @@
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
 # autobatch: source-sha256=44924bee729de93d297287fd1e3d1a3fc6d555108dbf298fe4c16f9ef104f46d
-# autobatch: body-sha256=d77d17314bac32b7f7f98458d1584bf1f37ef3332e561ac2ed3e9dbe99f1bf4b
+# autobatch: body-sha256=be7879bdcd6a96e58e85f8317f3bc5551582d602220a65f7d72e1d24f449bd4a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -39,7 +39,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

@@ -4,7 +4,7 @@
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
 # autobatch: source-sha256=e7f9a66b7b6d8f6c09b3f77e47698ad860ed2dff35f514a8555be307f2062fa4
-# autobatch: body-sha256=78d3cac412011827568510148a223f0abb9b55973b42942a163488590b7e739b
+# autobatch: body-sha256=ee6c7968dcf2efec7616d9f37288d3b4800750e26a29fb1540353153fc77b29d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -35,7 +35,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

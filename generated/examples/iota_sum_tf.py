@@ -4,7 +4,7 @@
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
 # autobatch: source-sha256=f157ffd20c3eb9eeff902ef8de80711bdabcd799a015d423bf9d14af9113dc24
-# autobatch: body-sha256=b76303c2f861cb702d7d3a61d2b1e9b2cc4680460499c1eb33801811dbee05c6
+# autobatch: body-sha256=f7615d440d9f16697a8c7df5e582c54ea5e65742f69aef45f151e337fe6d2e35
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -37,7 +37,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

@@ -4,7 +4,7 @@
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
 # autobatch: source-sha256=ed38fe2115c3442532cdcc1775cb21f07b9b1e73b9ada5291f6a07cacbfdabf6
-# autobatch: body-sha256=4e2ec552a6d2628fa252db82f0c32f968acd406dd6ba39d711cbbd0f41778b32
+# autobatch: body-sha256=88751b88da1fdd4eebb2416bc2c33f45330efdc1e1f888ccc9d8abf2ebaf7e9e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -37,7 +37,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

@@ -4,7 +4,7 @@
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
 # autobatch: source-sha256=70e82cbcc86f191599e2e1c28c88b34cea0f17ce9844c548e92f1cd8360abe03
-# autobatch: body-sha256=e20ca3f16cb1cdd50308eb64671287e37b3b4e37331b63b746f9921adab7ea21
+# autobatch: body-sha256=68722e5893691668c7e01145319332c52b6306315611037256b084bde4c2321c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -39,7 +39,7 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
     if examples.size:
         where = block_lines[overflow_at[examples[0]]]
         raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); pass a larger max_stack_depth="
+            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import linecache
-import os
 import textwrap
 from typing import Any, Dict
 
@@ -18,6 +17,7 @@ import gast
 
 from transpiler.errors import UnsupportedSyntaxError
 from transpiler.ir.instructions import Origin
+from transpiler.paths import project_root, relative_path
 
 
 @dataclasses.dataclass
@@ -32,28 +32,6 @@ class FunctionSource:
     text: str  # the function's source, dedented
     globals: Dict[str, Any]
     closure: Dict[str, Any]
-
-
-def project_root(filename: str) -> str:
-    """The nearest folder above `filename` holding pyproject.toml or .git."""
-    folder = os.path.dirname(os.path.abspath(filename))
-    probe = folder
-    while True:
-        if os.path.exists(os.path.join(probe, "pyproject.toml")) or os.path.exists(
-            os.path.join(probe, ".git")
-        ):
-            return probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return folder
-        probe = parent
-
-
-def relative_path(filename: str, root: str) -> str:
-    rel = os.path.relpath(os.path.abspath(filename), root)
-    if rel.startswith(".."):
-        rel = os.path.basename(filename)
-    return rel.replace(os.sep, "/")
 
 
 def load(fn, root=None) -> FunctionSource:

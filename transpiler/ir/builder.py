@@ -357,7 +357,7 @@ class _FunctionBuilder:
         )
         if not known:
             raise UnsupportedSyntaxError(
-                f"name {name!r} is not defined",
+                f"name {name!r} is not defined (in batched function {self.source.name!r})",
                 origin_of(node, origin),
                 "define it at module level before the first call, "
                 "or assign it in the function",

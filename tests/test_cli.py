@@ -1,0 +1,179 @@
+"""`autobatch generate / check / diff`, freshness, frozen mode, atomic writes."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from tests.conftest import ROOT
+from transpiler import StaleGeneratedCodeError, cli, loader
+
+HELPERS = '''
+from transpiler import Context
+
+ctx = Context()
+
+
+@ctx.batch
+def step(n):
+    return n * 2
+'''
+
+PROG = '''
+import numpy as np
+
+from pkg.helpers import ctx, step
+from transpiler import TensorType
+
+
+@ctx.batch(signature=[TensorType(np.int64, ())])
+def twice_plus_one(n):
+    return step(n) + 1
+'''
+
+
+def run_cli(project, *args):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "transpiler", *args, "--root", str(project)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project,
+    )
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.autobatch]\nsources = ["pkg"]\nbackends = ["numpy"]\n'
+    )
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(HELPERS)
+    (pkg / "prog.py").write_text(PROG)
+    return tmp_path
+
+
+def module_file(project):
+    return project / "generated" / "pkg" / "prog_np.py"
+
+
+def test_generate_then_check_then_callee_edit_makes_caller_stale(project):
+    assert run_cli(project, "check").returncode == 1  # missing
+    done = run_cli(project, "generate")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""  # progress goes to stderr
+    assert "wrote generated/pkg/prog_np.py" in done.stderr
+    header = loader.read_header(module_file(project).read_text())
+    assert header["functions"] == "pkg/helpers.py::step,pkg/prog.py::twice_plus_one"
+    assert header["programs"] == "twice_plus_one(int64[])"
+    assert run_cli(project, "check").returncode == 0
+
+    helpers = project / "pkg" / "helpers.py"
+    helpers.write_text(HELPERS.replace("n * 2", "n * 3"))
+    stale = run_cli(project, "check")
+    assert stale.returncode == 1
+    assert "--- generated/pkg/prog_np.py\n+++ generated/pkg/prog_np.py (expected)" in stale.stdout
+    assert "autobatch generate" in stale.stderr
+    assert run_cli(project, "diff").stdout == stale.stdout
+    assert run_cli(project, "generate", "-q").returncode == 0
+    assert run_cli(project, "check").returncode == 0
+
+
+def test_hand_edited_module_is_not_overwritten_without_force(project):
+    assert run_cli(project, "generate").returncode == 0
+    path = module_file(project)
+    edited = path.read_text().replace("return state._replace(", "return state._replace(  # mine\n", 1)
+    path.write_text(edited)
+    assert run_cli(project, "check").returncode == 1
+    refused = run_cli(project, "generate")
+    assert refused.returncode == 1 and "edited by hand" in refused.stderr
+    assert path.read_text() == edited
+    assert run_cli(project, "generate", "--force").returncode == 0
+    assert run_cli(project, "check").returncode == 0
+
+
+def test_usage_and_internal_errors(monkeypatch):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["frobnicate"])
+    assert exit_info.value.code == 2
+
+    from transpiler import regenerate
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(regenerate, "targets", broken)
+    assert cli.main(["check", "--root", ROOT]) == 123
+
+
+def test_frozen_mode_refuses_to_generate(project, monkeypatch):
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.setenv("AUTOBATCH_FROZEN", "1")
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from pkg import prog
+
+    assert prog.ctx.frozen
+    with pytest.raises(StaleGeneratedCodeError, match=r"prog_np\.py is missing.*autobatch generate pkg/prog\.py"):
+        prog.twice_plus_one(np.array([1, 2]), backend="numpy")
+    prog.ctx.frozen = False
+    assert prog.twice_plus_one(np.array([1, 2]), backend="numpy").tolist() == [3, 5]
+    prog.ctx.frozen = True  # now fresh: frozen mode imports it
+    prog.ctx._entries.clear()
+    assert prog.twice_plus_one(np.array([4]), backend="numpy").tolist() == [9]
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def test_fresh_module_loads_without_the_compiler():
+    script = textwrap.dedent(
+        """
+        import sys
+        BLOCKED = ("gast", "black", "transpiler.frontend", "transpiler.passes",
+                   "transpiler.emit", "transpiler.pipeline", "transpiler.ir.builder")
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name.startswith(BLOCKED):
+                    raise ImportError("blocked: " + name)
+        sys.meta_path.insert(0, Block())
+        sys.path.insert(0, {root!r})
+        import numpy as np
+        from examples.fib import fib, ctx
+        ctx.frozen = True
+        print(np.asarray(fib(np.array([6, 7, 8, 9]), backend="numpy")).tolist())
+        """
+    ).format(root=ROOT)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[13, 21, 34, 55]"
+
+
+def test_interrupted_write_leaves_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "generated" / "x_np.py"
+    loader.write_atomic(str(path), "old = 1\n", package_root=str(tmp_path / "generated"))
+    assert not (tmp_path / "__init__.py").exists()  # nothing above the generated folder
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        loader.write_atomic(str(path), "new = 2\n")
+    assert path.read_text() == "old = 1\n"
+    assert sorted(os.listdir(path.parent)) == ["__init__.py", "x_np.py"]
+
+
+def test_two_processes_generating_at_once_end_with_a_correct_file(project):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=ROOT)
+    cmd = [sys.executable, "-m", "transpiler", "generate", "--root", str(project)]
+    procs = [subprocess.Popen(cmd, env=env, cwd=project, stderr=subprocess.PIPE) for _ in range(2)]
+    assert [p.wait() for p in procs] == [0, 0]
+    assert run_cli(project, "check").returncode == 0
+    assert not [f for f in os.listdir(module_file(project).parent) if f.endswith(".tmp")]

@@ -7,17 +7,21 @@ helpers of runtime_tf.py / runtime_np.py, copied into the same module.
 """
 
 
-def block_function(BLOCK, BODY, UPDATES):
-    def BLOCK(state):
+def block_function(BLOCK, BODY, UPDATES, WRITES):
+    def BLOCK(state, stacks):
         BODY
-        return state._replace(**UPDATES)
+        return state._replace(**UPDATES), stack_writes(stacks, **WRITES)
 
 
-def program_function(PROGRAM, LEAVES, STATE_TYPE, INITIAL, BLOCKS, RESULT):
-    def PROGRAM(LEAVES, max_stack_depth):
+def program_function(
+    PROGRAM, LEAVES, STATE_TYPE, INITIAL, STACKS_TYPE, STACKS, BLOCKS, RESULT
+):
+    def PROGRAM(LEAVES, max_stack_depth, xla):
         """Arguments to results for a whole batch: what tf.function traces."""
         batch = batch_size(*LEAVES)
-        state = run(STATE_TYPE(**INITIAL), BLOCKS)
+        state = STATE_TYPE(**INITIAL)
+        stacks = STACKS_TYPE(**STACKS)
+        state, stacks = run(state, stacks, BLOCKS, xla)
         return RESULT, state.overflow_at
 
 

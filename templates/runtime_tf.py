@@ -52,22 +52,44 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example.
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Writes with a one-hot mask over
-    the depth (one fused elementwise op; under XLA on CPU it beat a scatter
-    for shallow stacks).  Returns the new stack and pointer, and `overflow`:
-    [batch] bool, the active examples whose stack was full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask [batch], index [batch], value [batch, *event]) is applied by
+    `run` after the block; `overflow`: [batch] bool, the active examples whose
+    stack was full (nothing is written for them).
     """
-    depth = stack.shape[0]
-    fits = sp < depth
-    slot = tf.equal(tf.range(depth)[:, None], sp[None, :])  # [depth, batch]
-    write = tf.logical_and(slot, tf.logical_and(active, fits)[None, :])
-    write = tf.reshape(write, [depth, -1] + [1] * (stack.shape.rank - 2))
-    stack = tf.where(write, tf.cast(value, stack.dtype), stack)
-    sp = tf.where(tf.logical_and(active, fits), sp + 1, sp)
-    return stack, sp, tf.logical_and(active, tf.logical_not(fits))
+    fits = sp < stack.shape[0]
+    mask = tf.logical_and(active, fits)
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    new_sp = tf.where(mask, sp + 1, sp)
+    return new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits))
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (`run` applies them)."""
+    return writes
+
+
+def no_write(stack):
+    batch = tf.shape(stack)[1]
+    return (
+        tf.zeros([batch], tf.bool),
+        tf.zeros([batch], tf.int32),
+        tf.zeros(tf.shape(stack)[1:], stack.dtype),
+    )
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b]: one scatter of [batch] rows."""
+    mask, index, value = write
+    index = tf.clip_by_value(index, 0, stack.shape[0] - 1)
+    examples = tf.range(tf.shape(index)[0])
+    positions = tf.stack([index, examples], axis=1)
+    old = tf.gather_nd(stack, positions)
+    mask = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
+    return tf.tensor_scatter_nd_update(stack, positions, tf.where(mask, value, old))
 
 
 def pop(stack, sp, active):
@@ -92,23 +114,42 @@ def pop_return(stack, sp, active, halt):
     return tf.where(empty, halt, target), sp
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
+    Under XLA the large stack arrays must not be outputs of the
+    `switch_case` (XLA would copy them every iteration): branches return
+    their writes, padded with no-ops, and the writes are applied after it.
+    Graph mode pays per op instead, so there each branch applies its own
+    writes and passes the other stacks through.
     """
     halt = len(blocks)
 
-    def pending(state):
+    def pending(state, stacks):
         return tf.reduce_any(state.pc < halt)
 
-    def step(state):
-        index = tf.reduce_min(state.pc)
-        branches = [functools.partial(block, state) for block in blocks]
-        return [tf.switch_case(index, branches)]
+    def writes_after(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        padded = [writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)]
+        return new_state, tuple(padded)
 
-    return tf.while_loop(pending, step, [state])[0]
+    def writes_applied(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        applied = {name: apply_write(getattr(stacks, name), w) for name, w in writes.items()}
+        return new_state, stacks._replace(**applied)
+
+    def step(state, stacks):
+        index = tf.reduce_min(state.pc)
+        branch = writes_after if xla else writes_applied
+        branches = [functools.partial(branch, block, state, stacks) for block in blocks]
+        state, result = tf.switch_case(index, branches)
+        if xla:
+            result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
+        return state, result
+
+    return tf.while_loop(pending, step, (state, stacks))
 
 
 _COMPILED = {}
@@ -118,10 +159,11 @@ def compiled(program, xla):
     """`program` under tf.function (XLA when `xla`), traced once per signature."""
     key = (program, bool(xla))
     if key not in _COMPILED:
+        traced = functools.partial(program, xla=bool(xla))
         if xla:
-            _COMPILED[key] = tf.function(program, jit_compile=True)
+            _COMPILED[key] = tf.function(traced, jit_compile=True, autograph=False)
         else:
-            _COMPILED[key] = tf.function(program, reduce_retracing=True)
+            _COMPILED[key] = tf.function(traced, reduce_retracing=True, autograph=False)
     return _COMPILED[key]
 
 

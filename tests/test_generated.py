@@ -68,7 +68,7 @@ def test_module_is_readable():
     # The docstring lists blocks with their source lines; block functions
     # open with a comment quoting the line.
     assert "block 0   examples/fib.py:10  if n <= 1:" in text
-    assert "def fib_block_0(state):\n    # examples/fib.py:10  if n <= 1:" in text
+    assert "def fib_block_0(state, stacks):\n    # examples/fib.py:10  if n <= 1:" in text
     assert "/work" not in text and "/tmp" not in text  # no absolute paths
 
 

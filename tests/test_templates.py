@@ -10,30 +10,32 @@ from transpiler.emit.template import comment, expand, render_comments
 
 def test_missing_and_unexpected_placeholders_are_errors():
     with pytest.raises(TypeError, match="missing.*BODY"):
-        expand(program_templates.block_function, BLOCK="b", UPDATES=[])
+        expand(program_templates.block_function, BLOCK="b", UPDATES=[], WRITES=[])
     with pytest.raises(TypeError, match="unexpected.*EXTRA"):
-        expand(program_templates.block_function, BLOCK="b", BODY=[], UPDATES=[], EXTRA=1)
+        expand(program_templates.block_function, BLOCK="b", BODY=[], UPDATES=[], WRITES=[], EXTRA=1)
 
 
 def test_statement_keyword_and_name_placeholders():
     body = [ast.parse("x = state.pc + 1").body[0], comment("a note")]
     updates = [ast.keyword("pc", ast.Name("x", ast.Load()))]
-    stmts = expand(program_templates.block_function, BLOCK="my_block", BODY=body, UPDATES=updates)
+    stmts = expand(
+        program_templates.block_function, BLOCK="my_block", BODY=body, UPDATES=updates, WRITES=[]
+    )
     text = render_comments(ast.unparse(ast.fix_missing_locations(ast.Module(stmts, []))))
-    assert "def my_block(state):" in text
+    assert "def my_block(state, stacks):" in text
     assert "    x = state.pc + 1\n    # a note\n" in text
-    assert "return state._replace(pc=x)" in text
+    assert "return (state._replace(pc=x), stack_writes(stacks))" in text
     compile(text, "<generated>", "exec")
 
 
 def test_templates_are_not_modified_by_expansion():
-    first = expand(program_templates.block_function, BLOCK="a", BODY=[], UPDATES=[])
-    second = expand(program_templates.block_function, BLOCK="b", BODY=[], UPDATES=[])
+    first = expand(program_templates.block_function, BLOCK="a", BODY=[], UPDATES=[], WRITES=[])
+    second = expand(program_templates.block_function, BLOCK="b", BODY=[], UPDATES=[], WRITES=[])
     assert ast.unparse(first[0]).startswith("def a(")
     assert ast.unparse(second[0]).startswith("def b(")
 
 
-def test_runtime_helpers_agree_between_backends():
+def test_runtime_stack_helpers_agree_between_backends():
     import numpy as np
     import tensorflow as tf
 
@@ -43,12 +45,21 @@ def test_runtime_helpers_agree_between_backends():
     sp = np.array([0, 2, 3, 1], np.int32)
     active = np.array([True, True, True, False])
     value = np.array([5, 6, 7, 8])
-    s_np, sp_np, over_np = runtime_np.push(stack.copy(), sp, value, active)
-    s_tf, sp_tf, over_tf = runtime_tf.push(tf.constant(stack), tf.constant(sp), tf.constant(value), tf.constant(active))
-    assert np.array_equal(s_np, s_tf.numpy()) and np.array_equal(sp_np, sp_tf.numpy())
+
+    sp_np, write_np, over_np = runtime_np.push(stack, sp, value, active)
+    stack_np = stack.copy()
+    runtime_np.apply_write(stack_np, write_np)
+    t = tf.constant
+    sp_tf, write_tf, over_tf = runtime_tf.push(t(stack), t(sp), t(value), t(active))
+    stack_tf = runtime_tf.apply_write(t(stack), write_tf).numpy()
+
+    assert np.array_equal(stack_np, stack_tf)
+    assert np.array_equal(sp_np, sp_tf.numpy())
     assert over_np.tolist() == over_tf.numpy().tolist() == [False, False, True, False]
-    assert s_np[:, 0].tolist() == [5, 0, 0] and s_np[2, 1] == 6
-    top_np, sp2 = runtime_np.pop(s_np, sp_np, active)
-    top_tf, _ = runtime_tf.pop(s_tf, sp_tf, tf.constant(active))
+    assert stack_np[:, 0].tolist() == [5, 0, 0] and stack_np[2, 1] == 6
+    assert stack_np[:, 3].tolist() == [0, 0, 0]  # inactive: untouched
+
+    top_np, sp2 = runtime_np.pop(stack_np, sp_np, active)
+    top_tf, _ = runtime_tf.pop(t(stack_tf), sp_tf, t(active))
     assert top_np[:2].tolist() == top_tf.numpy()[:2].tolist() == [5, 6]
     assert sp2.tolist() == [0, 2, 2, 1]

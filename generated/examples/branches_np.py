@@ -4,7 +4,7 @@
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
 # autobatch: source-sha256=0c2008ed13313408216fb5d55dc4e7253f3d54d58f425a26a421c3ee86eac024
-# autobatch: body-sha256=270ff3959eeea37b4715403fa72d56fb5845fddebfecdb497cca5b6cb6d93154
+# autobatch: body-sha256=4d3b555d2aff0ae88a19360aed278ece97dfd09d5380465cca57b6e774e449dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -31,6 +31,7 @@ quadrant(int64[], int64[]):
   block 12  examples/branches.py:29  return q
 """
 
+import functools
 import typing
 import numpy as np
 
@@ -89,19 +90,31 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example (in place).
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Returns the stack, the new
-    pointer and `overflow`: [batch] bool, the active examples whose stack was
-    full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask, index, value) is applied by `run` after the block;
+    `overflow`: [batch] bool, the active examples whose stack was full.
     """
     fits = sp < stack.shape[0]
-    write = active & fits
-    lanes = np.nonzero(write)[0]
-    value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
-    stack[sp[lanes], lanes] = value[lanes]
-    return (stack, np.where(write, sp + 1, sp).astype(np.int32), active & ~fits)
+    mask = active & fits
+    new_sp = np.where(mask, sp + 1, sp).astype(np.int32)
+    return (new_sp, (mask, sp, value), active & ~fits)
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (NumPy applies only these)."""
+    return writes
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b], in place."""
+    mask, index, value = write
+    lanes = np.nonzero(mask)[0]
+    if lanes.size:
+        value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
+        stack[index[lanes], lanes] = value[lanes]
 
 
 def pop(stack, sp, active):
@@ -126,7 +139,7 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -138,14 +151,16 @@ def run(state, blocks):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return state
-            state = blocks[index](state)
+                return (state, stacks)
+            state, writes = blocks[index](state, stacks)
+            for name, write in writes.items():
+                apply_write(getattr(stacks, name), write)
 
 
 def compiled(program, xla):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return program
+    return functools.partial(program, xla=False)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -184,12 +199,11 @@ def broadcast_batch(function, names, leaves):
 
 
 class AbsoluteState(typing.NamedTuple):
-    """Loop state of `absolute`: every array the batched program keeps between blocks."""
+    """Loop state of `absolute` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (ABSOLUTE_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] float64: the value absolute returns
     absolute_return: object
@@ -199,42 +213,53 @@ class AbsoluteState(typing.NamedTuple):
     overflow_at: object
 
 
+class AbsoluteStacks(typing.NamedTuple):
+    """Stacks of `absolute`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 ABSOLUTE_HALT = 3
 
 
-def absolute_block_0(state):
+def absolute_block_0(state, stacks):
     # examples/branches.py:10  if x < 0:
     active = state.pc == 0
     x = state.absolute_x
     cond_1 = x < 0
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def absolute_block_1(state):
+def absolute_block_1(state, stacks):
     # examples/branches.py:11  x = -x
     active = state.pc == 1
     x = state.absolute_x
     x = -x
     pc = 2
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, absolute_x=select(active, x, state.absolute_x))
+    return (
+        state._replace(pc=pc, absolute_x=select(active, x, state.absolute_x)),
+        stack_writes(stacks),
+    )
 
 
-def absolute_block_2(state):
+def absolute_block_2(state, stacks):
     # examples/branches.py:12  return x
     active = state.pc == 2
     x = state.absolute_x
     absolute_return = x
-    pc, return_sp = pop_return(
-        state.return_stack, state.return_sp, active, ABSOLUTE_HALT
-    )
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, ABSOLUTE_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        absolute_return=select(active, absolute_return, state.absolute_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            absolute_return=select(active, absolute_return, state.absolute_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
@@ -246,20 +271,18 @@ ABSOLUTE_BLOCK_LINES = (
 )
 
 
-def absolute_program(x, max_stack_depth):
+def absolute_program(x, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
-    state = run(
-        AbsoluteState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            absolute_return=zeros([batch], (), "float64"),
-            absolute_x=x,
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        ABSOLUTE_BLOCKS,
+    state = AbsoluteState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        absolute_return=zeros([batch], (), "float64"),
+        absolute_x=x,
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = AbsoluteStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, ABSOLUTE_BLOCKS, xla)
     return ((state.absolute_return,), state.overflow_at)
 
 
@@ -286,12 +309,11 @@ def absolute(x, max_stack_depth=15, xla=False):
 
 
 class QuadrantState(typing.NamedTuple):
-    """Loop state of `quadrant`: every array the batched program keeps between blocks."""
+    """Loop state of `quadrant` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (QUADRANT_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] int64: q of quadrant
     quadrant_q: object
@@ -305,131 +327,154 @@ class QuadrantState(typing.NamedTuple):
     overflow_at: object
 
 
+class QuadrantStacks(typing.NamedTuple):
+    """Stacks of `quadrant`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 QUADRANT_HALT = 13
 
 
-def quadrant_block_0(state):
+def quadrant_block_0(state, stacks):
     # examples/branches.py:17  if x > 0:
     active = state.pc == 0
     x = state.quadrant_x
     cond_1 = x > 0
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_1(state):
+def quadrant_block_1(state, stacks):
     # examples/branches.py:18  if y > 0:
     active = state.pc == 1
     y = state.quadrant_y
     cond_2 = y > 0
     pc = choose(cond_2, 3, 4)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_2(state):
+def quadrant_block_2(state, stacks):
     # examples/branches.py:22  elif x < 0:
     active = state.pc == 2
     x = state.quadrant_x
     cond_3 = x < 0
     pc = choose(cond_3, 6, 7)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_3(state):
+def quadrant_block_3(state, stacks):
     # examples/branches.py:19  q = 1
     active = state.pc == 3
     q = 1
     pc = 5
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q))
+    return (
+        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
+        stack_writes(stacks),
+    )
 
 
-def quadrant_block_4(state):
+def quadrant_block_4(state, stacks):
     # examples/branches.py:21  q = 4
     active = state.pc == 4
     q = 4
     pc = 5
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q))
+    return (
+        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
+        stack_writes(stacks),
+    )
 
 
-def quadrant_block_5(state):
+def quadrant_block_5(state, stacks):
     # examples/branches.py:17  if x > 0:
     active = state.pc == 5
     pc = 12
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_6(state):
+def quadrant_block_6(state, stacks):
     # examples/branches.py:23  if y > 0:
     active = state.pc == 6
     y = state.quadrant_y
     cond_4 = y > 0
     pc = choose(cond_4, 8, 9)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_7(state):
+def quadrant_block_7(state, stacks):
     # examples/branches.py:28  q = 0
     active = state.pc == 7
     q = 0
     pc = 11
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q))
+    return (
+        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
+        stack_writes(stacks),
+    )
 
 
-def quadrant_block_8(state):
+def quadrant_block_8(state, stacks):
     # examples/branches.py:24  q = 2
     active = state.pc == 8
     q = 2
     pc = 10
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q))
+    return (
+        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
+        stack_writes(stacks),
+    )
 
 
-def quadrant_block_9(state):
+def quadrant_block_9(state, stacks):
     # examples/branches.py:26  q = 3
     active = state.pc == 9
     q = 3
     pc = 10
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q))
+    return (
+        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
+        stack_writes(stacks),
+    )
 
 
-def quadrant_block_10(state):
+def quadrant_block_10(state, stacks):
     # examples/branches.py:22  elif x < 0:
     active = state.pc == 10
     pc = 11
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_11(state):
+def quadrant_block_11(state, stacks):
     # examples/branches.py:17  if x > 0:
     active = state.pc == 11
     pc = 12
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_12(state):
+def quadrant_block_12(state, stacks):
     # examples/branches.py:29  return q
     active = state.pc == 12
     q = state.quadrant_q
     quadrant_return = q
-    pc, return_sp = pop_return(
-        state.return_stack, state.return_sp, active, QUADRANT_HALT
-    )
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, QUADRANT_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        quadrant_return=select(active, quadrant_return, state.quadrant_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            quadrant_return=select(active, quadrant_return, state.quadrant_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
@@ -465,22 +510,20 @@ QUADRANT_BLOCK_LINES = (
 )
 
 
-def quadrant_program(x, y, max_stack_depth):
+def quadrant_program(x, y, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x, y)
-    state = run(
-        QuadrantState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            quadrant_q=zeros([batch], (), "int64"),
-            quadrant_return=zeros([batch], (), "int64"),
-            quadrant_x=x,
-            quadrant_y=y,
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        QUADRANT_BLOCKS,
+    state = QuadrantState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        quadrant_q=zeros([batch], (), "int64"),
+        quadrant_return=zeros([batch], (), "int64"),
+        quadrant_x=x,
+        quadrant_y=y,
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = QuadrantStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, QUADRANT_BLOCKS, xla)
     return ((state.quadrant_return,), state.overflow_at)
 
 

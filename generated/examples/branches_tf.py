@@ -4,7 +4,7 @@
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
 # autobatch: source-sha256=b923df14e0664e90efa732be49faa577a218b5a586c68031c94bdb20e621f5f5
-# autobatch: body-sha256=4c548f7fca231a21622dc6e0ea1f83e2a660ef90303327eef743d341c764b5b1
+# autobatch: body-sha256=e362a3ed2ee57e4d682d8230b61a0ded7c9468763c20f6a940be1c4bb6767c21
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -31,8 +31,8 @@ quadrant(int64[], int64[]):
   block 12  examples/branches.py:29  return q
 """
 
-import typing
 import functools
+import typing
 import numpy as np
 import tensorflow as tf
 
@@ -95,22 +95,44 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example.
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Writes with a one-hot mask over
-    the depth (one fused elementwise op; under XLA on CPU it beat a scatter
-    for shallow stacks).  Returns the new stack and pointer, and `overflow`:
-    [batch] bool, the active examples whose stack was full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask [batch], index [batch], value [batch, *event]) is applied by
+    `run` after the block; `overflow`: [batch] bool, the active examples whose
+    stack was full (nothing is written for them).
     """
-    depth = stack.shape[0]
-    fits = sp < depth
-    slot = tf.equal(tf.range(depth)[:, None], sp[None, :])
-    write = tf.logical_and(slot, tf.logical_and(active, fits)[None, :])
-    write = tf.reshape(write, [depth, -1] + [1] * (stack.shape.rank - 2))
-    stack = tf.where(write, tf.cast(value, stack.dtype), stack)
-    sp = tf.where(tf.logical_and(active, fits), sp + 1, sp)
-    return (stack, sp, tf.logical_and(active, tf.logical_not(fits)))
+    fits = sp < stack.shape[0]
+    mask = tf.logical_and(active, fits)
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    new_sp = tf.where(mask, sp + 1, sp)
+    return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (`run` applies them)."""
+    return writes
+
+
+def no_write(stack):
+    batch = tf.shape(stack)[1]
+    return (
+        tf.zeros([batch], tf.bool),
+        tf.zeros([batch], tf.int32),
+        tf.zeros(tf.shape(stack)[1:], stack.dtype),
+    )
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b]: one scatter of [batch] rows."""
+    mask, index, value = write
+    index = tf.clip_by_value(index, 0, stack.shape[0] - 1)
+    examples = tf.range(tf.shape(index)[0])
+    positions = tf.stack([index, examples], axis=1)
+    old = tf.gather_nd(stack, positions)
+    mask = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
+    return tf.tensor_scatter_nd_update(stack, positions, tf.where(mask, value, old))
 
 
 def pop(stack, sp, active):
@@ -135,23 +157,46 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
+    Under XLA the large stack arrays must not be outputs of the
+    `switch_case` (XLA would copy them every iteration): branches return
+    their writes, padded with no-ops, and the writes are applied after it.
+    Graph mode pays per op instead, so there each branch applies its own
+    writes and passes the other stacks through.
     """
     halt = len(blocks)
 
-    def pending(state):
+    def pending(state, stacks):
         return tf.reduce_any(state.pc < halt)
 
-    def step(state):
-        index = tf.reduce_min(state.pc)
-        branches = [functools.partial(block, state) for block in blocks]
-        return [tf.switch_case(index, branches)]
+    def writes_after(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        padded = [
+            writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
+        ]
+        return (new_state, tuple(padded))
 
-    return tf.while_loop(pending, step, [state])[0]
+    def writes_applied(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        applied = {
+            name: apply_write(getattr(stacks, name), w) for name, w in writes.items()
+        }
+        return (new_state, stacks._replace(**applied))
+
+    def step(state, stacks):
+        index = tf.reduce_min(state.pc)
+        branch = writes_after if xla else writes_applied
+        branches = [functools.partial(branch, block, state, stacks) for block in blocks]
+        state, result = tf.switch_case(index, branches)
+        if xla:
+            result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
+        return (state, result)
+
+    return tf.while_loop(pending, step, (state, stacks))
 
 
 _COMPILED = {}
@@ -161,10 +206,11 @@ def compiled(program, xla):
     """`program` under tf.function (XLA when `xla`), traced once per signature."""
     key = (program, bool(xla))
     if key not in _COMPILED:
+        traced = functools.partial(program, xla=bool(xla))
         if xla:
-            _COMPILED[key] = tf.function(program, jit_compile=True)
+            _COMPILED[key] = tf.function(traced, jit_compile=True, autograph=False)
         else:
-            _COMPILED[key] = tf.function(program, reduce_retracing=True)
+            _COMPILED[key] = tf.function(traced, reduce_retracing=True, autograph=False)
     return _COMPILED[key]
 
 
@@ -207,12 +253,11 @@ def broadcast_batch(function, names, leaves):
 
 
 class AbsoluteState(typing.NamedTuple):
-    """Loop state of `absolute`: every array the batched program keeps between blocks."""
+    """Loop state of `absolute` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (ABSOLUTE_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] float64: the value absolute returns
     absolute_return: object
@@ -222,42 +267,53 @@ class AbsoluteState(typing.NamedTuple):
     overflow_at: object
 
 
+class AbsoluteStacks(typing.NamedTuple):
+    """Stacks of `absolute`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 ABSOLUTE_HALT = 3
 
 
-def absolute_block_0(state):
+def absolute_block_0(state, stacks):
     # examples/branches.py:10  if x < 0:
     active = state.pc == 0
     x = state.absolute_x
     cond_1 = x < 0
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def absolute_block_1(state):
+def absolute_block_1(state, stacks):
     # examples/branches.py:11  x = -x
     active = state.pc == 1
     x = state.absolute_x
     x = -x
     pc = 2
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, absolute_x=select(active, x, state.absolute_x))
+    return (
+        state._replace(pc=pc, absolute_x=select(active, x, state.absolute_x)),
+        stack_writes(stacks),
+    )
 
 
-def absolute_block_2(state):
+def absolute_block_2(state, stacks):
     # examples/branches.py:12  return x
     active = state.pc == 2
     x = state.absolute_x
     absolute_return = x
-    pc, return_sp = pop_return(
-        state.return_stack, state.return_sp, active, ABSOLUTE_HALT
-    )
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, ABSOLUTE_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        absolute_return=select(active, absolute_return, state.absolute_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            absolute_return=select(active, absolute_return, state.absolute_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
@@ -269,20 +325,18 @@ ABSOLUTE_BLOCK_LINES = (
 )
 
 
-def absolute_program(x, max_stack_depth):
+def absolute_program(x, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
-    state = run(
-        AbsoluteState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            absolute_return=zeros([batch], (), "float64"),
-            absolute_x=x,
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        ABSOLUTE_BLOCKS,
+    state = AbsoluteState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        absolute_return=zeros([batch], (), "float64"),
+        absolute_x=x,
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = AbsoluteStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, ABSOLUTE_BLOCKS, xla)
     return ((state.absolute_return,), state.overflow_at)
 
 
@@ -309,12 +363,11 @@ def absolute(x, max_stack_depth=15, xla=False):
 
 
 class QuadrantState(typing.NamedTuple):
-    """Loop state of `quadrant`: every array the batched program keeps between blocks."""
+    """Loop state of `quadrant` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (QUADRANT_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] int32: q of quadrant
     quadrant_q: object
@@ -328,131 +381,154 @@ class QuadrantState(typing.NamedTuple):
     overflow_at: object
 
 
+class QuadrantStacks(typing.NamedTuple):
+    """Stacks of `quadrant`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 QUADRANT_HALT = 13
 
 
-def quadrant_block_0(state):
+def quadrant_block_0(state, stacks):
     # examples/branches.py:17  if x > 0:
     active = state.pc == 0
     x = state.quadrant_x
     cond_1 = x > 0
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_1(state):
+def quadrant_block_1(state, stacks):
     # examples/branches.py:18  if y > 0:
     active = state.pc == 1
     y = state.quadrant_y
     cond_2 = y > 0
     pc = choose(cond_2, 3, 4)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_2(state):
+def quadrant_block_2(state, stacks):
     # examples/branches.py:22  elif x < 0:
     active = state.pc == 2
     x = state.quadrant_x
     cond_3 = x < 0
     pc = choose(cond_3, 6, 7)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_3(state):
+def quadrant_block_3(state, stacks):
     # examples/branches.py:19  q = 1
     active = state.pc == 3
     q = 1
     pc = 5
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q))
+    return (
+        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
+        stack_writes(stacks),
+    )
 
 
-def quadrant_block_4(state):
+def quadrant_block_4(state, stacks):
     # examples/branches.py:21  q = 4
     active = state.pc == 4
     q = 4
     pc = 5
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q))
+    return (
+        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
+        stack_writes(stacks),
+    )
 
 
-def quadrant_block_5(state):
+def quadrant_block_5(state, stacks):
     # examples/branches.py:17  if x > 0:
     active = state.pc == 5
     pc = 12
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_6(state):
+def quadrant_block_6(state, stacks):
     # examples/branches.py:23  if y > 0:
     active = state.pc == 6
     y = state.quadrant_y
     cond_4 = y > 0
     pc = choose(cond_4, 8, 9)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_7(state):
+def quadrant_block_7(state, stacks):
     # examples/branches.py:28  q = 0
     active = state.pc == 7
     q = 0
     pc = 11
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q))
+    return (
+        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
+        stack_writes(stacks),
+    )
 
 
-def quadrant_block_8(state):
+def quadrant_block_8(state, stacks):
     # examples/branches.py:24  q = 2
     active = state.pc == 8
     q = 2
     pc = 10
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q))
+    return (
+        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
+        stack_writes(stacks),
+    )
 
 
-def quadrant_block_9(state):
+def quadrant_block_9(state, stacks):
     # examples/branches.py:26  q = 3
     active = state.pc == 9
     q = 3
     pc = 10
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q))
+    return (
+        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
+        stack_writes(stacks),
+    )
 
 
-def quadrant_block_10(state):
+def quadrant_block_10(state, stacks):
     # examples/branches.py:22  elif x < 0:
     active = state.pc == 10
     pc = 11
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_11(state):
+def quadrant_block_11(state, stacks):
     # examples/branches.py:17  if x > 0:
     active = state.pc == 11
     pc = 12
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def quadrant_block_12(state):
+def quadrant_block_12(state, stacks):
     # examples/branches.py:29  return q
     active = state.pc == 12
     q = state.quadrant_q
     quadrant_return = q
-    pc, return_sp = pop_return(
-        state.return_stack, state.return_sp, active, QUADRANT_HALT
-    )
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, QUADRANT_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        quadrant_return=select(active, quadrant_return, state.quadrant_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            quadrant_return=select(active, quadrant_return, state.quadrant_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
@@ -488,22 +564,20 @@ QUADRANT_BLOCK_LINES = (
 )
 
 
-def quadrant_program(x, y, max_stack_depth):
+def quadrant_program(x, y, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x, y)
-    state = run(
-        QuadrantState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            quadrant_q=zeros([batch], (), "int32"),
-            quadrant_return=zeros([batch], (), "int32"),
-            quadrant_x=x,
-            quadrant_y=y,
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        QUADRANT_BLOCKS,
+    state = QuadrantState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        quadrant_q=zeros([batch], (), "int32"),
+        quadrant_return=zeros([batch], (), "int32"),
+        quadrant_x=x,
+        quadrant_y=y,
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = QuadrantStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, QUADRANT_BLOCKS, xla)
     return ((state.quadrant_return,), state.overflow_at)
 
 

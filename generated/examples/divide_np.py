@@ -4,7 +4,7 @@
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
 # autobatch: source-sha256=8b77c818695edfb96dcf86f502ae2cdbda557fb21e655689107df0bd3b022417
-# autobatch: body-sha256=1ac292db8c2ff1d5d26df10f564d1660c5c1f210375f21c99f4d858137de2914
+# autobatch: body-sha256=3a959aa90969e239b64629bf07fe2bfbd1d4ed0b4f9974e0a4062b9c50242ef2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -18,6 +18,7 @@ divide(int64[], int64[]):
   block 3   examples/divide.py:12  q, r = divide(a - b, b)
 """
 
+import functools
 import typing
 import numpy as np
 
@@ -76,19 +77,31 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example (in place).
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Returns the stack, the new
-    pointer and `overflow`: [batch] bool, the active examples whose stack was
-    full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask, index, value) is applied by `run` after the block;
+    `overflow`: [batch] bool, the active examples whose stack was full.
     """
     fits = sp < stack.shape[0]
-    write = active & fits
-    lanes = np.nonzero(write)[0]
-    value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
-    stack[sp[lanes], lanes] = value[lanes]
-    return (stack, np.where(write, sp + 1, sp).astype(np.int32), active & ~fits)
+    mask = active & fits
+    new_sp = np.where(mask, sp + 1, sp).astype(np.int32)
+    return (new_sp, (mask, sp, value), active & ~fits)
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (NumPy applies only these)."""
+    return writes
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b], in place."""
+    mask, index, value = write
+    lanes = np.nonzero(mask)[0]
+    if lanes.size:
+        value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
+        stack[index[lanes], lanes] = value[lanes]
 
 
 def pop(stack, sp, active):
@@ -113,7 +126,7 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -125,14 +138,16 @@ def run(state, blocks):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return state
-            state = blocks[index](state)
+                return (state, stacks)
+            state, writes = blocks[index](state, stacks)
+            for name, write in writes.items():
+                apply_write(getattr(stacks, name), write)
 
 
 def compiled(program, xla):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return program
+    return functools.partial(program, xla=False)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -171,12 +186,11 @@ def broadcast_batch(function, names, leaves):
 
 
 class DivideState(typing.NamedTuple):
-    """Loop state of `divide`: every array the batched program keeps between blocks."""
+    """Loop state of `divide` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (DIVIDE_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] int64: a of divide
     divide_a: object
@@ -190,10 +204,17 @@ class DivideState(typing.NamedTuple):
     overflow_at: object
 
 
+class DivideStacks(typing.NamedTuple):
+    """Stacks of `divide`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 DIVIDE_HALT = 4
 
 
-def divide_block_0(state):
+def divide_block_0(state, stacks):
     # examples/divide.py:10  if a < b:
     active = state.pc == 0
     a = state.divide_a
@@ -201,64 +222,72 @@ def divide_block_0(state):
     cond_1 = a < b
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def divide_block_1(state):
+def divide_block_1(state, stacks):
     # examples/divide.py:11  return 0, a
     active = state.pc == 1
     a = state.divide_a
     result_1 = (0, a)
     divide_return = result_1
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, DIVIDE_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, DIVIDE_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        divide_return_0=select(active, divide_return[0], state.divide_return_0),
-        divide_return_1=select(active, divide_return[1], state.divide_return_1),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            divide_return_0=select(active, divide_return[0], state.divide_return_0),
+            divide_return_1=select(active, divide_return[1], state.divide_return_1),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def divide_block_2(state):
+def divide_block_2(state, stacks):
     # examples/divide.py:12  q, r = divide(a - b, b)
     active = state.pc == 2
     a = state.divide_a
     b = state.divide_b
     divide_a = a - b
     a, b = (divide_a, b)
-    return_stack, return_sp, overflow_1 = push(
-        state.return_stack, state.return_sp, 3, active
+    return_sp, returns_write, overflow_1 = push(
+        stacks.returns, state.return_sp, 3, active
     )
     pc = 0
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1
     pc = select(overflow, DIVIDE_HALT, pc)
-    return state._replace(
-        pc=pc,
-        divide_a=select(active, a, state.divide_a),
-        divide_b=select(active, b, state.divide_b),
-        return_stack=return_stack,
-        return_sp=return_sp,
-        overflow_at=select(overflow, 2, state.overflow_at),
+    return (
+        state._replace(
+            pc=pc,
+            divide_a=select(active, a, state.divide_a),
+            divide_b=select(active, b, state.divide_b),
+            return_sp=return_sp,
+            overflow_at=select(overflow, 2, state.overflow_at),
+        ),
+        stack_writes(stacks, returns=returns_write),
     )
 
 
-def divide_block_3(state):
+def divide_block_3(state, stacks):
     # examples/divide.py:12  q, r = divide(a - b, b)
     active = state.pc == 3
     divide_return = (state.divide_return_0, state.divide_return_1)
     q, r = divide_return
     result_2 = (q + 1, r)
     divide_return = result_2
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, DIVIDE_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, DIVIDE_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        divide_return_0=select(active, divide_return[0], state.divide_return_0),
-        divide_return_1=select(active, divide_return[1], state.divide_return_1),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            divide_return_0=select(active, divide_return[0], state.divide_return_0),
+            divide_return_1=select(active, divide_return[1], state.divide_return_1),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
@@ -271,22 +300,20 @@ DIVIDE_BLOCK_LINES = (
 )
 
 
-def divide_program(a, b, max_stack_depth):
+def divide_program(a, b, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(a, b)
-    state = run(
-        DivideState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            divide_a=a,
-            divide_b=b,
-            divide_return_0=zeros([batch], (), "int64"),
-            divide_return_1=zeros([batch], (), "int64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        DIVIDE_BLOCKS,
+    state = DivideState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        divide_a=a,
+        divide_b=b,
+        divide_return_0=zeros([batch], (), "int64"),
+        divide_return_1=zeros([batch], (), "int64"),
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = DivideStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, DIVIDE_BLOCKS, xla)
     return ((state.divide_return_0, state.divide_return_1), state.overflow_at)
 
 

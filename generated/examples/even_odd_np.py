@@ -4,7 +4,7 @@
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
 # autobatch: source-sha256=2c29a1ad203a126e9efd8fb7dbbc25fe6bc2bbd72a908ba06d923ddbe510d73a
-# autobatch: body-sha256=a40e30a5ff050e0cd4c7ea77c0510766d7f64665d3edb8aaba477a91691523eb
+# autobatch: body-sha256=40b72d17ffbca633a9aa2b7a80c3a75e3c6449ba68f28c596cc619aa0959eebb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -25,6 +25,7 @@ is_odd(int64[]):
   block 4   examples/even_odd.py:12  return is_odd(n - 1)
 """
 
+import functools
 import typing
 import numpy as np
 
@@ -83,19 +84,31 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example (in place).
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Returns the stack, the new
-    pointer and `overflow`: [batch] bool, the active examples whose stack was
-    full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask, index, value) is applied by `run` after the block;
+    `overflow`: [batch] bool, the active examples whose stack was full.
     """
     fits = sp < stack.shape[0]
-    write = active & fits
-    lanes = np.nonzero(write)[0]
-    value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
-    stack[sp[lanes], lanes] = value[lanes]
-    return (stack, np.where(write, sp + 1, sp).astype(np.int32), active & ~fits)
+    mask = active & fits
+    new_sp = np.where(mask, sp + 1, sp).astype(np.int32)
+    return (new_sp, (mask, sp, value), active & ~fits)
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (NumPy applies only these)."""
+    return writes
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b], in place."""
+    mask, index, value = write
+    lanes = np.nonzero(mask)[0]
+    if lanes.size:
+        value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
+        stack[index[lanes], lanes] = value[lanes]
 
 
 def pop(stack, sp, active):
@@ -120,7 +133,7 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -132,14 +145,16 @@ def run(state, blocks):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return state
-            state = blocks[index](state)
+                return (state, stacks)
+            state, writes = blocks[index](state, stacks)
+            for name, write in writes.items():
+                apply_write(getattr(stacks, name), write)
 
 
 def compiled(program, xla):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return program
+    return functools.partial(program, xla=False)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -178,12 +193,11 @@ def broadcast_batch(function, names, leaves):
 
 
 class IsEvenState(typing.NamedTuple):
-    """Loop state of `is_even`: every array the batched program keeps between blocks."""
+    """Loop state of `is_even` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (IS_EVEN_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] int64: n of is_even
     is_even_n: object
@@ -195,36 +209,44 @@ class IsEvenState(typing.NamedTuple):
     overflow_at: object
 
 
+class IsEvenStacks(typing.NamedTuple):
+    """Stacks of `is_even`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 IS_EVEN_HALT = 5
 
 
-def is_even_block_0(state):
+def is_even_block_0(state, stacks):
     # examples/even_odd.py:10  if n == 0:
     active = state.pc == 0
     n = state.is_even_n
     cond_1 = n == 0
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def is_even_block_1(state):
+def is_even_block_1(state, stacks):
     # examples/even_odd.py:11  return True
     active = state.pc == 1
     result_1 = True
     is_even_return = result_1
-    pc, return_sp = pop_return(
-        state.return_stack, state.return_sp, active, IS_EVEN_HALT
-    )
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_EVEN_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        is_even_return=select(active, is_even_return, state.is_even_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            is_even_return=select(active, is_even_return, state.is_even_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def is_even_block_2(state):
+def is_even_block_2(state, stacks):
     # examples/even_odd.py:12  return is_odd(n - 1)
     active = state.pc == 2
     n = state.is_even_n
@@ -233,26 +255,30 @@ def is_even_block_2(state):
     is_odd_cond_1 = is_odd_n == 0
     pc = choose(is_odd_cond_1, 3, 4)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, is_odd_n=select(active, is_odd_n, state.is_odd_n))
+    return (
+        state._replace(pc=pc, is_odd_n=select(active, is_odd_n, state.is_odd_n)),
+        stack_writes(stacks),
+    )
 
 
-def is_even_block_3(state):
+def is_even_block_3(state, stacks):
     # examples/even_odd.py:18  return False
     active = state.pc == 3
     result_1 = False
     is_even_return = result_1
-    pc, return_sp = pop_return(
-        state.return_stack, state.return_sp, active, IS_EVEN_HALT
-    )
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_EVEN_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        is_even_return=select(active, is_even_return, state.is_even_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            is_even_return=select(active, is_even_return, state.is_even_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def is_even_block_4(state):
+def is_even_block_4(state, stacks):
     # examples/even_odd.py:19  return is_even(n - 1)
     active = state.pc == 4
     n = state.is_odd_n
@@ -260,7 +286,10 @@ def is_even_block_4(state):
     is_even_n = is_even_1_n
     pc = 0
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, is_even_n=select(active, is_even_n, state.is_even_n))
+    return (
+        state._replace(pc=pc, is_even_n=select(active, is_even_n, state.is_even_n)),
+        stack_writes(stacks),
+    )
 
 
 IS_EVEN_BLOCKS = (
@@ -279,21 +308,19 @@ IS_EVEN_BLOCK_LINES = (
 )
 
 
-def is_even_program(n, max_stack_depth):
+def is_even_program(n, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
-    state = run(
-        IsEvenState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            is_even_n=n,
-            is_even_return=zeros([batch], (), "bool"),
-            is_odd_n=zeros([batch], (), "int64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        IS_EVEN_BLOCKS,
+    state = IsEvenState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        is_even_n=n,
+        is_even_return=zeros([batch], (), "bool"),
+        is_odd_n=zeros([batch], (), "int64"),
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = IsEvenStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, IS_EVEN_BLOCKS, xla)
     return ((state.is_even_return,), state.overflow_at)
 
 
@@ -320,12 +347,11 @@ def is_even(n, max_stack_depth=15, xla=False):
 
 
 class IsOddState(typing.NamedTuple):
-    """Loop state of `is_odd`: every array the batched program keeps between blocks."""
+    """Loop state of `is_odd` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (IS_ODD_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] int64: n of is_even
     is_even_n: object
@@ -337,34 +363,44 @@ class IsOddState(typing.NamedTuple):
     overflow_at: object
 
 
+class IsOddStacks(typing.NamedTuple):
+    """Stacks of `is_odd`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 IS_ODD_HALT = 5
 
 
-def is_odd_block_0(state):
+def is_odd_block_0(state, stacks):
     # examples/even_odd.py:17  if n == 0:
     active = state.pc == 0
     n = state.is_odd_n
     cond_1 = n == 0
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def is_odd_block_1(state):
+def is_odd_block_1(state, stacks):
     # examples/even_odd.py:18  return False
     active = state.pc == 1
     result_1 = False
     is_even_return = result_1
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, IS_ODD_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_ODD_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        is_even_return=select(active, is_even_return, state.is_even_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            is_even_return=select(active, is_even_return, state.is_even_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def is_odd_block_2(state):
+def is_odd_block_2(state, stacks):
     # examples/even_odd.py:19  return is_even(n - 1)
     active = state.pc == 2
     n = state.is_odd_n
@@ -373,24 +409,30 @@ def is_odd_block_2(state):
     is_even_cond_1 = is_even_n == 0
     pc = choose(is_even_cond_1, 3, 4)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, is_even_n=select(active, is_even_n, state.is_even_n))
+    return (
+        state._replace(pc=pc, is_even_n=select(active, is_even_n, state.is_even_n)),
+        stack_writes(stacks),
+    )
 
 
-def is_odd_block_3(state):
+def is_odd_block_3(state, stacks):
     # examples/even_odd.py:11  return True
     active = state.pc == 3
     result_1 = True
     is_even_return = result_1
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, IS_ODD_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_ODD_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        is_even_return=select(active, is_even_return, state.is_even_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            is_even_return=select(active, is_even_return, state.is_even_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def is_odd_block_4(state):
+def is_odd_block_4(state, stacks):
     # examples/even_odd.py:12  return is_odd(n - 1)
     active = state.pc == 4
     n = state.is_even_n
@@ -398,7 +440,10 @@ def is_odd_block_4(state):
     is_odd_n = is_odd_1_n
     pc = 0
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, is_odd_n=select(active, is_odd_n, state.is_odd_n))
+    return (
+        state._replace(pc=pc, is_odd_n=select(active, is_odd_n, state.is_odd_n)),
+        stack_writes(stacks),
+    )
 
 
 IS_ODD_BLOCKS = (
@@ -417,21 +462,19 @@ IS_ODD_BLOCK_LINES = (
 )
 
 
-def is_odd_program(n, max_stack_depth):
+def is_odd_program(n, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
-    state = run(
-        IsOddState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            is_even_n=zeros([batch], (), "int64"),
-            is_even_return=zeros([batch], (), "bool"),
-            is_odd_n=n,
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        IS_ODD_BLOCKS,
+    state = IsOddState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        is_even_n=zeros([batch], (), "int64"),
+        is_even_return=zeros([batch], (), "bool"),
+        is_odd_n=n,
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = IsOddStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, IS_ODD_BLOCKS, xla)
     return ((state.is_even_return,), state.overflow_at)
 
 

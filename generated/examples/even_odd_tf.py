@@ -4,7 +4,7 @@
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
 # autobatch: source-sha256=a0fdf099ab64cd210baa6fef6b57d2d200eddcb892deac5ff3224de01dc25d70
-# autobatch: body-sha256=93f25175328b9cff6ef0c279a234ac0b523c1c5615ba91ce6019e27d6cdc4d83
+# autobatch: body-sha256=d7f7b2f2e5f2e8b4efd3f29427bce5e8a4c6d29efc8742d6fc098fead42cec00
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -25,8 +25,8 @@ is_odd(int64[]):
   block 4   examples/even_odd.py:12  return is_odd(n - 1)
 """
 
-import typing
 import functools
+import typing
 import numpy as np
 import tensorflow as tf
 
@@ -89,22 +89,44 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example.
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Writes with a one-hot mask over
-    the depth (one fused elementwise op; under XLA on CPU it beat a scatter
-    for shallow stacks).  Returns the new stack and pointer, and `overflow`:
-    [batch] bool, the active examples whose stack was full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask [batch], index [batch], value [batch, *event]) is applied by
+    `run` after the block; `overflow`: [batch] bool, the active examples whose
+    stack was full (nothing is written for them).
     """
-    depth = stack.shape[0]
-    fits = sp < depth
-    slot = tf.equal(tf.range(depth)[:, None], sp[None, :])
-    write = tf.logical_and(slot, tf.logical_and(active, fits)[None, :])
-    write = tf.reshape(write, [depth, -1] + [1] * (stack.shape.rank - 2))
-    stack = tf.where(write, tf.cast(value, stack.dtype), stack)
-    sp = tf.where(tf.logical_and(active, fits), sp + 1, sp)
-    return (stack, sp, tf.logical_and(active, tf.logical_not(fits)))
+    fits = sp < stack.shape[0]
+    mask = tf.logical_and(active, fits)
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    new_sp = tf.where(mask, sp + 1, sp)
+    return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (`run` applies them)."""
+    return writes
+
+
+def no_write(stack):
+    batch = tf.shape(stack)[1]
+    return (
+        tf.zeros([batch], tf.bool),
+        tf.zeros([batch], tf.int32),
+        tf.zeros(tf.shape(stack)[1:], stack.dtype),
+    )
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b]: one scatter of [batch] rows."""
+    mask, index, value = write
+    index = tf.clip_by_value(index, 0, stack.shape[0] - 1)
+    examples = tf.range(tf.shape(index)[0])
+    positions = tf.stack([index, examples], axis=1)
+    old = tf.gather_nd(stack, positions)
+    mask = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
+    return tf.tensor_scatter_nd_update(stack, positions, tf.where(mask, value, old))
 
 
 def pop(stack, sp, active):
@@ -129,23 +151,46 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
+    Under XLA the large stack arrays must not be outputs of the
+    `switch_case` (XLA would copy them every iteration): branches return
+    their writes, padded with no-ops, and the writes are applied after it.
+    Graph mode pays per op instead, so there each branch applies its own
+    writes and passes the other stacks through.
     """
     halt = len(blocks)
 
-    def pending(state):
+    def pending(state, stacks):
         return tf.reduce_any(state.pc < halt)
 
-    def step(state):
-        index = tf.reduce_min(state.pc)
-        branches = [functools.partial(block, state) for block in blocks]
-        return [tf.switch_case(index, branches)]
+    def writes_after(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        padded = [
+            writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
+        ]
+        return (new_state, tuple(padded))
 
-    return tf.while_loop(pending, step, [state])[0]
+    def writes_applied(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        applied = {
+            name: apply_write(getattr(stacks, name), w) for name, w in writes.items()
+        }
+        return (new_state, stacks._replace(**applied))
+
+    def step(state, stacks):
+        index = tf.reduce_min(state.pc)
+        branch = writes_after if xla else writes_applied
+        branches = [functools.partial(branch, block, state, stacks) for block in blocks]
+        state, result = tf.switch_case(index, branches)
+        if xla:
+            result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
+        return (state, result)
+
+    return tf.while_loop(pending, step, (state, stacks))
 
 
 _COMPILED = {}
@@ -155,10 +200,11 @@ def compiled(program, xla):
     """`program` under tf.function (XLA when `xla`), traced once per signature."""
     key = (program, bool(xla))
     if key not in _COMPILED:
+        traced = functools.partial(program, xla=bool(xla))
         if xla:
-            _COMPILED[key] = tf.function(program, jit_compile=True)
+            _COMPILED[key] = tf.function(traced, jit_compile=True, autograph=False)
         else:
-            _COMPILED[key] = tf.function(program, reduce_retracing=True)
+            _COMPILED[key] = tf.function(traced, reduce_retracing=True, autograph=False)
     return _COMPILED[key]
 
 
@@ -201,12 +247,11 @@ def broadcast_batch(function, names, leaves):
 
 
 class IsEvenState(typing.NamedTuple):
-    """Loop state of `is_even`: every array the batched program keeps between blocks."""
+    """Loop state of `is_even` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (IS_EVEN_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] int64: n of is_even
     is_even_n: object
@@ -218,36 +263,44 @@ class IsEvenState(typing.NamedTuple):
     overflow_at: object
 
 
+class IsEvenStacks(typing.NamedTuple):
+    """Stacks of `is_even`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 IS_EVEN_HALT = 5
 
 
-def is_even_block_0(state):
+def is_even_block_0(state, stacks):
     # examples/even_odd.py:10  if n == 0:
     active = state.pc == 0
     n = state.is_even_n
     cond_1 = n == 0
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def is_even_block_1(state):
+def is_even_block_1(state, stacks):
     # examples/even_odd.py:11  return True
     active = state.pc == 1
     result_1 = True
     is_even_return = result_1
-    pc, return_sp = pop_return(
-        state.return_stack, state.return_sp, active, IS_EVEN_HALT
-    )
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_EVEN_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        is_even_return=select(active, is_even_return, state.is_even_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            is_even_return=select(active, is_even_return, state.is_even_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def is_even_block_2(state):
+def is_even_block_2(state, stacks):
     # examples/even_odd.py:12  return is_odd(n - 1)
     active = state.pc == 2
     n = state.is_even_n
@@ -256,26 +309,30 @@ def is_even_block_2(state):
     is_odd_cond_1 = is_odd_n == 0
     pc = choose(is_odd_cond_1, 3, 4)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, is_odd_n=select(active, is_odd_n, state.is_odd_n))
+    return (
+        state._replace(pc=pc, is_odd_n=select(active, is_odd_n, state.is_odd_n)),
+        stack_writes(stacks),
+    )
 
 
-def is_even_block_3(state):
+def is_even_block_3(state, stacks):
     # examples/even_odd.py:18  return False
     active = state.pc == 3
     result_1 = False
     is_even_return = result_1
-    pc, return_sp = pop_return(
-        state.return_stack, state.return_sp, active, IS_EVEN_HALT
-    )
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_EVEN_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        is_even_return=select(active, is_even_return, state.is_even_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            is_even_return=select(active, is_even_return, state.is_even_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def is_even_block_4(state):
+def is_even_block_4(state, stacks):
     # examples/even_odd.py:19  return is_even(n - 1)
     active = state.pc == 4
     n = state.is_odd_n
@@ -283,7 +340,10 @@ def is_even_block_4(state):
     is_even_n = is_even_1_n
     pc = 0
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, is_even_n=select(active, is_even_n, state.is_even_n))
+    return (
+        state._replace(pc=pc, is_even_n=select(active, is_even_n, state.is_even_n)),
+        stack_writes(stacks),
+    )
 
 
 IS_EVEN_BLOCKS = (
@@ -302,21 +362,19 @@ IS_EVEN_BLOCK_LINES = (
 )
 
 
-def is_even_program(n, max_stack_depth):
+def is_even_program(n, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
-    state = run(
-        IsEvenState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            is_even_n=n,
-            is_even_return=zeros([batch], (), "bool"),
-            is_odd_n=zeros([batch], (), "int64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        IS_EVEN_BLOCKS,
+    state = IsEvenState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        is_even_n=n,
+        is_even_return=zeros([batch], (), "bool"),
+        is_odd_n=zeros([batch], (), "int64"),
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = IsEvenStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, IS_EVEN_BLOCKS, xla)
     return ((state.is_even_return,), state.overflow_at)
 
 
@@ -343,12 +401,11 @@ def is_even(n, max_stack_depth=15, xla=False):
 
 
 class IsOddState(typing.NamedTuple):
-    """Loop state of `is_odd`: every array the batched program keeps between blocks."""
+    """Loop state of `is_odd` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (IS_ODD_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] int64: n of is_even
     is_even_n: object
@@ -360,34 +417,44 @@ class IsOddState(typing.NamedTuple):
     overflow_at: object
 
 
+class IsOddStacks(typing.NamedTuple):
+    """Stacks of `is_odd`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 IS_ODD_HALT = 5
 
 
-def is_odd_block_0(state):
+def is_odd_block_0(state, stacks):
     # examples/even_odd.py:17  if n == 0:
     active = state.pc == 0
     n = state.is_odd_n
     cond_1 = n == 0
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def is_odd_block_1(state):
+def is_odd_block_1(state, stacks):
     # examples/even_odd.py:18  return False
     active = state.pc == 1
     result_1 = False
     is_even_return = result_1
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, IS_ODD_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_ODD_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        is_even_return=select(active, is_even_return, state.is_even_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            is_even_return=select(active, is_even_return, state.is_even_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def is_odd_block_2(state):
+def is_odd_block_2(state, stacks):
     # examples/even_odd.py:19  return is_even(n - 1)
     active = state.pc == 2
     n = state.is_odd_n
@@ -396,24 +463,30 @@ def is_odd_block_2(state):
     is_even_cond_1 = is_even_n == 0
     pc = choose(is_even_cond_1, 3, 4)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, is_even_n=select(active, is_even_n, state.is_even_n))
+    return (
+        state._replace(pc=pc, is_even_n=select(active, is_even_n, state.is_even_n)),
+        stack_writes(stacks),
+    )
 
 
-def is_odd_block_3(state):
+def is_odd_block_3(state, stacks):
     # examples/even_odd.py:11  return True
     active = state.pc == 3
     result_1 = True
     is_even_return = result_1
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, IS_ODD_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_ODD_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        is_even_return=select(active, is_even_return, state.is_even_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            is_even_return=select(active, is_even_return, state.is_even_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def is_odd_block_4(state):
+def is_odd_block_4(state, stacks):
     # examples/even_odd.py:12  return is_odd(n - 1)
     active = state.pc == 4
     n = state.is_even_n
@@ -421,7 +494,10 @@ def is_odd_block_4(state):
     is_odd_n = is_odd_1_n
     pc = 0
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc, is_odd_n=select(active, is_odd_n, state.is_odd_n))
+    return (
+        state._replace(pc=pc, is_odd_n=select(active, is_odd_n, state.is_odd_n)),
+        stack_writes(stacks),
+    )
 
 
 IS_ODD_BLOCKS = (
@@ -440,21 +516,19 @@ IS_ODD_BLOCK_LINES = (
 )
 
 
-def is_odd_program(n, max_stack_depth):
+def is_odd_program(n, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
-    state = run(
-        IsOddState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            is_even_n=zeros([batch], (), "int64"),
-            is_even_return=zeros([batch], (), "bool"),
-            is_odd_n=n,
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        IS_ODD_BLOCKS,
+    state = IsOddState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        is_even_n=zeros([batch], (), "int64"),
+        is_even_return=zeros([batch], (), "bool"),
+        is_odd_n=n,
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = IsOddStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, IS_ODD_BLOCKS, xla)
     return ((state.is_even_return,), state.overflow_at)
 
 

@@ -4,7 +4,7 @@
 # autobatch: programs=fib(int64[])
 # autobatch: functions=examples/fib.py::fib
 # autobatch: source-sha256=c6894cc5fbe78c36fc2f54e475854e85c7398dfee11de6cc4a6ee2b765d827f7
-# autobatch: body-sha256=65fc43f83cbc10eb9c3a174905120c2109e6b0254f7779323005c2b093b6879f
+# autobatch: body-sha256=1a39b9b31ecfa660b85fb2f9488fe2449af220c899945d892720e5c0d5398aeb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -19,6 +19,7 @@ fib(int64[]):
   block 4   examples/fib.py:12  return fib(n - 1) + fib(n - 2)
 """
 
+import functools
 import typing
 import numpy as np
 
@@ -77,19 +78,31 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example (in place).
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Returns the stack, the new
-    pointer and `overflow`: [batch] bool, the active examples whose stack was
-    full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask, index, value) is applied by `run` after the block;
+    `overflow`: [batch] bool, the active examples whose stack was full.
     """
     fits = sp < stack.shape[0]
-    write = active & fits
-    lanes = np.nonzero(write)[0]
-    value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
-    stack[sp[lanes], lanes] = value[lanes]
-    return (stack, np.where(write, sp + 1, sp).astype(np.int32), active & ~fits)
+    mask = active & fits
+    new_sp = np.where(mask, sp + 1, sp).astype(np.int32)
+    return (new_sp, (mask, sp, value), active & ~fits)
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (NumPy applies only these)."""
+    return writes
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b], in place."""
+    mask, index, value = write
+    lanes = np.nonzero(mask)[0]
+    if lanes.size:
+        value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
+        stack[index[lanes], lanes] = value[lanes]
 
 
 def pop(stack, sp, active):
@@ -114,7 +127,7 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -126,14 +139,16 @@ def run(state, blocks):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return state
-            state = blocks[index](state)
+                return (state, stacks)
+            state, writes = blocks[index](state, stacks)
+            for name, write in writes.items():
+                apply_write(getattr(stacks, name), write)
 
 
 def compiled(program, xla):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return program
+    return functools.partial(program, xla=False)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -172,22 +187,19 @@ def broadcast_batch(function, names, leaves):
 
 
 class FibState(typing.NamedTuple):
-    """Loop state of `fib`: every array the batched program keeps between blocks."""
+    """Loop state of `fib` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (FIB_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] int64: fib_1 of fib
     fib_fib_1: object
-    # [depth, batch] and its stack pointer
-    fib_fib_1_stack: object
+    # [batch] int32: how many values of it are stacked
     fib_fib_1_sp: object
     # [batch] int64: n of fib
     fib_n: object
-    # [depth, batch] and its stack pointer
-    fib_n_stack: object
+    # [batch] int32: how many values of it are stacked
     fib_n_sp: object
     # [batch] int64: the value fib returns
     fib_return: object
@@ -195,109 +207,126 @@ class FibState(typing.NamedTuple):
     overflow_at: object
 
 
+class FibStacks(typing.NamedTuple):
+    """Stacks of `fib`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+    # [depth, batch] int64: saved fib_fib_1
+    fib_fib_1: object
+    # [depth, batch] int64: saved fib_n
+    fib_n: object
+
+
 FIB_HALT = 5
 
 
-def fib_block_0(state):
+def fib_block_0(state, stacks):
     # examples/fib.py:10  if n <= 1:
     active = state.pc == 0
     n = state.fib_n
     cond_1 = n <= 1
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def fib_block_1(state):
+def fib_block_1(state, stacks):
     # examples/fib.py:11  return 1
     active = state.pc == 1
     result_1 = 1
     fib_return = result_1
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, FIB_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, FIB_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        fib_return=select(active, fib_return, state.fib_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            fib_return=select(active, fib_return, state.fib_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def fib_block_2(state):
+def fib_block_2(state, stacks):
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     active = state.pc == 2
     n = state.fib_n
     fib_1_n = n - 1
-    fib_n_stack, fib_n_sp, overflow_1 = push(
-        state.fib_n_stack, state.fib_n_sp, n, active
-    )
+    fib_n_sp, fib_n_write, overflow_1 = push(stacks.fib_n, state.fib_n_sp, n, active)
     n = fib_1_n
-    return_stack, return_sp, overflow_2 = push(
-        state.return_stack, state.return_sp, 3, active
+    return_sp, returns_write, overflow_2 = push(
+        stacks.returns, state.return_sp, 3, active
     )
     pc = 0
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2
     pc = select(overflow, FIB_HALT, pc)
-    return state._replace(
-        pc=pc,
-        fib_n=select(active, n, state.fib_n),
-        fib_n_stack=fib_n_stack,
-        return_stack=return_stack,
-        fib_n_sp=fib_n_sp,
-        return_sp=return_sp,
-        overflow_at=select(overflow, 2, state.overflow_at),
+    return (
+        state._replace(
+            pc=pc,
+            fib_n=select(active, n, state.fib_n),
+            fib_n_sp=fib_n_sp,
+            return_sp=return_sp,
+            overflow_at=select(overflow, 2, state.overflow_at),
+        ),
+        stack_writes(stacks, fib_n=fib_n_write, returns=returns_write),
     )
 
 
-def fib_block_3(state):
+def fib_block_3(state, stacks):
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     active = state.pc == 3
     fib_return = state.fib_return
-    n, fib_n_sp = pop(state.fib_n_stack, state.fib_n_sp, active)
+    n, fib_n_sp = pop(stacks.fib_n, state.fib_n_sp, active)
     fib_1 = fib_return
     fib_2_n = n - 2
-    fib_fib_1_stack, fib_fib_1_sp, overflow_1 = push(
-        state.fib_fib_1_stack, state.fib_fib_1_sp, fib_1, active
+    fib_fib_1_sp, fib_fib_1_write, overflow_1 = push(
+        stacks.fib_fib_1, state.fib_fib_1_sp, fib_1, active
     )
     n = fib_2_n
-    return_stack, return_sp, overflow_2 = push(
-        state.return_stack, state.return_sp, 4, active
+    return_sp, returns_write, overflow_2 = push(
+        stacks.returns, state.return_sp, 4, active
     )
     pc = 0
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2
     pc = select(overflow, FIB_HALT, pc)
-    return state._replace(
-        pc=pc,
-        fib_n=select(active, n, state.fib_n),
-        fib_fib_1=select(active, fib_1, state.fib_fib_1),
-        fib_fib_1_stack=fib_fib_1_stack,
-        return_stack=return_stack,
-        fib_n_sp=fib_n_sp,
-        fib_fib_1_sp=fib_fib_1_sp,
-        return_sp=return_sp,
-        overflow_at=select(overflow, 3, state.overflow_at),
+    return (
+        state._replace(
+            pc=pc,
+            fib_n=select(active, n, state.fib_n),
+            fib_fib_1=select(active, fib_1, state.fib_fib_1),
+            fib_n_sp=fib_n_sp,
+            fib_fib_1_sp=fib_fib_1_sp,
+            return_sp=return_sp,
+            overflow_at=select(overflow, 3, state.overflow_at),
+        ),
+        stack_writes(stacks, fib_fib_1=fib_fib_1_write, returns=returns_write),
     )
 
 
-def fib_block_4(state):
+def fib_block_4(state, stacks):
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     active = state.pc == 4
     fib_return = state.fib_return
-    fib_1, fib_fib_1_sp = pop(state.fib_fib_1_stack, state.fib_fib_1_sp, active)
+    fib_1, fib_fib_1_sp = pop(stacks.fib_fib_1, state.fib_fib_1_sp, active)
     fib_2 = fib_return
     result_2 = fib_1 + fib_2
     fib_return = result_2
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, FIB_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, FIB_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        fib_fib_1=select(active, fib_1, state.fib_fib_1),
-        fib_return=select(active, fib_return, state.fib_return),
-        fib_fib_1_sp=fib_fib_1_sp,
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            fib_fib_1=select(active, fib_1, state.fib_fib_1),
+            fib_return=select(active, fib_return, state.fib_return),
+            fib_fib_1_sp=fib_fib_1_sp,
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
@@ -311,25 +340,25 @@ FIB_BLOCK_LINES = (
 )
 
 
-def fib_program(n, max_stack_depth):
+def fib_program(n, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
-    state = run(
-        FibState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            fib_fib_1=zeros([batch], (), "int64"),
-            fib_fib_1_stack=zeros([max_stack_depth, batch], (), "int64"),
-            fib_fib_1_sp=zeros([batch], (), "int32"),
-            fib_n=n,
-            fib_n_stack=zeros([max_stack_depth, batch], (), "int64"),
-            fib_n_sp=zeros([batch], (), "int32"),
-            fib_return=zeros([batch], (), "int64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        FIB_BLOCKS,
+    state = FibState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        fib_fib_1=zeros([batch], (), "int64"),
+        fib_fib_1_sp=zeros([batch], (), "int32"),
+        fib_n=n,
+        fib_n_sp=zeros([batch], (), "int32"),
+        fib_return=zeros([batch], (), "int64"),
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = FibStacks(
+        returns=zeros([max_stack_depth, batch], (), "int32"),
+        fib_fib_1=zeros([max_stack_depth, batch], (), "int64"),
+        fib_n=zeros([max_stack_depth, batch], (), "int64"),
+    )
+    state, stacks = run(state, stacks, FIB_BLOCKS, xla)
     return ((state.fib_return,), state.overflow_at)
 
 

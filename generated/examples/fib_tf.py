@@ -4,7 +4,7 @@
 # autobatch: programs=fib(int64[])
 # autobatch: functions=examples/fib.py::fib
 # autobatch: source-sha256=3e75659a56e6007f1870f0c1699c250458781f719b9068afaf9f57001643ff53
-# autobatch: body-sha256=f89cbc16f04cb525a63c98e9fe481ff76452837011f27681032ae0a66b1c9cbd
+# autobatch: body-sha256=510429b5a925dc669a78fdcf87feb7e5bad0b611a91d009ec2519f8753a81826
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -19,8 +19,8 @@ fib(int64[]):
   block 4   examples/fib.py:12  return fib(n - 1) + fib(n - 2)
 """
 
-import typing
 import functools
+import typing
 import numpy as np
 import tensorflow as tf
 
@@ -83,22 +83,44 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example.
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Writes with a one-hot mask over
-    the depth (one fused elementwise op; under XLA on CPU it beat a scatter
-    for shallow stacks).  Returns the new stack and pointer, and `overflow`:
-    [batch] bool, the active examples whose stack was full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask [batch], index [batch], value [batch, *event]) is applied by
+    `run` after the block; `overflow`: [batch] bool, the active examples whose
+    stack was full (nothing is written for them).
     """
-    depth = stack.shape[0]
-    fits = sp < depth
-    slot = tf.equal(tf.range(depth)[:, None], sp[None, :])
-    write = tf.logical_and(slot, tf.logical_and(active, fits)[None, :])
-    write = tf.reshape(write, [depth, -1] + [1] * (stack.shape.rank - 2))
-    stack = tf.where(write, tf.cast(value, stack.dtype), stack)
-    sp = tf.where(tf.logical_and(active, fits), sp + 1, sp)
-    return (stack, sp, tf.logical_and(active, tf.logical_not(fits)))
+    fits = sp < stack.shape[0]
+    mask = tf.logical_and(active, fits)
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    new_sp = tf.where(mask, sp + 1, sp)
+    return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (`run` applies them)."""
+    return writes
+
+
+def no_write(stack):
+    batch = tf.shape(stack)[1]
+    return (
+        tf.zeros([batch], tf.bool),
+        tf.zeros([batch], tf.int32),
+        tf.zeros(tf.shape(stack)[1:], stack.dtype),
+    )
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b]: one scatter of [batch] rows."""
+    mask, index, value = write
+    index = tf.clip_by_value(index, 0, stack.shape[0] - 1)
+    examples = tf.range(tf.shape(index)[0])
+    positions = tf.stack([index, examples], axis=1)
+    old = tf.gather_nd(stack, positions)
+    mask = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
+    return tf.tensor_scatter_nd_update(stack, positions, tf.where(mask, value, old))
 
 
 def pop(stack, sp, active):
@@ -123,23 +145,46 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
+    Under XLA the large stack arrays must not be outputs of the
+    `switch_case` (XLA would copy them every iteration): branches return
+    their writes, padded with no-ops, and the writes are applied after it.
+    Graph mode pays per op instead, so there each branch applies its own
+    writes and passes the other stacks through.
     """
     halt = len(blocks)
 
-    def pending(state):
+    def pending(state, stacks):
         return tf.reduce_any(state.pc < halt)
 
-    def step(state):
-        index = tf.reduce_min(state.pc)
-        branches = [functools.partial(block, state) for block in blocks]
-        return [tf.switch_case(index, branches)]
+    def writes_after(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        padded = [
+            writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
+        ]
+        return (new_state, tuple(padded))
 
-    return tf.while_loop(pending, step, [state])[0]
+    def writes_applied(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        applied = {
+            name: apply_write(getattr(stacks, name), w) for name, w in writes.items()
+        }
+        return (new_state, stacks._replace(**applied))
+
+    def step(state, stacks):
+        index = tf.reduce_min(state.pc)
+        branch = writes_after if xla else writes_applied
+        branches = [functools.partial(branch, block, state, stacks) for block in blocks]
+        state, result = tf.switch_case(index, branches)
+        if xla:
+            result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
+        return (state, result)
+
+    return tf.while_loop(pending, step, (state, stacks))
 
 
 _COMPILED = {}
@@ -149,10 +194,11 @@ def compiled(program, xla):
     """`program` under tf.function (XLA when `xla`), traced once per signature."""
     key = (program, bool(xla))
     if key not in _COMPILED:
+        traced = functools.partial(program, xla=bool(xla))
         if xla:
-            _COMPILED[key] = tf.function(program, jit_compile=True)
+            _COMPILED[key] = tf.function(traced, jit_compile=True, autograph=False)
         else:
-            _COMPILED[key] = tf.function(program, reduce_retracing=True)
+            _COMPILED[key] = tf.function(traced, reduce_retracing=True, autograph=False)
     return _COMPILED[key]
 
 
@@ -195,22 +241,19 @@ def broadcast_batch(function, names, leaves):
 
 
 class FibState(typing.NamedTuple):
-    """Loop state of `fib`: every array the batched program keeps between blocks."""
+    """Loop state of `fib` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (FIB_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] int32: fib_1 of fib
     fib_fib_1: object
-    # [depth, batch] and its stack pointer
-    fib_fib_1_stack: object
+    # [batch] int32: how many values of it are stacked
     fib_fib_1_sp: object
     # [batch] int64: n of fib
     fib_n: object
-    # [depth, batch] and its stack pointer
-    fib_n_stack: object
+    # [batch] int32: how many values of it are stacked
     fib_n_sp: object
     # [batch] int32: the value fib returns
     fib_return: object
@@ -218,109 +261,126 @@ class FibState(typing.NamedTuple):
     overflow_at: object
 
 
+class FibStacks(typing.NamedTuple):
+    """Stacks of `fib`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+    # [depth, batch] int32: saved fib_fib_1
+    fib_fib_1: object
+    # [depth, batch] int64: saved fib_n
+    fib_n: object
+
+
 FIB_HALT = 5
 
 
-def fib_block_0(state):
+def fib_block_0(state, stacks):
     # examples/fib.py:10  if n <= 1:
     active = state.pc == 0
     n = state.fib_n
     cond_1 = n <= 1
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def fib_block_1(state):
+def fib_block_1(state, stacks):
     # examples/fib.py:11  return 1
     active = state.pc == 1
     result_1 = 1
     fib_return = result_1
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, FIB_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, FIB_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        fib_return=select(active, fib_return, state.fib_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            fib_return=select(active, fib_return, state.fib_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def fib_block_2(state):
+def fib_block_2(state, stacks):
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     active = state.pc == 2
     n = state.fib_n
     fib_1_n = n - 1
-    fib_n_stack, fib_n_sp, overflow_1 = push(
-        state.fib_n_stack, state.fib_n_sp, n, active
-    )
+    fib_n_sp, fib_n_write, overflow_1 = push(stacks.fib_n, state.fib_n_sp, n, active)
     n = fib_1_n
-    return_stack, return_sp, overflow_2 = push(
-        state.return_stack, state.return_sp, 3, active
+    return_sp, returns_write, overflow_2 = push(
+        stacks.returns, state.return_sp, 3, active
     )
     pc = 0
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2
     pc = select(overflow, FIB_HALT, pc)
-    return state._replace(
-        pc=pc,
-        fib_n=select(active, n, state.fib_n),
-        fib_n_stack=fib_n_stack,
-        return_stack=return_stack,
-        fib_n_sp=fib_n_sp,
-        return_sp=return_sp,
-        overflow_at=select(overflow, 2, state.overflow_at),
+    return (
+        state._replace(
+            pc=pc,
+            fib_n=select(active, n, state.fib_n),
+            fib_n_sp=fib_n_sp,
+            return_sp=return_sp,
+            overflow_at=select(overflow, 2, state.overflow_at),
+        ),
+        stack_writes(stacks, fib_n=fib_n_write, returns=returns_write),
     )
 
 
-def fib_block_3(state):
+def fib_block_3(state, stacks):
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     active = state.pc == 3
     fib_return = state.fib_return
-    n, fib_n_sp = pop(state.fib_n_stack, state.fib_n_sp, active)
+    n, fib_n_sp = pop(stacks.fib_n, state.fib_n_sp, active)
     fib_1 = fib_return
     fib_2_n = n - 2
-    fib_fib_1_stack, fib_fib_1_sp, overflow_1 = push(
-        state.fib_fib_1_stack, state.fib_fib_1_sp, fib_1, active
+    fib_fib_1_sp, fib_fib_1_write, overflow_1 = push(
+        stacks.fib_fib_1, state.fib_fib_1_sp, fib_1, active
     )
     n = fib_2_n
-    return_stack, return_sp, overflow_2 = push(
-        state.return_stack, state.return_sp, 4, active
+    return_sp, returns_write, overflow_2 = push(
+        stacks.returns, state.return_sp, 4, active
     )
     pc = 0
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2
     pc = select(overflow, FIB_HALT, pc)
-    return state._replace(
-        pc=pc,
-        fib_n=select(active, n, state.fib_n),
-        fib_fib_1=select(active, fib_1, state.fib_fib_1),
-        fib_fib_1_stack=fib_fib_1_stack,
-        return_stack=return_stack,
-        fib_n_sp=fib_n_sp,
-        fib_fib_1_sp=fib_fib_1_sp,
-        return_sp=return_sp,
-        overflow_at=select(overflow, 3, state.overflow_at),
+    return (
+        state._replace(
+            pc=pc,
+            fib_n=select(active, n, state.fib_n),
+            fib_fib_1=select(active, fib_1, state.fib_fib_1),
+            fib_n_sp=fib_n_sp,
+            fib_fib_1_sp=fib_fib_1_sp,
+            return_sp=return_sp,
+            overflow_at=select(overflow, 3, state.overflow_at),
+        ),
+        stack_writes(stacks, fib_fib_1=fib_fib_1_write, returns=returns_write),
     )
 
 
-def fib_block_4(state):
+def fib_block_4(state, stacks):
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     active = state.pc == 4
     fib_return = state.fib_return
-    fib_1, fib_fib_1_sp = pop(state.fib_fib_1_stack, state.fib_fib_1_sp, active)
+    fib_1, fib_fib_1_sp = pop(stacks.fib_fib_1, state.fib_fib_1_sp, active)
     fib_2 = fib_return
     result_2 = fib_1 + fib_2
     fib_return = result_2
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, FIB_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, FIB_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        fib_fib_1=select(active, fib_1, state.fib_fib_1),
-        fib_return=select(active, fib_return, state.fib_return),
-        fib_fib_1_sp=fib_fib_1_sp,
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            fib_fib_1=select(active, fib_1, state.fib_fib_1),
+            fib_return=select(active, fib_return, state.fib_return),
+            fib_fib_1_sp=fib_fib_1_sp,
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
@@ -334,25 +394,25 @@ FIB_BLOCK_LINES = (
 )
 
 
-def fib_program(n, max_stack_depth):
+def fib_program(n, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
-    state = run(
-        FibState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            fib_fib_1=zeros([batch], (), "int32"),
-            fib_fib_1_stack=zeros([max_stack_depth, batch], (), "int32"),
-            fib_fib_1_sp=zeros([batch], (), "int32"),
-            fib_n=n,
-            fib_n_stack=zeros([max_stack_depth, batch], (), "int64"),
-            fib_n_sp=zeros([batch], (), "int32"),
-            fib_return=zeros([batch], (), "int32"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        FIB_BLOCKS,
+    state = FibState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        fib_fib_1=zeros([batch], (), "int32"),
+        fib_fib_1_sp=zeros([batch], (), "int32"),
+        fib_n=n,
+        fib_n_sp=zeros([batch], (), "int32"),
+        fib_return=zeros([batch], (), "int32"),
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = FibStacks(
+        returns=zeros([max_stack_depth, batch], (), "int32"),
+        fib_fib_1=zeros([max_stack_depth, batch], (), "int32"),
+        fib_n=zeros([max_stack_depth, batch], (), "int64"),
+    )
+    state, stacks = run(state, stacks, FIB_BLOCKS, xla)
     return ((state.fib_return,), state.overflow_at)
 
 

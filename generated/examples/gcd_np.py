@@ -4,7 +4,7 @@
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
 # autobatch: source-sha256=66af55f9016433551ba1a866e2ff1b49cf09b398f562218f1c64b5a473d354f2
-# autobatch: body-sha256=6f340e314dd0051715f83fceff54e426d043926aa3075156b5513c12a3b04a1d
+# autobatch: body-sha256=65a573c7725e260bd0b597f086084cee84abac09430bbfa9f4306bd847d1b6c4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -19,6 +19,7 @@ gcd(int64[], int64[]):
   block 4   examples/gcd.py:14  return gcd(a - b, b)
 """
 
+import functools
 import typing
 import numpy as np
 
@@ -77,19 +78,31 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example (in place).
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Returns the stack, the new
-    pointer and `overflow`: [batch] bool, the active examples whose stack was
-    full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask, index, value) is applied by `run` after the block;
+    `overflow`: [batch] bool, the active examples whose stack was full.
     """
     fits = sp < stack.shape[0]
-    write = active & fits
-    lanes = np.nonzero(write)[0]
-    value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
-    stack[sp[lanes], lanes] = value[lanes]
-    return (stack, np.where(write, sp + 1, sp).astype(np.int32), active & ~fits)
+    mask = active & fits
+    new_sp = np.where(mask, sp + 1, sp).astype(np.int32)
+    return (new_sp, (mask, sp, value), active & ~fits)
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (NumPy applies only these)."""
+    return writes
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b], in place."""
+    mask, index, value = write
+    lanes = np.nonzero(mask)[0]
+    if lanes.size:
+        value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
+        stack[index[lanes], lanes] = value[lanes]
 
 
 def pop(stack, sp, active):
@@ -114,7 +127,7 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -126,14 +139,16 @@ def run(state, blocks):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return state
-            state = blocks[index](state)
+                return (state, stacks)
+            state, writes = blocks[index](state, stacks)
+            for name, write in writes.items():
+                apply_write(getattr(stacks, name), write)
 
 
 def compiled(program, xla):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return program
+    return functools.partial(program, xla=False)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -172,12 +187,11 @@ def broadcast_batch(function, names, leaves):
 
 
 class GcdState(typing.NamedTuple):
-    """Loop state of `gcd`: every array the batched program keeps between blocks."""
+    """Loop state of `gcd` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (GCD_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] int64: a of gcd
     gcd_a: object
@@ -189,10 +203,17 @@ class GcdState(typing.NamedTuple):
     overflow_at: object
 
 
+class GcdStacks(typing.NamedTuple):
+    """Stacks of `gcd`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 GCD_HALT = 5
 
 
-def gcd_block_0(state):
+def gcd_block_0(state, stacks):
     # examples/gcd.py:10  if a == b:
     active = state.pc == 0
     a = state.gcd_a
@@ -200,24 +221,27 @@ def gcd_block_0(state):
     cond_1 = a == b
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def gcd_block_1(state):
+def gcd_block_1(state, stacks):
     # examples/gcd.py:11  return a
     active = state.pc == 1
     a = state.gcd_a
     gcd_return = a
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, GCD_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, GCD_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        gcd_return=select(active, gcd_return, state.gcd_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            gcd_return=select(active, gcd_return, state.gcd_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def gcd_block_2(state):
+def gcd_block_2(state, stacks):
     # examples/gcd.py:12  if a < b:
     active = state.pc == 2
     a = state.gcd_a
@@ -225,10 +249,10 @@ def gcd_block_2(state):
     cond_2 = a < b
     pc = choose(cond_2, 3, 4)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def gcd_block_3(state):
+def gcd_block_3(state, stacks):
     # examples/gcd.py:13  return gcd(b, a)
     active = state.pc == 3
     b = state.gcd_b
@@ -236,14 +260,17 @@ def gcd_block_3(state):
     a, b = (b, a)
     pc = 0
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        gcd_a=select(active, a, state.gcd_a),
-        gcd_b=select(active, b, state.gcd_b),
+    return (
+        state._replace(
+            pc=pc,
+            gcd_a=select(active, a, state.gcd_a),
+            gcd_b=select(active, b, state.gcd_b),
+        ),
+        stack_writes(stacks),
     )
 
 
-def gcd_block_4(state):
+def gcd_block_4(state, stacks):
     # examples/gcd.py:14  return gcd(a - b, b)
     active = state.pc == 4
     a = state.gcd_a
@@ -252,10 +279,13 @@ def gcd_block_4(state):
     a, b = (gcd_2_a, b)
     pc = 0
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        gcd_a=select(active, a, state.gcd_a),
-        gcd_b=select(active, b, state.gcd_b),
+    return (
+        state._replace(
+            pc=pc,
+            gcd_a=select(active, a, state.gcd_a),
+            gcd_b=select(active, b, state.gcd_b),
+        ),
+        stack_writes(stacks),
     )
 
 
@@ -269,21 +299,19 @@ GCD_BLOCK_LINES = (
 )
 
 
-def gcd_program(a, b, max_stack_depth):
+def gcd_program(a, b, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(a, b)
-    state = run(
-        GcdState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            gcd_a=a,
-            gcd_b=b,
-            gcd_return=zeros([batch], (), "int64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        GCD_BLOCKS,
+    state = GcdState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        gcd_a=a,
+        gcd_b=b,
+        gcd_return=zeros([batch], (), "int64"),
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = GcdStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, GCD_BLOCKS, xla)
     return ((state.gcd_return,), state.overflow_at)
 
 

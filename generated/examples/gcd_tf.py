@@ -4,7 +4,7 @@
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
 # autobatch: source-sha256=44924bee729de93d297287fd1e3d1a3fc6d555108dbf298fe4c16f9ef104f46d
-# autobatch: body-sha256=be7879bdcd6a96e58e85f8317f3bc5551582d602220a65f7d72e1d24f449bd4a
+# autobatch: body-sha256=4939b28b15646f8475565bcf715c21ef9b5495b8ec7d0daac3f130f249e5eaef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -19,8 +19,8 @@ gcd(int64[], int64[]):
   block 4   examples/gcd.py:14  return gcd(a - b, b)
 """
 
-import typing
 import functools
+import typing
 import numpy as np
 import tensorflow as tf
 
@@ -83,22 +83,44 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example.
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Writes with a one-hot mask over
-    the depth (one fused elementwise op; under XLA on CPU it beat a scatter
-    for shallow stacks).  Returns the new stack and pointer, and `overflow`:
-    [batch] bool, the active examples whose stack was full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask [batch], index [batch], value [batch, *event]) is applied by
+    `run` after the block; `overflow`: [batch] bool, the active examples whose
+    stack was full (nothing is written for them).
     """
-    depth = stack.shape[0]
-    fits = sp < depth
-    slot = tf.equal(tf.range(depth)[:, None], sp[None, :])
-    write = tf.logical_and(slot, tf.logical_and(active, fits)[None, :])
-    write = tf.reshape(write, [depth, -1] + [1] * (stack.shape.rank - 2))
-    stack = tf.where(write, tf.cast(value, stack.dtype), stack)
-    sp = tf.where(tf.logical_and(active, fits), sp + 1, sp)
-    return (stack, sp, tf.logical_and(active, tf.logical_not(fits)))
+    fits = sp < stack.shape[0]
+    mask = tf.logical_and(active, fits)
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    new_sp = tf.where(mask, sp + 1, sp)
+    return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (`run` applies them)."""
+    return writes
+
+
+def no_write(stack):
+    batch = tf.shape(stack)[1]
+    return (
+        tf.zeros([batch], tf.bool),
+        tf.zeros([batch], tf.int32),
+        tf.zeros(tf.shape(stack)[1:], stack.dtype),
+    )
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b]: one scatter of [batch] rows."""
+    mask, index, value = write
+    index = tf.clip_by_value(index, 0, stack.shape[0] - 1)
+    examples = tf.range(tf.shape(index)[0])
+    positions = tf.stack([index, examples], axis=1)
+    old = tf.gather_nd(stack, positions)
+    mask = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
+    return tf.tensor_scatter_nd_update(stack, positions, tf.where(mask, value, old))
 
 
 def pop(stack, sp, active):
@@ -123,23 +145,46 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
+    Under XLA the large stack arrays must not be outputs of the
+    `switch_case` (XLA would copy them every iteration): branches return
+    their writes, padded with no-ops, and the writes are applied after it.
+    Graph mode pays per op instead, so there each branch applies its own
+    writes and passes the other stacks through.
     """
     halt = len(blocks)
 
-    def pending(state):
+    def pending(state, stacks):
         return tf.reduce_any(state.pc < halt)
 
-    def step(state):
-        index = tf.reduce_min(state.pc)
-        branches = [functools.partial(block, state) for block in blocks]
-        return [tf.switch_case(index, branches)]
+    def writes_after(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        padded = [
+            writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
+        ]
+        return (new_state, tuple(padded))
 
-    return tf.while_loop(pending, step, [state])[0]
+    def writes_applied(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        applied = {
+            name: apply_write(getattr(stacks, name), w) for name, w in writes.items()
+        }
+        return (new_state, stacks._replace(**applied))
+
+    def step(state, stacks):
+        index = tf.reduce_min(state.pc)
+        branch = writes_after if xla else writes_applied
+        branches = [functools.partial(branch, block, state, stacks) for block in blocks]
+        state, result = tf.switch_case(index, branches)
+        if xla:
+            result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
+        return (state, result)
+
+    return tf.while_loop(pending, step, (state, stacks))
 
 
 _COMPILED = {}
@@ -149,10 +194,11 @@ def compiled(program, xla):
     """`program` under tf.function (XLA when `xla`), traced once per signature."""
     key = (program, bool(xla))
     if key not in _COMPILED:
+        traced = functools.partial(program, xla=bool(xla))
         if xla:
-            _COMPILED[key] = tf.function(program, jit_compile=True)
+            _COMPILED[key] = tf.function(traced, jit_compile=True, autograph=False)
         else:
-            _COMPILED[key] = tf.function(program, reduce_retracing=True)
+            _COMPILED[key] = tf.function(traced, reduce_retracing=True, autograph=False)
     return _COMPILED[key]
 
 
@@ -195,12 +241,11 @@ def broadcast_batch(function, names, leaves):
 
 
 class GcdState(typing.NamedTuple):
-    """Loop state of `gcd`: every array the batched program keeps between blocks."""
+    """Loop state of `gcd` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (GCD_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] int64: a of gcd
     gcd_a: object
@@ -212,10 +257,17 @@ class GcdState(typing.NamedTuple):
     overflow_at: object
 
 
+class GcdStacks(typing.NamedTuple):
+    """Stacks of `gcd`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 GCD_HALT = 5
 
 
-def gcd_block_0(state):
+def gcd_block_0(state, stacks):
     # examples/gcd.py:10  if a == b:
     active = state.pc == 0
     a = state.gcd_a
@@ -223,24 +275,27 @@ def gcd_block_0(state):
     cond_1 = a == b
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def gcd_block_1(state):
+def gcd_block_1(state, stacks):
     # examples/gcd.py:11  return a
     active = state.pc == 1
     a = state.gcd_a
     gcd_return = a
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, GCD_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, GCD_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        gcd_return=select(active, gcd_return, state.gcd_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            gcd_return=select(active, gcd_return, state.gcd_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def gcd_block_2(state):
+def gcd_block_2(state, stacks):
     # examples/gcd.py:12  if a < b:
     active = state.pc == 2
     a = state.gcd_a
@@ -248,10 +303,10 @@ def gcd_block_2(state):
     cond_2 = a < b
     pc = choose(cond_2, 3, 4)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def gcd_block_3(state):
+def gcd_block_3(state, stacks):
     # examples/gcd.py:13  return gcd(b, a)
     active = state.pc == 3
     b = state.gcd_b
@@ -259,14 +314,17 @@ def gcd_block_3(state):
     a, b = (b, a)
     pc = 0
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        gcd_a=select(active, a, state.gcd_a),
-        gcd_b=select(active, b, state.gcd_b),
+    return (
+        state._replace(
+            pc=pc,
+            gcd_a=select(active, a, state.gcd_a),
+            gcd_b=select(active, b, state.gcd_b),
+        ),
+        stack_writes(stacks),
     )
 
 
-def gcd_block_4(state):
+def gcd_block_4(state, stacks):
     # examples/gcd.py:14  return gcd(a - b, b)
     active = state.pc == 4
     a = state.gcd_a
@@ -275,10 +333,13 @@ def gcd_block_4(state):
     a, b = (gcd_2_a, b)
     pc = 0
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        gcd_a=select(active, a, state.gcd_a),
-        gcd_b=select(active, b, state.gcd_b),
+    return (
+        state._replace(
+            pc=pc,
+            gcd_a=select(active, a, state.gcd_a),
+            gcd_b=select(active, b, state.gcd_b),
+        ),
+        stack_writes(stacks),
     )
 
 
@@ -292,21 +353,19 @@ GCD_BLOCK_LINES = (
 )
 
 
-def gcd_program(a, b, max_stack_depth):
+def gcd_program(a, b, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(a, b)
-    state = run(
-        GcdState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            gcd_a=a,
-            gcd_b=b,
-            gcd_return=zeros([batch], (), "int64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        GCD_BLOCKS,
+    state = GcdState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        gcd_a=a,
+        gcd_b=b,
+        gcd_return=zeros([batch], (), "int64"),
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = GcdStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, GCD_BLOCKS, xla)
     return ((state.gcd_return,), state.overflow_at)
 
 

@@ -4,7 +4,7 @@
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
 # autobatch: source-sha256=e7f9a66b7b6d8f6c09b3f77e47698ad860ed2dff35f514a8555be307f2062fa4
-# autobatch: body-sha256=ee6c7968dcf2efec7616d9f37288d3b4800750e26a29fb1540353153fc77b29d
+# autobatch: body-sha256=5811502b7049568b91f25f6772dc20ee18d80446d1eead17988d2afbe34fc92e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -17,6 +17,7 @@ iota_sum(int64[], int64[]):
   block 2   examples/iota_sum.py:12  return iota_sum(n - 1, acc + n)
 """
 
+import functools
 import typing
 import numpy as np
 
@@ -75,19 +76,31 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example (in place).
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Returns the stack, the new
-    pointer and `overflow`: [batch] bool, the active examples whose stack was
-    full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask, index, value) is applied by `run` after the block;
+    `overflow`: [batch] bool, the active examples whose stack was full.
     """
     fits = sp < stack.shape[0]
-    write = active & fits
-    lanes = np.nonzero(write)[0]
-    value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
-    stack[sp[lanes], lanes] = value[lanes]
-    return (stack, np.where(write, sp + 1, sp).astype(np.int32), active & ~fits)
+    mask = active & fits
+    new_sp = np.where(mask, sp + 1, sp).astype(np.int32)
+    return (new_sp, (mask, sp, value), active & ~fits)
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (NumPy applies only these)."""
+    return writes
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b], in place."""
+    mask, index, value = write
+    lanes = np.nonzero(mask)[0]
+    if lanes.size:
+        value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
+        stack[index[lanes], lanes] = value[lanes]
 
 
 def pop(stack, sp, active):
@@ -112,7 +125,7 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -124,14 +137,16 @@ def run(state, blocks):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return state
-            state = blocks[index](state)
+                return (state, stacks)
+            state, writes = blocks[index](state, stacks)
+            for name, write in writes.items():
+                apply_write(getattr(stacks, name), write)
 
 
 def compiled(program, xla):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return program
+    return functools.partial(program, xla=False)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -170,12 +185,11 @@ def broadcast_batch(function, names, leaves):
 
 
 class IotaSumState(typing.NamedTuple):
-    """Loop state of `iota_sum`: every array the batched program keeps between blocks."""
+    """Loop state of `iota_sum` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (IOTA_SUM_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] int64: acc of iota_sum
     iota_sum_acc: object
@@ -187,36 +201,44 @@ class IotaSumState(typing.NamedTuple):
     overflow_at: object
 
 
+class IotaSumStacks(typing.NamedTuple):
+    """Stacks of `iota_sum`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 IOTA_SUM_HALT = 3
 
 
-def iota_sum_block_0(state):
+def iota_sum_block_0(state, stacks):
     # examples/iota_sum.py:10  if n <= 0:
     active = state.pc == 0
     n = state.iota_sum_n
     cond_1 = n <= 0
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def iota_sum_block_1(state):
+def iota_sum_block_1(state, stacks):
     # examples/iota_sum.py:11  return acc
     active = state.pc == 1
     acc = state.iota_sum_acc
     iota_sum_return = acc
-    pc, return_sp = pop_return(
-        state.return_stack, state.return_sp, active, IOTA_SUM_HALT
-    )
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IOTA_SUM_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        iota_sum_return=select(active, iota_sum_return, state.iota_sum_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            iota_sum_return=select(active, iota_sum_return, state.iota_sum_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def iota_sum_block_2(state):
+def iota_sum_block_2(state, stacks):
     # examples/iota_sum.py:12  return iota_sum(n - 1, acc + n)
     active = state.pc == 2
     n = state.iota_sum_n
@@ -226,10 +248,13 @@ def iota_sum_block_2(state):
     n, acc = (iota_sum_1_n, iota_sum_1_acc)
     pc = 0
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        iota_sum_n=select(active, n, state.iota_sum_n),
-        iota_sum_acc=select(active, acc, state.iota_sum_acc),
+    return (
+        state._replace(
+            pc=pc,
+            iota_sum_n=select(active, n, state.iota_sum_n),
+            iota_sum_acc=select(active, acc, state.iota_sum_acc),
+        ),
+        stack_writes(stacks),
     )
 
 
@@ -241,21 +266,19 @@ IOTA_SUM_BLOCK_LINES = (
 )
 
 
-def iota_sum_program(n, acc, max_stack_depth):
+def iota_sum_program(n, acc, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n, acc)
-    state = run(
-        IotaSumState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            iota_sum_acc=acc,
-            iota_sum_n=n,
-            iota_sum_return=zeros([batch], (), "int64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        IOTA_SUM_BLOCKS,
+    state = IotaSumState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        iota_sum_acc=acc,
+        iota_sum_n=n,
+        iota_sum_return=zeros([batch], (), "int64"),
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = IotaSumStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, IOTA_SUM_BLOCKS, xla)
     return ((state.iota_sum_return,), state.overflow_at)
 
 

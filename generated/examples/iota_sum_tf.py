@@ -4,7 +4,7 @@
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
 # autobatch: source-sha256=f157ffd20c3eb9eeff902ef8de80711bdabcd799a015d423bf9d14af9113dc24
-# autobatch: body-sha256=f7615d440d9f16697a8c7df5e582c54ea5e65742f69aef45f151e337fe6d2e35
+# autobatch: body-sha256=a6c53c099c88e494ddb517b1dec76c0b9201107be9f0118f6cab87062e8c8b83
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -17,8 +17,8 @@ iota_sum(int64[], int64[]):
   block 2   examples/iota_sum.py:12  return iota_sum(n - 1, acc + n)
 """
 
-import typing
 import functools
+import typing
 import numpy as np
 import tensorflow as tf
 
@@ -81,22 +81,44 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example.
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Writes with a one-hot mask over
-    the depth (one fused elementwise op; under XLA on CPU it beat a scatter
-    for shallow stacks).  Returns the new stack and pointer, and `overflow`:
-    [batch] bool, the active examples whose stack was full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask [batch], index [batch], value [batch, *event]) is applied by
+    `run` after the block; `overflow`: [batch] bool, the active examples whose
+    stack was full (nothing is written for them).
     """
-    depth = stack.shape[0]
-    fits = sp < depth
-    slot = tf.equal(tf.range(depth)[:, None], sp[None, :])
-    write = tf.logical_and(slot, tf.logical_and(active, fits)[None, :])
-    write = tf.reshape(write, [depth, -1] + [1] * (stack.shape.rank - 2))
-    stack = tf.where(write, tf.cast(value, stack.dtype), stack)
-    sp = tf.where(tf.logical_and(active, fits), sp + 1, sp)
-    return (stack, sp, tf.logical_and(active, tf.logical_not(fits)))
+    fits = sp < stack.shape[0]
+    mask = tf.logical_and(active, fits)
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    new_sp = tf.where(mask, sp + 1, sp)
+    return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (`run` applies them)."""
+    return writes
+
+
+def no_write(stack):
+    batch = tf.shape(stack)[1]
+    return (
+        tf.zeros([batch], tf.bool),
+        tf.zeros([batch], tf.int32),
+        tf.zeros(tf.shape(stack)[1:], stack.dtype),
+    )
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b]: one scatter of [batch] rows."""
+    mask, index, value = write
+    index = tf.clip_by_value(index, 0, stack.shape[0] - 1)
+    examples = tf.range(tf.shape(index)[0])
+    positions = tf.stack([index, examples], axis=1)
+    old = tf.gather_nd(stack, positions)
+    mask = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
+    return tf.tensor_scatter_nd_update(stack, positions, tf.where(mask, value, old))
 
 
 def pop(stack, sp, active):
@@ -121,23 +143,46 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
+    Under XLA the large stack arrays must not be outputs of the
+    `switch_case` (XLA would copy them every iteration): branches return
+    their writes, padded with no-ops, and the writes are applied after it.
+    Graph mode pays per op instead, so there each branch applies its own
+    writes and passes the other stacks through.
     """
     halt = len(blocks)
 
-    def pending(state):
+    def pending(state, stacks):
         return tf.reduce_any(state.pc < halt)
 
-    def step(state):
-        index = tf.reduce_min(state.pc)
-        branches = [functools.partial(block, state) for block in blocks]
-        return [tf.switch_case(index, branches)]
+    def writes_after(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        padded = [
+            writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
+        ]
+        return (new_state, tuple(padded))
 
-    return tf.while_loop(pending, step, [state])[0]
+    def writes_applied(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        applied = {
+            name: apply_write(getattr(stacks, name), w) for name, w in writes.items()
+        }
+        return (new_state, stacks._replace(**applied))
+
+    def step(state, stacks):
+        index = tf.reduce_min(state.pc)
+        branch = writes_after if xla else writes_applied
+        branches = [functools.partial(branch, block, state, stacks) for block in blocks]
+        state, result = tf.switch_case(index, branches)
+        if xla:
+            result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
+        return (state, result)
+
+    return tf.while_loop(pending, step, (state, stacks))
 
 
 _COMPILED = {}
@@ -147,10 +192,11 @@ def compiled(program, xla):
     """`program` under tf.function (XLA when `xla`), traced once per signature."""
     key = (program, bool(xla))
     if key not in _COMPILED:
+        traced = functools.partial(program, xla=bool(xla))
         if xla:
-            _COMPILED[key] = tf.function(program, jit_compile=True)
+            _COMPILED[key] = tf.function(traced, jit_compile=True, autograph=False)
         else:
-            _COMPILED[key] = tf.function(program, reduce_retracing=True)
+            _COMPILED[key] = tf.function(traced, reduce_retracing=True, autograph=False)
     return _COMPILED[key]
 
 
@@ -193,12 +239,11 @@ def broadcast_batch(function, names, leaves):
 
 
 class IotaSumState(typing.NamedTuple):
-    """Loop state of `iota_sum`: every array the batched program keeps between blocks."""
+    """Loop state of `iota_sum` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (IOTA_SUM_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] int64: acc of iota_sum
     iota_sum_acc: object
@@ -210,36 +255,44 @@ class IotaSumState(typing.NamedTuple):
     overflow_at: object
 
 
+class IotaSumStacks(typing.NamedTuple):
+    """Stacks of `iota_sum`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 IOTA_SUM_HALT = 3
 
 
-def iota_sum_block_0(state):
+def iota_sum_block_0(state, stacks):
     # examples/iota_sum.py:10  if n <= 0:
     active = state.pc == 0
     n = state.iota_sum_n
     cond_1 = n <= 0
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def iota_sum_block_1(state):
+def iota_sum_block_1(state, stacks):
     # examples/iota_sum.py:11  return acc
     active = state.pc == 1
     acc = state.iota_sum_acc
     iota_sum_return = acc
-    pc, return_sp = pop_return(
-        state.return_stack, state.return_sp, active, IOTA_SUM_HALT
-    )
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IOTA_SUM_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        iota_sum_return=select(active, iota_sum_return, state.iota_sum_return),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            iota_sum_return=select(active, iota_sum_return, state.iota_sum_return),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def iota_sum_block_2(state):
+def iota_sum_block_2(state, stacks):
     # examples/iota_sum.py:12  return iota_sum(n - 1, acc + n)
     active = state.pc == 2
     n = state.iota_sum_n
@@ -249,10 +302,13 @@ def iota_sum_block_2(state):
     n, acc = (iota_sum_1_n, iota_sum_1_acc)
     pc = 0
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        iota_sum_n=select(active, n, state.iota_sum_n),
-        iota_sum_acc=select(active, acc, state.iota_sum_acc),
+    return (
+        state._replace(
+            pc=pc,
+            iota_sum_n=select(active, n, state.iota_sum_n),
+            iota_sum_acc=select(active, acc, state.iota_sum_acc),
+        ),
+        stack_writes(stacks),
     )
 
 
@@ -264,21 +320,19 @@ IOTA_SUM_BLOCK_LINES = (
 )
 
 
-def iota_sum_program(n, acc, max_stack_depth):
+def iota_sum_program(n, acc, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n, acc)
-    state = run(
-        IotaSumState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            iota_sum_acc=acc,
-            iota_sum_n=n,
-            iota_sum_return=zeros([batch], (), "int64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        IOTA_SUM_BLOCKS,
+    state = IotaSumState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        iota_sum_acc=acc,
+        iota_sum_n=n,
+        iota_sum_return=zeros([batch], (), "int64"),
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = IotaSumStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, IOTA_SUM_BLOCKS, xla)
     return ((state.iota_sum_return,), state.overflow_at)
 
 

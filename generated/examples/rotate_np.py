@@ -4,7 +4,7 @@
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
 # autobatch: source-sha256=ed38fe2115c3442532cdcc1775cb21f07b9b1e73b9ada5291f6a07cacbfdabf6
-# autobatch: body-sha256=88751b88da1fdd4eebb2416bc2c33f45330efdc1e1f888ccc9d8abf2ebaf7e9e
+# autobatch: body-sha256=6742310acf3bcdfab19ab4f78ce772fa825f11aac1ed7a85b3651d0525dab755
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -18,6 +18,7 @@ rotate(Point(float64[], float64[]), int64[]):
   block 3   examples/rotate.py:16  turned = rotate(p, turns - 1)
 """
 
+import functools
 import typing
 import numpy as np
 from examples.rotate import Point
@@ -77,19 +78,31 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example (in place).
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Returns the stack, the new
-    pointer and `overflow`: [batch] bool, the active examples whose stack was
-    full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask, index, value) is applied by `run` after the block;
+    `overflow`: [batch] bool, the active examples whose stack was full.
     """
     fits = sp < stack.shape[0]
-    write = active & fits
-    lanes = np.nonzero(write)[0]
-    value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
-    stack[sp[lanes], lanes] = value[lanes]
-    return (stack, np.where(write, sp + 1, sp).astype(np.int32), active & ~fits)
+    mask = active & fits
+    new_sp = np.where(mask, sp + 1, sp).astype(np.int32)
+    return (new_sp, (mask, sp, value), active & ~fits)
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (NumPy applies only these)."""
+    return writes
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b], in place."""
+    mask, index, value = write
+    lanes = np.nonzero(mask)[0]
+    if lanes.size:
+        value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
+        stack[index[lanes], lanes] = value[lanes]
 
 
 def pop(stack, sp, active):
@@ -114,7 +127,7 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -126,14 +139,16 @@ def run(state, blocks):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return state
-            state = blocks[index](state)
+                return (state, stacks)
+            state, writes = blocks[index](state, stacks)
+            for name, write in writes.items():
+                apply_write(getattr(stacks, name), write)
 
 
 def compiled(program, xla):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return program
+    return functools.partial(program, xla=False)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -172,12 +187,11 @@ def broadcast_batch(function, names, leaves):
 
 
 class RotateState(typing.NamedTuple):
-    """Loop state of `rotate`: every array the batched program keeps between blocks."""
+    """Loop state of `rotate` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (ROTATE_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] float64: p of rotate
     rotate_p_x: object
@@ -193,74 +207,89 @@ class RotateState(typing.NamedTuple):
     overflow_at: object
 
 
+class RotateStacks(typing.NamedTuple):
+    """Stacks of `rotate`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 ROTATE_HALT = 4
 
 
-def rotate_block_0(state):
+def rotate_block_0(state, stacks):
     # examples/rotate.py:14  if turns <= 0:
     active = state.pc == 0
     turns = state.rotate_turns
     cond_1 = turns <= 0
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def rotate_block_1(state):
+def rotate_block_1(state, stacks):
     # examples/rotate.py:15  return p
     active = state.pc == 1
     p = Point(state.rotate_p_x, state.rotate_p_y)
     rotate_return = p
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, ROTATE_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, ROTATE_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        rotate_return_x=select(active, rotate_return[0], state.rotate_return_x),
-        rotate_return_y=select(active, rotate_return[1], state.rotate_return_y),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            rotate_return_x=select(active, rotate_return[0], state.rotate_return_x),
+            rotate_return_y=select(active, rotate_return[1], state.rotate_return_y),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def rotate_block_2(state):
+def rotate_block_2(state, stacks):
     # examples/rotate.py:16  turned = rotate(p, turns - 1)
     active = state.pc == 2
     turns = state.rotate_turns
     p = Point(state.rotate_p_x, state.rotate_p_y)
     turned_turns = turns - 1
     p, turns = (p, turned_turns)
-    return_stack, return_sp, overflow_1 = push(
-        state.return_stack, state.return_sp, 3, active
+    return_sp, returns_write, overflow_1 = push(
+        stacks.returns, state.return_sp, 3, active
     )
     pc = 0
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1
     pc = select(overflow, ROTATE_HALT, pc)
-    return state._replace(
-        pc=pc,
-        rotate_p_x=select(active, p[0], state.rotate_p_x),
-        rotate_p_y=select(active, p[1], state.rotate_p_y),
-        rotate_turns=select(active, turns, state.rotate_turns),
-        return_stack=return_stack,
-        return_sp=return_sp,
-        overflow_at=select(overflow, 2, state.overflow_at),
+    return (
+        state._replace(
+            pc=pc,
+            rotate_p_x=select(active, p[0], state.rotate_p_x),
+            rotate_p_y=select(active, p[1], state.rotate_p_y),
+            rotate_turns=select(active, turns, state.rotate_turns),
+            return_sp=return_sp,
+            overflow_at=select(overflow, 2, state.overflow_at),
+        ),
+        stack_writes(stacks, returns=returns_write),
     )
 
 
-def rotate_block_3(state):
+def rotate_block_3(state, stacks):
     # examples/rotate.py:16  turned = rotate(p, turns - 1)
     active = state.pc == 3
     rotate_return = Point(state.rotate_return_x, state.rotate_return_y)
     turned = rotate_return
     result_1 = Point(-turned.y, turned.x)
     rotate_return = result_1
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, ROTATE_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, ROTATE_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        rotate_return_x=select(active, rotate_return[0], state.rotate_return_x),
-        rotate_return_y=select(active, rotate_return[1], state.rotate_return_y),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            rotate_return_x=select(active, rotate_return[0], state.rotate_return_x),
+            rotate_return_y=select(active, rotate_return[1], state.rotate_return_y),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
@@ -273,23 +302,21 @@ ROTATE_BLOCK_LINES = (
 )
 
 
-def rotate_program(p_x, p_y, turns, max_stack_depth):
+def rotate_program(p_x, p_y, turns, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(p_x, p_y, turns)
-    state = run(
-        RotateState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            rotate_p_x=p_x,
-            rotate_p_y=p_y,
-            rotate_return_x=zeros([batch], (), "float64"),
-            rotate_return_y=zeros([batch], (), "float64"),
-            rotate_turns=turns,
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        ROTATE_BLOCKS,
+    state = RotateState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        rotate_p_x=p_x,
+        rotate_p_y=p_y,
+        rotate_return_x=zeros([batch], (), "float64"),
+        rotate_return_y=zeros([batch], (), "float64"),
+        rotate_turns=turns,
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = RotateStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, ROTATE_BLOCKS, xla)
     return ((state.rotate_return_x, state.rotate_return_y), state.overflow_at)
 
 

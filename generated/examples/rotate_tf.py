@@ -4,7 +4,7 @@
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
 # autobatch: source-sha256=70e82cbcc86f191599e2e1c28c88b34cea0f17ce9844c548e92f1cd8360abe03
-# autobatch: body-sha256=68722e5893691668c7e01145319332c52b6306315611037256b084bde4c2321c
+# autobatch: body-sha256=0b7f5318dcdf8fb5f3bd7cad312741783d9145869edf9ffd2abfd710a78922bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -18,8 +18,8 @@ rotate(Point(float64[], float64[]), int64[]):
   block 3   examples/rotate.py:16  turned = rotate(p, turns - 1)
 """
 
-import typing
 import functools
+import typing
 import numpy as np
 import tensorflow as tf
 from examples.rotate import Point
@@ -83,22 +83,44 @@ def read(stack, index):
 
 
 def push(stack, sp, value, active):
-    """Pushes `value` on the stack of every active example.
+    """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event]; sp: [batch] int32, the next free slot;
-    value: [batch, *event] or broadcastable.  Writes with a one-hot mask over
-    the depth (one fused elementwise op; under XLA on CPU it beat a scatter
-    for shallow stacks).  Returns the new stack and pointer, and `overflow`:
-    [batch] bool, the active examples whose stack was full (nothing written).
+    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
+    int32, the next free slot; value: [batch, *event] or broadcastable.  The
+    write (mask [batch], index [batch], value [batch, *event]) is applied by
+    `run` after the block; `overflow`: [batch] bool, the active examples whose
+    stack was full (nothing is written for them).
     """
-    depth = stack.shape[0]
-    fits = sp < depth
-    slot = tf.equal(tf.range(depth)[:, None], sp[None, :])
-    write = tf.logical_and(slot, tf.logical_and(active, fits)[None, :])
-    write = tf.reshape(write, [depth, -1] + [1] * (stack.shape.rank - 2))
-    stack = tf.where(write, tf.cast(value, stack.dtype), stack)
-    sp = tf.where(tf.logical_and(active, fits), sp + 1, sp)
-    return (stack, sp, tf.logical_and(active, tf.logical_not(fits)))
+    fits = sp < stack.shape[0]
+    mask = tf.logical_and(active, fits)
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    new_sp = tf.where(mask, sp + 1, sp)
+    return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (`run` applies them)."""
+    return writes
+
+
+def no_write(stack):
+    batch = tf.shape(stack)[1]
+    return (
+        tf.zeros([batch], tf.bool),
+        tf.zeros([batch], tf.int32),
+        tf.zeros(tf.shape(stack)[1:], stack.dtype),
+    )
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b]: one scatter of [batch] rows."""
+    mask, index, value = write
+    index = tf.clip_by_value(index, 0, stack.shape[0] - 1)
+    examples = tf.range(tf.shape(index)[0])
+    positions = tf.stack([index, examples], axis=1)
+    old = tf.gather_nd(stack, positions)
+    mask = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
+    return tf.tensor_scatter_nd_update(stack, positions, tf.where(mask, value, old))
 
 
 def pop(stack, sp, active):
@@ -123,23 +145,46 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, blocks):
+def run(state, stacks, blocks, xla):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
+    Under XLA the large stack arrays must not be outputs of the
+    `switch_case` (XLA would copy them every iteration): branches return
+    their writes, padded with no-ops, and the writes are applied after it.
+    Graph mode pays per op instead, so there each branch applies its own
+    writes and passes the other stacks through.
     """
     halt = len(blocks)
 
-    def pending(state):
+    def pending(state, stacks):
         return tf.reduce_any(state.pc < halt)
 
-    def step(state):
-        index = tf.reduce_min(state.pc)
-        branches = [functools.partial(block, state) for block in blocks]
-        return [tf.switch_case(index, branches)]
+    def writes_after(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        padded = [
+            writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
+        ]
+        return (new_state, tuple(padded))
 
-    return tf.while_loop(pending, step, [state])[0]
+    def writes_applied(block, state, stacks):
+        new_state, writes = block(state, stacks)
+        applied = {
+            name: apply_write(getattr(stacks, name), w) for name, w in writes.items()
+        }
+        return (new_state, stacks._replace(**applied))
+
+    def step(state, stacks):
+        index = tf.reduce_min(state.pc)
+        branch = writes_after if xla else writes_applied
+        branches = [functools.partial(branch, block, state, stacks) for block in blocks]
+        state, result = tf.switch_case(index, branches)
+        if xla:
+            result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
+        return (state, result)
+
+    return tf.while_loop(pending, step, (state, stacks))
 
 
 _COMPILED = {}
@@ -149,10 +194,11 @@ def compiled(program, xla):
     """`program` under tf.function (XLA when `xla`), traced once per signature."""
     key = (program, bool(xla))
     if key not in _COMPILED:
+        traced = functools.partial(program, xla=bool(xla))
         if xla:
-            _COMPILED[key] = tf.function(program, jit_compile=True)
+            _COMPILED[key] = tf.function(traced, jit_compile=True, autograph=False)
         else:
-            _COMPILED[key] = tf.function(program, reduce_retracing=True)
+            _COMPILED[key] = tf.function(traced, reduce_retracing=True, autograph=False)
     return _COMPILED[key]
 
 
@@ -195,12 +241,11 @@ def broadcast_batch(function, names, leaves):
 
 
 class RotateState(typing.NamedTuple):
-    """Loop state of `rotate`: every array the batched program keeps between blocks."""
+    """Loop state of `rotate` (the stacks aside): one [batch, ...] array per register."""
 
     # [batch] int32: the block each example runs next (ROTATE_HALT once it has returned)
     pc: object
-    # [depth, batch] int32: return addresses; [batch] int32: their count
-    return_stack: object
+    # [batch] int32: how many return addresses each example has stacked
     return_sp: object
     # [batch] float64: p of rotate
     rotate_p_x: object
@@ -216,74 +261,89 @@ class RotateState(typing.NamedTuple):
     overflow_at: object
 
 
+class RotateStacks(typing.NamedTuple):
+    """Stacks of `rotate`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+    # [depth, batch] int32: return addresses (block indices)
+    returns: object
+
+
 ROTATE_HALT = 4
 
 
-def rotate_block_0(state):
+def rotate_block_0(state, stacks):
     # examples/rotate.py:14  if turns <= 0:
     active = state.pc == 0
     turns = state.rotate_turns
     cond_1 = turns <= 0
     pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
-    return state._replace(pc=pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def rotate_block_1(state):
+def rotate_block_1(state, stacks):
     # examples/rotate.py:15  return p
     active = state.pc == 1
     p = Point(state.rotate_p_x, state.rotate_p_y)
     rotate_return = p
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, ROTATE_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, ROTATE_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        rotate_return_x=select(active, rotate_return[0], state.rotate_return_x),
-        rotate_return_y=select(active, rotate_return[1], state.rotate_return_y),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            rotate_return_x=select(active, rotate_return[0], state.rotate_return_x),
+            rotate_return_y=select(active, rotate_return[1], state.rotate_return_y),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
-def rotate_block_2(state):
+def rotate_block_2(state, stacks):
     # examples/rotate.py:16  turned = rotate(p, turns - 1)
     active = state.pc == 2
     turns = state.rotate_turns
     p = Point(state.rotate_p_x, state.rotate_p_y)
     turned_turns = turns - 1
     p, turns = (p, turned_turns)
-    return_stack, return_sp, overflow_1 = push(
-        state.return_stack, state.return_sp, 3, active
+    return_sp, returns_write, overflow_1 = push(
+        stacks.returns, state.return_sp, 3, active
     )
     pc = 0
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1
     pc = select(overflow, ROTATE_HALT, pc)
-    return state._replace(
-        pc=pc,
-        rotate_p_x=select(active, p[0], state.rotate_p_x),
-        rotate_p_y=select(active, p[1], state.rotate_p_y),
-        rotate_turns=select(active, turns, state.rotate_turns),
-        return_stack=return_stack,
-        return_sp=return_sp,
-        overflow_at=select(overflow, 2, state.overflow_at),
+    return (
+        state._replace(
+            pc=pc,
+            rotate_p_x=select(active, p[0], state.rotate_p_x),
+            rotate_p_y=select(active, p[1], state.rotate_p_y),
+            rotate_turns=select(active, turns, state.rotate_turns),
+            return_sp=return_sp,
+            overflow_at=select(overflow, 2, state.overflow_at),
+        ),
+        stack_writes(stacks, returns=returns_write),
     )
 
 
-def rotate_block_3(state):
+def rotate_block_3(state, stacks):
     # examples/rotate.py:16  turned = rotate(p, turns - 1)
     active = state.pc == 3
     rotate_return = Point(state.rotate_return_x, state.rotate_return_y)
     turned = rotate_return
     result_1 = Point(-turned.y, turned.x)
     rotate_return = result_1
-    pc, return_sp = pop_return(state.return_stack, state.return_sp, active, ROTATE_HALT)
+    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, ROTATE_HALT)
     pc = select(active, pc, state.pc)
-    return state._replace(
-        pc=pc,
-        rotate_return_x=select(active, rotate_return[0], state.rotate_return_x),
-        rotate_return_y=select(active, rotate_return[1], state.rotate_return_y),
-        return_sp=return_sp,
+    return (
+        state._replace(
+            pc=pc,
+            rotate_return_x=select(active, rotate_return[0], state.rotate_return_x),
+            rotate_return_y=select(active, rotate_return[1], state.rotate_return_y),
+            return_sp=return_sp,
+        ),
+        stack_writes(stacks),
     )
 
 
@@ -296,23 +356,21 @@ ROTATE_BLOCK_LINES = (
 )
 
 
-def rotate_program(p_x, p_y, turns, max_stack_depth):
+def rotate_program(p_x, p_y, turns, max_stack_depth, xla):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(p_x, p_y, turns)
-    state = run(
-        RotateState(
-            pc=zeros([batch], (), "int32"),
-            return_stack=zeros([max_stack_depth, batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            rotate_p_x=p_x,
-            rotate_p_y=p_y,
-            rotate_return_x=zeros([batch], (), "float64"),
-            rotate_return_y=zeros([batch], (), "float64"),
-            rotate_turns=turns,
-            overflow_at=zeros([batch], (), "int32") - 1,
-        ),
-        ROTATE_BLOCKS,
+    state = RotateState(
+        pc=zeros([batch], (), "int32"),
+        return_sp=zeros([batch], (), "int32"),
+        rotate_p_x=p_x,
+        rotate_p_y=p_y,
+        rotate_return_x=zeros([batch], (), "float64"),
+        rotate_return_y=zeros([batch], (), "float64"),
+        rotate_turns=turns,
+        overflow_at=zeros([batch], (), "int32") - 1,
     )
+    stacks = RotateStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks = run(state, stacks, ROTATE_BLOCKS, xla)
     return ((state.rotate_return_x, state.rotate_return_y), state.overflow_at)
 
 

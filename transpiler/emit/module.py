@@ -221,9 +221,7 @@ class _Imports:
             )
 
     def statements(self, backend) -> List[ast.stmt]:
-        lines = ["import typing"]
-        if backend.name == "tensorflow":
-            lines.append("import functools")
+        lines = ["import functools", "import typing"]
         lines.append("import numpy as np")
         if backend.name == "tensorflow":
             lines.append("import tensorflow as tf")

@@ -5,8 +5,13 @@ that the module copies from templates/runtime_*.py, so the same code serves
 TensorFlow and NumPy.  Names:
 
 - state fields: `fib_n` for variable `n` of `fib`, `fib_return` for its
-  return slot, `fib_n_stack` / `fib_n_sp` for its stack and stack pointer,
-  `p_x` style suffixes for the leaves of tuple-valued variables;
+  return slot, `fib_n_sp` for the pointer of its stack, `p_x` style suffixes
+  for the leaves of tuple-valued variables;
+- the stacks live apart from the state (`stacks.fib_n`, `stacks.returns`):
+  block functions only read them and return *writes* (one per stack at
+  most), which the driver applies after the block.  Under XLA a conditional
+  whose branches rewrite large arrays copies them on every iteration; kept
+  out of the branches, each stack costs one scatter per loop iteration;
 - inside a block function, the block's own variables keep their source names
   (`n`, `fib_1`), other functions' registers use their field names.
 """
@@ -90,6 +95,16 @@ def _call(fn, *args, **kwargs):
     )
 
 
+def _zeros(leading, shape, dtype):
+    """`zeros([batch], (3,), "float32")`: an initial register or stack."""
+    return _call(
+        "zeros",
+        ast.List([_name(d) for d in leading], ast.Load()),
+        ast.Tuple([ast.Constant(d) for d in shape], ast.Load()),
+        dtype,
+    )
+
+
 def _attr(value, attr):
     return ast.Attribute(_name(value), attr, ast.Load())
 
@@ -111,7 +126,7 @@ class _ProgramEmitter:
         self.index = {b.name: i for i, b in enumerate(lowered.blocks)}
         self.classes: List[type] = []
         self.fields: Dict[str, List[tuple]] = {}  # var -> [(path, leaf, field)]
-        taken = {"pc", "return_stack", "return_sp", "overflow_at"}
+        taken = {"pc", "return_sp", "overflow_at"}
         for var in lowered.registers:
             base = var.replace(".", "_")
             leaves = []
@@ -119,7 +134,7 @@ class _ProgramEmitter:
                 field = _safe(base + suffix, taken)
                 taken.add(field)
                 if var in lowered.stacks:
-                    taken.update({field + "_stack", field + "_sp"})
+                    taken.add(field + "_sp")
                 leaves.append((path, leaf, field))
             self.fields[var] = leaves
             self.note_classes(self.types[var])
@@ -136,6 +151,18 @@ class _ProgramEmitter:
     @property
     def state_type(self):
         return "".join(part.capitalize() for part in self.prefix.split("_")) + "State"
+
+    @property
+    def stacks_type(self):
+        return "".join(part.capitalize() for part in self.prefix.split("_")) + "Stacks"
+
+    def stack_fields(self):
+        """[(stack field, leaf type or None for return addresses)], in state order."""
+        out = [("returns", None)]
+        for var in self.p.registers:
+            if var in self.p.stacks:
+                out.extend((field, leaf) for _, leaf, field in self.fields[var])
+        return out
 
     def const(self, what):
         return f"{self.prefix.upper()}_{what}"
@@ -161,6 +188,7 @@ class _ProgramEmitter:
     def emit(self) -> EmittedProgram:
         statements = [comment("-" * 70), comment(self.title())]
         statements.append(self.state_class())
+        statements.append(self.stacks_class())
         statements.append(
             ast.Assign([_name(self.const("HALT"), True)], ast.Constant(self.halt))
         )
@@ -207,15 +235,16 @@ class _ProgramEmitter:
         body = [
             ast.Expr(
                 ast.Constant(
-                    f"Loop state of `{self.entry}`: every array the batched program "
-                    "keeps between blocks."
+                    f"Loop state of `{self.entry}` (the stacks aside): one [batch, ...] "
+                    "array per register."
                 )
             ),
-            comment("[batch] int32: the block each example runs next "
-                    f"({self.const('HALT')} once it has returned)"),
+            comment(
+                "[batch] int32: the block each example runs next "
+                f"({self.const('HALT')} once it has returned)"
+            ),
             self.field("pc"),
-            comment("[depth, batch] int32: return addresses; [batch] int32: their count"),
-            self.field("return_stack"),
+            comment("[batch] int32: how many return addresses each example has stacked"),
             self.field("return_sp"),
         ]
         for var in self.p.registers:
@@ -226,13 +255,35 @@ class _ProgramEmitter:
                 body.append(comment(f"[batch{self.dims(leaf)}] {leaf.dtype.name}: {where}"))
                 body.append(self.field(field))
                 if var in self.p.stacks:
-                    body.append(comment(f"[depth, batch{self.dims(leaf)}] and its stack pointer"))
-                    body.append(self.field(field + "_stack"))
+                    body.append(comment("[batch] int32: how many values of it are stacked"))
                     body.append(self.field(field + "_sp"))
         body.append(comment("[batch] int32: block where an example overflowed a stack, or -1"))
         body.append(self.field("overflow_at"))
+        return self.named_tuple(self.state_type, body)
+
+    def stacks_class(self):
+        body = [
+            ast.Expr(
+                ast.Constant(
+                    f"Stacks of `{self.entry}`: [depth, batch, ...] arrays, read by blocks "
+                    "and written by the driver."
+                )
+            )
+        ]
+        for field, leaf in self.stack_fields():
+            if leaf is None:
+                body.append(comment("[depth, batch] int32: return addresses (block indices)"))
+            else:
+                body.append(
+                    comment(f"[depth, batch{self.dims(leaf)}] {leaf.dtype.name}: saved {field}")
+                )
+            body.append(self.field(field))
+        return self.named_tuple(self.stacks_type, body)
+
+    @staticmethod
+    def named_tuple(name, body):
         return ast.ClassDef(
-            name=self.state_type,
+            name=name,
             bases=[ast.Attribute(_name("typing"), "NamedTuple", ast.Load())],
             keywords=[],
             body=body,
@@ -251,13 +302,16 @@ class _ProgramEmitter:
     # ---- blocks ----------------------------------------------------------
 
     def block_function(self, i, block):
-        body = _BlockBody(self, i, block).statements()
+        block_body = _BlockBody(self, i, block)
+        body = block_body.statements()
         updates = body.pop()
+        writes = [ast.keyword(f, _name(f + "_write")) for f in block_body.stack_written]
         return expand(
             program_templates.block_function,
             BLOCK=self.block_name(i),
             BODY=body,
             UPDATES=updates,
+            WRITES=writes,
         )
 
     # ---- program and entry -----------------------------------------------
@@ -274,29 +328,33 @@ class _ProgramEmitter:
 
     def program_function(self):
         leaves = self.param_leaves()
-        initial = [
-            ast.keyword("pc", _call("zeros", ast.List([_name("batch")], ast.Load()), ast.Tuple([], ast.Load()), "int32")),
-            ast.keyword("return_stack", _call("zeros", ast.List([_name("max_stack_depth"), _name("batch")], ast.Load()), ast.Tuple([], ast.Load()), "int32")),
-            ast.keyword("return_sp", _call("zeros", ast.List([_name("batch")], ast.Load()), ast.Tuple([], ast.Load()), "int32")),
-        ]
         by_field = {field: name for _, _, _, field, name in leaves}
+        initial = [
+            ast.keyword("pc", _zeros(["batch"], (), "int32")),
+            ast.keyword("return_sp", _zeros(["batch"], (), "int32")),
+        ]
         for var in self.p.registers:
             for path, leaf, field in self.fields[var]:
-                shape = ast.Tuple([ast.Constant(d) for d in leaf.shape], ast.Load())
                 if field in by_field:
                     value = _name(by_field[field])
                 else:
-                    value = _call("zeros", ast.List([_name("batch")], ast.Load()), shape, leaf.dtype.name)
+                    value = _zeros(["batch"], leaf.shape, leaf.dtype.name)
                 initial.append(ast.keyword(field, value))
                 if var in self.p.stacks:
-                    initial.append(ast.keyword(field + "_stack", _call("zeros", ast.List([_name("max_stack_depth"), _name("batch")], ast.Load()), shape, leaf.dtype.name)))
-                    initial.append(ast.keyword(field + "_sp", _call("zeros", ast.List([_name("batch")], ast.Load()), ast.Tuple([], ast.Load()), "int32")))
-        initial.append(
+                    initial.append(ast.keyword(field + "_sp", _zeros(["batch"], (), "int32")))
+        minus_one = ast.BinOp(_zeros(["batch"], (), "int32"), ast.Sub(), ast.Constant(1))
+        initial.append(ast.keyword("overflow_at", minus_one))
+        stacks = [
             ast.keyword(
-                "overflow_at",
-                ast.BinOp(_call("zeros", ast.List([_name("batch")], ast.Load()), ast.Tuple([], ast.Load()), "int32"), ast.Sub(), ast.Constant(1)),
+                field,
+                _zeros(
+                    ["max_stack_depth", "batch"],
+                    () if leaf is None else leaf.shape,
+                    "int32" if leaf is None else leaf.dtype.name,
+                ),
             )
-        )
+            for field, leaf in self.stack_fields()
+        ]
         result = ast.Tuple(
             [_attr("state", field) for _, _, field in self.fields[self.p.result]],
             ast.Load(),
@@ -307,6 +365,8 @@ class _ProgramEmitter:
             LEAVES=[ast.arg(name) for *_, name in leaves],
             STATE_TYPE=self.state_type,
             INITIAL=initial,
+            STACKS_TYPE=self.stacks_type,
+            STACKS=stacks,
             BLOCKS=self.const("BLOCKS"),
             RESULT=result,
         )
@@ -376,8 +436,8 @@ class _BlockBody:
         self.out: List[ast.stmt] = []
         self.locals: Dict[str, str] = {}
         self.taken = set()
-        self.stack_written: List[str] = []  # fields whose stack this block rewrote
-        self.sp_written: List[str] = []  # fields whose stack pointer it moved
+        self.stack_written: List[str] = []  # stacks this block writes (one write each)
+        self.sp_written: List[str] = []  # stacks whose pointer it moved
         self.overflows: List[str] = []
         self.written: List[str] = []
 
@@ -477,36 +537,34 @@ class _BlockBody:
         else:
             raise TypeError(f"unexpected instruction {ins!r}")
 
-    def stack_source(self, field):
-        """The current stack and pointer of `field`: locals once this block wrote them."""
-        stack = (
-            _name(field + "_stack")
-            if field in self.stack_written
-            else _attr("state", field + "_stack")
-        )
-        sp = _name(field + "_sp") if field in self.sp_written else _attr("state", field + "_sp")
-        return stack, sp
+    def stack_pointer(self, field):
+        """The current stack pointer of `field`: a local once this block moved it."""
+        sp = field + "_sp" if field != "returns" else "return_sp"
+        return _name(sp) if field in self.sp_written else _attr("state", sp)
 
     def push(self, field, value):
-        stack, sp = self.stack_source(field)
+        if field in self.stack_written:
+            raise AssertionError(f"two pushes on stack {field} in one block")
+        sp = "return_sp" if field == "returns" else field + "_sp"
         flag = f"overflow_{len(self.overflows) + 1}"
         self.overflows.append(flag)
-        targets = [_name(field + "_stack", True), _name(field + "_sp", True), _name(flag, True)]
+        targets = [_name(sp, True), _name(field + "_write", True), _name(flag, True)]
+        stack = _attr("stacks", field)
         self.out.append(
-            ast.Assign([_target(targets)], _call("push", stack, sp, value, _name("active")))
+            ast.Assign(
+                [_target(targets)],
+                _call("push", stack, self.stack_pointer(field), value, _name("active")),
+            )
         )
-        self.note_stack_write(field, stack=True)
-
-    def note_stack_write(self, field, stack):
-        for written, flag in ((self.stack_written, stack), (self.sp_written, True)):
-            if flag and field not in written:
-                written.append(field)
+        self.stack_written.append(field)
+        if field not in self.sp_written:
+            self.sp_written.append(field)
 
     def restore(self, var, pop):
         leaves = self.e.fields[var]
         names = []
         for _, _, field in leaves:
-            stack, sp = self.stack_source(field)
+            stack, sp = _attr("stacks", field), self.stack_pointer(field)
             target = self.local(var) if len(leaves) == 1 else _safe(field + "_top", self.taken)
             self.taken.add(target)
             names.append(target)
@@ -517,7 +575,8 @@ class _BlockBody:
                         _call("pop", stack, sp, _name("active")),
                     )
                 )
-                self.note_stack_write(field, stack=False)
+                if field not in self.sp_written:
+                    self.sp_written.append(field)
             else:
                 self.out.append(ast.Assign([_name(target, True)], _call("peek", stack, sp)))
         self.defined(var)
@@ -546,17 +605,22 @@ class _BlockBody:
                 )
             )
         elif isinstance(t, ir.PushGoto):
-            self.push("return", ast.Constant(self.e.index[t.return_block]))
+            self.push("returns", ast.Constant(self.e.index[t.return_block]))
             self.out.append(ast.Assign([pc], ast.Constant(self.e.index[t.target])))
         elif isinstance(t, ir.IndirectGoto):
-            stack, sp = self.stack_source("return")
             self.out.append(
                 ast.Assign(
                     [_target([_name("pc", True), _name("return_sp", True)])],
-                    _call("pop_return", stack, sp, _name("active"), _name(self.e.const("HALT"))),
+                    _call(
+                        "pop_return",
+                        _attr("stacks", "returns"),
+                        self.stack_pointer("returns"),
+                        _name("active"),
+                        _name(self.e.const("HALT")),
+                    ),
                 )
             )
-            self.note_stack_write("return", stack=False)
+            self.sp_written.append("returns")
         else:
             raise TypeError(f"unexpected terminator {t!r}")
         self.out.append(
@@ -586,10 +650,9 @@ class _BlockBody:
                         _call("select", _name("active"), _index(value, path), _attr("state", field)),
                     )
                 )
-        for field in self.stack_written:
-            keywords.append(ast.keyword(field + "_stack", _name(field + "_stack")))
         for field in self.sp_written:
-            keywords.append(ast.keyword(field + "_sp", _name(field + "_sp")))
+            sp = "return_sp" if field == "returns" else field + "_sp"
+            keywords.append(ast.keyword(sp, _name(sp)))
         if self.overflows:
             keywords.append(
                 ast.keyword(

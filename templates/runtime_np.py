@@ -25,6 +25,20 @@ def choose(condition, if_true, if_false):
     return np.where(np.asarray(condition).astype(bool), if_true, if_false)
 
 
+def where(condition, if_true, if_false):
+    """Per example: `if_true` where `condition` holds, else `if_false`.
+
+    condition: [batch] (any dtype: its truth is used); the sides:
+    [batch, *event] or broadcastable.
+    """
+    condition = np.asarray(condition).astype(bool)
+    if_true, if_false = np.asarray(if_true), np.asarray(if_false)
+    extra = max(if_true.ndim, if_false.ndim) - condition.ndim
+    if condition.ndim == 1 and extra > 0:
+        condition = condition.reshape(condition.shape + (1,) * extra)
+    return np.where(condition, if_true, if_false)
+
+
 def cast(value, dtype):
     return np.asarray(value).astype(dtype)
 

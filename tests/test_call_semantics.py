@@ -164,8 +164,10 @@ def test_unknown_keyword_is_a_type_error_naming_it(mod):
 
 
 def test_wrong_number_of_arguments_is_a_type_error(mod):
-    with pytest.raises(TypeError, match=r"mix\(\) takes 2 positional argument\(s\) but 1"):
+    with pytest.raises(TypeError, match=r"mix\(\).*missing a required argument: 'b'"):
         mod.mix(np.array([1, 2]), backend="numpy")
+    with pytest.raises(TypeError, match=r"mix\(\) takes 2 positional argument\(s\) but 3"):
+        mod.mix(np.array([1, 2]), np.array([1, 2]), np.array([1, 2]), backend="numpy")
 
 
 def test_two_functions_with_one_name_in_one_context(fresh):

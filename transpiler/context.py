@@ -36,12 +36,17 @@ class BatchedFunction:
         functools.update_wrapper(self, function)
 
     def __call__(self, *args, **kwargs):
-        unknown = sorted(set(kwargs) - set(_CALL_KEYWORDS))
+        params = inspect.signature(self.function).parameters
+        unknown = sorted(set(kwargs) - set(_CALL_KEYWORDS) - set(params))
         if unknown:
             raise TypeError(
                 f"{self.name}() got unexpected keyword argument(s) {unknown}; "
-                f"batched functions take positional arguments and {list(_CALL_KEYWORDS)}"
+                f"batched functions take their parameters and {list(_CALL_KEYWORDS)}"
             )
+        arguments = {k: kwargs.pop(k) for k in list(kwargs) if k in params and k not in _CALL_KEYWORDS}
+        plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params.values())
+        if plain and (arguments or len(args) < len(params)):  # else the fence explains
+            args = self._bind(args, arguments)
         if kwargs.get("dry_run") or self.context._dry_run_depth():
             return self.context._dry_run(self.function, args)
         if kwargs.get("stackless"):
@@ -63,11 +68,18 @@ class BatchedFunction:
             args = tuple(_to_numpy(a) for a in args)
         return entry(*args, max_stack_depth=depth, xla=xla)
 
+    def _bind(self, args, arguments):
+        """Positional arguments, with keywords placed and literal defaults filled in."""
+        try:
+            bound = inspect.signature(self.function).bind(*args, **arguments)
+        except TypeError as e:
+            raise TypeError(f"{self.name}(): {e}") from None
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+
     def _signature_for(self, args):
         params = inspect.signature(self.function).parameters
-        plain = all(
-            p.kind == p.POSITIONAL_OR_KEYWORD and p.default is p.empty for p in params.values()
-        )
+        plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params.values())
         if plain and len(args) != len(params):  # otherwise the fence explains
             raise TypeError(
                 f"{self.name}() takes {len(params)} positional argument(s) "

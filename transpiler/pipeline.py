@@ -29,7 +29,7 @@ def build_function(fn: Callable, batched: Mapping[str, Callable], root=None):
     """Stages 1-4 for one function: (IR function, its source, its namespace)."""
     source = frontend.load(fn, root)
     fence.check(source, batched.keys())
-    params = {name: _param_names(f) for name, f in batched.items()}
+    params = {name: parameters(f) for name, f in batched.items()}
     function = builder.build(source, params)
     namespace = dict(source.globals)
     namespace.update(source.closure)
@@ -72,9 +72,36 @@ def emit_module(source_path, backend, specs, source_hash, functions) -> str:
     return module_emitter.generate(source_path, backend, specs, source_hash, functions)
 
 
-def _param_names(fn):
-    return [
-        p.name
-        for p in inspect.signature(inspect.unwrap(fn)).parameters.values()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
+def parameters(fn):
+    """[(name, default or NO_DEFAULT)] of a batched function's parameters.
+
+    Defaults must be literals (numbers, strings, None, tuples of them): a
+    call that leaves one out gets the literal, exactly as Python would.
+    """
+    import ast as python_ast
+
+    from transpiler.frontend.source import load
+
+    out = []
+    for p in inspect.signature(inspect.unwrap(fn)).parameters.values():
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            continue  # the fence rejects *args, **kwargs and keyword-only
+        if p.default is p.empty:
+            out.append((p.name, builder.NO_DEFAULT))
+            continue
+        try:
+            literal = python_ast.literal_eval(repr(p.default)) == p.default
+        except (ValueError, SyntaxError):
+            literal = False
+        if not literal:
+            from transpiler.errors import UnsupportedSyntaxError
+
+            source = load(fn)
+            raise UnsupportedSyntaxError(
+                f"the default value of parameter {p.name!r} is not a literal "
+                f"in batched function {fn.__name__!r}",
+                source.node.origin,
+                "use a number, string, None or a tuple of them as the default",
+            )
+        out.append((p.name, p.default))
+    return out

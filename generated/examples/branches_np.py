@@ -4,7 +4,7 @@
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
 # autobatch: source-sha256=0c2008ed13313408216fb5d55dc4e7253f3d54d58f425a26a421c3ee86eac024
-# autobatch: body-sha256=4d3b555d2aff0ae88a19360aed278ece97dfd09d5380465cca57b6e774e449dc
+# autobatch: body-sha256=b8fcdea439de09e46cc7efa577d7c3ca2861c70a0ad830a50dbaed78f52bdc50
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -68,6 +68,20 @@ def select(active, new, old):
 def choose(condition, if_true, if_false):
     """Per example: block `if_true` where `condition` holds, else `if_false`."""
     return np.where(np.asarray(condition).astype(bool), if_true, if_false)
+
+
+def where(condition, if_true, if_false):
+    """Per example: `if_true` where `condition` holds, else `if_false`.
+
+    condition: [batch] (any dtype: its truth is used); the sides:
+    [batch, *event] or broadcastable.
+    """
+    condition = np.asarray(condition).astype(bool)
+    if_true, if_false = (np.asarray(if_true), np.asarray(if_false))
+    extra = max(if_true.ndim, if_false.ndim) - condition.ndim
+    if condition.ndim == 1 and extra > 0:
+        condition = condition.reshape(condition.shape + (1,) * extra)
+    return np.where(condition, if_true, if_false)
 
 
 def cast(value, dtype):

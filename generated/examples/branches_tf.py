@@ -4,7 +4,7 @@
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
 # autobatch: source-sha256=b923df14e0664e90efa732be49faa577a218b5a586c68031c94bdb20e621f5f5
-# autobatch: body-sha256=5dca8ee693fc72a4ecaa27d5d261858f782592d9312a6696844ab073f0815497
+# autobatch: body-sha256=1f1c7e5d8e95cd239da47abd943762fea9f1de2106bcd95a53d293aaccfbf4ce
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -69,6 +69,21 @@ def select(active, new, old):
 def choose(condition, if_true, if_false):
     """Per example: block `if_true` where `condition` holds, else `if_false`."""
     return tf.where(tf.cast(condition, tf.bool), if_true, if_false)
+
+
+def where(condition, if_true, if_false):
+    """Per example: `if_true` where `condition` holds, else `if_false`.
+
+    condition: [batch] (any dtype: its truth is used); the sides:
+    [batch, *event] or broadcastable, of one dtype.
+    """
+    if_true = tf.convert_to_tensor(if_true)
+    if_false = tf.convert_to_tensor(if_false, dtype_hint=if_true.dtype)
+    condition = tf.cast(condition, tf.bool)
+    extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
+    if condition.shape.rank == 1 and extra > 0:
+        condition = tf.reshape(condition, [-1] + [1] * extra)
+    return tf.where(condition, if_true, if_false)
 
 
 def cast(value, dtype):

@@ -4,7 +4,7 @@
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
 # autobatch: source-sha256=8b77c818695edfb96dcf86f502ae2cdbda557fb21e655689107df0bd3b022417
-# autobatch: body-sha256=3a959aa90969e239b64629bf07fe2bfbd1d4ed0b4f9974e0a4062b9c50242ef2
+# autobatch: body-sha256=143f7a7c86258d904448a729f806b596ad28d83b02eea305d3e346ea47308831
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -55,6 +55,20 @@ def select(active, new, old):
 def choose(condition, if_true, if_false):
     """Per example: block `if_true` where `condition` holds, else `if_false`."""
     return np.where(np.asarray(condition).astype(bool), if_true, if_false)
+
+
+def where(condition, if_true, if_false):
+    """Per example: `if_true` where `condition` holds, else `if_false`.
+
+    condition: [batch] (any dtype: its truth is used); the sides:
+    [batch, *event] or broadcastable.
+    """
+    condition = np.asarray(condition).astype(bool)
+    if_true, if_false = (np.asarray(if_true), np.asarray(if_false))
+    extra = max(if_true.ndim, if_false.ndim) - condition.ndim
+    if condition.ndim == 1 and extra > 0:
+        condition = condition.reshape(condition.shape + (1,) * extra)
+    return np.where(condition, if_true, if_false)
 
 
 def cast(value, dtype):

@@ -4,7 +4,7 @@
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
 # autobatch: source-sha256=04d18780498286772cb1faac87b93fe87d7a890f975c052645bcf4bffe026d3a
-# autobatch: body-sha256=0825f3256d601fceb8ffa56084677bfa621f1a62d3aba4c6fa1aabcba0d52941
+# autobatch: body-sha256=b20ffbb36ae1908bcf53043cfa39c5ef1e55471ef4ff6d19db365e02e19b5246
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -56,6 +56,21 @@ def select(active, new, old):
 def choose(condition, if_true, if_false):
     """Per example: block `if_true` where `condition` holds, else `if_false`."""
     return tf.where(tf.cast(condition, tf.bool), if_true, if_false)
+
+
+def where(condition, if_true, if_false):
+    """Per example: `if_true` where `condition` holds, else `if_false`.
+
+    condition: [batch] (any dtype: its truth is used); the sides:
+    [batch, *event] or broadcastable, of one dtype.
+    """
+    if_true = tf.convert_to_tensor(if_true)
+    if_false = tf.convert_to_tensor(if_false, dtype_hint=if_true.dtype)
+    condition = tf.cast(condition, tf.bool)
+    extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
+    if condition.shape.rank == 1 and extra > 0:
+        condition = tf.reshape(condition, [-1] + [1] * extra)
+    return tf.where(condition, if_true, if_false)
 
 
 def cast(value, dtype):
@@ -241,7 +256,7 @@ def broadcast_batch(function, names, leaves):
 
 
 # ----------------------------------------------------------------------
-# divide(a: int64[], b: int64[]) -> (int32[], int64[])
+# divide(a: int64[], b: int64[]) -> (int64[], int64[])
 
 
 class DivideState(typing.NamedTuple):
@@ -255,7 +270,7 @@ class DivideState(typing.NamedTuple):
     divide_a: object
     # [batch] int64: b of divide
     divide_b: object
-    # [batch] int32: the value divide returns
+    # [batch] int64: the value divide returns
     divide_return_0: object
     # [batch] int64: the value divide returns
     divide_return_1: object
@@ -367,7 +382,7 @@ def divide_program(a, b, max_stack_depth, xla):
         return_sp=zeros([batch], (), "int32"),
         divide_a=a,
         divide_b=b,
-        divide_return_0=zeros([batch], (), "int32"),
+        divide_return_0=zeros([batch], (), "int64"),
         divide_return_1=zeros([batch], (), "int64"),
         overflow_at=zeros([batch], (), "int32") - 1,
     )
@@ -379,7 +394,7 @@ def divide_program(a, b, max_stack_depth, xla):
 def divide(a, b, max_stack_depth=15, xla=False):
     """Batched `divide`: every argument has a leading batch dimension.
 
-    Per example: divide(a: int64[], b: int64[]) -> (int32[], int64[]).
+    Per example: divide(a: int64[], b: int64[]) -> (int64[], int64[]).
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
     compiles with XLA (TensorFlow only).

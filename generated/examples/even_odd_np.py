@@ -4,7 +4,7 @@
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
 # autobatch: source-sha256=2c29a1ad203a126e9efd8fb7dbbc25fe6bc2bbd72a908ba06d923ddbe510d73a
-# autobatch: body-sha256=40b72d17ffbca633a9aa2b7a80c3a75e3c6449ba68f28c596cc619aa0959eebb
+# autobatch: body-sha256=a75a19eb6d756ac5d69108f73e6a9f07057cdae0471640c87dbbb7cee74eacc5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -62,6 +62,20 @@ def select(active, new, old):
 def choose(condition, if_true, if_false):
     """Per example: block `if_true` where `condition` holds, else `if_false`."""
     return np.where(np.asarray(condition).astype(bool), if_true, if_false)
+
+
+def where(condition, if_true, if_false):
+    """Per example: `if_true` where `condition` holds, else `if_false`.
+
+    condition: [batch] (any dtype: its truth is used); the sides:
+    [batch, *event] or broadcastable.
+    """
+    condition = np.asarray(condition).astype(bool)
+    if_true, if_false = (np.asarray(if_true), np.asarray(if_false))
+    extra = max(if_true.ndim, if_false.ndim) - condition.ndim
+    if condition.ndim == 1 and extra > 0:
+        condition = condition.reshape(condition.shape + (1,) * extra)
+    return np.where(condition, if_true, if_false)
 
 
 def cast(value, dtype):

@@ -4,7 +4,7 @@
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
 # autobatch: source-sha256=a0fdf099ab64cd210baa6fef6b57d2d200eddcb892deac5ff3224de01dc25d70
-# autobatch: body-sha256=903ef9eec4f151e5231ca13f64bc9a40f4da87586ae837bf0459932652875e94
+# autobatch: body-sha256=91f1874da42f463959cbeee35c5f6997dcdb3c2bc4d65c6d6eb697e2cb7c0f8c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -63,6 +63,21 @@ def select(active, new, old):
 def choose(condition, if_true, if_false):
     """Per example: block `if_true` where `condition` holds, else `if_false`."""
     return tf.where(tf.cast(condition, tf.bool), if_true, if_false)
+
+
+def where(condition, if_true, if_false):
+    """Per example: `if_true` where `condition` holds, else `if_false`.
+
+    condition: [batch] (any dtype: its truth is used); the sides:
+    [batch, *event] or broadcastable, of one dtype.
+    """
+    if_true = tf.convert_to_tensor(if_true)
+    if_false = tf.convert_to_tensor(if_false, dtype_hint=if_true.dtype)
+    condition = tf.cast(condition, tf.bool)
+    extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
+    if condition.shape.rank == 1 and extra > 0:
+        condition = tf.reshape(condition, [-1] + [1] * extra)
+    return tf.where(condition, if_true, if_false)
 
 
 def cast(value, dtype):

@@ -4,7 +4,7 @@
 # autobatch: programs=fib(int64[])
 # autobatch: functions=examples/fib.py::fib
 # autobatch: source-sha256=3e75659a56e6007f1870f0c1699c250458781f719b9068afaf9f57001643ff53
-# autobatch: body-sha256=fad0cdf9fa9e329f9d6f8ebfc16435fb46e67107687471a7e3868546d0e27cf7
+# autobatch: body-sha256=07dc82f63ea1da9c8de41af21b9fdaf55608010b8546739010f4d8465f839c6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -57,6 +57,21 @@ def select(active, new, old):
 def choose(condition, if_true, if_false):
     """Per example: block `if_true` where `condition` holds, else `if_false`."""
     return tf.where(tf.cast(condition, tf.bool), if_true, if_false)
+
+
+def where(condition, if_true, if_false):
+    """Per example: `if_true` where `condition` holds, else `if_false`.
+
+    condition: [batch] (any dtype: its truth is used); the sides:
+    [batch, *event] or broadcastable, of one dtype.
+    """
+    if_true = tf.convert_to_tensor(if_true)
+    if_false = tf.convert_to_tensor(if_false, dtype_hint=if_true.dtype)
+    condition = tf.cast(condition, tf.bool)
+    extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
+    if condition.shape.rank == 1 and extra > 0:
+        condition = tf.reshape(condition, [-1] + [1] * extra)
+    return tf.where(condition, if_true, if_false)
 
 
 def cast(value, dtype):

@@ -4,7 +4,7 @@
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
 # autobatch: source-sha256=66af55f9016433551ba1a866e2ff1b49cf09b398f562218f1c64b5a473d354f2
-# autobatch: body-sha256=65a573c7725e260bd0b597f086084cee84abac09430bbfa9f4306bd847d1b6c4
+# autobatch: body-sha256=45e5208590e00be27e6f57239621e7f0852f97367266dfae16440d1bc2910932
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -56,6 +56,20 @@ def select(active, new, old):
 def choose(condition, if_true, if_false):
     """Per example: block `if_true` where `condition` holds, else `if_false`."""
     return np.where(np.asarray(condition).astype(bool), if_true, if_false)
+
+
+def where(condition, if_true, if_false):
+    """Per example: `if_true` where `condition` holds, else `if_false`.
+
+    condition: [batch] (any dtype: its truth is used); the sides:
+    [batch, *event] or broadcastable.
+    """
+    condition = np.asarray(condition).astype(bool)
+    if_true, if_false = (np.asarray(if_true), np.asarray(if_false))
+    extra = max(if_true.ndim, if_false.ndim) - condition.ndim
+    if condition.ndim == 1 and extra > 0:
+        condition = condition.reshape(condition.shape + (1,) * extra)
+    return np.where(condition, if_true, if_false)
 
 
 def cast(value, dtype):

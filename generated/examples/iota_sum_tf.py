@@ -4,7 +4,7 @@
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
 # autobatch: source-sha256=f157ffd20c3eb9eeff902ef8de80711bdabcd799a015d423bf9d14af9113dc24
-# autobatch: body-sha256=4a47c62a65901d9316ebba5fb09ba6c62eb6f4c264ab2921a939ae071373a7b7
+# autobatch: body-sha256=29887a00e312289600f1d6a77fcbd114b60eb5dc558a29dcab0f8ab5b762867d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -55,6 +55,21 @@ def select(active, new, old):
 def choose(condition, if_true, if_false):
     """Per example: block `if_true` where `condition` holds, else `if_false`."""
     return tf.where(tf.cast(condition, tf.bool), if_true, if_false)
+
+
+def where(condition, if_true, if_false):
+    """Per example: `if_true` where `condition` holds, else `if_false`.
+
+    condition: [batch] (any dtype: its truth is used); the sides:
+    [batch, *event] or broadcastable, of one dtype.
+    """
+    if_true = tf.convert_to_tensor(if_true)
+    if_false = tf.convert_to_tensor(if_false, dtype_hint=if_true.dtype)
+    condition = tf.cast(condition, tf.bool)
+    extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
+    if condition.shape.rank == 1 and extra > 0:
+        condition = tf.reshape(condition, [-1] + [1] * extra)
+    return tf.where(condition, if_true, if_false)
 
 
 def cast(value, dtype):

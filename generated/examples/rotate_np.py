@@ -4,7 +4,7 @@
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
 # autobatch: source-sha256=ed38fe2115c3442532cdcc1775cb21f07b9b1e73b9ada5291f6a07cacbfdabf6
-# autobatch: body-sha256=6742310acf3bcdfab19ab4f78ce772fa825f11aac1ed7a85b3651d0525dab755
+# autobatch: body-sha256=4424b047fe94298906208838a1bb334036721fed30b4e2572e7af5c952abf87d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -56,6 +56,20 @@ def select(active, new, old):
 def choose(condition, if_true, if_false):
     """Per example: block `if_true` where `condition` holds, else `if_false`."""
     return np.where(np.asarray(condition).astype(bool), if_true, if_false)
+
+
+def where(condition, if_true, if_false):
+    """Per example: `if_true` where `condition` holds, else `if_false`.
+
+    condition: [batch] (any dtype: its truth is used); the sides:
+    [batch, *event] or broadcastable.
+    """
+    condition = np.asarray(condition).astype(bool)
+    if_true, if_false = (np.asarray(if_true), np.asarray(if_false))
+    extra = max(if_true.ndim, if_false.ndim) - condition.ndim
+    if condition.ndim == 1 and extra > 0:
+        condition = condition.reshape(condition.shape + (1,) * extra)
+    return np.where(condition, if_true, if_false)
 
 
 def cast(value, dtype):

@@ -4,7 +4,7 @@
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
 # autobatch: source-sha256=70e82cbcc86f191599e2e1c28c88b34cea0f17ce9844c548e92f1cd8360abe03
-# autobatch: body-sha256=e3092d12c6143ff8683963180196df38bcc405b2ff6faf05fbe501a6bee4c698
+# autobatch: body-sha256=362c87d9eec0fbd0f1610fb80fbb72afa6412cf4794ff7571f34aa026489242a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -57,6 +57,21 @@ def select(active, new, old):
 def choose(condition, if_true, if_false):
     """Per example: block `if_true` where `condition` holds, else `if_false`."""
     return tf.where(tf.cast(condition, tf.bool), if_true, if_false)
+
+
+def where(condition, if_true, if_false):
+    """Per example: `if_true` where `condition` holds, else `if_false`.
+
+    condition: [batch] (any dtype: its truth is used); the sides:
+    [batch, *event] or broadcastable, of one dtype.
+    """
+    if_true = tf.convert_to_tensor(if_true)
+    if_false = tf.convert_to_tensor(if_false, dtype_hint=if_true.dtype)
+    condition = tf.cast(condition, tf.bool)
+    extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
+    if condition.shape.rank == 1 and extra > 0:
+        condition = tf.reshape(condition, [-1] + [1] * extra)
+    return tf.where(condition, if_true, if_false)
 
 
 def cast(value, dtype):

@@ -226,8 +226,11 @@ class _Imports:
         if backend.name == "tensorflow":
             lines.append("import tensorflow as tf")
         extra = []
+        own = {("np", "numpy")}
+        if backend.name == "tensorflow":
+            own.add(("tf", "tensorflow"))
         for local, module in sorted(self.modules.items()):
-            if (local, module) in (("np", "numpy"), ("tf", "tensorflow")):
+            if (local, module) in own:
                 continue
             if local == module:
                 extra.append(f"import {module}")

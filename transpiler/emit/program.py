@@ -32,7 +32,8 @@ from transpiler.passes import liveness
 # Names that generated code defines itself; user names that collide get a "_".
 RESERVED = frozenset(
     """state active pc overflow batch leaves result overflow_at max_stack_depth xla
-    select choose cast zeros batch_size read push pop peek pop_return run compiled
+    select choose where cast zeros batch_size read push pop peek pop_return run compiled
+    stack_writes no_write apply_write
     to_leaf broadcast_batch check_overflow StackOverflowError np tf functools
     typing collections""".split()
 )
@@ -485,6 +486,8 @@ class _BlockBody:
             self.written.append(var)
 
     def target(self, pattern):
+        if isinstance(pattern, str) and pattern.startswith("*"):
+            return ast.Starred(self.target(pattern[1:]), ast.Store())
         if isinstance(pattern, str):
             self.defined(pattern)
             return _name(self.local(pattern), True)
@@ -514,8 +517,26 @@ class _BlockBody:
                 self.out.append(ast.Expr(value))
             else:
                 self.out.append(ast.Assign([self.target(ins.vars_out)], value))
+        elif isinstance(ins, ir.Select):
+            sides = [self.rename(e, ins.vars_in) for e in (ins.if_true, ins.if_false)]
+            if ins.cast_to:
+                sides = [_call("cast", side, ins.cast_to) for side in sides]
+            condition = self.rename(ins.condition, ins.vars_in)
+            self.out.append(
+                ast.Assign([self.target(ins.vars_out)], _call("where", condition, *sides))
+            )
         elif isinstance(ins, ir.Move):
-            values = [_name(self.local(v)) for v in ins.vars_in]
+            values = []
+            for out, v in zip(ins.vars_out, ins.vars_in):
+                value = _name(self.local(v))
+                source, target = self.e.types.get(v), self.e.types.get(out)
+                if (
+                    isinstance(source, T.TensorType)
+                    and isinstance(target, T.TensorType)
+                    and source.dtype != target.dtype
+                ):  # a literal's type met a stronger one: convert, as Python would
+                    value = _call("cast", value, target.dtype.name)
+                values.append(value)
             targets = [self.target(p) for p in ins.vars_out]
             self.out.append(
                 ast.Assign(

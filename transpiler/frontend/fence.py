@@ -5,14 +5,14 @@ The fence walks the parsed function once and raises `UnsupportedSyntaxError`
 the supported subset.  Later stages may assume the subset:
 
 - `def` with plain positional parameters;
-- statements: assignment to names and (nested) tuple/list patterns,
-  augmented assignment to a name, expression statements, `if`/`elif`/`else`,
-  `while` (no `else:`), `break`, `continue`, `return` (with or without a
-  value), `pass`;
-- expressions: anything without per-example control flow inside it (no
-  lambdas, comprehensions, generators, walrus, await or yield); calls of
-  batched functions by name with positional arguments, outside `and`/`or`
-  and conditional expressions.
+- statements: assignment to names and (nested, starred) tuple/list
+  patterns, augmented assignment to a name, expression statements,
+  `if`/`elif`/`else`, `while` and `for ... in range(...)` (with `else:`),
+  `break`, `continue`, `return` (with or without a value), `pass`;
+- expressions: anything without hidden per-example control flow (no
+  lambdas, comprehensions, generators, walrus, await or yield); `and`, `or`,
+  `not`, chained comparisons and `x if c else y` (per example); calls of
+  batched functions by name.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from transpiler.errors import UnsupportedSyntaxError
 from transpiler.frontend.source import FunctionSource, origin_of
 
 _STATEMENT_HINTS = {
-    gast.For: "write the loop as `while i < n:` with an explicit counter",
     gast.AsyncFor: "async code cannot be batched; use a plain `while` loop",
     gast.Try: "handle errors outside the batched function",
     gast.With: "move the `with` block outside the batched function",
@@ -53,7 +52,6 @@ _EXPRESSION_HINTS = {
 }
 
 _NAMES = {
-    gast.For: "`for` loop",
     gast.AsyncFor: "`async for` loop",
     gast.Try: "`try` statement",
     gast.With: "`with` statement",
@@ -112,12 +110,6 @@ class _Fence:
                 "keyword-only parameters are not supported",
                 "make them positional parameters",
             )
-        if args.defaults:
-            self.fail(
-                fn,
-                "default parameter values are not supported yet",
-                "pass every argument explicitly",
-            )
         for stmt in fn.body:
             self.check_statement(stmt, in_loop=False)
 
@@ -145,15 +137,17 @@ class _Fence:
             for s in stmt.body + stmt.orelse:
                 self.check_statement(s, in_loop)
         elif isinstance(stmt, gast.While):
-            if stmt.orelse:
-                self.fail(
-                    stmt,
-                    "`else:` on a `while` loop is not supported yet",
-                    "set a flag before `break` and test it after the loop",
-                )
             self.check_expression(stmt.test)
             for s in stmt.body:
                 self.check_statement(s, in_loop=True)
+            for s in stmt.orelse:
+                self.check_statement(s, in_loop)
+        elif isinstance(stmt, gast.For):
+            self.check_for(stmt)
+            for s in stmt.body:
+                self.check_statement(s, in_loop=True)
+            for s in stmt.orelse:
+                self.check_statement(s, in_loop)
         elif isinstance(stmt, (gast.Break, gast.Continue)):
             if not in_loop:
                 self.fail(stmt, "`break`/`continue` outside a loop", "remove it")
@@ -169,6 +163,30 @@ class _Fence:
                 "rewrite it with assignments, `if` and `while`",
             )
 
+    def check_for(self, stmt):
+        iterator = stmt.iter
+        is_range = (
+            isinstance(iterator, gast.Call)
+            and isinstance(iterator.func, gast.Name)
+            and iterator.func.id == "range"
+            and "range" not in self.locals
+            and "range" not in self.source.globals
+            and not iterator.keywords
+            and 1 <= len(iterator.args) <= 3
+            and not any(isinstance(a, gast.Starred) for a in iterator.args)
+        )
+        if not is_range:
+            self.fail(
+                stmt,
+                "`for` over something other than `range(...)` is not supported",
+                "loop over `range(len(...))` or write a `while` loop with a counter",
+            )
+        if not isinstance(stmt.target, gast.Name):
+            self.fail(stmt.target, "a `for` target must be one name", "write `for i in range(...)`")
+        self.check_target(stmt.target)
+        for arg in iterator.args:
+            self.check_expression(arg)
+
     def check_target(self, target):
         if isinstance(target, gast.Name):
             if target.id in self.batched:
@@ -182,12 +200,9 @@ class _Fence:
             for element in target.elts:
                 self.check_target(element)
             return
-        if isinstance(target, gast.Starred):
-            self.fail(
-                target,
-                "starred assignment targets are not supported yet",
-                "unpack every element by name",
-            )
+        if isinstance(target, gast.Starred) and isinstance(target.value, gast.Name):
+            self.check_target(target.value)
+            return
         if isinstance(target, (gast.Subscript, gast.Attribute)):
             self.fail(
                 target,
@@ -205,32 +220,26 @@ class _Fence:
             and node.func.id not in self.locals
         )
 
-    def check_expression(self, expr, inside_short_circuit=False):
+    def check_expression(self, expr):
         for node in gast.walk(expr):
             kind = type(node)
             if kind in _EXPRESSION_HINTS:
                 self.fail(
                     node, f"{_NAMES[kind]} is not supported", _EXPRESSION_HINTS[kind]
                 )
-        self._check_batched_uses(expr, short_circuit=False)
+        self._check_batched_uses(expr)
 
-    def _check_batched_uses(self, node, short_circuit):
+    def _check_batched_uses(self, node):
         if self.is_batched_call(node):
             name = node.func.id
-            if short_circuit:
-                self.fail(
-                    node,
-                    f"a call of batched function {name!r} inside `and`/`or` or "
-                    "a conditional expression is not supported yet",
-                    "compute the call in an `if` statement of its own",
-                )
-            if node.keywords:
-                self.fail(
-                    node,
-                    f"keyword arguments in a call of batched function {name!r} "
-                    "are not supported yet",
-                    "pass the arguments by position",
-                )
+            for kw in node.keywords:
+                if kw.arg is None:
+                    self.fail(
+                        node,
+                        f"`**` arguments in a call of batched function {name!r}",
+                        "pass the arguments by name, one by one",
+                    )
+                self._check_batched_uses(kw.value)
             for arg in node.args:
                 if isinstance(arg, gast.Starred):
                     self.fail(
@@ -238,7 +247,7 @@ class _Fence:
                         f"`*` arguments in a call of batched function {name!r}",
                         "pass the arguments one by one",
                     )
-                self._check_batched_uses(arg, short_circuit)
+                self._check_batched_uses(arg)
             return
         if (
             isinstance(node, gast.Name)
@@ -250,9 +259,8 @@ class _Fence:
                 f"batched function {node.id!r} used as a value",
                 "call batched functions directly by name",
             )
-        inner = short_circuit or isinstance(node, (gast.BoolOp, gast.IfExp))
         for child in gast.iter_child_nodes(node):
-            self._check_batched_uses(child, inner)
+            self._check_batched_uses(child)
 
 
 def _local_names(fn):

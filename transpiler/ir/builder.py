@@ -43,7 +43,8 @@ def build(
     """Builds the IR function of one fenced source.
 
     `batched_params` maps every batched function of the context to its
-    parameter names (used to name argument temporaries after them).
+    parameters, [(name, default value or NO_DEFAULT)]: calls may use keywords
+    and leave out parameters that have (literal) defaults.
     """
     return _FunctionBuilder(source, batched_params).build()
 
@@ -184,6 +185,8 @@ class _FunctionBuilder:
             self.if_statement(stmt, origin)
         elif isinstance(stmt, gast.While):
             self.while_statement(stmt, origin)
+        elif isinstance(stmt, gast.For):
+            self.for_statement(stmt, origin)
         elif isinstance(stmt, gast.Break):
             self.terminate(ir.Goto(self.loops[-1][1], origin))
         elif isinstance(stmt, gast.Continue):
@@ -208,6 +211,8 @@ class _FunctionBuilder:
     def pattern(self, target) -> ir.Pattern:
         if isinstance(target, gast.Name):
             return target.id
+        if isinstance(target, gast.Starred):
+            return "*" + target.value.id
         return tuple(self.pattern(e) for e in target.elts)
 
     def if_statement(self, stmt, origin):
@@ -255,15 +260,58 @@ class _FunctionBuilder:
         self.terminate(ir.Goto(header.name, origin))
         self.start(header)
         condition = self.condition(stmt.test, origin)
-        body = self.new_block(origin_of(stmt.body[0], origin))
-        exit_block = self.new_block(None)
-        self.terminate(ir.Branch(condition, body.name, exit_block.name, origin))
-        self.loops.append((header.name, exit_block.name))
-        self.start(body)
-        self.statements(stmt.body)
+        self.loop(stmt, condition, header.name, origin, before_body=None)
+
+    def for_statement(self, stmt, origin):
+        """`for i in range(a, b, s)` as a counted `while` (per-example bounds).
+
+        The counter is advanced before the body runs, so `continue` can jump
+        straight back to the test; `i` keeps its last value after the loop.
+        """
+        args = [self.operand(a, origin, "range") for a in stmt.iter.args]
+        if len(args) == 1:
+            start, stop, step = "0", args[0], "1"
+        else:
+            start, stop = args[0], args[1]
+            step = args[2] if len(args) == 3 else "1"
+        target = stmt.target.id
+        counter = self.fresh(f"{target}_next")
+        self.primop_text(counter, start, origin)
+        header = self.new_block(origin)
         self.terminate(ir.Goto(header.name, origin))
+        self.start(header)
+        condition = self.fresh("in_range")
+        self.primop_text(
+            condition,
+            f"(({step}) > 0) & ({counter} < ({stop})) | (({step}) < 0) & ({counter} > ({stop}))",
+            origin,
+        )
+
+        def advance():
+            self.primop_text(target, counter, origin)
+            self.primop_text(counter, f"{counter} + ({step})", origin)
+
+        self.loop(stmt, condition, header.name, origin, before_body=advance)
+
+    def loop(self, stmt, condition, header, origin, before_body):
+        body = self.new_block(origin_of(stmt.body[0], origin))
+        orelse = self.new_block(origin_of(stmt.orelse[0], origin)) if stmt.orelse else None
+        exit_block = self.new_block(None)
+        self.terminate(ir.Branch(condition, body.name, (orelse or exit_block).name, origin))
+        self.loops.append((header, exit_block.name))
+        self.start(body)
+        if before_body is not None:
+            before_body()
+        self.statements(stmt.body)
+        self.terminate(ir.Goto(header, origin))
         self.loops.pop()
-        # Move the exit after the body so blocks stay in source order.
+        if orelse is not None:  # runs when the test fails, not after `break`
+            self.blocks.remove(orelse)
+            self.blocks.append(orelse)
+            self.start(orelse)
+            self.statements(stmt.orelse)
+            self.terminate(ir.Goto(exit_block.name, origin))
+        # Keep blocks in source order: the exit comes after the body.
         self.blocks.remove(exit_block)
         self.blocks.append(exit_block)
         self.start(exit_block)
@@ -296,33 +344,76 @@ class _FunctionBuilder:
     # ---- expressions -----------------------------------------------------
 
     def call(self, node, vars_out, origin):
+        """A batched call: arguments (positional, keyword, defaults) into variables."""
         callee = node.func.id
-        params = list(self.batched_params[callee])
-        if len(node.args) != len(params):
+        params = self.batched_params[callee]  # [(name, default or NO_DEFAULT)]
+        names = [p for p, _ in params]
+        where = origin_of(node, origin)
+        if len(node.args) > len(names):
             raise UnsupportedSyntaxError(
-                f"{callee!r} takes {len(params)} argument(s), "
-                f"this call passes {len(node.args)}",
-                origin_of(node, origin),
-                "pass exactly one value per parameter",
+                f"{callee!r} takes {len(names)} argument(s), this call passes {len(node.args)}",
+                where,
+                "pass one value per parameter",
             )
+        given = dict(zip(names, node.args))
+        for kw in node.keywords:
+            if kw.arg not in names:
+                raise UnsupportedSyntaxError(
+                    f"{callee!r} has no parameter {kw.arg!r} (in batched function {self.source.name!r})",
+                    where,
+                    f"its parameters: {names}",
+                )
+            if kw.arg in given:
+                raise UnsupportedSyntaxError(
+                    f"{callee!r} gets two values for {kw.arg!r}", where, "pass it once"
+                )
+            given[kw.arg] = kw.value
         prefix = vars_out if isinstance(vars_out, str) else callee
-        args = []
-        for param, arg in zip(params, node.args):
+        values = {}
+        for param, arg in given.items():  # in source order, as Python evaluates them
             residual = self.flatten(arg, origin)
             if isinstance(residual, gast.Name) and residual.id in self.used_names:
-                args.append(residual.id)
+                values[param] = residual.id
             else:
                 name = self.fresh(f"{prefix}_{param}", exact_first=True)
                 self.primop(name, residual, origin)
-                args.append(name)
+                values[param] = name
+        args = []
+        for param, default in params:
+            if param not in values:
+                if default is NO_DEFAULT:
+                    raise UnsupportedSyntaxError(
+                        f"this call of {callee!r} gives no value for {param!r}",
+                        where,
+                        "pass every parameter that has no default",
+                    )
+                name = self.fresh(f"{prefix}_{param}", exact_first=True)
+                self.primop_text(name, repr(default), origin)
+                values[param] = name
+            args.append(values[param])
         self.emit(ir.Call(callee, tuple(args), vars_out, origin))
 
     def flatten(self, expr, origin):
-        """Hoists batched calls out of `expr`; returns the residual expression."""
+        """Hoists batched calls and per-example logic out of `expr`.
+
+        Returns the residual expression.  `and`/`or`, `not`, chained
+        comparisons and `x if c else y` become `Select`s (elementwise, each
+        example taking its own side) or, when a side calls a batched function,
+        branches, so that the call runs only for the examples that need it.
+        """
         if self.is_batched_call(expr):
             result = self.fresh(expr.func.id)
             self.call(expr, result, origin_of(expr, origin))
-            return gast.Name(result, gast.Load(), None, None)
+            return _load(result)
+        if isinstance(expr, gast.BoolOp):
+            return self.bool_op(expr, origin)
+        if isinstance(expr, gast.IfExp):
+            return self.if_expression(expr, origin)
+        if isinstance(expr, gast.UnaryOp) and isinstance(expr.op, gast.Not):
+            operand = self.operand(expr.operand, origin, "not")
+            return self.select("not_", operand, "False", "True", origin)
+        if isinstance(expr, gast.Compare) and len(expr.ops) > 1:
+            return self.chained_compare(expr, origin)
         for field, value in gast.iter_fields(expr):
             if isinstance(value, gast.AST):
                 setattr(expr, field, self.flatten(value, origin))
@@ -333,6 +424,102 @@ class _FunctionBuilder:
                     [self.flatten(v, origin) if isinstance(v, gast.AST) else v for v in value],
                 )
         return expr
+
+    def operand(self, expr, origin, base) -> str:
+        """`expr` flattened into a variable name (a temporary when needed)."""
+        residual = self.flatten(expr, origin)
+        if isinstance(residual, gast.Name) and residual.id in self.used_names:
+            return residual.id
+        name = self.fresh(base)
+        self.primop(name, residual, origin)
+        return name
+
+    def select(self, base, condition, if_true, if_false, origin) -> gast.Name:
+        result = self.fresh(base)
+        names = [condition, if_true, if_false]
+        vars_in = []
+        for text in names:
+            for node in gast.walk(gast.parse(text, mode="eval")):
+                if isinstance(node, gast.Name) and node.id in self.used_names:
+                    if node.id not in vars_in:
+                        vars_in.append(node.id)
+        self.emit(ir.Select(tuple(vars_in), result, condition, if_true, if_false, origin))
+        return _load(result)
+
+    def has_batched_call(self, expr) -> bool:
+        return any(self.is_batched_call(n) for n in gast.walk(expr))
+
+    def bool_op(self, expr, origin):
+        is_and = isinstance(expr.op, gast.And)
+        base = "and_" if is_and else "or_"
+        if not any(self.has_batched_call(v) for v in expr.values[1:]):
+            result = self.operand(expr.values[0], origin, base)
+            for value in expr.values[1:]:
+                right = self.operand(value, origin, base)
+                if is_and:  # per example: `right` where `result` holds, else `result`
+                    result = self.select(base, result, right, result, origin).id
+                else:
+                    result = self.select(base, result, result, right, origin).id
+            return _load(result)
+        # A batched call on the right: real branches, so it runs only where needed.
+        result = self.fresh(base)
+        self.primop_text(result, self.operand(expr.values[0], origin, base), origin)
+        deciding = []  # blocks whose branch skips to the end once `result` decides
+        for value in expr.values[1:]:
+            evaluate = self.new_block(origin)
+            deciding.append(self.current)
+            self.terminate(ir.Branch(result, evaluate.name, "", origin))
+            self.start(evaluate)
+            self.primop_text(result, self.operand(value, origin, base), origin)
+        end = self.new_block(None)
+        self.terminate(ir.Goto(end.name, origin))
+        for block in deciding:
+            t = block.terminator
+            if is_and:  # true: evaluate the next operand; false: done
+                block.terminator = ir.Branch(t.condition, t.true_target, end.name, t.origin)
+            else:  # true: done; false: evaluate the next operand
+                block.terminator = ir.Branch(t.condition, end.name, t.true_target, t.origin)
+        self.start(end)
+        return _load(result)
+
+    def if_expression(self, expr, origin):
+        if not (self.has_batched_call(expr.body) or self.has_batched_call(expr.orelse)):
+            condition = self.operand(expr.test, origin, "cond")
+            body = self.operand(expr.body, origin, "if_true")
+            orelse = self.operand(expr.orelse, origin, "if_false")
+            return self.select("choice", condition, body, orelse, origin)
+        result = self.fresh("choice")
+        condition = self.operand(expr.test, origin, "cond")
+        then_block, else_block = self.new_block(origin), self.new_block(origin)
+        end = self.new_block(None)
+        self.terminate(ir.Branch(condition, then_block.name, else_block.name, origin))
+        for block, value in ((then_block, expr.body), (else_block, expr.orelse)):
+            self.start(block)
+            self.primop_text(result, self.operand(value, origin, "choice"), origin)
+            self.terminate(ir.Goto(end.name, origin))
+        self.blocks.remove(end)
+        self.blocks.append(end)
+        self.start(end)
+        return _load(result)
+
+    def chained_compare(self, expr, origin):
+        """`a < b <= c` is `(a < b) and (b <= c)`, with `b` evaluated once."""
+        operands = [self.operand(expr.left, origin, "operand")]
+        operands += [self.operand(c, origin, "operand") for c in expr.comparators]
+        result = None
+        for op, left, right in zip(expr.ops, operands, operands[1:]):
+            comparison = gast.Compare(_load(left), [op], [_load(right)])
+            name = self.fresh("compare")
+            self.primop(name, comparison, origin)
+            if result is None:
+                result = name
+            else:
+                result = self.select("compare", result, name, result, origin).id
+        return _load(result)
+
+    def primop_text(self, vars_out, text, origin):
+        """A primitive from Python source text (names resolve as in `primop`)."""
+        self.primop(vars_out, gast.parse(text, mode="eval").body, origin)
 
     def primop(self, vars_out, residual, origin):
         vars_in = []
@@ -363,6 +550,18 @@ class _FunctionBuilder:
                 "or assign it in the function",
             )
         self.free_names.append(name)
+
+
+class _NoDefault:
+    def __repr__(self):
+        return "NO_DEFAULT"
+
+
+NO_DEFAULT = _NoDefault()  # a parameter without a default value
+
+
+def _load(name):
+    return gast.Name(name, gast.Load(), None, None)
 
 
 def _single(pattern):

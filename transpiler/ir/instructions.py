@@ -19,15 +19,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional, Tuple, Union
 
-Pattern = Union[str, Tuple["Pattern", ...]]
+Pattern = Union[str, Tuple["Pattern", ...]]  # "*rest" marks a starred target
 
 
 def pattern_names(pattern) -> Tuple[str, ...]:
-    """Every variable name in a pattern, left to right."""
+    """Every variable name in a pattern, left to right (`*rest` gives `rest`)."""
     if pattern is None:
         return ()
     if isinstance(pattern, str):
-        return (pattern,)
+        return (pattern.lstrip("*"),)
     return tuple(name for p in pattern for name in pattern_names(p))
 
 
@@ -36,6 +36,8 @@ def map_pattern(fn, pattern):
     if pattern is None:
         return None
     if isinstance(pattern, str):
+        if pattern.startswith("*"):
+            return "*" + fn(pattern[1:])
         return fn(pattern)
     return tuple(map_pattern(fn, p) for p in pattern)
 
@@ -78,6 +80,25 @@ class PrimOp:
         return dataclasses.replace(
             self, vars_out=self.vars_out if vars_out is None else vars_out
         )
+
+
+@dataclasses.dataclass(frozen=True)
+class Select:
+    """Per example: `vars_out = if_true if condition else if_false`.
+
+    The three are Python expressions over `vars_in` (no batched calls);
+    batched code computes both sides for the whole batch and picks per
+    example (`where`), the reference interpreter evaluates only one side.
+    `cast_to` names the dtype both sides are converted to.
+    """
+
+    vars_in: Tuple[str, ...]
+    vars_out: str
+    condition: str
+    if_true: str
+    if_false: str
+    origin: Optional[Origin] = None
+    cast_to: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,7 +191,7 @@ class IndirectGoto:
     origin: Optional[Origin] = None
 
 
-Instruction = Union[PrimOp, Call, Move, Push, Pop, Peek]
+Instruction = Union[PrimOp, Select, Call, Move, Push, Pop, Peek]
 Terminator = Union[Goto, Branch, Return, PushGoto, IndirectGoto]
 
 

@@ -23,6 +23,12 @@ def _bind(env, pattern, value):
         env[pattern] = value
         return
     values = tuple(value)
+    starred = [i for i, p in enumerate(pattern) if isinstance(p, str) and p.startswith("*")]
+    if starred:
+        k = starred[0]
+        tail = len(pattern) - k - 1
+        values = values[:k] + (list(values[k : len(values) - tail]),) + values[len(values) - tail :]
+        pattern = pattern[:k] + (pattern[k][1:],) + pattern[k + 1 :]
     if len(values) != len(pattern):
         raise ValueError(f"cannot unpack {len(values)} values into {len(pattern)} names")
     for p, v in zip(pattern, values):
@@ -47,6 +53,10 @@ def _call(program, namespaces, name, args, budget):
             if isinstance(ins, ir.PrimOp):
                 scope = {v: env[v] for v in ins.vars_in}
                 _bind(env, ins.vars_out, eval(ins.expr, namespaces[name], scope))  # noqa: S307
+            elif isinstance(ins, ir.Select):
+                scope = {v: env[v] for v in ins.vars_in}
+                chosen = ins.if_true if eval(ins.condition, namespaces[name], scope) else ins.if_false  # noqa: S307
+                env[ins.vars_out] = eval(chosen, namespaces[name], scope)  # noqa: S307
             elif isinstance(ins, ir.Call):
                 values = [env[v] for v in ins.vars_in]
                 _bind(env, ins.vars_out, _call(program, namespaces, ins.function, values, budget))

@@ -17,6 +17,11 @@ def instruction(ins) -> str:
     if isinstance(ins, ir.PrimOp):
         cast = f"  # cast to {ins.cast_to}" if ins.cast_to else ""
         return f"{_pattern(ins.vars_out)} = {ins.expr}{cast}"
+    if isinstance(ins, ir.Select):
+        cast = f"  # cast to {ins.cast_to}" if ins.cast_to else ""
+        return (
+            f"{ins.vars_out} = select {ins.condition} ? {ins.if_true} : {ins.if_false}{cast}"
+        )
     if isinstance(ins, ir.Call):
         return f"{_pattern(ins.vars_out)} = call {ins.function}({', '.join(ins.vars_in)})"
     if isinstance(ins, ir.Move):

@@ -13,7 +13,7 @@ from transpiler.ir import instructions as ir
 
 
 def uses(instruction) -> Tuple[str, ...]:
-    if isinstance(instruction, (ir.PrimOp, ir.Call, ir.Move)):
+    if isinstance(instruction, (ir.PrimOp, ir.Select, ir.Call, ir.Move)):
         return tuple(instruction.vars_in)
     if isinstance(instruction, ir.Branch):
         return (instruction.condition,)
@@ -25,7 +25,7 @@ def uses(instruction) -> Tuple[str, ...]:
 
 
 def defs(instruction) -> Tuple[str, ...]:
-    if isinstance(instruction, (ir.PrimOp, ir.Call)):
+    if isinstance(instruction, (ir.PrimOp, ir.Select, ir.Call)):
         return ir.pattern_names(instruction.vars_out)
     if isinstance(instruction, ir.Move):
         return tuple(n for p in instruction.vars_out for n in ir.pattern_names(p))

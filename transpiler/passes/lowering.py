@@ -126,7 +126,7 @@ class _Lowering:
             name, origin, instructions = block.name, block.origin, []
             continuation = 0
             for index, ins in enumerate(block.instructions):
-                if isinstance(ins, ir.PrimOp):
+                if isinstance(ins, (ir.PrimOp, ir.Select)):
                     instructions.append(
                         dataclasses.replace(
                             ins,

@@ -79,14 +79,21 @@ class _Inference:
         if isinstance(pattern, str):
             self.join_into(ir.qualify(fn, pattern), value_type, origin)
             return
-        if not isinstance(value_type, T.TupleType) or len(value_type.elements) != len(
-            pattern
-        ):
+        elements = value_type.elements if isinstance(value_type, T.TupleType) else None
+        starred = [i for i, p in enumerate(pattern) if isinstance(p, str) and p[0] == "*"]
+        if elements is not None and starred:
+            k, tail = starred[0], len(pattern) - starred[0] - 1
+            if len(elements) >= len(pattern) - 1:
+                rest = T.TupleType(elements[k : len(elements) - tail])
+                elements = elements[:k] + (rest,) + elements[len(elements) - tail :]
+                pattern = pattern[:k] + (pattern[k][1:],) + pattern[k + 1 :]
+        if elements is None or len(elements) != len(pattern):
             raise BatchTypeError(
                 _where(origin)
-                + f"cannot unpack a value of type {value_type} into {len(pattern)} names"
+                + f"cannot unpack a value of type {value_type} into {len(pattern)} names "
+                "(only tuples, lists and namedtuples of a fixed length unpack per example)"
             )
-        for p, t in zip(pattern, value_type.elements):
+        for p, t in zip(pattern, elements):
             self.bind(fn, p, t, origin)
 
     # ---- the fixpoint ----------------------------------------------------
@@ -114,6 +121,8 @@ class _Inference:
             for instruction in block.instructions:
                 if isinstance(instruction, ir.PrimOp):
                     self.visit_primop(fn.name, instruction)
+                elif isinstance(instruction, ir.Select):
+                    self.visit_select(fn.name, instruction)
                 elif isinstance(instruction, ir.Call):
                     self.visit_call(fn.name, instruction)
             t = block.terminator
@@ -124,26 +133,74 @@ class _Inference:
         types = [self.types.get(ir.qualify(fn, n)) for n in names]
         return None if any(t is None for t in types) else tuple(types)
 
-    def evaluate(self, fn, op: ir.PrimOp, inputs):
-        key = (fn, op.expr, inputs)
+    def evaluate(self, fn, expr, vars_in, inputs):
+        """(type, None, promoted) of `expr` on placeholders, or (None, error, None).
+
+        Weak inputs (from literals) that meet strong inputs of the same kind
+        take their dtype first, as Python numbers would (`i < n` with `i = 0`
+        and an int64 `n`: `i` is int64); TensorFlow would otherwise refuse to
+        mix int32 and int64.  `promoted` gives those input types, which the
+        caller joins into the variables.
+        """
+        key = (fn, expr, vars_in, inputs)
         if key not in self.cache:
-            env = {
-                name: B.placeholder(self.backend, t) for name, t in zip(op.vars_in, inputs)
-            }
-            try:
-                value = eval(op.expr, self.namespaces[fn], env)  # noqa: S307
-                self.cache[key] = (B.type_of(self.backend, value), None)
-            except Exception as e:  # noqa: BLE001 - reported once types settle
-                self.cache[key] = (None, e)
+            promoted = _promote_weak(inputs)
+            value_type, error, _ = self._try(fn, expr, vars_in, promoted)
+            self.cache[key] = (value_type, error, promoted if promoted != inputs else None)
         return self.cache[key]
+
+    def _try(self, fn, expr, vars_in, inputs):
+        env = {name: B.placeholder(self.backend, t) for name, t in zip(vars_in, inputs)}
+        try:
+            value = eval(expr, self.namespaces[fn], env)  # noqa: S307
+            result = B.type_of(self.backend, value)
+        except Exception as e:  # noqa: BLE001 - reported once types settle
+            return None, e, None
+        if not any(not leaf.weak for t in inputs for leaf in T.leaves(t)):
+            # Only literals went in (`n = n + 1` with a literal `n`): the result
+            # stays weak, as a Python number would.
+            result = _weaken(result)
+        return result, None, None
+
+    def strengthen(self, fn, vars_in, promoted, origin):
+        if promoted is not None:
+            for name, t in zip(vars_in, promoted):
+                self.join_into(ir.qualify(fn, name), t, origin)
 
     def visit_primop(self, fn, op):
         inputs = self.input_types(fn, op.vars_in)
         if inputs is None:
             return
-        result, _ = self.evaluate(fn, op, inputs)
+        result, _, promoted = self.evaluate(fn, op.expr, op.vars_in, inputs)
+        self.strengthen(fn, op.vars_in, promoted, op.origin)
         if result is not None:
             self.bind(fn, op.vars_out, result, op.origin)
+
+    def select_sides(self, fn, op, inputs):
+        """The types of a Select's condition and sides, or the first error."""
+        results = []
+        for expr in (op.condition, op.if_true, op.if_false):
+            result, error, promoted = self.evaluate(fn, expr, op.vars_in, inputs)
+            self.strengthen(fn, op.vars_in, promoted, op.origin)
+            if error is not None:
+                return None, (expr, error)
+            results.append(result)
+        return results, None
+
+    def visit_select(self, fn, op):
+        inputs = self.input_types(fn, op.vars_in)
+        if inputs is None:
+            return
+        sides, _ = self.select_sides(fn, op, inputs)
+        if sides is None:
+            return
+        try:
+            joined = T.join(sides[1], sides[2])
+        except T.TypeJoinError as e:
+            raise BatchTypeError(
+                _where(op.origin) + f"the two sides of a per-example choice differ: {e}"
+            ) from None
+        self.bind(fn, op.vars_out, joined, op.origin)
 
     def visit_call(self, fn, call):
         callee = self.program.function(call.function)
@@ -204,22 +261,24 @@ class _Inference:
         """Checks every instruction got types; records needed casts on PrimOps."""
         if not all(ir.qualify(fn.name, p) in self.types for p in fn.params):
             return fn  # never called with typed arguments: dropped by lowering
-        if fn.name not in self.returns:
-            raise BatchTypeError(
-                _where(fn.origin) + f"cannot infer what {fn.name!r} returns: "
-                "every path recurses without reaching a `return`"
-            )
         blocks = []
         for block in fn.blocks:
             instructions = []
             for op in block.instructions:
                 if isinstance(op, ir.PrimOp):
                     op = self.finish_primop(fn.name, op)
+                elif isinstance(op, ir.Select):
+                    op = self.finish_select(fn.name, op)
                 elif isinstance(op, ir.Call):
                     for name in ir.pattern_names(op.vars_out):
                         self.require(fn.name, name, op.origin)
                 instructions.append(op)
             blocks.append(dataclasses.replace(block, instructions=tuple(instructions)))
+        if fn.name not in self.returns:
+            raise BatchTypeError(
+                _where(fn.origin) + f"cannot infer what {fn.name!r} returns: "
+                "every path recurses without reaching a `return`"
+            )
         return dataclasses.replace(fn, blocks=tuple(blocks))
 
     def require(self, fn, name, origin):
@@ -229,6 +288,35 @@ class _Inference:
                 "assigns it is never reached with known types"
             )
 
+    def finish_select(self, fn, op):
+        inputs = self.input_types(fn, op.vars_in)
+        if inputs is None:
+            missing = [n for n in op.vars_in if ir.qualify(fn, n) not in self.types]
+            raise BatchTypeError(
+                _where(op.origin) + f"{missing[0]!r} may be used before it is assigned"
+            )
+        sides, failure = self.select_sides(fn, op, inputs)
+        if failure is not None:
+            expr, error = failure
+            raise BatchTypeError(
+                _where(op.origin) + f"evaluating `{expr}` on a batch of placeholders "
+                f"raised {type(error).__name__}: {error}"
+            ) from error
+        condition = sides[0]
+        if not (isinstance(condition, T.TensorType) and condition.shape == ()):
+            raise BatchTypeError(
+                _where(op.origin) + f"a condition must be one value per example; "
+                f"`{op.condition}` has type {condition}"
+            )
+        stored = T.strong(self.types[ir.qualify(fn, op.vars_out)])
+        if isinstance(stored, T.TensorType):
+            if any(
+                not isinstance(side, T.TensorType) or side.dtype != stored.dtype
+                for side in sides[1:]
+            ):
+                return dataclasses.replace(op, cast_to=stored.dtype.name)
+        return op
+
     def finish_primop(self, fn, op):
         inputs = self.input_types(fn, op.vars_in)
         if inputs is None:
@@ -237,7 +325,7 @@ class _Inference:
                 _where(op.origin) + f"{missing[0]!r} may be used before it is "
                 "assigned (or only in code that is never reached)"
             )
-        result, error = self.evaluate(fn, op, inputs)
+        result, error, _ = self.evaluate(fn, op.expr, op.vars_in, inputs)
         if error is not None:
             described = ", ".join(
                 f"{n}: {T.strong(t)}" for n, t in zip(op.vars_in, inputs)
@@ -253,6 +341,32 @@ class _Inference:
                 if result.dtype != stored.dtype:
                     return dataclasses.replace(op, cast_to=stored.dtype.name)
         return op
+
+
+def _weaken(pattern):
+    if isinstance(pattern, T.TensorType):
+        return T.TensorType(pattern.dtype, pattern.shape, weak=True)
+    if isinstance(pattern, T.TupleType):
+        return T.TupleType(tuple(_weaken(e) for e in pattern.elements), pattern.cls)
+    return pattern
+
+
+def _promote_weak(inputs):
+    """`inputs` with weak scalar leaves given the dtype of the strong ones."""
+    strong = [t for t in inputs if isinstance(t, T.TensorType) and not t.weak]
+    ints = sorted({t.dtype for t in strong if t.dtype.kind in "iu"}, key=str)
+    floats = sorted({t.dtype for t in strong if t.dtype.kind == "f"}, key=str)
+
+    def promote(t):
+        if not (isinstance(t, T.TensorType) and t.weak):
+            return t
+        if t.dtype.kind in "iu" and len(ints) == 1:
+            return T.TensorType(ints[0], t.shape)
+        if t.dtype.kind in "iuf" and not ints and len(floats) == 1:
+            return T.TensorType(floats[0], t.shape)
+        return t
+
+    return tuple(promote(t) for t in inputs)
 
 
 def _where(origin) -> str:

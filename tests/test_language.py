@@ -1,0 +1,119 @@
+"""The Python subset, construct by construct: batched == per-example Python.
+
+Every program of tests/language.py on NumPy, TF graph and TF+XLA at batch
+sizes 1, 7 and 64, with inputs whose examples take different paths and
+different trip counts.
+"""
+
+import numpy as np
+import pytest
+
+from examples.corpus import example
+from tests import language as L
+from transpiler.demo import agrees
+
+MODES = {
+    "numpy": dict(backend="numpy"),
+    "tf_graph": dict(backend="tensorflow"),
+    "tf_xla": dict(backend="tensorflow", xla=True),
+}
+
+
+def ints(low, high):
+    return lambda rng, n: (rng.integers(low, high, n),)
+
+
+CASES = {
+    "collatz_steps": lambda rng, n: (rng.integers(1, 201, n),),
+    "range_sum": lambda rng, n: (
+        rng.integers(-10, 11, n),
+        rng.integers(-10, 11, n),
+        rng.choice([-3, -2, -1, 1, 2, 3], n),
+    ),
+    "skip_and_stop": ints(0, 25),
+    "first_divisor": ints(2, 60),
+    "nested_loops": ints(0, 9),
+    "logic": lambda rng, n: (rng.integers(-3, 12, n), rng.integers(-3, 12, n)),
+    "value_logic": lambda rng, n: (rng.integers(-1, 2, n), rng.integers(-1, 2, n)),
+    "guarded": ints(-3, 8),
+    "assignments": lambda rng, n: (rng.integers(-5, 5, n), rng.integers(-5, 5, n)),
+    "loop_with_recursion": ints(0, 7),
+    "shadowing": ints(-5, 5),
+    "uses_numpy": lambda rng, n: (rng.normal(size=n),),
+    "uses_tensorflow": lambda rng, n: (rng.normal(size=n).astype(np.float32),),
+    "calls_with_keywords": ints(-5, 6),
+}
+
+NUMPY_ONLY = {"uses_numpy"}
+
+
+def expected(name, inputs, batch):
+    plain = L.ctx.plain(name)
+    out = [plain(*example(inputs, i)) for i in range(batch)]
+    return [np.asarray(o) if hasattr(o, "numpy") else o for o in out]
+
+
+# A program calling NumPy functions runs on the NumPy backend only (on
+# TensorFlow it is a clear error: see test_numpy_program_on_tensorflow...).
+PARAMS = [
+    (name, batch, mode)
+    for name in CASES
+    for batch in (1, 7, 64)
+    for mode in MODES
+    if not (name in NUMPY_ONLY and mode != "numpy")
+]
+
+
+@pytest.mark.parametrize("name, batch, mode", PARAMS)
+def test_batched_equals_per_example(name, batch, mode):
+    rng = np.random.default_rng(hash((name, batch)) % 2**32)
+    inputs = CASES[name](rng, batch)
+    result = getattr(L, name)(*inputs, **MODES[mode])
+    assert agrees(result, expected(name, inputs, batch))
+
+
+def test_collatz_over_1_to_200_takes_different_trip_counts():
+    x = np.arange(1, 201)
+    steps = np.asarray(L.collatz_steps(x, backend="tensorflow", xla=True))
+    plain = L.ctx.plain("collatz_steps")
+    assert steps.tolist() == [plain(int(v)) for v in x]
+    assert len(set(steps.tolist())) > 50
+
+
+def test_numpy_program_on_tensorflow_names_the_line():
+    from transpiler import BatchTypeError
+
+    with pytest.raises(BatchTypeError, match=r"language\.py:\d+.*np\.sqrt"):
+        L.uses_numpy(np.array([1.0]), backend="tensorflow")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "tensorflow"])
+def test_functions_without_a_value_return_none(backend):
+    assert L.no_return(np.array([1, 2]), backend=backend) is None
+    assert L.bare_return(np.array([1, -2]), backend=backend) is None
+
+
+def test_short_circuit_call_runs_only_where_needed():
+    # count_down(n) recurses n deep: at max_stack_depth=6 it only fits because
+    # the examples with n <= 0 never call it, and n = 7 is not in the batch.
+    n = np.array([-3, 0, 2, 5])
+    ok, other, pick = L.guarded(n, backend="numpy", max_stack_depth=6)
+    assert ok.tolist() == [False, False, True, True]
+    assert pick.tolist() == [-1, -1, 2, 5]
+
+
+def test_loop_blocks_quote_the_loop_lines():
+    text = open(L.ctx._generated_dir(None) + "/tests/language_np.py").read()
+    assert "# tests/language.py:" in text
+    assert "while x != 1:" in text
+    assert "for i in range(a, b, s):" in text
+
+
+@pytest.mark.parametrize("backend", ["numpy", "tensorflow"])
+def test_top_level_call_with_keywords_and_defaults(backend):
+    x = np.array([1, 2, 3])
+    assert np.asarray(L.scaled(x, backend=backend)).tolist() == [2, 4, 6]
+    assert np.asarray(L.scaled(x, offset=1, backend=backend)).tolist() == [3, 5, 7]
+    assert np.asarray(L.scaled(factor=3, x=x, backend=backend)).tolist() == [3, 6, 9]
+    with pytest.raises(TypeError, match="scaled"):
+        L.scaled(x, 1, factor=2, backend=backend)

@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from examples import branches, divide, even_odd, fib, gcd, iota_sum, rotate
+from examples import branches, collatz, divide, even_odd, fib, gcd, iota_sum, primes, rotate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +54,22 @@ def _rotate(rng, batch):
     return point, rng.integers(0, 6, batch)
 
 
+def _collatz(rng, batch):
+    return (rng.integers(1, 201, batch),)
+
+
+def _factor(rng, batch):
+    return (rng.integers(2, 200, batch),)
+
+
+def _count_primes(rng, batch):
+    return (rng.integers(0, 60, batch),)
+
+
+def _multiple(rng, batch):
+    return rng.integers(0, 30, batch), rng.integers(0, 10, batch)
+
+
 CASES = (
     Case("fib", fib.fib, _fib),
     Case("is_even", even_odd.is_even, _parity),
@@ -64,6 +80,10 @@ CASES = (
     Case("quadrant", branches.quadrant, _quadrant),
     Case("divide", divide.divide, _divide),
     Case("rotate", rotate.rotate, _rotate),
+    Case("collatz", collatz.collatz_steps, _collatz),
+    Case("factor", primes.smallest_factor, _factor),
+    Case("primes", primes.count_primes_below, _count_primes),
+    Case("multiple7", primes.first_multiple_of_seven, _multiple),
 )
 
 

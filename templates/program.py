@@ -26,7 +26,17 @@ def program_function(
 
 
 def entry_function(
-    ENTRY, PARAMS, DOC, NAME, LEAF_NAMES, LEAF_VALUES, LEAF_TYPES, PROGRAM, LINES, OUT
+    ENTRY,
+    PARAMS,
+    DOC,
+    NAME,
+    LEAF_NAMES,
+    LEAF_VALUES,
+    LEAF_TYPES,
+    PROGRAM,
+    LINES,
+    BLOCK_PREFIX,
+    OUT,
 ):
     def ENTRY(PARAMS, max_stack_depth=15, xla=False):
         DOC
@@ -35,6 +45,10 @@ def entry_function(
             for name, value, (dtype, shape) in zip(LEAF_NAMES, LEAF_VALUES, LEAF_TYPES)
         ]
         leaves = broadcast_batch(NAME, LEAF_NAMES, leaves)
-        result, overflow_at = compiled(PROGRAM, xla)(*leaves, max_stack_depth)
+        try:
+            result, overflow_at = compiled(PROGRAM, xla)(*leaves, max_stack_depth)
+        except Exception as error:
+            note_source_line(error, LINES, BLOCK_PREFIX)
+            raise
         check_overflow(NAME, overflow_at, LINES, max_stack_depth)
         return OUT

@@ -3,6 +3,8 @@
 They use NumPy only: they run outside the batched loop, on its results.
 """
 
+import linecache
+
 import numpy as np
 
 try:  # the compiler's own class when it is installed, so `except` clauses match
@@ -24,3 +26,28 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
             f"max_stack_depth={max_stack_depth} ({where}); call again with a "
             f"larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def note_source_line(error, block_lines, block_prefix):
+    """Adds the user's source line to an error raised inside a block function.
+
+    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
+    pass through a block function; the nearest `# file:line  text` comment
+    above the failing generated line names the user's line.
+    """
+    frame, found = error.__traceback__, None
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_name.startswith(block_prefix):
+            found = (code.co_filename, frame.tb_lineno, code.co_name)
+        frame = frame.tb_next
+    if found is None:
+        return
+    filename, lineno, name = found
+    for number in range(lineno, 0, -1):
+        text = linecache.getline(filename, number).strip()
+        if text.startswith("# ") and ":" in text.split()[1]:
+            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
+            return
+    block = int(name[len(block_prefix) :])
+    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")

@@ -39,6 +39,11 @@ def where(condition, if_true, if_false):
     return np.where(condition, if_true, if_false)
 
 
+def safe_divisor(active, value):
+    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    return np.where(active, value, np.ones_like(value))
+
+
 def cast(value, dtype):
     return np.asarray(value).astype(dtype)
 

@@ -43,6 +43,11 @@ def where(condition, if_true, if_false):
     return tf.where(condition, if_true, if_false)
 
 
+def safe_divisor(active, value):
+    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    return tf.where(active, value, tf.ones_like(value))
+
+
 def cast(value, dtype):
     return tf.cast(value, dtype)
 

@@ -167,3 +167,39 @@ def scaled(x, factor=2, offset=0):
 def calls_with_keywords(x):
     # keywords, defaults left out, and keywords out of order
     return scaled(x) + scaled(x, offset=1) + scaled(offset=x, x=3, factor=x)
+
+
+def make_climber(log_density, step, table):
+    """A batched function closing over a function, a float and an array."""
+    inner = Context(generated_dir=tempfile.mkdtemp(prefix="autobatch-test-closure-"))
+
+    @inner.batch
+    def climb(x, n):
+        for _ in range(n):
+            if log_density(x + step) > log_density(x):
+                x = x + step
+            else:
+                x = x - step * table[0]
+        return x
+
+    return climb
+
+
+def bump(x):
+    return -((x - 1.0) ** 2)
+
+
+def valley(x):
+    return (x - 1.0) ** 2
+
+
+def checked_sqrt(x):
+    if np.any(np.asarray(x) < 0):
+        raise ValueError("checked_sqrt of a negative number")
+    return np.sqrt(x)
+
+
+@ctx.batch
+def raises_inside(x):
+    y = x + 1
+    return checked_sqrt(y)

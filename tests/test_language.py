@@ -117,3 +117,28 @@ def test_top_level_call_with_keywords_and_defaults(backend):
     assert np.asarray(L.scaled(factor=3, x=x, backend=backend)).tolist() == [3, 6, 9]
     with pytest.raises(TypeError, match="scaled"):
         L.scaled(x, 1, factor=2, backend=backend)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_closures_are_factory_parameters_not_frozen_values(mode):
+    x = np.linspace(-2.0, 3.0, 9)
+    n = np.arange(9) % 4
+    results = []
+    for log_density, step, table in ((L.bump, 0.5, np.array([1.0])), (L.valley, 0.25, np.array([2.0]))):
+        climb = L.make_climber(log_density, step, table)
+        got = np.asarray(climb(x, n, **MODES[mode]))
+        plain = climb.context.plain("climb")
+        assert np.allclose(got, [plain(float(a), int(b)) for a, b in zip(x, n)])
+        results.append(got)
+        text = open(climb.context._generated_dir(None) + "/tests/language_np.py").read() if mode == "numpy" else None
+        if text is not None:
+            assert "def make_climb(log_density, step, table):" in text
+            assert 'CLOSURES = {"climb(float64[], int64[])": ("log_density", "step", "table")}' in text
+    assert not np.allclose(results[0], results[1])  # the values were not frozen
+
+
+def test_an_error_in_a_primitive_names_the_users_line():
+    with pytest.raises(ValueError, match="negative") as info:
+        L.raises_inside(np.array([3.0, -5.0]), backend="numpy")
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "tests/language.py" in notes and "return checked_sqrt(y)" in notes

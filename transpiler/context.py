@@ -190,11 +190,22 @@ class Context:
                 )
             text = self._generate(relpath, root, path, backend, text, (name, signature))
         module = loader.import_file(path, text)
-        entry = getattr(module, name)
+        key_text = name + T.signature_text(signature)
+        entry = module.PROGRAMS[key_text]
+        if module.CLOSURES[key_text]:
+            entry = entry(**{c: self._closure_value(c) for c in module.CLOSURES[key_text]})
         self._entries[key] = entry
         if cache is not None:
             cache[key] = entry
         return entry
+
+    def _closure_value(self, name):
+        """The value a batched function of this context closes over as `name`."""
+        for batched in self._functions.values():
+            fn = inspect.unwrap(batched.function)
+            if fn.__closure__ and name in fn.__code__.co_freevars:
+                return fn.__closure__[fn.__code__.co_freevars.index(name)].cell_contents
+        raise StaleGeneratedCodeError(f"no batched function closes over {name!r} any more")
 
     def _is_fresh(self, text, wanted):
         header = loader.read_header(loader.split_header(text)[0])
@@ -265,9 +276,11 @@ class Context:
 
         typed = self._typed_program(entry, signature, backend, root)
         lowered = pipeline.lower_program(typed)
-        namespaces = self._namespaces(entry, root)
+        built = self._built(root)
+        namespaces = {name: b[2] for name, b in built.items()}
         modules = {f: self._functions[f].function.__module__ for f in namespaces}
-        return ProgramSpec(entry, signature, typed, lowered, namespaces, modules)
+        closures = {name: frozenset(b[1].closure) for name, b in built.items()}
+        return ProgramSpec(entry, signature, typed, lowered, namespaces, modules, closures)
 
     def _built(self, root=None):
         from transpiler import pipeline

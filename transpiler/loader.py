@@ -13,6 +13,7 @@ the previous file intact.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import inspect
@@ -35,14 +36,40 @@ def function_source(fn) -> str:
     return textwrap.dedent(inspect.getsource(inspect.unwrap(fn)))
 
 
+_COMPILER_PARTS = ("templates", "transpiler/frontend", "transpiler/ir", "transpiler/passes",
+                   "transpiler/emit", "transpiler/pipeline.py", "transpiler/types.py",
+                   "transpiler/backends.py")
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_fingerprint() -> str:
+    """sha256 of the compiler's own sources (read as bytes, not imported).
+
+    Part of every module's source hash: a new compiler makes generated code
+    stale, so `autobatch check` notices output that a compiler change altered.
+    """
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    digest = hashlib.sha256()
+    for part in _COMPILER_PARTS:
+        path = os.path.join(top, *part.split("/"))
+        files = [path] if path.endswith(".py") else [
+            os.path.join(path, f) for f in sorted(os.listdir(path)) if f.endswith(".py")
+        ] if os.path.isdir(path) else []
+        for f in files:
+            with open(f, "rb") as handle:
+                digest.update(os.path.relpath(f, top).replace(os.sep, "/").encode() + b"\0")
+                digest.update(handle.read() + b"\0")
+    return digest.hexdigest()
+
+
 def source_hash(backend_name: str, programs_text: str, functions: Iterable[Tuple[str, str, str]]) -> str:
-    """sha256 over the generator version, backend, programs and function sources.
+    """sha256 over the compiler, backend, programs and function sources.
 
     `functions` holds (relative path, name, source text) of every function
     that went into the module, callees from other files included.
     """
     digest = hashlib.sha256()
-    for part in (__version__, backend_name, programs_text):
+    for part in (__version__, compiler_fingerprint(), backend_name, programs_text):
         digest.update(part.encode() + b"\0")
     for path, name, text in sorted(functions):
         digest.update(f"{path}::{name}\0{text}\0".encode())

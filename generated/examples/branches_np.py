@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=0c2008ed13313408216fb5d55dc4e7253f3d54d58f425a26a421c3ee86eac024
-# autobatch: body-sha256=b8fcdea439de09e46cc7efa577d7c3ca2861c70a0ad830a50dbaed78f52bdc50
+# autobatch: source-sha256=a01c177fd3704b947cc775a2454ca5c023629d131cdb544575ab7e80025391dd
+# autobatch: body-sha256=9281b56578837e7c75756945abf71b0d364df6a94b81df311e9a3d504f48ce1d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -32,6 +32,7 @@ quadrant(int64[], int64[]):
 """
 
 import functools
+import linecache
 import typing
 import numpy as np
 
@@ -52,6 +53,31 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def note_source_line(error, block_lines, block_prefix):
+    """Adds the user's source line to an error raised inside a block function.
+
+    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
+    pass through a block function; the nearest `# file:line  text` comment
+    above the failing generated line names the user's line.
+    """
+    frame, found = (error.__traceback__, None)
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_name.startswith(block_prefix):
+            found = (code.co_filename, frame.tb_lineno, code.co_name)
+        frame = frame.tb_next
+    if found is None:
+        return
+    filename, lineno, name = found
+    for number in range(lineno, 0, -1):
+        text = linecache.getline(filename, number).strip()
+        if text.startswith("# ") and ":" in text.split()[1]:
+            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
+            return
+    block = int(name[len(block_prefix) :])
+    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
 
 
 def select(active, new, old):
@@ -82,6 +108,11 @@ def where(condition, if_true, if_false):
     if condition.ndim == 1 and extra > 0:
         condition = condition.reshape(condition.shape + (1,) * extra)
     return np.where(condition, if_true, if_false)
+
+
+def safe_divisor(active, value):
+    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    return np.where(active, value, np.ones_like(value))
 
 
 def cast(value, dtype):
@@ -252,6 +283,7 @@ def absolute_block_1(state, stacks):
     active = state.pc == 1
     x = state.absolute_x
     x = -x
+    # examples/branches.py:10  if x < 0:
     pc = 2
     pc = select(active, pc, state.pc)
     return (
@@ -279,9 +311,9 @@ def absolute_block_2(state, stacks):
 
 ABSOLUTE_BLOCKS = (absolute_block_0, absolute_block_1, absolute_block_2)
 ABSOLUTE_BLOCK_LINES = (
-    "in absolute at examples/branches.py:10",
-    "in absolute at examples/branches.py:11",
-    "in absolute at examples/branches.py:12",
+    "in absolute at examples/branches.py:10: if x < 0:",
+    "in absolute at examples/branches.py:11: x = -x",
+    "in absolute at examples/branches.py:12: return x",
 )
 
 
@@ -313,7 +345,11 @@ def absolute(x, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("x",), (x,), (("float64", ()),))
     ]
     leaves = broadcast_batch("absolute", ("x",), leaves)
-    result, overflow_at = compiled(absolute_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(absolute_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
+        raise
     check_overflow("absolute", overflow_at, ABSOLUTE_BLOCK_LINES, max_stack_depth)
     return result[0]
 
@@ -385,6 +421,7 @@ def quadrant_block_3(state, stacks):
     # examples/branches.py:19  q = 1
     active = state.pc == 3
     q = 1
+    # examples/branches.py:18  if y > 0:
     pc = 5
     pc = select(active, pc, state.pc)
     return (
@@ -397,6 +434,7 @@ def quadrant_block_4(state, stacks):
     # examples/branches.py:21  q = 4
     active = state.pc == 4
     q = 4
+    # examples/branches.py:18  if y > 0:
     pc = 5
     pc = select(active, pc, state.pc)
     return (
@@ -427,6 +465,7 @@ def quadrant_block_7(state, stacks):
     # examples/branches.py:28  q = 0
     active = state.pc == 7
     q = 0
+    # examples/branches.py:22  elif x < 0:
     pc = 11
     pc = select(active, pc, state.pc)
     return (
@@ -439,6 +478,7 @@ def quadrant_block_8(state, stacks):
     # examples/branches.py:24  q = 2
     active = state.pc == 8
     q = 2
+    # examples/branches.py:23  if y > 0:
     pc = 10
     pc = select(active, pc, state.pc)
     return (
@@ -451,6 +491,7 @@ def quadrant_block_9(state, stacks):
     # examples/branches.py:26  q = 3
     active = state.pc == 9
     q = 3
+    # examples/branches.py:23  if y > 0:
     pc = 10
     pc = select(active, pc, state.pc)
     return (
@@ -508,19 +549,19 @@ QUADRANT_BLOCKS = (
     quadrant_block_12,
 )
 QUADRANT_BLOCK_LINES = (
-    "in quadrant at examples/branches.py:17",
-    "in quadrant at examples/branches.py:18",
-    "in quadrant at examples/branches.py:22",
-    "in quadrant at examples/branches.py:19",
-    "in quadrant at examples/branches.py:21",
-    "in quadrant at examples/branches.py:17",
-    "in quadrant at examples/branches.py:23",
-    "in quadrant at examples/branches.py:28",
-    "in quadrant at examples/branches.py:24",
-    "in quadrant at examples/branches.py:26",
-    "in quadrant at examples/branches.py:22",
-    "in quadrant at examples/branches.py:17",
-    "in quadrant at examples/branches.py:29",
+    "in quadrant at examples/branches.py:17: if x > 0:",
+    "in quadrant at examples/branches.py:18: if y > 0:",
+    "in quadrant at examples/branches.py:22: elif x < 0:",
+    "in quadrant at examples/branches.py:19: q = 1",
+    "in quadrant at examples/branches.py:21: q = 4",
+    "in quadrant at examples/branches.py:17: if x > 0:",
+    "in quadrant at examples/branches.py:23: if y > 0:",
+    "in quadrant at examples/branches.py:28: q = 0",
+    "in quadrant at examples/branches.py:24: q = 2",
+    "in quadrant at examples/branches.py:26: q = 3",
+    "in quadrant at examples/branches.py:22: elif x < 0:",
+    "in quadrant at examples/branches.py:17: if x > 0:",
+    "in quadrant at examples/branches.py:29: return q",
 )
 
 
@@ -556,6 +597,14 @@ def quadrant(x, y, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("quadrant", ("x", "y"), leaves)
-    result, overflow_at = compiled(quadrant_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(quadrant_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
+        raise
     check_overflow("quadrant", overflow_at, QUADRANT_BLOCK_LINES, max_stack_depth)
     return result[0]
+
+
+PROGRAMS = {"absolute(float64[])": absolute, "quadrant(int64[], int64[])": quadrant}
+CLOSURES = {"absolute(float64[])": (), "quadrant(int64[], int64[])": ()}

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=b923df14e0664e90efa732be49faa577a218b5a586c68031c94bdb20e621f5f5
-# autobatch: body-sha256=1f1c7e5d8e95cd239da47abd943762fea9f1de2106bcd95a53d293aaccfbf4ce
+# autobatch: source-sha256=31c6c6e31f638be801226313169cea40470b52d9321d91c93e07ad48a526d9d5
+# autobatch: body-sha256=be1b0482ba8a3d1b0eb6d5ac18da47e515ec1e4a218654c3f04c09641c6a6905
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -32,6 +32,7 @@ quadrant(int64[], int64[]):
 """
 
 import functools
+import linecache
 import typing
 import numpy as np
 import tensorflow as tf
@@ -53,6 +54,31 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def note_source_line(error, block_lines, block_prefix):
+    """Adds the user's source line to an error raised inside a block function.
+
+    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
+    pass through a block function; the nearest `# file:line  text` comment
+    above the failing generated line names the user's line.
+    """
+    frame, found = (error.__traceback__, None)
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_name.startswith(block_prefix):
+            found = (code.co_filename, frame.tb_lineno, code.co_name)
+        frame = frame.tb_next
+    if found is None:
+        return
+    filename, lineno, name = found
+    for number in range(lineno, 0, -1):
+        text = linecache.getline(filename, number).strip()
+        if text.startswith("# ") and ":" in text.split()[1]:
+            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
+            return
+    block = int(name[len(block_prefix) :])
+    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
 
 
 def select(active, new, old):
@@ -84,6 +110,11 @@ def where(condition, if_true, if_false):
     if condition.shape.rank == 1 and extra > 0:
         condition = tf.reshape(condition, [-1] + [1] * extra)
     return tf.where(condition, if_true, if_false)
+
+
+def safe_divisor(active, value):
+    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    return tf.where(active, value, tf.ones_like(value))
 
 
 def cast(value, dtype):
@@ -312,6 +343,7 @@ def absolute_block_1(state, stacks):
     active = state.pc == 1
     x = state.absolute_x
     x = -x
+    # examples/branches.py:10  if x < 0:
     pc = 2
     pc = select(active, pc, state.pc)
     return (
@@ -339,9 +371,9 @@ def absolute_block_2(state, stacks):
 
 ABSOLUTE_BLOCKS = (absolute_block_0, absolute_block_1, absolute_block_2)
 ABSOLUTE_BLOCK_LINES = (
-    "in absolute at examples/branches.py:10",
-    "in absolute at examples/branches.py:11",
-    "in absolute at examples/branches.py:12",
+    "in absolute at examples/branches.py:10: if x < 0:",
+    "in absolute at examples/branches.py:11: x = -x",
+    "in absolute at examples/branches.py:12: return x",
 )
 
 
@@ -373,7 +405,11 @@ def absolute(x, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("x",), (x,), (("float64", ()),))
     ]
     leaves = broadcast_batch("absolute", ("x",), leaves)
-    result, overflow_at = compiled(absolute_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(absolute_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
+        raise
     check_overflow("absolute", overflow_at, ABSOLUTE_BLOCK_LINES, max_stack_depth)
     return result[0]
 
@@ -445,6 +481,7 @@ def quadrant_block_3(state, stacks):
     # examples/branches.py:19  q = 1
     active = state.pc == 3
     q = 1
+    # examples/branches.py:18  if y > 0:
     pc = 5
     pc = select(active, pc, state.pc)
     return (
@@ -457,6 +494,7 @@ def quadrant_block_4(state, stacks):
     # examples/branches.py:21  q = 4
     active = state.pc == 4
     q = 4
+    # examples/branches.py:18  if y > 0:
     pc = 5
     pc = select(active, pc, state.pc)
     return (
@@ -487,6 +525,7 @@ def quadrant_block_7(state, stacks):
     # examples/branches.py:28  q = 0
     active = state.pc == 7
     q = 0
+    # examples/branches.py:22  elif x < 0:
     pc = 11
     pc = select(active, pc, state.pc)
     return (
@@ -499,6 +538,7 @@ def quadrant_block_8(state, stacks):
     # examples/branches.py:24  q = 2
     active = state.pc == 8
     q = 2
+    # examples/branches.py:23  if y > 0:
     pc = 10
     pc = select(active, pc, state.pc)
     return (
@@ -511,6 +551,7 @@ def quadrant_block_9(state, stacks):
     # examples/branches.py:26  q = 3
     active = state.pc == 9
     q = 3
+    # examples/branches.py:23  if y > 0:
     pc = 10
     pc = select(active, pc, state.pc)
     return (
@@ -568,19 +609,19 @@ QUADRANT_BLOCKS = (
     quadrant_block_12,
 )
 QUADRANT_BLOCK_LINES = (
-    "in quadrant at examples/branches.py:17",
-    "in quadrant at examples/branches.py:18",
-    "in quadrant at examples/branches.py:22",
-    "in quadrant at examples/branches.py:19",
-    "in quadrant at examples/branches.py:21",
-    "in quadrant at examples/branches.py:17",
-    "in quadrant at examples/branches.py:23",
-    "in quadrant at examples/branches.py:28",
-    "in quadrant at examples/branches.py:24",
-    "in quadrant at examples/branches.py:26",
-    "in quadrant at examples/branches.py:22",
-    "in quadrant at examples/branches.py:17",
-    "in quadrant at examples/branches.py:29",
+    "in quadrant at examples/branches.py:17: if x > 0:",
+    "in quadrant at examples/branches.py:18: if y > 0:",
+    "in quadrant at examples/branches.py:22: elif x < 0:",
+    "in quadrant at examples/branches.py:19: q = 1",
+    "in quadrant at examples/branches.py:21: q = 4",
+    "in quadrant at examples/branches.py:17: if x > 0:",
+    "in quadrant at examples/branches.py:23: if y > 0:",
+    "in quadrant at examples/branches.py:28: q = 0",
+    "in quadrant at examples/branches.py:24: q = 2",
+    "in quadrant at examples/branches.py:26: q = 3",
+    "in quadrant at examples/branches.py:22: elif x < 0:",
+    "in quadrant at examples/branches.py:17: if x > 0:",
+    "in quadrant at examples/branches.py:29: return q",
 )
 
 
@@ -616,6 +657,14 @@ def quadrant(x, y, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("quadrant", ("x", "y"), leaves)
-    result, overflow_at = compiled(quadrant_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(quadrant_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
+        raise
     check_overflow("quadrant", overflow_at, QUADRANT_BLOCK_LINES, max_stack_depth)
     return result[0]
+
+
+PROGRAMS = {"absolute(float64[])": absolute, "quadrant(int64[], int64[])": quadrant}
+CLOSURES = {"absolute(float64[])": (), "quadrant(int64[], int64[])": ()}

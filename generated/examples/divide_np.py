@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=8b77c818695edfb96dcf86f502ae2cdbda557fb21e655689107df0bd3b022417
-# autobatch: body-sha256=143f7a7c86258d904448a729f806b596ad28d83b02eea305d3e346ea47308831
+# autobatch: source-sha256=4e484603e7603edf280f72dbb356919f120e2d5c06e53f0f54239f1e241e9e65
+# autobatch: body-sha256=d20f312492863a6bfb8bdc7a4653d8023aeaf0e616267b3ac99cfc449c8737e9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -19,6 +19,7 @@ divide(int64[], int64[]):
 """
 
 import functools
+import linecache
 import typing
 import numpy as np
 
@@ -39,6 +40,31 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def note_source_line(error, block_lines, block_prefix):
+    """Adds the user's source line to an error raised inside a block function.
+
+    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
+    pass through a block function; the nearest `# file:line  text` comment
+    above the failing generated line names the user's line.
+    """
+    frame, found = (error.__traceback__, None)
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_name.startswith(block_prefix):
+            found = (code.co_filename, frame.tb_lineno, code.co_name)
+        frame = frame.tb_next
+    if found is None:
+        return
+    filename, lineno, name = found
+    for number in range(lineno, 0, -1):
+        text = linecache.getline(filename, number).strip()
+        if text.startswith("# ") and ":" in text.split()[1]:
+            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
+            return
+    block = int(name[len(block_prefix) :])
+    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
 
 
 def select(active, new, old):
@@ -69,6 +95,11 @@ def where(condition, if_true, if_false):
     if condition.ndim == 1 and extra > 0:
         condition = condition.reshape(condition.shape + (1,) * extra)
     return np.where(condition, if_true, if_false)
+
+
+def safe_divisor(active, value):
+    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    return np.where(active, value, np.ones_like(value))
 
 
 def cast(value, dtype):
@@ -290,6 +321,7 @@ def divide_block_3(state, stacks):
     active = state.pc == 3
     divide_return = (state.divide_return_0, state.divide_return_1)
     q, r = divide_return
+    # examples/divide.py:13  return q + 1, r
     result_2 = (q + 1, r)
     divide_return = result_2
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, DIVIDE_HALT)
@@ -307,10 +339,10 @@ def divide_block_3(state, stacks):
 
 DIVIDE_BLOCKS = (divide_block_0, divide_block_1, divide_block_2, divide_block_3)
 DIVIDE_BLOCK_LINES = (
-    "in divide at examples/divide.py:10",
-    "in divide at examples/divide.py:11",
-    "in divide at examples/divide.py:12",
-    "in divide at examples/divide.py:12",
+    "in divide at examples/divide.py:10: if a < b:",
+    "in divide at examples/divide.py:11: return 0, a",
+    "in divide at examples/divide.py:12: q, r = divide(a - b, b)",
+    "in divide at examples/divide.py:12: q, r = divide(a - b, b)",
 )
 
 
@@ -346,6 +378,14 @@ def divide(a, b, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("divide", ("a", "b"), leaves)
-    result, overflow_at = compiled(divide_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(divide_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, DIVIDE_BLOCK_LINES, "divide_block_")
+        raise
     check_overflow("divide", overflow_at, DIVIDE_BLOCK_LINES, max_stack_depth)
     return (result[0], result[1])
+
+
+PROGRAMS = {"divide(int64[], int64[])": divide}
+CLOSURES = {"divide(int64[], int64[])": ()}

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=04d18780498286772cb1faac87b93fe87d7a890f975c052645bcf4bffe026d3a
-# autobatch: body-sha256=b20ffbb36ae1908bcf53043cfa39c5ef1e55471ef4ff6d19db365e02e19b5246
+# autobatch: source-sha256=1712aee4b9be3e126881ec43357b150dbb0d41e280b274d1222473cf1a4f712b
+# autobatch: body-sha256=ebeda085d59cfc3c49f3a3a304e5a0c748bb9ad24ea73cc75d670322e93d99d5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -19,6 +19,7 @@ divide(int64[], int64[]):
 """
 
 import functools
+import linecache
 import typing
 import numpy as np
 import tensorflow as tf
@@ -40,6 +41,31 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def note_source_line(error, block_lines, block_prefix):
+    """Adds the user's source line to an error raised inside a block function.
+
+    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
+    pass through a block function; the nearest `# file:line  text` comment
+    above the failing generated line names the user's line.
+    """
+    frame, found = (error.__traceback__, None)
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_name.startswith(block_prefix):
+            found = (code.co_filename, frame.tb_lineno, code.co_name)
+        frame = frame.tb_next
+    if found is None:
+        return
+    filename, lineno, name = found
+    for number in range(lineno, 0, -1):
+        text = linecache.getline(filename, number).strip()
+        if text.startswith("# ") and ":" in text.split()[1]:
+            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
+            return
+    block = int(name[len(block_prefix) :])
+    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
 
 
 def select(active, new, old):
@@ -71,6 +97,11 @@ def where(condition, if_true, if_false):
     if condition.shape.rank == 1 and extra > 0:
         condition = tf.reshape(condition, [-1] + [1] * extra)
     return tf.where(condition, if_true, if_false)
+
+
+def safe_divisor(active, value):
+    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    return tf.where(active, value, tf.ones_like(value))
 
 
 def cast(value, dtype):
@@ -350,6 +381,7 @@ def divide_block_3(state, stacks):
     active = state.pc == 3
     divide_return = (state.divide_return_0, state.divide_return_1)
     q, r = divide_return
+    # examples/divide.py:13  return q + 1, r
     result_2 = (q + 1, r)
     divide_return = result_2
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, DIVIDE_HALT)
@@ -367,10 +399,10 @@ def divide_block_3(state, stacks):
 
 DIVIDE_BLOCKS = (divide_block_0, divide_block_1, divide_block_2, divide_block_3)
 DIVIDE_BLOCK_LINES = (
-    "in divide at examples/divide.py:10",
-    "in divide at examples/divide.py:11",
-    "in divide at examples/divide.py:12",
-    "in divide at examples/divide.py:12",
+    "in divide at examples/divide.py:10: if a < b:",
+    "in divide at examples/divide.py:11: return 0, a",
+    "in divide at examples/divide.py:12: q, r = divide(a - b, b)",
+    "in divide at examples/divide.py:12: q, r = divide(a - b, b)",
 )
 
 
@@ -406,6 +438,14 @@ def divide(a, b, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("divide", ("a", "b"), leaves)
-    result, overflow_at = compiled(divide_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(divide_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, DIVIDE_BLOCK_LINES, "divide_block_")
+        raise
     check_overflow("divide", overflow_at, DIVIDE_BLOCK_LINES, max_stack_depth)
     return (result[0], result[1])
+
+
+PROGRAMS = {"divide(int64[], int64[])": divide}
+CLOSURES = {"divide(int64[], int64[])": ()}

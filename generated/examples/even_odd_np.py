@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=2c29a1ad203a126e9efd8fb7dbbc25fe6bc2bbd72a908ba06d923ddbe510d73a
-# autobatch: body-sha256=a75a19eb6d756ac5d69108f73e6a9f07057cdae0471640c87dbbb7cee74eacc5
+# autobatch: source-sha256=e33d4aa440f15f984b8a5c7ea8fef36267f8387800c46ee7899ca9ad182f3ef6
+# autobatch: body-sha256=db249541dff900f8f602fe8334ed0c83da0427ae827130ede04b3989bef8f89a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -26,6 +26,7 @@ is_odd(int64[]):
 """
 
 import functools
+import linecache
 import typing
 import numpy as np
 
@@ -46,6 +47,31 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def note_source_line(error, block_lines, block_prefix):
+    """Adds the user's source line to an error raised inside a block function.
+
+    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
+    pass through a block function; the nearest `# file:line  text` comment
+    above the failing generated line names the user's line.
+    """
+    frame, found = (error.__traceback__, None)
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_name.startswith(block_prefix):
+            found = (code.co_filename, frame.tb_lineno, code.co_name)
+        frame = frame.tb_next
+    if found is None:
+        return
+    filename, lineno, name = found
+    for number in range(lineno, 0, -1):
+        text = linecache.getline(filename, number).strip()
+        if text.startswith("# ") and ":" in text.split()[1]:
+            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
+            return
+    block = int(name[len(block_prefix) :])
+    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
 
 
 def select(active, new, old):
@@ -76,6 +102,11 @@ def where(condition, if_true, if_false):
     if condition.ndim == 1 and extra > 0:
         condition = condition.reshape(condition.shape + (1,) * extra)
     return np.where(condition, if_true, if_false)
+
+
+def safe_divisor(active, value):
+    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    return np.where(active, value, np.ones_like(value))
 
 
 def cast(value, dtype):
@@ -266,6 +297,7 @@ def is_even_block_2(state, stacks):
     n = state.is_even_n
     is_odd_1_n = n - 1
     is_odd_n = is_odd_1_n
+    # examples/even_odd.py:17  if n == 0:
     is_odd_cond_1 = is_odd_n == 0
     pc = choose(is_odd_cond_1, 3, 4)
     pc = select(active, pc, state.pc)
@@ -314,11 +346,11 @@ IS_EVEN_BLOCKS = (
     is_even_block_4,
 )
 IS_EVEN_BLOCK_LINES = (
-    "in is_even at examples/even_odd.py:10",
-    "in is_even at examples/even_odd.py:11",
-    "in is_even at examples/even_odd.py:12",
-    "in is_odd at examples/even_odd.py:18",
-    "in is_odd at examples/even_odd.py:19",
+    "in is_even at examples/even_odd.py:10: if n == 0:",
+    "in is_even at examples/even_odd.py:11: return True",
+    "in is_even at examples/even_odd.py:12: return is_odd(n - 1)",
+    "in is_odd at examples/even_odd.py:18: return False",
+    "in is_odd at examples/even_odd.py:19: return is_even(n - 1)",
 )
 
 
@@ -351,7 +383,11 @@ def is_even(n, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("is_even", ("n",), leaves)
-    result, overflow_at = compiled(is_even_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(is_even_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, IS_EVEN_BLOCK_LINES, "is_even_block_")
+        raise
     check_overflow("is_even", overflow_at, IS_EVEN_BLOCK_LINES, max_stack_depth)
     return result[0]
 
@@ -420,6 +456,7 @@ def is_odd_block_2(state, stacks):
     n = state.is_odd_n
     is_even_1_n = n - 1
     is_even_n = is_even_1_n
+    # examples/even_odd.py:10  if n == 0:
     is_even_cond_1 = is_even_n == 0
     pc = choose(is_even_cond_1, 3, 4)
     pc = select(active, pc, state.pc)
@@ -468,11 +505,11 @@ IS_ODD_BLOCKS = (
     is_odd_block_4,
 )
 IS_ODD_BLOCK_LINES = (
-    "in is_odd at examples/even_odd.py:17",
-    "in is_odd at examples/even_odd.py:18",
-    "in is_odd at examples/even_odd.py:19",
-    "in is_even at examples/even_odd.py:11",
-    "in is_even at examples/even_odd.py:12",
+    "in is_odd at examples/even_odd.py:17: if n == 0:",
+    "in is_odd at examples/even_odd.py:18: return False",
+    "in is_odd at examples/even_odd.py:19: return is_even(n - 1)",
+    "in is_even at examples/even_odd.py:11: return True",
+    "in is_even at examples/even_odd.py:12: return is_odd(n - 1)",
 )
 
 
@@ -505,6 +542,14 @@ def is_odd(n, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("is_odd", ("n",), leaves)
-    result, overflow_at = compiled(is_odd_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(is_odd_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, IS_ODD_BLOCK_LINES, "is_odd_block_")
+        raise
     check_overflow("is_odd", overflow_at, IS_ODD_BLOCK_LINES, max_stack_depth)
     return result[0]
+
+
+PROGRAMS = {"is_even(int64[])": is_even, "is_odd(int64[])": is_odd}
+CLOSURES = {"is_even(int64[])": (), "is_odd(int64[])": ()}

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[])
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=c6894cc5fbe78c36fc2f54e475854e85c7398dfee11de6cc4a6ee2b765d827f7
-# autobatch: body-sha256=dbeca7a1df9f5664ccc3f4d82739b29906202d36702b2b6d007be62f29a7f547
+# autobatch: source-sha256=14d61e1f9757a0807763a87d8bef2a5d4f50c074a679e2bb5f650fcd795c172b
+# autobatch: body-sha256=03e8bec728e5e621ac31d15ab510c8cf34f7f72730016c0b725ab0c5efae7cb8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -20,6 +20,7 @@ fib(int64[]):
 """
 
 import functools
+import linecache
 import typing
 import numpy as np
 
@@ -40,6 +41,31 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def note_source_line(error, block_lines, block_prefix):
+    """Adds the user's source line to an error raised inside a block function.
+
+    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
+    pass through a block function; the nearest `# file:line  text` comment
+    above the failing generated line names the user's line.
+    """
+    frame, found = (error.__traceback__, None)
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_name.startswith(block_prefix):
+            found = (code.co_filename, frame.tb_lineno, code.co_name)
+        frame = frame.tb_next
+    if found is None:
+        return
+    filename, lineno, name = found
+    for number in range(lineno, 0, -1):
+        text = linecache.getline(filename, number).strip()
+        if text.startswith("# ") and ":" in text.split()[1]:
+            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
+            return
+    block = int(name[len(block_prefix) :])
+    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
 
 
 def select(active, new, old):
@@ -70,6 +96,11 @@ def where(condition, if_true, if_false):
     if condition.ndim == 1 and extra > 0:
         condition = condition.reshape(condition.shape + (1,) * extra)
     return np.where(condition, if_true, if_false)
+
+
+def safe_divisor(active, value):
+    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    return np.where(active, value, np.ones_like(value))
 
 
 def cast(value, dtype):
@@ -346,11 +377,11 @@ def fib_block_4(state, stacks):
 
 FIB_BLOCKS = (fib_block_0, fib_block_1, fib_block_2, fib_block_3, fib_block_4)
 FIB_BLOCK_LINES = (
-    "in fib at examples/fib.py:10",
-    "in fib at examples/fib.py:11",
-    "in fib at examples/fib.py:12",
-    "in fib at examples/fib.py:12",
-    "in fib at examples/fib.py:12",
+    "in fib at examples/fib.py:10: if n <= 1:",
+    "in fib at examples/fib.py:11: return 1",
+    "in fib at examples/fib.py:12: return fib(n - 1) + fib(n - 2)",
+    "in fib at examples/fib.py:12: return fib(n - 1) + fib(n - 2)",
+    "in fib at examples/fib.py:12: return fib(n - 1) + fib(n - 2)",
 )
 
 
@@ -389,6 +420,14 @@ def fib(n, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("fib", ("n",), leaves)
-    result, overflow_at = compiled(fib_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(fib_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, FIB_BLOCK_LINES, "fib_block_")
+        raise
     check_overflow("fib", overflow_at, FIB_BLOCK_LINES, max_stack_depth)
     return result[0]
+
+
+PROGRAMS = {"fib(int64[])": fib}
+CLOSURES = {"fib(int64[])": ()}

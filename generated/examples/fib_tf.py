@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[])
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=3e75659a56e6007f1870f0c1699c250458781f719b9068afaf9f57001643ff53
-# autobatch: body-sha256=07dc82f63ea1da9c8de41af21b9fdaf55608010b8546739010f4d8465f839c6e
+# autobatch: source-sha256=4b7c884b9339227e1f46f08693c091432e06678a5a6ecedaf248b1c41d6fdd4f
+# autobatch: body-sha256=2c71ed524863b709aaef3db5d693dd34fd0e2df36a57a1b907a3f6294bd38f5d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -20,6 +20,7 @@ fib(int64[]):
 """
 
 import functools
+import linecache
 import typing
 import numpy as np
 import tensorflow as tf
@@ -41,6 +42,31 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def note_source_line(error, block_lines, block_prefix):
+    """Adds the user's source line to an error raised inside a block function.
+
+    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
+    pass through a block function; the nearest `# file:line  text` comment
+    above the failing generated line names the user's line.
+    """
+    frame, found = (error.__traceback__, None)
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_name.startswith(block_prefix):
+            found = (code.co_filename, frame.tb_lineno, code.co_name)
+        frame = frame.tb_next
+    if found is None:
+        return
+    filename, lineno, name = found
+    for number in range(lineno, 0, -1):
+        text = linecache.getline(filename, number).strip()
+        if text.startswith("# ") and ":" in text.split()[1]:
+            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
+            return
+    block = int(name[len(block_prefix) :])
+    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
 
 
 def select(active, new, old):
@@ -72,6 +98,11 @@ def where(condition, if_true, if_false):
     if condition.shape.rank == 1 and extra > 0:
         condition = tf.reshape(condition, [-1] + [1] * extra)
     return tf.where(condition, if_true, if_false)
+
+
+def safe_divisor(active, value):
+    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    return tf.where(active, value, tf.ones_like(value))
 
 
 def cast(value, dtype):
@@ -406,11 +437,11 @@ def fib_block_4(state, stacks):
 
 FIB_BLOCKS = (fib_block_0, fib_block_1, fib_block_2, fib_block_3, fib_block_4)
 FIB_BLOCK_LINES = (
-    "in fib at examples/fib.py:10",
-    "in fib at examples/fib.py:11",
-    "in fib at examples/fib.py:12",
-    "in fib at examples/fib.py:12",
-    "in fib at examples/fib.py:12",
+    "in fib at examples/fib.py:10: if n <= 1:",
+    "in fib at examples/fib.py:11: return 1",
+    "in fib at examples/fib.py:12: return fib(n - 1) + fib(n - 2)",
+    "in fib at examples/fib.py:12: return fib(n - 1) + fib(n - 2)",
+    "in fib at examples/fib.py:12: return fib(n - 1) + fib(n - 2)",
 )
 
 
@@ -449,6 +480,14 @@ def fib(n, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("fib", ("n",), leaves)
-    result, overflow_at = compiled(fib_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(fib_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, FIB_BLOCK_LINES, "fib_block_")
+        raise
     check_overflow("fib", overflow_at, FIB_BLOCK_LINES, max_stack_depth)
     return result[0]
+
+
+PROGRAMS = {"fib(int64[])": fib}
+CLOSURES = {"fib(int64[])": ()}

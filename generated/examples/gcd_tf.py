@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=44924bee729de93d297287fd1e3d1a3fc6d555108dbf298fe4c16f9ef104f46d
-# autobatch: body-sha256=d66d2663fa4ef6e81429fadff54e38ca1a44fb9d1a877bcdd960ea1c8cef3382
+# autobatch: source-sha256=7f7ea0ca19a509eae7d5b5f6713b3ef63adb45767eced78fc6a53c583d70a40b
+# autobatch: body-sha256=8026c142205da535393ad5203876be0cc1b4de222c5e8b2b8f4c346c3621a280
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -20,6 +20,7 @@ gcd(int64[], int64[]):
 """
 
 import functools
+import linecache
 import typing
 import numpy as np
 import tensorflow as tf
@@ -41,6 +42,31 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def note_source_line(error, block_lines, block_prefix):
+    """Adds the user's source line to an error raised inside a block function.
+
+    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
+    pass through a block function; the nearest `# file:line  text` comment
+    above the failing generated line names the user's line.
+    """
+    frame, found = (error.__traceback__, None)
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_name.startswith(block_prefix):
+            found = (code.co_filename, frame.tb_lineno, code.co_name)
+        frame = frame.tb_next
+    if found is None:
+        return
+    filename, lineno, name = found
+    for number in range(lineno, 0, -1):
+        text = linecache.getline(filename, number).strip()
+        if text.startswith("# ") and ":" in text.split()[1]:
+            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
+            return
+    block = int(name[len(block_prefix) :])
+    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
 
 
 def select(active, new, old):
@@ -72,6 +98,11 @@ def where(condition, if_true, if_false):
     if condition.shape.rank == 1 and extra > 0:
         condition = tf.reshape(condition, [-1] + [1] * extra)
     return tf.where(condition, if_true, if_false)
+
+
+def safe_divisor(active, value):
+    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    return tf.where(active, value, tf.ones_like(value))
 
 
 def cast(value, dtype):
@@ -365,11 +396,11 @@ def gcd_block_4(state, stacks):
 
 GCD_BLOCKS = (gcd_block_0, gcd_block_1, gcd_block_2, gcd_block_3, gcd_block_4)
 GCD_BLOCK_LINES = (
-    "in gcd at examples/gcd.py:10",
-    "in gcd at examples/gcd.py:11",
-    "in gcd at examples/gcd.py:12",
-    "in gcd at examples/gcd.py:13",
-    "in gcd at examples/gcd.py:14",
+    "in gcd at examples/gcd.py:10: if a == b:",
+    "in gcd at examples/gcd.py:11: return a",
+    "in gcd at examples/gcd.py:12: if a < b:",
+    "in gcd at examples/gcd.py:13: return gcd(b, a)",
+    "in gcd at examples/gcd.py:14: return gcd(a - b, b)",
 )
 
 
@@ -404,6 +435,14 @@ def gcd(a, b, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("gcd", ("a", "b"), leaves)
-    result, overflow_at = compiled(gcd_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(gcd_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, GCD_BLOCK_LINES, "gcd_block_")
+        raise
     check_overflow("gcd", overflow_at, GCD_BLOCK_LINES, max_stack_depth)
     return result[0]
+
+
+PROGRAMS = {"gcd(int64[], int64[])": gcd}
+CLOSURES = {"gcd(int64[], int64[])": ()}

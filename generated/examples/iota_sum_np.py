@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=e7f9a66b7b6d8f6c09b3f77e47698ad860ed2dff35f514a8555be307f2062fa4
-# autobatch: body-sha256=d8bcbb0f5380efeabb665eaaaa5f17fe256ffb384c03b37c8d0b5f15266fe961
+# autobatch: source-sha256=fa2bced135cddc7b27211eff09e1df396bf780564e0f8d08d352b5dc45099822
+# autobatch: body-sha256=055c3e3043c23293f7336b227115f3d008bd6f3391b9e6c8ebdaf7fb7cf4f56d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -18,6 +18,7 @@ iota_sum(int64[], int64[]):
 """
 
 import functools
+import linecache
 import typing
 import numpy as np
 
@@ -38,6 +39,31 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def note_source_line(error, block_lines, block_prefix):
+    """Adds the user's source line to an error raised inside a block function.
+
+    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
+    pass through a block function; the nearest `# file:line  text` comment
+    above the failing generated line names the user's line.
+    """
+    frame, found = (error.__traceback__, None)
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_name.startswith(block_prefix):
+            found = (code.co_filename, frame.tb_lineno, code.co_name)
+        frame = frame.tb_next
+    if found is None:
+        return
+    filename, lineno, name = found
+    for number in range(lineno, 0, -1):
+        text = linecache.getline(filename, number).strip()
+        if text.startswith("# ") and ":" in text.split()[1]:
+            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
+            return
+    block = int(name[len(block_prefix) :])
+    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
 
 
 def select(active, new, old):
@@ -68,6 +94,11 @@ def where(condition, if_true, if_false):
     if condition.ndim == 1 and extra > 0:
         condition = condition.reshape(condition.shape + (1,) * extra)
     return np.where(condition, if_true, if_false)
+
+
+def safe_divisor(active, value):
+    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    return np.where(active, value, np.ones_like(value))
 
 
 def cast(value, dtype):
@@ -274,9 +305,9 @@ def iota_sum_block_2(state, stacks):
 
 IOTA_SUM_BLOCKS = (iota_sum_block_0, iota_sum_block_1, iota_sum_block_2)
 IOTA_SUM_BLOCK_LINES = (
-    "in iota_sum at examples/iota_sum.py:10",
-    "in iota_sum at examples/iota_sum.py:11",
-    "in iota_sum at examples/iota_sum.py:12",
+    "in iota_sum at examples/iota_sum.py:10: if n <= 0:",
+    "in iota_sum at examples/iota_sum.py:11: return acc",
+    "in iota_sum at examples/iota_sum.py:12: return iota_sum(n - 1, acc + n)",
 )
 
 
@@ -311,6 +342,14 @@ def iota_sum(n, acc, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("iota_sum", ("n", "acc"), leaves)
-    result, overflow_at = compiled(iota_sum_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(iota_sum_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, IOTA_SUM_BLOCK_LINES, "iota_sum_block_")
+        raise
     check_overflow("iota_sum", overflow_at, IOTA_SUM_BLOCK_LINES, max_stack_depth)
     return result[0]
+
+
+PROGRAMS = {"iota_sum(int64[], int64[])": iota_sum}
+CLOSURES = {"iota_sum(int64[], int64[])": ()}

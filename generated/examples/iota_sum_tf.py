@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=f157ffd20c3eb9eeff902ef8de80711bdabcd799a015d423bf9d14af9113dc24
-# autobatch: body-sha256=29887a00e312289600f1d6a77fcbd114b60eb5dc558a29dcab0f8ab5b762867d
+# autobatch: source-sha256=259292a49399afd43931998c4d7d7e03fb8b753b342b8a51ddc5f1e9aa7cfd78
+# autobatch: body-sha256=5cc48f840b89db6a0dbdfee3fb27c5b91cb0ab446ebed1d512a73cc83f1b25c4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -18,6 +18,7 @@ iota_sum(int64[], int64[]):
 """
 
 import functools
+import linecache
 import typing
 import numpy as np
 import tensorflow as tf
@@ -39,6 +40,31 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def note_source_line(error, block_lines, block_prefix):
+    """Adds the user's source line to an error raised inside a block function.
+
+    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
+    pass through a block function; the nearest `# file:line  text` comment
+    above the failing generated line names the user's line.
+    """
+    frame, found = (error.__traceback__, None)
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_name.startswith(block_prefix):
+            found = (code.co_filename, frame.tb_lineno, code.co_name)
+        frame = frame.tb_next
+    if found is None:
+        return
+    filename, lineno, name = found
+    for number in range(lineno, 0, -1):
+        text = linecache.getline(filename, number).strip()
+        if text.startswith("# ") and ":" in text.split()[1]:
+            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
+            return
+    block = int(name[len(block_prefix) :])
+    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
 
 
 def select(active, new, old):
@@ -70,6 +96,11 @@ def where(condition, if_true, if_false):
     if condition.shape.rank == 1 and extra > 0:
         condition = tf.reshape(condition, [-1] + [1] * extra)
     return tf.where(condition, if_true, if_false)
+
+
+def safe_divisor(active, value):
+    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    return tf.where(active, value, tf.ones_like(value))
 
 
 def cast(value, dtype):
@@ -334,9 +365,9 @@ def iota_sum_block_2(state, stacks):
 
 IOTA_SUM_BLOCKS = (iota_sum_block_0, iota_sum_block_1, iota_sum_block_2)
 IOTA_SUM_BLOCK_LINES = (
-    "in iota_sum at examples/iota_sum.py:10",
-    "in iota_sum at examples/iota_sum.py:11",
-    "in iota_sum at examples/iota_sum.py:12",
+    "in iota_sum at examples/iota_sum.py:10: if n <= 0:",
+    "in iota_sum at examples/iota_sum.py:11: return acc",
+    "in iota_sum at examples/iota_sum.py:12: return iota_sum(n - 1, acc + n)",
 )
 
 
@@ -371,6 +402,14 @@ def iota_sum(n, acc, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("iota_sum", ("n", "acc"), leaves)
-    result, overflow_at = compiled(iota_sum_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(iota_sum_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, IOTA_SUM_BLOCK_LINES, "iota_sum_block_")
+        raise
     check_overflow("iota_sum", overflow_at, IOTA_SUM_BLOCK_LINES, max_stack_depth)
     return result[0]
+
+
+PROGRAMS = {"iota_sum(int64[], int64[])": iota_sum}
+CLOSURES = {"iota_sum(int64[], int64[])": ()}

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=ed38fe2115c3442532cdcc1775cb21f07b9b1e73b9ada5291f6a07cacbfdabf6
-# autobatch: body-sha256=4424b047fe94298906208838a1bb334036721fed30b4e2572e7af5c952abf87d
+# autobatch: source-sha256=1d932ab1920e8a47474e2f4a600efd39a3139ba9d9b19031a8b30a5cb0ad6d91
+# autobatch: body-sha256=121a2f5ebe84e5bbcf39ee8a844f4d42f2e4df645be42e1d2b381ed735a362f5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -19,6 +19,7 @@ rotate(Point(float64[], float64[]), int64[]):
 """
 
 import functools
+import linecache
 import typing
 import numpy as np
 from examples.rotate import Point
@@ -40,6 +41,31 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def note_source_line(error, block_lines, block_prefix):
+    """Adds the user's source line to an error raised inside a block function.
+
+    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
+    pass through a block function; the nearest `# file:line  text` comment
+    above the failing generated line names the user's line.
+    """
+    frame, found = (error.__traceback__, None)
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if code.co_name.startswith(block_prefix):
+            found = (code.co_filename, frame.tb_lineno, code.co_name)
+        frame = frame.tb_next
+    if found is None:
+        return
+    filename, lineno, name = found
+    for number in range(lineno, 0, -1):
+        text = linecache.getline(filename, number).strip()
+        if text.startswith("# ") and ":" in text.split()[1]:
+            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
+            return
+    block = int(name[len(block_prefix) :])
+    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
 
 
 def select(active, new, old):
@@ -70,6 +96,11 @@ def where(condition, if_true, if_false):
     if condition.ndim == 1 and extra > 0:
         condition = condition.reshape(condition.shape + (1,) * extra)
     return np.where(condition, if_true, if_false)
+
+
+def safe_divisor(active, value):
+    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    return np.where(active, value, np.ones_like(value))
 
 
 def cast(value, dtype):
@@ -292,6 +323,7 @@ def rotate_block_3(state, stacks):
     active = state.pc == 3
     rotate_return = Point(state.rotate_return_x, state.rotate_return_y)
     turned = rotate_return
+    # examples/rotate.py:17  return Point(-turned.y, turned.x)
     result_1 = Point(-turned.y, turned.x)
     rotate_return = result_1
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, ROTATE_HALT)
@@ -309,10 +341,10 @@ def rotate_block_3(state, stacks):
 
 ROTATE_BLOCKS = (rotate_block_0, rotate_block_1, rotate_block_2, rotate_block_3)
 ROTATE_BLOCK_LINES = (
-    "in rotate at examples/rotate.py:14",
-    "in rotate at examples/rotate.py:15",
-    "in rotate at examples/rotate.py:16",
-    "in rotate at examples/rotate.py:16",
+    "in rotate at examples/rotate.py:14: if turns <= 0:",
+    "in rotate at examples/rotate.py:15: return p",
+    "in rotate at examples/rotate.py:16: turned = rotate(p, turns - 1)",
+    "in rotate at examples/rotate.py:16: turned = rotate(p, turns - 1)",
 )
 
 
@@ -351,6 +383,14 @@ def rotate(p, turns, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("rotate", ("p[0]", "p[1]", "turns"), leaves)
-    result, overflow_at = compiled(rotate_program, xla)(*leaves, max_stack_depth)
+    try:
+        result, overflow_at = compiled(rotate_program, xla)(*leaves, max_stack_depth)
+    except Exception as error:
+        note_source_line(error, ROTATE_BLOCK_LINES, "rotate_block_")
+        raise
     check_overflow("rotate", overflow_at, ROTATE_BLOCK_LINES, max_stack_depth)
     return Point(result[0], result[1])
+
+
+PROGRAMS = {"rotate(Point(float64[], float64[]), int64[])": rotate}
+CLOSURES = {"rotate(Point(float64[], float64[]), int64[])": ()}

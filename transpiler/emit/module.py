@@ -37,6 +37,7 @@ class ProgramSpec:
     lowered: ir.LoweredProgram
     namespaces: Dict[str, dict]
     modules: Dict[str, str]  # function name -> its module's __name__
+    closures: Dict[str, frozenset] = dataclasses.field(default_factory=dict)  # closed-over names
 
 
 def black_version() -> str:
@@ -60,18 +61,26 @@ def generate(
     for spec in specs:
         counts[spec.entry] = counts.get(spec.entry, 0) + 1
     seen: Dict[str, int] = {}
+    registry = []  # (program key, entry or factory name, closure parameters)
     for spec in specs:
         seen[spec.entry] = seen.get(spec.entry, 0) + 1
         prefix = spec.entry if counts[spec.entry] == 1 else f"{spec.entry}_{seen[spec.entry]}"
-        free = imports.resolve_program(spec)
+        free, closure = imports.resolve_program(spec)
         emitted = program_emitter.emit(spec.lowered, prefix, spec.entry, free)
         for cls in emitted.class_imports:
             imports.add_object(cls.__name__, cls, None)
-        sections.extend(emitted.statements)
-        listing.append(f"{spec.entry}{signature_text(spec.signature)}:")
+        key = f"{spec.entry}{signature_text(spec.signature)}"
+        if closure:
+            sections.append(_factory(prefix, spec.entry, closure, emitted.statements))
+            registry.append((key, f"make_{prefix}", closure))
+        else:
+            sections.extend(emitted.statements)
+            registry.append((key, prefix, ()))
+        listing.append(f"{key}:")
         listing.extend(emitted.block_listing)
     if len(specs) > len(counts):
-        sections.extend(_dispatchers(specs, counts))
+        sections.extend(_dispatchers(specs, counts, registry))
+    sections.extend(_registry(registry))
     body = _runtime(backend) + sections
     doc = (
         f"Batched programs generated from {source_path} for {_backend_title(backend)}.\n\n"
@@ -134,14 +143,55 @@ def _runtime(backend) -> List[ast.stmt]:
     return out
 
 
-def _dispatchers(specs, counts):
+def _factory(prefix, entry, closure, statements):
+    """Wraps a program that closes over values into `make_<prefix>(...)`."""
+    doc = (
+        f"Builds the batched `{entry}` for the values its source closes over.\n\n"
+        f"Pass the same objects the decorated function sees: {', '.join(closure)}.\n"
+    )
+    body = [ast.Expr(ast.Constant(doc))] + list(statements)
+    body.append(ast.Return(ast.Name(prefix, ast.Load())))
+    return ast.FunctionDef(
+        name=f"make_{prefix}",
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(name) for name in closure],
+            kwonlyargs=[],
+            kw_defaults=[],
+            defaults=[],
+        ),
+        body=body,
+        decorator_list=[],
+        returns=None,
+        type_params=[],
+    )
+
+
+def _registry(registry):
+    """PROGRAMS: program key -> entry (or factory); CLOSURES: factory parameters."""
+    programs = ast.Dict(
+        [ast.Constant(k) for k, _, _ in registry],
+        [ast.Name(name, ast.Load()) for _, name, _ in registry],
+    )
+    closures = ast.Dict(
+        [ast.Constant(k) for k, _, _ in registry],
+        [ast.Tuple([ast.Constant(c) for c in closure], ast.Load()) for _, _, closure in registry],
+    )
+    return [
+        ast.Assign([ast.Name("PROGRAMS", ast.Store())], programs),
+        ast.Assign([ast.Name("CLOSURES", ast.Store())], closures),
+    ]
+
+
+def _dispatchers(specs, counts, registry):
     """`fib(...)` picking among several signatures of the same entry."""
     out = []
     for entry in counts:
         if counts[entry] == 1:
             continue
-        group = [s for s in specs if s.entry == entry]
-        names = [f"{entry}_{k + 1}" for k in range(len(group))]
+        names = [name for key, name, closure in registry if key.startswith(entry + "(") and not closure]
+        if not names:
+            continue
         fn = ast.parse(
             f"def {entry}(*args, max_stack_depth=15, xla=False):\n"
             f"    '''Batched `{entry}`: runs the program generated for the arguments' dtypes.'''\n"
@@ -165,19 +215,38 @@ class _Imports:
         self.objects: Dict[str, tuple] = {}  # local name -> (module, attribute)
         self.bound: Dict[str, object] = {}
 
-    def resolve_program(self, spec: ProgramSpec) -> Dict[str, str]:
-        """Adds imports for the program's free names; returns their renames."""
-        renames = {}
+    def resolve_program(self, spec: ProgramSpec):
+        """Imports for the program's free names: (renames, closure parameters).
+
+        Globals are imported from where they live; closed-over values (other
+        than modules) become parameters of a factory, never frozen copies.
+        """
+        renames, closure, seen = {}, [], {}
         for fn in spec.typed.functions:
             if fn.name not in spec.lowered.functions:
                 continue
             namespace = spec.namespaces[fn.name]
             for name in fn.free_names:
-                if name in namespace and name != "__builtins__":
-                    value = namespace[name]
-                    local = self.bind(name, value, spec.modules[fn.name], fn)
-                    renames[name] = local
-        return renames
+                if name not in namespace or name == "__builtins__":
+                    continue  # a builtin
+                value = namespace[name]
+                if name in spec.closures.get(fn.name, ()) and not isinstance(
+                    value, pytypes.ModuleType
+                ):
+                    if name in seen and seen[name] is not value:
+                        raise UnsupportedSyntaxError(
+                            f"the closed-over name {name!r} means different objects in "
+                            "different batched functions",
+                            fn.origin,
+                            "give them different names",
+                        )
+                    seen[name] = value
+                    if name not in closure:
+                        closure.append(name)
+                    renames[name] = name
+                    continue
+                renames[name] = self.bind(name, value, spec.modules[fn.name], fn)
+        return renames, tuple(closure)
 
     def bind(self, name, value, user_module, fn):
         local = name
@@ -221,7 +290,7 @@ class _Imports:
             )
 
     def statements(self, backend) -> List[ast.stmt]:
-        lines = ["import functools", "import typing"]
+        lines = ["import functools", "import linecache", "import typing"]
         lines.append("import numpy as np")
         if backend.name == "tensorflow":
             lines.append("import tensorflow as tf")

@@ -33,7 +33,7 @@ from transpiler.passes import liveness
 RESERVED = frozenset(
     """state active pc overflow batch leaves result overflow_at max_stack_depth xla
     select choose where cast zeros batch_size read push pop peek pop_return run compiled
-    stack_writes no_write apply_write
+    stack_writes no_write apply_write note_source_line safe_divisor
     to_leaf broadcast_batch check_overflow StackOverflowError np tf functools
     typing collections""".split()
 )
@@ -230,7 +230,9 @@ class _ProgramEmitter:
 
     def block_line(self, block):
         origin = block.origin
-        return f"in {block.function} at {origin}" if origin else f"in {block.function}"
+        if origin is None:
+            return f"in {block.function}"
+        return f"in {block.function} at {origin}: {origin.text}"
 
     def state_class(self):
         body = [
@@ -423,6 +425,7 @@ class _ProgramEmitter:
             LEAF_TYPES=leaf_types,
             PROGRAM=f"{self.prefix}_program",
             LINES=self.const("BLOCK_LINES"),
+            BLOCK_PREFIX=ast.Constant(self.block_name("")),
             OUT=out,
         )
 
@@ -462,19 +465,51 @@ class _BlockBody:
             )
         )
         self.load_inputs()
-        for ins in b.instructions:
-            self.instruction(ins)
-        self.terminator(b.terminator)
+        line = b.origin.line if b.origin else None
+        for ins in b.instructions + (b.terminator,):
+            origin = ins.origin
+            if origin is not None and origin.line != line and not isinstance(
+                ins, (ir.Pop, ir.Peek, ir.Move, ir.Push)
+            ):
+                # A new source line: quote it, so readers (and error notes) can map back.
+                self.out.append(comment(f"{origin}  {origin.text}"))
+                line = origin.line
+            if ins is b.terminator:
+                self.terminator(ins)
+            else:
+                self.instruction(ins)
         self.out.append(self.updates())
         return self.out
 
     def load_inputs(self):
+        divides = self.divides()
         written = set()
         for ins in self.block.instructions + (self.block.terminator,):
             for v in liveness.uses(ins):
                 if v not in written and v not in self.locals:
-                    self.out.append(ast.Assign([_name(self.local(v), True)], self.load(v)))
+                    value = self.load(v)
+                    leaf = self.e.types.get(v)
+                    if divides and isinstance(leaf, T.TensorType) and leaf.dtype.kind in "iu":
+                        # Examples elsewhere in the program compute junk here;
+                        # TensorFlow raises on an integer division by zero even
+                        # in those lanes, so they divide by ones instead.
+                        value = _call("safe_divisor", _name("active"), value)
+                    self.out.append(ast.Assign([_name(self.local(v), True)], value))
             written.update(liveness.defs(ins))
+
+    def divides(self):
+        """Whether this block's primitives contain an integer-unsafe `/`, `//` or `%`."""
+        for ins in self.block.instructions:
+            texts = [ins.expr] if isinstance(ins, ir.PrimOp) else []
+            if isinstance(ins, ir.Select):
+                texts = [ins.condition, ins.if_true, ins.if_false]
+            for text in texts:
+                for node in ast.walk(ast.parse(text, mode="eval")):
+                    if isinstance(node, ast.BinOp) and isinstance(
+                        node.op, (ast.Div, ast.FloorDiv, ast.Mod)
+                    ):
+                        return True
+        return False
 
     def load(self, var):
         pattern = self.e.types[var]

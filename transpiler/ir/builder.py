@@ -275,7 +275,7 @@ class _FunctionBuilder:
             start, stop = args[0], args[1]
             step = args[2] if len(args) == 3 else "1"
         target = stmt.target.id
-        counter = self.fresh(f"{target}_next")
+        counter = self.fresh(f"{target if target != '_' else 'loop'}_next")
         self.primop_text(counter, start, origin)
         header = self.new_block(origin)
         self.terminate(ir.Goto(header.name, origin))

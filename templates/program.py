@@ -16,13 +16,13 @@ def block_function(BLOCK, BODY, UPDATES, WRITES):
 def program_function(
     PROGRAM, LEAVES, STATE_TYPE, INITIAL, STACKS_TYPE, STACKS, BLOCKS, RESULT
 ):
-    def PROGRAM(LEAVES, max_stack_depth, xla):
+    def PROGRAM(LEAVES, max_stack_depth, xla, profile):
         """Arguments to results for a whole batch: what tf.function traces."""
         batch = batch_size(*LEAVES)
         state = STATE_TYPE(**INITIAL)
         stacks = STACKS_TYPE(**STACKS)
-        state, stacks = run(state, stacks, BLOCKS, xla)
-        return RESULT, state.overflow_at
+        state, stacks, counters = run(state, stacks, BLOCKS, xla, profile)
+        return RESULT, state.overflow_at, counters
 
 
 def entry_function(
@@ -38,17 +38,20 @@ def entry_function(
     BLOCK_PREFIX,
     OUT,
 ):
-    def ENTRY(PARAMS, max_stack_depth=15, xla=False):
+    def ENTRY(PARAMS, max_stack_depth=15, xla=False, profile=False):
         DOC
         leaves = [
             to_leaf(NAME, name, value, dtype, shape)
             for name, value, (dtype, shape) in zip(LEAF_NAMES, LEAF_VALUES, LEAF_TYPES)
         ]
         leaves = broadcast_batch(NAME, LEAF_NAMES, leaves)
+        program = compiled(PROGRAM, xla, profile)
         try:
-            result, overflow_at = compiled(PROGRAM, xla)(*leaves, max_stack_depth)
+            result, overflow_at, counters = program(*leaves, max_stack_depth)
         except Exception as error:
             note_source_line(error, LINES, BLOCK_PREFIX)
             raise
         check_overflow(NAME, overflow_at, LINES, max_stack_depth)
+        if profile:
+            return OUT, make_profile(counters, LINES, overflow_at.shape[0])
         return OUT

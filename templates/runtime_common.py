@@ -4,6 +4,7 @@ They use NumPy only: they run outside the batched loop, on its results.
 """
 
 import linecache
+import typing
 
 import numpy as np
 
@@ -51,3 +52,47 @@ def note_source_line(error, block_lines, block_prefix):
             return
     block = int(name[len(block_prefix) :])
     error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+
+
+class Profile(typing.NamedTuple):
+    """What one batched call did, block by block (from `profile=True`)."""
+
+    block_lines: tuple  # where each block comes from in the source
+    block_runs: tuple  # loop iterations that ran each block
+    block_active: tuple  # examples at each block, summed over its runs
+    batch: int
+    deepest_call: int  # the deepest recursion any example reached
+
+    @property
+    def iterations(self):
+        return sum(self.block_runs)
+
+    @property
+    def utilization(self):
+        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
+        total = self.iterations * self.batch
+        return sum(self.block_active) / total if total else 1.0
+
+    def report(self):
+        lines = [
+            f"{self.iterations} iterations over {self.batch} examples, utilization "
+            f"{self.utilization:.1%}, deepest call {self.deepest_call}",
+            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
+        ]
+        for k, (where, runs, active) in enumerate(
+            zip(self.block_lines, self.block_runs, self.block_active)
+        ):
+            mean = active / runs if runs else 0.0
+            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
+        return "\n".join(lines)
+
+
+def make_profile(counters, block_lines, batch):
+    runs, active, deepest = counters
+    return Profile(
+        tuple(block_lines),
+        tuple(int(r) for r in np.asarray(runs)),
+        tuple(int(a) for a in np.asarray(active)),
+        int(batch),
+        int(deepest),
+    )

@@ -113,28 +113,37 @@ def pop_return(stack, sp, active, halt):
     return np.where(empty, halt, target), sp
 
 
-def run(state, stacks, blocks, xla=False):
+def run(state, stacks, blocks, xla=False, profile=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
+    With `profile`, counts runs and active examples per block and the
+    deepest call.
     """
     halt = len(blocks)
+    runs = np.zeros(halt, np.int64)
+    active = np.zeros(halt, np.int64)
+    deepest = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return state, stacks
+                return state, stacks, (runs, active, deepest) if profile else None
+            if profile:
+                runs[index] += 1
+                active[index] += np.count_nonzero(state.pc == index)
+                deepest = max(deepest, int(state.return_sp.max(initial=0)))
             state, writes = blocks[index](state, stacks)
             for name, write in writes.items():
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False)
+    return functools.partial(program, xla=False, profile=profile)
 
 
 def to_leaf(function, name, value, dtype, event_shape):

@@ -137,7 +137,7 @@ def pop_return(stack, sp, active, halt):
     return tf.where(empty, halt, target), sp
 
 
-def run(state, stacks, blocks, xla):
+def run(state, stacks, blocks, xla, profile):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -147,10 +147,14 @@ def run(state, stacks, blocks, xla):
     their writes, padded with no-ops, and the writes are applied after it.
     Graph mode pays per op instead, so there each branch applies its own
     writes and passes the other stacks through.
+
+    With `profile`, counters ride along in the loop (no host callbacks, so
+    this works under XLA): runs and active examples per block [blocks] and
+    the deepest call; otherwise the counters are None and cost nothing.
     """
     halt = len(blocks)
 
-    def pending(state, stacks):
+    def pending(state, stacks, counters):
         return tf.reduce_any(state.pc < halt)
 
     def writes_after(block, state, stacks):
@@ -163,26 +167,37 @@ def run(state, stacks, blocks, xla):
         applied = {name: apply_write(getattr(stacks, name), w) for name, w in writes.items()}
         return new_state, stacks._replace(**applied)
 
-    def step(state, stacks):
+    def step(state, stacks, counters):
         index = tf.reduce_min(state.pc)
+        if profile:
+            runs, active, deepest = counters
+            at_block = tf.one_hot(index, halt, dtype=tf.int64)
+            waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
+            deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
+            counters = (runs + at_block, active + at_block * waiting, deepest)
         branch = writes_after if xla else writes_applied
         branches = [functools.partial(branch, block, state, stacks) for block in blocks]
         state, result = tf.switch_case(index, branches)
         if xla:
             result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
-        return state, result
+        return state, result, counters
 
-    return tf.while_loop(pending, step, (state, stacks))
+    counters = ()
+    if profile:
+        zeros_ = tf.zeros([halt], tf.int64)
+        counters = (zeros_, zeros_, tf.constant(0, tf.int32))
+    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    return state, stacks, counters if profile else None
 
 
 _COMPILED = {}
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     """`program` under tf.function (XLA when `xla`), traced once per signature."""
-    key = (program, bool(xla))
+    key = (program, bool(xla), bool(profile))
     if key not in _COMPILED:
-        traced = functools.partial(program, xla=bool(xla))
+        traced = functools.partial(program, xla=bool(xla), profile=bool(profile))
         if xla:
             _COMPILED[key] = tf.function(traced, jit_compile=True, autograph=False)
         else:

@@ -7,7 +7,7 @@ import tempfile
 
 import numpy as np
 
-from transpiler import Context
+from transpiler import Context, truthy
 
 ctx = Context(generated_dir=tempfile.mkdtemp(prefix="autobatch-test-programs-"))
 
@@ -98,3 +98,11 @@ def returns_literal(n):
 @ctx.batch
 def returns_float(n):
     return n * 0.5
+
+
+@ctx.batch
+def uses_truthy(x):
+    from_truthy = truthy(x < 0)
+    if from_truthy:
+        return -x
+    return x

@@ -18,7 +18,7 @@ imported only when a generated module has to be written.
 __version__ = "0.1.0"
 
 from transpiler.backends import NumpyBackend, TensorFlowBackend  # noqa: E402
-from transpiler.context import Context  # noqa: E402
+from transpiler.context import Context, truthy  # noqa: E402
 from transpiler.errors import (  # noqa: E402
     BatchTypeError,
     StackOverflowError,
@@ -37,4 +37,15 @@ __all__ = [
     "TensorType",
     "Type",
     "UnsupportedSyntaxError",
+    "instructions",
+    "truthy",
 ]
+
+
+def __getattr__(name):
+    # `transpiler.instructions` without importing it (and gast) eagerly.
+    if name == "instructions":
+        import importlib
+
+        return importlib.import_module("transpiler.instructions")
+    raise AttributeError(f"module 'transpiler' has no attribute {name!r}")

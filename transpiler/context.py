@@ -11,6 +11,8 @@ import functools
 import inspect
 import os
 import threading
+
+import numpy as np
 from typing import Callable, Dict, Optional
 
 from transpiler import backends as B
@@ -21,7 +23,31 @@ from transpiler import types as T
 from transpiler.errors import StaleGeneratedCodeError
 
 DEFAULT_MAX_STACK_DEPTH = 15
-_CALL_KEYWORDS = ("dry_run", "stackless", "max_stack_depth", "backend", "xla", "block_code_cache")
+_CALL_KEYWORDS = (
+    "dry_run",
+    "stackless",
+    "max_stack_depth",
+    "backend",
+    "xla",
+    "block_code_cache",
+    "profile",
+)
+
+
+def truthy(x):
+    """A condition's truth in a dry run; a no-op in batched code.
+
+    In a dry run the function sees batch-of-one arrays, and `if truthy(c):`
+    turns such a `c` into a Python bool.  The compiler drops `truthy` from
+    batched code, where every condition is per example anyway.  Given more
+    than one value, it returns `x` unchanged.
+    """
+    size = getattr(x, "size", None)
+    if size is None and hasattr(x, "shape"):  # a tf.Tensor
+        size = int(np.prod(x.shape))
+    if size == 1:
+        return bool(np.asarray(x).reshape(-1)[0])
+    return x
 
 
 class BatchedFunction:
@@ -66,7 +92,8 @@ class BatchedFunction:
         entry = self.context._entry(self.name, self._signature_for(args), backend, cache)
         if backend.name == "numpy":
             args = tuple(_to_numpy(a) for a in args)
-        return entry(*args, max_stack_depth=depth, xla=xla)
+        profile = bool(kwargs.get("profile", False))
+        return entry(*args, max_stack_depth=depth, xla=xla, profile=profile)
 
     def _bind(self, args, arguments):
         """Positional arguments, with keywords placed and literal defaults filled in."""
@@ -329,6 +356,12 @@ class Context:
         return copies[name]
 
     # ---- the predecessor's inspection API --------------------------------
+
+    def module(self):
+        """Every function of this Context, as an `instructions.Module`."""
+        from transpiler.ir import instructions
+
+        return instructions.Module(tuple(b[0] for b in self._built().values()))
 
     def program(self, main, root=None):
         """The (untyped) IR program with entry point `main`."""

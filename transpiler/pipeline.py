@@ -38,17 +38,7 @@ def build_function(fn: Callable, batched: Mapping[str, Callable], root=None):
 
 def build_program(main: str, built: Mapping[str, ir.Function]) -> ir.Program:
     """The functions reachable from `main`, main first, in call order."""
-    order, stack = [], [main]
-    while stack:
-        name = stack.pop(0)
-        if name in order:
-            continue
-        order.append(name)
-        for block in built[name].blocks:
-            for ins in block.instructions:
-                if isinstance(ins, ir.Call) and ins.function not in order:
-                    stack.append(ins.function)
-    return ir.Program(tuple(built[n] for n in order), main)
+    return ir.Module(tuple(built.values())).program(main)
 
 
 def infer_types(

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=a01c177fd3704b947cc775a2454ca5c023629d131cdb544575ab7e80025391dd
-# autobatch: body-sha256=9281b56578837e7c75756945abf71b0d364df6a94b81df311e9a3d504f48ce1d
+# autobatch: source-sha256=2cf16f26218c4ccd00cdca04a61e9ff9aa202949867f0ee54a6d0c2e727988af
+# autobatch: body-sha256=c64a578bc6222887488997b0ec7e97c7294b4f9b3fa93e7a1fadb87dd39272d0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -78,6 +78,49 @@ def note_source_line(error, block_lines, block_prefix):
             return
     block = int(name[len(block_prefix) :])
     error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+
+
+class Profile(typing.NamedTuple):
+    """What one batched call did, block by block (from `profile=True`)."""
+
+    block_lines: tuple
+    block_runs: tuple
+    block_active: tuple
+    batch: int
+    deepest_call: int
+
+    @property
+    def iterations(self):
+        return sum(self.block_runs)
+
+    @property
+    def utilization(self):
+        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
+        total = self.iterations * self.batch
+        return sum(self.block_active) / total if total else 1.0
+
+    def report(self):
+        lines = [
+            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
+            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
+        ]
+        for k, (where, runs, active) in enumerate(
+            zip(self.block_lines, self.block_runs, self.block_active)
+        ):
+            mean = active / runs if runs else 0.0
+            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
+        return "\n".join(lines)
+
+
+def make_profile(counters, block_lines, batch):
+    runs, active, deepest = counters
+    return Profile(
+        tuple(block_lines),
+        tuple((int(r) for r in np.asarray(runs))),
+        tuple((int(a) for a in np.asarray(active))),
+        int(batch),
+        int(deepest),
+    )
 
 
 def select(active, new, old):
@@ -184,28 +227,37 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False):
+def run(state, stacks, blocks, xla=False, profile=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
+    With `profile`, counts runs and active examples per block and the
+    deepest call.
     """
     halt = len(blocks)
+    runs = np.zeros(halt, np.int64)
+    active = np.zeros(halt, np.int64)
+    deepest = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return (state, stacks)
+                return (state, stacks, (runs, active, deepest) if profile else None)
+            if profile:
+                runs[index] += 1
+                active[index] += np.count_nonzero(state.pc == index)
+                deepest = max(deepest, int(state.return_sp.max(initial=0)))
             state, writes = blocks[index](state, stacks)
             for name, write in writes.items():
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False)
+    return functools.partial(program, xla=False, profile=profile)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -317,7 +369,7 @@ ABSOLUTE_BLOCK_LINES = (
 )
 
 
-def absolute_program(x, max_stack_depth, xla):
+def absolute_program(x, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
     state = AbsoluteState(
@@ -328,11 +380,11 @@ def absolute_program(x, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = AbsoluteStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, ABSOLUTE_BLOCKS, xla)
-    return ((state.absolute_return,), state.overflow_at)
+    state, stacks, counters = run(state, stacks, ABSOLUTE_BLOCKS, xla, profile)
+    return ((state.absolute_return,), state.overflow_at, counters)
 
 
-def absolute(x, max_stack_depth=15, xla=False):
+def absolute(x, max_stack_depth=15, xla=False, profile=False):
     """Batched `absolute`: every argument has a leading batch dimension.
 
     Per example: absolute(x: float64[]) -> float64[].
@@ -345,12 +397,18 @@ def absolute(x, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("x",), (x,), (("float64", ()),))
     ]
     leaves = broadcast_batch("absolute", ("x",), leaves)
+    program = compiled(absolute_program, xla, profile)
     try:
-        result, overflow_at = compiled(absolute_program, xla)(*leaves, max_stack_depth)
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
     check_overflow("absolute", overflow_at, ABSOLUTE_BLOCK_LINES, max_stack_depth)
+    if profile:
+        return (
+            result[0],
+            make_profile(counters, ABSOLUTE_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return result[0]
 
 
@@ -565,7 +623,7 @@ QUADRANT_BLOCK_LINES = (
 )
 
 
-def quadrant_program(x, y, max_stack_depth, xla):
+def quadrant_program(x, y, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x, y)
     state = QuadrantState(
@@ -578,11 +636,11 @@ def quadrant_program(x, y, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = QuadrantStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, QUADRANT_BLOCKS, xla)
-    return ((state.quadrant_return,), state.overflow_at)
+    state, stacks, counters = run(state, stacks, QUADRANT_BLOCKS, xla, profile)
+    return ((state.quadrant_return,), state.overflow_at, counters)
 
 
-def quadrant(x, y, max_stack_depth=15, xla=False):
+def quadrant(x, y, max_stack_depth=15, xla=False, profile=False):
     """Batched `quadrant`: every argument has a leading batch dimension.
 
     Per example: quadrant(x: int64[], y: int64[]) -> int64[].
@@ -597,12 +655,18 @@ def quadrant(x, y, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("quadrant", ("x", "y"), leaves)
+    program = compiled(quadrant_program, xla, profile)
     try:
-        result, overflow_at = compiled(quadrant_program, xla)(*leaves, max_stack_depth)
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise
     check_overflow("quadrant", overflow_at, QUADRANT_BLOCK_LINES, max_stack_depth)
+    if profile:
+        return (
+            result[0],
+            make_profile(counters, QUADRANT_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return result[0]
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=31c6c6e31f638be801226313169cea40470b52d9321d91c93e07ad48a526d9d5
-# autobatch: body-sha256=be1b0482ba8a3d1b0eb6d5ac18da47e515ec1e4a218654c3f04c09641c6a6905
+# autobatch: source-sha256=40b8bbcdbefee807c92fa469f9c5238c2fcbee0ba57ed924f2f0751c6fea28d5
+# autobatch: body-sha256=12eef0b7eb3be8dd82ad77dfb242f6c1e3c9c7e888cb0dc0dbb8a1373d68a637
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -79,6 +79,49 @@ def note_source_line(error, block_lines, block_prefix):
             return
     block = int(name[len(block_prefix) :])
     error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+
+
+class Profile(typing.NamedTuple):
+    """What one batched call did, block by block (from `profile=True`)."""
+
+    block_lines: tuple
+    block_runs: tuple
+    block_active: tuple
+    batch: int
+    deepest_call: int
+
+    @property
+    def iterations(self):
+        return sum(self.block_runs)
+
+    @property
+    def utilization(self):
+        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
+        total = self.iterations * self.batch
+        return sum(self.block_active) / total if total else 1.0
+
+    def report(self):
+        lines = [
+            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
+            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
+        ]
+        for k, (where, runs, active) in enumerate(
+            zip(self.block_lines, self.block_runs, self.block_active)
+        ):
+            mean = active / runs if runs else 0.0
+            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
+        return "\n".join(lines)
+
+
+def make_profile(counters, block_lines, batch):
+    runs, active, deepest = counters
+    return Profile(
+        tuple(block_lines),
+        tuple((int(r) for r in np.asarray(runs))),
+        tuple((int(a) for a in np.asarray(active))),
+        int(batch),
+        int(deepest),
+    )
 
 
 def select(active, new, old):
@@ -208,7 +251,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla):
+def run(state, stacks, blocks, xla, profile):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -218,10 +261,14 @@ def run(state, stacks, blocks, xla):
     their writes, padded with no-ops, and the writes are applied after it.
     Graph mode pays per op instead, so there each branch applies its own
     writes and passes the other stacks through.
+
+    With `profile`, counters ride along in the loop (no host callbacks, so
+    this works under XLA): runs and active examples per block [blocks] and
+    the deepest call; otherwise the counters are None and cost nothing.
     """
     halt = len(blocks)
 
-    def pending(state, stacks):
+    def pending(state, stacks, counters):
         return tf.reduce_any(state.pc < halt)
 
     def writes_after(block, state, stacks):
@@ -238,26 +285,37 @@ def run(state, stacks, blocks, xla):
         }
         return (new_state, stacks._replace(**applied))
 
-    def step(state, stacks):
+    def step(state, stacks, counters):
         index = tf.reduce_min(state.pc)
+        if profile:
+            runs, active, deepest = counters
+            at_block = tf.one_hot(index, halt, dtype=tf.int64)
+            waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
+            deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
+            counters = (runs + at_block, active + at_block * waiting, deepest)
         branch = writes_after if xla else writes_applied
         branches = [functools.partial(branch, block, state, stacks) for block in blocks]
         state, result = tf.switch_case(index, branches)
         if xla:
             result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
-        return (state, result)
+        return (state, result, counters)
 
-    return tf.while_loop(pending, step, (state, stacks))
+    counters = ()
+    if profile:
+        zeros_ = tf.zeros([halt], tf.int64)
+        counters = (zeros_, zeros_, tf.constant(0, tf.int32))
+    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    return (state, stacks, counters if profile else None)
 
 
 _COMPILED = {}
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     """`program` under tf.function (XLA when `xla`), traced once per signature."""
-    key = (program, bool(xla))
+    key = (program, bool(xla), bool(profile))
     if key not in _COMPILED:
-        traced = functools.partial(program, xla=bool(xla))
+        traced = functools.partial(program, xla=bool(xla), profile=bool(profile))
         if xla:
             _COMPILED[key] = tf.function(traced, jit_compile=True, autograph=False)
         else:
@@ -377,7 +435,7 @@ ABSOLUTE_BLOCK_LINES = (
 )
 
 
-def absolute_program(x, max_stack_depth, xla):
+def absolute_program(x, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
     state = AbsoluteState(
@@ -388,11 +446,11 @@ def absolute_program(x, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = AbsoluteStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, ABSOLUTE_BLOCKS, xla)
-    return ((state.absolute_return,), state.overflow_at)
+    state, stacks, counters = run(state, stacks, ABSOLUTE_BLOCKS, xla, profile)
+    return ((state.absolute_return,), state.overflow_at, counters)
 
 
-def absolute(x, max_stack_depth=15, xla=False):
+def absolute(x, max_stack_depth=15, xla=False, profile=False):
     """Batched `absolute`: every argument has a leading batch dimension.
 
     Per example: absolute(x: float64[]) -> float64[].
@@ -405,12 +463,18 @@ def absolute(x, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("x",), (x,), (("float64", ()),))
     ]
     leaves = broadcast_batch("absolute", ("x",), leaves)
+    program = compiled(absolute_program, xla, profile)
     try:
-        result, overflow_at = compiled(absolute_program, xla)(*leaves, max_stack_depth)
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
     check_overflow("absolute", overflow_at, ABSOLUTE_BLOCK_LINES, max_stack_depth)
+    if profile:
+        return (
+            result[0],
+            make_profile(counters, ABSOLUTE_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return result[0]
 
 
@@ -625,7 +689,7 @@ QUADRANT_BLOCK_LINES = (
 )
 
 
-def quadrant_program(x, y, max_stack_depth, xla):
+def quadrant_program(x, y, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x, y)
     state = QuadrantState(
@@ -638,11 +702,11 @@ def quadrant_program(x, y, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = QuadrantStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, QUADRANT_BLOCKS, xla)
-    return ((state.quadrant_return,), state.overflow_at)
+    state, stacks, counters = run(state, stacks, QUADRANT_BLOCKS, xla, profile)
+    return ((state.quadrant_return,), state.overflow_at, counters)
 
 
-def quadrant(x, y, max_stack_depth=15, xla=False):
+def quadrant(x, y, max_stack_depth=15, xla=False, profile=False):
     """Batched `quadrant`: every argument has a leading batch dimension.
 
     Per example: quadrant(x: int64[], y: int64[]) -> int32[].
@@ -657,12 +721,18 @@ def quadrant(x, y, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("quadrant", ("x", "y"), leaves)
+    program = compiled(quadrant_program, xla, profile)
     try:
-        result, overflow_at = compiled(quadrant_program, xla)(*leaves, max_stack_depth)
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise
     check_overflow("quadrant", overflow_at, QUADRANT_BLOCK_LINES, max_stack_depth)
+    if profile:
+        return (
+            result[0],
+            make_profile(counters, QUADRANT_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return result[0]
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=0663f2a11ab885e63e7ed1a136498b0338b1cac6fae94618c65f5f2ff3353180
-# autobatch: body-sha256=f0cc76de19e4a0fc023eff2c4922173a6381bec9591a714c89d2e791009b7a95
+# autobatch: source-sha256=15fa7cb43264b289730f18ed7186136ae026688e3a8feadad6edfcb3930ff7b1
+# autobatch: body-sha256=86c2ee3bec2868092bfad02876d141598ec92b9dff64b308d1d7a2f531810882
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -68,6 +68,49 @@ def note_source_line(error, block_lines, block_prefix):
             return
     block = int(name[len(block_prefix) :])
     error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+
+
+class Profile(typing.NamedTuple):
+    """What one batched call did, block by block (from `profile=True`)."""
+
+    block_lines: tuple
+    block_runs: tuple
+    block_active: tuple
+    batch: int
+    deepest_call: int
+
+    @property
+    def iterations(self):
+        return sum(self.block_runs)
+
+    @property
+    def utilization(self):
+        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
+        total = self.iterations * self.batch
+        return sum(self.block_active) / total if total else 1.0
+
+    def report(self):
+        lines = [
+            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
+            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
+        ]
+        for k, (where, runs, active) in enumerate(
+            zip(self.block_lines, self.block_runs, self.block_active)
+        ):
+            mean = active / runs if runs else 0.0
+            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
+        return "\n".join(lines)
+
+
+def make_profile(counters, block_lines, batch):
+    runs, active, deepest = counters
+    return Profile(
+        tuple(block_lines),
+        tuple((int(r) for r in np.asarray(runs))),
+        tuple((int(a) for a in np.asarray(active))),
+        int(batch),
+        int(deepest),
+    )
 
 
 def select(active, new, old):
@@ -174,28 +217,37 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False):
+def run(state, stacks, blocks, xla=False, profile=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
+    With `profile`, counts runs and active examples per block and the
+    deepest call.
     """
     halt = len(blocks)
+    runs = np.zeros(halt, np.int64)
+    active = np.zeros(halt, np.int64)
+    deepest = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return (state, stacks)
+                return (state, stacks, (runs, active, deepest) if profile else None)
+            if profile:
+                runs[index] += 1
+                active[index] += np.count_nonzero(state.pc == index)
+                deepest = max(deepest, int(state.return_sp.max(initial=0)))
             state, writes = blocks[index](state, stacks)
             for name, write in writes.items():
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False)
+    return functools.partial(program, xla=False, profile=profile)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -380,7 +432,7 @@ COLLATZ_STEPS_BLOCK_LINES = (
 )
 
 
-def collatz_steps_program(x, max_stack_depth, xla):
+def collatz_steps_program(x, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
     state = CollatzStepsState(
@@ -392,11 +444,11 @@ def collatz_steps_program(x, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = CollatzStepsStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, COLLATZ_STEPS_BLOCKS, xla)
-    return ((state.collatz_steps_return,), state.overflow_at)
+    state, stacks, counters = run(state, stacks, COLLATZ_STEPS_BLOCKS, xla, profile)
+    return ((state.collatz_steps_return,), state.overflow_at, counters)
 
 
-def collatz_steps(x, max_stack_depth=15, xla=False):
+def collatz_steps(x, max_stack_depth=15, xla=False, profile=False):
     """Batched `collatz_steps`: every argument has a leading batch dimension.
 
     Per example: collatz_steps(x: int64[]) -> int64[].
@@ -409,16 +461,20 @@ def collatz_steps(x, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("x",), (x,), (("int64", ()),))
     ]
     leaves = broadcast_batch("collatz_steps", ("x",), leaves)
+    program = compiled(collatz_steps_program, xla, profile)
     try:
-        result, overflow_at = compiled(collatz_steps_program, xla)(
-            *leaves, max_stack_depth
-        )
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, COLLATZ_STEPS_BLOCK_LINES, "collatz_steps_block_")
         raise
     check_overflow(
         "collatz_steps", overflow_at, COLLATZ_STEPS_BLOCK_LINES, max_stack_depth
     )
+    if profile:
+        return (
+            result[0],
+            make_profile(counters, COLLATZ_STEPS_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return result[0]
 
 

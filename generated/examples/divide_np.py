@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4e484603e7603edf280f72dbb356919f120e2d5c06e53f0f54239f1e241e9e65
-# autobatch: body-sha256=d20f312492863a6bfb8bdc7a4653d8023aeaf0e616267b3ac99cfc449c8737e9
+# autobatch: source-sha256=128317f92a2b15176c5829b93564ffc111cf99d81f01e9e2a97db19db9d85725
+# autobatch: body-sha256=b0a1627e39b7bf5cae753d53723801bbaa397500687ec4f202938a460849b0df
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -65,6 +65,49 @@ def note_source_line(error, block_lines, block_prefix):
             return
     block = int(name[len(block_prefix) :])
     error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+
+
+class Profile(typing.NamedTuple):
+    """What one batched call did, block by block (from `profile=True`)."""
+
+    block_lines: tuple
+    block_runs: tuple
+    block_active: tuple
+    batch: int
+    deepest_call: int
+
+    @property
+    def iterations(self):
+        return sum(self.block_runs)
+
+    @property
+    def utilization(self):
+        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
+        total = self.iterations * self.batch
+        return sum(self.block_active) / total if total else 1.0
+
+    def report(self):
+        lines = [
+            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
+            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
+        ]
+        for k, (where, runs, active) in enumerate(
+            zip(self.block_lines, self.block_runs, self.block_active)
+        ):
+            mean = active / runs if runs else 0.0
+            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
+        return "\n".join(lines)
+
+
+def make_profile(counters, block_lines, batch):
+    runs, active, deepest = counters
+    return Profile(
+        tuple(block_lines),
+        tuple((int(r) for r in np.asarray(runs))),
+        tuple((int(a) for a in np.asarray(active))),
+        int(batch),
+        int(deepest),
+    )
 
 
 def select(active, new, old):
@@ -171,28 +214,37 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False):
+def run(state, stacks, blocks, xla=False, profile=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
+    With `profile`, counts runs and active examples per block and the
+    deepest call.
     """
     halt = len(blocks)
+    runs = np.zeros(halt, np.int64)
+    active = np.zeros(halt, np.int64)
+    deepest = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return (state, stacks)
+                return (state, stacks, (runs, active, deepest) if profile else None)
+            if profile:
+                runs[index] += 1
+                active[index] += np.count_nonzero(state.pc == index)
+                deepest = max(deepest, int(state.return_sp.max(initial=0)))
             state, writes = blocks[index](state, stacks)
             for name, write in writes.items():
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False)
+    return functools.partial(program, xla=False, profile=profile)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -346,7 +398,7 @@ DIVIDE_BLOCK_LINES = (
 )
 
 
-def divide_program(a, b, max_stack_depth, xla):
+def divide_program(a, b, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(a, b)
     state = DivideState(
@@ -359,11 +411,11 @@ def divide_program(a, b, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = DivideStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, DIVIDE_BLOCKS, xla)
-    return ((state.divide_return_0, state.divide_return_1), state.overflow_at)
+    state, stacks, counters = run(state, stacks, DIVIDE_BLOCKS, xla, profile)
+    return ((state.divide_return_0, state.divide_return_1), state.overflow_at, counters)
 
 
-def divide(a, b, max_stack_depth=15, xla=False):
+def divide(a, b, max_stack_depth=15, xla=False, profile=False):
     """Batched `divide`: every argument has a leading batch dimension.
 
     Per example: divide(a: int64[], b: int64[]) -> (int64[], int64[]).
@@ -378,12 +430,18 @@ def divide(a, b, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("divide", ("a", "b"), leaves)
+    program = compiled(divide_program, xla, profile)
     try:
-        result, overflow_at = compiled(divide_program, xla)(*leaves, max_stack_depth)
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, DIVIDE_BLOCK_LINES, "divide_block_")
         raise
     check_overflow("divide", overflow_at, DIVIDE_BLOCK_LINES, max_stack_depth)
+    if profile:
+        return (
+            (result[0], result[1]),
+            make_profile(counters, DIVIDE_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return (result[0], result[1])
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=e33d4aa440f15f984b8a5c7ea8fef36267f8387800c46ee7899ca9ad182f3ef6
-# autobatch: body-sha256=db249541dff900f8f602fe8334ed0c83da0427ae827130ede04b3989bef8f89a
+# autobatch: source-sha256=b56c9cd17db941c4fc361d614fd1258642e6449968ed0bf44eba7b90674eb456
+# autobatch: body-sha256=c5a12168213df766a03fa2417b1ece6db2cd66783e68706c41d4c75249d2b20c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -72,6 +72,49 @@ def note_source_line(error, block_lines, block_prefix):
             return
     block = int(name[len(block_prefix) :])
     error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+
+
+class Profile(typing.NamedTuple):
+    """What one batched call did, block by block (from `profile=True`)."""
+
+    block_lines: tuple
+    block_runs: tuple
+    block_active: tuple
+    batch: int
+    deepest_call: int
+
+    @property
+    def iterations(self):
+        return sum(self.block_runs)
+
+    @property
+    def utilization(self):
+        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
+        total = self.iterations * self.batch
+        return sum(self.block_active) / total if total else 1.0
+
+    def report(self):
+        lines = [
+            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
+            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
+        ]
+        for k, (where, runs, active) in enumerate(
+            zip(self.block_lines, self.block_runs, self.block_active)
+        ):
+            mean = active / runs if runs else 0.0
+            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
+        return "\n".join(lines)
+
+
+def make_profile(counters, block_lines, batch):
+    runs, active, deepest = counters
+    return Profile(
+        tuple(block_lines),
+        tuple((int(r) for r in np.asarray(runs))),
+        tuple((int(a) for a in np.asarray(active))),
+        int(batch),
+        int(deepest),
+    )
 
 
 def select(active, new, old):
@@ -178,28 +221,37 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False):
+def run(state, stacks, blocks, xla=False, profile=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
+    With `profile`, counts runs and active examples per block and the
+    deepest call.
     """
     halt = len(blocks)
+    runs = np.zeros(halt, np.int64)
+    active = np.zeros(halt, np.int64)
+    deepest = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return (state, stacks)
+                return (state, stacks, (runs, active, deepest) if profile else None)
+            if profile:
+                runs[index] += 1
+                active[index] += np.count_nonzero(state.pc == index)
+                deepest = max(deepest, int(state.return_sp.max(initial=0)))
             state, writes = blocks[index](state, stacks)
             for name, write in writes.items():
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False)
+    return functools.partial(program, xla=False, profile=profile)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -354,7 +406,7 @@ IS_EVEN_BLOCK_LINES = (
 )
 
 
-def is_even_program(n, max_stack_depth, xla):
+def is_even_program(n, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = IsEvenState(
@@ -366,11 +418,11 @@ def is_even_program(n, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = IsEvenStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, IS_EVEN_BLOCKS, xla)
-    return ((state.is_even_return,), state.overflow_at)
+    state, stacks, counters = run(state, stacks, IS_EVEN_BLOCKS, xla, profile)
+    return ((state.is_even_return,), state.overflow_at, counters)
 
 
-def is_even(n, max_stack_depth=15, xla=False):
+def is_even(n, max_stack_depth=15, xla=False, profile=False):
     """Batched `is_even`: every argument has a leading batch dimension.
 
     Per example: is_even(n: int64[]) -> bool[].
@@ -383,12 +435,18 @@ def is_even(n, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("is_even", ("n",), leaves)
+    program = compiled(is_even_program, xla, profile)
     try:
-        result, overflow_at = compiled(is_even_program, xla)(*leaves, max_stack_depth)
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, IS_EVEN_BLOCK_LINES, "is_even_block_")
         raise
     check_overflow("is_even", overflow_at, IS_EVEN_BLOCK_LINES, max_stack_depth)
+    if profile:
+        return (
+            result[0],
+            make_profile(counters, IS_EVEN_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return result[0]
 
 
@@ -513,7 +571,7 @@ IS_ODD_BLOCK_LINES = (
 )
 
 
-def is_odd_program(n, max_stack_depth, xla):
+def is_odd_program(n, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = IsOddState(
@@ -525,11 +583,11 @@ def is_odd_program(n, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = IsOddStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, IS_ODD_BLOCKS, xla)
-    return ((state.is_even_return,), state.overflow_at)
+    state, stacks, counters = run(state, stacks, IS_ODD_BLOCKS, xla, profile)
+    return ((state.is_even_return,), state.overflow_at, counters)
 
 
-def is_odd(n, max_stack_depth=15, xla=False):
+def is_odd(n, max_stack_depth=15, xla=False, profile=False):
     """Batched `is_odd`: every argument has a leading batch dimension.
 
     Per example: is_odd(n: int64[]) -> bool[].
@@ -542,12 +600,18 @@ def is_odd(n, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("is_odd", ("n",), leaves)
+    program = compiled(is_odd_program, xla, profile)
     try:
-        result, overflow_at = compiled(is_odd_program, xla)(*leaves, max_stack_depth)
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, IS_ODD_BLOCK_LINES, "is_odd_block_")
         raise
     check_overflow("is_odd", overflow_at, IS_ODD_BLOCK_LINES, max_stack_depth)
+    if profile:
+        return (
+            result[0],
+            make_profile(counters, IS_ODD_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return result[0]
 
 

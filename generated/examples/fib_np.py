@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[])
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=14d61e1f9757a0807763a87d8bef2a5d4f50c074a679e2bb5f650fcd795c172b
-# autobatch: body-sha256=03e8bec728e5e621ac31d15ab510c8cf34f7f72730016c0b725ab0c5efae7cb8
+# autobatch: source-sha256=16baf613e8276d3fbf414a3299d3330bbf5af365a90dab94184e2204b04a77d5
+# autobatch: body-sha256=1e652efb0cc9e1af44d06c970e5ac1dba3c67094097aff98c8943e1424d69783
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -66,6 +66,49 @@ def note_source_line(error, block_lines, block_prefix):
             return
     block = int(name[len(block_prefix) :])
     error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+
+
+class Profile(typing.NamedTuple):
+    """What one batched call did, block by block (from `profile=True`)."""
+
+    block_lines: tuple
+    block_runs: tuple
+    block_active: tuple
+    batch: int
+    deepest_call: int
+
+    @property
+    def iterations(self):
+        return sum(self.block_runs)
+
+    @property
+    def utilization(self):
+        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
+        total = self.iterations * self.batch
+        return sum(self.block_active) / total if total else 1.0
+
+    def report(self):
+        lines = [
+            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
+            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
+        ]
+        for k, (where, runs, active) in enumerate(
+            zip(self.block_lines, self.block_runs, self.block_active)
+        ):
+            mean = active / runs if runs else 0.0
+            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
+        return "\n".join(lines)
+
+
+def make_profile(counters, block_lines, batch):
+    runs, active, deepest = counters
+    return Profile(
+        tuple(block_lines),
+        tuple((int(r) for r in np.asarray(runs))),
+        tuple((int(a) for a in np.asarray(active))),
+        int(batch),
+        int(deepest),
+    )
 
 
 def select(active, new, old):
@@ -172,28 +215,37 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False):
+def run(state, stacks, blocks, xla=False, profile=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
+    With `profile`, counts runs and active examples per block and the
+    deepest call.
     """
     halt = len(blocks)
+    runs = np.zeros(halt, np.int64)
+    active = np.zeros(halt, np.int64)
+    deepest = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return (state, stacks)
+                return (state, stacks, (runs, active, deepest) if profile else None)
+            if profile:
+                runs[index] += 1
+                active[index] += np.count_nonzero(state.pc == index)
+                deepest = max(deepest, int(state.return_sp.max(initial=0)))
             state, writes = blocks[index](state, stacks)
             for name, write in writes.items():
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False)
+    return functools.partial(program, xla=False, profile=profile)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -385,7 +437,7 @@ FIB_BLOCK_LINES = (
 )
 
 
-def fib_program(n, max_stack_depth, xla):
+def fib_program(n, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = FibState(
@@ -403,11 +455,11 @@ def fib_program(n, max_stack_depth, xla):
         fib_fib_1=zeros([max_stack_depth, batch], (), "int64"),
         fib_n=zeros([max_stack_depth, batch], (), "int64"),
     )
-    state, stacks = run(state, stacks, FIB_BLOCKS, xla)
-    return ((state.fib_return,), state.overflow_at)
+    state, stacks, counters = run(state, stacks, FIB_BLOCKS, xla, profile)
+    return ((state.fib_return,), state.overflow_at, counters)
 
 
-def fib(n, max_stack_depth=15, xla=False):
+def fib(n, max_stack_depth=15, xla=False, profile=False):
     """Batched `fib`: every argument has a leading batch dimension.
 
     Per example: fib(n: int64[]) -> int64[].
@@ -420,12 +472,18 @@ def fib(n, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("fib", ("n",), leaves)
+    program = compiled(fib_program, xla, profile)
     try:
-        result, overflow_at = compiled(fib_program, xla)(*leaves, max_stack_depth)
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, FIB_BLOCK_LINES, "fib_block_")
         raise
     check_overflow("fib", overflow_at, FIB_BLOCK_LINES, max_stack_depth)
+    if profile:
+        return (
+            result[0],
+            make_profile(counters, FIB_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return result[0]
 
 

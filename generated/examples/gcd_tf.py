@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=7f7ea0ca19a509eae7d5b5f6713b3ef63adb45767eced78fc6a53c583d70a40b
-# autobatch: body-sha256=8026c142205da535393ad5203876be0cc1b4de222c5e8b2b8f4c346c3621a280
+# autobatch: source-sha256=6c0eb3fc3a075314eff8cc4741858008681a701e9e6b258fb5d74b65297f2b68
+# autobatch: body-sha256=ff5e2ce1083593e39cdc41ad56a87f6645d340f579ccfb4ea47fd74c69057a55
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -67,6 +67,49 @@ def note_source_line(error, block_lines, block_prefix):
             return
     block = int(name[len(block_prefix) :])
     error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+
+
+class Profile(typing.NamedTuple):
+    """What one batched call did, block by block (from `profile=True`)."""
+
+    block_lines: tuple
+    block_runs: tuple
+    block_active: tuple
+    batch: int
+    deepest_call: int
+
+    @property
+    def iterations(self):
+        return sum(self.block_runs)
+
+    @property
+    def utilization(self):
+        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
+        total = self.iterations * self.batch
+        return sum(self.block_active) / total if total else 1.0
+
+    def report(self):
+        lines = [
+            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
+            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
+        ]
+        for k, (where, runs, active) in enumerate(
+            zip(self.block_lines, self.block_runs, self.block_active)
+        ):
+            mean = active / runs if runs else 0.0
+            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
+        return "\n".join(lines)
+
+
+def make_profile(counters, block_lines, batch):
+    runs, active, deepest = counters
+    return Profile(
+        tuple(block_lines),
+        tuple((int(r) for r in np.asarray(runs))),
+        tuple((int(a) for a in np.asarray(active))),
+        int(batch),
+        int(deepest),
+    )
 
 
 def select(active, new, old):
@@ -196,7 +239,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla):
+def run(state, stacks, blocks, xla, profile):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -206,10 +249,14 @@ def run(state, stacks, blocks, xla):
     their writes, padded with no-ops, and the writes are applied after it.
     Graph mode pays per op instead, so there each branch applies its own
     writes and passes the other stacks through.
+
+    With `profile`, counters ride along in the loop (no host callbacks, so
+    this works under XLA): runs and active examples per block [blocks] and
+    the deepest call; otherwise the counters are None and cost nothing.
     """
     halt = len(blocks)
 
-    def pending(state, stacks):
+    def pending(state, stacks, counters):
         return tf.reduce_any(state.pc < halt)
 
     def writes_after(block, state, stacks):
@@ -226,26 +273,37 @@ def run(state, stacks, blocks, xla):
         }
         return (new_state, stacks._replace(**applied))
 
-    def step(state, stacks):
+    def step(state, stacks, counters):
         index = tf.reduce_min(state.pc)
+        if profile:
+            runs, active, deepest = counters
+            at_block = tf.one_hot(index, halt, dtype=tf.int64)
+            waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
+            deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
+            counters = (runs + at_block, active + at_block * waiting, deepest)
         branch = writes_after if xla else writes_applied
         branches = [functools.partial(branch, block, state, stacks) for block in blocks]
         state, result = tf.switch_case(index, branches)
         if xla:
             result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
-        return (state, result)
+        return (state, result, counters)
 
-    return tf.while_loop(pending, step, (state, stacks))
+    counters = ()
+    if profile:
+        zeros_ = tf.zeros([halt], tf.int64)
+        counters = (zeros_, zeros_, tf.constant(0, tf.int32))
+    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    return (state, stacks, counters if profile else None)
 
 
 _COMPILED = {}
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     """`program` under tf.function (XLA when `xla`), traced once per signature."""
-    key = (program, bool(xla))
+    key = (program, bool(xla), bool(profile))
     if key not in _COMPILED:
-        traced = functools.partial(program, xla=bool(xla))
+        traced = functools.partial(program, xla=bool(xla), profile=bool(profile))
         if xla:
             _COMPILED[key] = tf.function(traced, jit_compile=True, autograph=False)
         else:
@@ -404,7 +462,7 @@ GCD_BLOCK_LINES = (
 )
 
 
-def gcd_program(a, b, max_stack_depth, xla):
+def gcd_program(a, b, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(a, b)
     state = GcdState(
@@ -416,11 +474,11 @@ def gcd_program(a, b, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = GcdStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, GCD_BLOCKS, xla)
-    return ((state.gcd_return,), state.overflow_at)
+    state, stacks, counters = run(state, stacks, GCD_BLOCKS, xla, profile)
+    return ((state.gcd_return,), state.overflow_at, counters)
 
 
-def gcd(a, b, max_stack_depth=15, xla=False):
+def gcd(a, b, max_stack_depth=15, xla=False, profile=False):
     """Batched `gcd`: every argument has a leading batch dimension.
 
     Per example: gcd(a: int64[], b: int64[]) -> int64[].
@@ -435,12 +493,18 @@ def gcd(a, b, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("gcd", ("a", "b"), leaves)
+    program = compiled(gcd_program, xla, profile)
     try:
-        result, overflow_at = compiled(gcd_program, xla)(*leaves, max_stack_depth)
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, GCD_BLOCK_LINES, "gcd_block_")
         raise
     check_overflow("gcd", overflow_at, GCD_BLOCK_LINES, max_stack_depth)
+    if profile:
+        return (
+            result[0],
+            make_profile(counters, GCD_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return result[0]
 
 

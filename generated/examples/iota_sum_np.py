@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=fa2bced135cddc7b27211eff09e1df396bf780564e0f8d08d352b5dc45099822
-# autobatch: body-sha256=055c3e3043c23293f7336b227115f3d008bd6f3391b9e6c8ebdaf7fb7cf4f56d
+# autobatch: source-sha256=49463957075d9b8b4e9b88d7e93d0b583e7250a39dd18b1365eff9c7ecf92c32
+# autobatch: body-sha256=0c7e13582ea1f8088bceea964f456aa2bf3b43fa2533e2c88be82d2cb2ac3f8d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -64,6 +64,49 @@ def note_source_line(error, block_lines, block_prefix):
             return
     block = int(name[len(block_prefix) :])
     error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+
+
+class Profile(typing.NamedTuple):
+    """What one batched call did, block by block (from `profile=True`)."""
+
+    block_lines: tuple
+    block_runs: tuple
+    block_active: tuple
+    batch: int
+    deepest_call: int
+
+    @property
+    def iterations(self):
+        return sum(self.block_runs)
+
+    @property
+    def utilization(self):
+        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
+        total = self.iterations * self.batch
+        return sum(self.block_active) / total if total else 1.0
+
+    def report(self):
+        lines = [
+            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
+            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
+        ]
+        for k, (where, runs, active) in enumerate(
+            zip(self.block_lines, self.block_runs, self.block_active)
+        ):
+            mean = active / runs if runs else 0.0
+            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
+        return "\n".join(lines)
+
+
+def make_profile(counters, block_lines, batch):
+    runs, active, deepest = counters
+    return Profile(
+        tuple(block_lines),
+        tuple((int(r) for r in np.asarray(runs))),
+        tuple((int(a) for a in np.asarray(active))),
+        int(batch),
+        int(deepest),
+    )
 
 
 def select(active, new, old):
@@ -170,28 +213,37 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False):
+def run(state, stacks, blocks, xla=False, profile=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
+    With `profile`, counts runs and active examples per block and the
+    deepest call.
     """
     halt = len(blocks)
+    runs = np.zeros(halt, np.int64)
+    active = np.zeros(halt, np.int64)
+    deepest = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return (state, stacks)
+                return (state, stacks, (runs, active, deepest) if profile else None)
+            if profile:
+                runs[index] += 1
+                active[index] += np.count_nonzero(state.pc == index)
+                deepest = max(deepest, int(state.return_sp.max(initial=0)))
             state, writes = blocks[index](state, stacks)
             for name, write in writes.items():
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False)
+    return functools.partial(program, xla=False, profile=profile)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -311,7 +363,7 @@ IOTA_SUM_BLOCK_LINES = (
 )
 
 
-def iota_sum_program(n, acc, max_stack_depth, xla):
+def iota_sum_program(n, acc, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n, acc)
     state = IotaSumState(
@@ -323,11 +375,11 @@ def iota_sum_program(n, acc, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = IotaSumStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, IOTA_SUM_BLOCKS, xla)
-    return ((state.iota_sum_return,), state.overflow_at)
+    state, stacks, counters = run(state, stacks, IOTA_SUM_BLOCKS, xla, profile)
+    return ((state.iota_sum_return,), state.overflow_at, counters)
 
 
-def iota_sum(n, acc, max_stack_depth=15, xla=False):
+def iota_sum(n, acc, max_stack_depth=15, xla=False, profile=False):
     """Batched `iota_sum`: every argument has a leading batch dimension.
 
     Per example: iota_sum(n: int64[], acc: int64[]) -> int64[].
@@ -342,12 +394,18 @@ def iota_sum(n, acc, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("iota_sum", ("n", "acc"), leaves)
+    program = compiled(iota_sum_program, xla, profile)
     try:
-        result, overflow_at = compiled(iota_sum_program, xla)(*leaves, max_stack_depth)
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, IOTA_SUM_BLOCK_LINES, "iota_sum_block_")
         raise
     check_overflow("iota_sum", overflow_at, IOTA_SUM_BLOCK_LINES, max_stack_depth)
+    if profile:
+        return (
+            result[0],
+            make_profile(counters, IOTA_SUM_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return result[0]
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=259292a49399afd43931998c4d7d7e03fb8b753b342b8a51ddc5f1e9aa7cfd78
-# autobatch: body-sha256=5cc48f840b89db6a0dbdfee3fb27c5b91cb0ab446ebed1d512a73cc83f1b25c4
+# autobatch: source-sha256=ab81e24639bf80a0399756f520f4440b27ed77964b4e184bccf576076c3eab3b
+# autobatch: body-sha256=9a22445d99ef5ccb673db6e9ddcfb3a7a1fe6743bfad85f98f80d3aa938f95bc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -65,6 +65,49 @@ def note_source_line(error, block_lines, block_prefix):
             return
     block = int(name[len(block_prefix) :])
     error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+
+
+class Profile(typing.NamedTuple):
+    """What one batched call did, block by block (from `profile=True`)."""
+
+    block_lines: tuple
+    block_runs: tuple
+    block_active: tuple
+    batch: int
+    deepest_call: int
+
+    @property
+    def iterations(self):
+        return sum(self.block_runs)
+
+    @property
+    def utilization(self):
+        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
+        total = self.iterations * self.batch
+        return sum(self.block_active) / total if total else 1.0
+
+    def report(self):
+        lines = [
+            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
+            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
+        ]
+        for k, (where, runs, active) in enumerate(
+            zip(self.block_lines, self.block_runs, self.block_active)
+        ):
+            mean = active / runs if runs else 0.0
+            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
+        return "\n".join(lines)
+
+
+def make_profile(counters, block_lines, batch):
+    runs, active, deepest = counters
+    return Profile(
+        tuple(block_lines),
+        tuple((int(r) for r in np.asarray(runs))),
+        tuple((int(a) for a in np.asarray(active))),
+        int(batch),
+        int(deepest),
+    )
 
 
 def select(active, new, old):
@@ -194,7 +237,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla):
+def run(state, stacks, blocks, xla, profile):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -204,10 +247,14 @@ def run(state, stacks, blocks, xla):
     their writes, padded with no-ops, and the writes are applied after it.
     Graph mode pays per op instead, so there each branch applies its own
     writes and passes the other stacks through.
+
+    With `profile`, counters ride along in the loop (no host callbacks, so
+    this works under XLA): runs and active examples per block [blocks] and
+    the deepest call; otherwise the counters are None and cost nothing.
     """
     halt = len(blocks)
 
-    def pending(state, stacks):
+    def pending(state, stacks, counters):
         return tf.reduce_any(state.pc < halt)
 
     def writes_after(block, state, stacks):
@@ -224,26 +271,37 @@ def run(state, stacks, blocks, xla):
         }
         return (new_state, stacks._replace(**applied))
 
-    def step(state, stacks):
+    def step(state, stacks, counters):
         index = tf.reduce_min(state.pc)
+        if profile:
+            runs, active, deepest = counters
+            at_block = tf.one_hot(index, halt, dtype=tf.int64)
+            waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
+            deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
+            counters = (runs + at_block, active + at_block * waiting, deepest)
         branch = writes_after if xla else writes_applied
         branches = [functools.partial(branch, block, state, stacks) for block in blocks]
         state, result = tf.switch_case(index, branches)
         if xla:
             result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
-        return (state, result)
+        return (state, result, counters)
 
-    return tf.while_loop(pending, step, (state, stacks))
+    counters = ()
+    if profile:
+        zeros_ = tf.zeros([halt], tf.int64)
+        counters = (zeros_, zeros_, tf.constant(0, tf.int32))
+    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    return (state, stacks, counters if profile else None)
 
 
 _COMPILED = {}
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     """`program` under tf.function (XLA when `xla`), traced once per signature."""
-    key = (program, bool(xla))
+    key = (program, bool(xla), bool(profile))
     if key not in _COMPILED:
-        traced = functools.partial(program, xla=bool(xla))
+        traced = functools.partial(program, xla=bool(xla), profile=bool(profile))
         if xla:
             _COMPILED[key] = tf.function(traced, jit_compile=True, autograph=False)
         else:
@@ -371,7 +429,7 @@ IOTA_SUM_BLOCK_LINES = (
 )
 
 
-def iota_sum_program(n, acc, max_stack_depth, xla):
+def iota_sum_program(n, acc, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n, acc)
     state = IotaSumState(
@@ -383,11 +441,11 @@ def iota_sum_program(n, acc, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = IotaSumStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, IOTA_SUM_BLOCKS, xla)
-    return ((state.iota_sum_return,), state.overflow_at)
+    state, stacks, counters = run(state, stacks, IOTA_SUM_BLOCKS, xla, profile)
+    return ((state.iota_sum_return,), state.overflow_at, counters)
 
 
-def iota_sum(n, acc, max_stack_depth=15, xla=False):
+def iota_sum(n, acc, max_stack_depth=15, xla=False, profile=False):
     """Batched `iota_sum`: every argument has a leading batch dimension.
 
     Per example: iota_sum(n: int64[], acc: int64[]) -> int64[].
@@ -402,12 +460,18 @@ def iota_sum(n, acc, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("iota_sum", ("n", "acc"), leaves)
+    program = compiled(iota_sum_program, xla, profile)
     try:
-        result, overflow_at = compiled(iota_sum_program, xla)(*leaves, max_stack_depth)
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, IOTA_SUM_BLOCK_LINES, "iota_sum_block_")
         raise
     check_overflow("iota_sum", overflow_at, IOTA_SUM_BLOCK_LINES, max_stack_depth)
+    if profile:
+        return (
+            result[0],
+            make_profile(counters, IOTA_SUM_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return result[0]
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=b7ec7f4b704fcbd3cd3621371d8e4aa4fae96cddabc4ff9eb481102e2def3bdc
-# autobatch: body-sha256=b0928b624b9e3a93d7b52df56a808bf745719c2620a825babad86c0944b1b496
+# autobatch: source-sha256=478668597a08ca532e00e3dacd70facceb0d1b28005c0e11f7d16dd2d7a14529
+# autobatch: body-sha256=8e4e76853ad2c671d17b32f171636b292518ec453bdfcb56d48c4d2d25428ace
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -91,6 +91,49 @@ def note_source_line(error, block_lines, block_prefix):
             return
     block = int(name[len(block_prefix) :])
     error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+
+
+class Profile(typing.NamedTuple):
+    """What one batched call did, block by block (from `profile=True`)."""
+
+    block_lines: tuple
+    block_runs: tuple
+    block_active: tuple
+    batch: int
+    deepest_call: int
+
+    @property
+    def iterations(self):
+        return sum(self.block_runs)
+
+    @property
+    def utilization(self):
+        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
+        total = self.iterations * self.batch
+        return sum(self.block_active) / total if total else 1.0
+
+    def report(self):
+        lines = [
+            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
+            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
+        ]
+        for k, (where, runs, active) in enumerate(
+            zip(self.block_lines, self.block_runs, self.block_active)
+        ):
+            mean = active / runs if runs else 0.0
+            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
+        return "\n".join(lines)
+
+
+def make_profile(counters, block_lines, batch):
+    runs, active, deepest = counters
+    return Profile(
+        tuple(block_lines),
+        tuple((int(r) for r in np.asarray(runs))),
+        tuple((int(a) for a in np.asarray(active))),
+        int(batch),
+        int(deepest),
+    )
 
 
 def select(active, new, old):
@@ -197,28 +240,37 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False):
+def run(state, stacks, blocks, xla=False, profile=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
+    With `profile`, counts runs and active examples per block and the
+    deepest call.
     """
     halt = len(blocks)
+    runs = np.zeros(halt, np.int64)
+    active = np.zeros(halt, np.int64)
+    deepest = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return (state, stacks)
+                return (state, stacks, (runs, active, deepest) if profile else None)
+            if profile:
+                runs[index] += 1
+                active[index] += np.count_nonzero(state.pc == index)
+                deepest = max(deepest, int(state.return_sp.max(initial=0)))
             state, writes = blocks[index](state, stacks)
             for name, write in writes.items():
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False)
+    return functools.partial(program, xla=False, profile=profile)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -524,7 +576,7 @@ COUNT_PRIMES_BELOW_BLOCK_LINES = (
 )
 
 
-def count_primes_below_program(n, max_stack_depth, xla):
+def count_primes_below_program(n, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = CountPrimesBelowState(
@@ -542,11 +594,13 @@ def count_primes_below_program(n, max_stack_depth, xla):
     stacks = CountPrimesBelowStacks(
         returns=zeros([max_stack_depth, batch], (), "int32")
     )
-    state, stacks = run(state, stacks, COUNT_PRIMES_BELOW_BLOCKS, xla)
-    return ((state.count_primes_below_return,), state.overflow_at)
+    state, stacks, counters = run(
+        state, stacks, COUNT_PRIMES_BELOW_BLOCKS, xla, profile
+    )
+    return ((state.count_primes_below_return,), state.overflow_at, counters)
 
 
-def count_primes_below(n, max_stack_depth=15, xla=False):
+def count_primes_below(n, max_stack_depth=15, xla=False, profile=False):
     """Batched `count_primes_below`: every argument has a leading batch dimension.
 
     Per example: count_primes_below(n: int64[]) -> int64[].
@@ -559,10 +613,9 @@ def count_primes_below(n, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("count_primes_below", ("n",), leaves)
+    program = compiled(count_primes_below_program, xla, profile)
     try:
-        result, overflow_at = compiled(count_primes_below_program, xla)(
-            *leaves, max_stack_depth
-        )
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(
             error, COUNT_PRIMES_BELOW_BLOCK_LINES, "count_primes_below_block_"
@@ -574,6 +627,13 @@ def count_primes_below(n, max_stack_depth=15, xla=False):
         COUNT_PRIMES_BELOW_BLOCK_LINES,
         max_stack_depth,
     )
+    if profile:
+        return (
+            result[0],
+            make_profile(
+                counters, COUNT_PRIMES_BELOW_BLOCK_LINES, overflow_at.shape[0]
+            ),
+        )
     return result[0]
 
 
@@ -757,7 +817,7 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
 )
 
 
-def first_multiple_of_seven_program(n, limit, max_stack_depth, xla):
+def first_multiple_of_seven_program(n, limit, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n, limit)
     state = FirstMultipleOfSevenState(
@@ -774,11 +834,13 @@ def first_multiple_of_seven_program(n, limit, max_stack_depth, xla):
     stacks = FirstMultipleOfSevenStacks(
         returns=zeros([max_stack_depth, batch], (), "int32")
     )
-    state, stacks = run(state, stacks, FIRST_MULTIPLE_OF_SEVEN_BLOCKS, xla)
-    return ((state.first_multiple_of_seven_return,), state.overflow_at)
+    state, stacks, counters = run(
+        state, stacks, FIRST_MULTIPLE_OF_SEVEN_BLOCKS, xla, profile
+    )
+    return ((state.first_multiple_of_seven_return,), state.overflow_at, counters)
 
 
-def first_multiple_of_seven(n, limit, max_stack_depth=15, xla=False):
+def first_multiple_of_seven(n, limit, max_stack_depth=15, xla=False, profile=False):
     """Batched `first_multiple_of_seven`: every argument has a leading batch dimension.
 
     Per example: first_multiple_of_seven(n: int64[], limit: int64[]) -> int64[].
@@ -793,10 +855,9 @@ def first_multiple_of_seven(n, limit, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("first_multiple_of_seven", ("n", "limit"), leaves)
+    program = compiled(first_multiple_of_seven_program, xla, profile)
     try:
-        result, overflow_at = compiled(first_multiple_of_seven_program, xla)(
-            *leaves, max_stack_depth
-        )
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(
             error, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, "first_multiple_of_seven_block_"
@@ -808,6 +869,13 @@ def first_multiple_of_seven(n, limit, max_stack_depth=15, xla=False):
         FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,
         max_stack_depth,
     )
+    if profile:
+        return (
+            result[0],
+            make_profile(
+                counters, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, overflow_at.shape[0]
+            ),
+        )
     return result[0]
 
 
@@ -988,7 +1056,7 @@ SMALLEST_FACTOR_BLOCK_LINES = (
 )
 
 
-def smallest_factor_program(n, max_stack_depth, xla):
+def smallest_factor_program(n, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = SmallestFactorState(
@@ -1001,11 +1069,11 @@ def smallest_factor_program(n, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = SmallestFactorStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, SMALLEST_FACTOR_BLOCKS, xla)
-    return ((state.smallest_factor_return,), state.overflow_at)
+    state, stacks, counters = run(state, stacks, SMALLEST_FACTOR_BLOCKS, xla, profile)
+    return ((state.smallest_factor_return,), state.overflow_at, counters)
 
 
-def smallest_factor(n, max_stack_depth=15, xla=False):
+def smallest_factor(n, max_stack_depth=15, xla=False, profile=False):
     """Batched `smallest_factor`: every argument has a leading batch dimension.
 
     Per example: smallest_factor(n: int64[]) -> int64[].
@@ -1018,16 +1086,20 @@ def smallest_factor(n, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("smallest_factor", ("n",), leaves)
+    program = compiled(smallest_factor_program, xla, profile)
     try:
-        result, overflow_at = compiled(smallest_factor_program, xla)(
-            *leaves, max_stack_depth
-        )
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
         raise
     check_overflow(
         "smallest_factor", overflow_at, SMALLEST_FACTOR_BLOCK_LINES, max_stack_depth
     )
+    if profile:
+        return (
+            result[0],
+            make_profile(counters, SMALLEST_FACTOR_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return result[0]
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=1a231ad89674bac738a50d9f8f289cb6994c6e6ad1d723fe68fa5554659d2a15
-# autobatch: body-sha256=5f18a3d38879440a0d6755c47211c5fe74d8f25c44657d6f58dc430ae5cd2b2f
+# autobatch: source-sha256=3f2823d40ef54756145c6e5ec0184d592b8ce740bff7b5d108d9dbbbda3c8642
+# autobatch: body-sha256=5918e3428d60b6a69143523a6217dd243aef9708d45ed7d27e8d22744df4f261
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -92,6 +92,49 @@ def note_source_line(error, block_lines, block_prefix):
             return
     block = int(name[len(block_prefix) :])
     error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+
+
+class Profile(typing.NamedTuple):
+    """What one batched call did, block by block (from `profile=True`)."""
+
+    block_lines: tuple
+    block_runs: tuple
+    block_active: tuple
+    batch: int
+    deepest_call: int
+
+    @property
+    def iterations(self):
+        return sum(self.block_runs)
+
+    @property
+    def utilization(self):
+        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
+        total = self.iterations * self.batch
+        return sum(self.block_active) / total if total else 1.0
+
+    def report(self):
+        lines = [
+            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
+            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
+        ]
+        for k, (where, runs, active) in enumerate(
+            zip(self.block_lines, self.block_runs, self.block_active)
+        ):
+            mean = active / runs if runs else 0.0
+            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
+        return "\n".join(lines)
+
+
+def make_profile(counters, block_lines, batch):
+    runs, active, deepest = counters
+    return Profile(
+        tuple(block_lines),
+        tuple((int(r) for r in np.asarray(runs))),
+        tuple((int(a) for a in np.asarray(active))),
+        int(batch),
+        int(deepest),
+    )
 
 
 def select(active, new, old):
@@ -221,7 +264,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla):
+def run(state, stacks, blocks, xla, profile):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -231,10 +274,14 @@ def run(state, stacks, blocks, xla):
     their writes, padded with no-ops, and the writes are applied after it.
     Graph mode pays per op instead, so there each branch applies its own
     writes and passes the other stacks through.
+
+    With `profile`, counters ride along in the loop (no host callbacks, so
+    this works under XLA): runs and active examples per block [blocks] and
+    the deepest call; otherwise the counters are None and cost nothing.
     """
     halt = len(blocks)
 
-    def pending(state, stacks):
+    def pending(state, stacks, counters):
         return tf.reduce_any(state.pc < halt)
 
     def writes_after(block, state, stacks):
@@ -251,26 +298,37 @@ def run(state, stacks, blocks, xla):
         }
         return (new_state, stacks._replace(**applied))
 
-    def step(state, stacks):
+    def step(state, stacks, counters):
         index = tf.reduce_min(state.pc)
+        if profile:
+            runs, active, deepest = counters
+            at_block = tf.one_hot(index, halt, dtype=tf.int64)
+            waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
+            deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
+            counters = (runs + at_block, active + at_block * waiting, deepest)
         branch = writes_after if xla else writes_applied
         branches = [functools.partial(branch, block, state, stacks) for block in blocks]
         state, result = tf.switch_case(index, branches)
         if xla:
             result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
-        return (state, result)
+        return (state, result, counters)
 
-    return tf.while_loop(pending, step, (state, stacks))
+    counters = ()
+    if profile:
+        zeros_ = tf.zeros([halt], tf.int64)
+        counters = (zeros_, zeros_, tf.constant(0, tf.int32))
+    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    return (state, stacks, counters if profile else None)
 
 
 _COMPILED = {}
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     """`program` under tf.function (XLA when `xla`), traced once per signature."""
-    key = (program, bool(xla))
+    key = (program, bool(xla), bool(profile))
     if key not in _COMPILED:
-        traced = functools.partial(program, xla=bool(xla))
+        traced = functools.partial(program, xla=bool(xla), profile=bool(profile))
         if xla:
             _COMPILED[key] = tf.function(traced, jit_compile=True, autograph=False)
         else:
@@ -584,7 +642,7 @@ COUNT_PRIMES_BELOW_BLOCK_LINES = (
 )
 
 
-def count_primes_below_program(n, max_stack_depth, xla):
+def count_primes_below_program(n, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = CountPrimesBelowState(
@@ -602,11 +660,13 @@ def count_primes_below_program(n, max_stack_depth, xla):
     stacks = CountPrimesBelowStacks(
         returns=zeros([max_stack_depth, batch], (), "int32")
     )
-    state, stacks = run(state, stacks, COUNT_PRIMES_BELOW_BLOCKS, xla)
-    return ((state.count_primes_below_return,), state.overflow_at)
+    state, stacks, counters = run(
+        state, stacks, COUNT_PRIMES_BELOW_BLOCKS, xla, profile
+    )
+    return ((state.count_primes_below_return,), state.overflow_at, counters)
 
 
-def count_primes_below(n, max_stack_depth=15, xla=False):
+def count_primes_below(n, max_stack_depth=15, xla=False, profile=False):
     """Batched `count_primes_below`: every argument has a leading batch dimension.
 
     Per example: count_primes_below(n: int64[]) -> int32[].
@@ -619,10 +679,9 @@ def count_primes_below(n, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("count_primes_below", ("n",), leaves)
+    program = compiled(count_primes_below_program, xla, profile)
     try:
-        result, overflow_at = compiled(count_primes_below_program, xla)(
-            *leaves, max_stack_depth
-        )
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(
             error, COUNT_PRIMES_BELOW_BLOCK_LINES, "count_primes_below_block_"
@@ -634,6 +693,13 @@ def count_primes_below(n, max_stack_depth=15, xla=False):
         COUNT_PRIMES_BELOW_BLOCK_LINES,
         max_stack_depth,
     )
+    if profile:
+        return (
+            result[0],
+            make_profile(
+                counters, COUNT_PRIMES_BELOW_BLOCK_LINES, overflow_at.shape[0]
+            ),
+        )
     return result[0]
 
 
@@ -817,7 +883,7 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
 )
 
 
-def first_multiple_of_seven_program(n, limit, max_stack_depth, xla):
+def first_multiple_of_seven_program(n, limit, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n, limit)
     state = FirstMultipleOfSevenState(
@@ -834,11 +900,13 @@ def first_multiple_of_seven_program(n, limit, max_stack_depth, xla):
     stacks = FirstMultipleOfSevenStacks(
         returns=zeros([max_stack_depth, batch], (), "int32")
     )
-    state, stacks = run(state, stacks, FIRST_MULTIPLE_OF_SEVEN_BLOCKS, xla)
-    return ((state.first_multiple_of_seven_return,), state.overflow_at)
+    state, stacks, counters = run(
+        state, stacks, FIRST_MULTIPLE_OF_SEVEN_BLOCKS, xla, profile
+    )
+    return ((state.first_multiple_of_seven_return,), state.overflow_at, counters)
 
 
-def first_multiple_of_seven(n, limit, max_stack_depth=15, xla=False):
+def first_multiple_of_seven(n, limit, max_stack_depth=15, xla=False, profile=False):
     """Batched `first_multiple_of_seven`: every argument has a leading batch dimension.
 
     Per example: first_multiple_of_seven(n: int64[], limit: int64[]) -> int64[].
@@ -853,10 +921,9 @@ def first_multiple_of_seven(n, limit, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("first_multiple_of_seven", ("n", "limit"), leaves)
+    program = compiled(first_multiple_of_seven_program, xla, profile)
     try:
-        result, overflow_at = compiled(first_multiple_of_seven_program, xla)(
-            *leaves, max_stack_depth
-        )
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(
             error, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, "first_multiple_of_seven_block_"
@@ -868,6 +935,13 @@ def first_multiple_of_seven(n, limit, max_stack_depth=15, xla=False):
         FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,
         max_stack_depth,
     )
+    if profile:
+        return (
+            result[0],
+            make_profile(
+                counters, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, overflow_at.shape[0]
+            ),
+        )
     return result[0]
 
 
@@ -1048,7 +1122,7 @@ SMALLEST_FACTOR_BLOCK_LINES = (
 )
 
 
-def smallest_factor_program(n, max_stack_depth, xla):
+def smallest_factor_program(n, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = SmallestFactorState(
@@ -1061,11 +1135,11 @@ def smallest_factor_program(n, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = SmallestFactorStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, SMALLEST_FACTOR_BLOCKS, xla)
-    return ((state.smallest_factor_return,), state.overflow_at)
+    state, stacks, counters = run(state, stacks, SMALLEST_FACTOR_BLOCKS, xla, profile)
+    return ((state.smallest_factor_return,), state.overflow_at, counters)
 
 
-def smallest_factor(n, max_stack_depth=15, xla=False):
+def smallest_factor(n, max_stack_depth=15, xla=False, profile=False):
     """Batched `smallest_factor`: every argument has a leading batch dimension.
 
     Per example: smallest_factor(n: int64[]) -> int64[].
@@ -1078,16 +1152,20 @@ def smallest_factor(n, max_stack_depth=15, xla=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("smallest_factor", ("n",), leaves)
+    program = compiled(smallest_factor_program, xla, profile)
     try:
-        result, overflow_at = compiled(smallest_factor_program, xla)(
-            *leaves, max_stack_depth
-        )
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
         raise
     check_overflow(
         "smallest_factor", overflow_at, SMALLEST_FACTOR_BLOCK_LINES, max_stack_depth
     )
+    if profile:
+        return (
+            result[0],
+            make_profile(counters, SMALLEST_FACTOR_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return result[0]
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=1d932ab1920e8a47474e2f4a600efd39a3139ba9d9b19031a8b30a5cb0ad6d91
-# autobatch: body-sha256=121a2f5ebe84e5bbcf39ee8a844f4d42f2e4df645be42e1d2b381ed735a362f5
+# autobatch: source-sha256=43a5bc220fb2cc5aaff6ff96800c647d3858bd1854b25ae576308228b7e08dfa
+# autobatch: body-sha256=fc95c3669caf8aad8a359ad668bbf08b17f752765a7e4065b10c895a53d5521c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -66,6 +66,49 @@ def note_source_line(error, block_lines, block_prefix):
             return
     block = int(name[len(block_prefix) :])
     error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+
+
+class Profile(typing.NamedTuple):
+    """What one batched call did, block by block (from `profile=True`)."""
+
+    block_lines: tuple
+    block_runs: tuple
+    block_active: tuple
+    batch: int
+    deepest_call: int
+
+    @property
+    def iterations(self):
+        return sum(self.block_runs)
+
+    @property
+    def utilization(self):
+        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
+        total = self.iterations * self.batch
+        return sum(self.block_active) / total if total else 1.0
+
+    def report(self):
+        lines = [
+            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
+            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
+        ]
+        for k, (where, runs, active) in enumerate(
+            zip(self.block_lines, self.block_runs, self.block_active)
+        ):
+            mean = active / runs if runs else 0.0
+            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
+        return "\n".join(lines)
+
+
+def make_profile(counters, block_lines, batch):
+    runs, active, deepest = counters
+    return Profile(
+        tuple(block_lines),
+        tuple((int(r) for r in np.asarray(runs))),
+        tuple((int(a) for a in np.asarray(active))),
+        int(batch),
+        int(deepest),
+    )
 
 
 def select(active, new, old):
@@ -172,28 +215,37 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False):
+def run(state, stacks, blocks, xla=False, profile=False):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
+    With `profile`, counts runs and active examples per block and the
+    deepest call.
     """
     halt = len(blocks)
+    runs = np.zeros(halt, np.int64)
+    active = np.zeros(halt, np.int64)
+    deepest = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
             if index >= halt:
-                return (state, stacks)
+                return (state, stacks, (runs, active, deepest) if profile else None)
+            if profile:
+                runs[index] += 1
+                active[index] += np.count_nonzero(state.pc == index)
+                deepest = max(deepest, int(state.return_sp.max(initial=0)))
             state, writes = blocks[index](state, stacks)
             for name, write in writes.items():
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla):
+def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False)
+    return functools.partial(program, xla=False, profile=profile)
 
 
 def to_leaf(function, name, value, dtype, event_shape):
@@ -348,7 +400,7 @@ ROTATE_BLOCK_LINES = (
 )
 
 
-def rotate_program(p_x, p_y, turns, max_stack_depth, xla):
+def rotate_program(p_x, p_y, turns, max_stack_depth, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(p_x, p_y, turns)
     state = RotateState(
@@ -362,11 +414,11 @@ def rotate_program(p_x, p_y, turns, max_stack_depth, xla):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = RotateStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks = run(state, stacks, ROTATE_BLOCKS, xla)
-    return ((state.rotate_return_x, state.rotate_return_y), state.overflow_at)
+    state, stacks, counters = run(state, stacks, ROTATE_BLOCKS, xla, profile)
+    return ((state.rotate_return_x, state.rotate_return_y), state.overflow_at, counters)
 
 
-def rotate(p, turns, max_stack_depth=15, xla=False):
+def rotate(p, turns, max_stack_depth=15, xla=False, profile=False):
     """Batched `rotate`: every argument has a leading batch dimension.
 
     Per example: rotate(p: Point(float64[], float64[]), turns: int64[]) -> Point(float64[], float64[]).
@@ -383,12 +435,18 @@ def rotate(p, turns, max_stack_depth=15, xla=False):
         )
     ]
     leaves = broadcast_batch("rotate", ("p[0]", "p[1]", "turns"), leaves)
+    program = compiled(rotate_program, xla, profile)
     try:
-        result, overflow_at = compiled(rotate_program, xla)(*leaves, max_stack_depth)
+        result, overflow_at, counters = program(*leaves, max_stack_depth)
     except Exception as error:
         note_source_line(error, ROTATE_BLOCK_LINES, "rotate_block_")
         raise
     check_overflow("rotate", overflow_at, ROTATE_BLOCK_LINES, max_stack_depth)
+    if profile:
+        return (
+            Point(result[0], result[1]),
+            make_profile(counters, ROTATE_BLOCK_LINES, overflow_at.shape[0]),
+        )
     return Point(result[0], result[1])
 
 

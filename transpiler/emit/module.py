@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import inspect
 import sys
 import types as pytypes
 from typing import Dict, List, Sequence
 
-from templates import runtime_common, runtime_np, runtime_tf
 from transpiler import __version__
 from transpiler.emit import program as program_emitter
 from transpiler.emit.template import render_comments
@@ -130,10 +128,16 @@ def programs_text(specs) -> str:
 
 
 def _runtime(backend) -> List[ast.stmt]:
-    specific = runtime_tf if backend.name == "tensorflow" else runtime_np
+    """The runtime helpers' source, read from templates/ (not imported: the
+    TensorFlow template would import TensorFlow into NumPy-only builds)."""
+    import importlib.util
+
+    names = ("runtime_common", "runtime_tf" if backend.name == "tensorflow" else "runtime_np")
+    templates = [importlib.util.find_spec(f"templates.{name}").origin for name in names]
     out: List[ast.stmt] = []
-    for template in (runtime_common, specific):
-        tree = ast.parse(inspect.getsource(template))
+    for template in templates:
+        with open(template, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
@@ -193,12 +197,12 @@ def _dispatchers(specs, counts, registry):
         if not names:
             continue
         fn = ast.parse(
-            f"def {entry}(*args, max_stack_depth=15, xla=False):\n"
+            f"def {entry}(*args, max_stack_depth=15, xla=False, profile=False):\n"
             f"    '''Batched `{entry}`: runs the program generated for the arguments' dtypes.'''\n"
             f"    errors = []\n"
             f"    for program in ({', '.join(names)},):\n"
             f"        try:\n"
-            f"            return program(*args, max_stack_depth=max_stack_depth, xla=xla)\n"
+            f"            return program(*args, max_stack_depth=max_stack_depth, xla=xla, profile=profile)\n"
             f"        except TypeError as e:\n"
             f"            errors.append(str(e))\n"
             f"    raise TypeError('; '.join(errors))\n"

@@ -33,7 +33,8 @@ from transpiler.passes import liveness
 RESERVED = frozenset(
     """state active pc overflow batch leaves result overflow_at max_stack_depth xla
     select choose where cast zeros batch_size read push pop peek pop_return run compiled
-    stack_writes no_write apply_write note_source_line safe_divisor
+    stack_writes no_write apply_write note_source_line safe_divisor profile counters
+    make_profile Profile program
     to_leaf broadcast_batch check_overflow StackOverflowError np tf functools
     typing collections""".split()
 )
@@ -416,7 +417,7 @@ class _ProgramEmitter:
         )
         return expand(
             program_templates.entry_function,
-            ENTRY=self.entry,
+            ENTRY=self.prefix,
             PARAMS=[ast.arg(p) for p in main_params],
             DOC=[ast.Expr(ast.Constant(doc))],
             NAME=ast.Constant(self.entry),

@@ -63,6 +63,7 @@ class _FunctionBuilder:
         self.fn = source.node
         self.batched_params = batched_params
         self.locals = local_names(self.fn)
+        self.namespace = {**source.globals, **source.closure}
         self.used_names = set(self.locals)
         self.counters: Dict[str, int] = {}
         self.blocks: List[_PendingBlock] = []
@@ -405,6 +406,10 @@ class _FunctionBuilder:
             result = self.fresh(expr.func.id)
             self.call(expr, result, origin_of(expr, origin))
             return _load(result)
+        if self.is_truthy_call(expr):
+            # `truthy(c)` makes a batch-of-one condition a Python bool in a dry
+            # run; batched, conditions are per example already.
+            return self.flatten(expr.args[0], origin)
         if isinstance(expr, gast.BoolOp):
             return self.bool_op(expr, origin)
         if isinstance(expr, gast.IfExp):
@@ -424,6 +429,18 @@ class _FunctionBuilder:
                     [self.flatten(v, origin) if isinstance(v, gast.AST) else v for v in value],
                 )
         return expr
+
+    def is_truthy_call(self, expr) -> bool:
+        from transpiler.context import truthy
+
+        return (
+            isinstance(expr, gast.Call)
+            and isinstance(expr.func, gast.Name)
+            and expr.func.id not in self.locals
+            and self.namespace.get(expr.func.id) is truthy
+            and len(expr.args) == 1
+            and not expr.keywords
+        )
 
     def operand(self, expr, origin, base) -> str:
         """`expr` flattened into a variable name (a temporary when needed)."""
@@ -531,7 +548,7 @@ class _FunctionBuilder:
                 else:
                     self.note_free_name(node, origin)
         expr = _unparse(residual)
-        self.emit(ir.PrimOp(tuple(vars_in), vars_out, expr, origin))
+        self.emit(ir.PrimOp(tuple(vars_in), vars_out, expr, origin, namespace=self.namespace))
 
     def note_free_name(self, node, origin):
         name = node.id

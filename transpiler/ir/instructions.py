@@ -75,11 +75,24 @@ class PrimOp:
     origin: Optional[Origin] = None
     skip_push_mask: frozenset = frozenset()
     cast_to: Optional[str] = None  # dtype name when a literal's weak type was widened
+    namespace: Optional[dict] = dataclasses.field(default=None, compare=False, repr=False)
 
     def replace(self, vars_out=None) -> "PrimOp":
         return dataclasses.replace(
             self, vars_out=self.vars_out if vars_out is None else vars_out
         )
+
+    @property
+    def function(self):
+        """The primitive as a callable of `vars_in` (the predecessor's `function`)."""
+        names, expr, namespace = self.vars_in, self.expr, self.namespace or {}
+        code = compile(expr, self.origin.filename if self.origin else "<primop>", "eval")
+
+        def primitive(*args):
+            return eval(code, namespace, dict(zip(names, args)))  # noqa: S307
+
+        primitive.__name__ = f"primop({expr})"
+        return primitive
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,6 +242,35 @@ class Function:
 
 
 @dataclasses.dataclass(frozen=True)
+class Module:
+    """All the functions of a Context (the predecessor's `instructions.Module`)."""
+
+    functions: Tuple[Function, ...]
+
+    def program(self, main: str) -> "Program":
+        """The functions reachable from `main`, main first, in call order."""
+        by_name = {f.name: f for f in self.functions}
+        if main not in by_name:
+            raise ValueError(f"{main!r} is not a function of this module")
+        order, queue = [], [main]
+        while queue:
+            name = queue.pop(0)
+            if name in order:
+                continue
+            order.append(name)
+            for block in by_name[name].blocks:
+                for ins in block.instructions:
+                    if isinstance(ins, Call) and ins.function not in order:
+                        queue.append(ins.function)
+        return Program(tuple(by_name[n] for n in order), main)
+
+    def __str__(self):
+        from transpiler.ir import printer
+
+        return "\n".join(printer.program(Program((f,), f.name)) for f in self.functions)
+
+
+@dataclasses.dataclass(frozen=True)
 class Program:
     """Functions reachable from `main`, main first.
 
@@ -250,6 +292,11 @@ class Program:
     def type_of(self, qualified_name):
         return dict(self.types)[qualified_name]
 
+    def __str__(self):
+        from transpiler.ir import printer
+
+        return printer.program(self)
+
 
 @dataclasses.dataclass(frozen=True)
 class LoweredProgram:
@@ -269,6 +316,11 @@ class LoweredProgram:
     registers: Tuple[str, ...]
     stacks: Tuple[str, ...]
     functions: Tuple[str, ...]
+
+    def __str__(self):
+        from transpiler.ir import printer
+
+        return printer.program(self)
 
     def index(self, block_name) -> int:
         for i, b in enumerate(self.blocks):

@@ -55,3 +55,36 @@ def entry_function(
         if profile:
             return OUT, make_profile(counters, LINES, overflow_at.shape[0])
         return OUT
+
+
+def stackless_program_function(
+    PROGRAM, LEAVES, STATE_TYPE, INITIAL, STACKS_TYPE, STACKS, BLOCKS, RESULT, NAME, RECURSIVE
+):
+    def PROGRAM(LEAVES, active):
+        """One call for the examples where `active`; callees run inside its blocks."""
+        check_stackless(NAME, RECURSIVE)
+        batch = batch_size(*LEAVES)
+        state = STATE_TYPE(**INITIAL)
+        stacks = STACKS_TYPE(**STACKS)
+        state, stacks, _ = run(state, stacks, BLOCKS, False, False)
+        return RESULT
+
+
+def stackless_entry_function(
+    ENTRY, PARAMS, DOC, NAME, LEAF_NAMES, LEAF_VALUES, LEAF_TYPES, PROGRAM, LINES, OUT
+):
+    def ENTRY(PARAMS, max_stack_depth=15, xla=False, profile=False):
+        DOC
+        if profile:
+            raise ValueError(NAME + ": profile=True needs the stack-based program")
+        leaves = [
+            to_leaf(NAME, name, value, dtype, shape)
+            for name, value, (dtype, shape) in zip(LEAF_NAMES, LEAF_VALUES, LEAF_TYPES)
+        ]
+        leaves = broadcast_batch(NAME, LEAF_NAMES, leaves)
+        try:
+            result = run_stackless(PROGRAM, leaves, xla)
+        except Exception as error:
+            note_source_line(error, LINES, "_block_")
+            raise
+        return OUT

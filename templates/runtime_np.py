@@ -146,6 +146,17 @@ def compiled(program, xla, profile=False):
     return functools.partial(program, xla=False, profile=profile)
 
 
+def run_stackless(program, leaves, xla):
+    """A stackless program on all examples."""
+    if xla:
+        raise ValueError("xla=True needs the TensorFlow backend")
+    return program(*leaves, np.ones(batch_size(*leaves), bool))
+
+
+def check_stackless(function, recursive):
+    """NumPy always runs eagerly: recursion is fine."""
+
+
 def to_leaf(function, name, value, dtype, event_shape):
     """One argument leaf as a [batch, *event] array of `dtype`, or a clear error."""
     if isinstance(value, (bool, int, float, complex)):

@@ -205,6 +205,30 @@ def compiled(program, xla, profile=False):
     return _COMPILED[key]
 
 
+def run_stackless(program, leaves, xla):
+    """A stackless program on all examples: eagerly, or under XLA if asked."""
+    if not xla:
+        return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
+    key = (program, "stackless")
+    if key not in _COMPILED:
+
+        def whole_batch(*leaves):
+            return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
+
+        _COMPILED[key] = tf.function(whole_batch, jit_compile=True, autograph=False)
+    return _COMPILED[key](*leaves)
+
+
+def check_stackless(function, recursive):
+    """Recursion in stackless mode is the host's: it cannot be traced into a graph."""
+    if recursive and not tf.executing_eagerly():
+        raise RuntimeError(
+            f"{function}: stackless mode runs recursive programs eagerly (the host's "
+            "recursion is the stack); call it outside tf.function and without "
+            "xla=True, or drop stackless=True"
+        )
+
+
 def to_leaf(function, name, value, dtype, event_shape):
     """One argument leaf as a [batch, *event] tensor of `dtype`, or a clear error."""
     if isinstance(value, (bool, int, float, complex)):

@@ -106,3 +106,11 @@ def uses_truthy(x):
     if from_truthy:
         return -x
     return x
+
+
+@ctx.batch
+def loop_calls(n):
+    total = 0
+    for i in range(n):
+        total += reuse_across_calls(i) + helper_sum(i)
+    return total

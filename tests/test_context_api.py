@@ -138,3 +138,32 @@ def test_dry_run_calls_the_original_with_batch_of_one_arrays_and_truthy():
 def test_truthy_is_dropped_from_batched_code():
     result = programs.uses_truthy(np.array([-2, 0, 5]), backend="numpy")
     assert result.tolist() == [2, 0, 5]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "tensorflow"])
+def test_stackless_documented_example_and_mixing_modes(backend):
+    from examples.fib import fib
+
+    assert np.asarray(fib(np.array([3, 7, 4, 5]), backend=backend, stackless=True)).tolist() == [3, 21, 5, 8]
+    # full and stackless calls mix in one Context
+    assert np.asarray(fib(np.array([6, 9]), backend=backend)).tolist() == [13, 55]
+    assert np.asarray(fib(np.array([6, 9]), backend=backend, stackless=True)).tolist() == [13, 55]
+
+
+def test_stackless_under_tf_function():
+    from examples.branches import quadrant
+    from examples.fib import fib
+
+    # not recursive: compiles under XLA
+    result = quadrant(np.array([1, -1, -1, 1, 0]), np.array([1, 1, -1, -1, 5]),
+                      stackless=True, xla=True, backend="numpy" if False else "tensorflow")
+    assert np.asarray(result).tolist() == [1, 2, 3, 4, 0]
+    # recursive: a clear error rather than an endless trace
+    with pytest.raises(RuntimeError, match="stackless mode runs recursive programs eagerly"):
+        fib(np.array([3, 7]), stackless=True, xla=True)
+
+
+def test_stackless_calls_between_functions():
+    result = programs.loop_calls(np.arange(0, 6), backend="numpy", stackless=True)
+    plain = programs.ctx.plain("loop_calls")
+    assert result.tolist() == [plain(k) for k in range(0, 6)]

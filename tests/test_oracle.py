@@ -3,8 +3,8 @@
 Every program of the shared corpus, on NumPy, TensorFlow graph and
 TensorFlow+XLA, at batch sizes 1, 7 and 64 with inputs whose examples take
 different paths, plus a broadcast case (one argument of batch size 1).  The
-examples' contexts are frozen, so these tests run the checked-in generated
-modules and fail if those are stale.
+examples' contexts are frozen (tests/conftest.py), so these tests run the
+checked-in generated modules and fail if those are stale.
 """
 
 import numpy as np
@@ -18,12 +18,6 @@ MODES = {
     "tf_graph": dict(backend="tensorflow"),
     "tf_xla": dict(backend="tensorflow", xla=True),
 }
-
-
-@pytest.fixture(autouse=True)
-def frozen_examples(monkeypatch):
-    for case in CASES:
-        monkeypatch.setattr(case.function.context, "frozen", True)
 
 
 def expected(case, inputs, batch):

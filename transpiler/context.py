@@ -75,11 +75,6 @@ class BatchedFunction:
             args = self._bind(args, arguments)
         if kwargs.get("dry_run") or self.context._dry_run_depth():
             return self.context._dry_run(self.function, args)
-        if kwargs.get("stackless"):
-            raise NotImplementedError(
-                "stackless=True is not implemented yet; call without it "
-                "(the stack-based program runs on every backend)"
-            )
         backend = B.resolve(kwargs.get("backend"))
         xla = bool(kwargs.get("xla", False))
         if xla and backend.name != "tensorflow":
@@ -89,7 +84,8 @@ class BatchedFunction:
         if depth < 1:
             raise ValueError(f"max_stack_depth must be at least 1, got {depth}")
         cache = kwargs.get("block_code_cache")
-        entry = self.context._entry(self.name, self._signature_for(args), backend, cache)
+        mode = "stackless" if kwargs.get("stackless") else ""
+        entry = self.context._entry(self.name, self._signature_for(args), backend, cache, mode)
         if backend.name == "numpy":
             args = tuple(_to_numpy(a) for a in args)
         profile = bool(kwargs.get("profile", False))
@@ -197,27 +193,26 @@ class Context:
     def _generated_dir(self, root):
         return self.generated_dir or os.path.join(root, "generated")
 
-    def _entry(self, name, signature, backend, cache=None):
-        """The generated entry function for `name` at `signature`."""
-        key = (name, signature, backend.name)
+    def _entry(self, name, signature, backend, cache=None, mode=""):
+        """The generated entry function for `name` at `signature` ("stackless" mode too)."""
+        key = (name, signature, backend.name, mode)
         for store in (cache, self._entries):
             if store is not None and key in store:
                 return store[key]
         filename, root, relpath = self._source_info(name)
         path = loader.module_path(self._generated_dir(root), relpath, backend.suffix)
         text = loader.read(path)
-        wanted = (name, T.signature_text(signature))
+        wanted = (name, T.signature_text(signature), mode)
+        key_text = name + T.signature_text(signature) + (f" {mode}" if mode else "")
         if text is None or not self._is_fresh(text, wanted):
             if self.frozen:
                 state = "missing" if text is None else "stale"
                 raise StaleGeneratedCodeError(
-                    f"generated module {path} is {state} for {name}"
-                    f"{T.signature_text(signature)}; regenerate it with "
-                    f"`autobatch generate {relpath}` (or unset AUTOBATCH_FROZEN)"
+                    f"generated module {path} is {state} for {key_text}; regenerate it "
+                    f"with `autobatch generate {relpath}` (or unset AUTOBATCH_FROZEN)"
                 )
-            text = self._generate(relpath, root, path, backend, text, (name, signature))
+            text = self._generate(relpath, root, path, backend, text, (name, signature, mode))
         module = loader.import_file(path, text)
-        key_text = name + T.signature_text(signature)
         entry = module.PROGRAMS[key_text]
         if module.CLOSURES[key_text]:
             entry = entry(**{c: self._closure_value(c) for c in module.CLOSURES[key_text]})
@@ -250,18 +245,18 @@ class Context:
 
     def _file_programs(self, relpath, text, backend, requested):
         """Programs the regenerated file holds: its old ones still valid, plus `requested`."""
-        programs = {(requested[0], requested[1])}
+        programs = {tuple(requested)}
         if text is not None:
             header = loader.read_header(loader.split_header(text)[0])
-            for fname, sig_text in loader.header_programs(header):
+            for fname, sig_text, mode in loader.header_programs(header):
                 if fname not in self._functions or self._source_info(fname)[2] != relpath:
                     continue
                 classes = dict(self._functions[fname].function.__globals__)
                 try:
-                    programs.add((fname, S.parse(sig_text, classes)))
+                    programs.add((fname, S.parse(sig_text, classes), mode))
                 except (ValueError, TypeError):
                     continue  # a class that no longer exists: drop that program
-        return sorted(programs, key=lambda p: (p[0], T.signature_text(p[1])))
+        return sorted(programs, key=lambda p: (p[0], p[2], T.signature_text(p[1])))
 
     def _generate(self, relpath, root, path, backend, old_text, requested):
         if old_text is not None and loader.is_hand_edited(old_text):
@@ -278,16 +273,16 @@ class Context:
     def module_text(self, relpath, root, backend, programs):
         """The generated module for source file `relpath` holding `programs`.
 
-        `programs`: [(entry name, signature)], in the order they appear.
+        `programs`: [(entry name, signature, mode)], in the order they appear.
         """
         from transpiler import pipeline  # the compiler, imported only when needed
         from transpiler.emit.module import programs_text
 
         specs, functions = [], set()
-        for entry, signature in programs:
-            spec = self._compile(entry, signature, backend, root)
+        for entry, signature, mode in programs:
+            spec = self._compile(entry, signature, backend, root, mode)
             specs.append(spec)
-            for fname in spec.lowered.functions:
+            for fname in spec.functions:
                 functions.add((self._source_info(fname)[2], fname))
         functions = sorted(functions)
         sources = [
@@ -296,18 +291,21 @@ class Context:
         digest = loader.source_hash(backend.name, programs_text(specs), sources)
         return pipeline.emit_module(relpath, backend, specs, digest, functions)
 
-    def _compile(self, entry, signature, backend, root):
+    def _compile(self, entry, signature, backend, root, mode=""):
         """Stages 1-5 for one program; returns an emit.module.ProgramSpec."""
         from transpiler import pipeline
         from transpiler.emit.module import ProgramSpec
 
         typed = self._typed_program(entry, signature, backend, root)
         lowered = pipeline.lower_program(typed)
+        stackless = pipeline.lower_stackless(typed) if mode == "stackless" else {}
         built = self._built(root)
         namespaces = {name: b[2] for name, b in built.items()}
         modules = {f: self._functions[f].function.__module__ for f in namespaces}
         closures = {name: frozenset(b[1].closure) for name, b in built.items()}
-        return ProgramSpec(entry, signature, typed, lowered, namespaces, modules, closures)
+        return ProgramSpec(
+            entry, signature, typed, lowered, namespaces, modules, closures, mode, stackless
+        )
 
     def _built(self, root=None):
         from transpiler import pipeline

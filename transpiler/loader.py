@@ -109,12 +109,18 @@ def header_functions(header: Dict[str, str]) -> List[Tuple[str, str]]:
     return out
 
 
-def header_programs(header: Dict[str, str]) -> List[Tuple[str, str]]:
-    """[(entry name, signature text)] listed in a header."""
+def header_programs(header: Dict[str, str]) -> List[Tuple[str, str, str]]:
+    """[(entry name, signature text, mode)] listed in a header.
+
+    The mode is "" for the stack-based program, "stackless" for the other.
+    """
     out = []
     for item in filter(None, header.get("programs", "").split("; ")):
         name, _, rest = item.partition("(")
-        out.append((name, "(" + rest))
+        signature, _, mode = ("(" + rest).partition(") ")
+        if mode:
+            signature += ")"
+        out.append((name, signature, mode))
     return out
 
 

@@ -58,6 +58,18 @@ def lower_program(typed: ir.Program) -> ir.LoweredProgram:
     return allocation.allocate(lowered)
 
 
+def lower_stackless(typed: ir.Program):
+    """Stackless mode: each reachable function as its own masked loop."""
+    from transpiler.passes import stackless
+
+    types = dict(typed.types)
+    return {
+        f.name: stackless.lower_function(typed, f.name)
+        for f in typed.functions
+        if all(ir.qualify(f.name, p) in types for p in f.params)
+    }
+
+
 def emit_module(source_path, backend, specs, source_hash, functions) -> str:
     return module_emitter.generate(source_path, backend, specs, source_hash, functions)
 

@@ -34,7 +34,7 @@ class Target:
     backend: object
     path: str  # the generated module
     context: Context
-    programs: list  # [(entry, signature)]
+    programs: list  # [(entry, signature, mode)]
 
 
 def source_files(config: Config, paths: Optional[Sequence[str]] = None) -> List[str]:
@@ -95,19 +95,19 @@ def _programs(config, ctx, module, relpath, names, path):
     for name in names:
         declared = ctx._functions[name].signature
         if declared is not None:
-            programs.add((name, declared))
+            programs.add((name, declared, ""))
         for text in config.signatures.get(f"{relpath}::{name}", []):
-            programs.add((name, S.parse(text, classes)))
+            programs.add((name, S.parse(text, classes), ""))
     old = loader.read(path)
     if old is not None:
         header = loader.read_header(loader.split_header(old)[0])
-        for name, text in loader.header_programs(header):
+        for name, text, mode in loader.header_programs(header):
             if name in names:
                 try:
-                    programs.add((name, S.parse(text, classes)))
+                    programs.add((name, S.parse(text, classes), mode))
                 except ValueError:
                     pass  # a class that no longer exists: that program goes
-    return sorted(programs, key=lambda p: (p[0], T.signature_text(p[1])))
+    return sorted(programs, key=lambda p: (p[0], p[2], T.signature_text(p[1])))
 
 
 def expected_text(target: Target) -> str:

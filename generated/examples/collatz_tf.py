@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=5a09d3c10d045cf699cb5d470ca2f9408a412965719b8228d883abf560acb74d
-# autobatch: body-sha256=1444e6c85aecd78ee1a42b70e5ad9857be40488b238fbd6a5ca27e7afbc99402
+# autobatch: source-sha256=252ae3099366ee034962b3b62367c4de587b3d6e0bffa4c5ca710b925372a689
+# autobatch: body-sha256=cf587c6c611813dec3444301ffa5c402edc5820e0569720d57fb95126bfaced4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -56,7 +56,7 @@ def note_source_line(error, block_lines, block_prefix):
     frame, found = (error.__traceback__, None)
     while frame is not None:
         code = frame.tb_frame.f_code
-        if code.co_name.startswith(block_prefix):
+        if block_prefix in code.co_name:
             found = (code.co_filename, frame.tb_lineno, code.co_name)
         frame = frame.tb_next
     if found is None:
@@ -67,8 +67,11 @@ def note_source_line(error, block_lines, block_prefix):
         if text.startswith("# ") and ":" in text.split()[1]:
             error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
             return
-    block = int(name[len(block_prefix) :])
-    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+    suffix = name.rsplit("_block_", 1)[-1]
+    if suffix.isdigit() and int(suffix) < len(block_lines):
+        error.add_note(
+            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
+        )
 
 
 class Profile(typing.NamedTuple):
@@ -311,6 +314,28 @@ def compiled(program, xla, profile=False):
         else:
             _COMPILED[key] = tf.function(traced, reduce_retracing=True, autograph=False)
     return _COMPILED[key]
+
+
+def run_stackless(program, leaves, xla):
+    """A stackless program on all examples: eagerly, or under XLA if asked."""
+    if not xla:
+        return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
+    key = (program, "stackless")
+    if key not in _COMPILED:
+
+        def whole_batch(*leaves):
+            return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
+
+        _COMPILED[key] = tf.function(whole_batch, jit_compile=True, autograph=False)
+    return _COMPILED[key](*leaves)
+
+
+def check_stackless(function, recursive):
+    """Recursion in stackless mode is the host's: it cannot be traced into a graph."""
+    if recursive and (not tf.executing_eagerly()):
+        raise RuntimeError(
+            f"{function}: stackless mode runs recursive programs eagerly (the host's recursion is the stack); call it outside tf.function and without xla=True, or drop stackless=True"
+        )
 
 
 def to_leaf(function, name, value, dtype, event_shape):

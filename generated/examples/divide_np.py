@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=128317f92a2b15176c5829b93564ffc111cf99d81f01e9e2a97db19db9d85725
-# autobatch: body-sha256=b0a1627e39b7bf5cae753d53723801bbaa397500687ec4f202938a460849b0df
+# autobatch: source-sha256=391285c223a900512267b6c2a1b06e16393bba2ce97c025b3bb0b174df207fb0
+# autobatch: body-sha256=720cacb42f04676c62489725cf15bd0670ef5a8af4e8d6b7907118359dfb8da2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -52,7 +52,7 @@ def note_source_line(error, block_lines, block_prefix):
     frame, found = (error.__traceback__, None)
     while frame is not None:
         code = frame.tb_frame.f_code
-        if code.co_name.startswith(block_prefix):
+        if block_prefix in code.co_name:
             found = (code.co_filename, frame.tb_lineno, code.co_name)
         frame = frame.tb_next
     if found is None:
@@ -63,8 +63,11 @@ def note_source_line(error, block_lines, block_prefix):
         if text.startswith("# ") and ":" in text.split()[1]:
             error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
             return
-    block = int(name[len(block_prefix) :])
-    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+    suffix = name.rsplit("_block_", 1)[-1]
+    if suffix.isdigit() and int(suffix) < len(block_lines):
+        error.add_note(
+            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
+        )
 
 
 class Profile(typing.NamedTuple):
@@ -245,6 +248,17 @@ def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
     return functools.partial(program, xla=False, profile=profile)
+
+
+def run_stackless(program, leaves, xla):
+    """A stackless program on all examples."""
+    if xla:
+        raise ValueError("xla=True needs the TensorFlow backend")
+    return program(*leaves, np.ones(batch_size(*leaves), bool))
+
+
+def check_stackless(function, recursive):
+    """NumPy always runs eagerly: recursion is fine."""
 
 
 def to_leaf(function, name, value, dtype, event_shape):

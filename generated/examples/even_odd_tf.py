@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=8225ebd18cbff3782c8ca3f83d474c6a07989d6038faeeea569e5d9602aba5ef
-# autobatch: body-sha256=0e3e7a80055d73d32674253f0cf0710b20b33518f330b2a30c6ad7010cad304f
+# autobatch: source-sha256=6e49d5c9fa02f476392ef9011128389352182dcd652312540da094e7df141b14
+# autobatch: body-sha256=75177d13b5dc00dbc1cff12f9ff49da70e5515af5c22649eb38ce347f8238b88
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -60,7 +60,7 @@ def note_source_line(error, block_lines, block_prefix):
     frame, found = (error.__traceback__, None)
     while frame is not None:
         code = frame.tb_frame.f_code
-        if code.co_name.startswith(block_prefix):
+        if block_prefix in code.co_name:
             found = (code.co_filename, frame.tb_lineno, code.co_name)
         frame = frame.tb_next
     if found is None:
@@ -71,8 +71,11 @@ def note_source_line(error, block_lines, block_prefix):
         if text.startswith("# ") and ":" in text.split()[1]:
             error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
             return
-    block = int(name[len(block_prefix) :])
-    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+    suffix = name.rsplit("_block_", 1)[-1]
+    if suffix.isdigit() and int(suffix) < len(block_lines):
+        error.add_note(
+            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
+        )
 
 
 class Profile(typing.NamedTuple):
@@ -315,6 +318,28 @@ def compiled(program, xla, profile=False):
         else:
             _COMPILED[key] = tf.function(traced, reduce_retracing=True, autograph=False)
     return _COMPILED[key]
+
+
+def run_stackless(program, leaves, xla):
+    """A stackless program on all examples: eagerly, or under XLA if asked."""
+    if not xla:
+        return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
+    key = (program, "stackless")
+    if key not in _COMPILED:
+
+        def whole_batch(*leaves):
+            return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
+
+        _COMPILED[key] = tf.function(whole_batch, jit_compile=True, autograph=False)
+    return _COMPILED[key](*leaves)
+
+
+def check_stackless(function, recursive):
+    """Recursion in stackless mode is the host's: it cannot be traced into a graph."""
+    if recursive and (not tf.executing_eagerly()):
+        raise RuntimeError(
+            f"{function}: stackless mode runs recursive programs eagerly (the host's recursion is the stack); call it outside tf.function and without xla=True, or drop stackless=True"
+        )
 
 
 def to_leaf(function, name, value, dtype, event_shape):

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=4855db0b994f5f0c36e16e0839ae94949978be88d818659cd27c0f5023a20ae1
-# autobatch: body-sha256=7249ad2f0294b922946749ed2ff2549aa67843ab9303cf66096d151d43f34902
+# autobatch: source-sha256=ff3be95796b0850ac0a5cffa410b71070f375ffb04e9599d8aeeff6a14606c2d
+# autobatch: body-sha256=417a0f08d483c0ac361f603112c08e8b6452253d371dabdd8e8a2c04220b8ed5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -53,7 +53,7 @@ def note_source_line(error, block_lines, block_prefix):
     frame, found = (error.__traceback__, None)
     while frame is not None:
         code = frame.tb_frame.f_code
-        if code.co_name.startswith(block_prefix):
+        if block_prefix in code.co_name:
             found = (code.co_filename, frame.tb_lineno, code.co_name)
         frame = frame.tb_next
     if found is None:
@@ -64,8 +64,11 @@ def note_source_line(error, block_lines, block_prefix):
         if text.startswith("# ") and ":" in text.split()[1]:
             error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
             return
-    block = int(name[len(block_prefix) :])
-    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+    suffix = name.rsplit("_block_", 1)[-1]
+    if suffix.isdigit() and int(suffix) < len(block_lines):
+        error.add_note(
+            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
+        )
 
 
 class Profile(typing.NamedTuple):
@@ -246,6 +249,17 @@ def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
     return functools.partial(program, xla=False, profile=profile)
+
+
+def run_stackless(program, leaves, xla):
+    """A stackless program on all examples."""
+    if xla:
+        raise ValueError("xla=True needs the TensorFlow backend")
+    return program(*leaves, np.ones(batch_size(*leaves), bool))
+
+
+def check_stackless(function, recursive):
+    """NumPy always runs eagerly: recursion is fine."""
 
 
 def to_leaf(function, name, value, dtype, event_shape):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=6c0eb3fc3a075314eff8cc4741858008681a701e9e6b258fb5d74b65297f2b68
-# autobatch: body-sha256=ff5e2ce1083593e39cdc41ad56a87f6645d340f579ccfb4ea47fd74c69057a55
+# autobatch: source-sha256=191c3a24a8c236bd62f03f4d293bb1fcd98e3a495e883caa421cd9871556accd
+# autobatch: body-sha256=1cc99ad9ce3697c9a55f40dfa4d909cb11cc1cd7132fb0e0e642899688a6bc4b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -54,7 +54,7 @@ def note_source_line(error, block_lines, block_prefix):
     frame, found = (error.__traceback__, None)
     while frame is not None:
         code = frame.tb_frame.f_code
-        if code.co_name.startswith(block_prefix):
+        if block_prefix in code.co_name:
             found = (code.co_filename, frame.tb_lineno, code.co_name)
         frame = frame.tb_next
     if found is None:
@@ -65,8 +65,11 @@ def note_source_line(error, block_lines, block_prefix):
         if text.startswith("# ") and ":" in text.split()[1]:
             error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
             return
-    block = int(name[len(block_prefix) :])
-    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+    suffix = name.rsplit("_block_", 1)[-1]
+    if suffix.isdigit() and int(suffix) < len(block_lines):
+        error.add_note(
+            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
+        )
 
 
 class Profile(typing.NamedTuple):
@@ -309,6 +312,28 @@ def compiled(program, xla, profile=False):
         else:
             _COMPILED[key] = tf.function(traced, reduce_retracing=True, autograph=False)
     return _COMPILED[key]
+
+
+def run_stackless(program, leaves, xla):
+    """A stackless program on all examples: eagerly, or under XLA if asked."""
+    if not xla:
+        return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
+    key = (program, "stackless")
+    if key not in _COMPILED:
+
+        def whole_batch(*leaves):
+            return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
+
+        _COMPILED[key] = tf.function(whole_batch, jit_compile=True, autograph=False)
+    return _COMPILED[key](*leaves)
+
+
+def check_stackless(function, recursive):
+    """Recursion in stackless mode is the host's: it cannot be traced into a graph."""
+    if recursive and (not tf.executing_eagerly()):
+        raise RuntimeError(
+            f"{function}: stackless mode runs recursive programs eagerly (the host's recursion is the stack); call it outside tf.function and without xla=True, or drop stackless=True"
+        )
 
 
 def to_leaf(function, name, value, dtype, event_shape):

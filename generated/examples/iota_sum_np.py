@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=49463957075d9b8b4e9b88d7e93d0b583e7250a39dd18b1365eff9c7ecf92c32
-# autobatch: body-sha256=0c7e13582ea1f8088bceea964f456aa2bf3b43fa2533e2c88be82d2cb2ac3f8d
+# autobatch: source-sha256=0c2a0b16d8241afb51398c1e44cee58f71ab0edfe9d37a5fd87343cbdb722fb2
+# autobatch: body-sha256=4f5e569b741c6429c402f4a7496450e793e5b12e7eb32f0f5ab68d7a14934379
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -51,7 +51,7 @@ def note_source_line(error, block_lines, block_prefix):
     frame, found = (error.__traceback__, None)
     while frame is not None:
         code = frame.tb_frame.f_code
-        if code.co_name.startswith(block_prefix):
+        if block_prefix in code.co_name:
             found = (code.co_filename, frame.tb_lineno, code.co_name)
         frame = frame.tb_next
     if found is None:
@@ -62,8 +62,11 @@ def note_source_line(error, block_lines, block_prefix):
         if text.startswith("# ") and ":" in text.split()[1]:
             error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
             return
-    block = int(name[len(block_prefix) :])
-    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+    suffix = name.rsplit("_block_", 1)[-1]
+    if suffix.isdigit() and int(suffix) < len(block_lines):
+        error.add_note(
+            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
+        )
 
 
 class Profile(typing.NamedTuple):
@@ -244,6 +247,17 @@ def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
     return functools.partial(program, xla=False, profile=profile)
+
+
+def run_stackless(program, leaves, xla):
+    """A stackless program on all examples."""
+    if xla:
+        raise ValueError("xla=True needs the TensorFlow backend")
+    return program(*leaves, np.ones(batch_size(*leaves), bool))
+
+
+def check_stackless(function, recursive):
+    """NumPy always runs eagerly: recursion is fine."""
 
 
 def to_leaf(function, name, value, dtype, event_shape):

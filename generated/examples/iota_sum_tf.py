@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=ab81e24639bf80a0399756f520f4440b27ed77964b4e184bccf576076c3eab3b
-# autobatch: body-sha256=9a22445d99ef5ccb673db6e9ddcfb3a7a1fe6743bfad85f98f80d3aa938f95bc
+# autobatch: source-sha256=adf2dcd03c4d758a10e599c6745f0586272bec6c1e20475af6762ab94f362892
+# autobatch: body-sha256=1d5d873d78886de8a74f1ce92df6cdd8a66689494a319292f0f7377cba7dbdad
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -52,7 +52,7 @@ def note_source_line(error, block_lines, block_prefix):
     frame, found = (error.__traceback__, None)
     while frame is not None:
         code = frame.tb_frame.f_code
-        if code.co_name.startswith(block_prefix):
+        if block_prefix in code.co_name:
             found = (code.co_filename, frame.tb_lineno, code.co_name)
         frame = frame.tb_next
     if found is None:
@@ -63,8 +63,11 @@ def note_source_line(error, block_lines, block_prefix):
         if text.startswith("# ") and ":" in text.split()[1]:
             error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
             return
-    block = int(name[len(block_prefix) :])
-    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+    suffix = name.rsplit("_block_", 1)[-1]
+    if suffix.isdigit() and int(suffix) < len(block_lines):
+        error.add_note(
+            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
+        )
 
 
 class Profile(typing.NamedTuple):
@@ -307,6 +310,28 @@ def compiled(program, xla, profile=False):
         else:
             _COMPILED[key] = tf.function(traced, reduce_retracing=True, autograph=False)
     return _COMPILED[key]
+
+
+def run_stackless(program, leaves, xla):
+    """A stackless program on all examples: eagerly, or under XLA if asked."""
+    if not xla:
+        return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
+    key = (program, "stackless")
+    if key not in _COMPILED:
+
+        def whole_batch(*leaves):
+            return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
+
+        _COMPILED[key] = tf.function(whole_batch, jit_compile=True, autograph=False)
+    return _COMPILED[key](*leaves)
+
+
+def check_stackless(function, recursive):
+    """Recursion in stackless mode is the host's: it cannot be traced into a graph."""
+    if recursive and (not tf.executing_eagerly()):
+        raise RuntimeError(
+            f"{function}: stackless mode runs recursive programs eagerly (the host's recursion is the stack); call it outside tf.function and without xla=True, or drop stackless=True"
+        )
 
 
 def to_leaf(function, name, value, dtype, event_shape):

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=478668597a08ca532e00e3dacd70facceb0d1b28005c0e11f7d16dd2d7a14529
-# autobatch: body-sha256=8e4e76853ad2c671d17b32f171636b292518ec453bdfcb56d48c4d2d25428ace
+# autobatch: source-sha256=2c8af0b80c4d318959fbe6e475b8cc40d4bd9a0312800f309153f43de63e2e42
+# autobatch: body-sha256=02d239637455b2577cf556a2371212bdffa211ba4ebf2cf6df3cb731857a527d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -78,7 +78,7 @@ def note_source_line(error, block_lines, block_prefix):
     frame, found = (error.__traceback__, None)
     while frame is not None:
         code = frame.tb_frame.f_code
-        if code.co_name.startswith(block_prefix):
+        if block_prefix in code.co_name:
             found = (code.co_filename, frame.tb_lineno, code.co_name)
         frame = frame.tb_next
     if found is None:
@@ -89,8 +89,11 @@ def note_source_line(error, block_lines, block_prefix):
         if text.startswith("# ") and ":" in text.split()[1]:
             error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
             return
-    block = int(name[len(block_prefix) :])
-    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+    suffix = name.rsplit("_block_", 1)[-1]
+    if suffix.isdigit() and int(suffix) < len(block_lines):
+        error.add_note(
+            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
+        )
 
 
 class Profile(typing.NamedTuple):
@@ -271,6 +274,17 @@ def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
     return functools.partial(program, xla=False, profile=profile)
+
+
+def run_stackless(program, leaves, xla):
+    """A stackless program on all examples."""
+    if xla:
+        raise ValueError("xla=True needs the TensorFlow backend")
+    return program(*leaves, np.ones(batch_size(*leaves), bool))
+
+
+def check_stackless(function, recursive):
+    """NumPy always runs eagerly: recursion is fine."""
 
 
 def to_leaf(function, name, value, dtype, event_shape):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=3f2823d40ef54756145c6e5ec0184d592b8ce740bff7b5d108d9dbbbda3c8642
-# autobatch: body-sha256=5918e3428d60b6a69143523a6217dd243aef9708d45ed7d27e8d22744df4f261
+# autobatch: source-sha256=87abfe647f867f7a88ed1bb61f3ae7936cd36090a560a7dc048278502f05eb53
+# autobatch: body-sha256=5b70f6497b25cdb507191364733cb97d2e4e8f9b99a6cd86cea929a0641164c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -79,7 +79,7 @@ def note_source_line(error, block_lines, block_prefix):
     frame, found = (error.__traceback__, None)
     while frame is not None:
         code = frame.tb_frame.f_code
-        if code.co_name.startswith(block_prefix):
+        if block_prefix in code.co_name:
             found = (code.co_filename, frame.tb_lineno, code.co_name)
         frame = frame.tb_next
     if found is None:
@@ -90,8 +90,11 @@ def note_source_line(error, block_lines, block_prefix):
         if text.startswith("# ") and ":" in text.split()[1]:
             error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
             return
-    block = int(name[len(block_prefix) :])
-    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+    suffix = name.rsplit("_block_", 1)[-1]
+    if suffix.isdigit() and int(suffix) < len(block_lines):
+        error.add_note(
+            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
+        )
 
 
 class Profile(typing.NamedTuple):
@@ -334,6 +337,28 @@ def compiled(program, xla, profile=False):
         else:
             _COMPILED[key] = tf.function(traced, reduce_retracing=True, autograph=False)
     return _COMPILED[key]
+
+
+def run_stackless(program, leaves, xla):
+    """A stackless program on all examples: eagerly, or under XLA if asked."""
+    if not xla:
+        return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
+    key = (program, "stackless")
+    if key not in _COMPILED:
+
+        def whole_batch(*leaves):
+            return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
+
+        _COMPILED[key] = tf.function(whole_batch, jit_compile=True, autograph=False)
+    return _COMPILED[key](*leaves)
+
+
+def check_stackless(function, recursive):
+    """Recursion in stackless mode is the host's: it cannot be traced into a graph."""
+    if recursive and (not tf.executing_eagerly()):
+        raise RuntimeError(
+            f"{function}: stackless mode runs recursive programs eagerly (the host's recursion is the stack); call it outside tf.function and without xla=True, or drop stackless=True"
+        )
 
 
 def to_leaf(function, name, value, dtype, event_shape):

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=43a5bc220fb2cc5aaff6ff96800c647d3858bd1854b25ae576308228b7e08dfa
-# autobatch: body-sha256=fc95c3669caf8aad8a359ad668bbf08b17f752765a7e4065b10c895a53d5521c
+# autobatch: source-sha256=7efc9e3b0241198578e3404d6cf0409bede99bd38839dd17b8d1b68a5247c909
+# autobatch: body-sha256=8de701ff5b8a5cc3076621a2c842f06cfda546e94bc06a2067e755ed5f324f9f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -53,7 +53,7 @@ def note_source_line(error, block_lines, block_prefix):
     frame, found = (error.__traceback__, None)
     while frame is not None:
         code = frame.tb_frame.f_code
-        if code.co_name.startswith(block_prefix):
+        if block_prefix in code.co_name:
             found = (code.co_filename, frame.tb_lineno, code.co_name)
         frame = frame.tb_next
     if found is None:
@@ -64,8 +64,11 @@ def note_source_line(error, block_lines, block_prefix):
         if text.startswith("# ") and ":" in text.split()[1]:
             error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
             return
-    block = int(name[len(block_prefix) :])
-    error.add_note(f"autobatch: raised by the batched code for {block_lines[block]}")
+    suffix = name.rsplit("_block_", 1)[-1]
+    if suffix.isdigit() and int(suffix) < len(block_lines):
+        error.add_note(
+            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
+        )
 
 
 class Profile(typing.NamedTuple):
@@ -246,6 +249,17 @@ def compiled(program, xla, profile=False):
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
     return functools.partial(program, xla=False, profile=profile)
+
+
+def run_stackless(program, leaves, xla):
+    """A stackless program on all examples."""
+    if xla:
+        raise ValueError("xla=True needs the TensorFlow backend")
+    return program(*leaves, np.ones(batch_size(*leaves), bool))
+
+
+def check_stackless(function, recursive):
+    """NumPy always runs eagerly: recursion is fine."""
 
 
 def to_leaf(function, name, value, dtype, event_shape):

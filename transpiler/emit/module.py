@@ -36,6 +36,18 @@ class ProgramSpec:
     namespaces: Dict[str, dict]
     modules: Dict[str, str]  # function name -> its module's __name__
     closures: Dict[str, frozenset] = dataclasses.field(default_factory=dict)  # closed-over names
+    mode: str = ""  # "" (one program with stacks) or "stackless"
+    stackless: Dict[str, ir.LoweredProgram] = dataclasses.field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """The program's name in headers and in PROGRAMS: `fib(int64[])`."""
+        text = f"{self.entry}{signature_text(self.signature)}"
+        return f"{text} {self.mode}" if self.mode else text
+
+    @property
+    def functions(self):
+        return tuple(self.stackless) if self.mode else self.lowered.functions
 
 
 def black_version() -> str:
@@ -57,25 +69,30 @@ def generate(
     listing: List[str] = []
     counts: Dict[str, int] = {}
     for spec in specs:
-        counts[spec.entry] = counts.get(spec.entry, 0) + 1
+        name = spec.entry + ("_" + spec.mode if spec.mode else "")
+        counts[name] = counts.get(name, 0) + 1
     seen: Dict[str, int] = {}
     registry = []  # (program key, entry or factory name, closure parameters)
     for spec in specs:
-        seen[spec.entry] = seen.get(spec.entry, 0) + 1
-        prefix = spec.entry if counts[spec.entry] == 1 else f"{spec.entry}_{seen[spec.entry]}"
+        name = spec.entry + ("_" + spec.mode if spec.mode else "")
+        seen[name] = seen.get(name, 0) + 1
+        prefix = name if counts[name] == 1 else f"{name}_{seen[name]}"
         free, closure = imports.resolve_program(spec)
-        emitted = program_emitter.emit(spec.lowered, prefix, spec.entry, free)
-        for cls in emitted.class_imports:
-            imports.add_object(cls.__name__, cls, None)
-        key = f"{spec.entry}{signature_text(spec.signature)}"
-        if closure:
-            sections.append(_factory(prefix, spec.entry, closure, emitted.statements))
-            registry.append((key, f"make_{prefix}", closure))
+        if spec.mode == "stackless":
+            statements, lines = _stackless_sections(spec, prefix, free)
         else:
-            sections.extend(emitted.statements)
-            registry.append((key, prefix, ()))
-        listing.append(f"{key}:")
-        listing.extend(emitted.block_listing)
+            emitted = program_emitter.emit(spec.lowered, prefix, spec.entry, free)
+            for cls in emitted.class_imports:
+                imports.add_object(cls.__name__, cls, None)
+            statements, lines = emitted.statements, emitted.block_listing
+        if closure:
+            sections.append(_factory(prefix, spec.entry, closure, statements))
+            registry.append((spec.key, f"make_{prefix}", closure))
+        else:
+            sections.extend(statements)
+            registry.append((spec.key, prefix, ()))
+        listing.append(f"{spec.key}:")
+        listing.extend(lines)
     if len(specs) > len(counts):
         sections.extend(_dispatchers(specs, counts, registry))
     sections.extend(_registry(registry))
@@ -124,7 +141,7 @@ def _header(source_path, backend, specs, source_hash, functions, text):
 
 
 def programs_text(specs) -> str:
-    return "; ".join(f"{s.entry}{signature_text(s.signature)}" for s in specs)
+    return "; ".join(s.key for s in specs)
 
 
 def _runtime(backend) -> List[ast.stmt]:
@@ -145,6 +162,37 @@ def _runtime(backend) -> List[ast.stmt]:
                 continue  # the template module's docstring
             out.append(node)
     return out
+
+
+def _stackless_sections(spec, prefix, free):
+    """A stackless program: one masked loop per function, calling each other."""
+    from transpiler.passes.stackless import is_recursive
+
+    returns = dict(spec.typed.returns)
+    types = dict(spec.typed.types)
+    callees = {
+        name: program_emitter.StacklessCallee(
+            f"{prefix}_{name}_program",
+            tuple(types[ir.qualify(name, p)] for p in spec.typed.function(name).params),
+            returns[name],
+        )
+        for name in spec.stackless
+    }
+    recursive = is_recursive(spec.typed)
+    statements, lines = [], []
+    for name, lowered in spec.stackless.items():
+        emitted = program_emitter.emit_stackless(
+            lowered,
+            f"{prefix}_{name}",
+            name,
+            free,
+            callees,
+            recursive,
+            prefix if name == spec.entry else None,
+        )
+        statements.extend(emitted.statements)
+        lines.extend(emitted.block_listing)
+    return statements, lines
 
 
 def _factory(prefix, entry, closure, statements):
@@ -193,7 +241,11 @@ def _dispatchers(specs, counts, registry):
     for entry in counts:
         if counts[entry] == 1:
             continue
-        names = [name for key, name, closure in registry if key.startswith(entry + "(") and not closure]
+        names = [
+            name
+            for key, name, closure in registry
+            if key.startswith(entry + "(") and not key.endswith(" stackless") and not closure
+        ]
         if not names:
             continue
         fn = ast.parse(
@@ -227,7 +279,7 @@ class _Imports:
         """
         renames, closure, seen = {}, [], {}
         for fn in spec.typed.functions:
-            if fn.name not in spec.lowered.functions:
+            if fn.name not in spec.functions:
                 continue
             namespace = spec.namespaces[fn.name]
             for name in fn.free_names:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import keyword
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from templates import program as program_templates
 from transpiler import types as T
@@ -34,7 +34,7 @@ RESERVED = frozenset(
     """state active pc overflow batch leaves result overflow_at max_stack_depth xla
     select choose where cast zeros batch_size read push pop peek pop_return run compiled
     stack_writes no_write apply_write note_source_line safe_divisor profile counters
-    make_profile Profile program
+    make_profile Profile program run_stackless check_stackless
     to_leaf broadcast_batch check_overflow StackOverflowError np tf functools
     typing collections""".split()
 )
@@ -49,6 +49,30 @@ class EmittedProgram:
 
 def emit(lowered: ir.LoweredProgram, prefix: str, entry: str, free_names: Dict[str, str]):
     return _ProgramEmitter(lowered, prefix, entry, free_names).emit()
+
+
+@dataclasses.dataclass
+class StacklessCallee:
+    """How a stackless block calls another function's program directly."""
+
+    program: str  # the callee's program function
+    params: tuple  # its parameters' patterns
+    result: object  # its return pattern
+
+
+def emit_stackless(
+    lowered: ir.LoweredProgram,
+    prefix: str,
+    entry: str,
+    free_names: Dict[str, str],
+    callees: Dict[str, StacklessCallee],
+    recursive: bool,
+    entry_name: Optional[str],
+):
+    """One function's stackless program (and, given `entry_name`, the entry)."""
+    emitter = _ProgramEmitter(lowered, prefix, entry, free_names)
+    emitter.stackless = (callees, recursive, entry_name)
+    return emitter.emit()
 
 
 def _short(var):
@@ -101,7 +125,7 @@ def _zeros(leading, shape, dtype):
     """`zeros([batch], (3,), "float32")`: an initial register or stack."""
     return _call(
         "zeros",
-        ast.List([_name(d) for d in leading], ast.Load()),
+        ast.List([ast.Constant(d) if isinstance(d, int) else _name(d) for d in leading], ast.Load()),
         ast.Tuple([ast.Constant(d) for d in shape], ast.Load()),
         dtype,
     )
@@ -118,6 +142,8 @@ def _target(names):
 
 
 class _ProgramEmitter:
+    stackless = None  # (callees, recursive, with_entry) for a stackless program
+
     def __init__(self, lowered, prefix, entry, free_names):
         self.p = lowered
         self.prefix = prefix
@@ -216,8 +242,13 @@ class _ProgramEmitter:
                 ),
             )
         )
-        statements.extend(self.program_function())
-        statements.extend(self.entry_function())
+        if self.stackless is None:
+            statements.extend(self.program_function())
+            statements.extend(self.entry_function())
+        else:
+            statements.extend(self.stackless_program_function())
+            if self.stackless[2]:
+                statements.extend(self.entry_function(stackless=True))
         return EmittedProgram(statements, listing, list(self.classes))
 
     def title(self):
@@ -375,7 +406,43 @@ class _ProgramEmitter:
             RESULT=result,
         )
 
-    def entry_function(self):
+    def stackless_program_function(self):
+        leaves = self.param_leaves()
+        by_field = {field: name for _, _, _, field, name in leaves}
+        start = _call("where", _name("active"), 0, _name(self.const("HALT")))
+        initial = [
+            ast.keyword("pc", _call("cast", start, "int32")),
+            ast.keyword("return_sp", _zeros(["batch"], (), "int32")),
+        ]
+        for var in self.p.registers:
+            for path, leaf, field in self.fields[var]:
+                value = (
+                    _name(by_field[field])
+                    if field in by_field
+                    else _zeros(["batch"], leaf.shape, leaf.dtype.name)
+                )
+                initial.append(ast.keyword(field, value))
+        minus_one = ast.BinOp(_zeros(["batch"], (), "int32"), ast.Sub(), ast.Constant(1))
+        initial.append(ast.keyword("overflow_at", minus_one))
+        stacks = [ast.keyword("returns", _zeros([1, "batch"], (), "int32"))]
+        result = ast.Tuple(
+            [_attr("state", field) for _, _, field in self.fields[self.p.result]], ast.Load()
+        )
+        return expand(
+            program_templates.stackless_program_function,
+            PROGRAM=f"{self.prefix}_program",
+            LEAVES=[ast.arg(name) for *_, name in leaves],
+            STATE_TYPE=self.state_type,
+            INITIAL=initial,
+            STACKS_TYPE=self.stacks_type,
+            STACKS=stacks,
+            BLOCKS=self.const("BLOCKS"),
+            RESULT=result,
+            NAME=ast.Constant(self.entry),
+            RECURSIVE=ast.Constant(self.stackless[1]),
+        )
+
+    def entry_function(self, stackless=False):
         leaves = self.param_leaves()
         main_params = [_short(v) for v in self.p.params]
         leaf_names = ast.Tuple(
@@ -415,6 +482,26 @@ class _ProgramEmitter:
             "the recursion depth; deeper examples raise StackOverflowError.  `xla`\n"
             "compiles with XLA (TensorFlow only).\n"
         )
+        stackless_doc = (
+            f"Stackless batched `{self.entry}`: each function runs its own masked loop\n"
+            "and calls its callees directly (the host's recursion is the stack).\n\n"
+            f"Per example: {self.entry}({signature}) -> {self.types[self.p.result]}.\n"
+            "`max_stack_depth` is ignored; recursive programs run eagerly only.\n"
+        )
+        if stackless:
+            return expand(
+                program_templates.stackless_entry_function,
+                ENTRY=self.stackless[2],
+                PARAMS=[ast.arg(p) for p in main_params],
+                DOC=[ast.Expr(ast.Constant(stackless_doc))],
+                NAME=ast.Constant(self.entry),
+                LEAF_NAMES=leaf_names,
+                LEAF_VALUES=leaf_values,
+                LEAF_TYPES=leaf_types,
+                PROGRAM=f"{self.prefix}_program",
+                LINES=self.const("BLOCK_LINES"),
+                OUT=out,
+            )
         return expand(
             program_templates.entry_function,
             ENTRY=self.prefix,
@@ -561,6 +648,8 @@ class _BlockBody:
             self.out.append(
                 ast.Assign([self.target(ins.vars_out)], _call("where", condition, *sides))
             )
+        elif isinstance(ins, ir.Call):
+            self.direct_call(ins)
         elif isinstance(ins, ir.Move):
             values = []
             for out, v in zip(ins.vars_out, ins.vars_in):
@@ -593,6 +682,33 @@ class _BlockBody:
                 self.restore(var, pop=False)
         else:
             raise TypeError(f"unexpected instruction {ins!r}")
+
+    def direct_call(self, call):
+        """Stackless: run the callee's own loop now, for the examples at this block."""
+        callee = self.e.stackless[0][call.function]
+        arguments = []
+        for var, pattern in zip(call.vars_in, callee.params):
+            value = _name(self.local(var))
+            arguments += [_index(value, path) for path, _, _ in _leaf_paths(pattern)]
+        arguments.append(_name("active"))
+        result = _safe(f"{call.function}_result", self.taken)
+        self.taken.add(result)
+        self.out.append(ast.Assign([_name(result, True)], _call(callee.program, *arguments)))
+        if call.vars_out is None:
+            return
+        leaves = _leaf_paths(callee.result)
+        value = self.e.rebuild(
+            callee.result,
+            [ast.Subscript(_name(result), ast.Constant(k), ast.Load()) for k in range(len(leaves))],
+        )
+        target_type = self.e.types.get(call.vars_out) if isinstance(call.vars_out, str) else None
+        if (
+            isinstance(target_type, T.TensorType)
+            and isinstance(callee.result, T.TensorType)
+            and target_type.dtype != callee.result.dtype
+        ):
+            value = _call("cast", value, target_type.dtype.name)
+        self.out.append(ast.Assign([self.target(call.vars_out)], value))
 
     def stack_pointer(self, field):
         """The current stack pointer of `field`: a local once this block moved it."""

@@ -8,8 +8,9 @@ Ordering constraints: the fence runs before anything else so no user code
 runs on unsupported input; type inference needs the whole program (calls
 carry types between functions); lowering needs types (tail calls may only
 share a return slot when return types agree); pop/push fusion must follow
-block fusion (which puts pops and pushes into the same block); allocation
-comes last because it depends on the final blocks.
+block fusion (which puts pops and pushes into the same block); if-conversion
+and loop rotation come after the first block fusion (arms must be whole
+blocks); allocation comes last because it depends on the final blocks.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from transpiler.frontend import fence
 from transpiler.frontend import source as frontend
 from transpiler.ir import builder
 from transpiler.ir import instructions as ir
-from transpiler.passes import allocation, fusion, lowering, type_inference
+from transpiler.passes import allocation, control, fusion, lowering, type_inference
 
 
 def build_function(fn: Callable, batched: Mapping[str, Callable], root=None):
@@ -53,6 +54,12 @@ def infer_types(
 
 def lower_program(typed: ir.Program) -> ir.LoweredProgram:
     lowered = lowering.lower(typed)
+    lowered = fusion.fuse_blocks(lowered)
+    # If-conversion needs arms fused first; rotation works on converted loop
+    # bodies; both leave straight-line runs that fuse again.
+    lowered = control.if_convert(lowered)
+    lowered = fusion.fuse_blocks(lowered)
+    lowered = control.rotate_loops(lowered)
     lowered = fusion.fuse_blocks(lowered)
     lowered = fusion.fuse_pop_push(lowered)
     return allocation.allocate(lowered)

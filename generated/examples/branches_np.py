@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=6a98749157b12f9187e2378961b7dde497fb6c1ff2cb1e04647b8b5ee97c13f1
-# autobatch: body-sha256=4172e9701ddd86cceaa7243a82fd4b14a96e2d6802838b08c0d1a06fd84f0871
+# autobatch: source-sha256=d809e17204ac0baf794f2d42d0197ac88740b1e89f992519d868612a7593969f
+# autobatch: body-sha256=2476ba446ec777f87d216874b93460f3e46bb923e3a961910167adfd90923eff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -13,22 +13,14 @@ iteration runs one block for every example waiting at it.
 
 absolute(float64[]):
   block 0   examples/branches.py:10  if x < 0:
-  block 1   examples/branches.py:11  x = -x
-  block 2   examples/branches.py:12  return x
 quadrant(int64[], int64[]):
   block 0   examples/branches.py:17  if x > 0:
   block 1   examples/branches.py:18  if y > 0:
   block 2   examples/branches.py:22  elif x < 0:
-  block 3   examples/branches.py:19  q = 1
-  block 4   examples/branches.py:21  q = 4
+  block 3   examples/branches.py:23  if y > 0:
+  block 4   examples/branches.py:28  q = 0
   block 5   examples/branches.py:17  if x > 0:
-  block 6   examples/branches.py:23  if y > 0:
-  block 7   examples/branches.py:28  q = 0
-  block 8   examples/branches.py:24  q = 2
-  block 9   examples/branches.py:26  q = 3
-  block 10  examples/branches.py:22  elif x < 0:
-  block 11  examples/branches.py:17  if x > 0:
-  block 12  examples/branches.py:29  return q
+  block 6   examples/branches.py:29  return q
 """
 
 import functools
@@ -331,7 +323,7 @@ class AbsoluteStacks(typing.NamedTuple):
     returns: object
 
 
-ABSOLUTE_HALT = 3
+ABSOLUTE_HALT = 1
 
 
 def absolute_block_0(state, stacks):
@@ -339,35 +331,19 @@ def absolute_block_0(state, stacks):
     active = state.pc == 0
     x = state.absolute_x
     cond_1 = x < 0
-    pc = choose(cond_1, 1, 2)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def absolute_block_1(state, stacks):
+    cond_1_test1 = cond_1
     # examples/branches.py:11  x = -x
-    active = state.pc == 1
-    x = state.absolute_x
-    x = -x
+    x_arm1 = -x
     # examples/branches.py:10  if x < 0:
-    pc = 2
-    pc = select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, absolute_x=select(active, x, state.absolute_x)),
-        stack_writes(stacks),
-    )
-
-
-def absolute_block_2(state, stacks):
-    # examples/branches.py:12  return x
-    active = state.pc == 2
-    x = state.absolute_x
+    x = where(cond_1_test1, x_arm1, x)
     absolute_return = x
+    # examples/branches.py:12  return x
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, ABSOLUTE_HALT)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
+            absolute_x=select(active, x, state.absolute_x),
             absolute_return=select(active, absolute_return, state.absolute_return),
             return_sp=return_sp,
         ),
@@ -375,12 +351,8 @@ def absolute_block_2(state, stacks):
     )
 
 
-ABSOLUTE_BLOCKS = (absolute_block_0, absolute_block_1, absolute_block_2)
-ABSOLUTE_BLOCK_LINES = (
-    "in absolute at examples/branches.py:10: if x < 0:",
-    "in absolute at examples/branches.py:11: x = -x",
-    "in absolute at examples/branches.py:12: return x",
-)
+ABSOLUTE_BLOCKS = (absolute_block_0,)
+ABSOLUTE_BLOCK_LINES = ("in absolute at examples/branches.py:10: if x < 0:",)
 
 
 def absolute_program(x, max_stack_depth, xla, profile):
@@ -456,7 +428,7 @@ class QuadrantStacks(typing.NamedTuple):
     returns: object
 
 
-QUADRANT_HALT = 13
+QUADRANT_HALT = 7
 
 
 def quadrant_block_0(state, stacks):
@@ -474,9 +446,20 @@ def quadrant_block_1(state, stacks):
     active = state.pc == 1
     y = state.quadrant_y
     cond_2 = y > 0
-    pc = choose(cond_2, 3, 4)
+    cond_2_test1 = cond_2
+    # examples/branches.py:19  q = 1
+    q_arm1 = 1
+    # examples/branches.py:21  q = 4
+    q_arm2 = 4
+    # examples/branches.py:18  if y > 0:
+    q = where(cond_2_test1, q_arm1, q_arm2)
+    # examples/branches.py:17  if x > 0:
+    pc = 6
     pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
+    return (
+        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
+        stack_writes(stacks),
+    )
 
 
 def quadrant_block_2(state, stacks):
@@ -484,16 +467,24 @@ def quadrant_block_2(state, stacks):
     active = state.pc == 2
     x = state.quadrant_x
     cond_3 = x < 0
-    pc = choose(cond_3, 6, 7)
+    pc = choose(cond_3, 3, 4)
     pc = select(active, pc, state.pc)
     return (state._replace(pc=pc), stack_writes(stacks))
 
 
 def quadrant_block_3(state, stacks):
-    # examples/branches.py:19  q = 1
+    # examples/branches.py:23  if y > 0:
     active = state.pc == 3
-    q = 1
-    # examples/branches.py:18  if y > 0:
+    y = state.quadrant_y
+    cond_4 = y > 0
+    cond_4_test1 = cond_4
+    # examples/branches.py:24  q = 2
+    q_arm3 = 2
+    # examples/branches.py:26  q = 3
+    q_arm4 = 3
+    # examples/branches.py:23  if y > 0:
+    q = where(cond_4_test1, q_arm3, q_arm4)
+    # examples/branches.py:22  elif x < 0:
     pc = 5
     pc = select(active, pc, state.pc)
     return (
@@ -503,10 +494,10 @@ def quadrant_block_3(state, stacks):
 
 
 def quadrant_block_4(state, stacks):
-    # examples/branches.py:21  q = 4
+    # examples/branches.py:28  q = 0
     active = state.pc == 4
-    q = 4
-    # examples/branches.py:18  if y > 0:
+    q = 0
+    # examples/branches.py:22  elif x < 0:
     pc = 5
     pc = select(active, pc, state.pc)
     return (
@@ -518,79 +509,14 @@ def quadrant_block_4(state, stacks):
 def quadrant_block_5(state, stacks):
     # examples/branches.py:17  if x > 0:
     active = state.pc == 5
-    pc = 12
+    pc = 6
     pc = select(active, pc, state.pc)
     return (state._replace(pc=pc), stack_writes(stacks))
 
 
 def quadrant_block_6(state, stacks):
-    # examples/branches.py:23  if y > 0:
-    active = state.pc == 6
-    y = state.quadrant_y
-    cond_4 = y > 0
-    pc = choose(cond_4, 8, 9)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def quadrant_block_7(state, stacks):
-    # examples/branches.py:28  q = 0
-    active = state.pc == 7
-    q = 0
-    # examples/branches.py:22  elif x < 0:
-    pc = 11
-    pc = select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
-        stack_writes(stacks),
-    )
-
-
-def quadrant_block_8(state, stacks):
-    # examples/branches.py:24  q = 2
-    active = state.pc == 8
-    q = 2
-    # examples/branches.py:23  if y > 0:
-    pc = 10
-    pc = select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
-        stack_writes(stacks),
-    )
-
-
-def quadrant_block_9(state, stacks):
-    # examples/branches.py:26  q = 3
-    active = state.pc == 9
-    q = 3
-    # examples/branches.py:23  if y > 0:
-    pc = 10
-    pc = select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, quadrant_q=select(active, q, state.quadrant_q)),
-        stack_writes(stacks),
-    )
-
-
-def quadrant_block_10(state, stacks):
-    # examples/branches.py:22  elif x < 0:
-    active = state.pc == 10
-    pc = 11
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def quadrant_block_11(state, stacks):
-    # examples/branches.py:17  if x > 0:
-    active = state.pc == 11
-    pc = 12
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def quadrant_block_12(state, stacks):
     # examples/branches.py:29  return q
-    active = state.pc == 12
+    active = state.pc == 6
     q = state.quadrant_q
     quadrant_return = q
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, QUADRANT_HALT)
@@ -613,25 +539,13 @@ QUADRANT_BLOCKS = (
     quadrant_block_4,
     quadrant_block_5,
     quadrant_block_6,
-    quadrant_block_7,
-    quadrant_block_8,
-    quadrant_block_9,
-    quadrant_block_10,
-    quadrant_block_11,
-    quadrant_block_12,
 )
 QUADRANT_BLOCK_LINES = (
     "in quadrant at examples/branches.py:17: if x > 0:",
     "in quadrant at examples/branches.py:18: if y > 0:",
     "in quadrant at examples/branches.py:22: elif x < 0:",
-    "in quadrant at examples/branches.py:19: q = 1",
-    "in quadrant at examples/branches.py:21: q = 4",
-    "in quadrant at examples/branches.py:17: if x > 0:",
     "in quadrant at examples/branches.py:23: if y > 0:",
     "in quadrant at examples/branches.py:28: q = 0",
-    "in quadrant at examples/branches.py:24: q = 2",
-    "in quadrant at examples/branches.py:26: q = 3",
-    "in quadrant at examples/branches.py:22: elif x < 0:",
     "in quadrant at examples/branches.py:17: if x > 0:",
     "in quadrant at examples/branches.py:29: return q",
 )

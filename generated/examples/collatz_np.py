@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=bf0e6e2ff06ace70f2eb3f4f9bf49ce353a09586badd28287912814c9cf1ea22
-# autobatch: body-sha256=5188f0a8f86562cb0e4947f2b59e56c83fa287d74ef4f5715e56bc49b04cbdd9
+# autobatch: source-sha256=bcf3064b2ea6babd81b0fa0aa7a210ca0c4ea472cbfc1992b442cc6ea82b82f1
+# autobatch: body-sha256=11637f7510b01f2a02a3583b50d6aae3b0896ca95fe4f862c504a95a6d8467fc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -13,12 +13,8 @@ iteration runs one block for every example waiting at it.
 
 collatz_steps(int64[]):
   block 0   examples/collatz.py:10  steps = 0
-  block 1   examples/collatz.py:11  while x != 1:
-  block 2   examples/collatz.py:12  if x % 2 == 0:
-  block 3   examples/collatz.py:13  x = x // 2
-  block 4   examples/collatz.py:15  x = 3 * x + 1
-  block 5   examples/collatz.py:16  steps += 1
-  block 6   examples/collatz.py:17  return steps
+  block 1   examples/collatz.py:12  if x % 2 == 0:
+  block 2   examples/collatz.py:17  return steps
 """
 
 import functools
@@ -323,15 +319,17 @@ class CollatzStepsStacks(typing.NamedTuple):
     returns: object
 
 
-COLLATZ_STEPS_HALT = 7
+COLLATZ_STEPS_HALT = 3
 
 
 def collatz_steps_block_0(state, stacks):
     # examples/collatz.py:10  steps = 0
     active = state.pc == 0
+    x = state.collatz_steps_x
     steps = 0
     # examples/collatz.py:11  while x != 1:
-    pc = 1
+    cond_1 = x != 1
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -342,72 +340,37 @@ def collatz_steps_block_0(state, stacks):
 
 
 def collatz_steps_block_1(state, stacks):
-    # examples/collatz.py:11  while x != 1:
+    # examples/collatz.py:12  if x % 2 == 0:
     active = state.pc == 1
-    x = state.collatz_steps_x
-    cond_1 = x != 1
-    pc = choose(cond_1, 2, 6)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def collatz_steps_block_2(state, stacks):
-    # examples/collatz.py:12  if x % 2 == 0:
-    active = state.pc == 2
     x = safe_divisor(active, state.collatz_steps_x)
+    steps = safe_divisor(active, state.collatz_steps_steps)
     cond_2 = x % 2 == 0
-    pc = choose(cond_2, 3, 4)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def collatz_steps_block_3(state, stacks):
+    cond_2_test1 = cond_2
     # examples/collatz.py:13  x = x // 2
-    active = state.pc == 3
-    x = safe_divisor(active, state.collatz_steps_x)
-    x = x // 2
-    # examples/collatz.py:12  if x % 2 == 0:
-    pc = 5
-    pc = select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, collatz_steps_x=select(active, x, state.collatz_steps_x)),
-        stack_writes(stacks),
-    )
-
-
-def collatz_steps_block_4(state, stacks):
+    x_arm1 = x // 2
     # examples/collatz.py:15  x = 3 * x + 1
-    active = state.pc == 4
-    x = state.collatz_steps_x
-    x = 3 * x + 1
+    x_arm2 = 3 * x + 1
     # examples/collatz.py:12  if x % 2 == 0:
-    pc = 5
-    pc = select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, collatz_steps_x=select(active, x, state.collatz_steps_x)),
-        stack_writes(stacks),
-    )
-
-
-def collatz_steps_block_5(state, stacks):
+    x = where(cond_2_test1, x_arm1, x_arm2)
     # examples/collatz.py:16  steps += 1
-    active = state.pc == 5
-    steps = state.collatz_steps_steps
     steps = steps + 1
     # examples/collatz.py:11  while x != 1:
-    pc = 1
+    cond_1 = x != 1
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
-            pc=pc, collatz_steps_steps=select(active, steps, state.collatz_steps_steps)
+            pc=pc,
+            collatz_steps_x=select(active, x, state.collatz_steps_x),
+            collatz_steps_steps=select(active, steps, state.collatz_steps_steps),
         ),
         stack_writes(stacks),
     )
 
 
-def collatz_steps_block_6(state, stacks):
+def collatz_steps_block_2(state, stacks):
     # examples/collatz.py:17  return steps
-    active = state.pc == 6
+    active = state.pc == 2
     steps = state.collatz_steps_steps
     collatz_steps_return = steps
     pc, return_sp = pop_return(
@@ -430,18 +393,10 @@ COLLATZ_STEPS_BLOCKS = (
     collatz_steps_block_0,
     collatz_steps_block_1,
     collatz_steps_block_2,
-    collatz_steps_block_3,
-    collatz_steps_block_4,
-    collatz_steps_block_5,
-    collatz_steps_block_6,
 )
 COLLATZ_STEPS_BLOCK_LINES = (
     "in collatz_steps at examples/collatz.py:10: steps = 0",
-    "in collatz_steps at examples/collatz.py:11: while x != 1:",
     "in collatz_steps at examples/collatz.py:12: if x % 2 == 0:",
-    "in collatz_steps at examples/collatz.py:13: x = x // 2",
-    "in collatz_steps at examples/collatz.py:15: x = 3 * x + 1",
-    "in collatz_steps at examples/collatz.py:16: steps += 1",
     "in collatz_steps at examples/collatz.py:17: return steps",
 )
 

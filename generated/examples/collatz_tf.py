@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=252ae3099366ee034962b3b62367c4de587b3d6e0bffa4c5ca710b925372a689
-# autobatch: body-sha256=cf587c6c611813dec3444301ffa5c402edc5820e0569720d57fb95126bfaced4
+# autobatch: source-sha256=ddbb4f315b24a619097ceb35ab59e06fc6ec7e992f7e2c437020c1e7f87b47e4
+# autobatch: body-sha256=eecdda03c83e3c1902bcd2173c17ecdf2affb200613d870a73eea872bd83b12c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -13,12 +13,8 @@ iteration runs one block for every example waiting at it.
 
 collatz_steps(int64[]):
   block 0   examples/collatz.py:10  steps = 0
-  block 1   examples/collatz.py:11  while x != 1:
-  block 2   examples/collatz.py:12  if x % 2 == 0:
-  block 3   examples/collatz.py:13  x = x // 2
-  block 4   examples/collatz.py:15  x = 3 * x + 1
-  block 5   examples/collatz.py:16  steps += 1
-  block 6   examples/collatz.py:17  return steps
+  block 1   examples/collatz.py:12  if x % 2 == 0:
+  block 2   examples/collatz.py:17  return steps
 """
 
 import functools
@@ -400,15 +396,17 @@ class CollatzStepsStacks(typing.NamedTuple):
     returns: object
 
 
-COLLATZ_STEPS_HALT = 7
+COLLATZ_STEPS_HALT = 3
 
 
 def collatz_steps_block_0(state, stacks):
     # examples/collatz.py:10  steps = 0
     active = state.pc == 0
+    x = state.collatz_steps_x
     steps = 0
     # examples/collatz.py:11  while x != 1:
-    pc = 1
+    cond_1 = x != 1
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -419,72 +417,37 @@ def collatz_steps_block_0(state, stacks):
 
 
 def collatz_steps_block_1(state, stacks):
-    # examples/collatz.py:11  while x != 1:
+    # examples/collatz.py:12  if x % 2 == 0:
     active = state.pc == 1
-    x = state.collatz_steps_x
-    cond_1 = x != 1
-    pc = choose(cond_1, 2, 6)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def collatz_steps_block_2(state, stacks):
-    # examples/collatz.py:12  if x % 2 == 0:
-    active = state.pc == 2
     x = safe_divisor(active, state.collatz_steps_x)
+    steps = safe_divisor(active, state.collatz_steps_steps)
     cond_2 = x % 2 == 0
-    pc = choose(cond_2, 3, 4)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def collatz_steps_block_3(state, stacks):
+    cond_2_test1 = cond_2
     # examples/collatz.py:13  x = x // 2
-    active = state.pc == 3
-    x = safe_divisor(active, state.collatz_steps_x)
-    x = x // 2
-    # examples/collatz.py:12  if x % 2 == 0:
-    pc = 5
-    pc = select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, collatz_steps_x=select(active, x, state.collatz_steps_x)),
-        stack_writes(stacks),
-    )
-
-
-def collatz_steps_block_4(state, stacks):
+    x_arm1 = x // 2
     # examples/collatz.py:15  x = 3 * x + 1
-    active = state.pc == 4
-    x = state.collatz_steps_x
-    x = 3 * x + 1
+    x_arm2 = 3 * x + 1
     # examples/collatz.py:12  if x % 2 == 0:
-    pc = 5
-    pc = select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, collatz_steps_x=select(active, x, state.collatz_steps_x)),
-        stack_writes(stacks),
-    )
-
-
-def collatz_steps_block_5(state, stacks):
+    x = where(cond_2_test1, x_arm1, x_arm2)
     # examples/collatz.py:16  steps += 1
-    active = state.pc == 5
-    steps = state.collatz_steps_steps
     steps = steps + 1
     # examples/collatz.py:11  while x != 1:
-    pc = 1
+    cond_1 = x != 1
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
-            pc=pc, collatz_steps_steps=select(active, steps, state.collatz_steps_steps)
+            pc=pc,
+            collatz_steps_x=select(active, x, state.collatz_steps_x),
+            collatz_steps_steps=select(active, steps, state.collatz_steps_steps),
         ),
         stack_writes(stacks),
     )
 
 
-def collatz_steps_block_6(state, stacks):
+def collatz_steps_block_2(state, stacks):
     # examples/collatz.py:17  return steps
-    active = state.pc == 6
+    active = state.pc == 2
     steps = state.collatz_steps_steps
     collatz_steps_return = steps
     pc, return_sp = pop_return(
@@ -507,18 +470,10 @@ COLLATZ_STEPS_BLOCKS = (
     collatz_steps_block_0,
     collatz_steps_block_1,
     collatz_steps_block_2,
-    collatz_steps_block_3,
-    collatz_steps_block_4,
-    collatz_steps_block_5,
-    collatz_steps_block_6,
 )
 COLLATZ_STEPS_BLOCK_LINES = (
     "in collatz_steps at examples/collatz.py:10: steps = 0",
-    "in collatz_steps at examples/collatz.py:11: while x != 1:",
     "in collatz_steps at examples/collatz.py:12: if x % 2 == 0:",
-    "in collatz_steps at examples/collatz.py:13: x = x // 2",
-    "in collatz_steps at examples/collatz.py:15: x = 3 * x + 1",
-    "in collatz_steps at examples/collatz.py:16: steps += 1",
     "in collatz_steps at examples/collatz.py:17: return steps",
 )
 

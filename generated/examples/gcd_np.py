@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=ff3be95796b0850ac0a5cffa410b71070f375ffb04e9599d8aeeff6a14606c2d
-# autobatch: body-sha256=417a0f08d483c0ac361f603112c08e8b6452253d371dabdd8e8a2c04220b8ed5
+# autobatch: source-sha256=c79c54dff0bbd96e2faec852f3730094cd9d643a87f860cddbf675256edc6c63
+# autobatch: body-sha256=9a7273fd486ee58d1b5e65e70047e76dabd54ab7ecdb1ab9ebaabb07a1729139
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -15,8 +15,6 @@ gcd(int64[], int64[]):
   block 0   examples/gcd.py:10  if a == b:
   block 1   examples/gcd.py:11  return a
   block 2   examples/gcd.py:12  if a < b:
-  block 3   examples/gcd.py:13  return gcd(b, a)
-  block 4   examples/gcd.py:14  return gcd(a - b, b)
 """
 
 import functools
@@ -308,6 +306,8 @@ class GcdState(typing.NamedTuple):
     gcd_a: object
     # [batch] int64: b of gcd
     gcd_b: object
+    # [batch] int64: gcd_2_a of gcd
+    gcd_gcd_2_a: object
     # [batch] int64: the value gcd returns
     gcd_return: object
     # [batch] int32: block where an example overflowed a stack, or -1
@@ -321,7 +321,7 @@ class GcdStacks(typing.NamedTuple):
     returns: object
 
 
-GCD_HALT = 5
+GCD_HALT = 3
 
 
 def gcd_block_0(state, stacks):
@@ -357,37 +357,17 @@ def gcd_block_2(state, stacks):
     active = state.pc == 2
     a = state.gcd_a
     b = state.gcd_b
+    gcd_2_a = state.gcd_gcd_2_a
     cond_2 = a < b
-    pc = choose(cond_2, 3, 4)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def gcd_block_3(state, stacks):
-    # examples/gcd.py:13  return gcd(b, a)
-    active = state.pc == 3
-    b = state.gcd_b
-    a = state.gcd_a
-    a, b = (b, a)
-    pc = 0
-    pc = select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            gcd_a=select(active, a, state.gcd_a),
-            gcd_b=select(active, b, state.gcd_b),
-        ),
-        stack_writes(stacks),
-    )
-
-
-def gcd_block_4(state, stacks):
+    cond_2_test1 = cond_2
+    a_arm1, b_arm1 = (b, a)
     # examples/gcd.py:14  return gcd(a - b, b)
-    active = state.pc == 4
-    a = state.gcd_a
-    b = state.gcd_b
-    gcd_2_a = a - b
-    a, b = (gcd_2_a, b)
+    gcd_2_a_arm1 = a - b
+    a_arm2, b_arm2 = (gcd_2_a_arm1, b)
+    # examples/gcd.py:12  if a < b:
+    a = where(cond_2_test1, a_arm1, a_arm2)
+    b = where(cond_2_test1, b_arm1, b_arm2)
+    gcd_2_a = where(cond_2_test1, gcd_2_a, gcd_2_a_arm1)
     pc = 0
     pc = select(active, pc, state.pc)
     return (
@@ -395,18 +375,17 @@ def gcd_block_4(state, stacks):
             pc=pc,
             gcd_a=select(active, a, state.gcd_a),
             gcd_b=select(active, b, state.gcd_b),
+            gcd_gcd_2_a=select(active, gcd_2_a, state.gcd_gcd_2_a),
         ),
         stack_writes(stacks),
     )
 
 
-GCD_BLOCKS = (gcd_block_0, gcd_block_1, gcd_block_2, gcd_block_3, gcd_block_4)
+GCD_BLOCKS = (gcd_block_0, gcd_block_1, gcd_block_2)
 GCD_BLOCK_LINES = (
     "in gcd at examples/gcd.py:10: if a == b:",
     "in gcd at examples/gcd.py:11: return a",
     "in gcd at examples/gcd.py:12: if a < b:",
-    "in gcd at examples/gcd.py:13: return gcd(b, a)",
-    "in gcd at examples/gcd.py:14: return gcd(a - b, b)",
 )
 
 
@@ -418,6 +397,7 @@ def gcd_program(a, b, max_stack_depth, xla, profile):
         return_sp=zeros([batch], (), "int32"),
         gcd_a=a,
         gcd_b=b,
+        gcd_gcd_2_a=zeros([batch], (), "int64"),
         gcd_return=zeros([batch], (), "int64"),
         overflow_at=zeros([batch], (), "int32") - 1,
     )

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=0c2a0b16d8241afb51398c1e44cee58f71ab0edfe9d37a5fd87343cbdb722fb2
+# autobatch: source-sha256=8fdbeac201ece1866249b502380bc3eb9acbffb101095c3c053df7e308fd0b86
 # autobatch: body-sha256=4f5e569b741c6429c402f4a7496450e793e5b12e7eb32f0f5ab68d7a14934379
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

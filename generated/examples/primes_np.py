@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=2c8af0b80c4d318959fbe6e475b8cc40d4bd9a0312800f309153f43de63e2e42
-# autobatch: body-sha256=02d239637455b2577cf556a2371212bdffa211ba4ebf2cf6df3cb731857a527d
+# autobatch: source-sha256=1175f810bd121e557a4d25efe6513f094ec461ca594b1890d7ad2a0a7bd25912
+# autobatch: body-sha256=2b6a070b93987378c34ebe501a7a1415a2949cd01b9ac4916d39e56c1f518073
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -13,35 +13,29 @@ iteration runs one block for every example waiting at it.
 
 count_primes_below(int64[]):
   block 0   examples/primes.py:21  count = 0
-  block 1   examples/primes.py:22  for k in range(2, n):
-  block 2   examples/primes.py:23  if k > 2 and k % 2 == 0:
-  block 3   examples/primes.py:24  continue  # even numbers above 2 are not prime
-  block 4   examples/primes.py:25  is_prime = True
-  block 5   examples/primes.py:27  while d * d <= k:
-  block 6   examples/primes.py:28  if k % d == 0:
-  block 7   examples/primes.py:29  is_prime = False
-  block 8   examples/primes.py:31  d += 2
-  block 9   examples/primes.py:32  if is_prime:
-  block 10  examples/primes.py:33  count += 1
-  block 11  examples/primes.py:22  for k in range(2, n):
-  block 12  examples/primes.py:34  return count
+  block 1   examples/primes.py:23  if k > 2 and k % 2 == 0:
+  block 2   examples/primes.py:24  continue  # even numbers above 2 are not prime
+  block 3   examples/primes.py:25  is_prime = True
+  block 4   examples/primes.py:28  if k % d == 0:
+  block 5   examples/primes.py:29  is_prime = False
+  block 6   examples/primes.py:31  d += 2
+  block 7   examples/primes.py:32  if is_prime:
+  block 8   examples/primes.py:34  return count
 first_multiple_of_seven(int64[], int64[]):
   block 0   examples/primes.py:40  for k in range(1, limit):
-  block 1   examples/primes.py:40  for k in range(1, limit):
-  block 2   examples/primes.py:41  if k * n % 7 == 0:
-  block 3   examples/primes.py:42  found = k
-  block 4   examples/primes.py:40  for k in range(1, limit):
-  block 5   examples/primes.py:45  found = -1
-  block 6   examples/primes.py:46  return found
+  block 1   examples/primes.py:41  if k * n % 7 == 0:
+  block 2   examples/primes.py:42  found = k
+  block 3   examples/primes.py:40  for k in range(1, limit):
+  block 4   examples/primes.py:45  found = -1
+  block 5   examples/primes.py:46  return found
 smallest_factor(int64[]):
   block 0   examples/primes.py:11  for d in range(2, n):
-  block 1   examples/primes.py:11  for d in range(2, n):
-  block 2   examples/primes.py:12  if d * d > n:
-  block 3   examples/primes.py:13  break
-  block 4   examples/primes.py:14  if n % d == 0:
-  block 5   examples/primes.py:15  return d
-  block 6   examples/primes.py:11  for d in range(2, n):
-  block 7   examples/primes.py:16  return n
+  block 1   examples/primes.py:12  if d * d > n:
+  block 2   examples/primes.py:13  break
+  block 3   examples/primes.py:14  if n % d == 0:
+  block 4   examples/primes.py:15  return d
+  block 5   examples/primes.py:11  for d in range(2, n):
+  block 6   examples/primes.py:16  return n
 """
 
 import functools
@@ -354,17 +348,19 @@ class CountPrimesBelowStacks(typing.NamedTuple):
     returns: object
 
 
-COUNT_PRIMES_BELOW_HALT = 13
+COUNT_PRIMES_BELOW_HALT = 9
 
 
 def count_primes_below_block_0(state, stacks):
     # examples/primes.py:21  count = 0
     active = state.pc == 0
+    n = state.count_primes_below_n
     count = 0
     # examples/primes.py:22  for k in range(2, n):
     range_1 = 2
     k_next_1 = range_1
-    pc = 1
+    in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
+    pc = choose(in_range_1, 1, 8)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -381,19 +377,8 @@ def count_primes_below_block_0(state, stacks):
 
 
 def count_primes_below_block_1(state, stacks):
-    # examples/primes.py:22  for k in range(2, n):
-    active = state.pc == 1
-    k_next_1 = state.count_primes_below_k_next_1
-    n = state.count_primes_below_n
-    in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
-    pc = choose(in_range_1, 2, 12)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def count_primes_below_block_2(state, stacks):
     # examples/primes.py:23  if k > 2 and k % 2 == 0:
-    active = state.pc == 2
+    active = state.pc == 1
     k_next_1 = safe_divisor(active, state.count_primes_below_k_next_1)
     # examples/primes.py:22  for k in range(2, n):
     k = k_next_1
@@ -402,7 +387,7 @@ def count_primes_below_block_2(state, stacks):
     and__1 = k > 2
     and__2 = k % 2 == 0
     and__3 = where(and__1, and__2, and__1)
-    pc = choose(and__3, 3, 4)
+    pc = choose(and__3, 2, 3)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -416,22 +401,28 @@ def count_primes_below_block_2(state, stacks):
     )
 
 
-def count_primes_below_block_3(state, stacks):
+def count_primes_below_block_2(state, stacks):
     # examples/primes.py:24  continue  # even numbers above 2 are not prime
-    active = state.pc == 3
-    pc = 1
+    active = state.pc == 2
+    k_next_1 = state.count_primes_below_k_next_1
+    n = state.count_primes_below_n
+    # examples/primes.py:22  for k in range(2, n):
+    in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
+    pc = choose(in_range_1, 1, 8)
     pc = select(active, pc, state.pc)
     return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def count_primes_below_block_4(state, stacks):
+def count_primes_below_block_3(state, stacks):
     # examples/primes.py:25  is_prime = True
-    active = state.pc == 4
+    active = state.pc == 3
+    k = state.count_primes_below_k
     is_prime = True
     # examples/primes.py:26  d = 3
     d = 3
     # examples/primes.py:27  while d * d <= k:
-    pc = 5
+    cond_1 = d * d <= k
+    pc = choose(cond_1, 4, 7)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -445,34 +436,23 @@ def count_primes_below_block_4(state, stacks):
     )
 
 
-def count_primes_below_block_5(state, stacks):
-    # examples/primes.py:27  while d * d <= k:
-    active = state.pc == 5
-    k = state.count_primes_below_k
-    d = state.count_primes_below_d
-    cond_1 = d * d <= k
-    pc = choose(cond_1, 6, 9)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def count_primes_below_block_6(state, stacks):
+def count_primes_below_block_4(state, stacks):
     # examples/primes.py:28  if k % d == 0:
-    active = state.pc == 6
+    active = state.pc == 4
     k = safe_divisor(active, state.count_primes_below_k)
     d = safe_divisor(active, state.count_primes_below_d)
     cond_2 = k % d == 0
-    pc = choose(cond_2, 7, 8)
+    pc = choose(cond_2, 5, 6)
     pc = select(active, pc, state.pc)
     return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def count_primes_below_block_7(state, stacks):
+def count_primes_below_block_5(state, stacks):
     # examples/primes.py:29  is_prime = False
-    active = state.pc == 7
+    active = state.pc == 5
     is_prime = False
     # examples/primes.py:30  break
-    pc = 9
+    pc = 7
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -485,13 +465,15 @@ def count_primes_below_block_7(state, stacks):
     )
 
 
-def count_primes_below_block_8(state, stacks):
+def count_primes_below_block_6(state, stacks):
     # examples/primes.py:31  d += 2
-    active = state.pc == 8
+    active = state.pc == 6
     d = state.count_primes_below_d
+    k = state.count_primes_below_k
     d = d + 2
     # examples/primes.py:27  while d * d <= k:
-    pc = 5
+    cond_1 = d * d <= k
+    pc = choose(cond_1, 4, 7)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -501,22 +483,21 @@ def count_primes_below_block_8(state, stacks):
     )
 
 
-def count_primes_below_block_9(state, stacks):
+def count_primes_below_block_7(state, stacks):
     # examples/primes.py:32  if is_prime:
-    active = state.pc == 9
+    active = state.pc == 7
     is_prime = state.count_primes_below_is_prime
-    pc = choose(is_prime, 10, 11)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def count_primes_below_block_10(state, stacks):
-    # examples/primes.py:33  count += 1
-    active = state.pc == 10
     count = state.count_primes_below_count
-    count = count + 1
+    k_next_1 = state.count_primes_below_k_next_1
+    n = state.count_primes_below_n
+    is_prime_test1 = is_prime
+    # examples/primes.py:33  count += 1
+    count_arm1 = count + 1
     # examples/primes.py:32  if is_prime:
-    pc = 11
+    count = where(is_prime_test1, count_arm1, count)
+    # examples/primes.py:22  for k in range(2, n):
+    in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
+    pc = choose(in_range_1, 1, 8)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -529,17 +510,9 @@ def count_primes_below_block_10(state, stacks):
     )
 
 
-def count_primes_below_block_11(state, stacks):
-    # examples/primes.py:22  for k in range(2, n):
-    active = state.pc == 11
-    pc = 1
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def count_primes_below_block_12(state, stacks):
+def count_primes_below_block_8(state, stacks):
     # examples/primes.py:34  return count
-    active = state.pc == 12
+    active = state.pc == 8
     count = state.count_primes_below_count
     count_primes_below_return = count
     pc, return_sp = pop_return(
@@ -568,24 +541,16 @@ COUNT_PRIMES_BELOW_BLOCKS = (
     count_primes_below_block_6,
     count_primes_below_block_7,
     count_primes_below_block_8,
-    count_primes_below_block_9,
-    count_primes_below_block_10,
-    count_primes_below_block_11,
-    count_primes_below_block_12,
 )
 COUNT_PRIMES_BELOW_BLOCK_LINES = (
     "in count_primes_below at examples/primes.py:21: count = 0",
-    "in count_primes_below at examples/primes.py:22: for k in range(2, n):",
     "in count_primes_below at examples/primes.py:23: if k > 2 and k % 2 == 0:",
     "in count_primes_below at examples/primes.py:24: continue  # even numbers above 2 are not prime",
     "in count_primes_below at examples/primes.py:25: is_prime = True",
-    "in count_primes_below at examples/primes.py:27: while d * d <= k:",
     "in count_primes_below at examples/primes.py:28: if k % d == 0:",
     "in count_primes_below at examples/primes.py:29: is_prime = False",
     "in count_primes_below at examples/primes.py:31: d += 2",
     "in count_primes_below at examples/primes.py:32: if is_prime:",
-    "in count_primes_below at examples/primes.py:33: count += 1",
-    "in count_primes_below at examples/primes.py:22: for k in range(2, n):",
     "in count_primes_below at examples/primes.py:34: return count",
 )
 
@@ -685,15 +650,17 @@ class FirstMultipleOfSevenStacks(typing.NamedTuple):
     returns: object
 
 
-FIRST_MULTIPLE_OF_SEVEN_HALT = 7
+FIRST_MULTIPLE_OF_SEVEN_HALT = 6
 
 
 def first_multiple_of_seven_block_0(state, stacks):
     # examples/primes.py:40  for k in range(1, limit):
     active = state.pc == 0
+    limit = state.first_multiple_of_seven_limit
     range_1 = 1
     k_next_1 = range_1
-    pc = 1
+    in_range_1 = (1 > 0) & (k_next_1 < limit) | (1 < 0) & (k_next_1 > limit)
+    pc = choose(in_range_1, 1, 4)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -707,19 +674,8 @@ def first_multiple_of_seven_block_0(state, stacks):
 
 
 def first_multiple_of_seven_block_1(state, stacks):
-    # examples/primes.py:40  for k in range(1, limit):
-    active = state.pc == 1
-    k_next_1 = state.first_multiple_of_seven_k_next_1
-    limit = state.first_multiple_of_seven_limit
-    in_range_1 = (1 > 0) & (k_next_1 < limit) | (1 < 0) & (k_next_1 > limit)
-    pc = choose(in_range_1, 2, 5)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def first_multiple_of_seven_block_2(state, stacks):
     # examples/primes.py:41  if k * n % 7 == 0:
-    active = state.pc == 2
+    active = state.pc == 1
     k_next_1 = safe_divisor(active, state.first_multiple_of_seven_k_next_1)
     n = safe_divisor(active, state.first_multiple_of_seven_n)
     # examples/primes.py:40  for k in range(1, limit):
@@ -727,7 +683,7 @@ def first_multiple_of_seven_block_2(state, stacks):
     k_next_1 = k_next_1 + 1
     # examples/primes.py:41  if k * n % 7 == 0:
     cond_1 = k * n % 7 == 0
-    pc = choose(cond_1, 3, 4)
+    pc = choose(cond_1, 2, 3)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -743,13 +699,13 @@ def first_multiple_of_seven_block_2(state, stacks):
     )
 
 
-def first_multiple_of_seven_block_3(state, stacks):
+def first_multiple_of_seven_block_2(state, stacks):
     # examples/primes.py:42  found = k
-    active = state.pc == 3
+    active = state.pc == 2
     k = state.first_multiple_of_seven_k
     found = k
     # examples/primes.py:43  break
-    pc = 6
+    pc = 5
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -762,20 +718,23 @@ def first_multiple_of_seven_block_3(state, stacks):
     )
 
 
-def first_multiple_of_seven_block_4(state, stacks):
+def first_multiple_of_seven_block_3(state, stacks):
     # examples/primes.py:40  for k in range(1, limit):
-    active = state.pc == 4
-    pc = 1
+    active = state.pc == 3
+    k_next_1 = state.first_multiple_of_seven_k_next_1
+    limit = state.first_multiple_of_seven_limit
+    in_range_1 = (1 > 0) & (k_next_1 < limit) | (1 < 0) & (k_next_1 > limit)
+    pc = choose(in_range_1, 1, 4)
     pc = select(active, pc, state.pc)
     return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def first_multiple_of_seven_block_5(state, stacks):
+def first_multiple_of_seven_block_4(state, stacks):
     # examples/primes.py:45  found = -1
-    active = state.pc == 5
+    active = state.pc == 4
     found = -1
     # examples/primes.py:40  for k in range(1, limit):
-    pc = 6
+    pc = 5
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -788,9 +747,9 @@ def first_multiple_of_seven_block_5(state, stacks):
     )
 
 
-def first_multiple_of_seven_block_6(state, stacks):
+def first_multiple_of_seven_block_5(state, stacks):
     # examples/primes.py:46  return found
-    active = state.pc == 6
+    active = state.pc == 5
     found = state.first_multiple_of_seven_found
     first_multiple_of_seven_return = found
     pc, return_sp = pop_return(
@@ -818,10 +777,8 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCKS = (
     first_multiple_of_seven_block_3,
     first_multiple_of_seven_block_4,
     first_multiple_of_seven_block_5,
-    first_multiple_of_seven_block_6,
 )
 FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
-    "in first_multiple_of_seven at examples/primes.py:40: for k in range(1, limit):",
     "in first_multiple_of_seven at examples/primes.py:40: for k in range(1, limit):",
     "in first_multiple_of_seven at examples/primes.py:41: if k * n % 7 == 0:",
     "in first_multiple_of_seven at examples/primes.py:42: found = k",
@@ -923,15 +880,17 @@ class SmallestFactorStacks(typing.NamedTuple):
     returns: object
 
 
-SMALLEST_FACTOR_HALT = 8
+SMALLEST_FACTOR_HALT = 7
 
 
 def smallest_factor_block_0(state, stacks):
     # examples/primes.py:11  for d in range(2, n):
     active = state.pc == 0
+    n = state.smallest_factor_n
     range_1 = 2
     d_next_1 = range_1
-    pc = 1
+    in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)
+    pc = choose(in_range_1, 1, 6)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -945,19 +904,8 @@ def smallest_factor_block_0(state, stacks):
 
 
 def smallest_factor_block_1(state, stacks):
-    # examples/primes.py:11  for d in range(2, n):
-    active = state.pc == 1
-    d_next_1 = state.smallest_factor_d_next_1
-    n = state.smallest_factor_n
-    in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)
-    pc = choose(in_range_1, 2, 7)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def smallest_factor_block_2(state, stacks):
     # examples/primes.py:12  if d * d > n:
-    active = state.pc == 2
+    active = state.pc == 1
     d_next_1 = state.smallest_factor_d_next_1
     n = state.smallest_factor_n
     # examples/primes.py:11  for d in range(2, n):
@@ -965,7 +913,7 @@ def smallest_factor_block_2(state, stacks):
     d_next_1 = d_next_1 + 1
     # examples/primes.py:12  if d * d > n:
     cond_1 = d * d > n
-    pc = choose(cond_1, 3, 4)
+    pc = choose(cond_1, 2, 3)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -979,28 +927,28 @@ def smallest_factor_block_2(state, stacks):
     )
 
 
-def smallest_factor_block_3(state, stacks):
+def smallest_factor_block_2(state, stacks):
     # examples/primes.py:13  break
+    active = state.pc == 2
+    pc = 6
+    pc = select(active, pc, state.pc)
+    return (state._replace(pc=pc), stack_writes(stacks))
+
+
+def smallest_factor_block_3(state, stacks):
+    # examples/primes.py:14  if n % d == 0:
     active = state.pc == 3
-    pc = 7
+    n = safe_divisor(active, state.smallest_factor_n)
+    d = safe_divisor(active, state.smallest_factor_d)
+    cond_2 = n % d == 0
+    pc = choose(cond_2, 4, 5)
     pc = select(active, pc, state.pc)
     return (state._replace(pc=pc), stack_writes(stacks))
 
 
 def smallest_factor_block_4(state, stacks):
-    # examples/primes.py:14  if n % d == 0:
-    active = state.pc == 4
-    n = safe_divisor(active, state.smallest_factor_n)
-    d = safe_divisor(active, state.smallest_factor_d)
-    cond_2 = n % d == 0
-    pc = choose(cond_2, 5, 6)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def smallest_factor_block_5(state, stacks):
     # examples/primes.py:15  return d
-    active = state.pc == 5
+    active = state.pc == 4
     d = state.smallest_factor_d
     smallest_factor_return = d
     pc, return_sp = pop_return(
@@ -1019,17 +967,20 @@ def smallest_factor_block_5(state, stacks):
     )
 
 
-def smallest_factor_block_6(state, stacks):
+def smallest_factor_block_5(state, stacks):
     # examples/primes.py:11  for d in range(2, n):
-    active = state.pc == 6
-    pc = 1
+    active = state.pc == 5
+    d_next_1 = state.smallest_factor_d_next_1
+    n = state.smallest_factor_n
+    in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)
+    pc = choose(in_range_1, 1, 6)
     pc = select(active, pc, state.pc)
     return (state._replace(pc=pc), stack_writes(stacks))
 
 
-def smallest_factor_block_7(state, stacks):
+def smallest_factor_block_6(state, stacks):
     # examples/primes.py:16  return n
-    active = state.pc == 7
+    active = state.pc == 6
     n = state.smallest_factor_n
     smallest_factor_return = n
     pc, return_sp = pop_return(
@@ -1056,10 +1007,8 @@ SMALLEST_FACTOR_BLOCKS = (
     smallest_factor_block_4,
     smallest_factor_block_5,
     smallest_factor_block_6,
-    smallest_factor_block_7,
 )
 SMALLEST_FACTOR_BLOCK_LINES = (
-    "in smallest_factor at examples/primes.py:11: for d in range(2, n):",
     "in smallest_factor at examples/primes.py:11: for d in range(2, n):",
     "in smallest_factor at examples/primes.py:12: if d * d > n:",
     "in smallest_factor at examples/primes.py:13: break",

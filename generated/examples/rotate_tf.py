@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=3a6db98f8c048036020201967b2b9553f35f6ac613461651ba3657c2a0fe7c6c
+# autobatch: source-sha256=7488c04465ad456934a08b7fc1e3b5091ec895155ca36f552f16f865a6c091fa
 # autobatch: body-sha256=b9ccfb03c36d83e2bb89a47b3951d1559cfb89338d01ce05d88a4025453111ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

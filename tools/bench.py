@@ -1,0 +1,211 @@
+"""Benchmark: generated code against the Python loop, the hand-written ceiling
+and the predecessor, in one run.
+
+    python tools/bench.py            # full: batch sizes 1, 16, 256, 4096
+    python tools/bench.py --quick    # under a minute: fewer sizes and repeats
+
+For every program and batch size, each mode's first call (generate/trace/
+compile) and best and median warm time, its output checked against the plain
+Python loop; ratios are taken within the run (this machine is noisy).  Writes
+a PNG of throughput (examples/s) against batch size (`--plot`).
+
+Modes: `xla`, `graph`, `numpy` (the generated modules); `python` (a loop over
+the examples calling the plain function); `hand-xla`, `hand-numpy` (tools/
+handwritten.py); `tfp` (TensorFlow Probability's auto_batching, when
+installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def _programs():
+    from examples.collatz import collatz_steps
+    from examples.even_odd import is_even
+    from examples.fib import fib
+    from examples.gcd import gcd
+    from tools import handwritten
+
+    return {
+        "fib": dict(
+            batched=fib,
+            inputs=lambda rng, b: (rng.integers(5, 17, b),),
+            depth=16,
+            hand={"hand-xla": lambda n: handwritten.fib_xla(n)},
+        ),
+        "collatz": dict(
+            batched=collatz_steps,
+            inputs=lambda rng, b: (rng.integers(1, 100_001, b),),
+            depth=15,
+            hand={
+                "hand-xla": lambda x: handwritten.collatz_xla(x),
+                "hand-numpy": handwritten.collatz_numpy,
+            },
+        ),
+        "even_odd": dict(
+            batched=is_even,
+            inputs=lambda rng, b: (rng.integers(0, 200, b),),
+            depth=15,
+            hand={},
+        ),
+        "gcd": dict(
+            batched=gcd,
+            inputs=lambda rng, b: (rng.integers(1, 300, b), rng.integers(1, 300, b)),
+            depth=15,
+            hand={},
+        ),
+    }
+
+
+def _predecessor():
+    """TFP's auto_batching fib, when tensorflow-probability is installed."""
+    try:
+        import tensorflow as tf
+        import tensorflow_probability as tfp
+    except Exception:  # noqa: BLE001 - optional
+        return None
+    ab = tfp.experimental.auto_batching
+    ctx = ab.Context()
+    int64 = ab.TensorType(np.int64, ())
+
+    @ctx.batch(type_inference=lambda _: [int64])
+    def fib(n):
+        if n <= 1:
+            return 1
+        else:
+            left = fib(n - 2)
+            right = fib(n - 1)
+            return left + right
+
+    xla = tf.function(
+        lambda n: fib(n, max_stack_depth=16, backend=ab.TensorFlowBackend()),
+        jit_compile=True,
+        autograph=False,
+    )
+    return {"fib": {"tfp-xla": xla, "tfp-numpy-stackless": lambda n: fib(
+        n, max_stack_depth=16, backend=ab.NumpyBackend(), stackless=True)}}
+
+
+def _time(call, repeats):
+    start = time.perf_counter()
+    out = call()
+    first = time.perf_counter() - start
+    warm = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = call()
+        warm.append(time.perf_counter() - start)
+    return first, min(warm), statistics.median(warm), out
+
+
+def run(sizes, repeats, programs=None, plot=None, out=sys.stdout):
+    specs = _programs()
+    extra = _predecessor() or {}
+    rng = np.random.default_rng(0)
+    rows = []
+    header = (
+        f"{'program':<9} {'batch':>5} {'mode':<20} {'first s':>8} {'best ms':>9} "
+        f"{'median ms':>9} {'vs python':>9} {'vs hand-xla':>11}  check"
+    )
+    print(header, file=out)
+    for name, spec in specs.items():
+        if programs and name not in programs:
+            continue
+        batched = spec["batched"]
+        plain = batched.context.plain(batched.name)
+        for batch in sizes:
+            inputs = spec["inputs"](rng, batch)
+            columns = list(zip(*[np.asarray(a).tolist() for a in inputs]))
+            modes = {
+                "python": lambda: [plain(*c) for c in columns],
+                "numpy": lambda: batched(*inputs, backend="numpy", max_stack_depth=spec["depth"]),
+                "graph": lambda: batched(*inputs, max_stack_depth=spec["depth"]),
+                "xla": lambda: batched(*inputs, xla=True, max_stack_depth=spec["depth"]),
+            }
+            for label, fn in spec["hand"].items():
+                modes[label] = (lambda fn=fn: fn(*inputs))
+            for label, fn in extra.get(name, {}).items():
+                modes[label] = (lambda fn=fn: fn(*inputs))
+            results = {}
+            for mode, call in modes.items():
+                try:
+                    first, best, median, value = _time(call, repeats)
+                except Exception as e:  # noqa: BLE001 - reported in the table
+                    results[mode] = (None, None, None, f"error: {type(e).__name__}")
+                    continue
+                expected = [plain(*c) for c in columns]
+                good = np.array_equal(np.asarray(value).reshape(-1), np.asarray(expected).reshape(-1))
+                results[mode] = (first, best, median, "ok" if good else "MISMATCH")
+            python_best = results["python"][1]
+            hand_best = results.get("hand-xla", (None, None))[1]
+            for mode, (first, best, median, check) in results.items():
+                if best is None:
+                    print(f"{name:<9} {batch:>5} {mode:<20} {check}", file=out)
+                    continue
+                vs_python = best / python_best if python_best else float("nan")
+                vs_hand = f"{best / hand_best:>10.2f}x" if hand_best else f"{'':>11}"
+                print(
+                    f"{name:<9} {batch:>5} {mode:<20} {first:>8.2f} {best * 1e3:>9.1f} "
+                    f"{median * 1e3:>9.1f} {vs_python:>8.2f}x {vs_hand}  {check}",
+                    file=out,
+                )
+                rows.append((name, batch, mode, first, best, check))
+    if plot:
+        _plot(rows, plot)
+        print(f"\nplot: {plot}", file=out)
+    return rows
+
+
+def _plot(rows, path):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception:  # noqa: BLE001 - optional
+        print("matplotlib is not installed: no plot", file=sys.stderr)
+        return
+    names = sorted({r[0] for r in rows})
+    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        modes = sorted({r[2] for r in rows if r[0] == name})
+        for mode in modes:
+            points = sorted((r[1], r[1] / r[4]) for r in rows if r[0] == name and r[2] == mode)
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=mode)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(name)
+        ax.set_xlabel("batch size")
+        ax.set_ylabel("examples / s (warm, best)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="batch 16 and 256, 2 repeats")
+    parser.add_argument("--programs", nargs="*", help="a subset: fib collatz even_odd gcd")
+    parser.add_argument("--sizes", type=int, nargs="*", help="batch sizes")
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--plot", default="bench.png", help="where to write the plot")
+    args = parser.parse_args(argv)
+    sizes = args.sizes or ([16, 256] if args.quick else [1, 16, 256, 4096])
+    repeats = args.repeats or (2 if args.quick else 3)
+    run(sizes, repeats, args.programs, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

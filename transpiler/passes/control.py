@@ -1,0 +1,273 @@
+"""Fewer loop iterations: if-conversion and loop rotation.
+
+One iteration of the batched loop runs one block, so a `while` whose body
+holds an `if` costs four iterations per trip (test, branch, arm, join).  Two
+classic rewrites bring it to one:
+
+- `if_convert`: a branch whose arms are short, straight and *safe* (plain
+  arithmetic and comparisons: nothing that can raise or that costs much)
+  runs both arms for every example into fresh variables and picks per
+  example with `Select`s.  Every example computes both arms, which is why
+  only cheap, non-raising arms qualify (`x // 2` does; `n // d` does not).
+- `rotate_loops`: a short, safe block that ends in a branch (a loop test) is
+  copied onto the end of every block that jumps to it, so a loop body ends
+  by testing and jumping back to itself.
+
+Both keep every example's sequence of effects: only the grouping into blocks
+changes.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections import Counter
+from typing import Dict, List
+
+from transpiler import types as T
+from transpiler.ir import instructions as ir
+from transpiler.passes import liveness
+
+MAX_ARM = 8  # instructions per arm that if-conversion accepts
+MAX_TEST = 6  # instructions of a loop test that rotation copies
+
+_SAFE_OPS = (
+    ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor,
+    ast.USub, ast.UAdd, ast.Not, ast.Invert,
+    ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE,
+)
+_SAFE_NODES = (
+    ast.Expression, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Name, ast.Load, ast.Constant,
+    ast.Tuple,
+) + _SAFE_OPS
+
+
+def _safe_expr(text: str) -> bool:
+    """Cheap and cannot raise on junk: arithmetic, comparisons, constants."""
+    for node in ast.walk(ast.parse(text, mode="eval")):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
+            right = node.right
+            if not (isinstance(right, ast.Constant) and isinstance(right.value, (int, float))
+                    and right.value != 0):
+                return False
+            continue
+        if isinstance(node, (ast.Div, ast.FloorDiv, ast.Mod)):
+            continue
+        if not isinstance(node, _SAFE_NODES):
+            return False
+    return True
+
+
+def _safe(ins) -> bool:
+    if isinstance(ins, ir.PrimOp):
+        return isinstance(ins.vars_out, str) and _safe_expr(ins.expr)
+    if isinstance(ins, ir.Select):
+        return all(_safe_expr(t) for t in (ins.condition, ins.if_true, ins.if_false))
+    if isinstance(ins, ir.Move):
+        return all(isinstance(p, str) for p in ins.vars_out)
+    return False
+
+
+def _pinned(program) -> set:
+    pinned = {program.blocks[0].name}
+    for b in program.blocks:
+        if isinstance(b.terminator, ir.PushGoto):
+            pinned.update({b.terminator.target, b.terminator.return_block})
+    return pinned
+
+
+def _predecessors(program) -> Counter:
+    preds = Counter()
+    for b in program.blocks:
+        for s in liveness.successors(b.terminator):
+            preds[s] += 1
+    return preds
+
+
+def _short(var):
+    return var.split(".", 1)[1]
+
+
+def _rename_expr(text: str, mapping: Dict[str, str]) -> str:
+    tree = ast.parse(text, mode="eval")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in mapping:
+            node.id = mapping[node.id]
+    return ast.unparse(tree)
+
+
+class _Fresh:
+    def __init__(self, program):
+        self.taken = {name for name, _ in program.types}
+        self.types = dict(program.types)
+
+    def __call__(self, var, suffix):
+        k = 1
+        while f"{var}_{suffix}{k}" in self.taken:
+            k += 1
+        name = f"{var}_{suffix}{k}"
+        self.taken.add(name)
+        self.types[name] = self.types[var]
+        return name
+
+
+def if_convert(program: ir.LoweredProgram) -> ir.LoweredProgram:
+    fresh = _Fresh(program)
+    blocks = list(program.blocks)
+    changed = True
+    while changed:
+        changed = False
+        by_name = {b.name: b for b in blocks}
+        preds, pinned = _predecessors(ir.LoweredProgram(**{**_fields(program), "blocks": tuple(blocks)})), _pinned(program)
+        for i, block in enumerate(blocks):
+            t = block.terminator
+            if not isinstance(t, ir.Branch) or t.true_target == t.false_target:
+                continue
+            arms = _arms(t, by_name, preds, pinned, fresh.types)
+            if arms is None:
+                continue
+            then_arm, else_arm, join = arms
+            merged = _merge(block, t, then_arm, else_arm, fresh)
+            blocks[i] = dataclasses.replace(
+                block,
+                instructions=block.instructions + tuple(merged),
+                terminator=ir.Goto(join, t.origin),
+            )
+            for arm in (then_arm, else_arm):
+                if arm is not None:
+                    blocks.remove(arm)
+            changed = True
+            break
+    return dataclasses.replace(
+        program, blocks=tuple(blocks), types=tuple(sorted(fresh.types.items()))
+    )
+
+
+def _fields(program):
+    return {f.name: getattr(program, f.name) for f in dataclasses.fields(program)}
+
+
+def _convertible_arm(name, join, by_name, preds, pinned, types):
+    """The block `name` if it is a short safe arm that falls through to `join`."""
+    arm = by_name[name]
+    if name in pinned or preds[name] != 1:
+        return None
+    if not isinstance(arm.terminator, ir.Goto) or arm.terminator.target != join:
+        return None
+    if len(arm.instructions) > MAX_ARM or not all(_safe(i) for i in arm.instructions):
+        return None
+    for ins in arm.instructions:
+        for var in liveness.defs(ins):
+            if not isinstance(types.get(var), T.TensorType):
+                return None
+    return arm
+
+
+def _arms(t, by_name, preds, pinned, types):
+    """(then arm or None, else arm or None, join) for a diamond or a triangle."""
+    true_block, false_block = by_name[t.true_target], by_name[t.false_target]
+    # diamond: both arms jump to the same join
+    if isinstance(true_block.terminator, ir.Goto) and isinstance(false_block.terminator, ir.Goto):
+        join = true_block.terminator.target
+        if false_block.terminator.target == join and join not in (t.true_target, t.false_target):
+            a = _convertible_arm(t.true_target, join, by_name, preds, pinned, types)
+            b = _convertible_arm(t.false_target, join, by_name, preds, pinned, types)
+            if a is not None and b is not None:
+                return a, b, join
+    # triangle: one arm, then the other target is the join
+    if isinstance(true_block.terminator, ir.Goto) and true_block.terminator.target == t.false_target:
+        a = _convertible_arm(t.true_target, t.false_target, by_name, preds, pinned, types)
+        if a is not None:
+            return a, None, t.false_target
+    if isinstance(false_block.terminator, ir.Goto) and false_block.terminator.target == t.true_target:
+        b = _convertible_arm(t.false_target, t.true_target, by_name, preds, pinned, types)
+        if b is not None:
+            return None, b, t.true_target
+    return None
+
+
+def _merge(block, t, then_arm, else_arm, fresh) -> List:
+    """Both arms into fresh variables, then one Select per variable they write."""
+    out = []
+    condition = fresh(t.condition, "test")
+    out.append(ir.Move((condition,), (t.condition,), t.origin))
+    results = []
+    for arm in (then_arm, else_arm):
+        mapping: Dict[str, str] = {}  # variable -> its fresh name in this arm
+        for ins in arm.instructions if arm is not None else ():
+            short_map = {_short(v): _short(mapping[v]) for v in ins.vars_in if v in mapping}
+            vars_in = tuple(mapping.get(v, v) for v in ins.vars_in)
+            if isinstance(ins, ir.Move):
+                outs = []
+                for p in ins.vars_out:
+                    mapping[p] = fresh(p, "arm")
+                    outs.append(mapping[p])
+                out.append(dataclasses.replace(ins, vars_out=tuple(outs), vars_in=vars_in))
+                continue
+            renamed = {}
+            for v in liveness.defs(ins):
+                renamed[v] = fresh(v, "arm")
+            if isinstance(ins, ir.PrimOp):
+                new = dataclasses.replace(
+                    ins,
+                    vars_in=vars_in,
+                    vars_out=renamed[ins.vars_out],
+                    expr=_rename_expr(ins.expr, short_map),
+                )
+            else:  # Select
+                new = dataclasses.replace(
+                    ins,
+                    vars_in=vars_in,
+                    vars_out=renamed[ins.vars_out],
+                    condition=_rename_expr(ins.condition, short_map),
+                    if_true=_rename_expr(ins.if_true, short_map),
+                    if_false=_rename_expr(ins.if_false, short_map),
+                )
+            mapping.update(renamed)
+            out.append(new)
+        results.append(mapping)
+    then_map, else_map = results
+    written = list(dict.fromkeys(list(then_map) + list(else_map)))
+    for var in written:
+        a, b = then_map.get(var, var), else_map.get(var, var)
+        out.append(
+            ir.Select(
+                tuple(dict.fromkeys((condition, a, b))),
+                var,
+                _short(condition),
+                _short(a),
+                _short(b),
+                t.origin,
+            )
+        )
+    return out
+
+
+def rotate_loops(program: ir.LoweredProgram) -> ir.LoweredProgram:
+    """Copies short safe branch blocks (loop tests) onto the blocks that jump to them."""
+    blocks = list(program.blocks)
+    pinned = _pinned(program)
+    for test in list(blocks):
+        t = test.terminator
+        if (
+            not isinstance(t, ir.Branch)
+            or test.name in pinned
+            or test.name in (t.true_target, t.false_target)
+            or len(test.instructions) > MAX_TEST
+            or not all(_safe(i) for i in test.instructions)
+        ):
+            continue
+        jumped = False
+        for i, block in enumerate(blocks):
+            if isinstance(block.terminator, ir.Goto) and block.terminator.target == test.name:
+                if block.name == test.name:
+                    continue
+                blocks[i] = dataclasses.replace(
+                    block, instructions=block.instructions + test.instructions, terminator=t
+                )
+                jumped = True
+        if jumped:
+            rewritten = ir.LoweredProgram(**{**_fields(program), "blocks": tuple(blocks)})
+            if _predecessors(rewritten)[test.name] == 0:
+                blocks = [b for b in blocks if b.name != test.name]
+    return dataclasses.replace(program, blocks=tuple(blocks))

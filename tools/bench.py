@@ -79,7 +79,10 @@ def _predecessor():
     ctx = ab.Context()
     int64 = ab.TensorType(np.int64, ())
 
-    @ctx.batch(type_inference=lambda _: [int64])
+    def returns_int64(*_):  # the predecessor parses decorator lines: no lambdas
+        return int64
+
+    @ctx.batch(type_inference=returns_int64)
     def fib(n):
         if n <= 1:
             return 1
@@ -93,8 +96,8 @@ def _predecessor():
         jit_compile=True,
         autograph=False,
     )
-    return {"fib": {"tfp-xla": xla, "tfp-numpy-stackless": lambda n: fib(
-        n, max_stack_depth=16, backend=ab.NumpyBackend(), stackless=True)}}
+    numpy = lambda n: fib(n, max_stack_depth=16, backend=ab.NumpyBackend())  # noqa: E731
+    return {"fib": {"tfp-xla": xla, "tfp-numpy": numpy}}
 
 
 def _time(call, repeats):

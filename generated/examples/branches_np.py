@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=d809e17204ac0baf794f2d42d0197ac88740b1e89f992519d868612a7593969f
+# autobatch: source-sha256=27f6a0cdd15fd60c0022e7bc78d67fa27b243fd59e000063a6d080f9f7e61bd5
 # autobatch: body-sha256=2476ba446ec777f87d216874b93460f3e46bb923e3a961910167adfd90923eff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

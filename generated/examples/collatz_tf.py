@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=ddbb4f315b24a619097ceb35ab59e06fc6ec7e992f7e2c437020c1e7f87b47e4
+# autobatch: source-sha256=b9d4c431c70e3209bfcaac6ef4634cad2297c94673384d68194205658876a7cb
 # autobatch: body-sha256=eecdda03c83e3c1902bcd2173c17ecdf2affb200613d870a73eea872bd83b12c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3bf28ab19f9751d51cec3bd45a59712acdf2307369053d3d0f4c59c58603d46a
+# autobatch: source-sha256=ca4ae945090d4d8dae7e59b459bf2b59c24db25136f9653568a4916b508f5503
 # autobatch: body-sha256=b6cdfcfbe9289c32b4415e3a35f4553c9d829466ff4e2c6b2c33eee9d1a3d744
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=bb5575e70d7d11c9a400fb788a1e3a466c4fa3be0b8939a772a363d30136ae15
+# autobatch: source-sha256=fb9286fba5efa91cf77220ff6187900bd5f27f5910c442ab5564b4329c0bdde2
 # autobatch: body-sha256=0c43d480f4a22dc6bf70a04881e6a4af7345c9ca59ddb43861c58db1ded10e7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=ab4ac75a778118e6cb0bf8a777462f371ca959619e09efc900acb2ea801702c2
+# autobatch: source-sha256=151fcbc261426a40304c53a0ca7a4e5b70da35c2939d8eae75259fe990d53e2e
 # autobatch: body-sha256=0d045c942114d19007548080ed6525792a2ebb1bf43d72b67efc0dfff094b166
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=06b055ed551ac7d330250d1ad45f8d024757ce45c9988e7fd3f78148950a7e73
+# autobatch: source-sha256=37c8758604d2aef0bd6abd61cd5d2a581e5c11f1a11fb9e94cb682eaba90d873
 # autobatch: body-sha256=7ef2ac116073a0ce8c97f19488039f5e17ddcbf649ac5464d99423e6f4efa8c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

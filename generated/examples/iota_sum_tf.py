@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=e51f80059bf92fb0bfa0ae941b4d5c6e84ea431196b1564a8adaf34e678939fe
+# autobatch: source-sha256=31e73d0a845e629bce55cc55576c739a9117960fb1abc629a2d95c18c1d2884b
 # autobatch: body-sha256=1d5d873d78886de8a74f1ce92df6cdd8a66689494a319292f0f7377cba7dbdad
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=a84852599a1f262582d8f64f4503e5af63fe11ebbb8983bd6f0f3dfd476e0a78
+# autobatch: source-sha256=68c40cc92a42582ea0455699ef6472c93fe50b90556ad4db82e5fef35c004612
 # autobatch: body-sha256=25faf37cb347c71cb99336b7ae0961b5d32a0f5c2191025e3e3eb0fde0f750e3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -221,7 +221,7 @@ class _Inference:
             self.bind(fn, call.vars_out, result, call.origin)
 
     def override(self, name, args):
-        given = self.overrides[name]([T.Type(a) for a in args])
+        given = self.overrides[name](list(args))  # TensorTypes (with .dtype), as before
         if isinstance(given, (list, tuple)) and not isinstance(given, T.Type):
             given = list(given)
             given = given[0] if len(given) == 1 else tuple(given)

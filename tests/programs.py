@@ -114,3 +114,18 @@ def loop_calls(n):
     for i in range(n):
         total += reuse_across_calls(i) + helper_sum(i)
     return total
+
+
+EXECUTIONS = []  # batch sizes seen by count_executions
+
+
+def count_executions(x):
+    EXECUTIONS.append(len(x))
+    return x
+
+
+@ctx.batch
+def counted(x):
+    if x > 0:
+        return count_executions(x)
+    return count_executions(x)

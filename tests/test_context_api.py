@@ -39,6 +39,9 @@ def test_even_odd_with_type_inference_annotations():
     ctx.batch_uncurried(even_odd.is_odd.function, int32)
     typed = ctx.program_compiled("is_even", [TensorType(np.int64, ())], "numpy")
     assert dict(typed.returns)["is_even"] == TensorType(np.int32, ())
+    result = ctx._functions["is_even"](np.array([5, 6, 8, 9], np.int32), backend="numpy")
+    assert result.dtype == np.int32
+    assert result.astype(bool).tolist() == [False, True, True, False]
 
 
 def test_iota_sum_gcd_and_namedtuples():
@@ -167,3 +170,18 @@ def test_stackless_calls_between_functions():
     result = programs.loop_calls(np.arange(0, 6), backend="numpy", stackless=True)
     plain = programs.ctx.plain("loop_calls")
     assert result.tolist() == [plain(k) for k in range(0, 6)]
+
+
+def test_a_primitive_runs_once_per_typing_and_once_per_block_run():
+    programs.EXECUTIONS.clear()
+    programs.ctx.__dict__.pop("_built_cache", None)
+    programs.ctx._entries.clear()
+    result = programs.counted(np.array([4, -5, 6, 7, 8]), backend="numpy")
+    assert result.tolist() == [4, -5, 6, 7, 8]
+    # Type inference evaluates each distinct expression once per typing of its
+    # inputs, on placeholders (NumPy: a batch of 13): the two identical
+    # `count_executions(x)` share one evaluation; none when the module is
+    # already generated.  Running calls it once per block run: the two
+    # returns are two blocks, each run once for this batch.
+    assert [n for n in programs.EXECUTIONS if n == 5] == [5, 5]
+    assert [n for n in programs.EXECUTIONS if n != 5] in ([], [13])

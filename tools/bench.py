@@ -12,7 +12,7 @@ a PNG of throughput (examples/s) against batch size (`--plot`).
 Modes: `xla`, `graph`, `numpy` (the generated modules); `python` (a loop over
 the examples calling the plain function); `hand-xla`, `hand-numpy` (tools/
 handwritten.py); `tfp` (TensorFlow Probability's auto_batching, when
-installed).
+installed and `--predecessor` is given).
 """
 
 from __future__ import annotations
@@ -112,9 +112,9 @@ def _time(call, repeats):
     return first, min(warm), statistics.median(warm), out
 
 
-def run(sizes, repeats, programs=None, plot=None, out=sys.stdout):
+def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=False):
     specs = _programs()
-    extra = _predecessor() or {}
+    extra = (_predecessor() or {}) if predecessor else {}
     rng = np.random.default_rng(0)
     rows = []
     header = (
@@ -154,7 +154,7 @@ def run(sizes, repeats, programs=None, plot=None, out=sys.stdout):
             hand_best = results.get("hand-xla", (None, None))[1]
             for mode, (first, best, median, check) in results.items():
                 if best is None:
-                    print(f"{name:<9} {batch:>5} {mode:<20} {check}", file=out)
+                    print(f"{name:<9} {batch:>5} {mode:<20} {check}", file=out, flush=True)
                     continue
                 vs_python = best / python_best if python_best else float("nan")
                 vs_hand = f"{best / hand_best:>10.2f}x" if hand_best else f"{'':>11}"
@@ -162,6 +162,7 @@ def run(sizes, repeats, programs=None, plot=None, out=sys.stdout):
                     f"{name:<9} {batch:>5} {mode:<20} {first:>8.2f} {best * 1e3:>9.1f} "
                     f"{median * 1e3:>9.1f} {vs_python:>8.2f}x {vs_hand}  {check}",
                     file=out,
+                    flush=True,
                 )
                 rows.append((name, batch, mode, first, best, check))
     if plot:
@@ -203,10 +204,13 @@ def main(argv=None):
     parser.add_argument("--sizes", type=int, nargs="*", help="batch sizes")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--plot", default="bench.png", help="where to write the plot")
+    parser.add_argument(
+        "--predecessor", action="store_true", help="also time TFP's auto_batching (slow to build)"
+    )
     args = parser.parse_args(argv)
     sizes = args.sizes or ([16, 256] if args.quick else [1, 16, 256, 4096])
     repeats = args.repeats or (2 if args.quick else 3)
-    run(sizes, repeats, args.programs, args.plot)
+    run(sizes, repeats, args.programs, args.plot, predecessor=args.predecessor)
     return 0
 
 

@@ -4,6 +4,8 @@
     autobatch generate [PATHS...]  write the generated modules that are stale
     autobatch check [PATHS...]     write nothing; exit 1 with a diff if stale
     autobatch diff [PATHS...]      print what `generate` would change
+    autobatch profile MODULE:FUNCTION --args A [B ...]
+                                   per-block counts and utilization of one call
 
 PATHS are source files or folders (default: `sources` in [tool.autobatch]).
 Exit codes: 0 success; 1 stale (check), refused (generate over a hand-edited
@@ -28,6 +30,14 @@ def _parser():
     demo = sub.add_parser("demo", help="batch every example, check it, time it")
     demo.add_argument("--batch", type=int, default=256, help="examples per program")
     demo.add_argument("--headline-batch", type=int, default=4096, help="examples for fib")
+    profile = sub.add_parser("profile", help="per-block counts and utilization of one call")
+    profile.add_argument("target", help="MODULE:FUNCTION, e.g. examples.fib:fib")
+    profile.add_argument(
+        "--args", nargs="+", required=True, help="one Python literal per argument, e.g. '[3, 7, 4]'"
+    )
+    profile.add_argument("--backend", default="numpy", choices=["numpy", "tensorflow"])
+    profile.add_argument("--xla", action="store_true")
+    profile.add_argument("--max-stack-depth", type=int, default=15)
     for name, text in (
         ("generate", "write the generated modules that are stale"),
         ("check", "write nothing; exit 1 with a diff when generated code is stale"),
@@ -51,6 +61,8 @@ def main(argv=None):
             from transpiler import demo
 
             return demo.main(args.batch, args.headline_batch)
+        if args.command == "profile":
+            return _profile(args)
         return _generated(args)
     except KeyboardInterrupt:
         return 130
@@ -60,6 +72,31 @@ def main(argv=None):
     except Exception as e:  # noqa: BLE001 - reported, with the internal-error code
         print(f"autobatch: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return 123
+
+
+def _profile(args):
+    import ast
+    import importlib
+
+    import numpy as np
+
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    module_name, _, function_name = args.target.partition(":")
+    if not function_name:
+        raise ValueError("name the function as MODULE:FUNCTION, e.g. examples.fib:fib")
+    function = getattr(importlib.import_module(module_name), function_name)
+    values = [np.asarray(ast.literal_eval(text)) for text in args.args]
+    result, profile = function(
+        *values,
+        backend=args.backend,
+        xla=args.xla,
+        max_stack_depth=args.max_stack_depth,
+        profile=True,
+    )
+    print(f"result: {np.asarray(result).tolist() if not isinstance(result, tuple) else result}")
+    print(profile.report())
+    return 0
 
 
 def _log(args, message, verbose_only=False):

@@ -1,0 +1,50 @@
+"""The profiler's counters against counts done by hand."""
+
+import numpy as np
+import pytest
+
+from tests import programs
+from transpiler import cli
+
+
+@pytest.mark.parametrize(
+    "kwargs", [dict(backend="numpy"), dict(backend="tensorflow", xla=True)], ids=["numpy", "xla"]
+)
+def test_counts_of_a_countdown_loop_match_a_hand_count(kwargs):
+    # countdown_loop(n): entry block, then one rotated loop block per trip
+    # (if-converted body + test), then the return.  By hand, for n = [3, 0, 5]:
+    # trips per example: 3 -> 2 (3-1=2, 2//2=1, 1-1=0: 3 trips)... computed below.
+    plain = programs.ctx.plain("countdown_loop")
+    n = np.array([3, 0, 5])
+    result, profile = programs.countdown_loop(n, profile=True, **kwargs)
+    assert np.asarray(result).tolist() == [plain(int(k)) for k in n]
+    trips = [plain(int(k)) for k in n]  # the function returns its number of trips
+    # Every example runs the entry block once: one iteration, all 3 examples.
+    assert profile.block_runs[0] == 1 and profile.block_active[0] == 3
+    # The loop block runs once per trip of the longest example, and sums the
+    # examples still looping at each run.
+    loop = [k for k, line in enumerate(profile.block_lines) if "if n % 2 == 0" in line]
+    assert len(loop) == 1
+    assert profile.block_runs[loop[0]] == max(trips)
+    assert profile.block_active[loop[0]] == sum(trips)
+    assert profile.iterations == sum(profile.block_runs)
+    assert profile.utilization == pytest.approx(
+        sum(profile.block_active) / (profile.iterations * 3)
+    )
+
+
+def test_fib_scheduling_needs_no_more_iterations_than_its_longest_example():
+    from examples.fib import fib
+
+    _, alone = fib(np.array([12]), backend="numpy", profile=True)
+    _, batch = fib(np.arange(0, 13), backend="numpy", profile=True)
+    assert batch.iterations <= 1.25 * alone.iterations
+    calls = 2 * 233 - 1  # fib(12) = 233 with fib(0) = fib(1) = 1: 465 calls
+    assert alone.iterations <= 3 * calls
+
+
+def test_profile_command(capsys):
+    assert cli.main(["profile", "examples.fib:fib", "--args", "[3, 7, 4, 5]"]) == 0
+    out = capsys.readouterr().out
+    assert "result: [3, 21, 5, 8]" in out
+    assert "iterations over 4 examples" in out and "examples/fib.py:12" in out

@@ -388,7 +388,8 @@ class Context:
         from transpiler import pipeline
 
         if sig is None or backend is None:
-            raise ValueError("program_lowered needs a signature and a backend to lower")
+            # Untyped, as the predecessor's: not executable, but readable.
+            return pipeline.lower_program(self.program(main))
         key = ("lowered", main, tuple(T.from_user(s) for s in sig), B.resolve(backend).name)
         cache = self.__dict__.setdefault("_program_cache", {})
         if key not in cache:

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=27f6a0cdd15fd60c0022e7bc78d67fa27b243fd59e000063a6d080f9f7e61bd5
+# autobatch: source-sha256=bcaf725e5d9f6661fe5b8dce04c8a2f823644a1138f84637ca574aa769764edc
 # autobatch: body-sha256=2476ba446ec777f87d216874b93460f3e46bb923e3a961910167adfd90923eff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

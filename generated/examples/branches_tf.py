@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=2a90a77c417ae401de87c2af681adf4daa705d61b16638a9e2f554d7a0c77d94
+# autobatch: source-sha256=0923867b99146561d76ab67df1179c8a786118609c624d3a0d71421845174e70
 # autobatch: body-sha256=646043a72815a09c975ffaf0a2baa7eb62c507f9cb9eeb6b6b0016ce60c66229
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

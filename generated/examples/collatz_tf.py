@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=b9d4c431c70e3209bfcaac6ef4634cad2297c94673384d68194205658876a7cb
+# autobatch: source-sha256=54ea3acde97123e6db94a6977fed860057ab611d4e17933b55040b7798678b4d
 # autobatch: body-sha256=eecdda03c83e3c1902bcd2173c17ecdf2affb200613d870a73eea872bd83b12c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ca4ae945090d4d8dae7e59b459bf2b59c24db25136f9653568a4916b508f5503
+# autobatch: source-sha256=7f2d559cbce712f88895bb030f330016e8ca51b0e08df94db5ae9e979fd2a08c
 # autobatch: body-sha256=b6cdfcfbe9289c32b4415e3a35f4553c9d829466ff4e2c6b2c33eee9d1a3d744
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

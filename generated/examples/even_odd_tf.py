@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=6abf7108cc3465f29333feb65163fa59b1efe1edcaaf810ec9cc5510c617db43
+# autobatch: source-sha256=5cb116d6bd700ca06d9cce3c9a30da96cf6f0980e2f62ccea2e6e82843ce46ee
 # autobatch: body-sha256=75177d13b5dc00dbc1cff12f9ff49da70e5515af5c22649eb38ce347f8238b88
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=37c8758604d2aef0bd6abd61cd5d2a581e5c11f1a11fb9e94cb682eaba90d873
+# autobatch: source-sha256=3f0c39bdd1ae9d265f99d2e17401ab6f4307ca2d5478ab9eb26298655ec79f31
 # autobatch: body-sha256=7ef2ac116073a0ce8c97f19488039f5e17ddcbf649ac5464d99423e6f4efa8c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2a14cb65ea1c919cc51083b7e7455c3662ef387237a01695352b895eec778f2a
+# autobatch: source-sha256=903cff479b9e4f34d9fc189dfff0d3a7039a351cbcddb2ebe67ade0752e9f7e4
 # autobatch: body-sha256=5def9bdfb394efdf6846e199a570218b33208bab0e0534f3bdaab99df20daf94
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

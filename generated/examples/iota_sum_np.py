@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=6f24be3570224a33b2d676946ce15fb07e996090503980a6e742025bf27adea8
+# autobatch: source-sha256=aa28089b96e38b130a29d899156ed1bd14ecb0ab310dc09b892d8091f21b522b
 # autobatch: body-sha256=4f5e569b741c6429c402f4a7496450e793e5b12e7eb32f0f5ab68d7a14934379
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

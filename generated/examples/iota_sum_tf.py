@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=31e73d0a845e629bce55cc55576c739a9117960fb1abc629a2d95c18c1d2884b
+# autobatch: source-sha256=cfeec4ff057b3cc7462142a79b9191ff3229ab83573f83eec4c84f6c2edfddcc
 # autobatch: body-sha256=1d5d873d78886de8a74f1ce92df6cdd8a66689494a319292f0f7377cba7dbdad
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

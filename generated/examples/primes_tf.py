@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=68c40cc92a42582ea0455699ef6472c93fe50b90556ad4db82e5fef35c004612
+# autobatch: source-sha256=5df1a2a61799ca95f9f96e404fba2cbc089d48a28c42aa6d90f956fe1cd3a6d6
 # autobatch: body-sha256=25faf37cb347c71cb99336b7ae0961b5d32a0f5c2191025e3e3eb0fde0f750e3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=f94c5374b3468ce911dda8ce41d6bc3ada733f3bd242abb2cdf6e428ee9065ee
+# autobatch: source-sha256=6f166f809a425f57e278ad04e16af23844f6e9c8265a4f4f0992503be61b8a48
 # autobatch: body-sha256=b9ccfb03c36d83e2bb89a47b3951d1559cfb89338d01ce05d88a4025453111ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

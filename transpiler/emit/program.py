@@ -361,11 +361,11 @@ class _ProgramEmitter:
                 out.append((var, path, leaf, field, name))
         return out
 
-    def program_function(self):
-        leaves = self.param_leaves()
-        by_field = {field: name for _, _, _, field, name in leaves}
+    def initial_state(self, pc):
+        """Keywords of the loop state at the start: arguments in, zeros elsewhere."""
+        by_field = {field: name for _, _, _, field, name in self.param_leaves()}
         initial = [
-            ast.keyword("pc", _zeros(["batch"], (), "int32")),
+            ast.keyword("pc", pc),
             ast.keyword("return_sp", _zeros(["batch"], (), "int32")),
         ]
         for var in self.p.registers:
@@ -379,6 +379,14 @@ class _ProgramEmitter:
                     initial.append(ast.keyword(field + "_sp", _zeros(["batch"], (), "int32")))
         minus_one = ast.BinOp(_zeros(["batch"], (), "int32"), ast.Sub(), ast.Constant(1))
         initial.append(ast.keyword("overflow_at", minus_one))
+        return initial
+
+    def result_leaves(self):
+        return ast.Tuple(
+            [_attr("state", field) for _, _, field in self.fields[self.p.result]], ast.Load()
+        )
+
+    def program_function(self):
         stacks = [
             ast.keyword(
                 field,
@@ -390,54 +398,31 @@ class _ProgramEmitter:
             )
             for field, leaf in self.stack_fields()
         ]
-        result = ast.Tuple(
-            [_attr("state", field) for _, _, field in self.fields[self.p.result]],
-            ast.Load(),
-        )
         return expand(
             program_templates.program_function,
             PROGRAM=f"{self.prefix}_program",
-            LEAVES=[ast.arg(name) for *_, name in leaves],
+            LEAVES=[ast.arg(name) for *_, name in self.param_leaves()],
             STATE_TYPE=self.state_type,
-            INITIAL=initial,
+            INITIAL=self.initial_state(_zeros(["batch"], (), "int32")),
             STACKS_TYPE=self.stacks_type,
             STACKS=stacks,
             BLOCKS=self.const("BLOCKS"),
-            RESULT=result,
+            RESULT=self.result_leaves(),
         )
 
     def stackless_program_function(self):
-        leaves = self.param_leaves()
-        by_field = {field: name for _, _, _, field, name in leaves}
+        # Examples not making this call start halted.
         start = _call("where", _name("active"), 0, _name(self.const("HALT")))
-        initial = [
-            ast.keyword("pc", _call("cast", start, "int32")),
-            ast.keyword("return_sp", _zeros(["batch"], (), "int32")),
-        ]
-        for var in self.p.registers:
-            for path, leaf, field in self.fields[var]:
-                value = (
-                    _name(by_field[field])
-                    if field in by_field
-                    else _zeros(["batch"], leaf.shape, leaf.dtype.name)
-                )
-                initial.append(ast.keyword(field, value))
-        minus_one = ast.BinOp(_zeros(["batch"], (), "int32"), ast.Sub(), ast.Constant(1))
-        initial.append(ast.keyword("overflow_at", minus_one))
-        stacks = [ast.keyword("returns", _zeros([1, "batch"], (), "int32"))]
-        result = ast.Tuple(
-            [_attr("state", field) for _, _, field in self.fields[self.p.result]], ast.Load()
-        )
         return expand(
             program_templates.stackless_program_function,
             PROGRAM=f"{self.prefix}_program",
-            LEAVES=[ast.arg(name) for *_, name in leaves],
+            LEAVES=[ast.arg(name) for *_, name in self.param_leaves()],
             STATE_TYPE=self.state_type,
-            INITIAL=initial,
+            INITIAL=self.initial_state(_call("cast", start, "int32")),
             STACKS_TYPE=self.stacks_type,
-            STACKS=stacks,
+            STACKS=[ast.keyword("returns", _zeros([1, "batch"], (), "int32"))],
             BLOCKS=self.const("BLOCKS"),
-            RESULT=result,
+            RESULT=self.result_leaves(),
             NAME=ast.Constant(self.entry),
             RECURSIVE=ast.Constant(self.stackless[1]),
         )

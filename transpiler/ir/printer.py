@@ -60,7 +60,7 @@ def program(p) -> str:
         head = [f"lowered program {p.main}({', '.join(p.params)}) -> {p.result}"]
         for name in p.registers:
             kind = "stack" if name in p.stacks else "register"
-            head.append(f"  {kind} {name}: {types[name]}")
+            head.append(f"  {kind} {name}: {types.get(name, '?')}")
         return "\n".join(head + [block(b) for b in p.blocks]) + "\n"
     types = dict(p.types or ())
     out = [f"program main={p.main}"]

@@ -32,10 +32,9 @@ def allocate(program: ir.LoweredProgram) -> ir.LoweredProgram:
             written.update(liveness.defs(ins))
         reads.extend(v for v in liveness.uses(block.terminator) if v not in written)
         registers.update(reads)
-    order = [name for name, _ in program.types]
-    return dataclasses.replace(
-        program, registers=tuple(sorted(registers, key=order.index))
-    )
+    order = {name: k for k, (name, _) in enumerate(program.types)}
+    ranked = sorted(registers, key=lambda v: (order.get(v, len(order)), v))
+    return dataclasses.replace(program, registers=tuple(ranked))
 
 
 def storage_class(program: ir.LoweredProgram, variable: str) -> str:

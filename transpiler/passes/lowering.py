@@ -39,8 +39,8 @@ def lower(program: ir.Program) -> ir.LoweredProgram:
 class _Lowering:
     def __init__(self, program: ir.Program):
         self.program = program
-        self.types = dict(program.types)
-        self.returns = dict(program.returns)
+        self.types = dict(program.types or ())  # untyped: the predecessor's inspection
+        self.returns = dict(program.returns or ())
         self.functions = _reachable_functions(program)
         self.calls = {
             f.name: _callees(program.function(f.name)) for f in self.functions
@@ -85,7 +85,7 @@ class _Lowering:
             for block in fn.blocks:
                 for index, ins in enumerate(block.instructions):
                     if isinstance(ins, ir.Call) and self.is_tail_call(fn, block, index):
-                        if self.returns[fn.name] == self.returns[ins.function]:
+                        if self.returns.get(fn.name) == self.returns.get(ins.function):
                             a, b = self.slot_root(fn.name), self.slot_root(ins.function)
                             if a != b:
                                 self.slot_parent[max(a, b)] = min(a, b)
@@ -102,7 +102,8 @@ class _Lowering:
         reached = {f.name for f in self.functions}
         types = {k: t for k, t in self.types.items() if k.split(".", 1)[0] in reached}
         for fn in self.functions:
-            types[self.return_slot(fn.name)] = self.returns[fn.name]
+            if fn.name in self.returns:
+                types[self.return_slot(fn.name)] = self.returns[fn.name]
         main = self.program.function(self.program.main)
         stacks = sorted(
             {v for b in blocks for i in b.instructions if isinstance(i, ir.Push) for v in i.variables},
@@ -222,14 +223,14 @@ class _Lowering:
 def _reachable_functions(program):
     """Typed functions reachable from main: main first, then in call order."""
     order, seen = [], set()
-    types = dict(program.types)
+    types = dict(program.types) if program.types is not None else None
 
     def visit(name):
         if name in seen:
             return
         seen.add(name)
         fn = program.function(name)
-        if not all(ir.qualify(name, p) in types for p in fn.params):
+        if types is not None and not all(ir.qualify(name, p) in types for p in fn.params):
             return
         order.append(fn)
         for callee in _callees(fn):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=0923867b99146561d76ab67df1179c8a786118609c624d3a0d71421845174e70
-# autobatch: body-sha256=646043a72815a09c975ffaf0a2baa7eb62c507f9cb9eeb6b6b0016ce60c66229
+# autobatch: source-sha256=11f25367a06e99f9dd5934e929ae92b1415ba063da36e83ed6fd02316f80a473
+# autobatch: body-sha256=fb647903aa96c38038d5e9eb157c620d3047c0cf1c3b3ba8bec3c9ca1ff59d31
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -267,7 +267,8 @@ def run(state, stacks, blocks, xla, profile):
     some example is waiting at; the block changes only the examples at it.
     Under XLA the large stack arrays must not be outputs of the
     `switch_case` (XLA would copy them every iteration): branches return
-    their writes, padded with no-ops, and the writes are applied after it.
+    their writes, padded with no-ops, and each stack is written after it,
+    under a `cond` on whether the block that ran writes that stack at all.
     Graph mode pays per op instead, so there each branch applies its own
     writes and passes the other stacks through.
 
@@ -280,12 +281,23 @@ def run(state, stacks, blocks, xla, profile):
     def pending(state, stacks, counters):
         return tf.reduce_any(state.pc < halt)
 
-    def writes_after(block, state, stacks):
+    writers = {name: [] for name in stacks._fields}
+
+    def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
+        for name in writes:
+            writers[name].append(index)
         padded = [
             writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
         ]
         return (new_state, tuple(padded))
+
+    def write_if_written(index, name, stack, write):
+        """Only iterations whose block writes this stack pay for the write."""
+        if not writers[name]:
+            return stack
+        written = tf.reduce_any(tf.equal(index, writers[name]))
+        return tf.cond(written, lambda: apply_write(stack, write), lambda: stack)
 
     def writes_applied(block, state, stacks):
         new_state, writes = block(state, stacks)
@@ -302,11 +314,24 @@ def run(state, stacks, blocks, xla, profile):
             waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
             deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
             counters = (runs + at_block, active + at_block * waiting, deepest)
-        branch = writes_after if xla else writes_applied
-        branches = [functools.partial(branch, block, state, stacks) for block in blocks]
+        if xla:
+            branches = [
+                functools.partial(writes_after, k, block, state, stacks)
+                for k, block in enumerate(blocks)
+            ]
+        else:
+            branches = [
+                functools.partial(writes_applied, block, state, stacks)
+                for block in blocks
+            ]
         state, result = tf.switch_case(index, branches)
         if xla:
-            result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
+            result = type(stacks)(
+                *[
+                    write_if_written(index, name, s, w)
+                    for name, s, w in zip(stacks._fields, stacks, result)
+                ]
+            )
         return (state, result, counters)
 
     counters = ()

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=3fbeb089692f5b3357c9f2536036500f2093324dceac584536b391a243c478ff
+# autobatch: source-sha256=1f7621b8d0bae57ba80c083185c369eb8305501f0b05c78dd22c9311ceeac84e
 # autobatch: body-sha256=11637f7510b01f2a02a3583b50d6aae3b0896ca95fe4f862c504a95a6d8467fc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=7434a92474c64e85bcb10033631531dad4b1b9f66afe173793f62f522bd32fbd
+# autobatch: source-sha256=ee708a6c528702a2cf7d98066dd3db7a31a37afee876b4cc7243cee844966b8d
 # autobatch: body-sha256=0d045c942114d19007548080ed6525792a2ebb1bf43d72b67efc0dfff094b166
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=3f0c39bdd1ae9d265f99d2e17401ab6f4307ca2d5478ab9eb26298655ec79f31
-# autobatch: body-sha256=7ef2ac116073a0ce8c97f19488039f5e17ddcbf649ac5464d99423e6f4efa8c6
+# autobatch: source-sha256=f48a44194af1940ff430744dfcf09875cf455b02c5103f36fc2dd38b9d23b485
+# autobatch: body-sha256=93830b5532d9844f0ee2eda306edc828746650fcf7d4ed6087837a32d109c2fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -253,7 +253,8 @@ def run(state, stacks, blocks, xla, profile):
     some example is waiting at; the block changes only the examples at it.
     Under XLA the large stack arrays must not be outputs of the
     `switch_case` (XLA would copy them every iteration): branches return
-    their writes, padded with no-ops, and the writes are applied after it.
+    their writes, padded with no-ops, and each stack is written after it,
+    under a `cond` on whether the block that ran writes that stack at all.
     Graph mode pays per op instead, so there each branch applies its own
     writes and passes the other stacks through.
 
@@ -266,12 +267,23 @@ def run(state, stacks, blocks, xla, profile):
     def pending(state, stacks, counters):
         return tf.reduce_any(state.pc < halt)
 
-    def writes_after(block, state, stacks):
+    writers = {name: [] for name in stacks._fields}
+
+    def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
+        for name in writes:
+            writers[name].append(index)
         padded = [
             writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
         ]
         return (new_state, tuple(padded))
+
+    def write_if_written(index, name, stack, write):
+        """Only iterations whose block writes this stack pay for the write."""
+        if not writers[name]:
+            return stack
+        written = tf.reduce_any(tf.equal(index, writers[name]))
+        return tf.cond(written, lambda: apply_write(stack, write), lambda: stack)
 
     def writes_applied(block, state, stacks):
         new_state, writes = block(state, stacks)
@@ -288,11 +300,24 @@ def run(state, stacks, blocks, xla, profile):
             waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
             deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
             counters = (runs + at_block, active + at_block * waiting, deepest)
-        branch = writes_after if xla else writes_applied
-        branches = [functools.partial(branch, block, state, stacks) for block in blocks]
+        if xla:
+            branches = [
+                functools.partial(writes_after, k, block, state, stacks)
+                for k, block in enumerate(blocks)
+            ]
+        else:
+            branches = [
+                functools.partial(writes_applied, block, state, stacks)
+                for block in blocks
+            ]
         state, result = tf.switch_case(index, branches)
         if xla:
-            result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
+            result = type(stacks)(
+                *[
+                    write_if_written(index, name, s, w)
+                    for name, s, w in zip(stacks._fields, stacks, result)
+                ]
+            )
         return (state, result, counters)
 
     counters = ()

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=26ba8fde1eda403ebff3492d3b4b7907a80e9c8c433c617c7425af99491e3ff4
+# autobatch: source-sha256=a2aac03f883efdc4cc6b48188aa8566f8016adc3446655755a44836265c43e8c
 # autobatch: body-sha256=9a7273fd486ee58d1b5e65e70047e76dabd54ab7ecdb1ab9ebaabb07a1729139
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=cfeec4ff057b3cc7462142a79b9191ff3229ab83573f83eec4c84f6c2edfddcc
-# autobatch: body-sha256=1d5d873d78886de8a74f1ce92df6cdd8a66689494a319292f0f7377cba7dbdad
+# autobatch: source-sha256=50ad7f7034becb3735835ecb05f58388f1a676ef9a2a48d31fb85dfab3dbe40a
+# autobatch: body-sha256=d3b35c4e1c2625645ca53554bc8b67d1da4e4e75e7af32bc8410894f363bdb0f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -247,7 +247,8 @@ def run(state, stacks, blocks, xla, profile):
     some example is waiting at; the block changes only the examples at it.
     Under XLA the large stack arrays must not be outputs of the
     `switch_case` (XLA would copy them every iteration): branches return
-    their writes, padded with no-ops, and the writes are applied after it.
+    their writes, padded with no-ops, and each stack is written after it,
+    under a `cond` on whether the block that ran writes that stack at all.
     Graph mode pays per op instead, so there each branch applies its own
     writes and passes the other stacks through.
 
@@ -260,12 +261,23 @@ def run(state, stacks, blocks, xla, profile):
     def pending(state, stacks, counters):
         return tf.reduce_any(state.pc < halt)
 
-    def writes_after(block, state, stacks):
+    writers = {name: [] for name in stacks._fields}
+
+    def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
+        for name in writes:
+            writers[name].append(index)
         padded = [
             writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
         ]
         return (new_state, tuple(padded))
+
+    def write_if_written(index, name, stack, write):
+        """Only iterations whose block writes this stack pay for the write."""
+        if not writers[name]:
+            return stack
+        written = tf.reduce_any(tf.equal(index, writers[name]))
+        return tf.cond(written, lambda: apply_write(stack, write), lambda: stack)
 
     def writes_applied(block, state, stacks):
         new_state, writes = block(state, stacks)
@@ -282,11 +294,24 @@ def run(state, stacks, blocks, xla, profile):
             waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
             deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
             counters = (runs + at_block, active + at_block * waiting, deepest)
-        branch = writes_after if xla else writes_applied
-        branches = [functools.partial(branch, block, state, stacks) for block in blocks]
+        if xla:
+            branches = [
+                functools.partial(writes_after, k, block, state, stacks)
+                for k, block in enumerate(blocks)
+            ]
+        else:
+            branches = [
+                functools.partial(writes_applied, block, state, stacks)
+                for block in blocks
+            ]
         state, result = tf.switch_case(index, branches)
         if xla:
-            result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
+            result = type(stacks)(
+                *[
+                    write_if_written(index, name, s, w)
+                    for name, s, w in zip(stacks._fields, stacks, result)
+                ]
+            )
         return (state, result, counters)
 
     counters = ()

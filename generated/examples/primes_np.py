@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=f7696fae59728558748414d14083d28e1cbfe9bbdf4fcfa0e37b9a281117b08b
+# autobatch: source-sha256=594be658ac0903a0c8e61df5ac450d114240f4d84f0028303a233fbf0a4ac808
 # autobatch: body-sha256=2b6a070b93987378c34ebe501a7a1415a2949cd01b9ac4916d39e56c1f518073
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

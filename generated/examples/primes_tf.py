@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=5df1a2a61799ca95f9f96e404fba2cbc089d48a28c42aa6d90f956fe1cd3a6d6
-# autobatch: body-sha256=25faf37cb347c71cb99336b7ae0961b5d32a0f5c2191025e3e3eb0fde0f750e3
+# autobatch: source-sha256=5e0d78b4a1b9fea1bb728ef766a5406b3f5675627d56f9de1200019753df6044
+# autobatch: body-sha256=9bb5d2f682494958f5aff96aa556ab8432b9de32fe42b150ee53cf381ba1089d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -268,7 +268,8 @@ def run(state, stacks, blocks, xla, profile):
     some example is waiting at; the block changes only the examples at it.
     Under XLA the large stack arrays must not be outputs of the
     `switch_case` (XLA would copy them every iteration): branches return
-    their writes, padded with no-ops, and the writes are applied after it.
+    their writes, padded with no-ops, and each stack is written after it,
+    under a `cond` on whether the block that ran writes that stack at all.
     Graph mode pays per op instead, so there each branch applies its own
     writes and passes the other stacks through.
 
@@ -281,12 +282,23 @@ def run(state, stacks, blocks, xla, profile):
     def pending(state, stacks, counters):
         return tf.reduce_any(state.pc < halt)
 
-    def writes_after(block, state, stacks):
+    writers = {name: [] for name in stacks._fields}
+
+    def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
+        for name in writes:
+            writers[name].append(index)
         padded = [
             writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
         ]
         return (new_state, tuple(padded))
+
+    def write_if_written(index, name, stack, write):
+        """Only iterations whose block writes this stack pay for the write."""
+        if not writers[name]:
+            return stack
+        written = tf.reduce_any(tf.equal(index, writers[name]))
+        return tf.cond(written, lambda: apply_write(stack, write), lambda: stack)
 
     def writes_applied(block, state, stacks):
         new_state, writes = block(state, stacks)
@@ -303,11 +315,24 @@ def run(state, stacks, blocks, xla, profile):
             waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
             deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
             counters = (runs + at_block, active + at_block * waiting, deepest)
-        branch = writes_after if xla else writes_applied
-        branches = [functools.partial(branch, block, state, stacks) for block in blocks]
+        if xla:
+            branches = [
+                functools.partial(writes_after, k, block, state, stacks)
+                for k, block in enumerate(blocks)
+            ]
+        else:
+            branches = [
+                functools.partial(writes_applied, block, state, stacks)
+                for block in blocks
+            ]
         state, result = tf.switch_case(index, branches)
         if xla:
-            result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
+            result = type(stacks)(
+                *[
+                    write_if_written(index, name, s, w)
+                    for name, s, w in zip(stacks._fields, stacks, result)
+                ]
+            )
         return (state, result, counters)
 
     counters = ()

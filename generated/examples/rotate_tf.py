@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=6f166f809a425f57e278ad04e16af23844f6e9c8265a4f4f0992503be61b8a48
-# autobatch: body-sha256=b9ccfb03c36d83e2bb89a47b3951d1559cfb89338d01ce05d88a4025453111ea
+# autobatch: source-sha256=ccc89706e56222793bfc39499139e62a9d4e988d170e63dc07e57a7f979ad663
+# autobatch: body-sha256=f8eccfa93aeb99792e512e70803a9a1bc5bd3fc2673968761281f608c4b9374b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -249,7 +249,8 @@ def run(state, stacks, blocks, xla, profile):
     some example is waiting at; the block changes only the examples at it.
     Under XLA the large stack arrays must not be outputs of the
     `switch_case` (XLA would copy them every iteration): branches return
-    their writes, padded with no-ops, and the writes are applied after it.
+    their writes, padded with no-ops, and each stack is written after it,
+    under a `cond` on whether the block that ran writes that stack at all.
     Graph mode pays per op instead, so there each branch applies its own
     writes and passes the other stacks through.
 
@@ -262,12 +263,23 @@ def run(state, stacks, blocks, xla, profile):
     def pending(state, stacks, counters):
         return tf.reduce_any(state.pc < halt)
 
-    def writes_after(block, state, stacks):
+    writers = {name: [] for name in stacks._fields}
+
+    def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
+        for name in writes:
+            writers[name].append(index)
         padded = [
             writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
         ]
         return (new_state, tuple(padded))
+
+    def write_if_written(index, name, stack, write):
+        """Only iterations whose block writes this stack pay for the write."""
+        if not writers[name]:
+            return stack
+        written = tf.reduce_any(tf.equal(index, writers[name]))
+        return tf.cond(written, lambda: apply_write(stack, write), lambda: stack)
 
     def writes_applied(block, state, stacks):
         new_state, writes = block(state, stacks)
@@ -284,11 +296,24 @@ def run(state, stacks, blocks, xla, profile):
             waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
             deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
             counters = (runs + at_block, active + at_block * waiting, deepest)
-        branch = writes_after if xla else writes_applied
-        branches = [functools.partial(branch, block, state, stacks) for block in blocks]
+        if xla:
+            branches = [
+                functools.partial(writes_after, k, block, state, stacks)
+                for k, block in enumerate(blocks)
+            ]
+        else:
+            branches = [
+                functools.partial(writes_applied, block, state, stacks)
+                for block in blocks
+            ]
         state, result = tf.switch_case(index, branches)
         if xla:
-            result = type(stacks)(*[apply_write(s, w) for s, w in zip(stacks, result)])
+            result = type(stacks)(
+                *[
+                    write_if_written(index, name, s, w)
+                    for name, s, w in zip(stacks._fields, stacks, result)
+                ]
+            )
         return (state, result, counters)
 
     counters = ()

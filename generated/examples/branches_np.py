@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=acadcdc654e51201c847f9ac0286af8b6237d03e633128e684e6a66da0356367
+# autobatch: source-sha256=52dd3d5765346224bf5afd27a3548e906642a035aea7fd06f6ae78eab9ef916f
 # autobatch: body-sha256=2476ba446ec777f87d216874b93460f3e46bb923e3a961910167adfd90923eff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=11f25367a06e99f9dd5934e929ae92b1415ba063da36e83ed6fd02316f80a473
+# autobatch: source-sha256=17343327ba02ab4ab20a7ccc962741cc7df9b133785c8712cf75784af7b67258
 # autobatch: body-sha256=fb647903aa96c38038d5e9eb157c620d3047c0cf1c3b3ba8bec3c9ca1ff59d31
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=1f7621b8d0bae57ba80c083185c369eb8305501f0b05c78dd22c9311ceeac84e
-# autobatch: body-sha256=11637f7510b01f2a02a3583b50d6aae3b0896ca95fe4f862c504a95a6d8467fc
+# autobatch: source-sha256=1ea81cea574c3bd11a6a38e6ad4b0257cce574223a3c4e6a2de10a59115a2f8e
+# autobatch: body-sha256=52df6e51f88f2f35eb96ea6b62cf12965e8299de65e743881e40245f80e4fd6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -342,8 +342,8 @@ def collatz_steps_block_0(state, stacks):
 def collatz_steps_block_1(state, stacks):
     # examples/collatz.py:12  if x % 2 == 0:
     active = state.pc == 1
-    x = safe_divisor(active, state.collatz_steps_x)
-    steps = safe_divisor(active, state.collatz_steps_steps)
+    x = state.collatz_steps_x
+    steps = state.collatz_steps_steps
     cond_2 = x % 2 == 0
     cond_2_test1 = cond_2
     # examples/collatz.py:13  x = x // 2

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=b90637b5f5a8e8124d52c68d928c77af3ca6aad65a7ad2ede0dd14103efd3930
-# autobatch: body-sha256=7df8d473077dde6e55f915ef7803a4cbe93bed99d15546077918313a46d42eae
+# autobatch: source-sha256=4c2cf3324547bf7edd06f13eb2fcde3a30947e12b0bd66f934448a831e634e31
+# autobatch: body-sha256=04b6398965e97f820ed2943f40a898da4de83a39c920544d8e0aa79d2a12c687
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -444,8 +444,8 @@ def collatz_steps_block_0(state, stacks):
 def collatz_steps_block_1(state, stacks):
     # examples/collatz.py:12  if x % 2 == 0:
     active = state.pc == 1
-    x = safe_divisor(active, state.collatz_steps_x)
-    steps = safe_divisor(active, state.collatz_steps_steps)
+    x = state.collatz_steps_x
+    steps = state.collatz_steps_steps
     cond_2 = x % 2 == 0
     cond_2_test1 = cond_2
     # examples/collatz.py:13  x = x // 2

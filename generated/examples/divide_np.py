@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=a625905ceaa700049659fc820e0cf97454c338027944eee4f36f0eb956ca1334
+# autobatch: source-sha256=7ed13fcfaf1cf2617464cf229fce553f0de1841b4e92714cb42e2adc534fcd2b
 # autobatch: body-sha256=720cacb42f04676c62489725cf15bd0670ef5a8af4e8d6b7907118359dfb8da2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=e34914cb5f9593e83c09207d50c311114ace73391d0d8bf4f7be16b6cda31981
+# autobatch: source-sha256=4b916af6dea94474be210dba086091b4c4a0e8f969ad80b3feaa1e889794a9cd
 # autobatch: body-sha256=4e37838cb9ec4e6753ef8c4b9847944a326926936904bec8fc8182d5b8279df7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=3ed3cedc85eb873263c2dc741c4fe6ceb5098f7730cfd74caca1e6a329468ef3
+# autobatch: source-sha256=00a44dff92bddc97a20a752f9590872b7b82303346d0a5ec5f89c1592d78cba8
 # autobatch: body-sha256=0c43d480f4a22dc6bf70a04881e6a4af7345c9ca59ddb43861c58db1ded10e7a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=64447748593c18aea4e1d462e5a3af3ce27153e0ce254ead41437e8e5f56203f
+# autobatch: source-sha256=7c3a600663baf0f9f8a244c7139ff224b1135c9dcb8af14402c5b038c632c262
 # autobatch: body-sha256=54d6dcb58640ad0ff822d1eefea49172f6bdd28beb96b7e1e2dcb25c3cc2c9f0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

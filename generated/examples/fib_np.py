@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=ee708a6c528702a2cf7d98066dd3db7a31a37afee876b4cc7243cee844966b8d
+# autobatch: source-sha256=2bc6773b1b04d9539ee2c2a7af4bb50098e4617e9899a83140233032a2b1f91d
 # autobatch: body-sha256=0d045c942114d19007548080ed6525792a2ebb1bf43d72b67efc0dfff094b166
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f48a44194af1940ff430744dfcf09875cf455b02c5103f36fc2dd38b9d23b485
+# autobatch: source-sha256=70f76cb6010827a0066705787b388c10134ebb2c9a1243450fa757a8a73a3843
 # autobatch: body-sha256=93830b5532d9844f0ee2eda306edc828746650fcf7d4ed6087837a32d109c2fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

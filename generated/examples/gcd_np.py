@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=a2aac03f883efdc4cc6b48188aa8566f8016adc3446655755a44836265c43e8c
+# autobatch: source-sha256=1c552c02f613590537262b58233f0dc53e59a90d193a08596e1f913918e6324c
 # autobatch: body-sha256=9a7273fd486ee58d1b5e65e70047e76dabd54ab7ecdb1ab9ebaabb07a1729139
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

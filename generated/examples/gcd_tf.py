@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=51ce6bf0b1ac7f1a770c8caf11a731ff8f955027e981524569cd1eb8075dc021
+# autobatch: source-sha256=6e936c2b17e82c4b11d80e87689bb80aadc5c204e66f15664bde4ec543ce17f1
 # autobatch: body-sha256=eea08e4b979cc3b9b6faa69a1be46f1328f56b6ff4804dbc37c5ec0ad1c83d6f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=062acbfecf580dee84913d76721895670ee267b2b161d23a7f2bcf81b2ab70d7
+# autobatch: source-sha256=7ec27e9581248f68f8b552f3e1caf37efb8d86d260015c87b8d2e4fc8b0004ba
 # autobatch: body-sha256=4f5e569b741c6429c402f4a7496450e793e5b12e7eb32f0f5ab68d7a14934379
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

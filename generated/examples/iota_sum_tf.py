@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=50ad7f7034becb3735835ecb05f58388f1a676ef9a2a48d31fb85dfab3dbe40a
+# autobatch: source-sha256=13513f7b32faaa9f4314539d7a3f035f5af24a1ff5df18804ff8ae6cdc28c73b
 # autobatch: body-sha256=d3b35c4e1c2625645ca53554bc8b67d1da4e4e75e7af32bc8410894f363bdb0f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=594be658ac0903a0c8e61df5ac450d114240f4d84f0028303a233fbf0a4ac808
-# autobatch: body-sha256=2b6a070b93987378c34ebe501a7a1415a2949cd01b9ac4916d39e56c1f518073
+# autobatch: source-sha256=d31f25a46fc73b2e603a5ac809c7fcdfe249ded0e2aa23d077147242d9f6a6bc
+# autobatch: body-sha256=42542a20915fd97b3587bd9524c4189abbbc785fdfdcf9a1ceab2d9469df1a13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -379,7 +379,7 @@ def count_primes_below_block_0(state, stacks):
 def count_primes_below_block_1(state, stacks):
     # examples/primes.py:23  if k > 2 and k % 2 == 0:
     active = state.pc == 1
-    k_next_1 = safe_divisor(active, state.count_primes_below_k_next_1)
+    k_next_1 = state.count_primes_below_k_next_1
     # examples/primes.py:22  for k in range(2, n):
     k = k_next_1
     k_next_1 = k_next_1 + 1
@@ -676,8 +676,8 @@ def first_multiple_of_seven_block_0(state, stacks):
 def first_multiple_of_seven_block_1(state, stacks):
     # examples/primes.py:41  if k * n % 7 == 0:
     active = state.pc == 1
-    k_next_1 = safe_divisor(active, state.first_multiple_of_seven_k_next_1)
-    n = safe_divisor(active, state.first_multiple_of_seven_n)
+    k_next_1 = state.first_multiple_of_seven_k_next_1
+    n = state.first_multiple_of_seven_n
     # examples/primes.py:40  for k in range(1, limit):
     k = k_next_1
     k_next_1 = k_next_1 + 1

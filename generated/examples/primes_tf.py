@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=5e0d78b4a1b9fea1bb728ef766a5406b3f5675627d56f9de1200019753df6044
-# autobatch: body-sha256=9bb5d2f682494958f5aff96aa556ab8432b9de32fe42b150ee53cf381ba1089d
+# autobatch: source-sha256=4ebceb5f6ef1d4ce9a0caebee0bc26097189e0710ddc614f138011886f85e7a4
+# autobatch: body-sha256=fc231aa0f4e19a7d8d90ca1d4d6c7a8ac56d577cee6275d809af4556b45d1d9e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -481,7 +481,7 @@ def count_primes_below_block_0(state, stacks):
 def count_primes_below_block_1(state, stacks):
     # examples/primes.py:23  if k > 2 and k % 2 == 0:
     active = state.pc == 1
-    k_next_1 = safe_divisor(active, state.count_primes_below_k_next_1)
+    k_next_1 = state.count_primes_below_k_next_1
     # examples/primes.py:22  for k in range(2, n):
     k = k_next_1
     k_next_1 = k_next_1 + 1
@@ -778,8 +778,8 @@ def first_multiple_of_seven_block_0(state, stacks):
 def first_multiple_of_seven_block_1(state, stacks):
     # examples/primes.py:41  if k * n % 7 == 0:
     active = state.pc == 1
-    k_next_1 = safe_divisor(active, state.first_multiple_of_seven_k_next_1)
-    n = safe_divisor(active, state.first_multiple_of_seven_n)
+    k_next_1 = state.first_multiple_of_seven_k_next_1
+    n = state.first_multiple_of_seven_n
     # examples/primes.py:40  for k in range(1, limit):
     k = k_next_1
     k_next_1 = k_next_1 + 1

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=11f3b4b1f0c3e1d8e8a7e963d0b87afeebcf6c8de5ffd0197477faee2f54e6e0
+# autobatch: source-sha256=efde61ba5e86c3d18c02e68fb1d66ccc5e13efa2436db2b601858c7fe4df5403
 # autobatch: body-sha256=8de701ff5b8a5cc3076621a2c842f06cfda546e94bc06a2067e755ed5f324f9f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

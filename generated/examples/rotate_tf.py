@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=ccc89706e56222793bfc39499139e62a9d4e988d170e63dc07e57a7f979ad663
+# autobatch: source-sha256=fd9c75bcd99bf06c1ac3c8f387b3f678c2aadab45b8fa45a9001490576f07081
 # autobatch: body-sha256=f8eccfa93aeb99792e512e70803a9a1bc5bd3fc2673968761281f608c4b9374b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -121,6 +121,15 @@ def _call(fn, *args, **kwargs):
     )
 
 
+def _nonzero_constant(node):
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float))
+        and not isinstance(node.value, bool)
+        and node.value != 0
+    )
+
+
 def _zeros(leading, shape, dtype):
     """`zeros([batch], (3,), "float32")`: an initial register or stack."""
     return _call(
@@ -571,15 +580,17 @@ class _BlockBody:
             written.update(liveness.defs(ins))
 
     def divides(self):
-        """Whether this block's primitives contain an integer-unsafe `/`, `//` or `%`."""
+        """Whether this block divides by something other than a nonzero constant."""
         for ins in self.block.instructions:
             texts = [ins.expr] if isinstance(ins, ir.PrimOp) else []
             if isinstance(ins, ir.Select):
                 texts = [ins.condition, ins.if_true, ins.if_false]
             for text in texts:
                 for node in ast.walk(ast.parse(text, mode="eval")):
-                    if isinstance(node, ast.BinOp) and isinstance(
-                        node.op, (ast.Div, ast.FloorDiv, ast.Mod)
+                    if (
+                        isinstance(node, ast.BinOp)
+                        and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod))
+                        and not _nonzero_constant(node.right)
                     ):
                         return True
         return False

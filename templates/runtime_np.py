@@ -113,14 +113,15 @@ def pop_return(stack, sp, active, halt):
     return np.where(empty, halt, target), sp
 
 
-def run(state, stacks, blocks, xla=False, profile=False):
+def run(state, stacks, blocks, xla=False, profile=False, looping=()):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)
     """
     halt = len(blocks)
     runs = np.zeros(halt, np.int64)

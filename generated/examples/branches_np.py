@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=52dd3d5765346224bf5afd27a3548e906642a035aea7fd06f6ae78eab9ef916f
-# autobatch: body-sha256=2476ba446ec777f87d216874b93460f3e46bb923e3a961910167adfd90923eff
+# autobatch: source-sha256=c344bab7a27c489496f2f3fa6fef584da3d4bf892e8bfab2e93d08215d623acc
+# autobatch: body-sha256=92dbae30fb3f851746170e3f56cd484773e8c0cfbecb81b700af85c509336bf8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -222,14 +222,15 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False, profile=False):
+def run(state, stacks, blocks, xla=False, profile=False, looping=()):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)
     """
     halt = len(blocks)
     runs = np.zeros(halt, np.int64)
@@ -352,6 +353,8 @@ def absolute_block_0(state, stacks):
 
 
 ABSOLUTE_BLOCKS = (absolute_block_0,)
+# blocks that may run again at once: a loop body that tests itself
+ABSOLUTE_LOOPING_BLOCKS = ()
 ABSOLUTE_BLOCK_LINES = ("in absolute at examples/branches.py:10: if x < 0:",)
 
 
@@ -366,7 +369,9 @@ def absolute_program(x, max_stack_depth, xla, profile):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = AbsoluteStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(state, stacks, ABSOLUTE_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state, stacks, ABSOLUTE_BLOCKS, xla, profile, ABSOLUTE_LOOPING_BLOCKS
+    )
     return ((state.absolute_return,), state.overflow_at, counters)
 
 
@@ -540,6 +545,8 @@ QUADRANT_BLOCKS = (
     quadrant_block_5,
     quadrant_block_6,
 )
+# blocks that may run again at once: a loop body that tests itself
+QUADRANT_LOOPING_BLOCKS = ()
 QUADRANT_BLOCK_LINES = (
     "in quadrant at examples/branches.py:17: if x > 0:",
     "in quadrant at examples/branches.py:18: if y > 0:",
@@ -564,7 +571,9 @@ def quadrant_program(x, y, max_stack_depth, xla, profile):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = QuadrantStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(state, stacks, QUADRANT_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state, stacks, QUADRANT_BLOCKS, xla, profile, QUADRANT_LOOPING_BLOCKS
+    )
     return ((state.quadrant_return,), state.overflow_at, counters)
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=17343327ba02ab4ab20a7ccc962741cc7df9b133785c8712cf75784af7b67258
-# autobatch: body-sha256=fb647903aa96c38038d5e9eb157c620d3047c0cf1c3b3ba8bec3c9ca1ff59d31
+# autobatch: source-sha256=a34d4926210be5c0fc75c387eec9e81d3cd89f7beb16360b9e2839699ac3cf15
+# autobatch: body-sha256=83d76928f4706533fd04c83bb0f27a4f4ef1ca0f7ecef0033cdbb51982c7fc3e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -260,7 +260,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile):
+def run(state, stacks, blocks, xla, profile, looping=()):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -275,6 +275,11 @@ def run(state, stacks, blocks, xla, profile):
     With `profile`, counters ride along in the loop (no host callbacks, so
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
+
+    `looping` names blocks that can jump to themselves and write no stack (a
+    rotated loop body): under XLA such a block repeats in an inner loop for
+    as long as it stays the earliest pending block, the same sequence of
+    blocks without a dispatch per trip.
     """
     halt = len(blocks)
 
@@ -285,6 +290,15 @@ def run(state, stacks, blocks, xla, profile):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
+        if index in looping and (not profile) and (not writes):
+
+            def again(state):
+                return tf.equal(tf.reduce_min(state.pc), index)
+
+            def repeat(state):
+                return [block(state, stacks)[0]]
+
+            new_state = tf.while_loop(again, repeat, [new_state])[0]
         for name in writes:
             writers[name].append(index)
         padded = [
@@ -468,6 +482,8 @@ def absolute_block_0(state, stacks):
 
 
 ABSOLUTE_BLOCKS = (absolute_block_0,)
+# blocks that may run again at once: a loop body that tests itself
+ABSOLUTE_LOOPING_BLOCKS = ()
 ABSOLUTE_BLOCK_LINES = ("in absolute at examples/branches.py:10: if x < 0:",)
 
 
@@ -482,7 +498,9 @@ def absolute_program(x, max_stack_depth, xla, profile):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = AbsoluteStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(state, stacks, ABSOLUTE_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state, stacks, ABSOLUTE_BLOCKS, xla, profile, ABSOLUTE_LOOPING_BLOCKS
+    )
     return ((state.absolute_return,), state.overflow_at, counters)
 
 
@@ -656,6 +674,8 @@ QUADRANT_BLOCKS = (
     quadrant_block_5,
     quadrant_block_6,
 )
+# blocks that may run again at once: a loop body that tests itself
+QUADRANT_LOOPING_BLOCKS = ()
 QUADRANT_BLOCK_LINES = (
     "in quadrant at examples/branches.py:17: if x > 0:",
     "in quadrant at examples/branches.py:18: if y > 0:",
@@ -680,7 +700,9 @@ def quadrant_program(x, y, max_stack_depth, xla, profile):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = QuadrantStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(state, stacks, QUADRANT_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state, stacks, QUADRANT_BLOCKS, xla, profile, QUADRANT_LOOPING_BLOCKS
+    )
     return ((state.quadrant_return,), state.overflow_at, counters)
 
 
@@ -910,6 +932,8 @@ QUADRANT_STACKLESS_QUADRANT_BLOCKS = (
     quadrant_stackless_quadrant_block_11,
     quadrant_stackless_quadrant_block_12,
 )
+# blocks that may run again at once: a loop body that tests itself
+QUADRANT_STACKLESS_QUADRANT_LOOPING_BLOCKS = ()
 QUADRANT_STACKLESS_QUADRANT_BLOCK_LINES = (
     "in quadrant at examples/branches.py:17: if x > 0:",
     "in quadrant at examples/branches.py:18: if y > 0:",

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=4c2cf3324547bf7edd06f13eb2fcde3a30947e12b0bd66f934448a831e634e31
-# autobatch: body-sha256=04b6398965e97f820ed2943f40a898da4de83a39c920544d8e0aa79d2a12c687
+# autobatch: source-sha256=47c9c64025464ae1bc2b4e636b0be2c5d3bdb75e9490a83c6e7c8b954cd897ba
+# autobatch: body-sha256=5bdf381e169781fb34e5c3a8f3c7ad4967ae88eafdfa7666739527697b5ae326
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -240,7 +240,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile):
+def run(state, stacks, blocks, xla, profile, looping=()):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -255,6 +255,11 @@ def run(state, stacks, blocks, xla, profile):
     With `profile`, counters ride along in the loop (no host callbacks, so
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
+
+    `looping` names blocks that can jump to themselves and write no stack (a
+    rotated loop body): under XLA such a block repeats in an inner loop for
+    as long as it stays the earliest pending block, the same sequence of
+    blocks without a dispatch per trip.
     """
     halt = len(blocks)
 
@@ -265,6 +270,15 @@ def run(state, stacks, blocks, xla, profile):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
+        if index in looping and (not profile) and (not writes):
+
+            def again(state):
+                return tf.equal(tf.reduce_min(state.pc), index)
+
+            def repeat(state):
+                return [block(state, stacks)[0]]
+
+            new_state = tf.while_loop(again, repeat, [new_state])[0]
         for name in writes:
             writers[name].append(index)
         padded = [
@@ -496,6 +510,8 @@ COLLATZ_STEPS_BLOCKS = (
     collatz_steps_block_1,
     collatz_steps_block_2,
 )
+# blocks that may run again at once: a loop body that tests itself
+COLLATZ_STEPS_LOOPING_BLOCKS = (1,)
 COLLATZ_STEPS_BLOCK_LINES = (
     "in collatz_steps at examples/collatz.py:10: steps = 0",
     "in collatz_steps at examples/collatz.py:12: if x % 2 == 0:",
@@ -515,7 +531,9 @@ def collatz_steps_program(x, max_stack_depth, xla, profile):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = CollatzStepsStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(state, stacks, COLLATZ_STEPS_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state, stacks, COLLATZ_STEPS_BLOCKS, xla, profile, COLLATZ_STEPS_LOOPING_BLOCKS
+    )
     return ((state.collatz_steps_return,), state.overflow_at, counters)
 
 

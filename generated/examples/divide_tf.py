@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4b916af6dea94474be210dba086091b4c4a0e8f969ad80b3feaa1e889794a9cd
-# autobatch: body-sha256=4e37838cb9ec4e6753ef8c4b9847944a326926936904bec8fc8182d5b8279df7
+# autobatch: source-sha256=fbde05f03d0dddf4239040eeffa117d19ada82b3666923f53a21ffd0360bd042
+# autobatch: body-sha256=4276862c1b105b5d453f23f82b3c7a00b429e026a7583bda71c61b913ebb9080
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -241,7 +241,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile):
+def run(state, stacks, blocks, xla, profile, looping=()):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -256,6 +256,11 @@ def run(state, stacks, blocks, xla, profile):
     With `profile`, counters ride along in the loop (no host callbacks, so
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
+
+    `looping` names blocks that can jump to themselves and write no stack (a
+    rotated loop body): under XLA such a block repeats in an inner loop for
+    as long as it stays the earliest pending block, the same sequence of
+    blocks without a dispatch per trip.
     """
     halt = len(blocks)
 
@@ -266,6 +271,15 @@ def run(state, stacks, blocks, xla, profile):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
+        if index in looping and (not profile) and (not writes):
+
+            def again(state):
+                return tf.equal(tf.reduce_min(state.pc), index)
+
+            def repeat(state):
+                return [block(state, stacks)[0]]
+
+            new_state = tf.while_loop(again, repeat, [new_state])[0]
         for name in writes:
             writers[name].append(index)
         padded = [
@@ -506,6 +520,8 @@ def divide_block_3(state, stacks):
 
 
 DIVIDE_BLOCKS = (divide_block_0, divide_block_1, divide_block_2, divide_block_3)
+# blocks that may run again at once: a loop body that tests itself
+DIVIDE_LOOPING_BLOCKS = ()
 DIVIDE_BLOCK_LINES = (
     "in divide at examples/divide.py:10: if a < b:",
     "in divide at examples/divide.py:11: return 0, a",
@@ -527,7 +543,9 @@ def divide_program(a, b, max_stack_depth, xla, profile):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = DivideStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(state, stacks, DIVIDE_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state, stacks, DIVIDE_BLOCKS, xla, profile, DIVIDE_LOOPING_BLOCKS
+    )
     return ((state.divide_return_0, state.divide_return_1), state.overflow_at, counters)
 
 

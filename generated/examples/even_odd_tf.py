@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=7c3a600663baf0f9f8a244c7139ff224b1135c9dcb8af14402c5b038c632c262
-# autobatch: body-sha256=54d6dcb58640ad0ff822d1eefea49172f6bdd28beb96b7e1e2dcb25c3cc2c9f0
+# autobatch: source-sha256=b58d98c8538971deb3efec09854f776543578a628e2f2b3079e490a075fd191b
+# autobatch: body-sha256=dea9b7210fd3eb3042837f87e3b541d8b99b513d1aa92fa13992bec0ac5be61d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -248,7 +248,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile):
+def run(state, stacks, blocks, xla, profile, looping=()):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -263,6 +263,11 @@ def run(state, stacks, blocks, xla, profile):
     With `profile`, counters ride along in the loop (no host callbacks, so
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
+
+    `looping` names blocks that can jump to themselves and write no stack (a
+    rotated loop body): under XLA such a block repeats in an inner loop for
+    as long as it stays the earliest pending block, the same sequence of
+    blocks without a dispatch per trip.
     """
     halt = len(blocks)
 
@@ -273,6 +278,15 @@ def run(state, stacks, blocks, xla, profile):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
+        if index in looping and (not profile) and (not writes):
+
+            def again(state):
+                return tf.equal(tf.reduce_min(state.pc), index)
+
+            def repeat(state):
+                return [block(state, stacks)[0]]
+
+            new_state = tf.while_loop(again, repeat, [new_state])[0]
         for name in writes:
             writers[name].append(index)
         padded = [
@@ -513,6 +527,8 @@ IS_EVEN_BLOCKS = (
     is_even_block_3,
     is_even_block_4,
 )
+# blocks that may run again at once: a loop body that tests itself
+IS_EVEN_LOOPING_BLOCKS = ()
 IS_EVEN_BLOCK_LINES = (
     "in is_even at examples/even_odd.py:10: if n == 0:",
     "in is_even at examples/even_odd.py:11: return True",
@@ -534,7 +550,9 @@ def is_even_program(n, max_stack_depth, xla, profile):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = IsEvenStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(state, stacks, IS_EVEN_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state, stacks, IS_EVEN_BLOCKS, xla, profile, IS_EVEN_LOOPING_BLOCKS
+    )
     return ((state.is_even_return,), state.overflow_at, counters)
 
 
@@ -678,6 +696,8 @@ IS_ODD_BLOCKS = (
     is_odd_block_3,
     is_odd_block_4,
 )
+# blocks that may run again at once: a loop body that tests itself
+IS_ODD_LOOPING_BLOCKS = ()
 IS_ODD_BLOCK_LINES = (
     "in is_odd at examples/even_odd.py:17: if n == 0:",
     "in is_odd at examples/even_odd.py:18: return False",
@@ -699,7 +719,9 @@ def is_odd_program(n, max_stack_depth, xla, profile):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = IsOddStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(state, stacks, IS_ODD_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state, stacks, IS_ODD_BLOCKS, xla, profile, IS_ODD_LOOPING_BLOCKS
+    )
     return ((state.is_even_return,), state.overflow_at, counters)
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=70f76cb6010827a0066705787b388c10134ebb2c9a1243450fa757a8a73a3843
-# autobatch: body-sha256=93830b5532d9844f0ee2eda306edc828746650fcf7d4ed6087837a32d109c2fb
+# autobatch: source-sha256=21879708886f4708f9696f23ef66734633aeaa88c3f96ceb8349060d04a72a77
+# autobatch: body-sha256=6c319b1d47d68c96eb75345742b64b134d18ecfddd1b83cb5d798f80e5105cf4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -246,7 +246,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile):
+def run(state, stacks, blocks, xla, profile, looping=()):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -261,6 +261,11 @@ def run(state, stacks, blocks, xla, profile):
     With `profile`, counters ride along in the loop (no host callbacks, so
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
+
+    `looping` names blocks that can jump to themselves and write no stack (a
+    rotated loop body): under XLA such a block repeats in an inner loop for
+    as long as it stays the earliest pending block, the same sequence of
+    blocks without a dispatch per trip.
     """
     halt = len(blocks)
 
@@ -271,6 +276,15 @@ def run(state, stacks, blocks, xla, profile):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
+        if index in looping and (not profile) and (not writes):
+
+            def again(state):
+                return tf.equal(tf.reduce_min(state.pc), index)
+
+            def repeat(state):
+                return [block(state, stacks)[0]]
+
+            new_state = tf.while_loop(again, repeat, [new_state])[0]
         for name in writes:
             writers[name].append(index)
         padded = [
@@ -548,6 +562,8 @@ def fib_block_4(state, stacks):
 
 
 FIB_BLOCKS = (fib_block_0, fib_block_1, fib_block_2, fib_block_3, fib_block_4)
+# blocks that may run again at once: a loop body that tests itself
+FIB_LOOPING_BLOCKS = ()
 FIB_BLOCK_LINES = (
     "in fib at examples/fib.py:10: if n <= 1:",
     "in fib at examples/fib.py:11: return 1",
@@ -575,7 +591,9 @@ def fib_program(n, max_stack_depth, xla, profile):
         fib_fib_1=zeros([max_stack_depth, batch], (), "int32"),
         fib_n=zeros([max_stack_depth, batch], (), "int64"),
     )
-    state, stacks, counters = run(state, stacks, FIB_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state, stacks, FIB_BLOCKS, xla, profile, FIB_LOOPING_BLOCKS
+    )
     return ((state.fib_return,), state.overflow_at, counters)
 
 
@@ -696,6 +714,8 @@ FIB_STACKLESS_FIB_BLOCKS = (
     fib_stackless_fib_block_1,
     fib_stackless_fib_block_2,
 )
+# blocks that may run again at once: a loop body that tests itself
+FIB_STACKLESS_FIB_LOOPING_BLOCKS = ()
 FIB_STACKLESS_FIB_BLOCK_LINES = (
     "in fib at examples/fib.py:10: if n <= 1:",
     "in fib at examples/fib.py:11: return 1",

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=6e936c2b17e82c4b11d80e87689bb80aadc5c204e66f15664bde4ec543ce17f1
-# autobatch: body-sha256=eea08e4b979cc3b9b6faa69a1be46f1328f56b6ff4804dbc37c5ec0ad1c83d6f
+# autobatch: source-sha256=5e7872841a1c5badddf18bde30ec00ef66208e03090ebb8ac280b6a04b4ea71a
+# autobatch: body-sha256=78b1affb6b92390ff6da8ef8ee41a5a3a5850815d1875658cf7b3a5785893b27
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -240,7 +240,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile):
+def run(state, stacks, blocks, xla, profile, looping=()):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -255,6 +255,11 @@ def run(state, stacks, blocks, xla, profile):
     With `profile`, counters ride along in the loop (no host callbacks, so
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
+
+    `looping` names blocks that can jump to themselves and write no stack (a
+    rotated loop body): under XLA such a block repeats in an inner loop for
+    as long as it stays the earliest pending block, the same sequence of
+    blocks without a dispatch per trip.
     """
     halt = len(blocks)
 
@@ -265,6 +270,15 @@ def run(state, stacks, blocks, xla, profile):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
+        if index in looping and (not profile) and (not writes):
+
+            def again(state):
+                return tf.equal(tf.reduce_min(state.pc), index)
+
+            def repeat(state):
+                return [block(state, stacks)[0]]
+
+            new_state = tf.while_loop(again, repeat, [new_state])[0]
         for name in writes:
             writers[name].append(index)
         padded = [
@@ -484,6 +498,8 @@ def gcd_block_2(state, stacks):
 
 
 GCD_BLOCKS = (gcd_block_0, gcd_block_1, gcd_block_2)
+# blocks that may run again at once: a loop body that tests itself
+GCD_LOOPING_BLOCKS = ()
 GCD_BLOCK_LINES = (
     "in gcd at examples/gcd.py:10: if a == b:",
     "in gcd at examples/gcd.py:11: return a",
@@ -504,7 +520,9 @@ def gcd_program(a, b, max_stack_depth, xla, profile):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = GcdStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(state, stacks, GCD_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state, stacks, GCD_BLOCKS, xla, profile, GCD_LOOPING_BLOCKS
+    )
     return ((state.gcd_return,), state.overflow_at, counters)
 
 

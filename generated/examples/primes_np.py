@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=d31f25a46fc73b2e603a5ac809c7fcdfe249ded0e2aa23d077147242d9f6a6bc
-# autobatch: body-sha256=42542a20915fd97b3587bd9524c4189abbbc785fdfdcf9a1ceab2d9469df1a13
+# autobatch: source-sha256=fcb3619a37d16220574d3b350398893d8fb2ad4709393dd2ea18390d3daf6d2c
+# autobatch: body-sha256=0455a04bfaa28fd6deb12901fc824ac3dee1e1cece6e612bcc33ceebec18e0fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -237,14 +237,15 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False, profile=False):
+def run(state, stacks, blocks, xla=False, profile=False, looping=()):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)
     """
     halt = len(blocks)
     runs = np.zeros(halt, np.int64)
@@ -542,6 +543,8 @@ COUNT_PRIMES_BELOW_BLOCKS = (
     count_primes_below_block_7,
     count_primes_below_block_8,
 )
+# blocks that may run again at once: a loop body that tests itself
+COUNT_PRIMES_BELOW_LOOPING_BLOCKS = ()
 COUNT_PRIMES_BELOW_BLOCK_LINES = (
     "in count_primes_below at examples/primes.py:21: count = 0",
     "in count_primes_below at examples/primes.py:23: if k > 2 and k % 2 == 0:",
@@ -574,7 +577,12 @@ def count_primes_below_program(n, max_stack_depth, xla, profile):
         returns=zeros([max_stack_depth, batch], (), "int32")
     )
     state, stacks, counters = run(
-        state, stacks, COUNT_PRIMES_BELOW_BLOCKS, xla, profile
+        state,
+        stacks,
+        COUNT_PRIMES_BELOW_BLOCKS,
+        xla,
+        profile,
+        COUNT_PRIMES_BELOW_LOOPING_BLOCKS,
     )
     return ((state.count_primes_below_return,), state.overflow_at, counters)
 
@@ -778,6 +786,8 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCKS = (
     first_multiple_of_seven_block_4,
     first_multiple_of_seven_block_5,
 )
+# blocks that may run again at once: a loop body that tests itself
+FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS = ()
 FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
     "in first_multiple_of_seven at examples/primes.py:40: for k in range(1, limit):",
     "in first_multiple_of_seven at examples/primes.py:41: if k * n % 7 == 0:",
@@ -806,7 +816,12 @@ def first_multiple_of_seven_program(n, limit, max_stack_depth, xla, profile):
         returns=zeros([max_stack_depth, batch], (), "int32")
     )
     state, stacks, counters = run(
-        state, stacks, FIRST_MULTIPLE_OF_SEVEN_BLOCKS, xla, profile
+        state,
+        stacks,
+        FIRST_MULTIPLE_OF_SEVEN_BLOCKS,
+        xla,
+        profile,
+        FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS,
     )
     return ((state.first_multiple_of_seven_return,), state.overflow_at, counters)
 
@@ -1008,6 +1023,8 @@ SMALLEST_FACTOR_BLOCKS = (
     smallest_factor_block_5,
     smallest_factor_block_6,
 )
+# blocks that may run again at once: a loop body that tests itself
+SMALLEST_FACTOR_LOOPING_BLOCKS = ()
 SMALLEST_FACTOR_BLOCK_LINES = (
     "in smallest_factor at examples/primes.py:11: for d in range(2, n):",
     "in smallest_factor at examples/primes.py:12: if d * d > n:",
@@ -1032,7 +1049,14 @@ def smallest_factor_program(n, max_stack_depth, xla, profile):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = SmallestFactorStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(state, stacks, SMALLEST_FACTOR_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state,
+        stacks,
+        SMALLEST_FACTOR_BLOCKS,
+        xla,
+        profile,
+        SMALLEST_FACTOR_LOOPING_BLOCKS,
+    )
     return ((state.smallest_factor_return,), state.overflow_at, counters)
 
 

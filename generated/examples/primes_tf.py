@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=4ebceb5f6ef1d4ce9a0caebee0bc26097189e0710ddc614f138011886f85e7a4
-# autobatch: body-sha256=fc231aa0f4e19a7d8d90ca1d4d6c7a8ac56d577cee6275d809af4556b45d1d9e
+# autobatch: source-sha256=ebcb9858f6a2164f053bfb7158927766dfb6bababb828d0a8b2a83f0c79d0c4e
+# autobatch: body-sha256=70064fc7452949bffa0c132bfaa30acd8f649d6b25811a4a8e75735dea2d9bbb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -261,7 +261,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile):
+def run(state, stacks, blocks, xla, profile, looping=()):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -276,6 +276,11 @@ def run(state, stacks, blocks, xla, profile):
     With `profile`, counters ride along in the loop (no host callbacks, so
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
+
+    `looping` names blocks that can jump to themselves and write no stack (a
+    rotated loop body): under XLA such a block repeats in an inner loop for
+    as long as it stays the earliest pending block, the same sequence of
+    blocks without a dispatch per trip.
     """
     halt = len(blocks)
 
@@ -286,6 +291,15 @@ def run(state, stacks, blocks, xla, profile):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
+        if index in looping and (not profile) and (not writes):
+
+            def again(state):
+                return tf.equal(tf.reduce_min(state.pc), index)
+
+            def repeat(state):
+                return [block(state, stacks)[0]]
+
+            new_state = tf.while_loop(again, repeat, [new_state])[0]
         for name in writes:
             writers[name].append(index)
         padded = [
@@ -644,6 +658,8 @@ COUNT_PRIMES_BELOW_BLOCKS = (
     count_primes_below_block_7,
     count_primes_below_block_8,
 )
+# blocks that may run again at once: a loop body that tests itself
+COUNT_PRIMES_BELOW_LOOPING_BLOCKS = ()
 COUNT_PRIMES_BELOW_BLOCK_LINES = (
     "in count_primes_below at examples/primes.py:21: count = 0",
     "in count_primes_below at examples/primes.py:23: if k > 2 and k % 2 == 0:",
@@ -676,7 +692,12 @@ def count_primes_below_program(n, max_stack_depth, xla, profile):
         returns=zeros([max_stack_depth, batch], (), "int32")
     )
     state, stacks, counters = run(
-        state, stacks, COUNT_PRIMES_BELOW_BLOCKS, xla, profile
+        state,
+        stacks,
+        COUNT_PRIMES_BELOW_BLOCKS,
+        xla,
+        profile,
+        COUNT_PRIMES_BELOW_LOOPING_BLOCKS,
     )
     return ((state.count_primes_below_return,), state.overflow_at, counters)
 
@@ -880,6 +901,8 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCKS = (
     first_multiple_of_seven_block_4,
     first_multiple_of_seven_block_5,
 )
+# blocks that may run again at once: a loop body that tests itself
+FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS = ()
 FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
     "in first_multiple_of_seven at examples/primes.py:40: for k in range(1, limit):",
     "in first_multiple_of_seven at examples/primes.py:41: if k * n % 7 == 0:",
@@ -908,7 +931,12 @@ def first_multiple_of_seven_program(n, limit, max_stack_depth, xla, profile):
         returns=zeros([max_stack_depth, batch], (), "int32")
     )
     state, stacks, counters = run(
-        state, stacks, FIRST_MULTIPLE_OF_SEVEN_BLOCKS, xla, profile
+        state,
+        stacks,
+        FIRST_MULTIPLE_OF_SEVEN_BLOCKS,
+        xla,
+        profile,
+        FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS,
     )
     return ((state.first_multiple_of_seven_return,), state.overflow_at, counters)
 
@@ -1110,6 +1138,8 @@ SMALLEST_FACTOR_BLOCKS = (
     smallest_factor_block_5,
     smallest_factor_block_6,
 )
+# blocks that may run again at once: a loop body that tests itself
+SMALLEST_FACTOR_LOOPING_BLOCKS = ()
 SMALLEST_FACTOR_BLOCK_LINES = (
     "in smallest_factor at examples/primes.py:11: for d in range(2, n):",
     "in smallest_factor at examples/primes.py:12: if d * d > n:",
@@ -1134,7 +1164,14 @@ def smallest_factor_program(n, max_stack_depth, xla, profile):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = SmallestFactorStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(state, stacks, SMALLEST_FACTOR_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state,
+        stacks,
+        SMALLEST_FACTOR_BLOCKS,
+        xla,
+        profile,
+        SMALLEST_FACTOR_LOOPING_BLOCKS,
+    )
     return ((state.smallest_factor_return,), state.overflow_at, counters)
 
 

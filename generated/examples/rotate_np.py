@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=efde61ba5e86c3d18c02e68fb1d66ccc5e13efa2436db2b601858c7fe4df5403
-# autobatch: body-sha256=8de701ff5b8a5cc3076621a2c842f06cfda546e94bc06a2067e755ed5f324f9f
+# autobatch: source-sha256=377ffd5d16e473b4971552dc645a5b92d5bede1d18870a8e16f7bbf1f6c5cd36
+# autobatch: body-sha256=37918121ebe828c4d52eaceb3b3c1237e4a2173da2727c504178a1b5204353b2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -218,14 +218,15 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False, profile=False):
+def run(state, stacks, blocks, xla=False, profile=False, looping=()):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)
     """
     halt = len(blocks)
     runs = np.zeros(halt, np.int64)
@@ -406,6 +407,8 @@ def rotate_block_3(state, stacks):
 
 
 ROTATE_BLOCKS = (rotate_block_0, rotate_block_1, rotate_block_2, rotate_block_3)
+# blocks that may run again at once: a loop body that tests itself
+ROTATE_LOOPING_BLOCKS = ()
 ROTATE_BLOCK_LINES = (
     "in rotate at examples/rotate.py:14: if turns <= 0:",
     "in rotate at examples/rotate.py:15: return p",
@@ -428,7 +431,9 @@ def rotate_program(p_x, p_y, turns, max_stack_depth, xla, profile):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = RotateStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(state, stacks, ROTATE_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state, stacks, ROTATE_BLOCKS, xla, profile, ROTATE_LOOPING_BLOCKS
+    )
     return ((state.rotate_return_x, state.rotate_return_y), state.overflow_at, counters)
 
 

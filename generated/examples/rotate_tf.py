@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=fd9c75bcd99bf06c1ac3c8f387b3f678c2aadab45b8fa45a9001490576f07081
-# autobatch: body-sha256=f8eccfa93aeb99792e512e70803a9a1bc5bd3fc2673968761281f608c4b9374b
+# autobatch: source-sha256=b42e83b760eeac576c934d440b25f24535a1ee856109fa966b4be97d8efb0e3b
+# autobatch: body-sha256=862f318be43008a1918b2b02ac35e571033952cc39cc8fa63ee60a698c2018c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -242,7 +242,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile):
+def run(state, stacks, blocks, xla, profile, looping=()):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -257,6 +257,11 @@ def run(state, stacks, blocks, xla, profile):
     With `profile`, counters ride along in the loop (no host callbacks, so
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
+
+    `looping` names blocks that can jump to themselves and write no stack (a
+    rotated loop body): under XLA such a block repeats in an inner loop for
+    as long as it stays the earliest pending block, the same sequence of
+    blocks without a dispatch per trip.
     """
     halt = len(blocks)
 
@@ -267,6 +272,15 @@ def run(state, stacks, blocks, xla, profile):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
+        if index in looping and (not profile) and (not writes):
+
+            def again(state):
+                return tf.equal(tf.reduce_min(state.pc), index)
+
+            def repeat(state):
+                return [block(state, stacks)[0]]
+
+            new_state = tf.while_loop(again, repeat, [new_state])[0]
         for name in writes:
             writers[name].append(index)
         padded = [
@@ -508,6 +522,8 @@ def rotate_block_3(state, stacks):
 
 
 ROTATE_BLOCKS = (rotate_block_0, rotate_block_1, rotate_block_2, rotate_block_3)
+# blocks that may run again at once: a loop body that tests itself
+ROTATE_LOOPING_BLOCKS = ()
 ROTATE_BLOCK_LINES = (
     "in rotate at examples/rotate.py:14: if turns <= 0:",
     "in rotate at examples/rotate.py:15: return p",
@@ -530,7 +546,9 @@ def rotate_program(p_x, p_y, turns, max_stack_depth, xla, profile):
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = RotateStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(state, stacks, ROTATE_BLOCKS, xla, profile)
+    state, stacks, counters = run(
+        state, stacks, ROTATE_BLOCKS, xla, profile, ROTATE_LOOPING_BLOCKS
+    )
     return ((state.rotate_return_x, state.rotate_return_y), state.overflow_at, counters)
 
 

@@ -243,6 +243,13 @@ class _ProgramEmitter:
                 ),
             )
         )
+        statements.append(comment("blocks that may run again at once: a loop body that tests itself"))
+        statements.append(
+            ast.Assign(
+                [_name(self.const("LOOPING_BLOCKS"), True)],
+                ast.Tuple([ast.Constant(i) for i in self.looping_blocks()], ast.Load()),
+            )
+        )
         statements.append(
             ast.Assign(
                 [_name(self.const("BLOCK_LINES"), True)],
@@ -259,6 +266,17 @@ class _ProgramEmitter:
             if self.stackless[2]:
                 statements.extend(self.entry_function(stackless=True))
         return EmittedProgram(statements, listing, list(self.classes))
+
+    def looping_blocks(self):
+        """Blocks that can jump to themselves and push nothing (no stack writes)."""
+        out = []
+        for i, b in enumerate(self.p.blocks):
+            t = b.terminator
+            targets = liveness.successors(t) if isinstance(t, (ir.Goto, ir.Branch)) else ()
+            pushes = any(isinstance(ins, ir.Push) for ins in b.instructions)
+            if b.name in targets and not pushes:
+                out.append(i)
+        return out
 
     def title(self):
         params = ", ".join(
@@ -416,6 +434,7 @@ class _ProgramEmitter:
             STACKS_TYPE=self.stacks_type,
             STACKS=stacks,
             BLOCKS=self.const("BLOCKS"),
+            LOOPING=self.const("LOOPING_BLOCKS"),
             RESULT=self.result_leaves(),
         )
 

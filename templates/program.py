@@ -1,4 +1,8 @@
+# ruff: noqa: F821, F841
 """Templates for the per-program parts of a generated module (both backends).
+
+(The helpers these templates call are defined in the generated module, from
+runtime_*.py, and `batch` is read by the expressions filled in for INITIAL.)
 
 Each function here is a template (see transpiler/emit/template.py): its
 UPPER_CASE parameters are placeholders, its body is what gets generated.

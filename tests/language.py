@@ -131,14 +131,14 @@ def loop_with_recursion(n):
 
 @ctx.batch
 def no_return(x):
-    y = x + 1
+    y = x + 1  # noqa: F841 - a function without a return
 
 
 @ctx.batch
 def bare_return(x):
     if x > 0:
         return
-    y = x
+    y = x  # noqa: F841
 
 
 @ctx.batch

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import transpiler
-from transpiler import Context, TensorType, Type, instructions, truthy
+from transpiler import Context, TensorType, instructions, truthy
 from tests import programs
 
 

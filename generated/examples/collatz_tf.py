@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=47c9c64025464ae1bc2b4e636b0be2c5d3bdb75e9490a83c6e7c8b954cd897ba
+# autobatch: source-sha256=20de86b2fe29b6fd9748678e448f8bcbba2437d6d57a1eb3092f806a22d389d2
 # autobatch: body-sha256=5bdf381e169781fb34e5c3a8f3c7ad4967ae88eafdfa7666739527697b5ae326
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

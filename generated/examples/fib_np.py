@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=6ffd2f21f4c17bd1c95b25d406238d148765d853a063b6cb09dc72b5f9d44a84
+# autobatch: source-sha256=9a16530a5a779f134963e74394cbd672bf33353336a11bbf09f39219b01ca07a
 # autobatch: body-sha256=fc964c9c1f83dafc7e392fa25beb83dc8c125f89d873990bfa5ebcdbf1c95667
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

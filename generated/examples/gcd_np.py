@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=69316023a6cca2c2d3ac89582d0cb8c8be019c499adf2976cb3e1cdf3b65813d
+# autobatch: source-sha256=66bc5d4b30d2b8686cf81bbe11c0a112e98becbd6c8238538b6037fdf5ef4f7b
 # autobatch: body-sha256=a76b5fff2823b8b3406aafa6128114c294304d28b539acfd5d62bca5b1da04d8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

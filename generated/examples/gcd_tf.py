@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=5e7872841a1c5badddf18bde30ec00ef66208e03090ebb8ac280b6a04b4ea71a
+# autobatch: source-sha256=1007da10fe43ea76b479f6a59f7094a3503cfef78a1dcef33a2997856b8b0e20
 # autobatch: body-sha256=78b1affb6b92390ff6da8ef8ee41a5a3a5850815d1875658cf7b3a5785893b27
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -27,7 +27,7 @@ user's names.
 from __future__ import annotations
 
 import builtins
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Sequence
 
 import gast
 

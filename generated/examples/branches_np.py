@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=e40185ecc7a46583f427f9acb51dee9cbf0d4a8967f94e9aa98dcf26b5b26cb0
+# autobatch: source-sha256=b65e3c0dcc5860e49d90e433a20e32fd4b9a84661a6bbe39426b162af10dd8ea
 # autobatch: body-sha256=92dbae30fb3f851746170e3f56cd484773e8c0cfbecb81b700af85c509336bf8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=20de86b2fe29b6fd9748678e448f8bcbba2437d6d57a1eb3092f806a22d389d2
+# autobatch: source-sha256=5012c03a2dbdbd03979cfa94f39c005112b5cf345b5eba9f8e5877da1563d3c2
 # autobatch: body-sha256=5bdf381e169781fb34e5c3a8f3c7ad4967ae88eafdfa7666739527697b5ae326
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=a860769253863b7b9d6d7f86c980a02840c1a46332b2592413b0763a2ac338d3
+# autobatch: source-sha256=eef4cbcae296f79478972de42743dc2f86a6e4920112a7a9a64f5170acae1959
 # autobatch: body-sha256=c22a0bdf666fea5bf1ccec0127b43ba03c674eef17559a47a3a73dfc4896bfd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=61c7360631b65059349ef170705bac5afab8a0cf7e2d9f1eee929f887ee13f35
+# autobatch: source-sha256=df7e6204d38e5691ce4926b00e9e831cdea4c53f88bc3e683ed0ab1389b8b661
 # autobatch: body-sha256=6c319b1d47d68c96eb75345742b64b134d18ecfddd1b83cb5d798f80e5105cf4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

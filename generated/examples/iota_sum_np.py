@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=ab0bc5c4f74ba0011c3591b4ec2b28c1a29469b2204077f0120e8481becc7b93
+# autobatch: source-sha256=bd52321efeab1386bffe24d136ebadf7da7fddd6369c4015430ac6ca977d6abb
 # autobatch: body-sha256=87d1b3fb13b39909ce77455486cf2cf2655a0714095b25e5d53909e4a750ffd1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

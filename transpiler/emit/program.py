@@ -501,33 +501,29 @@ class _ProgramEmitter:
             f"Per example: {self.entry}({signature}) -> {self.types[self.p.result]}.\n"
             "`max_stack_depth` is ignored; recursive programs run eagerly only.\n"
         )
-        if stackless:
-            return expand(
-                program_templates.stackless_entry_function,
-                ENTRY=self.stackless[2],
-                PARAMS=[ast.arg(p) for p in main_params],
-                DOC=[ast.Expr(ast.Constant(stackless_doc))],
-                NAME=ast.Constant(self.entry),
-                LEAF_NAMES=leaf_names,
-                LEAF_VALUES=leaf_values,
-                LEAF_TYPES=leaf_types,
-                PROGRAM=f"{self.prefix}_program",
-                LINES=self.const("BLOCK_LINES"),
-                OUT=out,
-            )
-        return expand(
-            program_templates.entry_function,
-            ENTRY=self.prefix,
+        common = dict(
             PARAMS=[ast.arg(p) for p in main_params],
-            DOC=[ast.Expr(ast.Constant(doc))],
             NAME=ast.Constant(self.entry),
             LEAF_NAMES=leaf_names,
             LEAF_VALUES=leaf_values,
             LEAF_TYPES=leaf_types,
             PROGRAM=f"{self.prefix}_program",
             LINES=self.const("BLOCK_LINES"),
-            BLOCK_PREFIX=ast.Constant(self.block_name("")),
             OUT=out,
+        )
+        if stackless:
+            return expand(
+                program_templates.stackless_entry_function,
+                ENTRY=self.stackless[2],
+                DOC=[ast.Expr(ast.Constant(stackless_doc))],
+                **common,
+            )
+        return expand(
+            program_templates.entry_function,
+            ENTRY=self.prefix,
+            DOC=[ast.Expr(ast.Constant(doc))],
+            BLOCK_PREFIX=ast.Constant(self.block_name("")),
+            **common,
         )
 
 

@@ -59,10 +59,15 @@ class BatchedFunction:
         self.type_inference = type_inference
         self.signature = None if signature is None else tuple(T.from_user(s) for s in signature)
         self.name = function.__name__
+        self.parameters = inspect.signature(function).parameters
+        # Plain positional parameters only: else the fence explains at build time.
+        self.plain_parameters = all(
+            p.kind == p.POSITIONAL_OR_KEYWORD for p in self.parameters.values()
+        )
         functools.update_wrapper(self, function)
 
     def __call__(self, *args, **kwargs):
-        params = inspect.signature(self.function).parameters
+        params = self.parameters
         unknown = sorted(set(kwargs) - set(_CALL_KEYWORDS) - set(params))
         if unknown:
             raise TypeError(
@@ -70,8 +75,7 @@ class BatchedFunction:
                 f"batched functions take their parameters and {list(_CALL_KEYWORDS)}"
             )
         arguments = {k: kwargs.pop(k) for k in list(kwargs) if k in params and k not in _CALL_KEYWORDS}
-        plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params.values())
-        if plain and (arguments or len(args) < len(params)):  # else the fence explains
+        if self.plain_parameters and (arguments or len(args) < len(params)):
             args = self._bind(args, arguments)
         if kwargs.get("dry_run") or self.context._dry_run_depth():
             return self.context._dry_run(self.function, args)
@@ -101,9 +105,8 @@ class BatchedFunction:
         return tuple(bound.arguments.values())
 
     def _signature_for(self, args):
-        params = inspect.signature(self.function).parameters
-        plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params.values())
-        if plain and len(args) != len(params):  # otherwise the fence explains
+        params = self.parameters
+        if self.plain_parameters and len(args) != len(params):
             raise TypeError(
                 f"{self.name}() takes {len(params)} positional argument(s) "
                 f"but {len(args)} were given"

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=592a050e2556db9c152457c036f49f4098d25601db3eafc1981bea24efaeebe5
+# autobatch: source-sha256=eecf1738826230da1b16f20732251a2929a4261494dba7897af134160465061e
 # autobatch: body-sha256=83d76928f4706533fd04c83bb0f27a4f4ef1ca0f7ecef0033cdbb51982c7fc3e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=5012c03a2dbdbd03979cfa94f39c005112b5cf345b5eba9f8e5877da1563d3c2
+# autobatch: source-sha256=d18d75ad964a8e1f1c356c20d997ea23e5b37fcafe85805866b71c0635ff089b
 # autobatch: body-sha256=5bdf381e169781fb34e5c3a8f3c7ad4967ae88eafdfa7666739527697b5ae326
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=df7e6204d38e5691ce4926b00e9e831cdea4c53f88bc3e683ed0ab1389b8b661
+# autobatch: source-sha256=cdc2f0e136fcb3617c1b0c4d34427e7775e874308bed397bf9fd56634ad7c2ee
 # autobatch: body-sha256=6c319b1d47d68c96eb75345742b64b134d18ecfddd1b83cb5d798f80e5105cf4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

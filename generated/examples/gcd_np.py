@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=d2c8255fd94de37286f355275a58c4a0185083b3a7bc0d568d11c0257e651d45
+# autobatch: source-sha256=a85d85d76d6fcd3e534852ed457b9cd4763201e49a5dd4f13b915562969c22f7
 # autobatch: body-sha256=a76b5fff2823b8b3406aafa6128114c294304d28b539acfd5d62bca5b1da04d8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

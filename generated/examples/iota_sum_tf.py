@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=cfc349eb8a882330dd4f47ffad84c5224e054d28cb3a5f373c5b94611928ab63
+# autobatch: source-sha256=3ff6c0a0165350267723a9e366a32b4d906c7a5f2d8d3bca11f4d973f4962937
 # autobatch: body-sha256=7cbc89a32ec54fbd74c01e5124cda5171e76b2d7e2b3b7c6a16b836beec89243
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

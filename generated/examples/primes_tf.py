@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=9b7d69ae5fc3a8d3ff99d46a9772c76c98133dfb91f00056c04e96efa8df5a63
+# autobatch: source-sha256=296617e0d9945e04d603b8c9f7d6279889eaa7f5f135b7a2690b3b2983ccff2c
 # autobatch: body-sha256=70064fc7452949bffa0c132bfaa30acd8f649d6b25811a4a8e75735dea2d9bbb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=3248fdc4c79742556b645c469650f58f861ca05081050fc7e850433124bb6bcb
+# autobatch: source-sha256=78364bcd7dff37488c41ec56e393f33a790391e93c44934c5c617bd266f9a5f6
 # autobatch: body-sha256=37918121ebe828c4d52eaceb3b3c1237e4a2173da2727c504178a1b5204353b2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=b5402fbdace49d81c79d22a5cb9b92c90620bfd75627a4414a781e90deca8f92
+# autobatch: source-sha256=40eaceba7084827353b4526aab115312b391da8e3b79bf48aee909247e84348f
 # autobatch: body-sha256=862f318be43008a1918b2b02ac35e571033952cc39cc8fa63ee60a698c2018c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -27,7 +27,7 @@ from templates import program as program_templates
 from transpiler import types as T
 from transpiler.emit.template import comment, expand
 from transpiler.ir import instructions as ir
-from transpiler.passes import liveness
+from transpiler.passes import control, liveness
 
 # Names that generated code defines itself; user names that collide get a "_".
 RESERVED = frozenset(
@@ -118,15 +118,6 @@ def _call(fn, *args, **kwargs):
         _name(fn),
         [a if isinstance(a, ast.AST) else ast.Constant(a) for a in args],
         [ast.keyword(k, v) for k, v in kwargs.items()],
-    )
-
-
-def _nonzero_constant(node):
-    return (
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, (int, float))
-        and not isinstance(node.value, bool)
-        and node.value != 0
     )
 
 
@@ -605,7 +596,7 @@ class _BlockBody:
                     if (
                         isinstance(node, ast.BinOp)
                         and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod))
-                        and not _nonzero_constant(node.right)
+                        and not control.nonzero_constant(node.right)
                     ):
                         return True
         return False

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from collections import Counter
 from typing import Dict, List
 
 from transpiler import types as T
 from transpiler.ir import instructions as ir
-from transpiler.passes import liveness
+from transpiler.passes import fusion, liveness
 
 MAX_ARM = 8  # instructions per arm that if-conversion accepts
 MAX_TEST = 6  # instructions of a loop test that rotation copies
@@ -42,13 +41,21 @@ _SAFE_NODES = (
 ) + _SAFE_OPS
 
 
+def nonzero_constant(node) -> bool:
+    """A literal divisor that cannot be zero: dividing by it never raises."""
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float))
+        and not isinstance(node.value, bool)
+        and node.value != 0
+    )
+
+
 def _safe_expr(text: str) -> bool:
     """Cheap and cannot raise on junk: arithmetic, comparisons, constants."""
     for node in ast.walk(ast.parse(text, mode="eval")):
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
-            right = node.right
-            if not (isinstance(right, ast.Constant) and isinstance(right.value, (int, float))
-                    and right.value != 0):
+            if not nonzero_constant(node.right):
                 return False
             continue
         if isinstance(node, (ast.Div, ast.FloorDiv, ast.Mod)):
@@ -66,22 +73,6 @@ def _safe(ins) -> bool:
     if isinstance(ins, ir.Move):
         return all(isinstance(p, str) for p in ins.vars_out)
     return False
-
-
-def _pinned(program) -> set:
-    pinned = {program.blocks[0].name}
-    for b in program.blocks:
-        if isinstance(b.terminator, ir.PushGoto):
-            pinned.update({b.terminator.target, b.terminator.return_block})
-    return pinned
-
-
-def _predecessors(program) -> Counter:
-    preds = Counter()
-    for b in program.blocks:
-        for s in liveness.successors(b.terminator):
-            preds[s] += 1
-    return preds
 
 
 def _short(var):
@@ -118,7 +109,7 @@ def if_convert(program: ir.LoweredProgram) -> ir.LoweredProgram:
     while changed:
         changed = False
         by_name = {b.name: b for b in blocks}
-        preds, pinned = _predecessors(ir.LoweredProgram(**{**_fields(program), "blocks": tuple(blocks)})), _pinned(program)
+        preds, pinned = fusion.predecessors(blocks), fusion.pinned(blocks)
         for i, block in enumerate(blocks):
             t = block.terminator
             if not isinstance(t, ir.Branch) or t.true_target == t.false_target:
@@ -141,10 +132,6 @@ def if_convert(program: ir.LoweredProgram) -> ir.LoweredProgram:
     return dataclasses.replace(
         program, blocks=tuple(blocks), types=tuple(sorted(fresh.types.items()))
     )
-
-
-def _fields(program):
-    return {f.name: getattr(program, f.name) for f in dataclasses.fields(program)}
 
 
 def _convertible_arm(name, join, by_name, preds, pinned, types):
@@ -246,7 +233,7 @@ def _merge(block, t, then_arm, else_arm, fresh) -> List:
 def rotate_loops(program: ir.LoweredProgram) -> ir.LoweredProgram:
     """Copies short safe branch blocks (loop tests) onto the blocks that jump to them."""
     blocks = list(program.blocks)
-    pinned = _pinned(program)
+    pinned = fusion.pinned(blocks)
     for test in list(blocks):
         t = test.terminator
         if (
@@ -266,8 +253,6 @@ def rotate_loops(program: ir.LoweredProgram) -> ir.LoweredProgram:
                     block, instructions=block.instructions + test.instructions, terminator=t
                 )
                 jumped = True
-        if jumped:
-            rewritten = ir.LoweredProgram(**{**_fields(program), "blocks": tuple(blocks)})
-            if _predecessors(rewritten)[test.name] == 0:
-                blocks = [b for b in blocks if b.name != test.name]
+        if jumped and fusion.predecessors(blocks)[test.name] == 0:
+            blocks = [b for b in blocks if b.name != test.name]
     return dataclasses.replace(program, blocks=tuple(blocks))

@@ -18,24 +18,36 @@ from transpiler.ir import instructions as ir
 from transpiler.passes import liveness
 
 
+def predecessors(blocks) -> Counter:
+    """How many jumps and branches lead into each block."""
+    preds = Counter()
+    for b in blocks:
+        for s in liveness.successors(b.terminator):
+            preds[s] += 1
+    return preds
+
+
+def pinned(blocks) -> set:
+    """Blocks entered other than by a jump, which must stay blocks of their own."""
+    names = {blocks[0].name}  # main's entry is where the driver starts
+    for b in blocks:
+        if isinstance(b.terminator, ir.PushGoto):
+            names.add(b.terminator.target)  # a function entry
+            names.add(b.terminator.return_block)  # reached by a return
+    return names
+
+
 def fuse_blocks(program: ir.LoweredProgram) -> ir.LoweredProgram:
     blocks = list(program.blocks)
     while True:
-        preds = Counter()
-        pinned = {blocks[0].name}  # main's entry is where the driver starts
-        for b in blocks:
-            for s in liveness.successors(b.terminator):
-                preds[s] += 1
-            if isinstance(b.terminator, ir.PushGoto):
-                pinned.add(b.terminator.target)  # a function entry
-                pinned.add(b.terminator.return_block)  # reached by a return
+        preds, fixed = predecessors(blocks), pinned(blocks)
         by_name = {b.name: b for b in blocks}
         for i, block in enumerate(blocks):
             t = block.terminator
             if (
                 isinstance(t, ir.Goto)
                 and preds[t.target] == 1
-                and t.target not in pinned
+                and t.target not in fixed
                 and t.target != block.name
             ):
                 absorbed = by_name[t.target]

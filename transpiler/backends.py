@@ -10,6 +10,7 @@ stay importable without the compiler.
 from __future__ import annotations
 
 import contextlib
+from typing import Optional
 
 import numpy as np
 
@@ -41,6 +42,16 @@ class NumpyBackend:
             shape = shape[1:]
         return T.TensorType(array.dtype, shape)
 
+    @staticmethod
+    def cast(value, dtype):
+        """The generated module's `cast`, for expressions evaluated in inference."""
+        return np.asarray(value).astype(dtype)
+
+    def batched_rank(self, value) -> Optional[int]:
+        """Per-example rank of a placeholder-derived array; None if not batched."""
+        shape = np.shape(value) if isinstance(value, (np.ndarray, np.generic)) else ()
+        return len(shape) - 1 if shape and shape[0] == PLACEHOLDER_BATCH else None
+
     def __eq__(self, other):
         return type(self) is type(other)
 
@@ -68,12 +79,15 @@ class TensorFlowBackend:
     def leaf_type(self, value) -> T.TensorType:
         import tensorflow as tf
 
+        # Python numbers are weak (they take the type they meet); left alone
+        # they become int64 / float64 as in NumPy, so a program has the same
+        # types on both backends.
         if isinstance(value, bool):
             return T.TensorType(np.bool_, (), weak=True)
         if isinstance(value, int):
-            return T.TensorType(np.int32, (), weak=True)
+            return T.TensorType(np.int64, (), weak=True)
         if isinstance(value, float):
-            return T.TensorType(np.float32, (), weak=True)
+            return T.TensorType(np.float64, (), weak=True)
         tensor = tf.convert_to_tensor(value)
         shape = tensor.shape.as_list()
         if shape and shape[0] is None:
@@ -81,6 +95,24 @@ class TensorFlowBackend:
         if any(d is None for d in shape):
             raise TypeError(f"per-example shape {shape} is not static")
         return T.TensorType(tensor.dtype.as_numpy_dtype, tuple(shape))
+
+    @staticmethod
+    def cast(value, dtype):
+        """The generated module's `cast`, for expressions evaluated in inference."""
+        import tensorflow as tf
+
+        return tf.cast(value, dtype)
+
+    def batched_rank(self, value) -> Optional[int]:
+        """Per-example rank of a symbolic tensor; None if not batched."""
+        import tensorflow as tf
+
+        if not isinstance(value, (tf.Tensor, tf.Variable)):
+            return None
+        shape = value.shape
+        if shape.rank is None or shape.rank == 0 or shape[0] is not None:
+            return None
+        return shape.rank - 1
 
     def __eq__(self, other):
         return type(self) is type(other)

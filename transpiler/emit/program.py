@@ -647,6 +647,10 @@ class _BlockBody:
             if ins.cast_to:
                 sides = [_call("cast", side, ins.cast_to) for side in sides]
             condition = self.rename(ins.condition, ins.vars_in)
+            pattern = self.e.types.get(ins.vars_out)
+            if isinstance(pattern, T.TupleType):
+                self.tuple_select(ins.vars_out, pattern, condition, sides)
+                return
             self.out.append(
                 ast.Assign([self.target(ins.vars_out)], _call("where", condition, *sides))
             )
@@ -684,6 +688,24 @@ class _BlockBody:
                 self.restore(var, pop=False)
         else:
             raise TypeError(f"unexpected instruction {ins!r}")
+
+    def tuple_select(self, var, pattern, condition, sides):
+        """A per-example choice between two tuples: one `where` per leaf."""
+        names = []
+        for label, value in zip(("chosen", "when_true", "when_false"), (condition, *sides)):
+            if isinstance(value, ast.Name):
+                names.append(value)
+                continue
+            name = _safe(label, self.taken)
+            self.taken.add(name)
+            self.out.append(ast.Assign([_name(name, True)], value))
+            names.append(_name(name))
+        chosen, when_true, when_false = names
+        leaves = [
+            _call("where", chosen, _index(when_true, path), _index(when_false, path))
+            for path, _, _ in _leaf_paths(pattern)
+        ]
+        self.out.append(ast.Assign([self.target(var)], self.e.rebuild(pattern, leaves)))
 
     def direct_call(self, call):
         """Stackless: run the callee's own loop now, for the examples at this block."""

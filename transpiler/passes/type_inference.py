@@ -19,13 +19,17 @@ the body would give.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from typing import Callable, Dict, Optional
+
+import numpy as np
 
 from transpiler import backends as B
 from transpiler import types as T
 from transpiler.errors import BatchTypeError
 from transpiler.ir import instructions as ir
+from transpiler.passes import broadcast
 
 
 def infer(
@@ -57,6 +61,7 @@ class _Inference:
         for param, pattern in zip(main.params, signature):
             self.types[ir.qualify(main.name, param)] = pattern
         self.changed = False
+        self.explaining = set()  # callees being checked for a caller's error
 
     # ---- lattice updates -------------------------------------------------
 
@@ -145,20 +150,57 @@ class _Inference:
         key = (fn, expr, vars_in, inputs)
         if key not in self.cache:
             promoted = _promote_weak(inputs)
-            value_type, error, _ = self._try(fn, expr, vars_in, promoted)
+            text = self.aligned(fn, expr, vars_in, inputs)
+            value_type, error, _ = self._try(fn, text, vars_in, promoted)
             self.cache[key] = (value_type, error, promoted if promoted != inputs else None)
         return self.cache[key]
 
+    def aligned(self, fn, expr, vars_in, inputs):
+        """`expr` with per-example broadcasting made explicit (passes/broadcast.py).
+
+        Only needed when some input has a per-example rank above 0; scalar
+        programs keep their expressions as written.
+        """
+        key = ("aligned", fn, expr, vars_in, inputs)
+        if key not in self.cache:
+            leaves = [leaf for t in inputs for leaf in T.leaves(t)]
+            ranks = {len(leaf.shape) for leaf in leaves}
+            kinds = {leaf.dtype.kind for leaf in leaves if not leaf.weak}
+            text = expr
+            if ranks - {0} or ("f" in kinds and kinds & {"i", "u"}):
+                promoted = _promote_weak(inputs)
+                env = {"cast": self.backend.cast}
+                env.update((n, B.placeholder(self.backend, t)) for n, t in zip(vars_in, promoted))
+                text = broadcast.align(expr, lambda sub: self._describe(fn, sub, env))
+            self.cache[key] = text
+        return self.cache[key]
+
+    def _describe(self, fn, expr, env):
+        """(per-example rank, dtype) of a batched subexpression, else None."""
+        try:
+            value = eval(expr, self.namespaces[fn], dict(env))  # noqa: S307
+        except Exception:  # noqa: BLE001 - the whole expression reports it
+            return None
+        rank = self.backend.batched_rank(value)
+        if rank is None:
+            return None
+        return rank, np.dtype(getattr(value.dtype, "as_numpy_dtype", value.dtype))
+
     def _try(self, fn, expr, vars_in, inputs):
-        env = {name: B.placeholder(self.backend, t) for name, t in zip(vars_in, inputs)}
+        env = {"cast": self.backend.cast}  # inserted by broadcast.align
+        env.update((name, B.placeholder(self.backend, t)) for name, t in zip(vars_in, inputs))
         try:
             value = eval(expr, self.namespaces[fn], env)  # noqa: S307
             result = B.type_of(self.backend, value)
         except Exception as e:  # noqa: BLE001 - reported once types settle
             return None, e, None
-        if not any(not leaf.weak for t in inputs for leaf in T.leaves(t)):
-            # Only literals went in (`n = n + 1` with a literal `n`): the result
-            # stays weak, as a Python number would.
+        used = _names_in(expr)
+        if not any(
+            not leaf.weak for n, t in zip(vars_in, inputs) if n in used for leaf in T.leaves(t)
+        ):
+            # Only literals went in (`n = n + 1` with a literal `n`, or the
+            # `1.0` side of `1.0 if c else -1.0`): the result stays weak, as a
+            # Python number would.
             result = _weaken(result)
         return result, None, None
 
@@ -270,6 +312,7 @@ class _Inference:
                 elif isinstance(op, ir.Select):
                     op = self.finish_select(fn.name, op)
                 elif isinstance(op, ir.Call):
+                    self.explain_untyped_callee(fn.name, op)
                     for name in ir.pattern_names(op.vars_out):
                         self.require(fn.name, name, op.origin)
                 instructions.append(op)
@@ -280,6 +323,19 @@ class _Inference:
                 "every path recurses without reaching a `return`"
             )
         return dataclasses.replace(fn, blocks=tuple(blocks))
+
+    def explain_untyped_callee(self, fn, call):
+        """A call whose result never got a type: report the callee's own error.
+
+        Checking the callee first names the primitive that failed (its line
+        and its placeholder error) rather than the call that waited on it.
+        """
+        if call.function in self.returns or call.function == fn:
+            return
+        if call.function in self.explaining:
+            return
+        self.explaining.add(call.function)
+        self.finish(self.program.function(call.function))
 
     def require(self, fn, name, origin):
         if ir.qualify(fn, name) not in self.types:
@@ -308,6 +364,13 @@ class _Inference:
                 _where(op.origin) + f"a condition must be one value per example; "
                 f"`{op.condition}` has type {condition}"
             )
+        op = dataclasses.replace(
+            op,
+            **{
+                side: self.aligned(fn, getattr(op, side), op.vars_in, inputs)
+                for side in ("condition", "if_true", "if_false")
+            },
+        )
         stored = T.strong(self.types[ir.qualify(fn, op.vars_out)])
         if isinstance(stored, T.TensorType):
             if any(
@@ -335,12 +398,17 @@ class _Inference:
                 f"placeholders ({described or 'no inputs'}) raised "
                 f"{type(error).__name__}: {error}"
             ) from error
+        op = dataclasses.replace(op, expr=self.aligned(fn, op.expr, op.vars_in, inputs))
         if isinstance(op.vars_out, str):
             stored = T.strong(self.types[ir.qualify(fn, op.vars_out)])
             if isinstance(result, T.TensorType) and isinstance(stored, T.TensorType):
                 if result.dtype != stored.dtype:
                     return dataclasses.replace(op, cast_to=stored.dtype.name)
         return op
+
+
+def _names_in(expr):
+    return {node.id for node in ast.walk(ast.parse(expr, mode="eval")) if isinstance(node, ast.Name)}
 
 
 def _weaken(pattern):
@@ -353,7 +421,7 @@ def _weaken(pattern):
 
 def _promote_weak(inputs):
     """`inputs` with weak scalar leaves given the dtype of the strong ones."""
-    strong = [t for t in inputs if isinstance(t, T.TensorType) and not t.weak]
+    strong = [leaf for t in inputs for leaf in T.leaves(t) if not leaf.weak]
     ints = sorted({t.dtype for t in strong if t.dtype.kind in "iu"}, key=str)
     floats = sorted({t.dtype for t in strong if t.dtype.kind == "f"}, key=str)
 

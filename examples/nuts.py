@@ -14,14 +14,15 @@ chains at once, each following its own path.
 
 The model comes in as a closure: `target(x) -> (log_prob, grad)` is any
 batched function (NumPy for the NumPy backend, TensorFlow for TensorFlow),
-over `x` of shape [chains, dims].  `math` supplies the few batched helpers the
-sampler needs on that backend (see `examples/nuts_support.py`), including a
-counter-based random number generator: a chain's draws depend only on its own
-seed and counter, never on which other chains share its batch.
+over `x` of shape [chains, dims].  `nuts_math` supplies the few batched
+helpers the sampler needs (inner products, and a counter-based random number
+generator: a chain's draws depend only on its own seed and counter, never on
+which other chains share its batch).
 """
 
 import collections
 
+from examples import nuts_math
 from transpiler import Context
 
 # A trajectory end: position, momentum and the log-density's gradient there.
@@ -44,7 +45,7 @@ Step = collections.namedtuple("Step", ["point", "counter", "leapfrogs", "depth",
 MAX_ENERGY_ERROR = 1000.0
 
 
-def make_nuts(target, math, step_size, max_tree_depth=10, context=None):
+def make_nuts(target, step_size, max_tree_depth=10, context=None):
     """A batched NUTS transition for the model `target`.
 
     Returns `nuts_step(point, seed, counter)`, which moves each
@@ -63,11 +64,11 @@ def make_nuts(target, math, step_size, max_tree_depth=10, context=None):
             x = edge.x + eps * r
             log_prob, grad = target(x)
             r = r + 0.5 * eps * grad
-            joint = log_prob - 0.5 * math.dot(r, r)
+            joint = log_prob - 0.5 * nuts_math.dot(r, r)
             new = Edge(x, r, grad)
-            size = math.as_float(log_slice <= joint)
+            size = nuts_math.as_count(log_slice <= joint)
             ok = joint > log_slice - MAX_ENERGY_ERROR
-            accept = math.accept_probability(joint - joint0)
+            accept = nuts_math.accept_probability(joint - joint0)
             return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
         # Build the first half, then (if it is fine) the second half beyond it.
         tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
@@ -78,7 +79,7 @@ def make_nuts(target, math, step_size, max_tree_depth=10, context=None):
         counter = more.counter
         sample = tree.sample
         total = tree.size + more.size
-        if math.uniform(seed, counter) * total < more.size:
+        if nuts_math.uniform(seed, counter) * total < more.size:
             sample = more.sample
         counter = counter + 1
         minus = more.minus if direction < 0 else tree.minus
@@ -90,13 +91,13 @@ def make_nuts(target, math, step_size, max_tree_depth=10, context=None):
 
     def no_u_turn(minus, plus):
         span = plus.x - minus.x
-        return (math.dot(span, minus.r) >= 0) & (math.dot(span, plus.r) >= 0)
+        return (nuts_math.dot(span, minus.r) >= 0) & (nuts_math.dot(span, plus.r) >= 0)
 
     @ctx.batch
     def nuts_step(point, seed, counter):
-        r = math.normal(seed, counter, point.x)
-        joint0 = point.log_prob - 0.5 * math.dot(r, r)
-        log_slice = joint0 + math.log_uniform(seed, counter + 1)
+        r = nuts_math.normal(seed, counter, point.x)
+        joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         counter = counter + 2
         minus = Edge(point.x, r, point.grad)
         plus = minus
@@ -107,7 +108,7 @@ def make_nuts(target, math, step_size, max_tree_depth=10, context=None):
         accept = 0.0
         going = True
         while going and depth < max_tree_depth:
-            direction = -1.0 if math.uniform(seed, counter) < 0.5 else 1.0
+            direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
             edge = minus if direction < 0 else plus
             tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
             counter = tree.counter
@@ -117,7 +118,7 @@ def make_nuts(target, math, step_size, max_tree_depth=10, context=None):
                 minus = tree.minus
             else:
                 plus = tree.plus
-            if tree.ok and math.uniform(seed, counter) * size < tree.size:
+            if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
                 sample = tree.sample
             counter = counter + 1
             size = size + tree.size
@@ -126,3 +127,16 @@ def make_nuts(target, math, step_size, max_tree_depth=10, context=None):
         return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
 
     return nuts_step
+
+
+def standard_normal(x):
+    """log N(x; 0, I) up to a constant, and its gradient: the reference model."""
+    return -0.5 * nuts_math.dot(x, x), -x
+
+
+# The Context the CLI regenerates `generated/examples/nuts_*.py` from: it
+# holds a sampler for the reference model.  The generated module serves every
+# model of the same types, since the model is passed to its factory
+# (`make_nuts_step(target, step_size, max_tree_depth)`) and never frozen.
+ctx = Context()
+reference_step = make_nuts(standard_normal, step_size=0.25, context=ctx)

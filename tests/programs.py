@@ -91,7 +91,7 @@ def returns_int(n):
 
 @ctx.batch
 def returns_literal(n):
-    # On TensorFlow the literal is int32, while returns_int returns int64.
+    # Left alone the literal is int64; returns_int called on int32 returns int32.
     return 7
 
 

@@ -59,14 +59,19 @@ def test_tail_calls_become_jumps():
 
 
 def test_tail_call_with_another_return_type_stays_a_call():
-    typed = ctx.program_compiled("returns_int", INT, "tensorflow")
-    returns = dict(typed.returns)
-    assert returns["returns_int"] != returns["returns_literal"]
-    assert instructions_of(lowered("returns_int", backend="tensorflow"), ir.PushGoto)
-    assert not instructions_of(lowered("returns_int", backend="numpy"), ir.PushGoto)
+    int32 = [TensorType(np.int32, ())]
     for backend in ("numpy", "tensorflow"):
-        result = programs.returns_int(np.array([0, 3, -2]), backend=backend)
+        returns = dict(ctx.program_compiled("returns_int", int32, backend).returns)
+        assert returns["returns_int"] != returns["returns_literal"]
+        assert instructions_of(lowered("returns_int", int32, backend), ir.PushGoto)
+        result = programs.returns_int(np.array([0, 3, -2], np.int32), backend=backend)
         assert np.asarray(result).tolist() == [0, 7, -2]
+        assert np.asarray(result).dtype == np.int32
+
+
+def test_literal_tail_call_on_int64_is_a_jump_on_both_backends():
+    for backend in ("numpy", "tensorflow"):
+        assert not instructions_of(lowered("returns_int", backend=backend), ir.PushGoto)
 
 
 def test_pop_then_push_fuses_into_peek():

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=acdf3b83241fca615ceb121c5b2c35b9d7da0c00353083fb8db90aad520a1636
+# autobatch: source-sha256=dafb43f4b4ddd4d472b46c5ee0ab803a2887eaf80c9ebb9acf1c68ac6638554b
 # autobatch: body-sha256=92dbae30fb3f851746170e3f56cd484773e8c0cfbecb81b700af85c509336bf8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=eecf1738826230da1b16f20732251a2929a4261494dba7897af134160465061e
-# autobatch: body-sha256=83d76928f4706533fd04c83bb0f27a4f4ef1ca0f7ecef0033cdbb51982c7fc3e
+# autobatch: source-sha256=93697e478b98086e8e597e507ce373f26d5c72dc3dcfaaefaa061bdb7cbc4984
+# autobatch: body-sha256=8c702bcb52bbb5e9bee706bdc87ac9a25f7d299719f2a1d7a73d2fe7f446bbc2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -533,7 +533,7 @@ def absolute(x, max_stack_depth=15, xla=False, profile=False):
 
 
 # ----------------------------------------------------------------------
-# quadrant(x: int64[], y: int64[]) -> int32[]
+# quadrant(x: int64[], y: int64[]) -> int64[]
 
 
 class QuadrantState(typing.NamedTuple):
@@ -543,9 +543,9 @@ class QuadrantState(typing.NamedTuple):
     pc: object
     # [batch] int32: how many return addresses each example has stacked
     return_sp: object
-    # [batch] int32: q of quadrant
+    # [batch] int64: q of quadrant
     quadrant_q: object
-    # [batch] int32: the value quadrant returns
+    # [batch] int64: the value quadrant returns
     quadrant_return: object
     # [batch] int64: x of quadrant
     quadrant_x: object
@@ -693,8 +693,8 @@ def quadrant_program(x, y, max_stack_depth, xla, profile):
     state = QuadrantState(
         pc=zeros([batch], (), "int32"),
         return_sp=zeros([batch], (), "int32"),
-        quadrant_q=zeros([batch], (), "int32"),
-        quadrant_return=zeros([batch], (), "int32"),
+        quadrant_q=zeros([batch], (), "int64"),
+        quadrant_return=zeros([batch], (), "int64"),
         quadrant_x=x,
         quadrant_y=y,
         overflow_at=zeros([batch], (), "int32") - 1,
@@ -709,7 +709,7 @@ def quadrant_program(x, y, max_stack_depth, xla, profile):
 def quadrant(x, y, max_stack_depth=15, xla=False, profile=False):
     """Batched `quadrant`: every argument has a leading batch dimension.
 
-    Per example: quadrant(x: int64[], y: int64[]) -> int32[].
+    Per example: quadrant(x: int64[], y: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
     compiles with XLA (TensorFlow only).
@@ -737,7 +737,7 @@ def quadrant(x, y, max_stack_depth=15, xla=False, profile=False):
 
 
 # ----------------------------------------------------------------------
-# quadrant(x: int64[], y: int64[]) -> int32[]
+# quadrant(x: int64[], y: int64[]) -> int64[]
 
 
 class QuadrantStacklessQuadrantState(typing.NamedTuple):
@@ -747,9 +747,9 @@ class QuadrantStacklessQuadrantState(typing.NamedTuple):
     pc: object
     # [batch] int32: how many return addresses each example has stacked
     return_sp: object
-    # [batch] int32: q of quadrant
+    # [batch] int64: q of quadrant
     quadrant_q: object
-    # [batch] int32: the value quadrant returns
+    # [batch] int64: the value quadrant returns
     quadrant_return: object
     # [batch] int64: x of quadrant
     quadrant_x: object
@@ -958,8 +958,8 @@ def quadrant_stackless_quadrant_program(x, y, active):
     state = QuadrantStacklessQuadrantState(
         pc=cast(where(active, 0, QUADRANT_STACKLESS_QUADRANT_HALT), "int32"),
         return_sp=zeros([batch], (), "int32"),
-        quadrant_q=zeros([batch], (), "int32"),
-        quadrant_return=zeros([batch], (), "int32"),
+        quadrant_q=zeros([batch], (), "int64"),
+        quadrant_return=zeros([batch], (), "int64"),
         quadrant_x=x,
         quadrant_y=y,
         overflow_at=zeros([batch], (), "int32") - 1,
@@ -975,7 +975,7 @@ def quadrant_stackless(x, y, max_stack_depth=15, xla=False, profile=False):
     """Stackless batched `quadrant`: each function runs its own masked loop
     and calls its callees directly (the host's recursion is the stack).
 
-    Per example: quadrant(x: int64[], y: int64[]) -> int32[].
+    Per example: quadrant(x: int64[], y: int64[]) -> int64[].
     `max_stack_depth` is ignored; recursive programs run eagerly only.
     """
     if profile:

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=70e86c27150007d25ae08378ff25d96bcab3b6876fa2310197178bd805a4dc39
+# autobatch: source-sha256=af8b982dea901f908aeffddc0476abde194fe2fdb9a1d3982107903d38ff7135
 # autobatch: body-sha256=445609cd3b43ea83a3c3f514d53dedd44e23907042f10b88ececc18245e55684
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

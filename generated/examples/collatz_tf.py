@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=d18d75ad964a8e1f1c356c20d997ea23e5b37fcafe85805866b71c0635ff089b
-# autobatch: body-sha256=5bdf381e169781fb34e5c3a8f3c7ad4967ae88eafdfa7666739527697b5ae326
+# autobatch: source-sha256=f607f46ce1df4e9c3f898d3c0c68013818decaf6df159cf023f31c53643e1c56
+# autobatch: body-sha256=090246f53a84d00d02c9d4f68da5faee0812c7e83e017204f4391d0fdafa0d25
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -408,7 +408,7 @@ def broadcast_batch(function, names, leaves):
 
 
 # ----------------------------------------------------------------------
-# collatz_steps(x: int64[]) -> int32[]
+# collatz_steps(x: int64[]) -> int64[]
 
 
 class CollatzStepsState(typing.NamedTuple):
@@ -418,9 +418,9 @@ class CollatzStepsState(typing.NamedTuple):
     pc: object
     # [batch] int32: how many return addresses each example has stacked
     return_sp: object
-    # [batch] int32: the value collatz_steps returns
+    # [batch] int64: the value collatz_steps returns
     collatz_steps_return: object
-    # [batch] int32: steps of collatz_steps
+    # [batch] int64: steps of collatz_steps
     collatz_steps_steps: object
     # [batch] int64: x of collatz_steps
     collatz_steps_x: object
@@ -525,8 +525,8 @@ def collatz_steps_program(x, max_stack_depth, xla, profile):
     state = CollatzStepsState(
         pc=zeros([batch], (), "int32"),
         return_sp=zeros([batch], (), "int32"),
-        collatz_steps_return=zeros([batch], (), "int32"),
-        collatz_steps_steps=zeros([batch], (), "int32"),
+        collatz_steps_return=zeros([batch], (), "int64"),
+        collatz_steps_steps=zeros([batch], (), "int64"),
         collatz_steps_x=x,
         overflow_at=zeros([batch], (), "int32") - 1,
     )
@@ -540,7 +540,7 @@ def collatz_steps_program(x, max_stack_depth, xla, profile):
 def collatz_steps(x, max_stack_depth=15, xla=False, profile=False):
     """Batched `collatz_steps`: every argument has a leading batch dimension.
 
-    Per example: collatz_steps(x: int64[]) -> int32[].
+    Per example: collatz_steps(x: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
     compiles with XLA (TensorFlow only).

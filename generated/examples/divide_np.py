@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=e7b107d8da47c0370373dc481d5d40dcd168cdc334655214e0e676b93c80ece7
+# autobatch: source-sha256=7f5704db6188ed224e86ca028059f162f677b3cb9ed7c72879c6031e558a0ad8
 # autobatch: body-sha256=c22a0bdf666fea5bf1ccec0127b43ba03c674eef17559a47a3a73dfc4896bfd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=a83b14187f39e21e9e8f3574bc0f55aaaab01be884b308cf168c454aa4dfdfbe
+# autobatch: source-sha256=d1c8060a4e93642d915bf56b22d3ba1259ee331e6c5ecbe742c099aa7bc1edb9
 # autobatch: body-sha256=4276862c1b105b5d453f23f82b3c7a00b429e026a7583bda71c61b913ebb9080
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

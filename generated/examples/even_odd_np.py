@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=0ac372509cd58b9f88150aa99b03405f39cf7da8198330aac1d95b903e2ac90d
+# autobatch: source-sha256=186a31a3426224b15466fc14c056f3ca6d547d77058c83f95960634caf80b284
 # autobatch: body-sha256=b1a35852d8fffc43fbae71ade7325db55304289c93ee56bfaaf7ebb097619dce
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=876bef049736eec230bea687fe669ff09831247c15e30ad8cb4f819c24ad8ca7
+# autobatch: source-sha256=dbe2894b6cc69ff348714cb48c254eb2214553e91da0886bea1a46a495fba2eb
 # autobatch: body-sha256=dea9b7210fd3eb3042837f87e3b541d8b99b513d1aa92fa13992bec0ac5be61d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

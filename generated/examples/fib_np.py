@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=2556018a72f108c3c856d7ada5ec040e3bfd4d656069bb2cee911baa3ca2eee7
+# autobatch: source-sha256=bb66b904743dcf086e1a0995604e7aeebe5217c96fe0691a57ef7100de968dfc
 # autobatch: body-sha256=fc964c9c1f83dafc7e392fa25beb83dc8c125f89d873990bfa5ebcdbf1c95667
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

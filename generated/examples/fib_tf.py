@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=cdc2f0e136fcb3617c1b0c4d34427e7775e874308bed397bf9fd56634ad7c2ee
-# autobatch: body-sha256=6c319b1d47d68c96eb75345742b64b134d18ecfddd1b83cb5d798f80e5105cf4
+# autobatch: source-sha256=bb85553c4dffdd02cebac26afdcaf82cd36c234ecacdd4b67b09e02b1b7c7c9f
+# autobatch: body-sha256=6e01f7c5ac701368c7bf3960b53752b9eadaba87adcc8983838768c1a03c54ec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -414,7 +414,7 @@ def broadcast_batch(function, names, leaves):
 
 
 # ----------------------------------------------------------------------
-# fib(n: int64[]) -> int32[]
+# fib(n: int64[]) -> int64[]
 
 
 class FibState(typing.NamedTuple):
@@ -424,7 +424,7 @@ class FibState(typing.NamedTuple):
     pc: object
     # [batch] int32: how many return addresses each example has stacked
     return_sp: object
-    # [batch] int32: fib_1 of fib
+    # [batch] int64: fib_1 of fib
     fib_fib_1: object
     # [batch] int32: how many values of it are stacked
     fib_fib_1_sp: object
@@ -432,7 +432,7 @@ class FibState(typing.NamedTuple):
     fib_n: object
     # [batch] int32: how many values of it are stacked
     fib_n_sp: object
-    # [batch] int32: the value fib returns
+    # [batch] int64: the value fib returns
     fib_return: object
     # [batch] int32: block where an example overflowed a stack, or -1
     overflow_at: object
@@ -443,7 +443,7 @@ class FibStacks(typing.NamedTuple):
 
     # [depth, batch] int32: return addresses (block indices)
     returns: object
-    # [depth, batch] int32: saved fib_fib_1
+    # [depth, batch] int64: saved fib_fib_1
     fib_fib_1: object
     # [depth, batch] int64: saved fib_n
     fib_n: object
@@ -579,16 +579,16 @@ def fib_program(n, max_stack_depth, xla, profile):
     state = FibState(
         pc=zeros([batch], (), "int32"),
         return_sp=zeros([batch], (), "int32"),
-        fib_fib_1=zeros([batch], (), "int32"),
+        fib_fib_1=zeros([batch], (), "int64"),
         fib_fib_1_sp=zeros([batch], (), "int32"),
         fib_n=n,
         fib_n_sp=zeros([batch], (), "int32"),
-        fib_return=zeros([batch], (), "int32"),
+        fib_return=zeros([batch], (), "int64"),
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = FibStacks(
         returns=zeros([max_stack_depth, batch], (), "int32"),
-        fib_fib_1=zeros([max_stack_depth, batch], (), "int32"),
+        fib_fib_1=zeros([max_stack_depth, batch], (), "int64"),
         fib_n=zeros([max_stack_depth, batch], (), "int64"),
     )
     state, stacks, counters = run(
@@ -600,7 +600,7 @@ def fib_program(n, max_stack_depth, xla, profile):
 def fib(n, max_stack_depth=15, xla=False, profile=False):
     """Batched `fib`: every argument has a leading batch dimension.
 
-    Per example: fib(n: int64[]) -> int32[].
+    Per example: fib(n: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
     compiles with XLA (TensorFlow only).
@@ -626,7 +626,7 @@ def fib(n, max_stack_depth=15, xla=False, profile=False):
 
 
 # ----------------------------------------------------------------------
-# fib(n: int64[]) -> int32[]
+# fib(n: int64[]) -> int64[]
 
 
 class FibStacklessFibState(typing.NamedTuple):
@@ -638,7 +638,7 @@ class FibStacklessFibState(typing.NamedTuple):
     return_sp: object
     # [batch] int64: n of fib
     fib_n: object
-    # [batch] int32: the value fib returns
+    # [batch] int64: the value fib returns
     fib_return: object
     # [batch] int32: block where an example overflowed a stack, or -1
     overflow_at: object
@@ -731,7 +731,7 @@ def fib_stackless_fib_program(n, active):
         pc=cast(where(active, 0, FIB_STACKLESS_FIB_HALT), "int32"),
         return_sp=zeros([batch], (), "int32"),
         fib_n=n,
-        fib_return=zeros([batch], (), "int32"),
+        fib_return=zeros([batch], (), "int64"),
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = FibStacklessFibStacks(returns=zeros([1, batch], (), "int32"))
@@ -743,7 +743,7 @@ def fib_stackless(n, max_stack_depth=15, xla=False, profile=False):
     """Stackless batched `fib`: each function runs its own masked loop
     and calls its callees directly (the host's recursion is the stack).
 
-    Per example: fib(n: int64[]) -> int32[].
+    Per example: fib(n: int64[]) -> int64[].
     `max_stack_depth` is ignored; recursive programs run eagerly only.
     """
     if profile:

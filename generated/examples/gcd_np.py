@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=a85d85d76d6fcd3e534852ed457b9cd4763201e49a5dd4f13b915562969c22f7
+# autobatch: source-sha256=f8ead24481a35c16bf46d67cf63a3c267a30debb0f697136f6acdebc3e719f05
 # autobatch: body-sha256=a76b5fff2823b8b3406aafa6128114c294304d28b539acfd5d62bca5b1da04d8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

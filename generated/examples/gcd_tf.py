@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=673c73084cfca4e6547e6b06dfa656f8f196643ca24fdd5c71eb99da5e9a9895
+# autobatch: source-sha256=b6ba8b78f11eb846848e9daf4718b6c41b284c7ecef7b0c723291642c3f9b34b
 # autobatch: body-sha256=78b1affb6b92390ff6da8ef8ee41a5a3a5850815d1875658cf7b3a5785893b27
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=078fbcbea790a2d511c3fa407c63794b80ecac19ad4015da3140d504e1e29176
+# autobatch: source-sha256=4c41d01c0eb062b0fdbee9c8cb9f49b592417da393c750db5d291d5d553240d8
 # autobatch: body-sha256=87d1b3fb13b39909ce77455486cf2cf2655a0714095b25e5d53909e4a750ffd1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=3ff6c0a0165350267723a9e366a32b4d906c7a5f2d8d3bca11f4d973f4962937
+# autobatch: source-sha256=e72d814f28bec972e03b9c0d03f2746f0be41b8ceb4c488abf546231fd2c4c0f
 # autobatch: body-sha256=7cbc89a32ec54fbd74c01e5124cda5171e76b2d7e2b3b7c6a16b836beec89243
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

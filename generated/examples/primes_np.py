@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=841afef30dc9da963dcb9007715e0dcff9084075847e5905f30e32202725b175
+# autobatch: source-sha256=d4d0a1e48b18fe38bee7a38e812a5640760a3e236de32203ad1c16811e9d7c81
 # autobatch: body-sha256=0455a04bfaa28fd6deb12901fc824ac3dee1e1cece6e612bcc33ceebec18e0fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=296617e0d9945e04d603b8c9f7d6279889eaa7f5f135b7a2690b3b2983ccff2c
-# autobatch: body-sha256=70064fc7452949bffa0c132bfaa30acd8f649d6b25811a4a8e75735dea2d9bbb
+# autobatch: source-sha256=811e0e63e698860cf74faeb082a0975f4c84dec5d6c72747543d413e4a9f2afa
+# autobatch: body-sha256=634322745b6ecb17174ee06e843e8b9b7ce73b6e544bff7a64cd39f6d94f4ee6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -429,7 +429,7 @@ def broadcast_batch(function, names, leaves):
 
 
 # ----------------------------------------------------------------------
-# count_primes_below(n: int64[]) -> int32[]
+# count_primes_below(n: int64[]) -> int64[]
 
 
 class CountPrimesBelowState(typing.NamedTuple):
@@ -439,7 +439,7 @@ class CountPrimesBelowState(typing.NamedTuple):
     pc: object
     # [batch] int32: how many return addresses each example has stacked
     return_sp: object
-    # [batch] int32: count of count_primes_below
+    # [batch] int64: count of count_primes_below
     count_primes_below_count: object
     # [batch] int64: d of count_primes_below
     count_primes_below_d: object
@@ -451,7 +451,7 @@ class CountPrimesBelowState(typing.NamedTuple):
     count_primes_below_k_next_1: object
     # [batch] int64: n of count_primes_below
     count_primes_below_n: object
-    # [batch] int32: the value count_primes_below returns
+    # [batch] int64: the value count_primes_below returns
     count_primes_below_return: object
     # [batch] int32: block where an example overflowed a stack, or -1
     overflow_at: object
@@ -474,7 +474,7 @@ def count_primes_below_block_0(state, stacks):
     count = 0
     # examples/primes.py:22  for k in range(2, n):
     range_1 = 2
-    k_next_1 = cast(range_1, "int64")
+    k_next_1 = range_1
     in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
     pc = choose(in_range_1, 1, 8)
     pc = select(active, pc, state.pc)
@@ -535,7 +535,7 @@ def count_primes_below_block_3(state, stacks):
     k = state.count_primes_below_k
     is_prime = True
     # examples/primes.py:26  d = 3
-    d = cast(3, "int64")
+    d = 3
     # examples/primes.py:27  while d * d <= k:
     cond_1 = d * d <= k
     pc = choose(cond_1, 4, 7)
@@ -679,13 +679,13 @@ def count_primes_below_program(n, max_stack_depth, xla, profile):
     state = CountPrimesBelowState(
         pc=zeros([batch], (), "int32"),
         return_sp=zeros([batch], (), "int32"),
-        count_primes_below_count=zeros([batch], (), "int32"),
+        count_primes_below_count=zeros([batch], (), "int64"),
         count_primes_below_d=zeros([batch], (), "int64"),
         count_primes_below_is_prime=zeros([batch], (), "bool"),
         count_primes_below_k=zeros([batch], (), "int64"),
         count_primes_below_k_next_1=zeros([batch], (), "int64"),
         count_primes_below_n=n,
-        count_primes_below_return=zeros([batch], (), "int32"),
+        count_primes_below_return=zeros([batch], (), "int64"),
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = CountPrimesBelowStacks(
@@ -705,7 +705,7 @@ def count_primes_below_program(n, max_stack_depth, xla, profile):
 def count_primes_below(n, max_stack_depth=15, xla=False, profile=False):
     """Batched `count_primes_below`: every argument has a leading batch dimension.
 
-    Per example: count_primes_below(n: int64[]) -> int32[].
+    Per example: count_primes_below(n: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
     compiles with XLA (TensorFlow only).
@@ -781,7 +781,7 @@ def first_multiple_of_seven_block_0(state, stacks):
     active = state.pc == 0
     limit = state.first_multiple_of_seven_limit
     range_1 = 1
-    k_next_1 = cast(range_1, "int64")
+    k_next_1 = range_1
     in_range_1 = (1 > 0) & (k_next_1 < limit) | (1 < 0) & (k_next_1 > limit)
     pc = choose(in_range_1, 1, 4)
     pc = select(active, pc, state.pc)
@@ -855,7 +855,7 @@ def first_multiple_of_seven_block_3(state, stacks):
 def first_multiple_of_seven_block_4(state, stacks):
     # examples/primes.py:45  found = -1
     active = state.pc == 4
-    found = cast(-1, "int64")
+    found = -1
     # examples/primes.py:40  for k in range(1, limit):
     pc = 5
     pc = select(active, pc, state.pc)
@@ -1018,7 +1018,7 @@ def smallest_factor_block_0(state, stacks):
     active = state.pc == 0
     n = state.smallest_factor_n
     range_1 = 2
-    d_next_1 = cast(range_1, "int64")
+    d_next_1 = range_1
     in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)
     pc = choose(in_range_1, 1, 6)
     pc = select(active, pc, state.pc)

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=78364bcd7dff37488c41ec56e393f33a790391e93c44934c5c617bd266f9a5f6
+# autobatch: source-sha256=7a4d5ec96dcd7e79b8a93804579fe104c86ecd184426ae4b8848008ead9c3234
 # autobatch: body-sha256=37918121ebe828c4d52eaceb3b3c1237e4a2173da2727c504178a1b5204353b2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

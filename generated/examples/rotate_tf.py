@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=40eaceba7084827353b4526aab115312b391da8e3b79bf48aee909247e84348f
+# autobatch: source-sha256=dd2963074677fb6352b359d1a1b494cf9f1f2728df0b5559a186780d1a31c787
 # autobatch: body-sha256=862f318be43008a1918b2b02ac35e571033952cc39cc8fa63ee60a698c2018c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

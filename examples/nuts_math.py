@@ -1,0 +1,118 @@
+"""Batched helpers for `examples/nuts.py`, for NumPy arrays and TF tensors alike.
+
+Each helper looks at what it is given: TensorFlow tensors get TensorFlow ops
+(so the code traces into a graph and compiles under XLA), anything else gets
+NumPy.  The arithmetic is the same on both, so a seed gives the same draws on
+every backend.
+
+Random numbers are counter-based: a draw is a hash of (chain seed, counter,
+lane), so a chain's stream depends only on its own seed and on how many draws
+it made before, never on which chains share its batch.
+"""
+
+import math
+
+import numpy as np
+import tensorflow as tf
+
+_MASK = 0xFFFFFFFF  # hashes are 32-bit values held in int64
+_SEED_SALT = 0x5BD1E995
+_COUNTER_SALT = 0x27D4EB2F
+_MIX_1 = 0x7FEB352D
+_MIX_2 = 0x846CA68B
+
+
+def _is_tf(*values):
+    return any(isinstance(v, (tf.Tensor, tf.Variable)) for v in values)
+
+
+def _mix(h, ops):
+    """A 32-bit integer finalizer (xorshift-multiply); h: int64 in [0, 2**32)."""
+    xor, shift, mask = ops
+    h = xor(h, shift(h, 16))
+    h = mask(h * _MIX_1)
+    h = xor(h, shift(h, 15))
+    h = mask(h * _MIX_2)
+    return xor(h, shift(h, 16))
+
+
+def _tf_mask(h):
+    return tf.bitwise.bitwise_and(h, tf.constant(_MASK, tf.int64))
+
+
+_NUMPY_BITS = (np.bitwise_xor, np.right_shift, lambda h: np.bitwise_and(h, _MASK))
+_TF_BITS = (tf.bitwise.bitwise_xor, tf.bitwise.right_shift, _tf_mask)
+
+
+def _unit(seed, counter, lanes):
+    """Uniform draws in (0, 1), float64: [chains, lanes] for seed, counter: [chains]."""
+    if _is_tf(seed, counter):
+        ops = _TF_BITS
+        seed = tf.cast(seed, tf.int64)[:, None]
+        counter = tf.cast(counter, tf.int64)[:, None]
+        lane = tf.range(lanes, dtype=tf.int64)
+    else:
+        ops = _NUMPY_BITS
+        seed = np.asarray(seed, np.int64)[:, None]
+        counter = np.asarray(counter, np.int64)[:, None]
+        lane = np.arange(lanes, dtype=np.int64)
+    xor, _, mask = ops
+    salt = tf.constant(_SEED_SALT, tf.int64) if _is_tf(seed) else _SEED_SALT
+    counter_salt = tf.constant(_COUNTER_SALT, tf.int64) if _is_tf(seed) else _COUNTER_SALT
+    h = _mix(xor(mask(seed), salt), ops)
+    h = _mix(xor(h, mask(xor(counter, counter_salt))), ops)
+    h = _mix(xor(h, lane), ops)
+    if _is_tf(h):
+        return (tf.cast(h, tf.float64) + 0.5) / 2.0**32
+    return (h.astype(np.float64) + 0.5) / 2.0**32
+
+
+def _cast(value, like):
+    if _is_tf(value, like):
+        return tf.cast(value, like.dtype)
+    return np.asarray(value).astype(like.dtype)
+
+
+def uniform(seed, counter):
+    """One uniform draw in (0, 1) per chain: [chains] float64."""
+    return _unit(seed, counter, 1)[:, 0]
+
+
+def log_uniform(seed, counter, like):
+    """log of a uniform draw per chain, with the dtype of `like`: [chains]."""
+    u = _unit(seed, counter, 1)[:, 0]
+    return _cast(tf.math.log(u) if _is_tf(u) else np.log(u), like)
+
+
+def normal(seed, counter, like):
+    """Standard normal draws shaped and typed like `like` ([chains, dims]), Box-Muller."""
+    dims = like.shape[-1]
+    u = _unit(seed, counter, 2 * dims)
+    if _is_tf(u):
+        radius = tf.sqrt(-2.0 * tf.math.log(u[:, :dims]))
+        return _cast(radius * tf.cos(2.0 * math.pi * u[:, dims:]), like)
+    radius = np.sqrt(-2.0 * np.log(u[:, :dims]))
+    return _cast(radius * np.cos(2.0 * math.pi * u[:, dims:]), like)
+
+
+def dot(a, b):
+    """Per-chain inner product: [chains, dims] x [chains, dims] -> [chains]."""
+    if _is_tf(a, b):
+        return tf.reduce_sum(a * b, axis=-1)
+    return np.sum(a * b, axis=-1)
+
+
+def as_count(condition):
+    """A per-chain condition as a float64 count (0.0 or 1.0)."""
+    if _is_tf(condition):
+        return tf.cast(condition, tf.float64)
+    return np.asarray(condition).astype(np.float64)
+
+
+def accept_probability(log_ratio):
+    """min(1, exp(log_ratio)) per chain; a NaN (a diverged step) gives 0."""
+    if _is_tf(log_ratio):
+        capped = tf.exp(tf.minimum(log_ratio, tf.zeros_like(log_ratio)))
+        return tf.where(tf.math.is_nan(log_ratio), tf.zeros_like(log_ratio), capped)
+    capped = np.exp(np.minimum(log_ratio, 0.0))
+    return np.where(np.isnan(log_ratio), 0.0, capped).astype(np.asarray(log_ratio).dtype)

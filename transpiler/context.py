@@ -11,6 +11,7 @@ import functools
 import inspect
 import os
 import threading
+import warnings
 
 import numpy as np
 from typing import Callable, Dict, Optional
@@ -20,7 +21,7 @@ from transpiler import loader
 from transpiler.paths import project_root, relative_path
 from transpiler import signature as S
 from transpiler import types as T
-from transpiler.errors import StaleGeneratedCodeError
+from transpiler.errors import BatchTypeError, StaleGeneratedCodeError
 
 DEFAULT_MAX_STACK_DEPTH = 15
 _CALL_KEYWORDS = (
@@ -269,21 +270,36 @@ class Context:
                 f"`autobatch generate --force {relpath}`"
             )
         programs = self._file_programs(relpath, old_text, backend, requested)
-        text = self.module_text(relpath, root, backend, programs)
+        text = self.module_text(relpath, root, backend, programs, required=tuple(requested))
         loader.write_atomic(path, text, package_root=self._generated_dir(root))
         return text
 
-    def module_text(self, relpath, root, backend, programs):
+    def module_text(self, relpath, root, backend, programs, required=None):
         """The generated module for source file `relpath` holding `programs`.
 
         `programs`: [(entry name, signature, mode)], in the order they appear.
+        With `required` (the program a call asked for), another program that
+        no longer compiles is dropped with a warning: a closure's types come
+        from the values it closes over, and this Context's values may not fit
+        a signature another Context added (a 100-dimensional model cannot
+        rebuild the 3-dimensional program).
         """
         from transpiler import pipeline  # the compiler, imported only when needed
         from transpiler.emit.module import programs_text
 
         specs, functions = [], set()
         for entry, signature, mode in programs:
-            spec = self._compile(entry, signature, backend, root, mode)
+            try:
+                spec = self._compile(entry, signature, backend, root, mode)
+            except BatchTypeError as error:
+                if required is None or (entry, signature, mode) == required:
+                    raise
+                warnings.warn(
+                    f"{relpath}: dropped {entry}{T.signature_text(signature)} from the "
+                    f"generated module, which no longer compiles here: {error}",
+                    stacklevel=2,
+                )
+                continue
             specs.append(spec)
             for fname in spec.functions:
                 functions.add((self._source_info(fname)[2], fname))

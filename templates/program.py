@@ -20,13 +20,13 @@ def block_function(BLOCK, BODY, UPDATES, WRITES):
 def program_function(
     PROGRAM, LEAVES, STATE_TYPE, INITIAL, STACKS_TYPE, STACKS, BLOCKS, LOOPING, RESULT
 ):
-    def PROGRAM(LEAVES, max_stack_depth, xla, profile):
+    def PROGRAM(LEAVES, max_stack_depth, max_iterations, xla, profile):
         """Arguments to results for a whole batch: what tf.function traces."""
         batch = batch_size(*LEAVES)
         state = STATE_TYPE(**INITIAL)
         stacks = STACKS_TYPE(**STACKS)
-        state, stacks, counters = run(state, stacks, BLOCKS, xla, profile, LOOPING)
-        return RESULT, state.overflow_at, counters
+        state, stacks, counters = run(state, stacks, BLOCKS, xla, profile, LOOPING, max_iterations)
+        return RESULT, state.overflow_at, state.pc, counters
 
 
 def entry_function(
@@ -40,22 +40,32 @@ def entry_function(
     PROGRAM,
     LINES,
     BLOCK_PREFIX,
+    STACK_BYTES,
     OUT,
 ):
-    def ENTRY(PARAMS, max_stack_depth=15, xla=False, profile=False):
+    def ENTRY(
+        PARAMS,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    ):
         DOC
         leaves = [
             to_leaf(NAME, name, value, dtype, shape)
             for name, value, (dtype, shape) in zip(LEAF_NAMES, LEAF_VALUES, LEAF_TYPES)
         ]
         leaves = broadcast_batch(NAME, LEAF_NAMES, leaves)
+        check_stack_bytes(NAME, leaves, max_stack_depth, STACK_BYTES, max_stack_bytes)
         program = compiled(PROGRAM, xla, profile)
         try:
-            result, overflow_at, counters = program(*leaves, max_stack_depth)
+            result, overflow_at, pc, counters = program(*leaves, max_stack_depth, max_iterations)
         except Exception as error:
             note_source_line(error, LINES, BLOCK_PREFIX)
             raise
         check_overflow(NAME, overflow_at, LINES, max_stack_depth)
+        check_finished(NAME, pc, LINES, max_iterations)
         if profile:
             return OUT, make_profile(counters, LINES, overflow_at.shape[0])
         return OUT
@@ -77,10 +87,19 @@ def stackless_program_function(
 def stackless_entry_function(
     ENTRY, PARAMS, DOC, NAME, LEAF_NAMES, LEAF_VALUES, LEAF_TYPES, PROGRAM, LINES, OUT
 ):
-    def ENTRY(PARAMS, max_stack_depth=15, xla=False, profile=False):
+    def ENTRY(
+        PARAMS,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    ):
         DOC
         if profile:
             raise ValueError(NAME + ": profile=True needs the stack-based program")
+        if max_iterations is not None:
+            raise ValueError(NAME + ": max_iterations needs the stack-based program")
         leaves = [
             to_leaf(NAME, name, value, dtype, shape)
             for name, value, (dtype, shape) in zip(LEAF_NAMES, LEAF_VALUES, LEAF_TYPES)

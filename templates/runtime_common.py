@@ -8,12 +8,23 @@ import typing
 
 import numpy as np
 
-try:  # the compiler's own class when it is installed, so `except` clauses match
-    from transpiler.errors import StackOverflowError
+try:  # the compiler's own classes when it is installed, so `except` clauses match
+    from transpiler.errors import IterationLimitError, StackMemoryError, StackOverflowError
 except ImportError:  # running without the compiler
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+# Stacks larger than this are refused before they are allocated (4 GiB);
+# transpiler.context.DEFAULT_MAX_STACK_BYTES is the same figure.
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -27,6 +38,59 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
             f"max_stack_depth={max_stack_depth} ({where}); call again with a "
             f"larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after "
+            f"max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + "; a loop that never ends? If they only need longer, call again with "
+            f"a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return  # unknown while tracing a graph of unknown batch size
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth="
+            f"{max_stack_depth} x batch {batch} x {level_bytes} bytes per example and "
+            f"level), over max_stack_bytes={_size(max_stack_bytes)}; lower "
+            "max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):

@@ -113,7 +113,7 @@ def pop_return(stack, sp, active, halt):
     return np.where(empty, halt, target), sp
 
 
-def run(state, stacks, blocks, xla=False, profile=False, looping=()):
+def run(state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -121,17 +121,21 @@ def run(state, stacks, blocks, xla=False, profile=False, looping=()):
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    limit) stops the loop after that many iterations, examples still
+    pending (the caller raises).
     """
     halt = len(blocks)
     runs = np.zeros(halt, np.int64)
     active = np.zeros(halt, np.int64)
     deepest = 0
+    iterations = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
-            if index >= halt:
+            if index >= halt or iterations == max_iterations:
                 return state, stacks, (runs, active, deepest) if profile else None
+            iterations += 1
             if profile:
                 runs[index] += 1
                 active[index] += np.count_nonzero(state.pc == index)

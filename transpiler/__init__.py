@@ -21,6 +21,8 @@ from transpiler.backends import NumpyBackend, TensorFlowBackend  # noqa: E402
 from transpiler.context import Context, truthy  # noqa: E402
 from transpiler.errors import (  # noqa: E402
     BatchTypeError,
+    IterationLimitError,
+    StackMemoryError,
     StackOverflowError,
     StaleGeneratedCodeError,
     UnsupportedSyntaxError,
@@ -30,7 +32,9 @@ from transpiler.types import TensorType, Type  # noqa: E402
 __all__ = [
     "BatchTypeError",
     "Context",
+    "IterationLimitError",
     "NumpyBackend",
+    "StackMemoryError",
     "StackOverflowError",
     "StaleGeneratedCodeError",
     "TensorFlowBackend",

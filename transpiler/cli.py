@@ -107,16 +107,43 @@ def _log(args, message, verbose_only=False):
 
 def _generated(args):
     from transpiler import config as configuration
-    from transpiler import loader, regenerate
+    from transpiler import regenerate
 
     config = configuration.load(os.path.abspath(args.root))
     targets = regenerate.targets(config, args.paths or None)
-    stale, refused = [], []
+    stale, failed = _stale(args, targets)
+    status = _write_or_report(args, config, targets, stale)
+    if failed:  # the others are written or reported; now the first failure
+        raise failed[0]
+    return status
+
+
+def _stale(args, targets):
+    """[(target, expected text)] that differ from their files, and the failures.
+
+    A module that fails to generate is left as it is and does not stop the
+    others: one broken function must not hold back (or damage) the rest.
+    """
+    from transpiler import loader, regenerate
+
+    stale, failed = [], []
     for target in targets:
         _log(args, f"checking {target.relpath} ({target.backend.name})", verbose_only=True)
-        expected = regenerate.expected_text(target)
+        try:
+            expected = regenerate.expected_text(target)
+        except Exception as error:  # noqa: BLE001 - re-raised once the rest is done
+            _log(args, f"cannot generate {target.relpath} ({target.backend.name}): {error}")
+            failed.append(error)
+            continue
         if loader.read(target.path) != expected:
             stale.append((target, expected))
+    return stale, failed
+
+
+def _write_or_report(args, config, targets, stale):
+    from transpiler import loader, regenerate
+
+    refused = []
     if args.command in ("check", "diff"):
         for target, expected in stale:
             sys.stdout.write(regenerate.diff(target, expected))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import os
 import threading
 import warnings
@@ -24,10 +25,16 @@ from transpiler import types as T
 from transpiler.errors import BatchTypeError, StaleGeneratedCodeError
 
 DEFAULT_MAX_STACK_DEPTH = 15
+# Stacks larger than this are refused before they are allocated (4 GiB);
+# the same figure as DEFAULT_MAX_STACK_BYTES in templates/runtime_common.py,
+# the default of generated modules called directly.
+DEFAULT_MAX_STACK_BYTES = 2**32
 _CALL_KEYWORDS = (
     "dry_run",
     "stackless",
     "max_stack_depth",
+    "max_iterations",
+    "max_stack_bytes",
     "backend",
     "xla",
     "block_code_cache",
@@ -88,13 +95,28 @@ class BatchedFunction:
         depth = DEFAULT_MAX_STACK_DEPTH if depth is None else int(depth)
         if depth < 1:
             raise ValueError(f"max_stack_depth must be at least 1, got {depth}")
+        limits = self.context._limits(kwargs)
+        if self.plain_parameters and len(args) != len(self.parameters):
+            raise TypeError(
+                f"{self.name}() takes {len(self.parameters)} positional argument(s) "
+                f"but {len(args)} were given"
+            )
+        names = self._argument_names(args)
+        try:
+            signature = self._checked_signature(args, names)
+        except (TypeError, ValueError) as error:
+            raise self._caller_error(error) from None
         cache = kwargs.get("block_code_cache")
         mode = "stackless" if kwargs.get("stackless") else ""
-        entry = self.context._entry(self.name, self._signature_for(args), backend, cache, mode)
+        entry = self.context._entry(self.name, signature, backend, cache, mode)
+        try:  # after generating: the fence speaks first of a non-literal default
+            S.check_batch_sizes(args, signature, names)
+        except ValueError as error:
+            raise self._caller_error(error) from None
         if backend.name == "numpy":
             args = tuple(_to_numpy(a) for a in args)
         profile = bool(kwargs.get("profile", False))
-        return entry(*args, max_stack_depth=depth, xla=xla, profile=profile)
+        return entry(*args, max_stack_depth=depth, xla=xla, profile=profile, **limits)
 
     def _bind(self, args, arguments):
         """Positional arguments, with keywords placed and literal defaults filled in."""
@@ -105,16 +127,32 @@ class BatchedFunction:
         bound.apply_defaults()
         return tuple(bound.arguments.values())
 
-    def _signature_for(self, args):
-        params = self.parameters
-        if self.plain_parameters and len(args) != len(params):
-            raise TypeError(
-                f"{self.name}() takes {len(params)} positional argument(s) "
-                f"but {len(args)} were given"
-            )
-        if self.signature is not None:
-            return self.signature
-        return S.of_args(args)
+    def _argument_names(self, args):
+        """The parameter names, for messages (positions if they are not plain)."""
+        if self.plain_parameters:
+            return list(self.parameters)
+        return [str(k + 1) for k in range(len(args))]
+
+    def _checked_signature(self, args, names):
+        """The call's signature, once the arguments are known to fit it.
+
+        Raises TypeError or ValueError naming the argument: a string, a
+        ragged or object array, a contradiction of `signature=`.  Nothing
+        is generated for such a call.
+        """
+        if self.signature is None:
+            return S.of_args(args, names)
+        S.check_declared(self.signature, args, names, f"by signature= at {self._where()}")
+        return self.signature
+
+    def _caller_error(self, error):
+        """The caller's mistake, to raise from the call itself (no chain into the checks)."""
+        return type(error)(f"{self.name}: {error}")
+
+    def _where(self):
+        """`examples/fib.py:8`: where the decorated function is defined."""
+        code = inspect.unwrap(self.function).__code__
+        return f"{relative_path(code.co_filename, project_root(code.co_filename))}:{code.co_firstlineno}"
 
     def __repr__(self):
         return f"<batched function {self.name}>"
@@ -136,16 +174,40 @@ class Context:
     project holding the source, found by its pyproject.toml or .git).
     `frozen`: never generate; a missing or stale module raises
     StaleGeneratedCodeError (default: the AUTOBATCH_FROZEN environment variable).
+    `max_iterations`: stop a call after that many loop iterations with
+    IterationLimitError (default None: no limit); a call's keyword wins.
+    `max_stack_bytes`: refuse, with StackMemoryError, a call whose stacks
+    would take more (default 4 GiB; None: no check); a call's keyword wins.
     """
 
-    def __init__(self, generated_dir: Optional[str] = None, frozen: Optional[bool] = None):
+    def __init__(
+        self,
+        generated_dir: Optional[str] = None,
+        frozen: Optional[bool] = None,
+        max_iterations: Optional[int] = None,
+        max_stack_bytes: Optional[int] = DEFAULT_MAX_STACK_BYTES,
+    ):
         self.generated_dir = generated_dir
         if frozen is None:
             frozen = os.environ.get("AUTOBATCH_FROZEN", "") not in ("", "0")
         self.frozen = frozen
+        self.max_iterations = max_iterations
+        self.max_stack_bytes = max_stack_bytes
         self._functions: Dict[str, BatchedFunction] = {}
         self._entries: Dict[tuple, Callable] = {}
+        self._definitions = 0  # redefinitions so far: part of every entry's cache key
         self._local = threading.local()
+
+    def _limits(self, kwargs):
+        """The call's max_iterations and max_stack_bytes: its own, else the Context's."""
+        iterations = kwargs.get("max_iterations", self.max_iterations)
+        if iterations is not None:
+            iterations = int(iterations)
+            if iterations < 1:
+                raise ValueError(f"max_iterations must be at least 1 (or None), got {iterations}")
+        stack_bytes = kwargs.get("max_stack_bytes", self.max_stack_bytes)
+        stack_bytes = math.inf if stack_bytes is None else stack_bytes
+        return dict(max_iterations=iterations, max_stack_bytes=stack_bytes)
 
     # ---- decorating ------------------------------------------------------
 
@@ -163,13 +225,31 @@ class Context:
         if name == "<lambda>":
             raise ValueError("batched functions must be defined with `def`, not lambda")
         if name in self._functions:
-            raise ValueError(
-                f"a function named {name!r} is already batched in this Context; "
-                "batched functions are called by name, so names must be unique"
-            )
+            self._redefine(self._functions[name].function, function)
         batched = BatchedFunction(self, function, type_inference, signature)
         self._functions[name] = batched
         return batched
+
+    def _redefine(self, old, new):
+        """A second definition of a name: the newest wins, as in Python.
+
+        Re-running a module or a notebook cell defines the function again at
+        the same place (module and qualified name); calls by name then mean
+        the new one, so everything compiled from the old one is forgotten.
+        Another function of the same name is a clash: calls between batched
+        functions go by name, so it is refused.
+        """
+        old, new = inspect.unwrap(old), inspect.unwrap(new)
+        if (old.__module__, old.__qualname__) != (new.__module__, new.__qualname__):
+            raise ValueError(
+                f"a function named {new.__name__!r} is already batched in this Context "
+                f"({old.__module__}.{old.__qualname__}); batched functions are called by "
+                "name, so names must be unique: rename one, or use another Context"
+            )
+        self._entries.clear()
+        self.__dict__.pop("_built_cache", None)
+        self.__dict__.pop("_program_cache", None)
+        self._definitions += 1
 
     def function_names(self):
         return list(self._functions)
@@ -199,7 +279,7 @@ class Context:
 
     def _entry(self, name, signature, backend, cache=None, mode=""):
         """The generated entry function for `name` at `signature` ("stackless" mode too)."""
-        key = (name, signature, backend.name, mode)
+        key = (name, signature, backend.name, mode, self._definitions)
         for store in (cache, self._entries):
             if store is not None and key in store:
                 return store[key]

@@ -40,3 +40,21 @@ class StackOverflowError(RuntimeError):
 
 class StaleGeneratedCodeError(RuntimeError):
     """In frozen mode, a generated module is missing or out of date."""
+
+
+class IterationLimitError(RuntimeError):
+    """Some examples were still running after `max_iterations` loop iterations.
+
+    The limit is off unless asked for (`max_iterations=` on a call or on the
+    Context); the message names the block, and so the source line, where the
+    unfinished examples wait: usually the loop that does not end.
+    """
+
+
+class StackMemoryError(MemoryError):
+    """The stacks of a call would need more than `max_stack_bytes`.
+
+    Raised before anything is allocated: stacks take max_stack_depth x batch
+    x (bytes per example and level), which a large batch at a large depth
+    turns into more memory than the machine has.
+    """

@@ -15,30 +15,57 @@ import numpy as np
 from transpiler import types as T
 
 
-def of_value(value) -> T.Pattern:
-    """The per-example pattern of one batched argument."""
+def of_value(value, name="1") -> T.Pattern:
+    """The per-example pattern of one batched argument, `name` in its errors.
+
+    Raises TypeError for what is not numbers (strings, object arrays, other
+    objects) and ValueError for a ragged nested list, naming the argument:
+    these would otherwise fail deep inside NumPy or the compiler.
+    """
     if value is None:
         return T.NONE
     if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return T.TupleType(tuple(of_value(v) for v in value), type(value))
+        return T.TupleType(
+            tuple(of_value(v, f"{name}.{f}") for f, v in zip(value._fields, value)), type(value)
+        )
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"argument {name} is a string ({value!r:.40}); {_NUMBERS}")
     if isinstance(value, (tuple, list)) and not _is_numeric_list(value):
-        return T.TupleType(tuple(of_value(v) for v in value))
+        return T.TupleType(tuple(of_value(v, f"{name}[{i}]") for i, v in enumerate(value)))
     if isinstance(value, (bool, int, float, complex)):
         return T.TensorType(np.asarray(value).dtype, ())
-    dtype = getattr(value, "dtype", None)
-    shape = getattr(value, "shape", None)
-    if dtype is None or shape is None:
-        array = np.asarray(value)
-        if array.dtype == object:
-            raise TypeError(
-                f"a batched argument must be an array or a number, got "
-                f"{type(value).__name__}"
-            )
-        dtype, shape = array.dtype, array.shape
-    shape = tuple(shape)
+    dtype, shape = _dtype_and_shape(value, name)
     if any(d is None for d in shape):
-        raise TypeError(f"argument shape {shape} is not fully known")
+        raise TypeError(f"argument {name} has shape {shape}, not fully known")
     return T.TensorType(dtype, tuple(shape[1:]) if len(shape) else ())
+
+
+_NUMBERS = "batched arguments are numbers, arrays of numbers, or tuples of them"
+
+
+def _dtype_and_shape(value, name):
+    """A value's NumPy dtype and shape, or a clear error if it holds no numbers."""
+    dtype, shape = getattr(value, "dtype", None), getattr(value, "shape", None)
+    if dtype is None or shape is None:
+        try:
+            array = np.asarray(value)
+        except ValueError:  # NumPy refuses rows of different lengths
+            raise ValueError(
+                f"argument {name} is ragged (its rows have different lengths); pad it to a "
+                "rectangular array, and pass the lengths as another argument"
+            ) from None
+        if array.dtype == object and array.ndim == 0:
+            raise TypeError(f"argument {name} is a {type(value).__name__}; {_NUMBERS}")
+        dtype, shape = array.dtype, array.shape
+    dtype = np.dtype(getattr(dtype, "as_numpy_dtype", dtype))  # a TensorFlow dtype too
+    if dtype.kind in "US":
+        raise TypeError(f"argument {name} holds strings (dtype {dtype}); {_NUMBERS}")
+    if dtype.kind not in "biufc":
+        raise TypeError(
+            f"argument {name} is an array of dtype {dtype}, not numbers (ragged rows or mixed "
+            f"values make an object array); {_NUMBERS}"
+        )
+    return dtype, tuple(shape)
 
 
 def _is_numeric_list(value):
@@ -47,8 +74,66 @@ def _is_numeric_list(value):
     )
 
 
-def of_args(args) -> tuple:
-    return tuple(of_value(a) for a in args)
+def of_args(args, names=None) -> tuple:
+    names = names or [str(k + 1) for k in range(len(args))]
+    return tuple(of_value(a, n) for a, n in zip(args, names))
+
+
+def check_declared(declared, args, names, where):
+    """Raises TypeError where an argument contradicts a declared signature.
+
+    A declared signature fixes the program, so a contradicting argument
+    would fail in the generated module with a message about regenerating;
+    here it names the argument and the declaration (`where`).
+    """
+    for pattern, value, name in zip(declared, args, names):
+        _check_pattern(pattern, value, name, where)
+
+
+def _check_pattern(pattern, value, name, where):
+    if isinstance(pattern, T.TupleType):
+        if not isinstance(value, (tuple, list)) or len(value) != len(pattern.elements):
+            raise TypeError(f"argument {name} should be a tuple of {len(pattern.elements)} as declared {where}")
+        for k, (element, item) in enumerate(zip(pattern.elements, value)):
+            _check_pattern(element, item, f"{name}[{k}]", where)
+        return
+    if not isinstance(pattern, T.TensorType):
+        return
+    if isinstance(value, (bool, int, float, complex)):
+        return  # a Python number takes the declared dtype
+    dtype, shape = _dtype_and_shape(value, name)
+    if dtype != pattern.dtype:
+        raise TypeError(
+            f"argument {name} has dtype {dtype}, but {pattern} is declared {where}; convert it "
+            f"(np.asarray(..., {pattern.dtype.name})) or change the declaration"
+        )
+    if shape[1:] != pattern.shape and shape != pattern.shape:
+        raise TypeError(
+            f"argument {name} has per-example shape {shape[1:]}, but {pattern} is declared {where}"
+        )
+
+
+def check_batch_sizes(args, signature, names):
+    """Raises ValueError, naming the arguments, if batch sizes are not equal or 1."""
+    sizes = []
+    for value, pattern, name in zip(args, signature, names):
+        sizes.extend(_leaf_batch_sizes(value, pattern, name))
+    if len({s for _, s in sizes} - {1}) > 1:
+        described = ", ".join(f"{n}: {s}" for n, s in sizes)
+        raise ValueError(f"batch sizes must be equal or 1 (broadcast), got {described}")
+
+
+def _leaf_batch_sizes(value, pattern, name):
+    """[(leaf name, leading dimension)]: 1 for a single example or a Python number."""
+    if isinstance(pattern, T.TupleType):
+        out = []
+        for k, (element, item) in enumerate(zip(pattern.elements, value)):
+            out.extend(_leaf_batch_sizes(item, element, f"{name}[{k}]"))
+        return out
+    if not isinstance(pattern, T.TensorType) or value is None:
+        return []
+    shape = tuple(np.shape(value) if getattr(value, "shape", None) is None else value.shape)
+    return [(name, shape[0] if len(shape) > len(pattern.shape) else 1)]
 
 
 _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z_0-9]*|\[|\]|\(|\)|,|-?\d+)")

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=dafb43f4b4ddd4d472b46c5ee0ab803a2887eaf80c9ebb9acf1c68ac6638554b
-# autobatch: body-sha256=92dbae30fb3f851746170e3f56cd484773e8c0cfbecb81b700af85c509336bf8
+# autobatch: source-sha256=7bb13bcee3f87d08489db7bb01211038b6014ed0b31515dd360ec8c14b86531e
+# autobatch: body-sha256=c5ce1cbd60c9363d6fb5a8e7a7fdfd00a373994c61af71803f1249558e3baab6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -29,11 +29,24 @@ import typing
 import numpy as np
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -45,6 +58,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -222,7 +283,9 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False, profile=False, looping=()):
+def run(
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -230,17 +293,21 @@ def run(state, stacks, blocks, xla=False, profile=False, looping=()):
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    limit) stops the loop after that many iterations, examples still
+    pending (the caller raises).
     """
     halt = len(blocks)
     runs = np.zeros(halt, np.int64)
     active = np.zeros(halt, np.int64)
     deepest = 0
+    iterations = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
-            if index >= halt:
+            if index >= halt or iterations == max_iterations:
                 return (state, stacks, (runs, active, deepest) if profile else None)
+            iterations += 1
             if profile:
                 runs[index] += 1
                 active[index] += np.count_nonzero(state.pc == index)
@@ -325,6 +392,8 @@ class AbsoluteStacks(typing.NamedTuple):
 
 
 ABSOLUTE_HALT = 1
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+ABSOLUTE_STACK_BYTES = 4
 
 
 def absolute_block_0(state, stacks):
@@ -358,7 +427,7 @@ ABSOLUTE_LOOPING_BLOCKS = ()
 ABSOLUTE_BLOCK_LINES = ("in absolute at examples/branches.py:10: if x < 0:",)
 
 
-def absolute_program(x, max_stack_depth, xla, profile):
+def absolute_program(x, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
     state = AbsoluteState(
@@ -370,12 +439,25 @@ def absolute_program(x, max_stack_depth, xla, profile):
     )
     stacks = AbsoluteStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, ABSOLUTE_BLOCKS, xla, profile, ABSOLUTE_LOOPING_BLOCKS
+        state,
+        stacks,
+        ABSOLUTE_BLOCKS,
+        xla,
+        profile,
+        ABSOLUTE_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.absolute_return,), state.overflow_at, counters)
+    return ((state.absolute_return,), state.overflow_at, state.pc, counters)
 
 
-def absolute(x, max_stack_depth=15, xla=False, profile=False):
+def absolute(
+    x,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `absolute`: every argument has a leading batch dimension.
 
     Per example: absolute(x: float64[]) -> float64[].
@@ -388,13 +470,19 @@ def absolute(x, max_stack_depth=15, xla=False, profile=False):
         for name, value, (dtype, shape) in zip(("x",), (x,), (("float64", ()),))
     ]
     leaves = broadcast_batch("absolute", ("x",), leaves)
+    check_stack_bytes(
+        "absolute", leaves, max_stack_depth, ABSOLUTE_STACK_BYTES, max_stack_bytes
+    )
     program = compiled(absolute_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
     check_overflow("absolute", overflow_at, ABSOLUTE_BLOCK_LINES, max_stack_depth)
+    check_finished("absolute", pc, ABSOLUTE_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
@@ -434,6 +522,8 @@ class QuadrantStacks(typing.NamedTuple):
 
 
 QUADRANT_HALT = 7
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+QUADRANT_STACK_BYTES = 4
 
 
 def quadrant_block_0(state, stacks):
@@ -558,7 +648,7 @@ QUADRANT_BLOCK_LINES = (
 )
 
 
-def quadrant_program(x, y, max_stack_depth, xla, profile):
+def quadrant_program(x, y, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x, y)
     state = QuadrantState(
@@ -572,12 +662,26 @@ def quadrant_program(x, y, max_stack_depth, xla, profile):
     )
     stacks = QuadrantStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, QUADRANT_BLOCKS, xla, profile, QUADRANT_LOOPING_BLOCKS
+        state,
+        stacks,
+        QUADRANT_BLOCKS,
+        xla,
+        profile,
+        QUADRANT_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.quadrant_return,), state.overflow_at, counters)
+    return ((state.quadrant_return,), state.overflow_at, state.pc, counters)
 
 
-def quadrant(x, y, max_stack_depth=15, xla=False, profile=False):
+def quadrant(
+    x,
+    y,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `quadrant`: every argument has a leading batch dimension.
 
     Per example: quadrant(x: int64[], y: int64[]) -> int64[].
@@ -592,13 +696,19 @@ def quadrant(x, y, max_stack_depth=15, xla=False, profile=False):
         )
     ]
     leaves = broadcast_batch("quadrant", ("x", "y"), leaves)
+    check_stack_bytes(
+        "quadrant", leaves, max_stack_depth, QUADRANT_STACK_BYTES, max_stack_bytes
+    )
     program = compiled(quadrant_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise
     check_overflow("quadrant", overflow_at, QUADRANT_BLOCK_LINES, max_stack_depth)
+    check_finished("quadrant", pc, QUADRANT_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],

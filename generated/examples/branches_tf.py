@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=93697e478b98086e8e597e507ce373f26d5c72dc3dcfaaefaa061bdb7cbc4984
-# autobatch: body-sha256=8c702bcb52bbb5e9bee706bdc87ac9a25f7d299719f2a1d7a73d2fe7f446bbc2
+# autobatch: source-sha256=93dccfdcb098ee1386551464db73990297440edb9b743da23ba1fdf2570e92e9
+# autobatch: body-sha256=c33a8e05c905db017ded43cf9d3ec563adac482e6f3d2c16897ae47f675b534b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -44,11 +44,24 @@ import numpy as np
 import tensorflow as tf
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -60,6 +73,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -260,7 +321,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile, looping=()):
+def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -280,6 +341,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     rotated loop body): under XLA such a block repeats in an inner loop for
     as long as it stays the earliest pending block, the same sequence of
     blocks without a dispatch per trip.
+
+    `max_iterations` (None: no limit) stops the loop after that many
+    iterations, examples still pending (the caller raises): the count is
+    the while loop's own `maximum_iterations` counter, so None traces the
+    loop exactly as without a limit.  With a limit every trip is counted, so
+    looping blocks dispatch per trip as they do under `profile`.
     """
     halt = len(blocks)
 
@@ -290,7 +357,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
-        if index in looping and (not profile) and (not writes):
+        if (
+            index in looping
+            and (not profile)
+            and (max_iterations is None)
+            and (not writes)
+        ):
 
             def again(state):
                 return tf.equal(tf.reduce_min(state.pc), index)
@@ -352,7 +424,9 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    state, stacks, counters = tf.while_loop(
+        pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+    )
     return (state, stacks, counters if profile else None)
 
 
@@ -454,6 +528,8 @@ class AbsoluteStacks(typing.NamedTuple):
 
 
 ABSOLUTE_HALT = 1
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+ABSOLUTE_STACK_BYTES = 4
 
 
 def absolute_block_0(state, stacks):
@@ -487,7 +563,7 @@ ABSOLUTE_LOOPING_BLOCKS = ()
 ABSOLUTE_BLOCK_LINES = ("in absolute at examples/branches.py:10: if x < 0:",)
 
 
-def absolute_program(x, max_stack_depth, xla, profile):
+def absolute_program(x, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
     state = AbsoluteState(
@@ -499,12 +575,25 @@ def absolute_program(x, max_stack_depth, xla, profile):
     )
     stacks = AbsoluteStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, ABSOLUTE_BLOCKS, xla, profile, ABSOLUTE_LOOPING_BLOCKS
+        state,
+        stacks,
+        ABSOLUTE_BLOCKS,
+        xla,
+        profile,
+        ABSOLUTE_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.absolute_return,), state.overflow_at, counters)
+    return ((state.absolute_return,), state.overflow_at, state.pc, counters)
 
 
-def absolute(x, max_stack_depth=15, xla=False, profile=False):
+def absolute(
+    x,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `absolute`: every argument has a leading batch dimension.
 
     Per example: absolute(x: float64[]) -> float64[].
@@ -517,13 +606,19 @@ def absolute(x, max_stack_depth=15, xla=False, profile=False):
         for name, value, (dtype, shape) in zip(("x",), (x,), (("float64", ()),))
     ]
     leaves = broadcast_batch("absolute", ("x",), leaves)
+    check_stack_bytes(
+        "absolute", leaves, max_stack_depth, ABSOLUTE_STACK_BYTES, max_stack_bytes
+    )
     program = compiled(absolute_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
     check_overflow("absolute", overflow_at, ABSOLUTE_BLOCK_LINES, max_stack_depth)
+    check_finished("absolute", pc, ABSOLUTE_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
@@ -563,6 +658,8 @@ class QuadrantStacks(typing.NamedTuple):
 
 
 QUADRANT_HALT = 7
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+QUADRANT_STACK_BYTES = 4
 
 
 def quadrant_block_0(state, stacks):
@@ -687,7 +784,7 @@ QUADRANT_BLOCK_LINES = (
 )
 
 
-def quadrant_program(x, y, max_stack_depth, xla, profile):
+def quadrant_program(x, y, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x, y)
     state = QuadrantState(
@@ -701,12 +798,26 @@ def quadrant_program(x, y, max_stack_depth, xla, profile):
     )
     stacks = QuadrantStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, QUADRANT_BLOCKS, xla, profile, QUADRANT_LOOPING_BLOCKS
+        state,
+        stacks,
+        QUADRANT_BLOCKS,
+        xla,
+        profile,
+        QUADRANT_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.quadrant_return,), state.overflow_at, counters)
+    return ((state.quadrant_return,), state.overflow_at, state.pc, counters)
 
 
-def quadrant(x, y, max_stack_depth=15, xla=False, profile=False):
+def quadrant(
+    x,
+    y,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `quadrant`: every argument has a leading batch dimension.
 
     Per example: quadrant(x: int64[], y: int64[]) -> int64[].
@@ -721,13 +832,19 @@ def quadrant(x, y, max_stack_depth=15, xla=False, profile=False):
         )
     ]
     leaves = broadcast_batch("quadrant", ("x", "y"), leaves)
+    check_stack_bytes(
+        "quadrant", leaves, max_stack_depth, QUADRANT_STACK_BYTES, max_stack_bytes
+    )
     program = compiled(quadrant_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise
     check_overflow("quadrant", overflow_at, QUADRANT_BLOCK_LINES, max_stack_depth)
+    check_finished("quadrant", pc, QUADRANT_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
@@ -971,7 +1088,15 @@ def quadrant_stackless_quadrant_program(x, y, active):
     return (state.quadrant_return,)
 
 
-def quadrant_stackless(x, y, max_stack_depth=15, xla=False, profile=False):
+def quadrant_stackless(
+    x,
+    y,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Stackless batched `quadrant`: each function runs its own masked loop
     and calls its callees directly (the host's recursion is the stack).
 
@@ -980,6 +1105,8 @@ def quadrant_stackless(x, y, max_stack_depth=15, xla=False, profile=False):
     """
     if profile:
         raise ValueError("quadrant" + ": profile=True needs the stack-based program")
+    if max_iterations is not None:
+        raise ValueError("quadrant" + ": max_iterations needs the stack-based program")
     leaves = [
         to_leaf("quadrant", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f607f46ce1df4e9c3f898d3c0c68013818decaf6df159cf023f31c53643e1c56
-# autobatch: body-sha256=090246f53a84d00d02c9d4f68da5faee0812c7e83e017204f4391d0fdafa0d25
+# autobatch: source-sha256=7ecaed46d4b64744c1ff6886693f6c0a70037565ada093b38099849d6afe7f6c
+# autobatch: body-sha256=9589613a10757d3eafec27b06b388f4d7cf7f6c62cae9f3b299bd799e02648a1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -24,11 +24,24 @@ import numpy as np
 import tensorflow as tf
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -40,6 +53,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -240,7 +301,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile, looping=()):
+def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -260,6 +321,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     rotated loop body): under XLA such a block repeats in an inner loop for
     as long as it stays the earliest pending block, the same sequence of
     blocks without a dispatch per trip.
+
+    `max_iterations` (None: no limit) stops the loop after that many
+    iterations, examples still pending (the caller raises): the count is
+    the while loop's own `maximum_iterations` counter, so None traces the
+    loop exactly as without a limit.  With a limit every trip is counted, so
+    looping blocks dispatch per trip as they do under `profile`.
     """
     halt = len(blocks)
 
@@ -270,7 +337,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
-        if index in looping and (not profile) and (not writes):
+        if (
+            index in looping
+            and (not profile)
+            and (max_iterations is None)
+            and (not writes)
+        ):
 
             def again(state):
                 return tf.equal(tf.reduce_min(state.pc), index)
@@ -332,7 +404,9 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    state, stacks, counters = tf.while_loop(
+        pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+    )
     return (state, stacks, counters if profile else None)
 
 
@@ -436,6 +510,8 @@ class CollatzStepsStacks(typing.NamedTuple):
 
 
 COLLATZ_STEPS_HALT = 3
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+COLLATZ_STEPS_STACK_BYTES = 4
 
 
 def collatz_steps_block_0(state, stacks):
@@ -519,7 +595,7 @@ COLLATZ_STEPS_BLOCK_LINES = (
 )
 
 
-def collatz_steps_program(x, max_stack_depth, xla, profile):
+def collatz_steps_program(x, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
     state = CollatzStepsState(
@@ -532,12 +608,25 @@ def collatz_steps_program(x, max_stack_depth, xla, profile):
     )
     stacks = CollatzStepsStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, COLLATZ_STEPS_BLOCKS, xla, profile, COLLATZ_STEPS_LOOPING_BLOCKS
+        state,
+        stacks,
+        COLLATZ_STEPS_BLOCKS,
+        xla,
+        profile,
+        COLLATZ_STEPS_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.collatz_steps_return,), state.overflow_at, counters)
+    return ((state.collatz_steps_return,), state.overflow_at, state.pc, counters)
 
 
-def collatz_steps(x, max_stack_depth=15, xla=False, profile=False):
+def collatz_steps(
+    x,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `collatz_steps`: every argument has a leading batch dimension.
 
     Per example: collatz_steps(x: int64[]) -> int64[].
@@ -550,15 +639,25 @@ def collatz_steps(x, max_stack_depth=15, xla=False, profile=False):
         for name, value, (dtype, shape) in zip(("x",), (x,), (("int64", ()),))
     ]
     leaves = broadcast_batch("collatz_steps", ("x",), leaves)
+    check_stack_bytes(
+        "collatz_steps",
+        leaves,
+        max_stack_depth,
+        COLLATZ_STEPS_STACK_BYTES,
+        max_stack_bytes,
+    )
     program = compiled(collatz_steps_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, COLLATZ_STEPS_BLOCK_LINES, "collatz_steps_block_")
         raise
     check_overflow(
         "collatz_steps", overflow_at, COLLATZ_STEPS_BLOCK_LINES, max_stack_depth
     )
+    check_finished("collatz_steps", pc, COLLATZ_STEPS_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=d1c8060a4e93642d915bf56b22d3ba1259ee331e6c5ecbe742c099aa7bc1edb9
-# autobatch: body-sha256=4276862c1b105b5d453f23f82b3c7a00b429e026a7583bda71c61b913ebb9080
+# autobatch: source-sha256=fdbe2f7810d1a37c3376deed79ae35df41d0fc3b9879067995e345e6eb36575b
+# autobatch: body-sha256=6c95725c8e2bae00f03a893bdeacd1e1f107502fac2e44f10545a588e4544694
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -25,11 +25,24 @@ import numpy as np
 import tensorflow as tf
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -41,6 +54,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -241,7 +302,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile, looping=()):
+def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -261,6 +322,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     rotated loop body): under XLA such a block repeats in an inner loop for
     as long as it stays the earliest pending block, the same sequence of
     blocks without a dispatch per trip.
+
+    `max_iterations` (None: no limit) stops the loop after that many
+    iterations, examples still pending (the caller raises): the count is
+    the while loop's own `maximum_iterations` counter, so None traces the
+    loop exactly as without a limit.  With a limit every trip is counted, so
+    looping blocks dispatch per trip as they do under `profile`.
     """
     halt = len(blocks)
 
@@ -271,7 +338,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
-        if index in looping and (not profile) and (not writes):
+        if (
+            index in looping
+            and (not profile)
+            and (max_iterations is None)
+            and (not writes)
+        ):
 
             def again(state):
                 return tf.equal(tf.reduce_min(state.pc), index)
@@ -333,7 +405,9 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    state, stacks, counters = tf.while_loop(
+        pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+    )
     return (state, stacks, counters if profile else None)
 
 
@@ -439,6 +513,8 @@ class DivideStacks(typing.NamedTuple):
 
 
 DIVIDE_HALT = 4
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+DIVIDE_STACK_BYTES = 4
 
 
 def divide_block_0(state, stacks):
@@ -530,7 +606,7 @@ DIVIDE_BLOCK_LINES = (
 )
 
 
-def divide_program(a, b, max_stack_depth, xla, profile):
+def divide_program(a, b, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(a, b)
     state = DivideState(
@@ -544,12 +620,31 @@ def divide_program(a, b, max_stack_depth, xla, profile):
     )
     stacks = DivideStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, DIVIDE_BLOCKS, xla, profile, DIVIDE_LOOPING_BLOCKS
+        state,
+        stacks,
+        DIVIDE_BLOCKS,
+        xla,
+        profile,
+        DIVIDE_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.divide_return_0, state.divide_return_1), state.overflow_at, counters)
+    return (
+        (state.divide_return_0, state.divide_return_1),
+        state.overflow_at,
+        state.pc,
+        counters,
+    )
 
 
-def divide(a, b, max_stack_depth=15, xla=False, profile=False):
+def divide(
+    a,
+    b,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `divide`: every argument has a leading batch dimension.
 
     Per example: divide(a: int64[], b: int64[]) -> (int64[], int64[]).
@@ -564,13 +659,19 @@ def divide(a, b, max_stack_depth=15, xla=False, profile=False):
         )
     ]
     leaves = broadcast_batch("divide", ("a", "b"), leaves)
+    check_stack_bytes(
+        "divide", leaves, max_stack_depth, DIVIDE_STACK_BYTES, max_stack_bytes
+    )
     program = compiled(divide_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, DIVIDE_BLOCK_LINES, "divide_block_")
         raise
     check_overflow("divide", overflow_at, DIVIDE_BLOCK_LINES, max_stack_depth)
+    check_finished("divide", pc, DIVIDE_BLOCK_LINES, max_iterations)
     if profile:
         return (
             (result[0], result[1]),

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=186a31a3426224b15466fc14c056f3ca6d547d77058c83f95960634caf80b284
-# autobatch: body-sha256=b1a35852d8fffc43fbae71ade7325db55304289c93ee56bfaaf7ebb097619dce
+# autobatch: source-sha256=c0fdfcf0b2fe7ba7bf6e9eb57bbe979a4deb1c5c7ba31f364d0b17e41817b0ac
+# autobatch: body-sha256=f2921e341c4282315df329e653892555dbb806ea093a8c199ed2b1e113db384b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -31,11 +31,24 @@ import typing
 import numpy as np
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -47,6 +60,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -224,7 +285,9 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False, profile=False, looping=()):
+def run(
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -232,17 +295,21 @@ def run(state, stacks, blocks, xla=False, profile=False, looping=()):
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    limit) stops the loop after that many iterations, examples still
+    pending (the caller raises).
     """
     halt = len(blocks)
     runs = np.zeros(halt, np.int64)
     active = np.zeros(halt, np.int64)
     deepest = 0
+    iterations = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
-            if index >= halt:
+            if index >= halt or iterations == max_iterations:
                 return (state, stacks, (runs, active, deepest) if profile else None)
+            iterations += 1
             if profile:
                 runs[index] += 1
                 active[index] += np.count_nonzero(state.pc == index)
@@ -329,6 +396,8 @@ class IsEvenStacks(typing.NamedTuple):
 
 
 IS_EVEN_HALT = 5
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+IS_EVEN_STACK_BYTES = 4
 
 
 def is_even_block_0(state, stacks):
@@ -423,7 +492,7 @@ IS_EVEN_BLOCK_LINES = (
 )
 
 
-def is_even_program(n, max_stack_depth, xla, profile):
+def is_even_program(n, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = IsEvenState(
@@ -436,12 +505,25 @@ def is_even_program(n, max_stack_depth, xla, profile):
     )
     stacks = IsEvenStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, IS_EVEN_BLOCKS, xla, profile, IS_EVEN_LOOPING_BLOCKS
+        state,
+        stacks,
+        IS_EVEN_BLOCKS,
+        xla,
+        profile,
+        IS_EVEN_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.is_even_return,), state.overflow_at, counters)
+    return ((state.is_even_return,), state.overflow_at, state.pc, counters)
 
 
-def is_even(n, max_stack_depth=15, xla=False, profile=False):
+def is_even(
+    n,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `is_even`: every argument has a leading batch dimension.
 
     Per example: is_even(n: int64[]) -> bool[].
@@ -454,13 +536,19 @@ def is_even(n, max_stack_depth=15, xla=False, profile=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("is_even", ("n",), leaves)
+    check_stack_bytes(
+        "is_even", leaves, max_stack_depth, IS_EVEN_STACK_BYTES, max_stack_bytes
+    )
     program = compiled(is_even_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, IS_EVEN_BLOCK_LINES, "is_even_block_")
         raise
     check_overflow("is_even", overflow_at, IS_EVEN_BLOCK_LINES, max_stack_depth)
+    check_finished("is_even", pc, IS_EVEN_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
@@ -498,6 +586,8 @@ class IsOddStacks(typing.NamedTuple):
 
 
 IS_ODD_HALT = 5
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+IS_ODD_STACK_BYTES = 4
 
 
 def is_odd_block_0(state, stacks):
@@ -592,7 +682,7 @@ IS_ODD_BLOCK_LINES = (
 )
 
 
-def is_odd_program(n, max_stack_depth, xla, profile):
+def is_odd_program(n, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = IsOddState(
@@ -605,12 +695,25 @@ def is_odd_program(n, max_stack_depth, xla, profile):
     )
     stacks = IsOddStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, IS_ODD_BLOCKS, xla, profile, IS_ODD_LOOPING_BLOCKS
+        state,
+        stacks,
+        IS_ODD_BLOCKS,
+        xla,
+        profile,
+        IS_ODD_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.is_even_return,), state.overflow_at, counters)
+    return ((state.is_even_return,), state.overflow_at, state.pc, counters)
 
 
-def is_odd(n, max_stack_depth=15, xla=False, profile=False):
+def is_odd(
+    n,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `is_odd`: every argument has a leading batch dimension.
 
     Per example: is_odd(n: int64[]) -> bool[].
@@ -623,13 +726,19 @@ def is_odd(n, max_stack_depth=15, xla=False, profile=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("is_odd", ("n",), leaves)
+    check_stack_bytes(
+        "is_odd", leaves, max_stack_depth, IS_ODD_STACK_BYTES, max_stack_bytes
+    )
     program = compiled(is_odd_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, IS_ODD_BLOCK_LINES, "is_odd_block_")
         raise
     check_overflow("is_odd", overflow_at, IS_ODD_BLOCK_LINES, max_stack_depth)
+    check_finished("is_odd", pc, IS_ODD_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],

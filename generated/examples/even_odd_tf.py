@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=dbe2894b6cc69ff348714cb48c254eb2214553e91da0886bea1a46a495fba2eb
-# autobatch: body-sha256=dea9b7210fd3eb3042837f87e3b541d8b99b513d1aa92fa13992bec0ac5be61d
+# autobatch: source-sha256=67e1c1183ccc6d30f9ea43ab8e6b3964ed861e7a1b58888d2d987be463be7c2e
+# autobatch: body-sha256=bb060be9d283e32414785e87c0f3e8b3d5647a2380bd7d14396b12ee9296c8a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -32,11 +32,24 @@ import numpy as np
 import tensorflow as tf
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -48,6 +61,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -248,7 +309,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile, looping=()):
+def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -268,6 +329,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     rotated loop body): under XLA such a block repeats in an inner loop for
     as long as it stays the earliest pending block, the same sequence of
     blocks without a dispatch per trip.
+
+    `max_iterations` (None: no limit) stops the loop after that many
+    iterations, examples still pending (the caller raises): the count is
+    the while loop's own `maximum_iterations` counter, so None traces the
+    loop exactly as without a limit.  With a limit every trip is counted, so
+    looping blocks dispatch per trip as they do under `profile`.
     """
     halt = len(blocks)
 
@@ -278,7 +345,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
-        if index in looping and (not profile) and (not writes):
+        if (
+            index in looping
+            and (not profile)
+            and (max_iterations is None)
+            and (not writes)
+        ):
 
             def again(state):
                 return tf.equal(tf.reduce_min(state.pc), index)
@@ -340,7 +412,9 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    state, stacks, counters = tf.while_loop(
+        pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+    )
     return (state, stacks, counters if profile else None)
 
 
@@ -444,6 +518,8 @@ class IsEvenStacks(typing.NamedTuple):
 
 
 IS_EVEN_HALT = 5
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+IS_EVEN_STACK_BYTES = 4
 
 
 def is_even_block_0(state, stacks):
@@ -538,7 +614,7 @@ IS_EVEN_BLOCK_LINES = (
 )
 
 
-def is_even_program(n, max_stack_depth, xla, profile):
+def is_even_program(n, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = IsEvenState(
@@ -551,12 +627,25 @@ def is_even_program(n, max_stack_depth, xla, profile):
     )
     stacks = IsEvenStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, IS_EVEN_BLOCKS, xla, profile, IS_EVEN_LOOPING_BLOCKS
+        state,
+        stacks,
+        IS_EVEN_BLOCKS,
+        xla,
+        profile,
+        IS_EVEN_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.is_even_return,), state.overflow_at, counters)
+    return ((state.is_even_return,), state.overflow_at, state.pc, counters)
 
 
-def is_even(n, max_stack_depth=15, xla=False, profile=False):
+def is_even(
+    n,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `is_even`: every argument has a leading batch dimension.
 
     Per example: is_even(n: int64[]) -> bool[].
@@ -569,13 +658,19 @@ def is_even(n, max_stack_depth=15, xla=False, profile=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("is_even", ("n",), leaves)
+    check_stack_bytes(
+        "is_even", leaves, max_stack_depth, IS_EVEN_STACK_BYTES, max_stack_bytes
+    )
     program = compiled(is_even_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, IS_EVEN_BLOCK_LINES, "is_even_block_")
         raise
     check_overflow("is_even", overflow_at, IS_EVEN_BLOCK_LINES, max_stack_depth)
+    check_finished("is_even", pc, IS_EVEN_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
@@ -613,6 +708,8 @@ class IsOddStacks(typing.NamedTuple):
 
 
 IS_ODD_HALT = 5
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+IS_ODD_STACK_BYTES = 4
 
 
 def is_odd_block_0(state, stacks):
@@ -707,7 +804,7 @@ IS_ODD_BLOCK_LINES = (
 )
 
 
-def is_odd_program(n, max_stack_depth, xla, profile):
+def is_odd_program(n, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = IsOddState(
@@ -720,12 +817,25 @@ def is_odd_program(n, max_stack_depth, xla, profile):
     )
     stacks = IsOddStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, IS_ODD_BLOCKS, xla, profile, IS_ODD_LOOPING_BLOCKS
+        state,
+        stacks,
+        IS_ODD_BLOCKS,
+        xla,
+        profile,
+        IS_ODD_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.is_even_return,), state.overflow_at, counters)
+    return ((state.is_even_return,), state.overflow_at, state.pc, counters)
 
 
-def is_odd(n, max_stack_depth=15, xla=False, profile=False):
+def is_odd(
+    n,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `is_odd`: every argument has a leading batch dimension.
 
     Per example: is_odd(n: int64[]) -> bool[].
@@ -738,13 +848,19 @@ def is_odd(n, max_stack_depth=15, xla=False, profile=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("is_odd", ("n",), leaves)
+    check_stack_bytes(
+        "is_odd", leaves, max_stack_depth, IS_ODD_STACK_BYTES, max_stack_bytes
+    )
     program = compiled(is_odd_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, IS_ODD_BLOCK_LINES, "is_odd_block_")
         raise
     check_overflow("is_odd", overflow_at, IS_ODD_BLOCK_LINES, max_stack_depth)
+    check_finished("is_odd", pc, IS_ODD_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],

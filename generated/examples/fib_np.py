@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=bb66b904743dcf086e1a0995604e7aeebe5217c96fe0691a57ef7100de968dfc
-# autobatch: body-sha256=fc964c9c1f83dafc7e392fa25beb83dc8c125f89d873990bfa5ebcdbf1c95667
+# autobatch: source-sha256=74ff1359cb2b38bf26ce0465fd5b0acfb71d80b8bad2ede4fd208a6b6ac734d7
+# autobatch: body-sha256=c984579c9cf1e0de1667184fa574dc50df1afb4fb1578f8059cb424b7d23e091
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -29,11 +29,24 @@ import typing
 import numpy as np
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -45,6 +58,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -222,7 +283,9 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False, profile=False, looping=()):
+def run(
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -230,17 +293,21 @@ def run(state, stacks, blocks, xla=False, profile=False, looping=()):
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    limit) stops the loop after that many iterations, examples still
+    pending (the caller raises).
     """
     halt = len(blocks)
     runs = np.zeros(halt, np.int64)
     active = np.zeros(halt, np.int64)
     deepest = 0
+    iterations = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
-            if index >= halt:
+            if index >= halt or iterations == max_iterations:
                 return (state, stacks, (runs, active, deepest) if profile else None)
+            iterations += 1
             if profile:
                 runs[index] += 1
                 active[index] += np.count_nonzero(state.pc == index)
@@ -335,6 +402,8 @@ class FibStacks(typing.NamedTuple):
 
 
 FIB_HALT = 5
+# bytes one example stacks per level of recursion (return address 4, fib_fib_1 8, fib_n 8): the stacks take max_stack_depth x batch x this
+FIB_STACK_BYTES = 20
 
 
 def fib_block_0(state, stacks):
@@ -458,7 +527,7 @@ FIB_BLOCK_LINES = (
 )
 
 
-def fib_program(n, max_stack_depth, xla, profile):
+def fib_program(n, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = FibState(
@@ -477,12 +546,19 @@ def fib_program(n, max_stack_depth, xla, profile):
         fib_n=zeros([max_stack_depth, batch], (), "int64"),
     )
     state, stacks, counters = run(
-        state, stacks, FIB_BLOCKS, xla, profile, FIB_LOOPING_BLOCKS
+        state, stacks, FIB_BLOCKS, xla, profile, FIB_LOOPING_BLOCKS, max_iterations
     )
-    return ((state.fib_return,), state.overflow_at, counters)
+    return ((state.fib_return,), state.overflow_at, state.pc, counters)
 
 
-def fib(n, max_stack_depth=15, xla=False, profile=False):
+def fib(
+    n,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `fib`: every argument has a leading batch dimension.
 
     Per example: fib(n: int64[]) -> int64[].
@@ -495,13 +571,17 @@ def fib(n, max_stack_depth=15, xla=False, profile=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("fib", ("n",), leaves)
+    check_stack_bytes("fib", leaves, max_stack_depth, FIB_STACK_BYTES, max_stack_bytes)
     program = compiled(fib_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, FIB_BLOCK_LINES, "fib_block_")
         raise
     check_overflow("fib", overflow_at, FIB_BLOCK_LINES, max_stack_depth)
+    check_finished("fib", pc, FIB_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
@@ -624,7 +704,14 @@ def fib_stackless_fib_program(n, active):
     return (state.fib_return,)
 
 
-def fib_stackless(n, max_stack_depth=15, xla=False, profile=False):
+def fib_stackless(
+    n,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Stackless batched `fib`: each function runs its own masked loop
     and calls its callees directly (the host's recursion is the stack).
 
@@ -633,6 +720,8 @@ def fib_stackless(n, max_stack_depth=15, xla=False, profile=False):
     """
     if profile:
         raise ValueError("fib" + ": profile=True needs the stack-based program")
+    if max_iterations is not None:
+        raise ValueError("fib" + ": max_iterations needs the stack-based program")
     leaves = [
         to_leaf("fib", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=bb85553c4dffdd02cebac26afdcaf82cd36c234ecacdd4b67b09e02b1b7c7c9f
-# autobatch: body-sha256=6e01f7c5ac701368c7bf3960b53752b9eadaba87adcc8983838768c1a03c54ec
+# autobatch: source-sha256=8edcd6fd5eb5284879c3f46d7b4fb662353ca6a8efb7c34729cc992c09332f3c
+# autobatch: body-sha256=1162da245d7fd1f03c6ff88403109722ec0bcde2854670ab0f3c15ba4794e8ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -30,11 +30,24 @@ import numpy as np
 import tensorflow as tf
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -46,6 +59,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -246,7 +307,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile, looping=()):
+def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -266,6 +327,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     rotated loop body): under XLA such a block repeats in an inner loop for
     as long as it stays the earliest pending block, the same sequence of
     blocks without a dispatch per trip.
+
+    `max_iterations` (None: no limit) stops the loop after that many
+    iterations, examples still pending (the caller raises): the count is
+    the while loop's own `maximum_iterations` counter, so None traces the
+    loop exactly as without a limit.  With a limit every trip is counted, so
+    looping blocks dispatch per trip as they do under `profile`.
     """
     halt = len(blocks)
 
@@ -276,7 +343,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
-        if index in looping and (not profile) and (not writes):
+        if (
+            index in looping
+            and (not profile)
+            and (max_iterations is None)
+            and (not writes)
+        ):
 
             def again(state):
                 return tf.equal(tf.reduce_min(state.pc), index)
@@ -338,7 +410,9 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    state, stacks, counters = tf.while_loop(
+        pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+    )
     return (state, stacks, counters if profile else None)
 
 
@@ -450,6 +524,8 @@ class FibStacks(typing.NamedTuple):
 
 
 FIB_HALT = 5
+# bytes one example stacks per level of recursion (return address 4, fib_fib_1 8, fib_n 8): the stacks take max_stack_depth x batch x this
+FIB_STACK_BYTES = 20
 
 
 def fib_block_0(state, stacks):
@@ -573,7 +649,7 @@ FIB_BLOCK_LINES = (
 )
 
 
-def fib_program(n, max_stack_depth, xla, profile):
+def fib_program(n, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = FibState(
@@ -592,12 +668,19 @@ def fib_program(n, max_stack_depth, xla, profile):
         fib_n=zeros([max_stack_depth, batch], (), "int64"),
     )
     state, stacks, counters = run(
-        state, stacks, FIB_BLOCKS, xla, profile, FIB_LOOPING_BLOCKS
+        state, stacks, FIB_BLOCKS, xla, profile, FIB_LOOPING_BLOCKS, max_iterations
     )
-    return ((state.fib_return,), state.overflow_at, counters)
+    return ((state.fib_return,), state.overflow_at, state.pc, counters)
 
 
-def fib(n, max_stack_depth=15, xla=False, profile=False):
+def fib(
+    n,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `fib`: every argument has a leading batch dimension.
 
     Per example: fib(n: int64[]) -> int64[].
@@ -610,13 +693,17 @@ def fib(n, max_stack_depth=15, xla=False, profile=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("fib", ("n",), leaves)
+    check_stack_bytes("fib", leaves, max_stack_depth, FIB_STACK_BYTES, max_stack_bytes)
     program = compiled(fib_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, FIB_BLOCK_LINES, "fib_block_")
         raise
     check_overflow("fib", overflow_at, FIB_BLOCK_LINES, max_stack_depth)
+    check_finished("fib", pc, FIB_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
@@ -739,7 +826,14 @@ def fib_stackless_fib_program(n, active):
     return (state.fib_return,)
 
 
-def fib_stackless(n, max_stack_depth=15, xla=False, profile=False):
+def fib_stackless(
+    n,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Stackless batched `fib`: each function runs its own masked loop
     and calls its callees directly (the host's recursion is the stack).
 
@@ -748,6 +842,8 @@ def fib_stackless(n, max_stack_depth=15, xla=False, profile=False):
     """
     if profile:
         raise ValueError("fib" + ": profile=True needs the stack-based program")
+    if max_iterations is not None:
+        raise ValueError("fib" + ": max_iterations needs the stack-based program")
     leaves = [
         to_leaf("fib", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=f8ead24481a35c16bf46d67cf63a3c267a30debb0f697136f6acdebc3e719f05
-# autobatch: body-sha256=a76b5fff2823b8b3406aafa6128114c294304d28b539acfd5d62bca5b1da04d8
+# autobatch: source-sha256=0542cdaacadc10de3192b54e775eaa2fe2f7e2c2fbc0573d0b36362eefc78afb
+# autobatch: body-sha256=530c9e089d50f84532934b776072b0a984297efbd7abae54c2d308bceeb63ad9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -23,11 +23,24 @@ import typing
 import numpy as np
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -39,6 +52,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -216,7 +277,9 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False, profile=False, looping=()):
+def run(
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -224,17 +287,21 @@ def run(state, stacks, blocks, xla=False, profile=False, looping=()):
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    limit) stops the loop after that many iterations, examples still
+    pending (the caller raises).
     """
     halt = len(blocks)
     runs = np.zeros(halt, np.int64)
     active = np.zeros(halt, np.int64)
     deepest = 0
+    iterations = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
-            if index >= halt:
+            if index >= halt or iterations == max_iterations:
                 return (state, stacks, (runs, active, deepest) if profile else None)
+            iterations += 1
             if profile:
                 runs[index] += 1
                 active[index] += np.count_nonzero(state.pc == index)
@@ -323,6 +390,8 @@ class GcdStacks(typing.NamedTuple):
 
 
 GCD_HALT = 3
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+GCD_STACK_BYTES = 4
 
 
 def gcd_block_0(state, stacks):
@@ -392,7 +461,7 @@ GCD_BLOCK_LINES = (
 )
 
 
-def gcd_program(a, b, max_stack_depth, xla, profile):
+def gcd_program(a, b, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(a, b)
     state = GcdState(
@@ -406,12 +475,20 @@ def gcd_program(a, b, max_stack_depth, xla, profile):
     )
     stacks = GcdStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, GCD_BLOCKS, xla, profile, GCD_LOOPING_BLOCKS
+        state, stacks, GCD_BLOCKS, xla, profile, GCD_LOOPING_BLOCKS, max_iterations
     )
-    return ((state.gcd_return,), state.overflow_at, counters)
+    return ((state.gcd_return,), state.overflow_at, state.pc, counters)
 
 
-def gcd(a, b, max_stack_depth=15, xla=False, profile=False):
+def gcd(
+    a,
+    b,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `gcd`: every argument has a leading batch dimension.
 
     Per example: gcd(a: int64[], b: int64[]) -> int64[].
@@ -426,13 +503,17 @@ def gcd(a, b, max_stack_depth=15, xla=False, profile=False):
         )
     ]
     leaves = broadcast_batch("gcd", ("a", "b"), leaves)
+    check_stack_bytes("gcd", leaves, max_stack_depth, GCD_STACK_BYTES, max_stack_bytes)
     program = compiled(gcd_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, GCD_BLOCK_LINES, "gcd_block_")
         raise
     check_overflow("gcd", overflow_at, GCD_BLOCK_LINES, max_stack_depth)
+    check_finished("gcd", pc, GCD_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b6ba8b78f11eb846848e9daf4718b6c41b284c7ecef7b0c723291642c3f9b34b
-# autobatch: body-sha256=78b1affb6b92390ff6da8ef8ee41a5a3a5850815d1875658cf7b3a5785893b27
+# autobatch: source-sha256=acb53212fbf9535c4e119133c0e145b6fc6f93651f842c6597e02800929291a0
+# autobatch: body-sha256=f291b5587f3c6f91535b72272fa2ef72d4e37657faa8c4a3a608c833bd5228b9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -24,11 +24,24 @@ import numpy as np
 import tensorflow as tf
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -40,6 +53,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -240,7 +301,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile, looping=()):
+def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -260,6 +321,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     rotated loop body): under XLA such a block repeats in an inner loop for
     as long as it stays the earliest pending block, the same sequence of
     blocks without a dispatch per trip.
+
+    `max_iterations` (None: no limit) stops the loop after that many
+    iterations, examples still pending (the caller raises): the count is
+    the while loop's own `maximum_iterations` counter, so None traces the
+    loop exactly as without a limit.  With a limit every trip is counted, so
+    looping blocks dispatch per trip as they do under `profile`.
     """
     halt = len(blocks)
 
@@ -270,7 +337,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
-        if index in looping and (not profile) and (not writes):
+        if (
+            index in looping
+            and (not profile)
+            and (max_iterations is None)
+            and (not writes)
+        ):
 
             def again(state):
                 return tf.equal(tf.reduce_min(state.pc), index)
@@ -332,7 +404,9 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    state, stacks, counters = tf.while_loop(
+        pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+    )
     return (state, stacks, counters if profile else None)
 
 
@@ -438,6 +512,8 @@ class GcdStacks(typing.NamedTuple):
 
 
 GCD_HALT = 3
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+GCD_STACK_BYTES = 4
 
 
 def gcd_block_0(state, stacks):
@@ -507,7 +583,7 @@ GCD_BLOCK_LINES = (
 )
 
 
-def gcd_program(a, b, max_stack_depth, xla, profile):
+def gcd_program(a, b, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(a, b)
     state = GcdState(
@@ -521,12 +597,20 @@ def gcd_program(a, b, max_stack_depth, xla, profile):
     )
     stacks = GcdStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, GCD_BLOCKS, xla, profile, GCD_LOOPING_BLOCKS
+        state, stacks, GCD_BLOCKS, xla, profile, GCD_LOOPING_BLOCKS, max_iterations
     )
-    return ((state.gcd_return,), state.overflow_at, counters)
+    return ((state.gcd_return,), state.overflow_at, state.pc, counters)
 
 
-def gcd(a, b, max_stack_depth=15, xla=False, profile=False):
+def gcd(
+    a,
+    b,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `gcd`: every argument has a leading batch dimension.
 
     Per example: gcd(a: int64[], b: int64[]) -> int64[].
@@ -541,13 +625,17 @@ def gcd(a, b, max_stack_depth=15, xla=False, profile=False):
         )
     ]
     leaves = broadcast_batch("gcd", ("a", "b"), leaves)
+    check_stack_bytes("gcd", leaves, max_stack_depth, GCD_STACK_BYTES, max_stack_bytes)
     program = compiled(gcd_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, GCD_BLOCK_LINES, "gcd_block_")
         raise
     check_overflow("gcd", overflow_at, GCD_BLOCK_LINES, max_stack_depth)
+    check_finished("gcd", pc, GCD_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=5424dfeb29a5469e16358edf97b9797d1dc4437f409950f69b43afb4bb8ed974
-# autobatch: body-sha256=543ffe5d087170ad33287c10a44d82fb75db97ee3b01f275048b94857334514c
+# autobatch: source-sha256=e6182c17030385b615c5f10db1f03cc8ec3ecf2abf4e8e1399c7955566e2dc75
+# autobatch: body-sha256=8e44b269b9dd91f040a74cf9c529f68fe36ca4977054b3bcb771f9b7f3097448
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -82,11 +82,24 @@ from examples.nuts import Step
 from examples.nuts import Tree
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -98,6 +111,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -275,7 +336,9 @@ def pop_return(stack, sp, active, halt):
     return (np.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla=False, profile=False, looping=()):
+def run(
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -283,17 +346,21 @@ def run(state, stacks, blocks, xla=False, profile=False, looping=()):
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    limit) stops the loop after that many iterations, examples still
+    pending (the caller raises).
     """
     halt = len(blocks)
     runs = np.zeros(halt, np.int64)
     active = np.zeros(halt, np.int64)
     deepest = 0
+    iterations = 0
     with np.errstate(all="ignore"):
         while True:
             index = state.pc.min(initial=halt)
-            if index >= halt:
+            if index >= halt or iterations == max_iterations:
                 return (state, stacks, (runs, active, deepest) if profile else None)
+            iterations += 1
             if profile:
                 runs[index] += 1
                 active[index] += np.count_nonzero(state.pc == index)
@@ -646,6 +713,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         build_tree_tree_leapfrogs: object
 
     NUTS_STEP_1_HALT = 18
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 800, build_tree_tree_minus_r 800, build_tree_tree_minus_grad 800, build_tree_tree_plus_x 800, build_tree_tree_plus_r 800, build_tree_tree_plus_grad 800, build_tree_tree_sample_x 800, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 800, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_STEP_1_STACK_BYTES = 6485
 
     def nuts_step_1_block_0(state, stacks):
         # examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
@@ -2243,6 +2312,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         seed,
         counter,
         max_stack_depth,
+        max_iterations,
         xla,
         profile,
     ):
@@ -2400,7 +2470,13 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
         )
         state, stacks, counters = run(
-            state, stacks, NUTS_STEP_1_BLOCKS, xla, profile, NUTS_STEP_1_LOOPING_BLOCKS
+            state,
+            stacks,
+            NUTS_STEP_1_BLOCKS,
+            xla,
+            profile,
+            NUTS_STEP_1_LOOPING_BLOCKS,
+            max_iterations,
         )
         return (
             (
@@ -2413,10 +2489,20 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 state.nuts_step_return_accept,
             ),
             state.overflow_at,
+            state.pc,
             counters,
         )
 
-    def nuts_step_1(point, seed, counter, max_stack_depth=15, xla=False, profile=False):
+    def nuts_step_1(
+        point,
+        seed,
+        counter,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[]) -> Step(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], float64[]).
@@ -2441,15 +2527,25 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         leaves = broadcast_batch(
             "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
         )
+        check_stack_bytes(
+            "nuts_step",
+            leaves,
+            max_stack_depth,
+            NUTS_STEP_1_STACK_BYTES,
+            max_stack_bytes,
+        )
         program = compiled(nuts_step_1_program, xla, profile)
         try:
-            result, overflow_at, counters = program(*leaves, max_stack_depth)
+            result, overflow_at, pc, counters = program(
+                *leaves, max_stack_depth, max_iterations
+            )
         except Exception as error:
             note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
             raise
         check_overflow(
             "nuts_step", overflow_at, NUTS_STEP_1_BLOCK_LINES, max_stack_depth
         )
+        check_finished("nuts_step", pc, NUTS_STEP_1_BLOCK_LINES, max_iterations)
         if profile:
             return (
                 Step(
@@ -2767,6 +2863,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_tree_leapfrogs: object
 
     NUTS_STEP_2_HALT = 18
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8, build_tree_tree_minus_r 8, build_tree_tree_minus_grad 8, build_tree_tree_plus_x 8, build_tree_tree_plus_r 8, build_tree_tree_plus_grad 8, build_tree_tree_sample_x 8, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_STEP_2_STACK_BYTES = 149
 
     def nuts_step_2_block_0(state, stacks):
         # examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
@@ -4364,6 +4462,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         seed,
         counter,
         max_stack_depth,
+        max_iterations,
         xla,
         profile,
     ):
@@ -4517,7 +4616,13 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
         )
         state, stacks, counters = run(
-            state, stacks, NUTS_STEP_2_BLOCKS, xla, profile, NUTS_STEP_2_LOOPING_BLOCKS
+            state,
+            stacks,
+            NUTS_STEP_2_BLOCKS,
+            xla,
+            profile,
+            NUTS_STEP_2_LOOPING_BLOCKS,
+            max_iterations,
         )
         return (
             (
@@ -4530,10 +4635,20 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 state.nuts_step_return_accept,
             ),
             state.overflow_at,
+            state.pc,
             counters,
         )
 
-    def nuts_step_2(point, seed, counter, max_stack_depth=15, xla=False, profile=False):
+    def nuts_step_2(
+        point,
+        seed,
+        counter,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[]).
@@ -4558,15 +4673,25 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         leaves = broadcast_batch(
             "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
         )
+        check_stack_bytes(
+            "nuts_step",
+            leaves,
+            max_stack_depth,
+            NUTS_STEP_2_STACK_BYTES,
+            max_stack_bytes,
+        )
         program = compiled(nuts_step_2_program, xla, profile)
         try:
-            result, overflow_at, counters = program(*leaves, max_stack_depth)
+            result, overflow_at, pc, counters = program(
+                *leaves, max_stack_depth, max_iterations
+            )
         except Exception as error:
             note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
             raise
         check_overflow(
             "nuts_step", overflow_at, NUTS_STEP_2_BLOCK_LINES, max_stack_depth
         )
+        check_finished("nuts_step", pc, NUTS_STEP_2_BLOCK_LINES, max_iterations)
         if profile:
             return (
                 Step(
@@ -4884,6 +5009,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         build_tree_tree_leapfrogs: object
 
     NUTS_STEP_3_HALT = 18
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 24, build_tree_tree_minus_r 24, build_tree_tree_minus_grad 24, build_tree_tree_plus_x 24, build_tree_tree_plus_r 24, build_tree_tree_plus_grad 24, build_tree_tree_sample_x 24, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 24, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_STEP_3_STACK_BYTES = 277
 
     def nuts_step_3_block_0(state, stacks):
         # examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
@@ -6481,6 +6608,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         seed,
         counter,
         max_stack_depth,
+        max_iterations,
         xla,
         profile,
     ):
@@ -6634,7 +6762,13 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
         )
         state, stacks, counters = run(
-            state, stacks, NUTS_STEP_3_BLOCKS, xla, profile, NUTS_STEP_3_LOOPING_BLOCKS
+            state,
+            stacks,
+            NUTS_STEP_3_BLOCKS,
+            xla,
+            profile,
+            NUTS_STEP_3_LOOPING_BLOCKS,
+            max_iterations,
         )
         return (
             (
@@ -6647,10 +6781,20 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 state.nuts_step_return_accept,
             ),
             state.overflow_at,
+            state.pc,
             counters,
         )
 
-    def nuts_step_3(point, seed, counter, max_stack_depth=15, xla=False, profile=False):
+    def nuts_step_3(
+        point,
+        seed,
+        counter,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[]) -> Step(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], float64[]).
@@ -6675,15 +6819,25 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         leaves = broadcast_batch(
             "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
         )
+        check_stack_bytes(
+            "nuts_step",
+            leaves,
+            max_stack_depth,
+            NUTS_STEP_3_STACK_BYTES,
+            max_stack_bytes,
+        )
         program = compiled(nuts_step_3_program, xla, profile)
         try:
-            result, overflow_at, counters = program(*leaves, max_stack_depth)
+            result, overflow_at, pc, counters = program(
+                *leaves, max_stack_depth, max_iterations
+            )
         except Exception as error:
             note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
             raise
         check_overflow(
             "nuts_step", overflow_at, NUTS_STEP_3_BLOCK_LINES, max_stack_depth
         )
+        check_finished("nuts_step", pc, NUTS_STEP_3_BLOCK_LINES, max_iterations)
         if profile:
             return (
                 Step(

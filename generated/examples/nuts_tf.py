@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=6c282c9b71c2d3fcf8f226a5cd024f185c202d499bb7787c314d98db5195a4ec
-# autobatch: body-sha256=5eb0e7c633ac651b8c7ee78e9f7eda8a718c451d6d7d56614664af45956e1f99
+# autobatch: source-sha256=9540dcd8f2cc5bd5c61f9e59951f06d20c18b6f10a17ba4895ad8207d25ba7d3
+# autobatch: body-sha256=a0f88800d1863d0b0d905f46d4e005d7c32d7ee3a0380a9739c3ffd57014331a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -83,11 +83,24 @@ from examples.nuts import Step
 from examples.nuts import Tree
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -99,6 +112,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -299,7 +360,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile, looping=()):
+def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -319,6 +380,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     rotated loop body): under XLA such a block repeats in an inner loop for
     as long as it stays the earliest pending block, the same sequence of
     blocks without a dispatch per trip.
+
+    `max_iterations` (None: no limit) stops the loop after that many
+    iterations, examples still pending (the caller raises): the count is
+    the while loop's own `maximum_iterations` counter, so None traces the
+    loop exactly as without a limit.  With a limit every trip is counted, so
+    looping blocks dispatch per trip as they do under `profile`.
     """
     halt = len(blocks)
 
@@ -329,7 +396,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
-        if index in looping and (not profile) and (not writes):
+        if (
+            index in looping
+            and (not profile)
+            and (max_iterations is None)
+            and (not writes)
+        ):
 
             def again(state):
                 return tf.equal(tf.reduce_min(state.pc), index)
@@ -391,7 +463,9 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    state, stacks, counters = tf.while_loop(
+        pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+    )
     return (state, stacks, counters if profile else None)
 
 
@@ -761,6 +835,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         build_tree_tree_leapfrogs: object
 
     NUTS_STEP_1_HALT = 18
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 800, build_tree_tree_minus_r 800, build_tree_tree_minus_grad 800, build_tree_tree_plus_x 800, build_tree_tree_plus_r 800, build_tree_tree_plus_grad 800, build_tree_tree_sample_x 800, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 800, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_STEP_1_STACK_BYTES = 6485
 
     def nuts_step_1_block_0(state, stacks):
         # examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
@@ -2358,6 +2434,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         seed,
         counter,
         max_stack_depth,
+        max_iterations,
         xla,
         profile,
     ):
@@ -2515,7 +2592,13 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
         )
         state, stacks, counters = run(
-            state, stacks, NUTS_STEP_1_BLOCKS, xla, profile, NUTS_STEP_1_LOOPING_BLOCKS
+            state,
+            stacks,
+            NUTS_STEP_1_BLOCKS,
+            xla,
+            profile,
+            NUTS_STEP_1_LOOPING_BLOCKS,
+            max_iterations,
         )
         return (
             (
@@ -2528,10 +2611,20 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 state.nuts_step_return_accept,
             ),
             state.overflow_at,
+            state.pc,
             counters,
         )
 
-    def nuts_step_1(point, seed, counter, max_stack_depth=15, xla=False, profile=False):
+    def nuts_step_1(
+        point,
+        seed,
+        counter,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[]) -> Step(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], float64[]).
@@ -2556,15 +2649,25 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         leaves = broadcast_batch(
             "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
         )
+        check_stack_bytes(
+            "nuts_step",
+            leaves,
+            max_stack_depth,
+            NUTS_STEP_1_STACK_BYTES,
+            max_stack_bytes,
+        )
         program = compiled(nuts_step_1_program, xla, profile)
         try:
-            result, overflow_at, counters = program(*leaves, max_stack_depth)
+            result, overflow_at, pc, counters = program(
+                *leaves, max_stack_depth, max_iterations
+            )
         except Exception as error:
             note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
             raise
         check_overflow(
             "nuts_step", overflow_at, NUTS_STEP_1_BLOCK_LINES, max_stack_depth
         )
+        check_finished("nuts_step", pc, NUTS_STEP_1_BLOCK_LINES, max_iterations)
         if profile:
             return (
                 Step(
@@ -2882,6 +2985,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_tree_leapfrogs: object
 
     NUTS_STEP_2_HALT = 18
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8, build_tree_tree_minus_r 8, build_tree_tree_minus_grad 8, build_tree_tree_plus_x 8, build_tree_tree_plus_r 8, build_tree_tree_plus_grad 8, build_tree_tree_sample_x 8, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_STEP_2_STACK_BYTES = 149
 
     def nuts_step_2_block_0(state, stacks):
         # examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
@@ -4479,6 +4584,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         seed,
         counter,
         max_stack_depth,
+        max_iterations,
         xla,
         profile,
     ):
@@ -4632,7 +4738,13 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
         )
         state, stacks, counters = run(
-            state, stacks, NUTS_STEP_2_BLOCKS, xla, profile, NUTS_STEP_2_LOOPING_BLOCKS
+            state,
+            stacks,
+            NUTS_STEP_2_BLOCKS,
+            xla,
+            profile,
+            NUTS_STEP_2_LOOPING_BLOCKS,
+            max_iterations,
         )
         return (
             (
@@ -4645,10 +4757,20 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 state.nuts_step_return_accept,
             ),
             state.overflow_at,
+            state.pc,
             counters,
         )
 
-    def nuts_step_2(point, seed, counter, max_stack_depth=15, xla=False, profile=False):
+    def nuts_step_2(
+        point,
+        seed,
+        counter,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[]).
@@ -4673,15 +4795,25 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         leaves = broadcast_batch(
             "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
         )
+        check_stack_bytes(
+            "nuts_step",
+            leaves,
+            max_stack_depth,
+            NUTS_STEP_2_STACK_BYTES,
+            max_stack_bytes,
+        )
         program = compiled(nuts_step_2_program, xla, profile)
         try:
-            result, overflow_at, counters = program(*leaves, max_stack_depth)
+            result, overflow_at, pc, counters = program(
+                *leaves, max_stack_depth, max_iterations
+            )
         except Exception as error:
             note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
             raise
         check_overflow(
             "nuts_step", overflow_at, NUTS_STEP_2_BLOCK_LINES, max_stack_depth
         )
+        check_finished("nuts_step", pc, NUTS_STEP_2_BLOCK_LINES, max_iterations)
         if profile:
             return (
                 Step(
@@ -4999,6 +5131,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         build_tree_tree_leapfrogs: object
 
     NUTS_STEP_3_HALT = 18
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 24, build_tree_tree_minus_r 24, build_tree_tree_minus_grad 24, build_tree_tree_plus_x 24, build_tree_tree_plus_r 24, build_tree_tree_plus_grad 24, build_tree_tree_sample_x 24, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 24, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_STEP_3_STACK_BYTES = 277
 
     def nuts_step_3_block_0(state, stacks):
         # examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
@@ -6596,6 +6730,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         seed,
         counter,
         max_stack_depth,
+        max_iterations,
         xla,
         profile,
     ):
@@ -6749,7 +6884,13 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
         )
         state, stacks, counters = run(
-            state, stacks, NUTS_STEP_3_BLOCKS, xla, profile, NUTS_STEP_3_LOOPING_BLOCKS
+            state,
+            stacks,
+            NUTS_STEP_3_BLOCKS,
+            xla,
+            profile,
+            NUTS_STEP_3_LOOPING_BLOCKS,
+            max_iterations,
         )
         return (
             (
@@ -6762,10 +6903,20 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 state.nuts_step_return_accept,
             ),
             state.overflow_at,
+            state.pc,
             counters,
         )
 
-    def nuts_step_3(point, seed, counter, max_stack_depth=15, xla=False, profile=False):
+    def nuts_step_3(
+        point,
+        seed,
+        counter,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[]) -> Step(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], float64[]).
@@ -6790,15 +6941,25 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         leaves = broadcast_batch(
             "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
         )
+        check_stack_bytes(
+            "nuts_step",
+            leaves,
+            max_stack_depth,
+            NUTS_STEP_3_STACK_BYTES,
+            max_stack_bytes,
+        )
         program = compiled(nuts_step_3_program, xla, profile)
         try:
-            result, overflow_at, counters = program(*leaves, max_stack_depth)
+            result, overflow_at, pc, counters = program(
+                *leaves, max_stack_depth, max_iterations
+            )
         except Exception as error:
             note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
             raise
         check_overflow(
             "nuts_step", overflow_at, NUTS_STEP_3_BLOCK_LINES, max_stack_depth
         )
+        check_finished("nuts_step", pc, NUTS_STEP_3_BLOCK_LINES, max_iterations)
         if profile:
             return (
                 Step(

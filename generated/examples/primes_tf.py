@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=811e0e63e698860cf74faeb082a0975f4c84dec5d6c72747543d413e4a9f2afa
-# autobatch: body-sha256=634322745b6ecb17174ee06e843e8b9b7ce73b6e544bff7a64cd39f6d94f4ee6
+# autobatch: source-sha256=37aacc0b4e91425befd3d1976cd3534528498ea168f3cb779c9e50e0349a1e70
+# autobatch: body-sha256=9ca8279620db1c04dbc66cbdaac82dcd986b2f4549a9d6e62e419e273e70db38
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -45,11 +45,24 @@ import numpy as np
 import tensorflow as tf
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -61,6 +74,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -261,7 +322,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile, looping=()):
+def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -281,6 +342,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     rotated loop body): under XLA such a block repeats in an inner loop for
     as long as it stays the earliest pending block, the same sequence of
     blocks without a dispatch per trip.
+
+    `max_iterations` (None: no limit) stops the loop after that many
+    iterations, examples still pending (the caller raises): the count is
+    the while loop's own `maximum_iterations` counter, so None traces the
+    loop exactly as without a limit.  With a limit every trip is counted, so
+    looping blocks dispatch per trip as they do under `profile`.
     """
     halt = len(blocks)
 
@@ -291,7 +358,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
-        if index in looping and (not profile) and (not writes):
+        if (
+            index in looping
+            and (not profile)
+            and (max_iterations is None)
+            and (not writes)
+        ):
 
             def again(state):
                 return tf.equal(tf.reduce_min(state.pc), index)
@@ -353,7 +425,9 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    state, stacks, counters = tf.while_loop(
+        pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+    )
     return (state, stacks, counters if profile else None)
 
 
@@ -465,6 +539,8 @@ class CountPrimesBelowStacks(typing.NamedTuple):
 
 
 COUNT_PRIMES_BELOW_HALT = 9
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+COUNT_PRIMES_BELOW_STACK_BYTES = 4
 
 
 def count_primes_below_block_0(state, stacks):
@@ -673,7 +749,7 @@ COUNT_PRIMES_BELOW_BLOCK_LINES = (
 )
 
 
-def count_primes_below_program(n, max_stack_depth, xla, profile):
+def count_primes_below_program(n, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = CountPrimesBelowState(
@@ -698,11 +774,19 @@ def count_primes_below_program(n, max_stack_depth, xla, profile):
         xla,
         profile,
         COUNT_PRIMES_BELOW_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.count_primes_below_return,), state.overflow_at, counters)
+    return ((state.count_primes_below_return,), state.overflow_at, state.pc, counters)
 
 
-def count_primes_below(n, max_stack_depth=15, xla=False, profile=False):
+def count_primes_below(
+    n,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `count_primes_below`: every argument has a leading batch dimension.
 
     Per example: count_primes_below(n: int64[]) -> int64[].
@@ -715,9 +799,18 @@ def count_primes_below(n, max_stack_depth=15, xla=False, profile=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("count_primes_below", ("n",), leaves)
+    check_stack_bytes(
+        "count_primes_below",
+        leaves,
+        max_stack_depth,
+        COUNT_PRIMES_BELOW_STACK_BYTES,
+        max_stack_bytes,
+    )
     program = compiled(count_primes_below_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(
             error, COUNT_PRIMES_BELOW_BLOCK_LINES, "count_primes_below_block_"
@@ -728,6 +821,9 @@ def count_primes_below(n, max_stack_depth=15, xla=False, profile=False):
         overflow_at,
         COUNT_PRIMES_BELOW_BLOCK_LINES,
         max_stack_depth,
+    )
+    check_finished(
+        "count_primes_below", pc, COUNT_PRIMES_BELOW_BLOCK_LINES, max_iterations
     )
     if profile:
         return (
@@ -774,6 +870,8 @@ class FirstMultipleOfSevenStacks(typing.NamedTuple):
 
 
 FIRST_MULTIPLE_OF_SEVEN_HALT = 6
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+FIRST_MULTIPLE_OF_SEVEN_STACK_BYTES = 4
 
 
 def first_multiple_of_seven_block_0(state, stacks):
@@ -913,7 +1011,9 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
 )
 
 
-def first_multiple_of_seven_program(n, limit, max_stack_depth, xla, profile):
+def first_multiple_of_seven_program(
+    n, limit, max_stack_depth, max_iterations, xla, profile
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n, limit)
     state = FirstMultipleOfSevenState(
@@ -937,11 +1037,25 @@ def first_multiple_of_seven_program(n, limit, max_stack_depth, xla, profile):
         xla,
         profile,
         FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.first_multiple_of_seven_return,), state.overflow_at, counters)
+    return (
+        (state.first_multiple_of_seven_return,),
+        state.overflow_at,
+        state.pc,
+        counters,
+    )
 
 
-def first_multiple_of_seven(n, limit, max_stack_depth=15, xla=False, profile=False):
+def first_multiple_of_seven(
+    n,
+    limit,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `first_multiple_of_seven`: every argument has a leading batch dimension.
 
     Per example: first_multiple_of_seven(n: int64[], limit: int64[]) -> int64[].
@@ -956,9 +1070,18 @@ def first_multiple_of_seven(n, limit, max_stack_depth=15, xla=False, profile=Fal
         )
     ]
     leaves = broadcast_batch("first_multiple_of_seven", ("n", "limit"), leaves)
+    check_stack_bytes(
+        "first_multiple_of_seven",
+        leaves,
+        max_stack_depth,
+        FIRST_MULTIPLE_OF_SEVEN_STACK_BYTES,
+        max_stack_bytes,
+    )
     program = compiled(first_multiple_of_seven_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(
             error, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, "first_multiple_of_seven_block_"
@@ -969,6 +1092,12 @@ def first_multiple_of_seven(n, limit, max_stack_depth=15, xla=False, profile=Fal
         overflow_at,
         FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,
         max_stack_depth,
+    )
+    check_finished(
+        "first_multiple_of_seven",
+        pc,
+        FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,
+        max_iterations,
     )
     if profile:
         return (
@@ -1011,6 +1140,8 @@ class SmallestFactorStacks(typing.NamedTuple):
 
 
 SMALLEST_FACTOR_HALT = 7
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+SMALLEST_FACTOR_STACK_BYTES = 4
 
 
 def smallest_factor_block_0(state, stacks):
@@ -1151,7 +1282,7 @@ SMALLEST_FACTOR_BLOCK_LINES = (
 )
 
 
-def smallest_factor_program(n, max_stack_depth, xla, profile):
+def smallest_factor_program(n, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = SmallestFactorState(
@@ -1171,11 +1302,19 @@ def smallest_factor_program(n, max_stack_depth, xla, profile):
         xla,
         profile,
         SMALLEST_FACTOR_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.smallest_factor_return,), state.overflow_at, counters)
+    return ((state.smallest_factor_return,), state.overflow_at, state.pc, counters)
 
 
-def smallest_factor(n, max_stack_depth=15, xla=False, profile=False):
+def smallest_factor(
+    n,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `smallest_factor`: every argument has a leading batch dimension.
 
     Per example: smallest_factor(n: int64[]) -> int64[].
@@ -1188,15 +1327,25 @@ def smallest_factor(n, max_stack_depth=15, xla=False, profile=False):
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("smallest_factor", ("n",), leaves)
+    check_stack_bytes(
+        "smallest_factor",
+        leaves,
+        max_stack_depth,
+        SMALLEST_FACTOR_STACK_BYTES,
+        max_stack_bytes,
+    )
     program = compiled(smallest_factor_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
         raise
     check_overflow(
         "smallest_factor", overflow_at, SMALLEST_FACTOR_BLOCK_LINES, max_stack_depth
     )
+    check_finished("smallest_factor", pc, SMALLEST_FACTOR_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],

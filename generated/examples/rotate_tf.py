@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=dd2963074677fb6352b359d1a1b494cf9f1f2728df0b5559a186780d1a31c787
-# autobatch: body-sha256=862f318be43008a1918b2b02ac35e571033952cc39cc8fa63ee60a698c2018c5
+# autobatch: source-sha256=9a4ba7823eb74c5d0d20296d34de74992b953f5ae0a72ade4abcfa5067e6e733
+# autobatch: body-sha256=e8494fc3b172bcf95cacf36ff369d8af8eb32f44e5b2ab13a1cb18421cea47a6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -26,11 +26,24 @@ import tensorflow as tf
 from examples.rotate import Point
 
 try:
-    from transpiler.errors import StackOverflowError
+    from transpiler.errors import (
+        IterationLimitError,
+        StackMemoryError,
+        StackOverflowError,
+    )
 except ImportError:
 
     class StackOverflowError(RuntimeError):
         """An example recursed deeper than `max_stack_depth`."""
+
+    class IterationLimitError(RuntimeError):
+        """Examples still running after `max_iterations` loop iterations."""
+
+    class StackMemoryError(MemoryError):
+        """The stacks of a call would need more than `max_stack_bytes`."""
+
+
+DEFAULT_MAX_STACK_BYTES = 2**32
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -42,6 +55,54 @@ def check_overflow(function, overflow_at, block_lines, max_stack_depth):
         raise StackOverflowError(
             f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
         )
+
+
+def check_finished(function, pc, block_lines, max_iterations):
+    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
+
+    `pc` is every example's next block after the loop.  The earliest block
+    any example waits at is the one the loop kept running (blocks run
+    lowest first), so its source line is the likely endless loop; examples
+    at later blocks were waiting behind it.
+    """
+    if max_iterations is None:
+        return
+    pc = np.asarray(pc)
+    unfinished = pc < len(block_lines)
+    if unfinished.any():
+        block = pc[unfinished].min()
+        running = np.nonzero(pc == block)[0].tolist()
+        behind = int(unfinished.sum()) - len(running)
+        raise IterationLimitError(
+            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
+            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
+            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
+        )
+
+
+def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
+    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
+
+    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
+    example stacks per level of recursion); past the machine's memory an
+    allocator fails with an unhelpful message, or the machine swaps.
+    """
+    batch = leaves[0].shape[0] if leaves else 1
+    if batch is None:
+        return
+    needed = int(max_stack_depth) * int(batch) * level_bytes
+    if needed > max_stack_bytes:
+        raise StackMemoryError(
+            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
+        )
+
+
+def _size(n):
+    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit} ({n} bytes)"
+    return f"{n} bytes"
 
 
 def note_source_line(error, block_lines, block_prefix):
@@ -242,7 +303,7 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile, looping=()):
+def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -262,6 +323,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     rotated loop body): under XLA such a block repeats in an inner loop for
     as long as it stays the earliest pending block, the same sequence of
     blocks without a dispatch per trip.
+
+    `max_iterations` (None: no limit) stops the loop after that many
+    iterations, examples still pending (the caller raises): the count is
+    the while loop's own `maximum_iterations` counter, so None traces the
+    loop exactly as without a limit.  With a limit every trip is counted, so
+    looping blocks dispatch per trip as they do under `profile`.
     """
     halt = len(blocks)
 
@@ -272,7 +339,12 @@ def run(state, stacks, blocks, xla, profile, looping=()):
 
     def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
-        if index in looping and (not profile) and (not writes):
+        if (
+            index in looping
+            and (not profile)
+            and (max_iterations is None)
+            and (not writes)
+        ):
 
             def again(state):
                 return tf.equal(tf.reduce_min(state.pc), index)
@@ -334,7 +406,9 @@ def run(state, stacks, blocks, xla, profile, looping=()):
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    state, stacks, counters = tf.while_loop(pending, step, (state, stacks, counters))
+    state, stacks, counters = tf.while_loop(
+        pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+    )
     return (state, stacks, counters if profile else None)
 
 
@@ -442,6 +516,8 @@ class RotateStacks(typing.NamedTuple):
 
 
 ROTATE_HALT = 4
+# bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
+ROTATE_STACK_BYTES = 4
 
 
 def rotate_block_0(state, stacks):
@@ -532,7 +608,7 @@ ROTATE_BLOCK_LINES = (
 )
 
 
-def rotate_program(p_x, p_y, turns, max_stack_depth, xla, profile):
+def rotate_program(p_x, p_y, turns, max_stack_depth, max_iterations, xla, profile):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(p_x, p_y, turns)
     state = RotateState(
@@ -547,12 +623,31 @@ def rotate_program(p_x, p_y, turns, max_stack_depth, xla, profile):
     )
     stacks = RotateStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, ROTATE_BLOCKS, xla, profile, ROTATE_LOOPING_BLOCKS
+        state,
+        stacks,
+        ROTATE_BLOCKS,
+        xla,
+        profile,
+        ROTATE_LOOPING_BLOCKS,
+        max_iterations,
     )
-    return ((state.rotate_return_x, state.rotate_return_y), state.overflow_at, counters)
+    return (
+        (state.rotate_return_x, state.rotate_return_y),
+        state.overflow_at,
+        state.pc,
+        counters,
+    )
 
 
-def rotate(p, turns, max_stack_depth=15, xla=False, profile=False):
+def rotate(
+    p,
+    turns,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+):
     """Batched `rotate`: every argument has a leading batch dimension.
 
     Per example: rotate(p: Point(float64[], float64[]), turns: int64[]) -> Point(float64[], float64[]).
@@ -569,13 +664,19 @@ def rotate(p, turns, max_stack_depth=15, xla=False, profile=False):
         )
     ]
     leaves = broadcast_batch("rotate", ("p[0]", "p[1]", "turns"), leaves)
+    check_stack_bytes(
+        "rotate", leaves, max_stack_depth, ROTATE_STACK_BYTES, max_stack_bytes
+    )
     program = compiled(rotate_program, xla, profile)
     try:
-        result, overflow_at, counters = program(*leaves, max_stack_depth)
+        result, overflow_at, pc, counters = program(
+            *leaves, max_stack_depth, max_iterations
+        )
     except Exception as error:
         note_source_line(error, ROTATE_BLOCK_LINES, "rotate_block_")
         raise
     check_overflow("rotate", overflow_at, ROTATE_BLOCK_LINES, max_stack_depth)
+    check_finished("rotate", pc, ROTATE_BLOCK_LINES, max_iterations)
     if profile:
         return (
             Point(result[0], result[1]),

@@ -249,12 +249,14 @@ def _dispatchers(specs, counts, registry):
         if not names:
             continue
         fn = ast.parse(
-            f"def {entry}(*args, max_stack_depth=15, xla=False, profile=False):\n"
-            f"    '''Batched `{entry}`: runs the program generated for the arguments' dtypes.'''\n"
+            f"def {entry}(*args, **options):\n"
+            f"    '''Batched `{entry}`: runs the program generated for the arguments' dtypes.\n\n"
+            f"    `options`: each program's keywords (max_stack_depth, xla, profile, ...).\n"
+            f"    '''\n"
             f"    errors = []\n"
             f"    for program in ({', '.join(names)},):\n"
             f"        try:\n"
-            f"            return program(*args, max_stack_depth=max_stack_depth, xla=xla, profile=profile)\n"
+            f"            return program(*args, **options)\n"
             f"        except TypeError as e:\n"
             f"            errors.append(str(e))\n"
             f"    raise TypeError('; '.join(errors))\n"

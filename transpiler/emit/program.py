@@ -36,7 +36,8 @@ RESERVED = frozenset(
     stack_writes no_write apply_write note_source_line safe_divisor profile counters
     make_profile Profile program run_stackless check_stackless
     to_leaf broadcast_batch check_overflow StackOverflowError np tf functools
-    typing collections""".split()
+    typing collections max_iterations max_stack_bytes check_finished check_stack_bytes
+    IterationLimitError StackMemoryError DEFAULT_MAX_STACK_BYTES _size""".split()
 )
 
 
@@ -107,6 +108,14 @@ def _index(expr, path):
     for i in path:
         expr = ast.Subscript(expr, ast.Constant(i), ast.Load())
     return expr
+
+
+def _count(leaf):
+    """How many numbers one example's value of a leaf type holds."""
+    count = 1
+    for d in leaf.shape:
+        count *= d
+    return count
 
 
 def _name(id_, store=False):
@@ -220,6 +229,8 @@ class _ProgramEmitter:
         statements.append(
             ast.Assign([_name(self.const("HALT"), True)], ast.Constant(self.halt))
         )
+        if self.stackless is None:
+            statements.extend(self.stack_bytes())
         listing = []
         for i, block in enumerate(self.p.blocks):
             statements.extend(self.block_function(i, block))
@@ -257,6 +268,26 @@ class _ProgramEmitter:
             if self.stackless[2]:
                 statements.extend(self.entry_function(stackless=True))
         return EmittedProgram(statements, listing, list(self.classes))
+
+    def stack_bytes(self):
+        """`FIB_STACK_BYTES = 12`: what one example stacks per level, explained.
+
+        The entry multiplies it by max_stack_depth and the batch size to
+        refuse, before allocating, stacks larger than `max_stack_bytes`.
+        """
+        parts = [
+            ("return address", 4) if leaf is None else (field, leaf.dtype.itemsize * _count(leaf))
+            for field, leaf in self.stack_fields()
+        ]
+        total = sum(size for _, size in parts)
+        return [
+            comment(
+                "bytes one example stacks per level of recursion ("
+                + ", ".join(f"{what} {size}" for what, size in parts)
+                + "): the stacks take max_stack_depth x batch x this"
+            ),
+            ast.Assign([_name(self.const("STACK_BYTES"), True)], ast.Constant(total)),
+        ]
 
     def looping_blocks(self):
         """Blocks that can jump to themselves and push nothing (no stack writes)."""
@@ -514,6 +545,7 @@ class _ProgramEmitter:
             ENTRY=self.prefix,
             DOC=[ast.Expr(ast.Constant(doc))],
             BLOCK_PREFIX=ast.Constant(self.block_name("")),
+            STACK_BYTES=self.const("STACK_BYTES"),
             **common,
         )
 

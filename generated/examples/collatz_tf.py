@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=7ecaed46d4b64744c1ff6886693f6c0a70037565ada093b38099849d6afe7f6c
+# autobatch: source-sha256=1b724b3be247d8af077fc0aa7e7e6a7846eeec16ac032c255b76f7e89ea6de22
 # autobatch: body-sha256=9589613a10757d3eafec27b06b388f4d7cf7f6c62cae9f3b299bd799e02648a1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

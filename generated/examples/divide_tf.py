@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=fdbe2f7810d1a37c3376deed79ae35df41d0fc3b9879067995e345e6eb36575b
+# autobatch: source-sha256=ef10cc76eacc0ae74b1f70145d09e9d8aac2ba5686c8aa9b45b878da05529aaa
 # autobatch: body-sha256=6c95725c8e2bae00f03a893bdeacd1e1f107502fac2e44f10545a588e4544694
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=8edcd6fd5eb5284879c3f46d7b4fb662353ca6a8efb7c34729cc992c09332f3c
+# autobatch: source-sha256=f134c915c4c94fb6616a69afd4c9d402302a17bcbd38a408c4cac5bff4ca797a
 # autobatch: body-sha256=1162da245d7fd1f03c6ff88403109722ec0bcde2854670ab0f3c15ba4794e8ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

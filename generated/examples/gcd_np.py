@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0542cdaacadc10de3192b54e775eaa2fe2f7e2c2fbc0573d0b36362eefc78afb
+# autobatch: source-sha256=e5d74b3b0d2097baf9e640f7b8f65fd54bb9e50677fa1a80f260227887a94a0f
 # autobatch: body-sha256=530c9e089d50f84532934b776072b0a984297efbd7abae54c2d308bceeb63ad9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=8a3e1a34bbb74ad30b990489e8f6be16222595d19a37519f3e18369f4126d59f
+# autobatch: source-sha256=f2e24144a2c151a4020825501764c3369c9175b072e89fe0d50911e055cc2841
 # autobatch: body-sha256=0ed74e92d58bc2df61c0f98df886f46d520f31c673a7f51952d3d890ca3362eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=e6182c17030385b615c5f10db1f03cc8ec3ecf2abf4e8e1399c7955566e2dc75
-# autobatch: body-sha256=8e44b269b9dd91f040a74cf9c529f68fe36ca4977054b3bcb771f9b7f3097448
+# autobatch: source-sha256=6f6c4924c48011a59f91b095f505e6db1fdb7d8a54b26e0ffb8d167db120507b
+# autobatch: body-sha256=790c415a66d67f3535e1c1db0ed9fe5232b0fa81e39cbb8b24894817139bb601
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -15,59 +15,38 @@ nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]):
   block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
   block 2   examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-  block 3   examples/nuts.py:118  minus = tree.minus
-  block 4   examples/nuts.py:120  plus = tree.plus
-  block 5   examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-  block 6   examples/nuts.py:122  sample = tree.sample
-  block 7   examples/nuts.py:123  counter = counter + 1
-  block 8   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 9   examples/nuts.py:60  if depth == 0:
-  block 10  examples/nuts.py:62  eps = direction * step_size
-  block 11  examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 12  examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 13  examples/nuts.py:76  return tree
-  block 14  examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 15  examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-  block 16  examples/nuts.py:83  sample = more.sample
-  block 17  examples/nuts.py:84  counter = counter + 1
+  block 3   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 4   examples/nuts.py:60  if depth == 0:
+  block 5   examples/nuts.py:62  eps = direction * step_size
+  block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 7   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 8   examples/nuts.py:76  return tree
+  block 9   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+  block 10  examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]):
   block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
   block 2   examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-  block 3   examples/nuts.py:118  minus = tree.minus
-  block 4   examples/nuts.py:120  plus = tree.plus
-  block 5   examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-  block 6   examples/nuts.py:122  sample = tree.sample
-  block 7   examples/nuts.py:123  counter = counter + 1
-  block 8   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 9   examples/nuts.py:60  if depth == 0:
-  block 10  examples/nuts.py:62  eps = direction * step_size
-  block 11  examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 12  examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 13  examples/nuts.py:76  return tree
-  block 14  examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 15  examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-  block 16  examples/nuts.py:83  sample = more.sample
-  block 17  examples/nuts.py:84  counter = counter + 1
+  block 3   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 4   examples/nuts.py:60  if depth == 0:
+  block 5   examples/nuts.py:62  eps = direction * step_size
+  block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 7   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 8   examples/nuts.py:76  return tree
+  block 9   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+  block 10  examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
   block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
   block 2   examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-  block 3   examples/nuts.py:118  minus = tree.minus
-  block 4   examples/nuts.py:120  plus = tree.plus
-  block 5   examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-  block 6   examples/nuts.py:122  sample = tree.sample
-  block 7   examples/nuts.py:123  counter = counter + 1
-  block 8   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 9   examples/nuts.py:60  if depth == 0:
-  block 10  examples/nuts.py:62  eps = direction * step_size
-  block 11  examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 12  examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 13  examples/nuts.py:76  return tree
-  block 14  examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 15  examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-  block 16  examples/nuts.py:83  sample = more.sample
-  block 17  examples/nuts.py:84  counter = counter + 1
+  block 3   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 4   examples/nuts.py:60  if depth == 0:
+  block 5   examples/nuts.py:62  eps = direction * step_size
+  block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 7   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 8   examples/nuts.py:76  return tree
+  block 9   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+  block 10  examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 """
 
 import functools
@@ -457,34 +436,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         build_tree_log_slice: object
         # [batch] int32: how many values of it are stacked
         build_tree_log_slice_sp: object
-        # [batch, 100] float64: more of build_tree
-        build_tree_more_minus_x: object
-        # [batch, 100] float64: more of build_tree
-        build_tree_more_minus_r: object
-        # [batch, 100] float64: more of build_tree
-        build_tree_more_minus_grad: object
-        # [batch, 100] float64: more of build_tree
-        build_tree_more_plus_x: object
-        # [batch, 100] float64: more of build_tree
-        build_tree_more_plus_r: object
-        # [batch, 100] float64: more of build_tree
-        build_tree_more_plus_grad: object
-        # [batch, 100] float64: more of build_tree
-        build_tree_more_sample_x: object
-        # [batch] float64: more of build_tree
-        build_tree_more_sample_log_prob: object
-        # [batch, 100] float64: more of build_tree
-        build_tree_more_sample_grad: object
-        # [batch] float64: more of build_tree
-        build_tree_more_size: object
-        # [batch] bool: more of build_tree
-        build_tree_more_ok: object
-        # [batch] float64: more of build_tree
-        build_tree_more_accept: object
-        # [batch] int64: more of build_tree
-        build_tree_more_counter: object
-        # [batch] int64: more of build_tree
-        build_tree_more_leapfrogs: object
         # [batch, 100] float64: the value build_tree returns
         build_tree_return_minus_x: object
         # [batch, 100] float64: the value build_tree returns
@@ -513,18 +464,10 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         build_tree_return_counter: object
         # [batch] int64: the value build_tree returns
         build_tree_return_leapfrogs: object
-        # [batch, 100] float64: sample of build_tree
-        build_tree_sample_x: object
-        # [batch] float64: sample of build_tree
-        build_tree_sample_log_prob: object
-        # [batch, 100] float64: sample of build_tree
-        build_tree_sample_grad: object
         # [batch] int64: seed of build_tree
         build_tree_seed: object
         # [batch] int32: how many values of it are stacked
         build_tree_seed_sp: object
-        # [batch] float64: total of build_tree
-        build_tree_total: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_minus_x: object
         # [batch] int32: how many values of it are stacked
@@ -637,34 +580,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_seed: object
         # [batch] float64: size of nuts_step
         nuts_step_size: object
-        # [batch, 100] float64: tree of nuts_step
-        nuts_step_tree_minus_x: object
-        # [batch, 100] float64: tree of nuts_step
-        nuts_step_tree_minus_r: object
-        # [batch, 100] float64: tree of nuts_step
-        nuts_step_tree_minus_grad: object
-        # [batch, 100] float64: tree of nuts_step
-        nuts_step_tree_plus_x: object
-        # [batch, 100] float64: tree of nuts_step
-        nuts_step_tree_plus_r: object
-        # [batch, 100] float64: tree of nuts_step
-        nuts_step_tree_plus_grad: object
-        # [batch, 100] float64: tree of nuts_step
-        nuts_step_tree_sample_x: object
-        # [batch] float64: tree of nuts_step
-        nuts_step_tree_sample_log_prob: object
-        # [batch, 100] float64: tree of nuts_step
-        nuts_step_tree_sample_grad: object
-        # [batch] float64: tree of nuts_step
-        nuts_step_tree_size: object
-        # [batch] bool: tree of nuts_step
-        nuts_step_tree_ok: object
-        # [batch] float64: tree of nuts_step
-        nuts_step_tree_accept: object
-        # [batch] int64: tree of nuts_step
-        nuts_step_tree_counter: object
-        # [batch] int64: tree of nuts_step
-        nuts_step_tree_leapfrogs: object
         # [batch] int32: block where an example overflowed a stack, or -1
         overflow_at: object
 
@@ -712,7 +627,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_1_HALT = 18
+    NUTS_STEP_1_HALT = 11
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 800, build_tree_tree_minus_r 800, build_tree_tree_minus_grad 800, build_tree_tree_plus_x 800, build_tree_tree_plus_r 800, build_tree_tree_plus_grad 800, build_tree_tree_sample_x 800, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 800, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_1_STACK_BYTES = 6485
 
@@ -752,7 +667,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 8)
+        pc = choose(and__2, 1, 3)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -828,7 +743,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         return_sp, returns_write, overflow_1 = push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = 9
+        pc = 4
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
@@ -898,6 +813,20 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs = state.nuts_step_leapfrogs
         accept = state.nuts_step_accept
         direction = state.nuts_step_direction
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        size = state.nuts_step_size
+        seed = state.nuts_step_seed
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        depth = state.nuts_step_depth
         tree = build_tree_return
         # examples/nuts.py:114  counter = tree.counter
         counter = tree.counter
@@ -907,250 +836,36 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         accept = accept + tree.accept
         # examples/nuts.py:117  if direction < 0:
         cond_3 = direction < 0
-        pc = choose(cond_3, 3, 4)
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_tree_minus_x=select(
-                    active, tree[0][0], state.nuts_step_tree_minus_x
-                ),
-                nuts_step_tree_minus_r=select(
-                    active, tree[0][1], state.nuts_step_tree_minus_r
-                ),
-                nuts_step_tree_minus_grad=select(
-                    active, tree[0][2], state.nuts_step_tree_minus_grad
-                ),
-                nuts_step_tree_plus_x=select(
-                    active, tree[1][0], state.nuts_step_tree_plus_x
-                ),
-                nuts_step_tree_plus_r=select(
-                    active, tree[1][1], state.nuts_step_tree_plus_r
-                ),
-                nuts_step_tree_plus_grad=select(
-                    active, tree[1][2], state.nuts_step_tree_plus_grad
-                ),
-                nuts_step_tree_sample_x=select(
-                    active, tree[2][0], state.nuts_step_tree_sample_x
-                ),
-                nuts_step_tree_sample_log_prob=select(
-                    active, tree[2][1], state.nuts_step_tree_sample_log_prob
-                ),
-                nuts_step_tree_sample_grad=select(
-                    active, tree[2][2], state.nuts_step_tree_sample_grad
-                ),
-                nuts_step_tree_size=select(active, tree[3], state.nuts_step_tree_size),
-                nuts_step_tree_ok=select(active, tree[4], state.nuts_step_tree_ok),
-                nuts_step_tree_accept=select(
-                    active, tree[5], state.nuts_step_tree_accept
-                ),
-                nuts_step_tree_counter=select(
-                    active, tree[6], state.nuts_step_tree_counter
-                ),
-                nuts_step_tree_leapfrogs=select(
-                    active, tree[7], state.nuts_step_tree_leapfrogs
-                ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
-                    active, leapfrogs, state.nuts_step_leapfrogs
-                ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_1_block_3(state, stacks):
+        cond_3_test1 = cond_3
         # examples/nuts.py:118  minus = tree.minus
-        active = state.pc == 3
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        minus = tree.minus
-        # examples/nuts.py:117  if direction < 0:
-        pc = 5
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
-                    active, minus[2], state.nuts_step_minus_grad
-                ),
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_1_block_4(state, stacks):
+        minus_arm1 = tree.minus
         # examples/nuts.py:120  plus = tree.plus
-        active = state.pc == 4
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        plus = tree.plus
+        plus_arm1 = tree.plus
         # examples/nuts.py:117  if direction < 0:
-        pc = 5
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-            ),
-            stack_writes(stacks),
+        minus = Edge(
+            where(cond_3_test1, minus_arm1[0], minus[0]),
+            where(cond_3_test1, minus_arm1[1], minus[1]),
+            where(cond_3_test1, minus_arm1[2], minus[2]),
         )
-
-    def nuts_step_1_block_5(state, stacks):
+        plus = Edge(
+            where(cond_3_test1, plus[0], plus_arm1[0]),
+            where(cond_3_test1, plus[1], plus_arm1[1]),
+            where(cond_3_test1, plus[2], plus_arm1[2]),
+        )
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-        active = state.pc == 5
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        size = state.nuts_step_size
-        seed = state.nuts_step_seed
-        counter = state.nuts_step_counter
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
         and__5 = where(and__3, and__4, and__3)
-        pc = choose(and__5, 6, 7)
-        pc = select(active, pc, state.pc)
-        return (state._replace(pc=pc), stack_writes(stacks))
-
-    def nuts_step_1_block_6(state, stacks):
+        and__5_test1 = and__5
         # examples/nuts.py:122  sample = tree.sample
-        active = state.pc == 6
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        sample = tree.sample
+        sample_arm1 = tree.sample
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-        pc = 7
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
-                    active, sample[1], state.nuts_step_sample_log_prob
-                ),
-                nuts_step_sample_grad=select(
-                    active, sample[2], state.nuts_step_sample_grad
-                ),
-            ),
-            stack_writes(stacks),
+        sample = Point(
+            where(and__5_test1, sample_arm1[0], sample[0]),
+            where(and__5_test1, sample_arm1[1], sample[1]),
+            where(and__5_test1, sample_arm1[2], sample[2]),
         )
-
-    def nuts_step_1_block_7(state, stacks):
         # examples/nuts.py:123  counter = counter + 1
-        active = state.pc == 7
-        counter = state.nuts_step_counter
-        size = state.nuts_step_size
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        minus = Edge(
-            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
-        )
-        plus = Edge(
-            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
-        )
-        depth = state.nuts_step_depth
         counter = counter + 1
         # examples/nuts.py:124  size = size + tree.size
         size = size + tree.size
@@ -1164,21 +879,40 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 8)
+        pc = choose(and__2, 1, 3)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
                 nuts_step_size=select(active, size, state.nuts_step_size),
                 nuts_step_depth=select(active, depth, state.nuts_step_depth),
             ),
             stack_writes(stacks),
         )
 
-    def nuts_step_1_block_8(state, stacks):
+    def nuts_step_1_block_3(state, stacks):
         # examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-        active = state.pc == 8
+        active = state.pc == 3
         sample = Point(
             state.nuts_step_sample_x,
             state.nuts_step_sample_log_prob,
@@ -1227,18 +961,18 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_1_block_9(state, stacks):
+    def nuts_step_1_block_4(state, stacks):
         # examples/nuts.py:60  if depth == 0:
-        active = state.pc == 9
+        active = state.pc == 4
         depth = state.build_tree_depth
         cond_1 = depth == 0
-        pc = choose(cond_1, 10, 11)
+        pc = choose(cond_1, 5, 6)
         pc = select(active, pc, state.pc)
         return (state._replace(pc=pc), stack_writes(stacks))
 
-    def nuts_step_1_block_10(state, stacks):
+    def nuts_step_1_block_5(state, stacks):
         # examples/nuts.py:62  eps = direction * step_size
-        active = state.pc == 10
+        active = state.pc == 5
         direction = state.build_tree_direction
         edge = Edge(
             state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
@@ -1326,9 +1060,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_1_block_11(state, stacks):
+    def nuts_step_1_block_6(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 11
+        active = state.pc == 6
         depth = state.build_tree_depth
         joint0 = state.build_tree_joint0
         log_slice = state.build_tree_log_slice
@@ -1370,9 +1104,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             counter,
         )
         return_sp, returns_write, overflow_6 = push(
-            stacks.returns, state.return_sp, 12, active
+            stacks.returns, state.return_sp, 7, active
         )
-        pc = 9
+        pc = 4
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -1403,7 +1137,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 11, state.overflow_at),
+                overflow_at=select(overflow, 6, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -1416,9 +1150,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_1_block_12(state, stacks):
+    def nuts_step_1_block_7(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 12
+        active = state.pc == 7
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -1460,7 +1194,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 13, 14)
+        pc = choose(not__1, 8, 9)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -1523,9 +1257,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_1_block_13(state, stacks):
+    def nuts_step_1_block_8(state, stacks):
         # examples/nuts.py:76  return tree
-        active = state.pc == 13
+        active = state.pc == 8
         tree = Tree(
             Edge(
                 state.build_tree_tree_minus_x,
@@ -1605,9 +1339,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_1_block_14(state, stacks):
+    def nuts_step_1_block_9(state, stacks):
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 14
+        active = state.pc == 9
         direction = state.build_tree_direction
         tree = Tree(
             Edge(
@@ -1758,9 +1492,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             more_counter,
         )
         return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 15, active
+            stacks.returns, state.return_sp, 10, active
         )
-        pc = 9
+        pc = 4
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -1818,7 +1552,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 14, state.overflow_at),
+                overflow_at=select(overflow, 9, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -1842,9 +1576,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_1_block_15(state, stacks):
+    def nuts_step_1_block_10(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 15
+        active = state.pc == 10
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -1952,7 +1686,52 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         total = tree.size + more.size
         # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
         cond_3 = nuts_math.uniform(seed, counter) * total < more.size
-        pc = choose(cond_3, 16, 17)
+        cond_3_test1 = cond_3
+        # examples/nuts.py:83  sample = more.sample
+        sample_arm1 = more.sample
+        # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
+        sample = Point(
+            where(cond_3_test1, sample_arm1[0], sample[0]),
+            where(cond_3_test1, sample_arm1[1], sample[1]),
+            where(cond_3_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:84  counter = counter + 1
+        counter = counter + 1
+        # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
+        cond_4 = direction < 0
+        if_true_2 = more.minus
+        if_false_2 = tree.minus
+        choice_2 = Edge(
+            where(cond_4, if_true_2[0], if_false_2[0]),
+            where(cond_4, if_true_2[1], if_false_2[1]),
+            where(cond_4, if_true_2[2], if_false_2[2]),
+        )
+        minus = choice_2
+        # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
+        cond_5 = direction < 0
+        if_true_3 = tree.plus
+        if_false_3 = more.plus
+        choice_3 = Edge(
+            where(cond_5, if_true_3[0], if_false_3[0]),
+            where(cond_5, if_true_3[1], if_false_3[1]),
+            where(cond_5, if_true_3[2], if_false_3[2]),
+        )
+        plus = choice_3
+        # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
+        and__1 = more.ok
+        and__2 = no_u_turn(minus, plus)
+        and__3 = where(and__1, and__2, and__1)
+        ok = and__3
+        # examples/nuts.py:88  accept = tree.accept + more.accept
+        accept = tree.accept + more.accept
+        # examples/nuts.py:89  leapfrogs = tree.leapfrogs + more.leapfrogs
+        leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        build_tree_return = result_2
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
+        )
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -2001,217 +1780,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_more_minus_x=select(
-                    active, more[0][0], state.build_tree_more_minus_x
-                ),
-                build_tree_more_minus_r=select(
-                    active, more[0][1], state.build_tree_more_minus_r
-                ),
-                build_tree_more_minus_grad=select(
-                    active, more[0][2], state.build_tree_more_minus_grad
-                ),
-                build_tree_more_plus_x=select(
-                    active, more[1][0], state.build_tree_more_plus_x
-                ),
-                build_tree_more_plus_r=select(
-                    active, more[1][1], state.build_tree_more_plus_r
-                ),
-                build_tree_more_plus_grad=select(
-                    active, more[1][2], state.build_tree_more_plus_grad
-                ),
-                build_tree_more_sample_x=select(
-                    active, more[2][0], state.build_tree_more_sample_x
-                ),
-                build_tree_more_sample_log_prob=select(
-                    active, more[2][1], state.build_tree_more_sample_log_prob
-                ),
-                build_tree_more_sample_grad=select(
-                    active, more[2][2], state.build_tree_more_sample_grad
-                ),
-                build_tree_more_size=select(
-                    active, more[3], state.build_tree_more_size
-                ),
-                build_tree_more_ok=select(active, more[4], state.build_tree_more_ok),
-                build_tree_more_accept=select(
-                    active, more[5], state.build_tree_more_accept
-                ),
-                build_tree_more_counter=select(
-                    active, more[6], state.build_tree_more_counter
-                ),
-                build_tree_more_leapfrogs=select(
-                    active, more[7], state.build_tree_more_leapfrogs
-                ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_sample_x=select(
-                    active, sample[0], state.build_tree_sample_x
-                ),
-                build_tree_sample_log_prob=select(
-                    active, sample[1], state.build_tree_sample_log_prob
-                ),
-                build_tree_sample_grad=select(
-                    active, sample[2], state.build_tree_sample_grad
-                ),
-                build_tree_total=select(active, total, state.build_tree_total),
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_1_block_16(state, stacks):
-        # examples/nuts.py:83  sample = more.sample
-        active = state.pc == 16
-        more = Tree(
-            Edge(
-                state.build_tree_more_minus_x,
-                state.build_tree_more_minus_r,
-                state.build_tree_more_minus_grad,
-            ),
-            Edge(
-                state.build_tree_more_plus_x,
-                state.build_tree_more_plus_r,
-                state.build_tree_more_plus_grad,
-            ),
-            Point(
-                state.build_tree_more_sample_x,
-                state.build_tree_more_sample_log_prob,
-                state.build_tree_more_sample_grad,
-            ),
-            state.build_tree_more_size,
-            state.build_tree_more_ok,
-            state.build_tree_more_accept,
-            state.build_tree_more_counter,
-            state.build_tree_more_leapfrogs,
-        )
-        sample = more.sample
-        # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
-        pc = 17
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_sample_x=select(
-                    active, sample[0], state.build_tree_sample_x
-                ),
-                build_tree_sample_log_prob=select(
-                    active, sample[1], state.build_tree_sample_log_prob
-                ),
-                build_tree_sample_grad=select(
-                    active, sample[2], state.build_tree_sample_grad
-                ),
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_1_block_17(state, stacks):
-        # examples/nuts.py:84  counter = counter + 1
-        active = state.pc == 17
-        counter = state.build_tree_counter
-        direction = state.build_tree_direction
-        more = Tree(
-            Edge(
-                state.build_tree_more_minus_x,
-                state.build_tree_more_minus_r,
-                state.build_tree_more_minus_grad,
-            ),
-            Edge(
-                state.build_tree_more_plus_x,
-                state.build_tree_more_plus_r,
-                state.build_tree_more_plus_grad,
-            ),
-            Point(
-                state.build_tree_more_sample_x,
-                state.build_tree_more_sample_log_prob,
-                state.build_tree_more_sample_grad,
-            ),
-            state.build_tree_more_size,
-            state.build_tree_more_ok,
-            state.build_tree_more_accept,
-            state.build_tree_more_counter,
-            state.build_tree_more_leapfrogs,
-        )
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        sample = Point(
-            state.build_tree_sample_x,
-            state.build_tree_sample_log_prob,
-            state.build_tree_sample_grad,
-        )
-        total = state.build_tree_total
-        counter = counter + 1
-        # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
-        cond_4 = direction < 0
-        if_true_2 = more.minus
-        if_false_2 = tree.minus
-        choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
-        )
-        minus = choice_2
-        # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
-        cond_5 = direction < 0
-        if_true_3 = tree.plus
-        if_false_3 = more.plus
-        choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
-        )
-        plus = choice_3
-        # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
-        and__1 = more.ok
-        and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
-        ok = and__3
-        # examples/nuts.py:88  accept = tree.accept + more.accept
-        accept = tree.accept + more.accept
-        # examples/nuts.py:89  leapfrogs = tree.leapfrogs + more.leapfrogs
-        leapfrogs = tree.leapfrogs + more.leapfrogs
-        # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
-        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
-        build_tree_return = result_2
-        pc, return_sp = pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
-        )
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_counter=select(active, counter, state.build_tree_counter),
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
@@ -2257,6 +1825,22 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
+                build_tree_direction_sp=build_tree_direction_sp,
+                build_tree_seed_sp=build_tree_seed_sp,
+                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
+                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
+                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
+                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
+                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
+                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
+                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
+                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
+                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
+                build_tree_tree_size_sp=build_tree_tree_size_sp,
+                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
+                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
+                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
+                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
             ),
             stack_writes(stacks),
@@ -2274,13 +1858,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_1_block_8,
         nuts_step_1_block_9,
         nuts_step_1_block_10,
-        nuts_step_1_block_11,
-        nuts_step_1_block_12,
-        nuts_step_1_block_13,
-        nuts_step_1_block_14,
-        nuts_step_1_block_15,
-        nuts_step_1_block_16,
-        nuts_step_1_block_17,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_1_LOOPING_BLOCKS = ()
@@ -2288,11 +1865,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
         "in nuts_step at examples/nuts.py:113: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
-        "in nuts_step at examples/nuts.py:118: minus = tree.minus",
-        "in nuts_step at examples/nuts.py:120: plus = tree.plus",
-        "in nuts_step at examples/nuts.py:121: if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:",
-        "in nuts_step at examples/nuts.py:122: sample = tree.sample",
-        "in nuts_step at examples/nuts.py:123: counter = counter + 1",
         "in nuts_step at examples/nuts.py:127: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
         "in build_tree at examples/nuts.py:60: if depth == 0:",
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
@@ -2301,8 +1873,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         "in build_tree at examples/nuts.py:76: return tree",
         "in build_tree at examples/nuts.py:77: outer = tree.minus if direction < 0 else tree.plus",
         "in build_tree at examples/nuts.py:78: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
-        "in build_tree at examples/nuts.py:83: sample = more.sample",
-        "in build_tree at examples/nuts.py:84: counter = counter + 1",
     )
 
     def nuts_step_1_program(
@@ -2333,20 +1903,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             build_tree_joint0_sp=zeros([batch], (), "int32"),
             build_tree_log_slice=zeros([batch], (), "float64"),
             build_tree_log_slice_sp=zeros([batch], (), "int32"),
-            build_tree_more_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_more_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_more_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_more_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_more_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_more_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_more_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_more_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_more_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_more_size=zeros([batch], (), "float64"),
-            build_tree_more_ok=zeros([batch], (), "bool"),
-            build_tree_more_accept=zeros([batch], (), "float64"),
-            build_tree_more_counter=zeros([batch], (), "int64"),
-            build_tree_more_leapfrogs=zeros([batch], (), "int64"),
             build_tree_return_minus_x=zeros([batch], (100,), "float64"),
             build_tree_return_minus_r=zeros([batch], (100,), "float64"),
             build_tree_return_minus_grad=zeros([batch], (100,), "float64"),
@@ -2361,12 +1917,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             build_tree_return_accept=zeros([batch], (), "float64"),
             build_tree_return_counter=zeros([batch], (), "int64"),
             build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_sample_grad=zeros([batch], (100,), "float64"),
             build_tree_seed=zeros([batch], (), "int64"),
             build_tree_seed_sp=zeros([batch], (), "int32"),
-            build_tree_total=zeros([batch], (), "float64"),
             build_tree_tree_minus_x=zeros([batch], (100,), "float64"),
             build_tree_tree_minus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_r=zeros([batch], (100,), "float64"),
@@ -2423,20 +1975,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             nuts_step_sample_grad=zeros([batch], (100,), "float64"),
             nuts_step_seed=seed,
             nuts_step_size=zeros([batch], (), "float64"),
-            nuts_step_tree_minus_x=zeros([batch], (100,), "float64"),
-            nuts_step_tree_minus_r=zeros([batch], (100,), "float64"),
-            nuts_step_tree_minus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_tree_plus_x=zeros([batch], (100,), "float64"),
-            nuts_step_tree_plus_r=zeros([batch], (100,), "float64"),
-            nuts_step_tree_plus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_tree_sample_x=zeros([batch], (100,), "float64"),
-            nuts_step_tree_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_tree_sample_grad=zeros([batch], (100,), "float64"),
-            nuts_step_tree_size=zeros([batch], (), "float64"),
-            nuts_step_tree_ok=zeros([batch], (), "bool"),
-            nuts_step_tree_accept=zeros([batch], (), "float64"),
-            nuts_step_tree_counter=zeros([batch], (), "int64"),
-            nuts_step_tree_leapfrogs=zeros([batch], (), "int64"),
             overflow_at=zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep1Stacks(
@@ -2607,34 +2145,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_log_slice: object
         # [batch] int32: how many values of it are stacked
         build_tree_log_slice_sp: object
-        # [batch, 1] float64: more of build_tree
-        build_tree_more_minus_x: object
-        # [batch, 1] float64: more of build_tree
-        build_tree_more_minus_r: object
-        # [batch, 1] float64: more of build_tree
-        build_tree_more_minus_grad: object
-        # [batch, 1] float64: more of build_tree
-        build_tree_more_plus_x: object
-        # [batch, 1] float64: more of build_tree
-        build_tree_more_plus_r: object
-        # [batch, 1] float64: more of build_tree
-        build_tree_more_plus_grad: object
-        # [batch, 1] float64: more of build_tree
-        build_tree_more_sample_x: object
-        # [batch] float64: more of build_tree
-        build_tree_more_sample_log_prob: object
-        # [batch, 1] float64: more of build_tree
-        build_tree_more_sample_grad: object
-        # [batch] float64: more of build_tree
-        build_tree_more_size: object
-        # [batch] bool: more of build_tree
-        build_tree_more_ok: object
-        # [batch] float64: more of build_tree
-        build_tree_more_accept: object
-        # [batch] int64: more of build_tree
-        build_tree_more_counter: object
-        # [batch] int64: more of build_tree
-        build_tree_more_leapfrogs: object
         # [batch, 1] float64: the value build_tree returns
         build_tree_return_minus_x: object
         # [batch, 1] float64: the value build_tree returns
@@ -2663,18 +2173,10 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_return_counter: object
         # [batch] int64: the value build_tree returns
         build_tree_return_leapfrogs: object
-        # [batch, 1] float64: sample of build_tree
-        build_tree_sample_x: object
-        # [batch] float64: sample of build_tree
-        build_tree_sample_log_prob: object
-        # [batch, 1] float64: sample of build_tree
-        build_tree_sample_grad: object
         # [batch] int64: seed of build_tree
         build_tree_seed: object
         # [batch] int32: how many values of it are stacked
         build_tree_seed_sp: object
-        # [batch] float64: total of build_tree
-        build_tree_total: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_minus_x: object
         # [batch] int32: how many values of it are stacked
@@ -2787,34 +2289,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_seed: object
         # [batch] float64: size of nuts_step
         nuts_step_size: object
-        # [batch, 1] float64: tree of nuts_step
-        nuts_step_tree_minus_x: object
-        # [batch, 1] float64: tree of nuts_step
-        nuts_step_tree_minus_r: object
-        # [batch, 1] float64: tree of nuts_step
-        nuts_step_tree_minus_grad: object
-        # [batch, 1] float64: tree of nuts_step
-        nuts_step_tree_plus_x: object
-        # [batch, 1] float64: tree of nuts_step
-        nuts_step_tree_plus_r: object
-        # [batch, 1] float64: tree of nuts_step
-        nuts_step_tree_plus_grad: object
-        # [batch, 1] float64: tree of nuts_step
-        nuts_step_tree_sample_x: object
-        # [batch] float64: tree of nuts_step
-        nuts_step_tree_sample_log_prob: object
-        # [batch, 1] float64: tree of nuts_step
-        nuts_step_tree_sample_grad: object
-        # [batch] float64: tree of nuts_step
-        nuts_step_tree_size: object
-        # [batch] bool: tree of nuts_step
-        nuts_step_tree_ok: object
-        # [batch] float64: tree of nuts_step
-        nuts_step_tree_accept: object
-        # [batch] int64: tree of nuts_step
-        nuts_step_tree_counter: object
-        # [batch] int64: tree of nuts_step
-        nuts_step_tree_leapfrogs: object
         # [batch] int32: block where an example overflowed a stack, or -1
         overflow_at: object
 
@@ -2862,7 +2336,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_2_HALT = 18
+    NUTS_STEP_2_HALT = 11
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8, build_tree_tree_minus_r 8, build_tree_tree_minus_grad 8, build_tree_tree_plus_x 8, build_tree_tree_plus_r 8, build_tree_tree_plus_grad 8, build_tree_tree_sample_x 8, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_2_STACK_BYTES = 149
 
@@ -2902,7 +2376,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 8)
+        pc = choose(and__2, 1, 3)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -2978,7 +2452,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         return_sp, returns_write, overflow_1 = push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = 9
+        pc = 4
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
@@ -3048,6 +2522,20 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs = state.nuts_step_leapfrogs
         accept = state.nuts_step_accept
         direction = state.nuts_step_direction
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        size = state.nuts_step_size
+        seed = state.nuts_step_seed
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        depth = state.nuts_step_depth
         tree = build_tree_return
         # examples/nuts.py:114  counter = tree.counter
         counter = tree.counter
@@ -3057,250 +2545,36 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         accept = accept + tree.accept
         # examples/nuts.py:117  if direction < 0:
         cond_3 = direction < 0
-        pc = choose(cond_3, 3, 4)
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_tree_minus_x=select(
-                    active, tree[0][0], state.nuts_step_tree_minus_x
-                ),
-                nuts_step_tree_minus_r=select(
-                    active, tree[0][1], state.nuts_step_tree_minus_r
-                ),
-                nuts_step_tree_minus_grad=select(
-                    active, tree[0][2], state.nuts_step_tree_minus_grad
-                ),
-                nuts_step_tree_plus_x=select(
-                    active, tree[1][0], state.nuts_step_tree_plus_x
-                ),
-                nuts_step_tree_plus_r=select(
-                    active, tree[1][1], state.nuts_step_tree_plus_r
-                ),
-                nuts_step_tree_plus_grad=select(
-                    active, tree[1][2], state.nuts_step_tree_plus_grad
-                ),
-                nuts_step_tree_sample_x=select(
-                    active, tree[2][0], state.nuts_step_tree_sample_x
-                ),
-                nuts_step_tree_sample_log_prob=select(
-                    active, tree[2][1], state.nuts_step_tree_sample_log_prob
-                ),
-                nuts_step_tree_sample_grad=select(
-                    active, tree[2][2], state.nuts_step_tree_sample_grad
-                ),
-                nuts_step_tree_size=select(active, tree[3], state.nuts_step_tree_size),
-                nuts_step_tree_ok=select(active, tree[4], state.nuts_step_tree_ok),
-                nuts_step_tree_accept=select(
-                    active, tree[5], state.nuts_step_tree_accept
-                ),
-                nuts_step_tree_counter=select(
-                    active, tree[6], state.nuts_step_tree_counter
-                ),
-                nuts_step_tree_leapfrogs=select(
-                    active, tree[7], state.nuts_step_tree_leapfrogs
-                ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
-                    active, leapfrogs, state.nuts_step_leapfrogs
-                ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_2_block_3(state, stacks):
+        cond_3_test1 = cond_3
         # examples/nuts.py:118  minus = tree.minus
-        active = state.pc == 3
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        minus = tree.minus
-        # examples/nuts.py:117  if direction < 0:
-        pc = 5
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
-                    active, minus[2], state.nuts_step_minus_grad
-                ),
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_2_block_4(state, stacks):
+        minus_arm1 = tree.minus
         # examples/nuts.py:120  plus = tree.plus
-        active = state.pc == 4
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        plus = tree.plus
+        plus_arm1 = tree.plus
         # examples/nuts.py:117  if direction < 0:
-        pc = 5
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-            ),
-            stack_writes(stacks),
+        minus = Edge(
+            where(cond_3_test1, minus_arm1[0], minus[0]),
+            where(cond_3_test1, minus_arm1[1], minus[1]),
+            where(cond_3_test1, minus_arm1[2], minus[2]),
         )
-
-    def nuts_step_2_block_5(state, stacks):
+        plus = Edge(
+            where(cond_3_test1, plus[0], plus_arm1[0]),
+            where(cond_3_test1, plus[1], plus_arm1[1]),
+            where(cond_3_test1, plus[2], plus_arm1[2]),
+        )
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-        active = state.pc == 5
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        size = state.nuts_step_size
-        seed = state.nuts_step_seed
-        counter = state.nuts_step_counter
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
         and__5 = where(and__3, and__4, and__3)
-        pc = choose(and__5, 6, 7)
-        pc = select(active, pc, state.pc)
-        return (state._replace(pc=pc), stack_writes(stacks))
-
-    def nuts_step_2_block_6(state, stacks):
+        and__5_test1 = and__5
         # examples/nuts.py:122  sample = tree.sample
-        active = state.pc == 6
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        sample = tree.sample
+        sample_arm1 = tree.sample
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-        pc = 7
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
-                    active, sample[1], state.nuts_step_sample_log_prob
-                ),
-                nuts_step_sample_grad=select(
-                    active, sample[2], state.nuts_step_sample_grad
-                ),
-            ),
-            stack_writes(stacks),
+        sample = Point(
+            where(and__5_test1, sample_arm1[0], sample[0]),
+            where(and__5_test1, sample_arm1[1], sample[1]),
+            where(and__5_test1, sample_arm1[2], sample[2]),
         )
-
-    def nuts_step_2_block_7(state, stacks):
         # examples/nuts.py:123  counter = counter + 1
-        active = state.pc == 7
-        counter = state.nuts_step_counter
-        size = state.nuts_step_size
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        minus = Edge(
-            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
-        )
-        plus = Edge(
-            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
-        )
-        depth = state.nuts_step_depth
         counter = counter + 1
         # examples/nuts.py:124  size = size + tree.size
         size = size + tree.size
@@ -3314,21 +2588,40 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 8)
+        pc = choose(and__2, 1, 3)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
                 nuts_step_size=select(active, size, state.nuts_step_size),
                 nuts_step_depth=select(active, depth, state.nuts_step_depth),
             ),
             stack_writes(stacks),
         )
 
-    def nuts_step_2_block_8(state, stacks):
+    def nuts_step_2_block_3(state, stacks):
         # examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-        active = state.pc == 8
+        active = state.pc == 3
         sample = Point(
             state.nuts_step_sample_x,
             state.nuts_step_sample_log_prob,
@@ -3377,18 +2670,18 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_2_block_9(state, stacks):
+    def nuts_step_2_block_4(state, stacks):
         # examples/nuts.py:60  if depth == 0:
-        active = state.pc == 9
+        active = state.pc == 4
         depth = state.build_tree_depth
         cond_1 = depth == 0
-        pc = choose(cond_1, 10, 11)
+        pc = choose(cond_1, 5, 6)
         pc = select(active, pc, state.pc)
         return (state._replace(pc=pc), stack_writes(stacks))
 
-    def nuts_step_2_block_10(state, stacks):
+    def nuts_step_2_block_5(state, stacks):
         # examples/nuts.py:62  eps = direction * step_size
-        active = state.pc == 10
+        active = state.pc == 5
         direction = state.build_tree_direction
         edge = Edge(
             state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
@@ -3476,9 +2769,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_2_block_11(state, stacks):
+    def nuts_step_2_block_6(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 11
+        active = state.pc == 6
         depth = state.build_tree_depth
         joint0 = state.build_tree_joint0
         log_slice = state.build_tree_log_slice
@@ -3520,9 +2813,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             counter,
         )
         return_sp, returns_write, overflow_6 = push(
-            stacks.returns, state.return_sp, 12, active
+            stacks.returns, state.return_sp, 7, active
         )
-        pc = 9
+        pc = 4
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -3553,7 +2846,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 11, state.overflow_at),
+                overflow_at=select(overflow, 6, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -3566,9 +2859,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_2_block_12(state, stacks):
+    def nuts_step_2_block_7(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 12
+        active = state.pc == 7
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -3610,7 +2903,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 13, 14)
+        pc = choose(not__1, 8, 9)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -3673,9 +2966,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_2_block_13(state, stacks):
+    def nuts_step_2_block_8(state, stacks):
         # examples/nuts.py:76  return tree
-        active = state.pc == 13
+        active = state.pc == 8
         tree = Tree(
             Edge(
                 state.build_tree_tree_minus_x,
@@ -3755,9 +3048,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_2_block_14(state, stacks):
+    def nuts_step_2_block_9(state, stacks):
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 14
+        active = state.pc == 9
         direction = state.build_tree_direction
         tree = Tree(
             Edge(
@@ -3908,9 +3201,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             more_counter,
         )
         return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 15, active
+            stacks.returns, state.return_sp, 10, active
         )
-        pc = 9
+        pc = 4
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -3968,7 +3261,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 14, state.overflow_at),
+                overflow_at=select(overflow, 9, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -3992,9 +3285,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_2_block_15(state, stacks):
+    def nuts_step_2_block_10(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 15
+        active = state.pc == 10
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -4102,7 +3395,52 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         total = tree.size + more.size
         # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
         cond_3 = nuts_math.uniform(seed, counter) * total < more.size
-        pc = choose(cond_3, 16, 17)
+        cond_3_test1 = cond_3
+        # examples/nuts.py:83  sample = more.sample
+        sample_arm1 = more.sample
+        # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
+        sample = Point(
+            where(cond_3_test1, sample_arm1[0], sample[0]),
+            where(cond_3_test1, sample_arm1[1], sample[1]),
+            where(cond_3_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:84  counter = counter + 1
+        counter = counter + 1
+        # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
+        cond_4 = direction < 0
+        if_true_2 = more.minus
+        if_false_2 = tree.minus
+        choice_2 = Edge(
+            where(cond_4, if_true_2[0], if_false_2[0]),
+            where(cond_4, if_true_2[1], if_false_2[1]),
+            where(cond_4, if_true_2[2], if_false_2[2]),
+        )
+        minus = choice_2
+        # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
+        cond_5 = direction < 0
+        if_true_3 = tree.plus
+        if_false_3 = more.plus
+        choice_3 = Edge(
+            where(cond_5, if_true_3[0], if_false_3[0]),
+            where(cond_5, if_true_3[1], if_false_3[1]),
+            where(cond_5, if_true_3[2], if_false_3[2]),
+        )
+        plus = choice_3
+        # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
+        and__1 = more.ok
+        and__2 = no_u_turn(minus, plus)
+        and__3 = where(and__1, and__2, and__1)
+        ok = and__3
+        # examples/nuts.py:88  accept = tree.accept + more.accept
+        accept = tree.accept + more.accept
+        # examples/nuts.py:89  leapfrogs = tree.leapfrogs + more.leapfrogs
+        leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        build_tree_return = result_2
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
+        )
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -4151,217 +3489,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_more_minus_x=select(
-                    active, more[0][0], state.build_tree_more_minus_x
-                ),
-                build_tree_more_minus_r=select(
-                    active, more[0][1], state.build_tree_more_minus_r
-                ),
-                build_tree_more_minus_grad=select(
-                    active, more[0][2], state.build_tree_more_minus_grad
-                ),
-                build_tree_more_plus_x=select(
-                    active, more[1][0], state.build_tree_more_plus_x
-                ),
-                build_tree_more_plus_r=select(
-                    active, more[1][1], state.build_tree_more_plus_r
-                ),
-                build_tree_more_plus_grad=select(
-                    active, more[1][2], state.build_tree_more_plus_grad
-                ),
-                build_tree_more_sample_x=select(
-                    active, more[2][0], state.build_tree_more_sample_x
-                ),
-                build_tree_more_sample_log_prob=select(
-                    active, more[2][1], state.build_tree_more_sample_log_prob
-                ),
-                build_tree_more_sample_grad=select(
-                    active, more[2][2], state.build_tree_more_sample_grad
-                ),
-                build_tree_more_size=select(
-                    active, more[3], state.build_tree_more_size
-                ),
-                build_tree_more_ok=select(active, more[4], state.build_tree_more_ok),
-                build_tree_more_accept=select(
-                    active, more[5], state.build_tree_more_accept
-                ),
-                build_tree_more_counter=select(
-                    active, more[6], state.build_tree_more_counter
-                ),
-                build_tree_more_leapfrogs=select(
-                    active, more[7], state.build_tree_more_leapfrogs
-                ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_sample_x=select(
-                    active, sample[0], state.build_tree_sample_x
-                ),
-                build_tree_sample_log_prob=select(
-                    active, sample[1], state.build_tree_sample_log_prob
-                ),
-                build_tree_sample_grad=select(
-                    active, sample[2], state.build_tree_sample_grad
-                ),
-                build_tree_total=select(active, total, state.build_tree_total),
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_2_block_16(state, stacks):
-        # examples/nuts.py:83  sample = more.sample
-        active = state.pc == 16
-        more = Tree(
-            Edge(
-                state.build_tree_more_minus_x,
-                state.build_tree_more_minus_r,
-                state.build_tree_more_minus_grad,
-            ),
-            Edge(
-                state.build_tree_more_plus_x,
-                state.build_tree_more_plus_r,
-                state.build_tree_more_plus_grad,
-            ),
-            Point(
-                state.build_tree_more_sample_x,
-                state.build_tree_more_sample_log_prob,
-                state.build_tree_more_sample_grad,
-            ),
-            state.build_tree_more_size,
-            state.build_tree_more_ok,
-            state.build_tree_more_accept,
-            state.build_tree_more_counter,
-            state.build_tree_more_leapfrogs,
-        )
-        sample = more.sample
-        # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
-        pc = 17
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_sample_x=select(
-                    active, sample[0], state.build_tree_sample_x
-                ),
-                build_tree_sample_log_prob=select(
-                    active, sample[1], state.build_tree_sample_log_prob
-                ),
-                build_tree_sample_grad=select(
-                    active, sample[2], state.build_tree_sample_grad
-                ),
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_2_block_17(state, stacks):
-        # examples/nuts.py:84  counter = counter + 1
-        active = state.pc == 17
-        counter = state.build_tree_counter
-        direction = state.build_tree_direction
-        more = Tree(
-            Edge(
-                state.build_tree_more_minus_x,
-                state.build_tree_more_minus_r,
-                state.build_tree_more_minus_grad,
-            ),
-            Edge(
-                state.build_tree_more_plus_x,
-                state.build_tree_more_plus_r,
-                state.build_tree_more_plus_grad,
-            ),
-            Point(
-                state.build_tree_more_sample_x,
-                state.build_tree_more_sample_log_prob,
-                state.build_tree_more_sample_grad,
-            ),
-            state.build_tree_more_size,
-            state.build_tree_more_ok,
-            state.build_tree_more_accept,
-            state.build_tree_more_counter,
-            state.build_tree_more_leapfrogs,
-        )
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        sample = Point(
-            state.build_tree_sample_x,
-            state.build_tree_sample_log_prob,
-            state.build_tree_sample_grad,
-        )
-        total = state.build_tree_total
-        counter = counter + 1
-        # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
-        cond_4 = direction < 0
-        if_true_2 = more.minus
-        if_false_2 = tree.minus
-        choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
-        )
-        minus = choice_2
-        # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
-        cond_5 = direction < 0
-        if_true_3 = tree.plus
-        if_false_3 = more.plus
-        choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
-        )
-        plus = choice_3
-        # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
-        and__1 = more.ok
-        and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
-        ok = and__3
-        # examples/nuts.py:88  accept = tree.accept + more.accept
-        accept = tree.accept + more.accept
-        # examples/nuts.py:89  leapfrogs = tree.leapfrogs + more.leapfrogs
-        leapfrogs = tree.leapfrogs + more.leapfrogs
-        # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
-        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
-        build_tree_return = result_2
-        pc, return_sp = pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
-        )
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_counter=select(active, counter, state.build_tree_counter),
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
@@ -4407,6 +3534,22 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
+                build_tree_direction_sp=build_tree_direction_sp,
+                build_tree_seed_sp=build_tree_seed_sp,
+                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
+                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
+                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
+                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
+                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
+                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
+                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
+                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
+                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
+                build_tree_tree_size_sp=build_tree_tree_size_sp,
+                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
+                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
+                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
+                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
             ),
             stack_writes(stacks),
@@ -4424,13 +3567,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_2_block_8,
         nuts_step_2_block_9,
         nuts_step_2_block_10,
-        nuts_step_2_block_11,
-        nuts_step_2_block_12,
-        nuts_step_2_block_13,
-        nuts_step_2_block_14,
-        nuts_step_2_block_15,
-        nuts_step_2_block_16,
-        nuts_step_2_block_17,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_2_LOOPING_BLOCKS = ()
@@ -4438,11 +3574,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
         "in nuts_step at examples/nuts.py:113: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
-        "in nuts_step at examples/nuts.py:118: minus = tree.minus",
-        "in nuts_step at examples/nuts.py:120: plus = tree.plus",
-        "in nuts_step at examples/nuts.py:121: if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:",
-        "in nuts_step at examples/nuts.py:122: sample = tree.sample",
-        "in nuts_step at examples/nuts.py:123: counter = counter + 1",
         "in nuts_step at examples/nuts.py:127: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
         "in build_tree at examples/nuts.py:60: if depth == 0:",
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
@@ -4451,8 +3582,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         "in build_tree at examples/nuts.py:76: return tree",
         "in build_tree at examples/nuts.py:77: outer = tree.minus if direction < 0 else tree.plus",
         "in build_tree at examples/nuts.py:78: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
-        "in build_tree at examples/nuts.py:83: sample = more.sample",
-        "in build_tree at examples/nuts.py:84: counter = counter + 1",
     )
 
     def nuts_step_2_program(
@@ -4483,20 +3612,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             build_tree_joint0_sp=zeros([batch], (), "int32"),
             build_tree_log_slice=zeros([batch], (), "float64"),
             build_tree_log_slice_sp=zeros([batch], (), "int32"),
-            build_tree_more_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_more_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_more_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_more_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_more_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_more_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_more_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_more_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_more_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_more_size=zeros([batch], (), "float64"),
-            build_tree_more_ok=zeros([batch], (), "bool"),
-            build_tree_more_accept=zeros([batch], (), "float64"),
-            build_tree_more_counter=zeros([batch], (), "int64"),
-            build_tree_more_leapfrogs=zeros([batch], (), "int64"),
             build_tree_return_minus_x=zeros([batch], (1,), "float64"),
             build_tree_return_minus_r=zeros([batch], (1,), "float64"),
             build_tree_return_minus_grad=zeros([batch], (1,), "float64"),
@@ -4511,12 +3626,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             build_tree_return_accept=zeros([batch], (), "float64"),
             build_tree_return_counter=zeros([batch], (), "int64"),
             build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_sample_grad=zeros([batch], (1,), "float64"),
             build_tree_seed=zeros([batch], (), "int64"),
             build_tree_seed_sp=zeros([batch], (), "int32"),
-            build_tree_total=zeros([batch], (), "float64"),
             build_tree_tree_minus_x=zeros([batch], (1,), "float64"),
             build_tree_tree_minus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_r=zeros([batch], (1,), "float64"),
@@ -4573,20 +3684,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             nuts_step_sample_grad=zeros([batch], (1,), "float64"),
             nuts_step_seed=seed,
             nuts_step_size=zeros([batch], (), "float64"),
-            nuts_step_tree_minus_x=zeros([batch], (1,), "float64"),
-            nuts_step_tree_minus_r=zeros([batch], (1,), "float64"),
-            nuts_step_tree_minus_grad=zeros([batch], (1,), "float64"),
-            nuts_step_tree_plus_x=zeros([batch], (1,), "float64"),
-            nuts_step_tree_plus_r=zeros([batch], (1,), "float64"),
-            nuts_step_tree_plus_grad=zeros([batch], (1,), "float64"),
-            nuts_step_tree_sample_x=zeros([batch], (1,), "float64"),
-            nuts_step_tree_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_tree_sample_grad=zeros([batch], (1,), "float64"),
-            nuts_step_tree_size=zeros([batch], (), "float64"),
-            nuts_step_tree_ok=zeros([batch], (), "bool"),
-            nuts_step_tree_accept=zeros([batch], (), "float64"),
-            nuts_step_tree_counter=zeros([batch], (), "int64"),
-            nuts_step_tree_leapfrogs=zeros([batch], (), "int64"),
             overflow_at=zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep2Stacks(
@@ -4753,34 +3850,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         build_tree_log_slice: object
         # [batch] int32: how many values of it are stacked
         build_tree_log_slice_sp: object
-        # [batch, 3] float64: more of build_tree
-        build_tree_more_minus_x: object
-        # [batch, 3] float64: more of build_tree
-        build_tree_more_minus_r: object
-        # [batch, 3] float64: more of build_tree
-        build_tree_more_minus_grad: object
-        # [batch, 3] float64: more of build_tree
-        build_tree_more_plus_x: object
-        # [batch, 3] float64: more of build_tree
-        build_tree_more_plus_r: object
-        # [batch, 3] float64: more of build_tree
-        build_tree_more_plus_grad: object
-        # [batch, 3] float64: more of build_tree
-        build_tree_more_sample_x: object
-        # [batch] float64: more of build_tree
-        build_tree_more_sample_log_prob: object
-        # [batch, 3] float64: more of build_tree
-        build_tree_more_sample_grad: object
-        # [batch] float64: more of build_tree
-        build_tree_more_size: object
-        # [batch] bool: more of build_tree
-        build_tree_more_ok: object
-        # [batch] float64: more of build_tree
-        build_tree_more_accept: object
-        # [batch] int64: more of build_tree
-        build_tree_more_counter: object
-        # [batch] int64: more of build_tree
-        build_tree_more_leapfrogs: object
         # [batch, 3] float64: the value build_tree returns
         build_tree_return_minus_x: object
         # [batch, 3] float64: the value build_tree returns
@@ -4809,18 +3878,10 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         build_tree_return_counter: object
         # [batch] int64: the value build_tree returns
         build_tree_return_leapfrogs: object
-        # [batch, 3] float64: sample of build_tree
-        build_tree_sample_x: object
-        # [batch] float64: sample of build_tree
-        build_tree_sample_log_prob: object
-        # [batch, 3] float64: sample of build_tree
-        build_tree_sample_grad: object
         # [batch] int64: seed of build_tree
         build_tree_seed: object
         # [batch] int32: how many values of it are stacked
         build_tree_seed_sp: object
-        # [batch] float64: total of build_tree
-        build_tree_total: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_minus_x: object
         # [batch] int32: how many values of it are stacked
@@ -4933,34 +3994,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_seed: object
         # [batch] float64: size of nuts_step
         nuts_step_size: object
-        # [batch, 3] float64: tree of nuts_step
-        nuts_step_tree_minus_x: object
-        # [batch, 3] float64: tree of nuts_step
-        nuts_step_tree_minus_r: object
-        # [batch, 3] float64: tree of nuts_step
-        nuts_step_tree_minus_grad: object
-        # [batch, 3] float64: tree of nuts_step
-        nuts_step_tree_plus_x: object
-        # [batch, 3] float64: tree of nuts_step
-        nuts_step_tree_plus_r: object
-        # [batch, 3] float64: tree of nuts_step
-        nuts_step_tree_plus_grad: object
-        # [batch, 3] float64: tree of nuts_step
-        nuts_step_tree_sample_x: object
-        # [batch] float64: tree of nuts_step
-        nuts_step_tree_sample_log_prob: object
-        # [batch, 3] float64: tree of nuts_step
-        nuts_step_tree_sample_grad: object
-        # [batch] float64: tree of nuts_step
-        nuts_step_tree_size: object
-        # [batch] bool: tree of nuts_step
-        nuts_step_tree_ok: object
-        # [batch] float64: tree of nuts_step
-        nuts_step_tree_accept: object
-        # [batch] int64: tree of nuts_step
-        nuts_step_tree_counter: object
-        # [batch] int64: tree of nuts_step
-        nuts_step_tree_leapfrogs: object
         # [batch] int32: block where an example overflowed a stack, or -1
         overflow_at: object
 
@@ -5008,7 +4041,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_3_HALT = 18
+    NUTS_STEP_3_HALT = 11
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 24, build_tree_tree_minus_r 24, build_tree_tree_minus_grad 24, build_tree_tree_plus_x 24, build_tree_tree_plus_r 24, build_tree_tree_plus_grad 24, build_tree_tree_sample_x 24, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 24, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_3_STACK_BYTES = 277
 
@@ -5048,7 +4081,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 8)
+        pc = choose(and__2, 1, 3)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -5124,7 +4157,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         return_sp, returns_write, overflow_1 = push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = 9
+        pc = 4
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
@@ -5194,6 +4227,20 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs = state.nuts_step_leapfrogs
         accept = state.nuts_step_accept
         direction = state.nuts_step_direction
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        size = state.nuts_step_size
+        seed = state.nuts_step_seed
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        depth = state.nuts_step_depth
         tree = build_tree_return
         # examples/nuts.py:114  counter = tree.counter
         counter = tree.counter
@@ -5203,250 +4250,36 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         accept = accept + tree.accept
         # examples/nuts.py:117  if direction < 0:
         cond_3 = direction < 0
-        pc = choose(cond_3, 3, 4)
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_tree_minus_x=select(
-                    active, tree[0][0], state.nuts_step_tree_minus_x
-                ),
-                nuts_step_tree_minus_r=select(
-                    active, tree[0][1], state.nuts_step_tree_minus_r
-                ),
-                nuts_step_tree_minus_grad=select(
-                    active, tree[0][2], state.nuts_step_tree_minus_grad
-                ),
-                nuts_step_tree_plus_x=select(
-                    active, tree[1][0], state.nuts_step_tree_plus_x
-                ),
-                nuts_step_tree_plus_r=select(
-                    active, tree[1][1], state.nuts_step_tree_plus_r
-                ),
-                nuts_step_tree_plus_grad=select(
-                    active, tree[1][2], state.nuts_step_tree_plus_grad
-                ),
-                nuts_step_tree_sample_x=select(
-                    active, tree[2][0], state.nuts_step_tree_sample_x
-                ),
-                nuts_step_tree_sample_log_prob=select(
-                    active, tree[2][1], state.nuts_step_tree_sample_log_prob
-                ),
-                nuts_step_tree_sample_grad=select(
-                    active, tree[2][2], state.nuts_step_tree_sample_grad
-                ),
-                nuts_step_tree_size=select(active, tree[3], state.nuts_step_tree_size),
-                nuts_step_tree_ok=select(active, tree[4], state.nuts_step_tree_ok),
-                nuts_step_tree_accept=select(
-                    active, tree[5], state.nuts_step_tree_accept
-                ),
-                nuts_step_tree_counter=select(
-                    active, tree[6], state.nuts_step_tree_counter
-                ),
-                nuts_step_tree_leapfrogs=select(
-                    active, tree[7], state.nuts_step_tree_leapfrogs
-                ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
-                    active, leapfrogs, state.nuts_step_leapfrogs
-                ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_3_block_3(state, stacks):
+        cond_3_test1 = cond_3
         # examples/nuts.py:118  minus = tree.minus
-        active = state.pc == 3
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        minus = tree.minus
-        # examples/nuts.py:117  if direction < 0:
-        pc = 5
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
-                    active, minus[2], state.nuts_step_minus_grad
-                ),
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_3_block_4(state, stacks):
+        minus_arm1 = tree.minus
         # examples/nuts.py:120  plus = tree.plus
-        active = state.pc == 4
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        plus = tree.plus
+        plus_arm1 = tree.plus
         # examples/nuts.py:117  if direction < 0:
-        pc = 5
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-            ),
-            stack_writes(stacks),
+        minus = Edge(
+            where(cond_3_test1, minus_arm1[0], minus[0]),
+            where(cond_3_test1, minus_arm1[1], minus[1]),
+            where(cond_3_test1, minus_arm1[2], minus[2]),
         )
-
-    def nuts_step_3_block_5(state, stacks):
+        plus = Edge(
+            where(cond_3_test1, plus[0], plus_arm1[0]),
+            where(cond_3_test1, plus[1], plus_arm1[1]),
+            where(cond_3_test1, plus[2], plus_arm1[2]),
+        )
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-        active = state.pc == 5
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        size = state.nuts_step_size
-        seed = state.nuts_step_seed
-        counter = state.nuts_step_counter
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
         and__5 = where(and__3, and__4, and__3)
-        pc = choose(and__5, 6, 7)
-        pc = select(active, pc, state.pc)
-        return (state._replace(pc=pc), stack_writes(stacks))
-
-    def nuts_step_3_block_6(state, stacks):
+        and__5_test1 = and__5
         # examples/nuts.py:122  sample = tree.sample
-        active = state.pc == 6
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        sample = tree.sample
+        sample_arm1 = tree.sample
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-        pc = 7
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
-                    active, sample[1], state.nuts_step_sample_log_prob
-                ),
-                nuts_step_sample_grad=select(
-                    active, sample[2], state.nuts_step_sample_grad
-                ),
-            ),
-            stack_writes(stacks),
+        sample = Point(
+            where(and__5_test1, sample_arm1[0], sample[0]),
+            where(and__5_test1, sample_arm1[1], sample[1]),
+            where(and__5_test1, sample_arm1[2], sample[2]),
         )
-
-    def nuts_step_3_block_7(state, stacks):
         # examples/nuts.py:123  counter = counter + 1
-        active = state.pc == 7
-        counter = state.nuts_step_counter
-        size = state.nuts_step_size
-        tree = Tree(
-            Edge(
-                state.nuts_step_tree_minus_x,
-                state.nuts_step_tree_minus_r,
-                state.nuts_step_tree_minus_grad,
-            ),
-            Edge(
-                state.nuts_step_tree_plus_x,
-                state.nuts_step_tree_plus_r,
-                state.nuts_step_tree_plus_grad,
-            ),
-            Point(
-                state.nuts_step_tree_sample_x,
-                state.nuts_step_tree_sample_log_prob,
-                state.nuts_step_tree_sample_grad,
-            ),
-            state.nuts_step_tree_size,
-            state.nuts_step_tree_ok,
-            state.nuts_step_tree_accept,
-            state.nuts_step_tree_counter,
-            state.nuts_step_tree_leapfrogs,
-        )
-        minus = Edge(
-            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
-        )
-        plus = Edge(
-            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
-        )
-        depth = state.nuts_step_depth
         counter = counter + 1
         # examples/nuts.py:124  size = size + tree.size
         size = size + tree.size
@@ -5460,21 +4293,40 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 8)
+        pc = choose(and__2, 1, 3)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
                 nuts_step_size=select(active, size, state.nuts_step_size),
                 nuts_step_depth=select(active, depth, state.nuts_step_depth),
             ),
             stack_writes(stacks),
         )
 
-    def nuts_step_3_block_8(state, stacks):
+    def nuts_step_3_block_3(state, stacks):
         # examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-        active = state.pc == 8
+        active = state.pc == 3
         sample = Point(
             state.nuts_step_sample_x,
             state.nuts_step_sample_log_prob,
@@ -5523,18 +4375,18 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_3_block_9(state, stacks):
+    def nuts_step_3_block_4(state, stacks):
         # examples/nuts.py:60  if depth == 0:
-        active = state.pc == 9
+        active = state.pc == 4
         depth = state.build_tree_depth
         cond_1 = depth == 0
-        pc = choose(cond_1, 10, 11)
+        pc = choose(cond_1, 5, 6)
         pc = select(active, pc, state.pc)
         return (state._replace(pc=pc), stack_writes(stacks))
 
-    def nuts_step_3_block_10(state, stacks):
+    def nuts_step_3_block_5(state, stacks):
         # examples/nuts.py:62  eps = direction * step_size
-        active = state.pc == 10
+        active = state.pc == 5
         direction = state.build_tree_direction
         edge = Edge(
             state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
@@ -5622,9 +4474,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_3_block_11(state, stacks):
+    def nuts_step_3_block_6(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 11
+        active = state.pc == 6
         depth = state.build_tree_depth
         joint0 = state.build_tree_joint0
         log_slice = state.build_tree_log_slice
@@ -5666,9 +4518,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             counter,
         )
         return_sp, returns_write, overflow_6 = push(
-            stacks.returns, state.return_sp, 12, active
+            stacks.returns, state.return_sp, 7, active
         )
-        pc = 9
+        pc = 4
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -5699,7 +4551,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 11, state.overflow_at),
+                overflow_at=select(overflow, 6, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -5712,9 +4564,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_3_block_12(state, stacks):
+    def nuts_step_3_block_7(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 12
+        active = state.pc == 7
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -5756,7 +4608,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 13, 14)
+        pc = choose(not__1, 8, 9)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -5819,9 +4671,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_3_block_13(state, stacks):
+    def nuts_step_3_block_8(state, stacks):
         # examples/nuts.py:76  return tree
-        active = state.pc == 13
+        active = state.pc == 8
         tree = Tree(
             Edge(
                 state.build_tree_tree_minus_x,
@@ -5901,9 +4753,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_3_block_14(state, stacks):
+    def nuts_step_3_block_9(state, stacks):
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 14
+        active = state.pc == 9
         direction = state.build_tree_direction
         tree = Tree(
             Edge(
@@ -6054,9 +4906,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             more_counter,
         )
         return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 15, active
+            stacks.returns, state.return_sp, 10, active
         )
-        pc = 9
+        pc = 4
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -6114,7 +4966,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 14, state.overflow_at),
+                overflow_at=select(overflow, 9, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -6138,9 +4990,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_3_block_15(state, stacks):
+    def nuts_step_3_block_10(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 15
+        active = state.pc == 10
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -6248,7 +5100,52 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         total = tree.size + more.size
         # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
         cond_3 = nuts_math.uniform(seed, counter) * total < more.size
-        pc = choose(cond_3, 16, 17)
+        cond_3_test1 = cond_3
+        # examples/nuts.py:83  sample = more.sample
+        sample_arm1 = more.sample
+        # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
+        sample = Point(
+            where(cond_3_test1, sample_arm1[0], sample[0]),
+            where(cond_3_test1, sample_arm1[1], sample[1]),
+            where(cond_3_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:84  counter = counter + 1
+        counter = counter + 1
+        # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
+        cond_4 = direction < 0
+        if_true_2 = more.minus
+        if_false_2 = tree.minus
+        choice_2 = Edge(
+            where(cond_4, if_true_2[0], if_false_2[0]),
+            where(cond_4, if_true_2[1], if_false_2[1]),
+            where(cond_4, if_true_2[2], if_false_2[2]),
+        )
+        minus = choice_2
+        # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
+        cond_5 = direction < 0
+        if_true_3 = tree.plus
+        if_false_3 = more.plus
+        choice_3 = Edge(
+            where(cond_5, if_true_3[0], if_false_3[0]),
+            where(cond_5, if_true_3[1], if_false_3[1]),
+            where(cond_5, if_true_3[2], if_false_3[2]),
+        )
+        plus = choice_3
+        # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
+        and__1 = more.ok
+        and__2 = no_u_turn(minus, plus)
+        and__3 = where(and__1, and__2, and__1)
+        ok = and__3
+        # examples/nuts.py:88  accept = tree.accept + more.accept
+        accept = tree.accept + more.accept
+        # examples/nuts.py:89  leapfrogs = tree.leapfrogs + more.leapfrogs
+        leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        build_tree_return = result_2
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
+        )
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -6297,217 +5194,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_more_minus_x=select(
-                    active, more[0][0], state.build_tree_more_minus_x
-                ),
-                build_tree_more_minus_r=select(
-                    active, more[0][1], state.build_tree_more_minus_r
-                ),
-                build_tree_more_minus_grad=select(
-                    active, more[0][2], state.build_tree_more_minus_grad
-                ),
-                build_tree_more_plus_x=select(
-                    active, more[1][0], state.build_tree_more_plus_x
-                ),
-                build_tree_more_plus_r=select(
-                    active, more[1][1], state.build_tree_more_plus_r
-                ),
-                build_tree_more_plus_grad=select(
-                    active, more[1][2], state.build_tree_more_plus_grad
-                ),
-                build_tree_more_sample_x=select(
-                    active, more[2][0], state.build_tree_more_sample_x
-                ),
-                build_tree_more_sample_log_prob=select(
-                    active, more[2][1], state.build_tree_more_sample_log_prob
-                ),
-                build_tree_more_sample_grad=select(
-                    active, more[2][2], state.build_tree_more_sample_grad
-                ),
-                build_tree_more_size=select(
-                    active, more[3], state.build_tree_more_size
-                ),
-                build_tree_more_ok=select(active, more[4], state.build_tree_more_ok),
-                build_tree_more_accept=select(
-                    active, more[5], state.build_tree_more_accept
-                ),
-                build_tree_more_counter=select(
-                    active, more[6], state.build_tree_more_counter
-                ),
-                build_tree_more_leapfrogs=select(
-                    active, more[7], state.build_tree_more_leapfrogs
-                ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_sample_x=select(
-                    active, sample[0], state.build_tree_sample_x
-                ),
-                build_tree_sample_log_prob=select(
-                    active, sample[1], state.build_tree_sample_log_prob
-                ),
-                build_tree_sample_grad=select(
-                    active, sample[2], state.build_tree_sample_grad
-                ),
-                build_tree_total=select(active, total, state.build_tree_total),
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_3_block_16(state, stacks):
-        # examples/nuts.py:83  sample = more.sample
-        active = state.pc == 16
-        more = Tree(
-            Edge(
-                state.build_tree_more_minus_x,
-                state.build_tree_more_minus_r,
-                state.build_tree_more_minus_grad,
-            ),
-            Edge(
-                state.build_tree_more_plus_x,
-                state.build_tree_more_plus_r,
-                state.build_tree_more_plus_grad,
-            ),
-            Point(
-                state.build_tree_more_sample_x,
-                state.build_tree_more_sample_log_prob,
-                state.build_tree_more_sample_grad,
-            ),
-            state.build_tree_more_size,
-            state.build_tree_more_ok,
-            state.build_tree_more_accept,
-            state.build_tree_more_counter,
-            state.build_tree_more_leapfrogs,
-        )
-        sample = more.sample
-        # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
-        pc = 17
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_sample_x=select(
-                    active, sample[0], state.build_tree_sample_x
-                ),
-                build_tree_sample_log_prob=select(
-                    active, sample[1], state.build_tree_sample_log_prob
-                ),
-                build_tree_sample_grad=select(
-                    active, sample[2], state.build_tree_sample_grad
-                ),
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_3_block_17(state, stacks):
-        # examples/nuts.py:84  counter = counter + 1
-        active = state.pc == 17
-        counter = state.build_tree_counter
-        direction = state.build_tree_direction
-        more = Tree(
-            Edge(
-                state.build_tree_more_minus_x,
-                state.build_tree_more_minus_r,
-                state.build_tree_more_minus_grad,
-            ),
-            Edge(
-                state.build_tree_more_plus_x,
-                state.build_tree_more_plus_r,
-                state.build_tree_more_plus_grad,
-            ),
-            Point(
-                state.build_tree_more_sample_x,
-                state.build_tree_more_sample_log_prob,
-                state.build_tree_more_sample_grad,
-            ),
-            state.build_tree_more_size,
-            state.build_tree_more_ok,
-            state.build_tree_more_accept,
-            state.build_tree_more_counter,
-            state.build_tree_more_leapfrogs,
-        )
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        sample = Point(
-            state.build_tree_sample_x,
-            state.build_tree_sample_log_prob,
-            state.build_tree_sample_grad,
-        )
-        total = state.build_tree_total
-        counter = counter + 1
-        # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
-        cond_4 = direction < 0
-        if_true_2 = more.minus
-        if_false_2 = tree.minus
-        choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
-        )
-        minus = choice_2
-        # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
-        cond_5 = direction < 0
-        if_true_3 = tree.plus
-        if_false_3 = more.plus
-        choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
-        )
-        plus = choice_3
-        # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
-        and__1 = more.ok
-        and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
-        ok = and__3
-        # examples/nuts.py:88  accept = tree.accept + more.accept
-        accept = tree.accept + more.accept
-        # examples/nuts.py:89  leapfrogs = tree.leapfrogs + more.leapfrogs
-        leapfrogs = tree.leapfrogs + more.leapfrogs
-        # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
-        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
-        build_tree_return = result_2
-        pc, return_sp = pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
-        )
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_counter=select(active, counter, state.build_tree_counter),
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
@@ -6553,6 +5239,22 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
+                build_tree_direction_sp=build_tree_direction_sp,
+                build_tree_seed_sp=build_tree_seed_sp,
+                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
+                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
+                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
+                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
+                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
+                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
+                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
+                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
+                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
+                build_tree_tree_size_sp=build_tree_tree_size_sp,
+                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
+                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
+                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
+                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
             ),
             stack_writes(stacks),
@@ -6570,13 +5272,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_3_block_8,
         nuts_step_3_block_9,
         nuts_step_3_block_10,
-        nuts_step_3_block_11,
-        nuts_step_3_block_12,
-        nuts_step_3_block_13,
-        nuts_step_3_block_14,
-        nuts_step_3_block_15,
-        nuts_step_3_block_16,
-        nuts_step_3_block_17,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_3_LOOPING_BLOCKS = ()
@@ -6584,11 +5279,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
         "in nuts_step at examples/nuts.py:113: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
-        "in nuts_step at examples/nuts.py:118: minus = tree.minus",
-        "in nuts_step at examples/nuts.py:120: plus = tree.plus",
-        "in nuts_step at examples/nuts.py:121: if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:",
-        "in nuts_step at examples/nuts.py:122: sample = tree.sample",
-        "in nuts_step at examples/nuts.py:123: counter = counter + 1",
         "in nuts_step at examples/nuts.py:127: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
         "in build_tree at examples/nuts.py:60: if depth == 0:",
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
@@ -6597,8 +5287,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         "in build_tree at examples/nuts.py:76: return tree",
         "in build_tree at examples/nuts.py:77: outer = tree.minus if direction < 0 else tree.plus",
         "in build_tree at examples/nuts.py:78: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
-        "in build_tree at examples/nuts.py:83: sample = more.sample",
-        "in build_tree at examples/nuts.py:84: counter = counter + 1",
     )
 
     def nuts_step_3_program(
@@ -6629,20 +5317,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             build_tree_joint0_sp=zeros([batch], (), "int32"),
             build_tree_log_slice=zeros([batch], (), "float64"),
             build_tree_log_slice_sp=zeros([batch], (), "int32"),
-            build_tree_more_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_more_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_more_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_more_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_more_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_more_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_more_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_more_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_more_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_more_size=zeros([batch], (), "float64"),
-            build_tree_more_ok=zeros([batch], (), "bool"),
-            build_tree_more_accept=zeros([batch], (), "float64"),
-            build_tree_more_counter=zeros([batch], (), "int64"),
-            build_tree_more_leapfrogs=zeros([batch], (), "int64"),
             build_tree_return_minus_x=zeros([batch], (3,), "float64"),
             build_tree_return_minus_r=zeros([batch], (3,), "float64"),
             build_tree_return_minus_grad=zeros([batch], (3,), "float64"),
@@ -6657,12 +5331,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             build_tree_return_accept=zeros([batch], (), "float64"),
             build_tree_return_counter=zeros([batch], (), "int64"),
             build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_sample_grad=zeros([batch], (3,), "float64"),
             build_tree_seed=zeros([batch], (), "int64"),
             build_tree_seed_sp=zeros([batch], (), "int32"),
-            build_tree_total=zeros([batch], (), "float64"),
             build_tree_tree_minus_x=zeros([batch], (3,), "float64"),
             build_tree_tree_minus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_r=zeros([batch], (3,), "float64"),
@@ -6719,20 +5389,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             nuts_step_sample_grad=zeros([batch], (3,), "float64"),
             nuts_step_seed=seed,
             nuts_step_size=zeros([batch], (), "float64"),
-            nuts_step_tree_minus_x=zeros([batch], (3,), "float64"),
-            nuts_step_tree_minus_r=zeros([batch], (3,), "float64"),
-            nuts_step_tree_minus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_tree_plus_x=zeros([batch], (3,), "float64"),
-            nuts_step_tree_plus_r=zeros([batch], (3,), "float64"),
-            nuts_step_tree_plus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_tree_sample_x=zeros([batch], (3,), "float64"),
-            nuts_step_tree_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_tree_sample_grad=zeros([batch], (3,), "float64"),
-            nuts_step_tree_size=zeros([batch], (), "float64"),
-            nuts_step_tree_ok=zeros([batch], (), "bool"),
-            nuts_step_tree_accept=zeros([batch], (), "float64"),
-            nuts_step_tree_counter=zeros([batch], (), "int64"),
-            nuts_step_tree_leapfrogs=zeros([batch], (), "int64"),
             overflow_at=zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep3Stacks(

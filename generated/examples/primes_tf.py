@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=37aacc0b4e91425befd3d1976cd3534528498ea168f3cb779c9e50e0349a1e70
+# autobatch: source-sha256=e94093f5afe673002f4755e1bce4bcc7a6ef0d2a2d1c2a76d825ddbd1ac7c08d
 # autobatch: body-sha256=9ca8279620db1c04dbc66cbdaac82dcd986b2f4549a9d6e62e419e273e70db38
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

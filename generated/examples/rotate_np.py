@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=75781d9a6af018f15c4511f088167c5eab7c9a91728d3712fd51122c3bae3203
+# autobatch: source-sha256=2e83524f8077d39eb16d48d5c689bae2ac2292a360131a503bb83445d18f7e43
 # autobatch: body-sha256=b79937e353fa88f0d54a39ea24f75e1de213e04367e980ba2ae2161697f9dcd6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

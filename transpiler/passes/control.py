@@ -38,6 +38,8 @@ _SAFE_OPS = (
 _SAFE_NODES = (
     ast.Expression, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Name, ast.Load, ast.Constant,
     ast.Tuple,
+    # A field of a namedtuple (`tree.minus`) reads no data: it cannot fail on junk.
+    ast.Attribute,
 ) + _SAFE_OPS
 
 
@@ -145,9 +147,16 @@ def _convertible_arm(name, join, by_name, preds, pinned, types):
         return None
     for ins in arm.instructions:
         for var in liveness.defs(ins):
-            if not isinstance(types.get(var), T.TensorType):
+            if not _selectable(types.get(var)):
                 return None
     return arm
+
+
+def _selectable(pattern) -> bool:
+    """A value a Select can choose per example: tensors, tuples of tensors."""
+    if isinstance(pattern, T.TupleType):
+        return bool(pattern.elements) and all(_selectable(e) for e in pattern.elements)
+    return isinstance(pattern, T.TensorType)
 
 
 def _arms(t, by_name, preds, pinned, types):

@@ -126,9 +126,10 @@ class _Expr:
 class _Writer:
     """Writes one module; `scope` maps the names readable here to their types."""
 
-    def __init__(self, choices: Choices, max_depth: int):
+    def __init__(self, choices: Choices, max_depth: int, statements: int):
         self.c = choices
         self.max_depth = max_depth
+        self.budget = statements  # tracing and XLA time grow with the program's size
         self.lines: List[str] = []
 
     # ---- module and functions ------------------------------------------
@@ -171,7 +172,10 @@ class _Writer:
     def _block(self, count):
         """`count` statements at the current indentation; the scope is restored after."""
         saved = dict(self.scope)
-        for _ in range(count):
+        for k in range(count):
+            if k and self.budget <= 0:
+                break
+            self.budget -= 1
             self._statement()
         self.scope = saved
 
@@ -185,7 +189,7 @@ class _Writer:
         self.indent -= 1
 
     def _statement(self):
-        deep = self.indent > MAX_NESTING
+        deep = self.indent > MAX_NESTING or self.budget < 2
         kinds = ["assign", "assign", "update", "augment", "pair"]
         if not deep:
             kinds += ["if", "if", "while", "for"]
@@ -511,17 +515,21 @@ def _balanced_outer(text):
     return True
 
 
-def generate(rng: random.Random, max_depth: int = 2, note: str = "") -> Program:
-    """A random program from a seeded `random.Random` (same seed, same program)."""
-    return _Writer(RandomChoices(rng), max_depth).module(note)
+def generate(rng: random.Random, statements: int = 30, max_depth: int = 2, note: str = "") -> Program:
+    """A random program from a seeded `random.Random` (same seed, same program).
+
+    `statements`: about how many statements in all (each function has at
+    least its return); `max_depth`: the entry's largest `d`.
+    """
+    return _Writer(RandomChoices(rng), max_depth, statements).module(note)
 
 
-def programs(max_depth: int = 2):
+def programs(statements: int = 30, max_depth: int = 2):
     """A hypothesis strategy of programs (shrinks toward fewer, smaller constructs)."""
     from hypothesis import strategies as st
 
     @st.composite
     def strategy(draw):
-        return _Writer(DrawChoices(draw), max_depth).module()
+        return _Writer(DrawChoices(draw), max_depth, statements).module()
 
     return strategy()

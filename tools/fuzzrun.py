@@ -15,13 +15,14 @@ import dataclasses
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 import traceback
 from typing import Dict, List, Sequence
 
 import numpy as np
 
-from tools.fuzzgen import FLOAT, INT, Program
+from tools.fuzzgen import FLOAT, INT, Program  # noqa: F401 - Program is re-exported
 
 BACKENDS = {
     "numpy": dict(backend="numpy"),
@@ -30,6 +31,23 @@ BACKENDS = {
 }
 BATCH_SIZES = (1, 5, 16)
 RTOL, ATOL = 1e-6, 1e-9
+
+
+# Crashes with a known cause, each pinned by an xfail test in
+# tests/test_fuzz_regressions.py: counted and reported, not failures.
+# The inputs are int64 and float64 only, so an int32 or float32 in an error
+# can only come from a literal's weak type (TensorFlow's default dtypes).
+KNOWN = {
+    "weak literal leaves TF int32/float32 (test_weak_tuple_element_meets_int64_on_tf)":
+        re.compile(r"\b(int32|float32)\b"),
+}
+
+
+def known_cause(backend: str, detail: str):
+    """The KNOWN cause a crash message matches, or None."""
+    if backend == "numpy":
+        return None
+    return next((name for name, pattern in KNOWN.items() if pattern.search(detail)), None)
 
 
 class InvalidProgram(Exception):
@@ -41,7 +59,7 @@ class Finding:
     """A disagreement (or a crash) of one backend on one batch."""
 
     backend: str
-    kind: str  # "mismatch" or "crash"
+    kind: str  # "mismatch", "crash", or "known" (a crash with a KNOWN cause)
     detail: str
     inputs: tuple
     program: Program
@@ -211,7 +229,8 @@ def run_program(program: Program, backends, seed: int, directory: str,
                     got = entry(*inputs, **BACKENDS[backend])
                 except Exception as e:
                     detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-                    findings.append(Finding(backend, "crash", detail, inputs, program))
+                    kind = "known" if known_cause(backend, detail) else "crash"
+                    findings.append(Finding(backend, kind, detail, inputs, program))
                     break
                 problems = compare(got, want, program.returns)
                 if problems:

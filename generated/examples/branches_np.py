@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=95057b7910ef06dcc8dc3c539a57c62fa985e9ee26065a0954b8e4c211d0b482
+# autobatch: source-sha256=b3ef33b5f40266f904bf450dd38a2864277c0810073a85093981b2a3446c1e25
 # autobatch: body-sha256=c5ce1cbd60c9363d6fb5a8e7a7fdfd00a373994c61af71803f1249558e3baab6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=af6bd888c704e74dc453207e8f7518bb44cfa77d2b60ad625a63eb0ec291cd92
+# autobatch: source-sha256=a954b4a0d280d4012eff94e54739382d5bf1b0ffab20af3fdc8a8692e9b848b7
 # autobatch: body-sha256=c33a8e05c905db017ded43cf9d3ec563adac482e6f3d2c16897ae47f675b534b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=25291f8176d0a0950017d948237268a34c4724de34811adbabc21e438d13d518
+# autobatch: source-sha256=3fb7981cb2be6316e691a0f2bacb87e58be948d2a9d6ec7129edd30bec6cadfc
 # autobatch: body-sha256=0700cddf965ef4aa8c18d134e96ae7653f7a10db05cc2de101efec6ce38debc7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=1b724b3be247d8af077fc0aa7e7e6a7846eeec16ac032c255b76f7e89ea6de22
+# autobatch: source-sha256=109dd397090dd1cb695352da96babbf900e7ea5977ea52e335cc9349dbe87a88
 # autobatch: body-sha256=9589613a10757d3eafec27b06b388f4d7cf7f6c62cae9f3b299bd799e02648a1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

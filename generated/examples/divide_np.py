@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4890d5d2a83fc5a59ce0b47f64b7dea8390f00affaddcfddb619c81fd94e6ebe
+# autobatch: source-sha256=08f2ef7e43fa31a99db5646371acff7d5f4ae47bda2a7c459adfcbac4ecb1169
 # autobatch: body-sha256=1026341b85543479863c24b5486c07711e8ea8cd60df7623d06b7d285eee63e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ef10cc76eacc0ae74b1f70145d09e9d8aac2ba5686c8aa9b45b878da05529aaa
+# autobatch: source-sha256=d5b9ce91a5d8f88f4b3bc239c251e6057ae1d11e2ff3fee2dc22b0fa30bce480
 # autobatch: body-sha256=6c95725c8e2bae00f03a893bdeacd1e1f107502fac2e44f10545a588e4544694
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

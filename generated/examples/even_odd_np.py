@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=4cfc5cf1b5101da229d3a264a4f3cd4b364d181eb7a219ba271ea4262c9f0f2f
+# autobatch: source-sha256=e3aa3bc75071005470f0b9f8462d21a58e62c8bef08519e4c2c4d793cc4f2eaa
 # autobatch: body-sha256=f2921e341c4282315df329e653892555dbb806ea093a8c199ed2b1e113db384b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

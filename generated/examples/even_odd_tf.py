@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=48aa5ce9c92512fa6a271da6f8993ae09a9d7a4a0c8b15f0a40a580a8bcf013c
+# autobatch: source-sha256=af89deac9e4470e4df0354bff67dd307eac084b5e20cfe1ee77c79cb304ff0ee
 # autobatch: body-sha256=bb060be9d283e32414785e87c0f3e8b3d5647a2380bd7d14396b12ee9296c8a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

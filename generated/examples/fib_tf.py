@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f134c915c4c94fb6616a69afd4c9d402302a17bcbd38a408c4cac5bff4ca797a
+# autobatch: source-sha256=3a1231ffe1cafaaca237b8364c45044897ed6028d27e44b9600dd1edc6c565d3
 # autobatch: body-sha256=1162da245d7fd1f03c6ff88403109722ec0bcde2854670ab0f3c15ba4794e8ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

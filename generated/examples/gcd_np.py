@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e5d74b3b0d2097baf9e640f7b8f65fd54bb9e50677fa1a80f260227887a94a0f
+# autobatch: source-sha256=c3e84e3cf3a9aab1131fb43690fae90473d84ba2c19dc0838fdcf78441c2bf19
 # autobatch: body-sha256=530c9e089d50f84532934b776072b0a984297efbd7abae54c2d308bceeb63ad9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=7ec112c481227a1494fb3c86fa0539731436017f92ef06bf1a9272a497eb67e2
+# autobatch: source-sha256=8d062f1478276bcc78323f787c0e4b96852f4263c7033d15fe6d906961a5b45c
 # autobatch: body-sha256=f291b5587f3c6f91535b72272fa2ef72d4e37657faa8c4a3a608c833bd5228b9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=f2e24144a2c151a4020825501764c3369c9175b072e89fe0d50911e055cc2841
+# autobatch: source-sha256=16f68e4b619425e9f5240966e5d1c87c9108050f7dd58025000ddce186c4e7b7
 # autobatch: body-sha256=0ed74e92d58bc2df61c0f98df886f46d520f31c673a7f51952d3d890ca3362eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=3e56660145bb1374956879ebefa3e8131d6d87fa277ffc3b4587e206373f8e04
+# autobatch: source-sha256=62ac77f64d9d6debff2122304e5d9538d4f5c06f69b5d03282fdfbd9e9da7912
 # autobatch: body-sha256=af00bbc5d1f4505d877ca92825335e4c787844673ce17ef6d9c8112a580024cb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=e94093f5afe673002f4755e1bce4bcc7a6ef0d2a2d1c2a76d825ddbd1ac7c08d
+# autobatch: source-sha256=6308d74f6e035d4df935e0487bbc80f92a4ca9cc3c9a99c84fc67cc2b084595d
 # autobatch: body-sha256=9ca8279620db1c04dbc66cbdaac82dcd986b2f4549a9d6e62e419e273e70db38
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=2e83524f8077d39eb16d48d5c689bae2ac2292a360131a503bb83445d18f7e43
+# autobatch: source-sha256=3987eff700222007a1ea26594e11f09038837d81ff20ea850675175a227df305
 # autobatch: body-sha256=b79937e353fa88f0d54a39ea24f75e1de213e04367e980ba2ae2161697f9dcd6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=77156eea913b1182c804be579905c05ac9b04115731e1e71ea8019724bc657ad
+# autobatch: source-sha256=5dd3af0314c1ee42ec99cce33a8b639cf1ad8a85d1ef1c77c8e16ce8c7833ba9
 # autobatch: body-sha256=e8494fc3b172bcf95cacf36ff369d8af8eb32f44e5b2ab13a1cb18421cea47a6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 from typing import Callable, Dict, Optional
 
 import numpy as np
@@ -149,9 +150,18 @@ class _Inference:
         """
         key = (fn, expr, vars_in, inputs)
         if key not in self.cache:
-            promoted = _promote_weak(inputs)
+            # Only the inputs `expr` reads: a Select's side `1.0` next to a
+            # strong condition is still a literal (weak), as in Python.
+            used = [k for k, name in enumerate(vars_in) if name in _names(expr)]
+            names = tuple(vars_in[k] for k in used)
+            promoted = list(inputs)
+            for k, t in zip(used, _promote_by_groups(expr, names, tuple(inputs[k] for k in used))):
+                promoted[k] = t
+            promoted = tuple(promoted)
             text = self.aligned(fn, expr, vars_in, inputs)
-            value_type, error, _ = self._try(fn, text, vars_in, promoted)
+            value_type, error, _ = self._try(
+                fn, text, names, tuple(promoted[k] for k in used)
+            )
             self.cache[key] = (value_type, error, promoted if promoted != inputs else None)
         return self.cache[key]
 
@@ -194,15 +204,11 @@ class _Inference:
             result = B.type_of(self.backend, value)
         except Exception as e:  # noqa: BLE001 - reported once types settle
             return None, e, None
-        used = _names_in(expr)
-        if not any(
-            not leaf.weak for n, t in zip(vars_in, inputs) if n in used for leaf in T.leaves(t)
-        ):
-            # Only literals went in (`n = n + 1` with a literal `n`, or the
-            # `1.0` side of `1.0 if c else -1.0`): the result stays weak, as a
-            # Python number would.
-            result = _weaken(result)
-        return result, None, None
+        # Only literals went in (`n = n + 1` with a literal `n`): the result
+        # stays weak, as a Python number would; so does each element of a
+        # tuple display made of literals only (`(0, x)`).
+        strong = {name for name, t in zip(vars_in, inputs) if any(not leaf.weak for leaf in T.leaves(t))}
+        return _weaken_literal_parts(ast.parse(expr, mode="eval").body, strong, result), None, None
 
     def strengthen(self, fn, vars_in, promoted, origin):
         if promoted is not None:
@@ -407,16 +413,47 @@ class _Inference:
         return op
 
 
-def _names_in(expr):
-    return {node.id for node in ast.walk(ast.parse(expr, mode="eval")) if isinstance(node, ast.Name)}
-
-
 def _weaken(pattern):
     if isinstance(pattern, T.TensorType):
         return T.TensorType(pattern.dtype, pattern.shape, weak=True)
     if isinstance(pattern, T.TupleType):
         return T.TupleType(tuple(_weaken(e) for e in pattern.elements), pattern.cls)
     return pattern
+
+
+def _weaken_literal_parts(node, strong, result):
+    """`result` weakened where the part of `node` giving it reads no `strong` name."""
+    if isinstance(node, ast.Tuple) and isinstance(result, T.TupleType) and len(node.elts) == len(result.elements):
+        parts = zip(node.elts, result.elements)
+        return T.TupleType(tuple(_weaken_literal_parts(n, strong, r) for n, r in parts), result.cls)
+    if any(isinstance(n, ast.Name) and n.id in strong for n in ast.walk(node)):
+        return result
+    return _weaken(result)
+
+
+@functools.lru_cache(maxsize=None)
+def _names(expr: str) -> frozenset:
+    return frozenset(n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name))
+
+
+def _groups(node) -> list:
+    """The names of each element of a tuple display (nested ones flattened):
+    elements never meet, so a weak `n` in `(n, x)` does not become a float."""
+    if isinstance(node, ast.Tuple):
+        return [g for element in node.elts for g in _groups(element)]
+    return [frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))]
+
+
+def _promote_by_groups(expr, names, inputs):
+    """`_promote_weak` within each group of `_groups`; where two groups promote
+    one name differently, the promotion that keeps its kind (int, float) wins."""
+    out = list(inputs)
+    for group in _groups(ast.parse(expr, mode="eval").body):
+        members = [k for k, name in enumerate(names) if name in group]
+        for k, t in zip(members, _promote_weak(tuple(inputs[k] for k in members))):
+            if t != inputs[k] and (out[k] == inputs[k] or _kinds(t) == _kinds(inputs[k])):
+                out[k] = t
+    return tuple(out)
 
 
 def _promote_weak(inputs):
@@ -435,6 +472,10 @@ def _promote_weak(inputs):
         return t
 
     return tuple(promote(t) for t in inputs)
+
+
+def _kinds(t):
+    return tuple(leaf.dtype.kind for leaf in T.leaves(t))
 
 
 def _where(origin) -> str:

@@ -1,0 +1,80 @@
+"""Differential fuzzing: random batched programs agree with plain Python.
+
+Programs come from tools/fuzzgen.py's hypothesis strategy under a fixed seed
+(the same programs on every CI run); each runs on random input batches of
+several sizes, whose examples take different paths, and must agree with the
+plain per-example function (tools/fuzzrun.py).  A failure prints the
+program, its inputs and what differed; hypothesis shrinks NumPy failures.
+
+Budgets (about two minutes on two cores): NumPy costs only generation, so it
+gets most programs; the TF graph costs a trace (~1-2 s) and XLA a compile per
+batch size (~3-6 s), so they get fewer and smaller programs, and XLA one
+batch size per program.  `python -m tools.fuzz` runs thousands.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+
+from tools import fuzzgen, fuzzrun
+
+# backend: (programs, statements per program, batch sizes to draw from, batches per program)
+PLANS = {
+    "numpy": (300, 30, (1, 5, 16), 3),
+    "tf": (24, 12, (1, 5, 16), 3),
+    "xla": (8, 10, (1, 7, 16), 1),
+}
+
+
+@pytest.mark.parametrize("backend", list(PLANS))
+def test_batched_equals_plain_python(backend, tmp_path, capsys):
+    programs, statements, sizes, per_program = PLANS[backend]
+    counts = fuzzrun.Counts()
+    known = []  # crashes of a cause pinned in tests/test_fuzz_regressions.py
+    phases = [Phase.explicit, Phase.generate] + ([Phase.shrink] if backend == "numpy" else [])
+
+    @seed(sorted(PLANS).index(backend))
+    @settings(
+        database=None,
+        deadline=None,
+        max_examples=programs,
+        phases=phases,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(
+        program=fuzzgen.programs(statements),
+        input_seed=st.integers(0, 2**32 - 1),
+        batches=st.lists(st.sampled_from(sizes), min_size=per_program, max_size=per_program),
+    )
+    def check(program, input_seed, batches):
+        findings = fuzzrun.run_program(program, [backend], input_seed, str(tmp_path), batches, counts)
+        known.extend(f for f in findings if f.kind == "known")
+        findings = [f for f in findings if f.kind != "known"]
+        if findings:
+            pytest.fail(findings[0].report() + "program:\n" + program.source, pytrace=False)
+
+    with fuzzrun.unformatted_generation():
+        check()
+    with capsys.disabled():
+        print(f"\n[fuzz] {counts.summary()}; known-cause crashes: {len(known)}")
+    assert counts.programs[backend] >= programs
+
+
+def test_compare_flags_wrong_values_and_dtypes():
+    """The comparison the fuzzer relies on does fail (ints exactly, floats to a tolerance)."""
+    ok = fuzzrun.compare((np.array([1, 2]), np.array([0.5, 1.0])), [(1, 0.5), (2, 1.0 + 1e-12)], ("int", "float"))
+    assert ok == []
+    assert fuzzrun.compare(np.array([1, 3]), [1, 2], ("int",))
+    assert fuzzrun.compare(np.array([0.5, 1.1]), [0.5, 1.0], ("float",))
+    assert fuzzrun.compare(np.array([1.0, 2.0]), [1, 2], ("int",))  # a float where Python has an int
+    assert fuzzrun.compare(np.array([1, 2]), [(1, 2), (2, 3)], ("int", "int"))  # one result, two expected
+
+
+def test_generator_is_reproducible_and_programs_are_valid_python(tmp_path):
+    import random
+
+    a = fuzzgen.generate(random.Random(7))
+    assert a.source == fuzzgen.generate(random.Random(7)).source
+    assert a.source != fuzzgen.generate(random.Random(8)).source
+    compile(a.source, "program.py", "exec")

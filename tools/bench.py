@@ -13,6 +13,9 @@ Modes: `xla`, `graph`, `numpy` (the generated modules); `python` (a loop over
 the examples calling the plain function); `hand-xla`, `hand-numpy` (tools/
 handwritten.py); `tfp` (TensorFlow Probability's auto_batching, when
 installed and `--predecessor` is given).
+
+`--programs nuts` runs the NUTS benchmark (tools/bench_nuts.py: 100-d normal,
+ours against TFP's hand-batched and auto-batched NUTS); only when named.
 """
 
 from __future__ import annotations
@@ -200,7 +203,7 @@ def _plot(rows, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="batch 16 and 256, 2 repeats")
-    parser.add_argument("--programs", nargs="*", help="a subset: fib collatz even_odd gcd")
+    parser.add_argument("--programs", nargs="*", help="a subset: fib collatz even_odd gcd nuts")
     parser.add_argument("--sizes", type=int, nargs="*", help="batch sizes")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--plot", default="bench.png", help="where to write the plot")
@@ -210,7 +213,16 @@ def main(argv=None):
     args = parser.parse_args(argv)
     sizes = args.sizes or ([16, 256] if args.quick else [1, 16, 256, 4096])
     repeats = args.repeats or (2 if args.quick else 3)
-    run(sizes, repeats, args.programs, args.plot, predecessor=args.predecessor)
+    others = [p for p in args.programs or [] if p != "nuts"]
+    if not args.programs or others:
+        run(sizes, repeats, others or None, args.plot, predecessor=args.predecessor)
+    if args.programs and "nuts" in args.programs:
+        from tools import bench_nuts
+
+        nuts_args = ["--quick"] if args.quick else []
+        nuts_args += ["--chains", *map(str, args.sizes)] if args.sizes else []
+        nuts_args += ["--repeats", str(args.repeats)] if args.repeats else []
+        return bench_nuts.main(nuts_args)
     return 0
 
 

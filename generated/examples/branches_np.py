@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=b3ef33b5f40266f904bf450dd38a2864277c0810073a85093981b2a3446c1e25
+# autobatch: source-sha256=e58e7e5cb3443b2468c83875520263211467a8a664b6b025c58dc36033190b06
 # autobatch: body-sha256=c5ce1cbd60c9363d6fb5a8e7a7fdfd00a373994c61af71803f1249558e3baab6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=3fb7981cb2be6316e691a0f2bacb87e58be948d2a9d6ec7129edd30bec6cadfc
+# autobatch: source-sha256=bf8713eaf5836dc4bad5d8e8a77b8b118dd02e1468699e9078849983a96fca03
 # autobatch: body-sha256=0700cddf965ef4aa8c18d134e96ae7653f7a10db05cc2de101efec6ce38debc7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=08f2ef7e43fa31a99db5646371acff7d5f4ae47bda2a7c459adfcbac4ecb1169
+# autobatch: source-sha256=8584c0bf6bc128d84198224ee61d7abf347b9a7d8dcb047e10d6e9785767b49b
 # autobatch: body-sha256=1026341b85543479863c24b5486c07711e8ea8cd60df7623d06b7d285eee63e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=c3e84e3cf3a9aab1131fb43690fae90473d84ba2c19dc0838fdcf78441c2bf19
+# autobatch: source-sha256=7a3a2dce462dc5d44b0d2f2ad8d31df0183464c617b399014a03067dfd755de1
 # autobatch: body-sha256=530c9e089d50f84532934b776072b0a984297efbd7abae54c2d308bceeb63ad9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

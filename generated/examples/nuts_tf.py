@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=62ac77f64d9d6debff2122304e5d9538d4f5c06f69b5d03282fdfbd9e9da7912
-# autobatch: body-sha256=af00bbc5d1f4505d877ca92825335e4c787844673ce17ef6d9c8112a580024cb
+# autobatch: source-sha256=260fda4d232e058ddf320fb38cfe4d6730d9838444374e19ef3c09eb3b7db477
+# autobatch: body-sha256=6c1891e50c4057204753092421affc7a3da542b3244ce10c605505f404e6060d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -304,12 +304,21 @@ def no_write(stack):
 def apply_write(stack, write):
     """stack[index[b], b] = value[b] where mask[b].
 
-    A one-hot `where` over [depth, batch]: one fused elementwise op, which
-    beat gather + scatter for shallow stacks under XLA on this CPU (fib over
-    4096 examples: 572 ms against 640 ms).
+    Per-example scalars: a one-hot `where` over [depth, batch], one fused
+    elementwise op, which beat gather + scatter for shallow stacks under XLA
+    on this CPU (fib over 4096 examples: 572 ms against 640 ms).  Per-example
+    vectors: a scatter of one row per example, which touches batch x event
+    values instead of depth x batch x event.
     """
     mask, index, value = write
     depth = stack.shape[0]
+    if stack.shape.rank > 2:
+        at = tf.stack(
+            [tf.clip_by_value(index, 0, depth - 1), tf.range(tf.shape(index)[0])], 1
+        )
+        keep = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
+        rows = tf.where(keep, value, tf.gather_nd(stack, at))
+        return tf.tensor_scatter_nd_update(stack, at, rows)
     hit = tf.logical_and(
         tf.equal(tf.range(depth)[:, None], index[None, :]), mask[None, :]
     )

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=3987eff700222007a1ea26594e11f09038837d81ff20ea850675175a227df305
+# autobatch: source-sha256=30204eb1095c7cb2f2f1141a99a044fcee8ce1965099c0fcfe86a911fc1206ad
 # autobatch: body-sha256=b79937e353fa88f0d54a39ea24f75e1de213e04367e980ba2ae2161697f9dcd6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -159,7 +159,10 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per program")
     parser.add_argument("--recycle", type=int, default=100, help="programs per worker process")
-    parser.add_argument("--out", default="fuzz-findings", help="where failing programs are saved")
+    parser.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "autobatch-fuzz-findings"),
+                        help="where failing programs are saved")
+    parser.add_argument("--max-seconds", type=float, default=None,
+                        help="stop starting programs after this long, and report what ran")
     parser.add_argument("--black", action="store_true", help="format generated code with black (slower)")
     options = parser.parse_args(argv)
     backends = [b.strip() for b in options.backends.split(",") if b.strip()]
@@ -180,6 +183,13 @@ def main(argv=None) -> int:
     finished = 0
     try:
         while finished < len(jobs):
+            if options.max_seconds is not None and time.monotonic() - start > options.max_seconds:
+                if pending:
+                    print(f"time limit: {len(pending)} programs not started", file=sys.stderr)
+                jobs = jobs[: len(jobs) - len(pending)]
+                pending = []
+                if all(w.job is None for w in workers):
+                    break
             for w in workers:
                 if w.job is None and pending:
                     w.submit(pending.pop())

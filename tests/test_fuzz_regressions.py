@@ -69,6 +69,31 @@ def f0(d):
     # returns (float64, weak int); `pair(x)[1]` read a variable with a strong
     # leaf, so the int leaf came out strong int32 on TF and could not join
     # `d`'s int64.  Found by TF seeds 12 and 33.
+    # Once literals became float64 on TF, `tf.where` still made a lone
+    # Python float side float32 at run time: "SelectV2 ... float64 does not
+    # match float32" (the TF fuzz test, seed of the CI run).
+    "literal_side_of_a_choice_beside_a_float64_tensor": (
+        '''
+@ctx.batch
+def f0(d, x1):
+    return 0.5 if d > 0 else x1
+''',
+        "f0",
+        (np.array([1, 0, 2]), np.array([3.0, -1.5, 2.0])),
+        [0.5, -1.5, 0.5],
+    ),
+    # ... and two literal sides gave a float32 tensor that then met x0
+    # (float64) in `*` (the XLA fuzz test).
+    "choice_between_two_float_literals_times_float64": (
+        '''
+@ctx.batch
+def f0(x0):
+    return (x0 + (x0 * (10.0 if x0 != (-0.25) else 1.0))) % 100.0
+''',
+        "f0",
+        (np.array([2.5, -0.25, 7.0]),),
+        [27.5, 99.5, 77.0],
+    ),
     "weak_tuple_element_meets_int64_on_tf": (
         '''
 @ctx.batch

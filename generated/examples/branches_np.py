@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=e58e7e5cb3443b2468c83875520263211467a8a664b6b025c58dc36033190b06
+# autobatch: source-sha256=b7eecaaa2d070f86ee527cf19c5112d02042202a0270afbc379c225204452c4f
 # autobatch: body-sha256=c5ce1cbd60c9363d6fb5a8e7a7fdfd00a373994c61af71803f1249558e3baab6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

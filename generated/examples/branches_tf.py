@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=1c883f29b22fdabad63291e9916da2ad5bd2e5735600d69f583039f29caea37f
-# autobatch: body-sha256=7bf7cd6cdbd11afd7a3abf610d3abf48ed7bcd7f1a8bb54aaf1e8275464b052a
+# autobatch: source-sha256=7b0793b293556a405f463e61f70901fee6e416e3c083de57f4d9c310999a24fe
+# autobatch: body-sha256=077c4781228b0e8dbb595ded790c487ab74beb7eb3ca36acd4f3f45781638740
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -216,13 +216,29 @@ def where(condition, if_true, if_false):
     condition: [batch] (any dtype: its truth is used); the sides:
     [batch, *event] or broadcastable, of one dtype.
     """
-    if_true = tf.convert_to_tensor(if_true)
-    if_false = tf.convert_to_tensor(if_false, dtype_hint=if_true.dtype)
+    if_true, if_false = as_tensors(if_true, if_false)
     condition = tf.cast(condition, tf.bool)
     extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
     if condition.shape.rank == 1 and extra > 0:
         condition = tf.reshape(condition, [-1] + [1] * extra)
     return tf.where(condition, if_true, if_false)
+
+
+def as_tensors(a, b):
+    """Both sides as tensors of one dtype, Python numbers typed as in NumPy.
+
+    A Python number takes the dtype of the tensor beside it; two numbers
+    become int64 / float64 (TensorFlow alone would make them int32 /
+    float32, which is not what type inference decided).
+    """
+    numbers = (bool, int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers):
+        return (tf.constant(np.asarray(a)), tf.constant(np.asarray(b)))
+    if isinstance(a, numbers):
+        b = tf.convert_to_tensor(b)
+        return (tf.constant(a, b.dtype), b)
+    a = tf.convert_to_tensor(a)
+    return (a, tf.convert_to_tensor(b, dtype_hint=a.dtype))
 
 
 def safe_divisor(active, value):

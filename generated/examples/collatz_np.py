@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=bf8713eaf5836dc4bad5d8e8a77b8b118dd02e1468699e9078849983a96fca03
+# autobatch: source-sha256=c8be690373c33e98609cc05243790bbd3188d3321bfbcc57d5d51fab39caca5b
 # autobatch: body-sha256=0700cddf965ef4aa8c18d134e96ae7653f7a10db05cc2de101efec6ce38debc7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=8584c0bf6bc128d84198224ee61d7abf347b9a7d8dcb047e10d6e9785767b49b
+# autobatch: source-sha256=ab482074bdbd7c5cf1133d4a49a2b26b07899cc94b3b4d4936e4690a169b8953
 # autobatch: body-sha256=1026341b85543479863c24b5486c07711e8ea8cd60df7623d06b7d285eee63e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

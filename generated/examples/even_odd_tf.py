@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=c9978f87182e55455838bdd5bb878673722f237f4c1602268808ea18b9473433
-# autobatch: body-sha256=4e21c9bd11b5100864f75ee21d2e50c5df1b903ba5ea5f332c1fe15f47d94a03
+# autobatch: source-sha256=0d3253cd518aa10914f15cde5b310e6548a939e9240967779abc80781b6335b4
+# autobatch: body-sha256=503f7535cdc594d0167a9567635f4af1188e83b63c4cb4d2b6971a511c71d75d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -204,13 +204,29 @@ def where(condition, if_true, if_false):
     condition: [batch] (any dtype: its truth is used); the sides:
     [batch, *event] or broadcastable, of one dtype.
     """
-    if_true = tf.convert_to_tensor(if_true)
-    if_false = tf.convert_to_tensor(if_false, dtype_hint=if_true.dtype)
+    if_true, if_false = as_tensors(if_true, if_false)
     condition = tf.cast(condition, tf.bool)
     extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
     if condition.shape.rank == 1 and extra > 0:
         condition = tf.reshape(condition, [-1] + [1] * extra)
     return tf.where(condition, if_true, if_false)
+
+
+def as_tensors(a, b):
+    """Both sides as tensors of one dtype, Python numbers typed as in NumPy.
+
+    A Python number takes the dtype of the tensor beside it; two numbers
+    become int64 / float64 (TensorFlow alone would make them int32 /
+    float32, which is not what type inference decided).
+    """
+    numbers = (bool, int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers):
+        return (tf.constant(np.asarray(a)), tf.constant(np.asarray(b)))
+    if isinstance(a, numbers):
+        b = tf.convert_to_tensor(b)
+        return (tf.constant(a, b.dtype), b)
+    a = tf.convert_to_tensor(a)
+    return (a, tf.convert_to_tensor(b, dtype_hint=a.dtype))
 
 
 def safe_divisor(active, value):

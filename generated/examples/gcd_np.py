@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=7a3a2dce462dc5d44b0d2f2ad8d31df0183464c617b399014a03067dfd755de1
+# autobatch: source-sha256=20d6876a8d5354f1feb5133347a0ad033aa06904db83f67c3df48ea8a82501c5
 # autobatch: body-sha256=530c9e089d50f84532934b776072b0a984297efbd7abae54c2d308bceeb63ad9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e23d354e7f6a563c5bec9563bf3bdb2f99d38852b886b4dfe8e73610109e1d49
-# autobatch: body-sha256=3de025204b3ee138a428021317e8d23ba3534f676e6a5f2558496caeb2e2fe33
+# autobatch: source-sha256=961ed13f67af1d41c3fbaa5eef7b77d707515ff6cc607051d9bc492404ce3549
+# autobatch: body-sha256=d6c3d0adaa7f348acde5e2847e3c844b2d62c004942ae93049805657a2c8d755
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -196,13 +196,29 @@ def where(condition, if_true, if_false):
     condition: [batch] (any dtype: its truth is used); the sides:
     [batch, *event] or broadcastable, of one dtype.
     """
-    if_true = tf.convert_to_tensor(if_true)
-    if_false = tf.convert_to_tensor(if_false, dtype_hint=if_true.dtype)
+    if_true, if_false = as_tensors(if_true, if_false)
     condition = tf.cast(condition, tf.bool)
     extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
     if condition.shape.rank == 1 and extra > 0:
         condition = tf.reshape(condition, [-1] + [1] * extra)
     return tf.where(condition, if_true, if_false)
+
+
+def as_tensors(a, b):
+    """Both sides as tensors of one dtype, Python numbers typed as in NumPy.
+
+    A Python number takes the dtype of the tensor beside it; two numbers
+    become int64 / float64 (TensorFlow alone would make them int32 /
+    float32, which is not what type inference decided).
+    """
+    numbers = (bool, int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers):
+        return (tf.constant(np.asarray(a)), tf.constant(np.asarray(b)))
+    if isinstance(a, numbers):
+        b = tf.convert_to_tensor(b)
+        return (tf.constant(a, b.dtype), b)
+    a = tf.convert_to_tensor(a)
+    return (a, tf.convert_to_tensor(b, dtype_hint=a.dtype))
 
 
 def safe_divisor(active, value):

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=b2af6330107866c8c802426e2ee7b5217af8b99178c372ad6ebc469c61693f88
+# autobatch: source-sha256=2e43315e3061bc30112e596452b755a319c047ed1c50c078cbcd5b5658a9eb8b
 # autobatch: body-sha256=2bcccacbcc89d4e83a9291456dffc68cdf9c80ba26912209e20d4016ac3c3e16
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=9c8aa597fc2186c562c81f7813c0443248db4665ee4c742b94150159318c2eae
-# autobatch: body-sha256=fedcbc6b696ec304afaeef45f085483cc1dde426c3732004c4e1f240309df68e
+# autobatch: source-sha256=65d2800f4c5a1272d14170c20ee8fc1f820a0b186cfe64fd0e5ef37b9ff7159a
+# autobatch: body-sha256=98b2c3548a31e9c02d9469849a2da591bed735dc734f6264b258d036f6f904b8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -217,13 +217,29 @@ def where(condition, if_true, if_false):
     condition: [batch] (any dtype: its truth is used); the sides:
     [batch, *event] or broadcastable, of one dtype.
     """
-    if_true = tf.convert_to_tensor(if_true)
-    if_false = tf.convert_to_tensor(if_false, dtype_hint=if_true.dtype)
+    if_true, if_false = as_tensors(if_true, if_false)
     condition = tf.cast(condition, tf.bool)
     extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
     if condition.shape.rank == 1 and extra > 0:
         condition = tf.reshape(condition, [-1] + [1] * extra)
     return tf.where(condition, if_true, if_false)
+
+
+def as_tensors(a, b):
+    """Both sides as tensors of one dtype, Python numbers typed as in NumPy.
+
+    A Python number takes the dtype of the tensor beside it; two numbers
+    become int64 / float64 (TensorFlow alone would make them int32 /
+    float32, which is not what type inference decided).
+    """
+    numbers = (bool, int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers):
+        return (tf.constant(np.asarray(a)), tf.constant(np.asarray(b)))
+    if isinstance(a, numbers):
+        b = tf.convert_to_tensor(b)
+        return (tf.constant(a, b.dtype), b)
+    a = tf.convert_to_tensor(a)
+    return (a, tf.convert_to_tensor(b, dtype_hint=a.dtype))
 
 
 def safe_divisor(active, value):

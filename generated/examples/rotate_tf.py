@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=cdb142eb5005eff45c13179ae71c6f9d84baefa5f040fb4a4528284c289141ce
-# autobatch: body-sha256=9644c77cf0b16c5a7e3ea8efa02a5ba231c466337d171f69d433f165ed806644
+# autobatch: source-sha256=7176688b8edb61e7200c4c21a8750f6ef25e7fe29aba67d5231984e4a9d28578
+# autobatch: body-sha256=4fc10b3c707f98f21135f55c9b00c59609e3dfc639b05fa47461b4633ed55c24
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -198,13 +198,29 @@ def where(condition, if_true, if_false):
     condition: [batch] (any dtype: its truth is used); the sides:
     [batch, *event] or broadcastable, of one dtype.
     """
-    if_true = tf.convert_to_tensor(if_true)
-    if_false = tf.convert_to_tensor(if_false, dtype_hint=if_true.dtype)
+    if_true, if_false = as_tensors(if_true, if_false)
     condition = tf.cast(condition, tf.bool)
     extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
     if condition.shape.rank == 1 and extra > 0:
         condition = tf.reshape(condition, [-1] + [1] * extra)
     return tf.where(condition, if_true, if_false)
+
+
+def as_tensors(a, b):
+    """Both sides as tensors of one dtype, Python numbers typed as in NumPy.
+
+    A Python number takes the dtype of the tensor beside it; two numbers
+    become int64 / float64 (TensorFlow alone would make them int32 /
+    float32, which is not what type inference decided).
+    """
+    numbers = (bool, int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers):
+        return (tf.constant(np.asarray(a)), tf.constant(np.asarray(b)))
+    if isinstance(a, numbers):
+        b = tf.convert_to_tensor(b)
+        return (tf.constant(a, b.dtype), b)
+    a = tf.convert_to_tensor(a)
+    return (a, tf.convert_to_tensor(b, dtype_hint=a.dtype))
 
 
 def safe_divisor(active, value):

@@ -32,7 +32,7 @@ from transpiler.passes import control, liveness
 # Names that generated code defines itself; user names that collide get a "_".
 RESERVED = frozenset(
     """state active pc overflow batch leaves result overflow_at max_stack_depth xla
-    select choose where cast zeros batch_size read push pop peek pop_return run compiled
+    select choose where as_tensors cast zeros batch_size read push pop peek pop_return run compiled
     stack_writes no_write apply_write note_source_line safe_divisor profile counters
     make_profile Profile program run_stackless check_stackless
     to_leaf broadcast_batch check_overflow StackOverflowError np tf functools

@@ -94,6 +94,30 @@ def f0(x0):
         (np.array([2.5, -0.25, 7.0]),),
         [27.5, 99.5, 77.0],
     ),
+    # A weak int met a tuple whose float leaf was strong (and int leaf still
+    # weak, early in the fixpoint): promotion took the tuple's float, so `i`
+    # became float64 ("i10 gets int64 vs float64").  Found by the long run,
+    # seed 201644.
+    "weak_int_beside_a_tuple_with_a_float": (
+        '''
+@ctx.batch
+def pair(d, x):
+    if d > 0:
+        return pair(d - 1, x)[0] + 1, x
+    return 0, x
+
+
+@ctx.batch
+def f0(d, x):
+    i = 0
+    while i < pair(d, x)[0] % 5:
+        i += 1
+    return i
+''',
+        "f0",
+        (np.array([0, 3, 7]), np.array([0.5, 1.5, -2.0])),
+        [0, 3, 2],
+    ),
     "weak_tuple_element_meets_int64_on_tf": (
         '''
 @ctx.batch

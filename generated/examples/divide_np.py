@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ab482074bdbd7c5cf1133d4a49a2b26b07899cc94b3b4d4936e4690a169b8953
+# autobatch: source-sha256=a5148489531ba68a1de3de03840e5810318ff24578326fd6227f8498629495ac
 # autobatch: body-sha256=1026341b85543479863c24b5486c07711e8ea8cd60df7623d06b7d285eee63e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

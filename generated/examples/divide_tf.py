@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=c9c28f9325ac86a2783852d2a839e320aaf543713ab8d88d1bcee75f3beb1c50
+# autobatch: source-sha256=316fad36aba810df7381bfe1c0193046e0b4aca1a26efb8bcf48ed79731580b7
 # autobatch: body-sha256=d1a85d49627a337ae5ab1c611f7786eef2efbd9aa25f688e8aaec3b35648cb59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

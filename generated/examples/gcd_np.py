@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=20d6876a8d5354f1feb5133347a0ad033aa06904db83f67c3df48ea8a82501c5
+# autobatch: source-sha256=593726d2afaf3d311aca193e026bc4f52338c7e64f68d6e1a27d956fbbe44b87
 # autobatch: body-sha256=530c9e089d50f84532934b776072b0a984297efbd7abae54c2d308bceeb63ad9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

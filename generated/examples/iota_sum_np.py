@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=2e43315e3061bc30112e596452b755a319c047ed1c50c078cbcd5b5658a9eb8b
+# autobatch: source-sha256=00ec868f2f5d30c677910869e86df98b2335b1a98416a00581bbedcdd1046807
 # autobatch: body-sha256=2bcccacbcc89d4e83a9291456dffc68cdf9c80ba26912209e20d4016ac3c3e16
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

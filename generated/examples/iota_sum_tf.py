@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=b6eba5301bdcb24eb568e1caf6171fcbc3c5b92127c233d07c9b91e11dfc126c
+# autobatch: source-sha256=35d26018314ab98539b7e144d4af04914af5a47fd9dab5174d4af633dec7ee99
 # autobatch: body-sha256=d211e6ca2d24825b828bd7664fd606b69d017d8d58ec13206ba91202db9f5581
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=89b355713d5474a3c22d4764805b2746ae637e382b6ffc2cb8e564f4b271d5ca
+# autobatch: source-sha256=c14203a40d679aa61e215d3476c3d09349cdda5fbbc82168e9fd48efd2b41e97
 # autobatch: body-sha256=44ff25a253f4c853132dcc11af7346d9099f05277255685a7f1d1ade6468a55a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=84c6636a61eae71a0f5290ea9d4fd88bb00c02164fb2e35be7c4754ee8a8a2f6
+# autobatch: source-sha256=8e2bf524bb6a7aebab5cac582d99afa1b47fc90dcd8fe5174a300e99720e65bd
 # autobatch: body-sha256=a35470b7ffb5962fa693d79fb32775cf0f09630722ce0e7a0605dafd9c70fc7d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

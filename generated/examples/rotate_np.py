@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=433f5946e9eed832827f12a9a1df937b16a7c173280829e70ad0dde7f39ffeb1
+# autobatch: source-sha256=7b60c408be72f6c5c03f4107536cc111ce126856daf01ca14d4a2254159508ba
 # autobatch: body-sha256=b79937e353fa88f0d54a39ea24f75e1de213e04367e980ba2ae2161697f9dcd6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

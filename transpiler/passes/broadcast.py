@@ -44,6 +44,12 @@ def expand(node: ast.expr, axes: int) -> ast.expr:
     return ast.Subscript(value=node, slice=ast.Tuple(index, ast.Load()), ctx=ast.Load())
 
 
+def _float_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, float)
+
+
 def convert(node: ast.expr, dtype: np.dtype) -> ast.expr:
     """`cast(node, "float64")`: the generated module's `cast` helper."""
     return ast.Call(ast.Name("cast", ast.Load()), [node, ast.Constant(dtype.name)], [])
@@ -63,10 +69,12 @@ class _Aligner(ast.NodeTransformer):
         """The operands, expanded to the highest rank and converted to float if any is."""
         infos = [self.info(o) for o in operands]
         known = [i for i in infos if i is not None]
-        if len(known) < 2:
+        floats = [dtype for _, dtype in known if dtype.kind == "f"]
+        if any(_float_literal(o) for o in operands):
+            floats.append(np.dtype(np.float64))  # `n * 1.5`: a Python float
+        if not known or (len(known) < 2 and not floats):
             return operands
         top = max(rank for rank, _ in known)
-        floats = [dtype for _, dtype in known if dtype.kind == "f"]
         out = []
         for operand, info in zip(operands, infos):
             if info is not None:

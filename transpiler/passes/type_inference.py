@@ -175,7 +175,9 @@ class _Inference:
         if key not in self.cache:
             leaves = [leaf for t in inputs for leaf in T.leaves(t)]
             ranks = {len(leaf.shape) for leaf in leaves}
-            kinds = {leaf.dtype.kind for leaf in leaves if not leaf.weak}
+            kinds = {leaf.dtype.kind for leaf in leaves}
+            if _has_float_literal(expr):
+                kinds.add("f")
             text = expr
             if ranks - {0} or ("f" in kinds and kinds & {"i", "u"}):
                 promoted = _promote_weak(inputs)
@@ -413,6 +415,12 @@ class _Inference:
         return op
 
 
+@functools.lru_cache(maxsize=None)
+def _has_float_literal(expr: str) -> bool:
+    tree = ast.parse(expr, mode="eval")
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, float) for n in ast.walk(tree))
+
+
 def _weaken(pattern):
     if isinstance(pattern, T.TensorType):
         return T.TensorType(pattern.dtype, pattern.shape, weak=True)
@@ -458,7 +466,10 @@ def _promote_by_groups(expr, names, inputs):
 
 def _promote_weak(inputs):
     """`inputs` with weak scalar leaves given the dtype of the strong ones."""
-    strong = [leaf for t in inputs for leaf in T.leaves(t) if not leaf.weak]
+    # Tuples do not count: which of their leaves an expression meets is not
+    # known here, and promoting by an unrelated leaf made a weak int a float
+    # (a fuzzer finding, test `weak_int_beside_a_tuple_with_a_float`).
+    strong = [t for t in inputs if isinstance(t, T.TensorType) and not t.weak]
     ints = sorted({t.dtype for t in strong if t.dtype.kind in "iu"}, key=str)
     floats = sorted({t.dtype for t in strong if t.dtype.kind == "f"}, key=str)
 

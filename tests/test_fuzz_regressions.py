@@ -118,6 +118,24 @@ def f0(d, x):
         (np.array([0, 3, 7]), np.array([0.5, 1.5, -2.0])),
         [0, 3, 2],
     ),
+    # `i = 0` met a float in `(0.0 + i) > x`, and the weak int was promoted
+    # to float64 for good: `return i` gave floats where Python gives ints.
+    # Found once the generator mixed ints and floats (test_fuzz, numpy).
+    "weak_int_meets_a_float_in_a_comparison": (
+        '''
+@ctx.batch
+def f0(n, x):
+    i = 0
+    while i < n:
+        i += 1
+        if (0.0 + i) > x:
+            return i
+    return 0
+''',
+        "f0",
+        (np.array([3, 2, 0]), np.array([2.5, 0.5, 0.0])),
+        [3, 1, 0],
+    ),
     "weak_tuple_element_meets_int64_on_tf": (
         '''
 @ctx.batch

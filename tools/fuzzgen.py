@@ -24,8 +24,9 @@ terminating and deterministic for the plain Python oracle:
 - Every call passes `d - 1` for the first parameter `d` and runs only where
   `d > 0` (inside `if d > 0:`, or as `f(...) if d > 0 else e`, or after
   `d > 0 and`), so recursion, mutual recursion included, ends.
-- Each name has one type: ints, floats and bools never mix (TensorFlow does
-  not promote int64 to float64), and fresh names are never reused.
+- Each name has one type (int, float or bool), and fresh names are never
+  reused.  An int operand may meet a float one in `+`, `-`, `*` and
+  comparisons: Python promotes it, and so must the batched code.
 """
 
 from __future__ import annotations
@@ -406,7 +407,10 @@ class _Writer:
         left = self._expr(kind, split)
         if op in ("div", "mod"):
             return self._divide(kind, op, left, leaves - split)
-        right = self._expr(kind, leaves - split)
+        # An int may meet a float, as in Python (which promotes it; so must
+        # the batched code, where TensorFlow alone would refuse).
+        mixed = kind == FLOAT and self.c.chance(0.2)
+        right = self._expr(INT if mixed else kind, leaves - split)
         bound = left.bound * right.bound if op == "*" else left.bound + right.bound
         return _Expr(f"{_paren(left.text)} {op} {_paren(right.text)}", bound, left.leaves + right.leaves)
 
@@ -452,7 +456,8 @@ class _Writer:
             if call is not None:  # short-circuit: the call runs only where d > 0
                 return f"d > 0 and {call.text} {self.c.choice(COMPARISONS)} {self._leaf(INT).text}"
         kind = self.c.choice((INT, INT, FLOAT))
-        left, right = self._expr(kind, self.c.integer(1, 2)), self._expr(kind, 1)
+        mixed = kind == FLOAT and self.c.chance(0.2)  # a float compared with an int
+        left, right = self._expr(kind, self.c.integer(1, 2)), self._expr(INT if mixed else kind, 1)
         if self.c.chance(0.1):
             third = self._expr(kind, 1)
             return f"{_paren(left.text)} < {_paren(right.text)} <= {_paren(third.text)}"

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=f4d43d81f488d7e3bad69f02a0ebb09014331cdca259055ba42885b2d0263e57
+# autobatch: source-sha256=ead7b60a15ebb0fd7e8aeef426b7d36ecd07c1986700ce88f60a25f35614bfa0
 # autobatch: body-sha256=c5ce1cbd60c9363d6fb5a8e7a7fdfd00a373994c61af71803f1249558e3baab6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

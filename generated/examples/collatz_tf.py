@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=e931d3370fa9c6d15c84d9d79d881e64e90981c2a6b5ea449d3d146604b5782c
+# autobatch: source-sha256=650f0f732856324ce26783a983819e53a34d7f81db9c4cd006180f1379bac6de
 # autobatch: body-sha256=1f56c3548feafb82c94e878c3eeafffd06c4c6681d5f67ae186225c469a7ed79
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=35d26018314ab98539b7e144d4af04914af5a47fd9dab5174d4af633dec7ee99
+# autobatch: source-sha256=a823faca39f4b20158eb1b78c135a9f4ed20a301c2f9629e42dcbd5301dca885
 # autobatch: body-sha256=d211e6ca2d24825b828bd7664fd606b69d017d8d58ec13206ba91202db9f5581
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -478,7 +478,9 @@ def _promote_weak(inputs):
             return t
         if t.dtype.kind in "iu" and len(ints) == 1:
             return T.TensorType(ints[0], t.shape)
-        if t.dtype.kind in "iuf" and not ints and len(floats) == 1:
+        # A weak int stays an int beside floats, as `i = 0` does in Python;
+        # the operator converts it (passes/broadcast.py).
+        if t.dtype.kind == "f" and len(floats) == 1:
             return T.TensorType(floats[0], t.shape)
         return t
 

@@ -136,6 +136,21 @@ def f0(n, x):
         (np.array([3, 2, 0]), np.array([2.5, 0.5, 0.0])),
         [3, 1, 0],
     ),
+    # A float made of literals (`0.5 % 2.5`, `10.0 * 3.0`) met an int64
+    # tensor: TF refused ("Expected int64, but got 0.5"); the int is converted
+    # as for a single float literal.  Long run 2, seeds 300171 and 300480.
+    "float_literal_expression_meets_an_int": (
+        '''
+@ctx.batch
+def f0(d, n0):
+    a = (0.5 % 2.5) - n0
+    b = ((10.0 * 3.0) + (d * n0)) % -20.0
+    return a, b
+''',
+        "f0",
+        (np.array([1, 2, 3]), np.array([4, -5, 6])),
+        [(-3.5, -6.0), (5.5, 0.0), (-5.5, -12.0)],
+    ),
     "weak_tuple_element_meets_int64_on_tf": (
         '''
 @ctx.batch

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=c6ed6a865e2ddf7d397b1d5b5425e1100142c18c0101afb5936d07efb13773cc
+# autobatch: source-sha256=98ead7c7fd1c53b486390253eed67a7f21943c84976f545cebba1ab14bcc8f52
 # autobatch: body-sha256=0700cddf965ef4aa8c18d134e96ae7653f7a10db05cc2de101efec6ce38debc7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

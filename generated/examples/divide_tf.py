@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=22defaca6a3cc9df7fd80f44ab19617000814f8bd85360672c1d6121442ea7f0
+# autobatch: source-sha256=52b31d935ddbdd5d95dbb64a3b6def7693e268779290438ef970bbf041ef0e92
 # autobatch: body-sha256=d1a85d49627a337ae5ab1c611f7786eef2efbd9aa25f688e8aaec3b35648cb59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=89e2a1cda5bd5c9cb9e473d7dc4a83158e1e035d2fab5917411f0710e3de65fa
+# autobatch: source-sha256=fa4e49bd667f8e41b2a632870c8df29972f90a7ac82aee26dbd916fc40eb055d
 # autobatch: body-sha256=530c9e089d50f84532934b776072b0a984297efbd7abae54c2d308bceeb63ad9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=a823faca39f4b20158eb1b78c135a9f4ed20a301c2f9629e42dcbd5301dca885
+# autobatch: source-sha256=2627f9dba6fd0fe21488d1cbf890963298ff6afae75253301a4c2275cd6c2611
 # autobatch: body-sha256=d211e6ca2d24825b828bd7664fd606b69d017d8d58ec13206ba91202db9f5581
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -45,9 +45,15 @@ def expand(node: ast.expr, axes: int) -> ast.expr:
 
 
 def _float_literal(node: ast.expr) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        node = node.operand
-    return isinstance(node, ast.Constant) and isinstance(node.value, float)
+    """A Python float made of literals only: `1.5`, `-0.5`, `10.0 * 3.0`."""
+    parts = list(ast.walk(node))
+    if not all(isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop)) for n in parts):
+        return False
+    try:
+        value = eval(compile(ast.Expression(node), "<literal>", "eval"), {"__builtins__": {}})  # noqa: S307
+    except Exception:  # noqa: BLE001 - `1.0 % 0.0`: not a float we can name
+        return False
+    return isinstance(value, float)
 
 
 def convert(node: ast.expr, dtype: np.dtype) -> ast.expr:

@@ -151,6 +151,21 @@ def f0(d, n0):
         (np.array([1, 2, 3]), np.array([4, -5, 6])),
         [(-3.5, -6.0), (5.5, 0.0), (-5.5, -12.0)],
     ),
+    # The same through a call: `abs(-(0.5 * 0.0)) <= n0` and
+    # `abs(10.0 % 2.5) * (n1 * d)`: the float comes from `abs` of literals.
+    # Long run 3, seeds 400541 and 400829.
+    "float_from_a_call_on_literals_meets_an_int": (
+        '''
+@ctx.batch
+def f0(d, n0, n1):
+    a = 1 if abs(-(0.5 * 0.0)) <= n0 else 100
+    b = (-(abs((abs(10.0 % 2.5)) * (n1 * d)))) % 7.5
+    return a, b
+''',
+        "f0",
+        (np.array([1, 2, 3]), np.array([4, -5, 6]), np.array([1, 2, -3])),
+        [(1, 0.0), (100, 0.0), (1, 0.0)],
+    ),
     "weak_tuple_element_meets_int64_on_tf": (
         '''
 @ctx.batch

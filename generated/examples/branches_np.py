@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=96d739cf4f71d1460566ef34a1eef31f7bad568e6ff9f820e3ded803045ccf0d
+# autobatch: source-sha256=f7e12dfdb85fd8cca517a0d003c63f30fd430958887520a72245b3c781120dcf
 # autobatch: body-sha256=c5ce1cbd60c9363d6fb5a8e7a7fdfd00a373994c61af71803f1249558e3baab6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=98ead7c7fd1c53b486390253eed67a7f21943c84976f545cebba1ab14bcc8f52
+# autobatch: source-sha256=7e7333de8837d01824db7c73e4d7228c6ffb1973f3ad2b61958133ff21ac22b9
 # autobatch: body-sha256=0700cddf965ef4aa8c18d134e96ae7653f7a10db05cc2de101efec6ce38debc7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3a1e244de8894144daaec90c0533d69dbe0f5bed564cccc3bb357ca870a2799e
+# autobatch: source-sha256=d02581446ac9c7db51ea2f1f76a811f23b38b498846698f827ce4cbcf56d9f36
 # autobatch: body-sha256=1026341b85543479863c24b5486c07711e8ea8cd60df7623d06b7d285eee63e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=52b31d935ddbdd5d95dbb64a3b6def7693e268779290438ef970bbf041ef0e92
+# autobatch: source-sha256=9161fd31e5126ac19edbde77198c16c30e20e6d1c3b643c76204e5440d1992ed
 # autobatch: body-sha256=d1a85d49627a337ae5ab1c611f7786eef2efbd9aa25f688e8aaec3b35648cb59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

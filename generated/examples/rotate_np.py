@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=84ad1b51c0f8b13afd7fbc17dcb5abb4b2f560ebb722db2d498a0300111bad24
+# autobatch: source-sha256=8ad9487d8eaf95f653effb2ea87b0e12217dc32321788c894084bb4773ac2942
 # autobatch: body-sha256=b79937e353fa88f0d54a39ea24f75e1de213e04367e980ba2ae2161697f9dcd6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

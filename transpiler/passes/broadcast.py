@@ -23,8 +23,9 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
-# describe(expression text) -> (per-example rank, dtype) of its value, or
-# None when the value is not batched (a constant) or cannot be evaluated.
+# describe(expression text) -> (per-example rank, dtype) of its value; rank
+# None for a Python float (no batch, but a float); None when the value is
+# another constant or cannot be evaluated.
 Describe = Callable[[str], Optional[Tuple[int, np.dtype]]]
 
 
@@ -74,10 +75,12 @@ class _Aligner(ast.NodeTransformer):
     def aligned(self, operands):
         """The operands, expanded to the highest rank and converted to float if any is."""
         infos = [self.info(o) for o in operands]
-        known = [i for i in infos if i is not None]
-        floats = [dtype for _, dtype in known if dtype.kind == "f"]
+        floats = [i[1] for i in infos if i is not None and i[1].kind == "f"]
         if any(_float_literal(o) for o in operands):
             floats.append(np.dtype(np.float64))  # `n * 1.5`: a Python float
+        # Batched operands; a Python float (rank None) only lends its kind.
+        known = [i for i in infos if i is not None and i[0] is not None]
+        infos = [i if i is not None and i[0] is not None else None for i in infos]
         if not known or (len(known) < 2 and not floats):
             return operands
         top = max(rank for rank, _ in known)

@@ -168,8 +168,10 @@ class _Inference:
     def aligned(self, fn, expr, vars_in, inputs):
         """`expr` with per-example broadcasting made explicit (passes/broadcast.py).
 
-        Only needed when some input has a per-example rank above 0; scalar
-        programs keep their expressions as written.
+        Needed when some input has a per-example rank above 0 (a silent
+        misalignment is possible), when ints meet floats, or when the
+        expression as written fails (`abs(0.5) <= n` on TF); other
+        expressions are kept as written.
         """
         key = ("aligned", fn, expr, vars_in, inputs)
         if key not in self.cache:
@@ -178,11 +180,12 @@ class _Inference:
             kinds = {leaf.dtype.kind for leaf in leaves}
             if _has_float_literal(expr):
                 kinds.add("f")
+            promoted = _promote_weak(inputs)
+            env = {"cast": self.backend.cast}
+            env.update((n, B.placeholder(self.backend, t)) for n, t in zip(vars_in, promoted))
             text = expr
-            if ranks - {0} or ("f" in kinds and kinds & {"i", "u"}):
-                promoted = _promote_weak(inputs)
-                env = {"cast": self.backend.cast}
-                env.update((n, B.placeholder(self.backend, t)) for n, t in zip(vars_in, promoted))
+            mixed = "f" in kinds and kinds & {"i", "u"}
+            if ranks - {0} or mixed or self._describe(fn, expr, env) is None:
                 text = broadcast.align(expr, lambda sub: self._describe(fn, sub, env))
             self.cache[key] = text
         return self.cache[key]
@@ -195,7 +198,8 @@ class _Inference:
             return None
         rank = self.backend.batched_rank(value)
         if rank is None:
-            return None
+            # A Python float is no batch but still a float: `n * abs(0.5)`.
+            return (None, np.dtype(np.float64)) if isinstance(value, float) else None
         return rank, np.dtype(getattr(value.dtype, "as_numpy_dtype", value.dtype))
 
     def _try(self, fn, expr, vars_in, inputs):

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=f7e12dfdb85fd8cca517a0d003c63f30fd430958887520a72245b3c781120dcf
+# autobatch: source-sha256=bf70e4d5b5087cd26a50ffdc88f228cc68193cd232c72deef64c8a998c791e2f
 # autobatch: body-sha256=c5ce1cbd60c9363d6fb5a8e7a7fdfd00a373994c61af71803f1249558e3baab6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=7e7333de8837d01824db7c73e4d7228c6ffb1973f3ad2b61958133ff21ac22b9
+# autobatch: source-sha256=121b71a26f38979420b83641a2605c1bac63615377a9e56714c0071d81558b94
 # autobatch: body-sha256=0700cddf965ef4aa8c18d134e96ae7653f7a10db05cc2de101efec6ce38debc7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=319d2474046908d353d238ac1f3d87e7a085e45e29a6f0da44046b6c90aa8018
+# autobatch: source-sha256=5380c477cbe6fe7bdd9f1cd72fca86f5d5345e70309efdce5ec9d73c6f706550
 # autobatch: body-sha256=1f56c3548feafb82c94e878c3eeafffd06c4c6681d5f67ae186225c469a7ed79
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

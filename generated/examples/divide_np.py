@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=d02581446ac9c7db51ea2f1f76a811f23b38b498846698f827ce4cbcf56d9f36
+# autobatch: source-sha256=a5d3d56ba7d2b02ee04c85f9cb51ba0e54166c04a90d16a1b7c67c43270b461e
 # autobatch: body-sha256=1026341b85543479863c24b5486c07711e8ea8cd60df7623d06b7d285eee63e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

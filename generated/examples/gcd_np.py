@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0589fe75f5b2411c80464e59bb415d8118ec1c0062db33268a05e9847cc1b56a
+# autobatch: source-sha256=2cebf8a46a6c76445455630a8344506cc03e7496793f96d824cd3947f39024c1
 # autobatch: body-sha256=530c9e089d50f84532934b776072b0a984297efbd7abae54c2d308bceeb63ad9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

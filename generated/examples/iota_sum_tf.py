@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=171f6420d7ddba0b0c6d56f4f342f5e92e62ba8e452ab66e79190a60875ba7ad
+# autobatch: source-sha256=f5091d614c15318568a504e4388a157a39957ae8aed8f81c2c00178c9a4df7a2
 # autobatch: body-sha256=d211e6ca2d24825b828bd7664fd606b69d017d8d58ec13206ba91202db9f5581
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

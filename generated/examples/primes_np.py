@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=94fa02409bff8219a488d49b0d2e7f6316e60abe8c1447274f3b529527e9206b
+# autobatch: source-sha256=c4959a5c396aa04fd6d09afeb54b1fe59cd6dd2ac49b99e3c4e9ec6ed75e6f12
 # autobatch: body-sha256=a35470b7ffb5962fa693d79fb32775cf0f09630722ce0e7a0605dafd9c70fc7d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

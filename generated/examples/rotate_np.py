@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=8ad9487d8eaf95f653effb2ea87b0e12217dc32321788c894084bb4773ac2942
+# autobatch: source-sha256=1b2820ff2ff5c3310c73a23d1333de5ec13cfc2776407ac8cd21e9904ffc10db
 # autobatch: body-sha256=b79937e353fa88f0d54a39ea24f75e1de213e04367e980ba2ae2161697f9dcd6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

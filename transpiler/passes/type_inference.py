@@ -158,22 +158,27 @@ class _Inference:
             for k, t in zip(used, _promote_by_groups(expr, names, tuple(inputs[k] for k in used))):
                 promoted[k] = t
             promoted = tuple(promoted)
+            used_inputs = tuple(promoted[k] for k in used)
             text = self.aligned(fn, expr, vars_in, inputs)
-            value_type, error, _ = self._try(
-                fn, text, names, tuple(promoted[k] for k in used)
-            )
+            value_type, error, _ = self._try(fn, text, names, used_inputs)
+            if error is not None:  # `abs(0.5) <= n` on TF: align it after all
+                forced = self.aligned(fn, expr, vars_in, inputs, force=True)
+                if forced != text:
+                    value_type, error, _ = self._try(fn, forced, names, used_inputs)
+                    if error is None:
+                        self.cache[("aligned", fn, expr, vars_in, inputs)] = forced
             self.cache[key] = (value_type, error, promoted if promoted != inputs else None)
         return self.cache[key]
 
-    def aligned(self, fn, expr, vars_in, inputs):
+    def aligned(self, fn, expr, vars_in, inputs, force=False):
         """`expr` with per-example broadcasting made explicit (passes/broadcast.py).
 
         Needed when some input has a per-example rank above 0 (a silent
-        misalignment is possible), when ints meet floats, or when the
-        expression as written fails (`abs(0.5) <= n` on TF); other
-        expressions are kept as written.
+        misalignment is possible), when ints meet floats, or (`force`) when
+        the expression as written fails (`abs(0.5) <= n` on TF); other
+        expressions are kept as written, and evaluated once.
         """
-        key = ("aligned", fn, expr, vars_in, inputs)
+        key = ("aligned", fn, expr, vars_in, inputs) + (("force",) if force else ())
         if key not in self.cache:
             leaves = [leaf for t in inputs for leaf in T.leaves(t)]
             ranks = {len(leaf.shape) for leaf in leaves}
@@ -185,7 +190,7 @@ class _Inference:
             env.update((n, B.placeholder(self.backend, t)) for n, t in zip(vars_in, promoted))
             text = expr
             mixed = "f" in kinds and kinds & {"i", "u"}
-            if ranks - {0} or mixed or self._describe(fn, expr, env) is None:
+            if force or ranks - {0} or mixed:
                 text = broadcast.align(expr, lambda sub: self._describe(fn, sub, env))
             self.cache[key] = text
         return self.cache[key]

@@ -51,14 +51,15 @@ def _unit(seed, counter, lanes):
         seed = tf.cast(seed, tf.int64)[:, None]
         counter = tf.cast(counter, tf.int64)[:, None]
         lane = tf.range(lanes, dtype=tf.int64)
+        salt = tf.constant(_SEED_SALT, tf.int64)
+        counter_salt = tf.constant(_COUNTER_SALT, tf.int64)
     else:
         ops = _NUMPY_BITS
         seed = np.asarray(seed, np.int64)[:, None]
         counter = np.asarray(counter, np.int64)[:, None]
         lane = np.arange(lanes, dtype=np.int64)
+        salt, counter_salt = _SEED_SALT, _COUNTER_SALT
     xor, _, mask = ops
-    salt = tf.constant(_SEED_SALT, tf.int64) if _is_tf(seed) else _SEED_SALT
-    counter_salt = tf.constant(_COUNTER_SALT, tf.int64) if _is_tf(seed) else _COUNTER_SALT
     h = _mix(xor(mask(seed), salt), ops)
     h = _mix(xor(h, mask(xor(counter, counter_salt))), ops)
     h = _mix(xor(h, lane), ops)

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=bf70e4d5b5087cd26a50ffdc88f228cc68193cd232c72deef64c8a998c791e2f
+# autobatch: source-sha256=f9f8167a0a6fdb2aa528e623b2d88836d3401bfc93a9fa0d438caa32c9b210a1
 # autobatch: body-sha256=c5ce1cbd60c9363d6fb5a8e7a7fdfd00a373994c61af71803f1249558e3baab6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

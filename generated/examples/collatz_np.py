@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=121b71a26f38979420b83641a2605c1bac63615377a9e56714c0071d81558b94
+# autobatch: source-sha256=e00f549ecd9ceb2ac0bece41e8ccf5fc3ed05b9c8bfbd0e5fd5f5adc53468f5f
 # autobatch: body-sha256=0700cddf965ef4aa8c18d134e96ae7653f7a10db05cc2de101efec6ce38debc7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

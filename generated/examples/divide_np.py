@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=a5d3d56ba7d2b02ee04c85f9cb51ba0e54166c04a90d16a1b7c67c43270b461e
+# autobatch: source-sha256=4015d8093e60b118b83c6759d30ef868622345bc00ffb4b137a6952c64a27dda
 # autobatch: body-sha256=1026341b85543479863c24b5486c07711e8ea8cd60df7623d06b7d285eee63e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=9198ff661639a5ac54e31eea83f4539ab138f63fd3a86e0a7c33e0f7c004fb53
+# autobatch: source-sha256=5af869756040b4495997e13b7679533b79d8b1d1bae319720b921a89898b0543
 # autobatch: body-sha256=d1a85d49627a337ae5ab1c611f7786eef2efbd9aa25f688e8aaec3b35648cb59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

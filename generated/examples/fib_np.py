@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=189ed6e045bb2dc23d563063e150a7e6000c3595eb7c26f3ea8a309c1723a3b5
+# autobatch: source-sha256=3aab28efb23e8b7d9111494488a4b537973018d2b670d18f0097fb9428d62031
 # autobatch: body-sha256=c984579c9cf1e0de1667184fa574dc50df1afb4fb1578f8059cb424b7d23e091
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

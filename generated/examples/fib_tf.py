@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=b16ab2adc82ddfebb61296d3c75f64d4539cd98b2902aa2bf0a06cf5ae6e5681
+# autobatch: source-sha256=956114263ed7cc1bc696038a4b2170ccdaf30ecccf8555b6b94aebb4e1083241
 # autobatch: body-sha256=e4c66706de062212cacac2e8d745d54effa3472f86dc617c8ddce8099c77e32a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

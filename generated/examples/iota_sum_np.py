@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=f691820c29bd2a02f95d09b8cbd197b643f7e3f96b9e4b1ece5adfffaa625998
+# autobatch: source-sha256=c0b6af8a06c493080a6eb4eb7d95730563870e50a146990de887646af799eef1
 # autobatch: body-sha256=2bcccacbcc89d4e83a9291456dffc68cdf9c80ba26912209e20d4016ac3c3e16
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

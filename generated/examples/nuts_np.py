@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=6dfc57da0dec500e72c5fb46620ea6a62e30b895f6c4b3baaf6ab05fee2933a8
+# autobatch: source-sha256=b01fa7928cc1e15016342df3b065533ea1b6d49114497796517bc57e15a190ed
 # autobatch: body-sha256=790c415a66d67f3535e1c1db0ed9fe5232b0fa81e39cbb8b24894817139bb601
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

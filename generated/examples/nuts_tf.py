@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=be39f84f35094ef8bc424140af220a7f55ba0501a536d143a6ffb150439c83c9
+# autobatch: source-sha256=dfec0abf94ef00c5f17409210928892649bd2f311008685bea1edd0082a773a6
 # autobatch: body-sha256=44ff25a253f4c853132dcc11af7346d9099f05277255685a7f1d1ade6468a55a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

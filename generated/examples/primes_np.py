@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=c4959a5c396aa04fd6d09afeb54b1fe59cd6dd2ac49b99e3c4e9ec6ed75e6f12
+# autobatch: source-sha256=440b32684b0d8180af4668f1507475f80c33273678a56e9152f5463bf642bffd
 # autobatch: body-sha256=a35470b7ffb5962fa693d79fb32775cf0f09630722ce0e7a0605dafd9c70fc7d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

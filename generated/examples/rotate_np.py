@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=1b2820ff2ff5c3310c73a23d1333de5ec13cfc2776407ac8cd21e9904ffc10db
+# autobatch: source-sha256=b976444636fa524d0810b51a92ad98d28ca127ec103980f049ffd3ab19c30cee
 # autobatch: body-sha256=b79937e353fa88f0d54a39ea24f75e1de213e04367e980ba2ae2161697f9dcd6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

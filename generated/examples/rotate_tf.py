@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=6cd7926fae92ba64666c508fc129d0232174302bff3386ed0c81e9178b6296cd
+# autobatch: source-sha256=603ed53b3e5156df1c5623afe4fb50ed51a8739fde1e81e79977a5e043691db6
 # autobatch: body-sha256=4fc10b3c707f98f21135f55c9b00c59609e3dfc639b05fa47461b4633ed55c24
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

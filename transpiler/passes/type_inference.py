@@ -174,23 +174,20 @@ class _Inference:
         """`expr` with per-example broadcasting made explicit (passes/broadcast.py).
 
         Needed when some input has a per-example rank above 0 (a silent
-        misalignment is possible), when ints meet floats, or (`force`) when
-        the expression as written fails (`abs(0.5) <= n` on TF); other
-        expressions are kept as written, and evaluated once.
+        misalignment is possible), or (`force`) when the expression as
+        written fails: ints meeting floats on TF (`accept / steps`,
+        `abs(0.5) <= n`).  NumPy promotes by itself, so there the
+        expression stays as written and is evaluated once.
         """
         key = ("aligned", fn, expr, vars_in, inputs) + (("force",) if force else ())
         if key not in self.cache:
             leaves = [leaf for t in inputs for leaf in T.leaves(t)]
             ranks = {len(leaf.shape) for leaf in leaves}
-            kinds = {leaf.dtype.kind for leaf in leaves}
-            if _has_float_literal(expr):
-                kinds.add("f")
-            promoted = _promote_weak(inputs)
-            env = {"cast": self.backend.cast}
-            env.update((n, B.placeholder(self.backend, t)) for n, t in zip(vars_in, promoted))
             text = expr
-            mixed = "f" in kinds and kinds & {"i", "u"}
-            if force or ranks - {0} or mixed:
+            if force or ranks - {0}:
+                promoted = _promote_weak(inputs)
+                env = {"cast": self.backend.cast}
+                env.update((n, B.placeholder(self.backend, t)) for n, t in zip(vars_in, promoted))
                 text = broadcast.align(expr, lambda sub: self._describe(fn, sub, env))
             self.cache[key] = text
         return self.cache[key]
@@ -422,12 +419,6 @@ class _Inference:
                 if result.dtype != stored.dtype:
                     return dataclasses.replace(op, cast_to=stored.dtype.name)
         return op
-
-
-@functools.lru_cache(maxsize=None)
-def _has_float_literal(expr: str) -> bool:
-    tree = ast.parse(expr, mode="eval")
-    return any(isinstance(n, ast.Constant) and isinstance(n.value, float) for n in ast.walk(tree))
 
 
 def _weaken(pattern):

@@ -86,7 +86,7 @@ def test_compiled_and_lowered_programs_are_cached_on_the_signature():
     untyped = ctx.program_compiled("fib")
     assert untyped.types is None
     lowered = ctx.program_lowered("fib")  # untyped: not executable, but readable
-    assert "push-goto" in str(lowered) and "fib.n" in str(lowered)
+    assert "push-branch" in str(lowered) and "fib.n" in str(lowered)
 
 
 def test_a_new_signature_makes_a_new_program_batch_size_does_not(tmp_path):

@@ -21,6 +21,7 @@ from transpiler.ir.instructions import (  # noqa: F401
     PrimOp,
     Program,
     Push,
+    PushBranch,
     PushGoto,
     Return,
     Select,

@@ -60,6 +60,7 @@ def lower_program(typed: ir.Program) -> ir.LoweredProgram:
     lowered = control.if_convert(lowered)
     lowered = fusion.fuse_blocks(lowered)
     lowered = control.rotate_loops(lowered)
+    lowered = control.thread_entry_tests(lowered)
     lowered = fusion.fuse_blocks(lowered)
     lowered = fusion.fuse_pop_push(lowered)
     return allocation.allocate(lowered)

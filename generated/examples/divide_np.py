@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4015d8093e60b118b83c6759d30ef868622345bc00ffb4b137a6952c64a27dda
-# autobatch: body-sha256=1026341b85543479863c24b5486c07711e8ea8cd60df7623d06b7d285eee63e1
+# autobatch: source-sha256=11ba8c54b0c404272b90e7ee6d2ed8a8acaf047e99d3cd13ba2e9c0b4c0cfad2
+# autobatch: body-sha256=d4b08073f1858c4b3931cabc951d8a99b99a5d1b65c36e933f059b531321ead9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -432,10 +432,13 @@ def divide_block_2(state, stacks):
     b = state.divide_b
     divide_a = a - b
     a, b = (divide_a, b)
+    # examples/divide.py:10  if a < b:
+    cond_1 = a < b
+    # examples/divide.py:12  q, r = divide(a - b, b)
     return_sp, returns_write, overflow_1 = push(
         stacks.returns, state.return_sp, 3, active
     )
-    pc = 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=5af869756040b4495997e13b7679533b79d8b1d1bae319720b921a89898b0543
-# autobatch: body-sha256=d1a85d49627a337ae5ab1c611f7786eef2efbd9aa25f688e8aaec3b35648cb59
+# autobatch: source-sha256=d771f15f2b394e2c6c1962fe218559c4413bc82ee883ac3bb353d292830299a6
+# autobatch: body-sha256=bbcac66344a7bb612b1c49d6b38310c3f7d62b9dab40239d2899f8a7abaaee0b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -579,10 +579,13 @@ def divide_block_2(state, stacks):
     b = state.divide_b
     divide_a = a - b
     a, b = (divide_a, b)
+    # examples/divide.py:10  if a < b:
+    cond_1 = a < b
+    # examples/divide.py:12  q, r = divide(a - b, b)
     return_sp, returns_write, overflow_1 = push(
         stacks.returns, state.return_sp, 3, active
     )
-    pc = 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1

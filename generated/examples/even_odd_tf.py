@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=d307de82326e1f66305378d9bd3737d81ebc995b901f723c8a87bab1e1c45fcc
+# autobatch: source-sha256=662969acebff616ffa4402916a8f8c7b286f12aa87fa016b996d151186b20b45
 # autobatch: body-sha256=503f7535cdc594d0167a9567635f4af1188e83b63c4cb4d2b6971a511c71d75d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

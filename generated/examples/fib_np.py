@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=3aab28efb23e8b7d9111494488a4b537973018d2b670d18f0097fb9428d62031
-# autobatch: body-sha256=c984579c9cf1e0de1667184fa574dc50df1afb4fb1578f8059cb424b7d23e091
+# autobatch: source-sha256=c9da8bf66b9489485c536a9b173b4bfe4570d1942376006399f9e0170a995d6f
+# autobatch: body-sha256=a00bdd3f94877b5df6022857d72f6080a5682d17d44773cc566bf8c709860e22
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -440,10 +440,13 @@ def fib_block_2(state, stacks):
     fib_1_n = n - 1
     fib_n_sp, fib_n_write, overflow_1 = push(stacks.fib_n, state.fib_n_sp, n, active)
     n = fib_1_n
+    # examples/fib.py:10  if n <= 1:
+    cond_1 = n <= 1
+    # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     return_sp, returns_write, overflow_2 = push(
         stacks.returns, state.return_sp, 3, active
     )
-    pc = 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2
@@ -471,10 +474,13 @@ def fib_block_3(state, stacks):
         stacks.fib_fib_1, state.fib_fib_1_sp, fib_1, active
     )
     n = fib_2_n
+    # examples/fib.py:10  if n <= 1:
+    cond_1 = n <= 1
+    # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     return_sp, returns_write, overflow_2 = push(
         stacks.returns, state.return_sp, 4, active
     )
-    pc = 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2

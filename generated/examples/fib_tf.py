@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=956114263ed7cc1bc696038a4b2170ccdaf30ecccf8555b6b94aebb4e1083241
-# autobatch: body-sha256=e4c66706de062212cacac2e8d745d54effa3472f86dc617c8ddce8099c77e32a
+# autobatch: source-sha256=a45b8bf44bcd13b6622031f5d6a17cf37e8b4cbc26ba0eb8282898cab9c3b8eb
+# autobatch: body-sha256=32437291d9060ae9dec79ac038550c3adcbc6753cec917c549e560fbee1a9843
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -587,10 +587,13 @@ def fib_block_2(state, stacks):
     fib_1_n = n - 1
     fib_n_sp, fib_n_write, overflow_1 = push(stacks.fib_n, state.fib_n_sp, n, active)
     n = fib_1_n
+    # examples/fib.py:10  if n <= 1:
+    cond_1 = n <= 1
+    # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     return_sp, returns_write, overflow_2 = push(
         stacks.returns, state.return_sp, 3, active
     )
-    pc = 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2
@@ -618,10 +621,13 @@ def fib_block_3(state, stacks):
         stacks.fib_fib_1, state.fib_fib_1_sp, fib_1, active
     )
     n = fib_2_n
+    # examples/fib.py:10  if n <= 1:
+    cond_1 = n <= 1
+    # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     return_sp, returns_write, overflow_2 = push(
         stacks.returns, state.return_sp, 4, active
     )
-    pc = 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2

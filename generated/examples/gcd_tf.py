@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b005962a0b36d9ec6d0f7bcda0c1643f36edbd0a3d47c823adc4532fd020089c
+# autobatch: source-sha256=9f4932e49ef2a3236d582bef5357bbab5f106589b02a3ee7e4304efdf7282977
 # autobatch: body-sha256=d6c3d0adaa7f348acde5e2847e3c844b2d62c004942ae93049805657a2c8d755
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

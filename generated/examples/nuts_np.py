@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=b01fa7928cc1e15016342df3b065533ea1b6d49114497796517bc57e15a190ed
-# autobatch: body-sha256=790c415a66d67f3535e1c1db0ed9fe5232b0fa81e39cbb8b24894817139bb601
+# autobatch: source-sha256=1956d49e540a772f72ddf6640ca0c01719779045a758a03c73b3115504c50cf6
+# autobatch: body-sha256=18b34fd2a8db3d432d90ca65ed07704dc818642265640bf874828ed53ebbff87
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -16,37 +16,34 @@ nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]):
   block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
   block 2   examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
   block 3   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 4   examples/nuts.py:60  if depth == 0:
-  block 5   examples/nuts.py:62  eps = direction * step_size
+  block 4   examples/nuts.py:62  eps = direction * step_size
+  block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 8   examples/nuts.py:76  return tree
-  block 9   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 10  examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 7   examples/nuts.py:76  return tree
+  block 8   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+  block 9   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]):
   block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
   block 2   examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
   block 3   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 4   examples/nuts.py:60  if depth == 0:
-  block 5   examples/nuts.py:62  eps = direction * step_size
+  block 4   examples/nuts.py:62  eps = direction * step_size
+  block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 8   examples/nuts.py:76  return tree
-  block 9   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 10  examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 7   examples/nuts.py:76  return tree
+  block 8   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+  block 9   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
   block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
   block 2   examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
   block 3   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 4   examples/nuts.py:60  if depth == 0:
-  block 5   examples/nuts.py:62  eps = direction * step_size
+  block 4   examples/nuts.py:62  eps = direction * step_size
+  block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 8   examples/nuts.py:76  return tree
-  block 9   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 10  examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 7   examples/nuts.py:76  return tree
+  block 8   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+  block 9   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 """
 
 import functools
@@ -627,7 +624,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_1_HALT = 11
+    NUTS_STEP_1_HALT = 10
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 800, build_tree_tree_minus_r 800, build_tree_tree_minus_grad 800, build_tree_tree_plus_x 800, build_tree_tree_plus_r 800, build_tree_tree_plus_grad 800, build_tree_tree_sample_x 800, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 800, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_1_STACK_BYTES = 6485
 
@@ -740,10 +737,13 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             build_tree_seed,
             build_tree_counter,
         ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:60  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         return_sp, returns_write, overflow_1 = push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = 4
+        pc = choose(build_tree_cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
@@ -962,17 +962,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_1_block_4(state, stacks):
-        # examples/nuts.py:60  if depth == 0:
-        active = state.pc == 4
-        depth = state.build_tree_depth
-        cond_1 = depth == 0
-        pc = choose(cond_1, 5, 6)
-        pc = select(active, pc, state.pc)
-        return (state._replace(pc=pc), stack_writes(stacks))
-
-    def nuts_step_1_block_5(state, stacks):
         # examples/nuts.py:62  eps = direction * step_size
-        active = state.pc == 5
+        active = state.pc == 4
         direction = state.build_tree_direction
         edge = Edge(
             state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
@@ -1060,9 +1051,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_1_block_6(state, stacks):
+    def nuts_step_1_block_5(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 6
+        active = state.pc == 5
         depth = state.build_tree_depth
         joint0 = state.build_tree_joint0
         log_slice = state.build_tree_log_slice
@@ -1103,10 +1094,13 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             seed,
             counter,
         )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         return_sp, returns_write, overflow_6 = push(
-            stacks.returns, state.return_sp, 7, active
+            stacks.returns, state.return_sp, 6, active
         )
-        pc = 4
+        pc = choose(cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -1137,7 +1131,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=select(overflow, 5, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -1150,9 +1144,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_1_block_7(state, stacks):
+    def nuts_step_1_block_6(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 7
+        active = state.pc == 6
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -1194,7 +1188,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 8, 9)
+        pc = choose(not__1, 7, 8)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -1257,9 +1251,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_1_block_8(state, stacks):
+    def nuts_step_1_block_7(state, stacks):
         # examples/nuts.py:76  return tree
-        active = state.pc == 8
+        active = state.pc == 7
         tree = Tree(
             Edge(
                 state.build_tree_tree_minus_x,
@@ -1339,9 +1333,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_1_block_9(state, stacks):
+    def nuts_step_1_block_8(state, stacks):
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 9
+        active = state.pc == 8
         direction = state.build_tree_direction
         tree = Tree(
             Edge(
@@ -1491,10 +1485,13 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             seed,
             more_counter,
         )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 10, active
+            stacks.returns, state.return_sp, 9, active
         )
-        pc = 4
+        pc = choose(cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -1552,7 +1549,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 9, state.overflow_at),
+                overflow_at=select(overflow, 8, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -1576,9 +1573,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_1_block_10(state, stacks):
+    def nuts_step_1_block_9(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 10
+        active = state.pc == 9
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -1857,7 +1854,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_1_block_7,
         nuts_step_1_block_8,
         nuts_step_1_block_9,
-        nuts_step_1_block_10,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_1_LOOPING_BLOCKS = ()
@@ -1866,7 +1862,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
         "in nuts_step at examples/nuts.py:113: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
         "in nuts_step at examples/nuts.py:127: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
-        "in build_tree at examples/nuts.py:60: if depth == 0:",
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
@@ -2336,7 +2331,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_2_HALT = 11
+    NUTS_STEP_2_HALT = 10
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8, build_tree_tree_minus_r 8, build_tree_tree_minus_grad 8, build_tree_tree_plus_x 8, build_tree_tree_plus_r 8, build_tree_tree_plus_grad 8, build_tree_tree_sample_x 8, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_2_STACK_BYTES = 149
 
@@ -2449,10 +2444,13 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             build_tree_seed,
             build_tree_counter,
         ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:60  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         return_sp, returns_write, overflow_1 = push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = 4
+        pc = choose(build_tree_cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
@@ -2671,17 +2669,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_2_block_4(state, stacks):
-        # examples/nuts.py:60  if depth == 0:
-        active = state.pc == 4
-        depth = state.build_tree_depth
-        cond_1 = depth == 0
-        pc = choose(cond_1, 5, 6)
-        pc = select(active, pc, state.pc)
-        return (state._replace(pc=pc), stack_writes(stacks))
-
-    def nuts_step_2_block_5(state, stacks):
         # examples/nuts.py:62  eps = direction * step_size
-        active = state.pc == 5
+        active = state.pc == 4
         direction = state.build_tree_direction
         edge = Edge(
             state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
@@ -2769,9 +2758,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_2_block_6(state, stacks):
+    def nuts_step_2_block_5(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 6
+        active = state.pc == 5
         depth = state.build_tree_depth
         joint0 = state.build_tree_joint0
         log_slice = state.build_tree_log_slice
@@ -2812,10 +2801,13 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             seed,
             counter,
         )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         return_sp, returns_write, overflow_6 = push(
-            stacks.returns, state.return_sp, 7, active
+            stacks.returns, state.return_sp, 6, active
         )
-        pc = 4
+        pc = choose(cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -2846,7 +2838,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=select(overflow, 5, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -2859,9 +2851,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_2_block_7(state, stacks):
+    def nuts_step_2_block_6(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 7
+        active = state.pc == 6
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -2903,7 +2895,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 8, 9)
+        pc = choose(not__1, 7, 8)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -2966,9 +2958,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_2_block_8(state, stacks):
+    def nuts_step_2_block_7(state, stacks):
         # examples/nuts.py:76  return tree
-        active = state.pc == 8
+        active = state.pc == 7
         tree = Tree(
             Edge(
                 state.build_tree_tree_minus_x,
@@ -3048,9 +3040,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_2_block_9(state, stacks):
+    def nuts_step_2_block_8(state, stacks):
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 9
+        active = state.pc == 8
         direction = state.build_tree_direction
         tree = Tree(
             Edge(
@@ -3200,10 +3192,13 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             seed,
             more_counter,
         )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 10, active
+            stacks.returns, state.return_sp, 9, active
         )
-        pc = 4
+        pc = choose(cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -3261,7 +3256,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 9, state.overflow_at),
+                overflow_at=select(overflow, 8, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -3285,9 +3280,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_2_block_10(state, stacks):
+    def nuts_step_2_block_9(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 10
+        active = state.pc == 9
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -3566,7 +3561,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_2_block_7,
         nuts_step_2_block_8,
         nuts_step_2_block_9,
-        nuts_step_2_block_10,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_2_LOOPING_BLOCKS = ()
@@ -3575,7 +3569,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
         "in nuts_step at examples/nuts.py:113: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
         "in nuts_step at examples/nuts.py:127: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
-        "in build_tree at examples/nuts.py:60: if depth == 0:",
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
@@ -4041,7 +4034,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_3_HALT = 11
+    NUTS_STEP_3_HALT = 10
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 24, build_tree_tree_minus_r 24, build_tree_tree_minus_grad 24, build_tree_tree_plus_x 24, build_tree_tree_plus_r 24, build_tree_tree_plus_grad 24, build_tree_tree_sample_x 24, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 24, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_3_STACK_BYTES = 277
 
@@ -4154,10 +4147,13 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             build_tree_seed,
             build_tree_counter,
         ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:60  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         return_sp, returns_write, overflow_1 = push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = 4
+        pc = choose(build_tree_cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
@@ -4376,17 +4372,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_3_block_4(state, stacks):
-        # examples/nuts.py:60  if depth == 0:
-        active = state.pc == 4
-        depth = state.build_tree_depth
-        cond_1 = depth == 0
-        pc = choose(cond_1, 5, 6)
-        pc = select(active, pc, state.pc)
-        return (state._replace(pc=pc), stack_writes(stacks))
-
-    def nuts_step_3_block_5(state, stacks):
         # examples/nuts.py:62  eps = direction * step_size
-        active = state.pc == 5
+        active = state.pc == 4
         direction = state.build_tree_direction
         edge = Edge(
             state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
@@ -4474,9 +4461,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_3_block_6(state, stacks):
+    def nuts_step_3_block_5(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 6
+        active = state.pc == 5
         depth = state.build_tree_depth
         joint0 = state.build_tree_joint0
         log_slice = state.build_tree_log_slice
@@ -4517,10 +4504,13 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             seed,
             counter,
         )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         return_sp, returns_write, overflow_6 = push(
-            stacks.returns, state.return_sp, 7, active
+            stacks.returns, state.return_sp, 6, active
         )
-        pc = 4
+        pc = choose(cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -4551,7 +4541,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=select(overflow, 5, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -4564,9 +4554,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_3_block_7(state, stacks):
+    def nuts_step_3_block_6(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 7
+        active = state.pc == 6
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -4608,7 +4598,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 8, 9)
+        pc = choose(not__1, 7, 8)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -4671,9 +4661,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_3_block_8(state, stacks):
+    def nuts_step_3_block_7(state, stacks):
         # examples/nuts.py:76  return tree
-        active = state.pc == 8
+        active = state.pc == 7
         tree = Tree(
             Edge(
                 state.build_tree_tree_minus_x,
@@ -4753,9 +4743,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_3_block_9(state, stacks):
+    def nuts_step_3_block_8(state, stacks):
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 9
+        active = state.pc == 8
         direction = state.build_tree_direction
         tree = Tree(
             Edge(
@@ -4905,10 +4895,13 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             seed,
             more_counter,
         )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 10, active
+            stacks.returns, state.return_sp, 9, active
         )
-        pc = 4
+        pc = choose(cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -4966,7 +4959,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 9, state.overflow_at),
+                overflow_at=select(overflow, 8, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -4990,9 +4983,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_3_block_10(state, stacks):
+    def nuts_step_3_block_9(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 10
+        active = state.pc == 9
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -5271,7 +5264,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_3_block_7,
         nuts_step_3_block_8,
         nuts_step_3_block_9,
-        nuts_step_3_block_10,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_3_LOOPING_BLOCKS = ()
@@ -5280,7 +5272,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
         "in nuts_step at examples/nuts.py:113: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
         "in nuts_step at examples/nuts.py:127: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
-        "in build_tree at examples/nuts.py:60: if depth == 0:",
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",

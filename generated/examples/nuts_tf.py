@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=dfec0abf94ef00c5f17409210928892649bd2f311008685bea1edd0082a773a6
-# autobatch: body-sha256=44ff25a253f4c853132dcc11af7346d9099f05277255685a7f1d1ade6468a55a
+# autobatch: source-sha256=ccd37e13945a76ca8151afbe077fbb88af9cf7c56414546d964b1854ca59f495
+# autobatch: body-sha256=cbacd93fd1feb88fbb0ee3f54f30517fe8c74e9bb15d0e9821566c30a3fc743a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -16,37 +16,34 @@ nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]):
   block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
   block 2   examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
   block 3   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 4   examples/nuts.py:60  if depth == 0:
-  block 5   examples/nuts.py:62  eps = direction * step_size
+  block 4   examples/nuts.py:62  eps = direction * step_size
+  block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 8   examples/nuts.py:76  return tree
-  block 9   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 10  examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 7   examples/nuts.py:76  return tree
+  block 8   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+  block 9   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]):
   block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
   block 2   examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
   block 3   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 4   examples/nuts.py:60  if depth == 0:
-  block 5   examples/nuts.py:62  eps = direction * step_size
+  block 4   examples/nuts.py:62  eps = direction * step_size
+  block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 8   examples/nuts.py:76  return tree
-  block 9   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 10  examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 7   examples/nuts.py:76  return tree
+  block 8   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+  block 9   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
   block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
   block 2   examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
   block 3   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 4   examples/nuts.py:60  if depth == 0:
-  block 5   examples/nuts.py:62  eps = direction * step_size
+  block 4   examples/nuts.py:62  eps = direction * step_size
+  block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 8   examples/nuts.py:76  return tree
-  block 9   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 10  examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 7   examples/nuts.py:76  return tree
+  block 8   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+  block 9   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 """
 
 import functools
@@ -774,7 +771,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_1_HALT = 11
+    NUTS_STEP_1_HALT = 10
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 800, build_tree_tree_minus_r 800, build_tree_tree_minus_grad 800, build_tree_tree_plus_x 800, build_tree_tree_plus_r 800, build_tree_tree_plus_grad 800, build_tree_tree_sample_x 800, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 800, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_1_STACK_BYTES = 6485
 
@@ -887,10 +884,13 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             build_tree_seed,
             build_tree_counter,
         ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:60  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         return_sp, returns_write, overflow_1 = push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = 4
+        pc = choose(build_tree_cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
@@ -1109,17 +1109,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_1_block_4(state, stacks):
-        # examples/nuts.py:60  if depth == 0:
-        active = state.pc == 4
-        depth = state.build_tree_depth
-        cond_1 = depth == 0
-        pc = choose(cond_1, 5, 6)
-        pc = select(active, pc, state.pc)
-        return (state._replace(pc=pc), stack_writes(stacks))
-
-    def nuts_step_1_block_5(state, stacks):
         # examples/nuts.py:62  eps = direction * step_size
-        active = state.pc == 5
+        active = state.pc == 4
         direction = state.build_tree_direction
         edge = Edge(
             state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
@@ -1207,9 +1198,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_1_block_6(state, stacks):
+    def nuts_step_1_block_5(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 6
+        active = state.pc == 5
         depth = state.build_tree_depth
         joint0 = state.build_tree_joint0
         log_slice = state.build_tree_log_slice
@@ -1250,10 +1241,13 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             seed,
             counter,
         )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         return_sp, returns_write, overflow_6 = push(
-            stacks.returns, state.return_sp, 7, active
+            stacks.returns, state.return_sp, 6, active
         )
-        pc = 4
+        pc = choose(cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -1284,7 +1278,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=select(overflow, 5, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -1297,9 +1291,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_1_block_7(state, stacks):
+    def nuts_step_1_block_6(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 7
+        active = state.pc == 6
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -1341,7 +1335,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 8, 9)
+        pc = choose(not__1, 7, 8)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -1404,9 +1398,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_1_block_8(state, stacks):
+    def nuts_step_1_block_7(state, stacks):
         # examples/nuts.py:76  return tree
-        active = state.pc == 8
+        active = state.pc == 7
         tree = Tree(
             Edge(
                 state.build_tree_tree_minus_x,
@@ -1486,9 +1480,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_1_block_9(state, stacks):
+    def nuts_step_1_block_8(state, stacks):
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 9
+        active = state.pc == 8
         direction = state.build_tree_direction
         tree = Tree(
             Edge(
@@ -1638,10 +1632,13 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             seed,
             more_counter,
         )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 10, active
+            stacks.returns, state.return_sp, 9, active
         )
-        pc = 4
+        pc = choose(cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -1699,7 +1696,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 9, state.overflow_at),
+                overflow_at=select(overflow, 8, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -1723,9 +1720,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_1_block_10(state, stacks):
+    def nuts_step_1_block_9(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 10
+        active = state.pc == 9
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -2004,7 +2001,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_1_block_7,
         nuts_step_1_block_8,
         nuts_step_1_block_9,
-        nuts_step_1_block_10,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_1_LOOPING_BLOCKS = ()
@@ -2013,7 +2009,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
         "in nuts_step at examples/nuts.py:113: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
         "in nuts_step at examples/nuts.py:127: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
-        "in build_tree at examples/nuts.py:60: if depth == 0:",
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
@@ -2483,7 +2478,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_2_HALT = 11
+    NUTS_STEP_2_HALT = 10
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8, build_tree_tree_minus_r 8, build_tree_tree_minus_grad 8, build_tree_tree_plus_x 8, build_tree_tree_plus_r 8, build_tree_tree_plus_grad 8, build_tree_tree_sample_x 8, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_2_STACK_BYTES = 149
 
@@ -2596,10 +2591,13 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             build_tree_seed,
             build_tree_counter,
         ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:60  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         return_sp, returns_write, overflow_1 = push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = 4
+        pc = choose(build_tree_cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
@@ -2818,17 +2816,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_2_block_4(state, stacks):
-        # examples/nuts.py:60  if depth == 0:
-        active = state.pc == 4
-        depth = state.build_tree_depth
-        cond_1 = depth == 0
-        pc = choose(cond_1, 5, 6)
-        pc = select(active, pc, state.pc)
-        return (state._replace(pc=pc), stack_writes(stacks))
-
-    def nuts_step_2_block_5(state, stacks):
         # examples/nuts.py:62  eps = direction * step_size
-        active = state.pc == 5
+        active = state.pc == 4
         direction = state.build_tree_direction
         edge = Edge(
             state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
@@ -2916,9 +2905,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_2_block_6(state, stacks):
+    def nuts_step_2_block_5(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 6
+        active = state.pc == 5
         depth = state.build_tree_depth
         joint0 = state.build_tree_joint0
         log_slice = state.build_tree_log_slice
@@ -2959,10 +2948,13 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             seed,
             counter,
         )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         return_sp, returns_write, overflow_6 = push(
-            stacks.returns, state.return_sp, 7, active
+            stacks.returns, state.return_sp, 6, active
         )
-        pc = 4
+        pc = choose(cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -2993,7 +2985,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=select(overflow, 5, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -3006,9 +2998,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_2_block_7(state, stacks):
+    def nuts_step_2_block_6(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 7
+        active = state.pc == 6
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -3050,7 +3042,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 8, 9)
+        pc = choose(not__1, 7, 8)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -3113,9 +3105,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_2_block_8(state, stacks):
+    def nuts_step_2_block_7(state, stacks):
         # examples/nuts.py:76  return tree
-        active = state.pc == 8
+        active = state.pc == 7
         tree = Tree(
             Edge(
                 state.build_tree_tree_minus_x,
@@ -3195,9 +3187,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_2_block_9(state, stacks):
+    def nuts_step_2_block_8(state, stacks):
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 9
+        active = state.pc == 8
         direction = state.build_tree_direction
         tree = Tree(
             Edge(
@@ -3347,10 +3339,13 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             seed,
             more_counter,
         )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 10, active
+            stacks.returns, state.return_sp, 9, active
         )
-        pc = 4
+        pc = choose(cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -3408,7 +3403,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 9, state.overflow_at),
+                overflow_at=select(overflow, 8, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -3432,9 +3427,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_2_block_10(state, stacks):
+    def nuts_step_2_block_9(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 10
+        active = state.pc == 9
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -3713,7 +3708,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_2_block_7,
         nuts_step_2_block_8,
         nuts_step_2_block_9,
-        nuts_step_2_block_10,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_2_LOOPING_BLOCKS = ()
@@ -3722,7 +3716,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
         "in nuts_step at examples/nuts.py:113: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
         "in nuts_step at examples/nuts.py:127: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
-        "in build_tree at examples/nuts.py:60: if depth == 0:",
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
@@ -4188,7 +4181,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_3_HALT = 11
+    NUTS_STEP_3_HALT = 10
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 24, build_tree_tree_minus_r 24, build_tree_tree_minus_grad 24, build_tree_tree_plus_x 24, build_tree_tree_plus_r 24, build_tree_tree_plus_grad 24, build_tree_tree_sample_x 24, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 24, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_3_STACK_BYTES = 277
 
@@ -4301,10 +4294,13 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             build_tree_seed,
             build_tree_counter,
         ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:60  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         return_sp, returns_write, overflow_1 = push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = 4
+        pc = choose(build_tree_cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
@@ -4523,17 +4519,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_3_block_4(state, stacks):
-        # examples/nuts.py:60  if depth == 0:
-        active = state.pc == 4
-        depth = state.build_tree_depth
-        cond_1 = depth == 0
-        pc = choose(cond_1, 5, 6)
-        pc = select(active, pc, state.pc)
-        return (state._replace(pc=pc), stack_writes(stacks))
-
-    def nuts_step_3_block_5(state, stacks):
         # examples/nuts.py:62  eps = direction * step_size
-        active = state.pc == 5
+        active = state.pc == 4
         direction = state.build_tree_direction
         edge = Edge(
             state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
@@ -4621,9 +4608,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_3_block_6(state, stacks):
+    def nuts_step_3_block_5(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 6
+        active = state.pc == 5
         depth = state.build_tree_depth
         joint0 = state.build_tree_joint0
         log_slice = state.build_tree_log_slice
@@ -4664,10 +4651,13 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             seed,
             counter,
         )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         return_sp, returns_write, overflow_6 = push(
-            stacks.returns, state.return_sp, 7, active
+            stacks.returns, state.return_sp, 6, active
         )
-        pc = 4
+        pc = choose(cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -4698,7 +4688,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=select(overflow, 5, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -4711,9 +4701,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_3_block_7(state, stacks):
+    def nuts_step_3_block_6(state, stacks):
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 7
+        active = state.pc == 6
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -4755,7 +4745,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 8, 9)
+        pc = choose(not__1, 7, 8)
         pc = select(active, pc, state.pc)
         return (
             state._replace(
@@ -4818,9 +4808,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_3_block_8(state, stacks):
+    def nuts_step_3_block_7(state, stacks):
         # examples/nuts.py:76  return tree
-        active = state.pc == 8
+        active = state.pc == 7
         tree = Tree(
             Edge(
                 state.build_tree_tree_minus_x,
@@ -4900,9 +4890,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             stack_writes(stacks),
         )
 
-    def nuts_step_3_block_9(state, stacks):
+    def nuts_step_3_block_8(state, stacks):
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 9
+        active = state.pc == 8
         direction = state.build_tree_direction
         tree = Tree(
             Edge(
@@ -5052,10 +5042,13 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             seed,
             more_counter,
         )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 10, active
+            stacks.returns, state.return_sp, 9, active
         )
-        pc = 4
+        pc = choose(cond_1, 4, 5)
         pc = select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
@@ -5113,7 +5106,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 9, state.overflow_at),
+                overflow_at=select(overflow, 8, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -5137,9 +5130,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_3_block_10(state, stacks):
+    def nuts_step_3_block_9(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 10
+        active = state.pc == 9
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -5418,7 +5411,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_3_block_7,
         nuts_step_3_block_8,
         nuts_step_3_block_9,
-        nuts_step_3_block_10,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_3_LOOPING_BLOCKS = ()
@@ -5427,7 +5419,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
         "in nuts_step at examples/nuts.py:113: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
         "in nuts_step at examples/nuts.py:127: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
-        "in build_tree at examples/nuts.py:60: if depth == 0:",
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=440b32684b0d8180af4668f1507475f80c33273678a56e9152f5463bf642bffd
+# autobatch: source-sha256=d1a8f5957a6f21d3588dc86ac5a3f367be471f9f1012478fe60ff3014adc56ac
 # autobatch: body-sha256=a35470b7ffb5962fa693d79fb32775cf0f09630722ce0e7a0605dafd9c70fc7d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

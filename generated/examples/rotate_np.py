@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=b976444636fa524d0810b51a92ad98d28ca127ec103980f049ffd3ab19c30cee
-# autobatch: body-sha256=b79937e353fa88f0d54a39ea24f75e1de213e04367e980ba2ae2161697f9dcd6
+# autobatch: source-sha256=3e74a80c5118ff8491b65cc50b0dc4e47d254e0295c6beff28b5a8019dd4c022
+# autobatch: body-sha256=4f96b15f3ea6a2ee30a9fc9a5caf10659a7357bfe530569937c8494c417c6286
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -433,10 +433,13 @@ def rotate_block_2(state, stacks):
     p = Point(state.rotate_p_x, state.rotate_p_y)
     turned_turns = turns - 1
     p, turns = (p, turned_turns)
+    # examples/rotate.py:14  if turns <= 0:
+    cond_1 = turns <= 0
+    # examples/rotate.py:16  turned = rotate(p, turns - 1)
     return_sp, returns_write, overflow_1 = push(
         stacks.returns, state.return_sp, 3, active
     )
-    pc = 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=603ed53b3e5156df1c5623afe4fb50ed51a8739fde1e81e79977a5e043691db6
-# autobatch: body-sha256=4fc10b3c707f98f21135f55c9b00c59609e3dfc639b05fa47461b4633ed55c24
+# autobatch: source-sha256=cd524b2ba2957262b23ec1b195a19111af05aa9af7f23a4fe048d60999056391
+# autobatch: body-sha256=83e8a700f7b4a29bd49ebe5a8fa23bc4b4fdae779747adfa70f96ed017d75dbb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -580,10 +580,13 @@ def rotate_block_2(state, stacks):
     p = Point(state.rotate_p_x, state.rotate_p_y)
     turned_turns = turns - 1
     p, turns = (p, turned_turns)
+    # examples/rotate.py:14  if turns <= 0:
+    cond_1 = turns <= 0
+    # examples/rotate.py:16  turned = rotate(p, turns - 1)
     return_sp, returns_write, overflow_1 = push(
         stacks.returns, state.return_sp, 3, active
     )
-    pc = 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1

@@ -821,7 +821,9 @@ class _BlockBody:
         pc = _name("pc", True)
         if isinstance(t, ir.Goto):
             self.out.append(ast.Assign([pc], ast.Constant(self.e.index[t.target])))
-        elif isinstance(t, ir.Branch):
+        elif isinstance(t, (ir.Branch, ir.PushBranch)):
+            if isinstance(t, ir.PushBranch):
+                self.push("returns", ast.Constant(self.e.index[t.return_block]))
             self.out.append(
                 ast.Assign(
                     [pc],

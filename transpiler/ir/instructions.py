@@ -9,7 +9,7 @@ patterns (destructuring, `a, (b, c) = ...`).
 Before lowering, a function's blocks hold `PrimOp` and `Call` instructions and
 end in `Goto`, `Branch` or `Return`; variable names are the function's own.
 Lowering (passes/lowering.py) turns calls and returns into explicit stack
-traffic (`Push`, `Pop`, `Peek`, `Move`, `PushGoto`, `IndirectGoto`) over
+traffic (`Push`, `Pop`, `Peek`, `Move`, `PushGoto`, `PushBranch`, `IndirectGoto`) over
 variables qualified by their function (`fib.n`), and flattens all functions
 into one list of blocks that a single program counter walks.
 """
@@ -198,6 +198,24 @@ class PushGoto:
 
 
 @dataclasses.dataclass(frozen=True)
+class PushBranch:
+    """Call with the callee's entry test done at the call site.
+
+    Push `return_block` on the return-address stack, then go to
+    `true_target` or `false_target` by `condition`: what `PushGoto` to an
+    entry block that only tests its arguments would do one loop iteration
+    later (see passes/control.thread_entry_tests).
+    """
+
+    return_block: str
+    condition: str
+    true_target: str
+    false_target: str
+    caller: str  # the calling function, for overflow messages
+    origin: Optional[Origin] = None
+
+
+@dataclasses.dataclass(frozen=True)
 class IndirectGoto:
     """Return: pop a block from the return-address stack (halt when empty)."""
 
@@ -205,7 +223,7 @@ class IndirectGoto:
 
 
 Instruction = Union[PrimOp, Select, Call, Move, Push, Pop, Peek]
-Terminator = Union[Goto, Branch, Return, PushGoto, IndirectGoto]
+Terminator = Union[Goto, Branch, Return, PushGoto, PushBranch, IndirectGoto]
 
 
 # ---- containers -------------------------------------------------------------

@@ -41,6 +41,11 @@ def instruction(ins) -> str:
         return f"return {_pattern(ins.value)}"
     if isinstance(ins, ir.PushGoto):
         return f"push-goto {ins.target} returning to {ins.return_block}"
+    if isinstance(ins, ir.PushBranch):
+        return (
+            f"push-branch {ins.condition} ? {ins.true_target} : {ins.false_target}"
+            f" returning to {ins.return_block}"
+        )
     if isinstance(ins, ir.IndirectGoto):
         return "return (indirect goto)"
     raise TypeError(ins)

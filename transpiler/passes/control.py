@@ -12,6 +12,11 @@ classic rewrites bring it to one:
 - `rotate_loops`: a short, safe block that ends in a branch (a loop test) is
   copied onto the end of every block that jumps to it, so a loop body ends
   by testing and jumping back to itself.
+- `thread_entry_tests`: the same for calls.  A function whose entry block
+  only tests its arguments (`if n <= 1:`, `if depth == 0:`) would spend one
+  iteration per call on the test; each call site runs the test itself and
+  jumps straight to the arm (`PushBranch`).  Recursive fib then takes two
+  iterations per call instead of three.
 
 Both keep every example's sequence of effects: only the grouping into blocks
 changes.
@@ -245,13 +250,7 @@ def rotate_loops(program: ir.LoweredProgram) -> ir.LoweredProgram:
     pinned = fusion.pinned(blocks)
     for test in list(blocks):
         t = test.terminator
-        if (
-            not isinstance(t, ir.Branch)
-            or test.name in pinned
-            or test.name in (t.true_target, t.false_target)
-            or len(test.instructions) > MAX_TEST
-            or not all(_safe(i) for i in test.instructions)
-        ):
+        if test.name in pinned or not _short_test(test):
             continue
         jumped = False
         for i, block in enumerate(blocks):
@@ -264,4 +263,48 @@ def rotate_loops(program: ir.LoweredProgram) -> ir.LoweredProgram:
                 jumped = True
         if jumped and fusion.predecessors(blocks)[test.name] == 0:
             blocks = [b for b in blocks if b.name != test.name]
+    return dataclasses.replace(program, blocks=tuple(blocks))
+
+
+def _short_test(block) -> bool:
+    """A block worth copying to its predecessors: a few safe instructions and a branch."""
+    t = block.terminator
+    return (
+        isinstance(t, ir.Branch)
+        and block.name not in (t.true_target, t.false_target)
+        and len(block.instructions) <= MAX_TEST
+        and all(_safe(i) for i in block.instructions)
+    )
+
+
+def thread_entry_tests(program: ir.LoweredProgram) -> ir.LoweredProgram:
+    """Calls to an entry block that only tests (see `_short_test`) test at the call site.
+
+    The copied instructions read the callee's parameter registers, which the
+    call has just written, so every example computes the same test on the
+    same values one iteration earlier.  An entry no call reaches any more is
+    dropped (main's entry stays: the driver starts there).
+    """
+    blocks = list(program.blocks)
+    by_name = {b.name: b for b in blocks}
+    for i, block in enumerate(blocks):
+        t = block.terminator
+        if not isinstance(t, ir.PushGoto) or not _short_test(by_name[t.target]):
+            continue
+        entry = by_name[t.target]
+        test = entry.terminator
+        blocks[i] = dataclasses.replace(
+            block,
+            instructions=block.instructions + entry.instructions,
+            terminator=ir.PushBranch(
+                t.return_block,
+                test.condition,
+                test.true_target,
+                test.false_target,
+                t.caller,
+                t.origin,
+            ),
+        )
+    entered = fusion.pinned(blocks) | set(fusion.predecessors(blocks))
+    blocks = [b for b in blocks if b.name in entered]
     return dataclasses.replace(program, blocks=tuple(blocks))

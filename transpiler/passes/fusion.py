@@ -31,9 +31,13 @@ def pinned(blocks) -> set:
     """Blocks entered other than by a jump, which must stay blocks of their own."""
     names = {blocks[0].name}  # main's entry is where the driver starts
     for b in blocks:
-        if isinstance(b.terminator, ir.PushGoto):
-            names.add(b.terminator.target)  # a function entry
-            names.add(b.terminator.return_block)  # reached by a return
+        t = b.terminator
+        if isinstance(t, ir.PushGoto):
+            names.add(t.target)  # a function entry
+        if isinstance(t, ir.PushBranch):
+            names.update((t.true_target, t.false_target))  # after an entry test
+        if isinstance(t, (ir.PushGoto, ir.PushBranch)):
+            names.add(t.return_block)  # reached by a return
     return names
 
 

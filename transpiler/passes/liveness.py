@@ -15,7 +15,7 @@ from transpiler.ir import instructions as ir
 def uses(instruction) -> Tuple[str, ...]:
     if isinstance(instruction, (ir.PrimOp, ir.Select, ir.Call, ir.Move)):
         return tuple(instruction.vars_in)
-    if isinstance(instruction, ir.Branch):
+    if isinstance(instruction, (ir.Branch, ir.PushBranch)):
         return (instruction.condition,)
     if isinstance(instruction, ir.Return):
         return ir.pattern_names(instruction.value)

@@ -105,6 +105,20 @@ def test_a_process_killed_while_writing_leaves_the_last_good_module(generated, t
     assert loader.read(str(path)).count("def f_") >= 2
 
 
+def test_the_next_write_removes_what_a_killed_writer_left(tmp_path):
+    folder = tmp_path / "generated"
+    folder.mkdir()
+    stale, fresh = folder / ".autobatch-killed.tmp", folder / ".autobatch-writing.tmp"
+    stale.write_text("half a module")
+    fresh.write_text("a module being written right now")
+    hours_ago = time.time() - 2 * loader.STALE_TEMPORARY_SECONDS
+    os.utime(stale, (hours_ago, hours_ago))
+    loader.write_atomic(str(folder / "m_np.py"), "VALUE = 1\n")
+    assert not stale.exists()  # left by a writer killed long ago
+    assert fresh.exists()  # may belong to a writer still running
+    assert (folder / "m_np.py").read_text() == "VALUE = 1\n"
+
+
 BROKEN = """
 from pkg.helpers import ctx
 

@@ -20,6 +20,7 @@ import inspect
 import os
 import tempfile
 import textwrap
+import time
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from transpiler import __version__
@@ -138,6 +139,30 @@ def read(path: str) -> Optional[str]:
         return None
 
 
+TEMPORARY_PREFIX = ".autobatch-"
+# A writer holds its temporary file for milliseconds; one this old was left
+# by a process that was killed between writing and renaming it.
+STALE_TEMPORARY_SECONDS = 3600
+
+
+def remove_stale_temporaries(folder: str, now: Optional[float] = None) -> None:
+    """Deletes `.autobatch-*.tmp` files in `folder` that a killed writer left behind."""
+    now = time.time() if now is None else now
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return
+    for name in names:
+        if not (name.startswith(TEMPORARY_PREFIX) and name.endswith(".tmp")):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            if now - os.path.getmtime(path) > STALE_TEMPORARY_SECONDS:
+                os.unlink(path)
+        except FileNotFoundError:
+            pass  # another process removed or renamed it first
+
+
 def write_atomic(path: str, text: str, package_root: Optional[str] = None) -> None:
     """Writes `text` to `path` so that readers see the old or the new file, whole.
 
@@ -148,7 +173,8 @@ def write_atomic(path: str, text: str, package_root: Optional[str] = None) -> No
     os.makedirs(folder, exist_ok=True)
     if package_root is not None:
         _ensure_packages(folder, package_root)
-    fd, tmp = tempfile.mkstemp(prefix=".autobatch-", suffix=".tmp", dir=folder)
+    remove_stale_temporaries(folder)
+    fd, tmp = tempfile.mkstemp(prefix=TEMPORARY_PREFIX, suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

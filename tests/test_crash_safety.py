@@ -119,6 +119,15 @@ def test_the_next_write_removes_what_a_killed_writer_left(tmp_path):
     assert (folder / "m_np.py").read_text() == "VALUE = 1\n"
 
 
+def test_a_written_module_is_readable_by_everyone_not_only_its_writer(tmp_path):
+    path = tmp_path / "m_np.py"
+    loader.write_atomic(str(path), "VALUE = 1\n")
+    assert path.stat().st_mode & 0o777 == 0o644  # not mkstemp's private 0600
+    path.chmod(0o664)
+    loader.write_atomic(str(path), "VALUE = 2\n")
+    assert path.stat().st_mode & 0o777 == 0o664  # a rewrite keeps the mode
+
+
 BROKEN = """
 from pkg.helpers import ctx
 

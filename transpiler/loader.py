@@ -18,6 +18,7 @@ import hashlib
 import importlib.util
 import inspect
 import os
+import stat
 import tempfile
 import textwrap
 import time
@@ -180,6 +181,9 @@ def write_atomic(path: str, text: str, package_root: Optional[str] = None) -> No
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        # mkstemp makes the file private (0600); a module is read by everyone
+        # who imports it, so it keeps the old file's mode, or gets 0644.
+        os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else 0o644)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -38,6 +38,28 @@ def test_fib_saves_exactly_what_survives_a_recursive_call():
     assert set(program.stacks) == {"fib.n", "fib.fib_1"}
 
 
+def test_calls_test_the_callees_entry_condition_themselves():
+    from examples.fib import ctx as fib_ctx
+
+    program = fib_ctx.program_lowered("fib", INT, "numpy")
+    # Both recursive calls branch on `n <= 1` themselves, straight to an arm.
+    calls = instructions_of(program, ir.PushBranch)
+    assert len(calls) == 2 and not instructions_of(program, ir.PushGoto)
+    entry = program.blocks[0]
+    assert isinstance(entry.terminator, ir.Branch)  # kept: the driver starts there
+    for call in calls:
+        assert (call.true_target, call.false_target) == (
+            entry.terminator.true_target,
+            entry.terminator.false_target,
+        )
+    assert "push-branch" in printer.program(program)
+
+
+def test_a_callee_whose_entry_does_more_than_test_is_called_as_before():
+    program = lowered("calls_helper")  # the helper starts with arithmetic, no branch
+    assert instructions_of(program, ir.PushGoto)
+    assert not instructions_of(program, ir.PushBranch)
+
 def test_non_recursive_call_saves_nothing():
     program = lowered("calls_helper")
     assert program.stacks == ()

@@ -115,9 +115,15 @@ def _time(call, repeats):
     return first, min(warm), statistics.median(warm), out
 
 
-def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=False):
+def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=()):
     specs = _programs()
-    extra = (_predecessor() or {}) if predecessor else {}
+    extra = {}
+    if predecessor:  # the modes to time: "xla", "numpy"
+        found = _predecessor() or {}
+        extra = {
+            name: {label: fn for label, fn in modes.items() if label[len("tfp-") :] in predecessor}
+            for name, modes in found.items()
+        }
     rng = np.random.default_rng(0)
     rows = []
     header = (
@@ -208,14 +214,19 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--plot", default="bench.png", help="where to write the plot")
     parser.add_argument(
-        "--predecessor", action="store_true", help="also time TFP's auto_batching (slow to build)"
+        "--predecessor",
+        nargs="*",
+        choices=["xla", "numpy"],
+        help="also time TFP's auto_batching (slow to build): the modes named, or both "
+        "(its NumPy mode takes minutes at batch 4096)",
     )
     args = parser.parse_args(argv)
     sizes = args.sizes or ([16, 256] if args.quick else [1, 16, 256, 4096])
     repeats = args.repeats or (2 if args.quick else 3)
     others = [p for p in args.programs or [] if p != "nuts"]
     if not args.programs or others:
-        run(sizes, repeats, others or None, args.plot, predecessor=args.predecessor)
+        predecessor = None if args.predecessor is None else (args.predecessor or ["xla", "numpy"])
+        run(sizes, repeats, others or None, args.plot, predecessor=predecessor)
     if args.programs and "nuts" in args.programs:
         from tools import bench_nuts
 

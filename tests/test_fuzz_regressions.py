@@ -166,6 +166,24 @@ def f0(d, n0, n1):
         (np.array([1, 2, 3]), np.array([4, -5, 6]), np.array([1, 2, -3])),
         [(1, 0.0), (100, 0.0), (1, 0.0)],
     ),
+    # `1.0 == d` with d int64: type inference ran TF primitives in a plain
+    # tf.Graph, where `==` on a tensor compares identity and returns a Python
+    # bool, so nothing failed and nothing was converted; under tf.function
+    # the same `==` is elementwise and TF refused ("Expected int64, got 1.0").
+    # Inference now runs in a function graph.  Long run 5, seed 600906.
+    "float_literal_equals_an_int_tensor": (
+        '''
+@ctx.batch
+def f0(d, n):
+    same = d == n
+    if (1.0 == d) and (d >= (-4)):
+        return 1, same
+    return 0, same
+''',
+        "f0",
+        (np.array([1, 2, 1]), np.array([1, 2, 3])),
+        [(1, True), (0, True), (1, False)],
+    ),
     "weak_tuple_element_meets_int64_on_tf": (
         '''
 @ctx.batch

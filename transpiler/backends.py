@@ -67,9 +67,12 @@ class TensorFlowBackend:
     suffix = "tf"
 
     def inference_scope(self):
-        import tensorflow as tf
+        # A function graph, as under tf.function: there `a == b` on tensors is
+        # elementwise (and raises on an int meeting a float), while a plain
+        # tf.Graph compares them by identity and returns a Python bool.
+        from tensorflow.python.framework import func_graph
 
-        return tf.Graph().as_default()
+        return func_graph.FuncGraph("autobatch_type_inference").as_default()
 
     def placeholder(self, leaf: T.TensorType):
         import tensorflow as tf

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=edf92d3ae1a7361b2bd60774fe17777c4ff467e8f8f3702bb85758cf80ee2fdf
+# autobatch: source-sha256=2f5a3f0d4dd0e1c67ed0178f2fd9ea923c89be7eda660b415125728bbccd4a6b
 # autobatch: body-sha256=c5ce1cbd60c9363d6fb5a8e7a7fdfd00a373994c61af71803f1249558e3baab6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=573c6ed76e42796be897793a68f5e6eb63a88354aee82f06fb7923fff188a6b5
+# autobatch: source-sha256=7b4bd7169d74b94bdf0bea0e06229de812ad522e518ae8af6f1b8b1ff729e933
 # autobatch: body-sha256=0700cddf965ef4aa8c18d134e96ae7653f7a10db05cc2de101efec6ce38debc7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=a2c0c9df57e20e64656c2d239a38d90b0cc197be3d88f8916663071ec225182b
+# autobatch: source-sha256=fb6434841ea4760e473b2cf05d7292b7f445f6b357236bb79958ae40389a0010
 # autobatch: body-sha256=1f56c3548feafb82c94e878c3eeafffd06c4c6681d5f67ae186225c469a7ed79
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=c9da8bf66b9489485c536a9b173b4bfe4570d1942376006399f9e0170a995d6f
+# autobatch: source-sha256=5c96c0dcf2bf009199212d469b008f3018ef214c2bb0cbb63cf67266f2a2eaa9
 # autobatch: body-sha256=a00bdd3f94877b5df6022857d72f6080a5682d17d44773cc566bf8c709860e22
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=a45b8bf44bcd13b6622031f5d6a17cf37e8b4cbc26ba0eb8282898cab9c3b8eb
+# autobatch: source-sha256=8413da213aa88e810312520190d5eaeeb1f8943394dab30bebe67e9bb131b63a
 # autobatch: body-sha256=32437291d9060ae9dec79ac038550c3adcbc6753cec917c549e560fbee1a9843
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

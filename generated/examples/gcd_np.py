@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=9a39f0fa7322e7da288964296bd95423d21267ca8eebb664184177aab76a9e45
+# autobatch: source-sha256=e26249eb72051242e8405f1f233a628707ab5fffb131ccea4423180b1e32d918
 # autobatch: body-sha256=530c9e089d50f84532934b776072b0a984297efbd7abae54c2d308bceeb63ad9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=9f4932e49ef2a3236d582bef5357bbab5f106589b02a3ee7e4304efdf7282977
+# autobatch: source-sha256=834f76aa82ca05737e7911b9084a1cc62655fc7d758d84420f9fab05f9e29409
 # autobatch: body-sha256=d6c3d0adaa7f348acde5e2847e3c844b2d62c004942ae93049805657a2c8d755
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

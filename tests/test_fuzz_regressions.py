@@ -170,19 +170,21 @@ def f0(d, n0, n1):
     # tf.Graph, where `==` on a tensor compares identity and returns a Python
     # bool, so nothing failed and nothing was converted; under tf.function
     # the same `==` is elementwise and TF refused ("Expected int64, got 1.0").
-    # Inference now runs in a function graph.  Long run 5, seed 600906.
+    # Inference now runs in a function graph.  Long run 5, seed 600906; seeds
+    # 600621 and 600796 were a float64 tensor `!=` an int64 one.
     "float_literal_equals_an_int_tensor": (
         '''
 @ctx.batch
-def f0(d, n):
+def f0(d, n, x):
     same = d == n
+    differs = x != n
     if (1.0 == d) and (d >= (-4)):
-        return 1, same
-    return 0, same
+        return 1, same, differs
+    return 0, same, differs
 ''',
         "f0",
-        (np.array([1, 2, 1]), np.array([1, 2, 3])),
-        [(1, True), (0, True), (1, False)],
+        (np.array([1, 2, 1]), np.array([1, 2, 3]), np.array([1.0, 2.5, 3.0])),
+        [(1, True, False), (0, True, True), (1, False, False)],
     ),
     "weak_tuple_element_meets_int64_on_tf": (
         '''

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=2f5a3f0d4dd0e1c67ed0178f2fd9ea923c89be7eda660b415125728bbccd4a6b
+# autobatch: source-sha256=3cc497f16256d3b3ccf639a6014f23e4f9cf72b82e39937230dbccd2a32cc679
 # autobatch: body-sha256=c5ce1cbd60c9363d6fb5a8e7a7fdfd00a373994c61af71803f1249558e3baab6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

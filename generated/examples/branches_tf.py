@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=112a01fabff355bc988994132ff862d83dd31ae8554d8bde5a58be4a21e2ed39
+# autobatch: source-sha256=5775b5da76485c8551a5a55459ac8a2f0b77c9827986caa79cd03778f174d9ef
 # autobatch: body-sha256=077c4781228b0e8dbb595ded790c487ab74beb7eb3ca36acd4f3f45781638740
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

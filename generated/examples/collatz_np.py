@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=7b4bd7169d74b94bdf0bea0e06229de812ad522e518ae8af6f1b8b1ff729e933
+# autobatch: source-sha256=fa949e28cf768773c38f814adf4ea62558ce5541f3d6a3be379764dee75f1fd6
 # autobatch: body-sha256=0700cddf965ef4aa8c18d134e96ae7653f7a10db05cc2de101efec6ce38debc7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

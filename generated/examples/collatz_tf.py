@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=fb6434841ea4760e473b2cf05d7292b7f445f6b357236bb79958ae40389a0010
+# autobatch: source-sha256=a7c27cb8fb32940a8e143b714b0825b3b74a94cd0c4eec9a26e4638c6c7a4ade
 # autobatch: body-sha256=1f56c3548feafb82c94e878c3eeafffd06c4c6681d5f67ae186225c469a7ed79
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

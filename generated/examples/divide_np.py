@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ee53562843a3fd03299a4631e94a99d30273c26001ffd2524ce73f512e332c10
+# autobatch: source-sha256=cf5f92f5acb9515b2da037384de2ca57e71052c318ec2c2c8b274259fe1adc27
 # autobatch: body-sha256=d4b08073f1858c4b3931cabc951d8a99b99a5d1b65c36e933f059b531321ead9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

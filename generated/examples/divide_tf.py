@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=26728d7a1faa4d7837b9d6c513b7e882277273231628aa2f02246bc63cfff051
+# autobatch: source-sha256=e8f12682a1f7b5caad95f3b951655ed2cdf290a6affcea5c1870f464a156947a
 # autobatch: body-sha256=bbcac66344a7bb612b1c49d6b38310c3f7d62b9dab40239d2899f8a7abaaee0b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=94e9287904157968d7908110430987ef26e4bc88b54ced75d7cc7710bbfe1549
+# autobatch: source-sha256=d7cca2fedc69a586a61b8c0341e1a74f9627802e33673f5402d4eb00c13d8da1
 # autobatch: body-sha256=f2921e341c4282315df329e653892555dbb806ea093a8c199ed2b1e113db384b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

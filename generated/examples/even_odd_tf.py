@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=7bf5191ac279be0fa780ae1a9640b8a37b753728d909f74306e4a0e2d346d03b
+# autobatch: source-sha256=ac84b66e36f28fdda481680023fa426632b6249389e0cc171fac4db64089f4c4
 # autobatch: body-sha256=503f7535cdc594d0167a9567635f4af1188e83b63c4cb4d2b6971a511c71d75d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

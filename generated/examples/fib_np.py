@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=5c96c0dcf2bf009199212d469b008f3018ef214c2bb0cbb63cf67266f2a2eaa9
+# autobatch: source-sha256=882d3dd01afa4abc14000dc8ea1c9738ff7447e38912ae4341b571a2fcdb63a3
 # autobatch: body-sha256=a00bdd3f94877b5df6022857d72f6080a5682d17d44773cc566bf8c709860e22
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

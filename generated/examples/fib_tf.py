@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=8413da213aa88e810312520190d5eaeeb1f8943394dab30bebe67e9bb131b63a
+# autobatch: source-sha256=0bab67a172e8cf7ec2b433e9f18b6c25b80d19ba7ba4cf38173a758b706a7537
 # autobatch: body-sha256=32437291d9060ae9dec79ac038550c3adcbc6753cec917c549e560fbee1a9843
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e26249eb72051242e8405f1f233a628707ab5fffb131ccea4423180b1e32d918
+# autobatch: source-sha256=69b7e3acf1805b0e31372e75feb10d0d3986569f5ce76e2a33357bda47f7a352
 # autobatch: body-sha256=530c9e089d50f84532934b776072b0a984297efbd7abae54c2d308bceeb63ad9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=834f76aa82ca05737e7911b9084a1cc62655fc7d758d84420f9fab05f9e29409
+# autobatch: source-sha256=0f48b77ee8d9b1cc1d54a0f77d2f1a0b28df4df83eb31839ab3ee13b7ec78758
 # autobatch: body-sha256=d6c3d0adaa7f348acde5e2847e3c844b2d62c004942ae93049805657a2c8d755
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

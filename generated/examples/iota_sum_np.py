@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=b8639b7971eb31447ebdd78ee7a0063e88332fedf74e1455dc6d25d6573dee5c
+# autobatch: source-sha256=fc4d5c24d6002f821f868a6478292bdef0db5170cfdf0dc4889d408b0e75d812
 # autobatch: body-sha256=2bcccacbcc89d4e83a9291456dffc68cdf9c80ba26912209e20d4016ac3c3e16
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

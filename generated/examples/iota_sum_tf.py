@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=5c9b53c807fa684b0b4874c8146c6a33f241118a70305f51466d2af417efd501
+# autobatch: source-sha256=2bf369d635ad649ecd915ceb0cc02c1dba2b356d400e7f92460469988fe8003c
 # autobatch: body-sha256=d211e6ca2d24825b828bd7664fd606b69d017d8d58ec13206ba91202db9f5581
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

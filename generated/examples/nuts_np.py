@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=59bf93f0bde8bf8e28f03e13d78a6ee48e11fce4333b094e146be199bce8c1e2
+# autobatch: source-sha256=2e0ee5b612a9ea678ccd937bb9c36aa8b5df04045dac6e57d5557e6f6e4b66bd
 # autobatch: body-sha256=18b34fd2a8db3d432d90ca65ed07704dc818642265640bf874828ed53ebbff87
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=8fe043ad17fc2a0c150b816f0624ac44eca2d175c16d9e27e9ca1ecbc2e389e6
+# autobatch: source-sha256=cc6a55ed104335228c3840ec39d4653a13aa9076e9c235cb6c2ba1878ed4ee72
 # autobatch: body-sha256=cbacd93fd1feb88fbb0ee3f54f30517fe8c74e9bb15d0e9821566c30a3fc743a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

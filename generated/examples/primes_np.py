@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=56d7f72bc18397db2fbcc50918a3bbffae160a4af63fb69ba180d9aefb017e8c
+# autobatch: source-sha256=d4ad9188ac88653131e16bd5e0e06dba45ea0515820d173d968de9ec07ba1ae1
 # autobatch: body-sha256=a35470b7ffb5962fa693d79fb32775cf0f09630722ce0e7a0605dafd9c70fc7d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

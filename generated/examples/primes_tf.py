@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=ea604184928ea3fb72085bbe84fc90b4c797281a265dabf1330db40b6656837f
+# autobatch: source-sha256=68e90c5be00b710cf4ae9cbf24f39132c2ba3b8eb4d16adf786ff5f67e1990bb
 # autobatch: body-sha256=98b2c3548a31e9c02d9469849a2da591bed735dc734f6264b258d036f6f904b8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=47b0f24c4f3631051184036791fcd5dda54833a8473abda3d1b7e51dcbeabbe4
+# autobatch: source-sha256=5b2386321cb61e0e550509c20bf881039049794d90432872d6468d95aadbdef7
 # autobatch: body-sha256=4f96b15f3ea6a2ee30a9fc9a5caf10659a7357bfe530569937c8494c417c6286
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=410a8dd1b2124c7c3ea231a901019156afb9d664b7609310531fd891499feac3
+# autobatch: source-sha256=0cef8b6cf62ea92a5a0fef5727fe2ba8b810d0c626df89ce47af9096eea48a9a
 # autobatch: body-sha256=83e8a700f7b4a29bd49ebe5a8fa23bc4b4fdae779747adfa70f96ed017d75dbb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -45,18 +45,6 @@ def expand(node: ast.expr, axes: int) -> ast.expr:
     return ast.Subscript(value=node, slice=ast.Tuple(index, ast.Load()), ctx=ast.Load())
 
 
-def _float_literal(node: ast.expr) -> bool:
-    """A Python float made of literals only: `1.5`, `-0.5`, `10.0 * 3.0`."""
-    parts = list(ast.walk(node))
-    if not all(isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop)) for n in parts):
-        return False
-    try:
-        value = eval(compile(ast.Expression(node), "<literal>", "eval"), {"__builtins__": {}})  # noqa: S307
-    except Exception:  # noqa: BLE001 - `1.0 % 0.0`: not a float we can name
-        return False
-    return isinstance(value, float)
-
-
 def convert(node: ast.expr, dtype: np.dtype) -> ast.expr:
     """`cast(node, "float64")`: the generated module's `cast` helper."""
     return ast.Call(ast.Name("cast", ast.Load()), [node, ast.Constant(dtype.name)], [])
@@ -69,15 +57,14 @@ class _Aligner(ast.NodeTransformer):
 
     def info(self, node: ast.expr):
         if isinstance(node, ast.Constant):
-            return None
+            # A Python float is no batch but still a float (`n * 1.5`).
+            return (None, np.dtype(np.float64)) if isinstance(node.value, float) else None
         return self.describe(ast.unparse(node))
 
     def aligned(self, operands):
         """The operands, expanded to the highest rank and converted to float if any is."""
         infos = [self.info(o) for o in operands]
         floats = [i[1] for i in infos if i is not None and i[1].kind == "f"]
-        if any(_float_literal(o) for o in operands):
-            floats.append(np.dtype(np.float64))  # `n * 1.5`: a Python float
         # Batched operands; a Python float (rank None) only lends its kind.
         known = [i for i in infos if i is not None and i[0] is not None]
         infos = [i if i is not None and i[0] is not None else None for i in infos]

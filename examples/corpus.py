@@ -10,7 +10,18 @@ from typing import Callable
 
 import numpy as np
 
-from examples import branches, collatz, divide, even_odd, fib, gcd, iota_sum, primes, rotate
+from examples import (
+    branches,
+    collatz,
+    divide,
+    even_odd,
+    fib,
+    gcd,
+    iota_sum,
+    primes,
+    rotate,
+    vectors,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +81,14 @@ def _multiple(rng, batch):
     return rng.integers(0, 30, batch), rng.integers(0, 10, batch)
 
 
+def _spiral(rng, batch):
+    return rng.normal(size=(batch, 3)), rng.integers(-9, 10, (batch, 2)), rng.integers(0, 9, batch)
+
+
+def _relax(rng, batch):
+    return rng.normal(size=(batch, 3)), rng.integers(0, 12, batch)
+
+
 CASES = (
     Case("fib", fib.fib, _fib),
     Case("is_even", even_odd.is_even, _parity),
@@ -84,6 +103,8 @@ CASES = (
     Case("factor", primes.smallest_factor, _factor),
     Case("primes", primes.count_primes_below, _count_primes),
     Case("multiple7", primes.first_multiple_of_seven, _multiple),
+    Case("spiral", vectors.spiral, _spiral),
+    Case("relax", vectors.relax, _relax),
 )
 
 
@@ -94,6 +115,7 @@ def example(inputs, i):
         if isinstance(value, tuple):
             items = [pick(v) for v in value]
             return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
-        return np.asarray(value)[i].item()
+        row = np.asarray(value)[i]
+        return row.item() if row.ndim == 0 else row  # a per-example vector stays an array
 
     return tuple(pick(v) for v in inputs)

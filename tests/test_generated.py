@@ -17,7 +17,8 @@ FILES = regenerate.generated_files(GENERATED)
 def test_every_example_has_both_backends():
     names = {os.path.basename(p) for p in FILES}
     for example in (
-        "fib", "even_odd", "gcd", "iota_sum", "branches", "divide", "rotate", "collatz", "primes"
+        "fib", "even_odd", "gcd", "iota_sum", "branches", "divide", "rotate", "collatz", "primes",
+        "vectors",
     ):
         assert f"{example}_tf.py" in names and f"{example}_np.py" in names
 

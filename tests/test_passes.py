@@ -107,6 +107,32 @@ def test_pop_then_push_fuses_into_peek():
         assert np.asarray(result).tolist() == [plain(int(k)) for k in n]
 
 
+def test_a_vector_dead_after_its_block_is_not_written_back():
+    # spiral restores v and w from the stacks after its second call, uses them
+    # and returns: nothing reads them after that block, so it writes back
+    # only its result, while the call sites still write v and w.
+    from examples.vectors import ctx as vectors_ctx
+    from generated.examples import vectors_tf
+    from transpiler.passes import liveness
+
+    sig = [TensorType(np.float64, (3,)), TensorType(np.int64, (2,)), TensorType(np.int64, ())]
+    program = vectors_ctx.program_lowered("spiral", sig, "numpy")
+    live_out = liveness.live_out_of_blocks(program)
+    restores = [
+        b for b in program.blocks
+        if any(isinstance(i, ir.Pop) and "spiral.v" in i.variables for i in b.instructions)
+    ]
+    assert restores and all(isinstance(b.terminator, ir.IndirectGoto) for b in restores)
+    for block in restores:
+        assert "spiral.v" not in live_out[block.name] and "spiral.w" not in live_out[block.name]
+        assert program.result in live_out[block.name]
+
+    lines, writes = vectors_tf.SPIRAL_BLOCK_LINES, vectors_tf.SPIRAL_VECTOR_WRITES
+    returning = [k for k, line in enumerate(lines) if "c, d = spiral(" in line]
+    assert [writes[k] for k in returning] == [("spiral_return_0", "spiral_return_1")]
+    assert ("spiral_v", "spiral_w") in writes
+
+
 def test_block_fusion_leaves_no_goto_into_a_single_predecessor_block():
     program = lowered("countdown_loop")
     preds = {}

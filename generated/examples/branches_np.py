@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=3cc497f16256d3b3ccf639a6014f23e4f9cf72b82e39937230dbccd2a32cc679
-# autobatch: body-sha256=c5ce1cbd60c9363d6fb5a8e7a7fdfd00a373994c61af71803f1249558e3baab6
+# autobatch: source-sha256=a5c95bc77209690821df23adc996a9f31f91b24653c71ebc577bb54ce2eedfee
+# autobatch: body-sha256=f5737621fb71306f191d42af5010cc0548b9b7c9ae4236acca8a9f6fdcf9c87c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -284,7 +284,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    vector_writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -292,8 +299,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
+    driver only: here a dispatch costs no more than a repeat, and a
+    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -424,6 +432,8 @@ def absolute_block_0(state, stacks):
 ABSOLUTE_BLOCKS = (absolute_block_0,)
 # blocks that may run again at once: a loop body that tests itself
 ABSOLUTE_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+ABSOLUTE_VECTOR_WRITES = ((),)
 ABSOLUTE_BLOCK_LINES = ("in absolute at examples/branches.py:10: if x < 0:",)
 
 
@@ -446,6 +456,7 @@ def absolute_program(x, max_stack_depth, max_iterations, xla, profile):
         profile,
         ABSOLUTE_LOOPING_BLOCKS,
         max_iterations,
+        ABSOLUTE_VECTOR_WRITES,
     )
     return ((state.absolute_return,), state.overflow_at, state.pc, counters)
 
@@ -637,6 +648,8 @@ QUADRANT_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 QUADRANT_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+QUADRANT_VECTOR_WRITES = ((), (), (), (), (), (), ())
 QUADRANT_BLOCK_LINES = (
     "in quadrant at examples/branches.py:17: if x > 0:",
     "in quadrant at examples/branches.py:18: if y > 0:",
@@ -669,6 +682,7 @@ def quadrant_program(x, y, max_stack_depth, max_iterations, xla, profile):
         profile,
         QUADRANT_LOOPING_BLOCKS,
         max_iterations,
+        QUADRANT_VECTOR_WRITES,
     )
     return ((state.quadrant_return,), state.overflow_at, state.pc, counters)
 

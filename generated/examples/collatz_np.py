@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=fa949e28cf768773c38f814adf4ea62558ce5541f3d6a3be379764dee75f1fd6
-# autobatch: body-sha256=0700cddf965ef4aa8c18d134e96ae7653f7a10db05cc2de101efec6ce38debc7
+# autobatch: source-sha256=9d47e749a6ed772724b83978d162df85bfc4dfd468d8c21f2a6c481ca0508028
+# autobatch: body-sha256=37e8b6596ee0d52bd6876a2dd0032a874a822cb20b8ec25fb9d40f30fc82acab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -278,7 +278,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    vector_writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -286,8 +293,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
+    driver only: here a dispatch costs no more than a repeat, and a
+    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -466,6 +474,8 @@ COLLATZ_STEPS_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 COLLATZ_STEPS_LOOPING_BLOCKS = (1,)
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+COLLATZ_STEPS_VECTOR_WRITES = ((), (), ())
 COLLATZ_STEPS_BLOCK_LINES = (
     "in collatz_steps at examples/collatz.py:10: steps = 0",
     "in collatz_steps at examples/collatz.py:12: if x % 2 == 0:",
@@ -493,6 +503,7 @@ def collatz_steps_program(x, max_stack_depth, max_iterations, xla, profile):
         profile,
         COLLATZ_STEPS_LOOPING_BLOCKS,
         max_iterations,
+        COLLATZ_STEPS_VECTOR_WRITES,
     )
     return ((state.collatz_steps_return,), state.overflow_at, state.pc, counters)
 

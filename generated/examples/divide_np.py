@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=cf5f92f5acb9515b2da037384de2ca57e71052c318ec2c2c8b274259fe1adc27
-# autobatch: body-sha256=d4b08073f1858c4b3931cabc951d8a99b99a5d1b65c36e933f059b531321ead9
+# autobatch: source-sha256=55089af9a1a57beefe17fe924cb88531789167ecb4e3fc7c675429957f904722
+# autobatch: body-sha256=441cf1e8afc0f43214e9ed196290fdf00721a484db5176bbaee17556bbdc246e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -279,7 +279,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    vector_writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -287,8 +294,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
+    driver only: here a dispatch costs no more than a repeat, and a
+    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -479,6 +487,8 @@ def divide_block_3(state, stacks):
 DIVIDE_BLOCKS = (divide_block_0, divide_block_1, divide_block_2, divide_block_3)
 # blocks that may run again at once: a loop body that tests itself
 DIVIDE_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+DIVIDE_VECTOR_WRITES = ((), (), (), ())
 DIVIDE_BLOCK_LINES = (
     "in divide at examples/divide.py:10: if a < b:",
     "in divide at examples/divide.py:11: return 0, a",
@@ -508,6 +518,7 @@ def divide_program(a, b, max_stack_depth, max_iterations, xla, profile):
         profile,
         DIVIDE_LOOPING_BLOCKS,
         max_iterations,
+        DIVIDE_VECTOR_WRITES,
     )
     return (
         (state.divide_return_0, state.divide_return_1),

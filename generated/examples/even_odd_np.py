@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=d7cca2fedc69a586a61b8c0341e1a74f9627802e33673f5402d4eb00c13d8da1
-# autobatch: body-sha256=f2921e341c4282315df329e653892555dbb806ea093a8c199ed2b1e113db384b
+# autobatch: source-sha256=5f78a56832feb3d65e826e5315052af82e73c0b36dfcc66b52c50292c6837738
+# autobatch: body-sha256=72a71d90dbf8dc977d1c825a4708c3233094f9524cfcc8c5c9995318de5a068b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -286,7 +286,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    vector_writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -294,8 +301,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
+    driver only: here a dispatch costs no more than a repeat, and a
+    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -483,6 +491,8 @@ IS_EVEN_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 IS_EVEN_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+IS_EVEN_VECTOR_WRITES = ((), (), (), (), ())
 IS_EVEN_BLOCK_LINES = (
     "in is_even at examples/even_odd.py:10: if n == 0:",
     "in is_even at examples/even_odd.py:11: return True",
@@ -512,6 +522,7 @@ def is_even_program(n, max_stack_depth, max_iterations, xla, profile):
         profile,
         IS_EVEN_LOOPING_BLOCKS,
         max_iterations,
+        IS_EVEN_VECTOR_WRITES,
     )
     return ((state.is_even_return,), state.overflow_at, state.pc, counters)
 
@@ -673,6 +684,8 @@ IS_ODD_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 IS_ODD_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+IS_ODD_VECTOR_WRITES = ((), (), (), (), ())
 IS_ODD_BLOCK_LINES = (
     "in is_odd at examples/even_odd.py:17: if n == 0:",
     "in is_odd at examples/even_odd.py:18: return False",
@@ -702,6 +715,7 @@ def is_odd_program(n, max_stack_depth, max_iterations, xla, profile):
         profile,
         IS_ODD_LOOPING_BLOCKS,
         max_iterations,
+        IS_ODD_VECTOR_WRITES,
     )
     return ((state.is_even_return,), state.overflow_at, state.pc, counters)
 

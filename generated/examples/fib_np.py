@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=882d3dd01afa4abc14000dc8ea1c9738ff7447e38912ae4341b571a2fcdb63a3
-# autobatch: body-sha256=a00bdd3f94877b5df6022857d72f6080a5682d17d44773cc566bf8c709860e22
+# autobatch: source-sha256=3576344003a68288c8f7eaab6852c3ad74d2612ecba0de4107f5e20b84e58d1f
+# autobatch: body-sha256=a67d5f2b53a52af20fa8931177fb62f77cf4fd976db09f0c5e73a23ce7c36770
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -284,7 +284,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    vector_writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -292,8 +299,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
+    driver only: here a dispatch costs no more than a repeat, and a
+    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -524,6 +532,8 @@ def fib_block_4(state, stacks):
 FIB_BLOCKS = (fib_block_0, fib_block_1, fib_block_2, fib_block_3, fib_block_4)
 # blocks that may run again at once: a loop body that tests itself
 FIB_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+FIB_VECTOR_WRITES = ((), (), (), (), ())
 FIB_BLOCK_LINES = (
     "in fib at examples/fib.py:10: if n <= 1:",
     "in fib at examples/fib.py:11: return 1",
@@ -552,7 +562,14 @@ def fib_program(n, max_stack_depth, max_iterations, xla, profile):
         fib_n=zeros([max_stack_depth, batch], (), "int64"),
     )
     state, stacks, counters = run(
-        state, stacks, FIB_BLOCKS, xla, profile, FIB_LOOPING_BLOCKS, max_iterations
+        state,
+        stacks,
+        FIB_BLOCKS,
+        xla,
+        profile,
+        FIB_LOOPING_BLOCKS,
+        max_iterations,
+        FIB_VECTOR_WRITES,
     )
     return ((state.fib_return,), state.overflow_at, state.pc, counters)
 

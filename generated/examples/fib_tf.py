@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=0bab67a172e8cf7ec2b433e9f18b6c25b80d19ba7ba4cf38173a758b706a7537
-# autobatch: body-sha256=32437291d9060ae9dec79ac038550c3adcbc6753cec917c549e560fbee1a9843
+# autobatch: source-sha256=15094b0b5158a233688a02cdd8fa5badd8143ec1c23915b20ede692ae693ca2f
+# autobatch: body-sha256=84266da8fd23b24e80cb2cf5ebdd6b5b42b2b4125ada03eab08bddce5487df86
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -277,11 +277,12 @@ def stack_writes(stacks, **writes):
 
 
 def no_write(stack):
-    batch = tf.shape(stack)[1]
+    """A write that changes nothing (mask all False), for a block that has none."""
+    shape = stack.shape[1:] if stack.shape.is_fully_defined() else tf.shape(stack)[1:]
     return (
-        tf.zeros([batch], tf.bool),
-        tf.zeros([batch], tf.int32),
-        tf.zeros(tf.shape(stack)[1:], stack.dtype),
+        tf.zeros(shape[:1], tf.bool),
+        tf.zeros(shape[:1], tf.int32),
+        tf.zeros(shape, stack.dtype),
     )
 
 
@@ -332,7 +333,102 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
+class RegisterFiles:
+    """Per-example vector registers of the XLA loop, kept in register files.
+
+    XLA copies every array that a `switch_case` branch returns unchanged, so
+    with one loop-state array per vector register each iteration paid a copy
+    of every vector register, whatever its block wrote (NUTS at 100-d and 256
+    chains: ~30 copies of [256, 100] per iteration, half the run time).
+    Here the vector registers of one dtype and event shape share a file
+    [registers + 1, batch, *event] that the branches read but do not return;
+    a branch returns only the rows its block writes (`slots`, padded to the
+    most any block writes with zeros bound for the spare last row), and
+    `write_back` stores them with in-place row updates after the switch.
+
+    `vector_writes[k]`: the state fields (vectors) that block k writes, as
+    the generated module lists them.  Scalar registers ([batch]) stay in the
+    state: copying one costs about what a row update would.
+    """
+
+    def __init__(self, state, vector_writes):
+        groups = {}
+        for name in state._fields:
+            value = getattr(state, name)
+            if value.shape.rank > 1:
+                groups.setdefault(
+                    (value.dtype.name, tuple(value.shape[1:])), []
+                ).append(name)
+        self.groups = list(groups.values())
+        self.place = {
+            name: (g, row)
+            for g, names in enumerate(self.groups)
+            for row, name in enumerate(names)
+        }
+        self.scalars = [name for name in state._fields if name not in self.place]
+        self.state_type = type(state)
+        self.rows = []
+        for names in self.groups:
+            written = [
+                [row for row, name in enumerate(names) if name in w]
+                for w in vector_writes
+            ]
+            slots = max((len(w) for w in written))
+            self.rows.append([w + [len(names)] * (slots - len(w)) for w in written])
+
+    def pack(self, state):
+        """(scalar fields, files): files[g] is [registers + 1, batch, *event]."""
+        files = []
+        for names in self.groups:
+            values = [getattr(state, name) for name in names]
+            files.append(tf.stack(values + [tf.zeros_like(values[0])]))
+        return (tuple((getattr(state, name) for name in self.scalars)), tuple(files))
+
+    def view(self, scalars, files):
+        """The state a block reads: vector fields are rows of their files."""
+        fields = dict(zip(self.scalars, scalars))
+        rows = [tf.unstack(file) for file in files]
+        for name, (g, row) in self.place.items():
+            fields[name] = rows[g][row]
+        return self.state_type(**fields)
+
+    def slots(self, k, new_state, files):
+        """The rows block k wrote, per file: [slots, batch, *event] as a tuple."""
+        out = []
+        for g, names in enumerate(self.groups):
+            spare = tf.zeros_like(files[g][0])
+            out.append(
+                tuple(
+                    (
+                        spare if row == len(names) else getattr(new_state, names[row])
+                        for row in self.rows[g][k]
+                    )
+                )
+            )
+        return tuple(out)
+
+    def write_back(self, files, index, slots):
+        """Each slot into its row of its file; `index` is the block that ran."""
+        out = []
+        for g, file in enumerate(files):
+            rows = tf.gather(tf.constant(self.rows[g], tf.int32), index)
+            rows = tf.reshape(rows, [-1, 1, 1])
+            for j, value in enumerate(slots[g]):
+                file = tf.tensor_scatter_nd_update(file, rows[j], value[None])
+            out.append(file)
+        return tuple(out)
+
+
+def run(
+    state,
+    stacks,
+    blocks,
+    xla,
+    profile,
+    looping=(),
+    max_iterations=None,
+    vector_writes=None,
+):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -358,15 +454,30 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
     the while loop's own `maximum_iterations` counter, so None traces the
     loop exactly as without a limit.  With a limit every trip is counted, so
     looping blocks dispatch per trip as they do under `profile`.
+
+    `vector_writes` (the vector fields each block writes) moves vector
+    registers into `RegisterFiles` under XLA.
     """
     halt = len(blocks)
+    files = None
+    if (
+        xla
+        and vector_writes
+        and any((getattr(state, n).shape.rank > 1 for n in state._fields))
+    ):
+        files = RegisterFiles(state, vector_writes)
 
-    def pending(state, stacks, counters):
-        return tf.reduce_any(state.pc < halt)
+    def unpacked(carried):
+        """The state NamedTuple from what the loop carries."""
+        return files.view(*carried) if files else carried
+
+    def pending(carried, stacks, counters):
+        return tf.reduce_any(unpacked(carried).pc < halt)
 
     writers = {name: [] for name in stacks._fields}
 
-    def writes_after(index, block, state, stacks):
+    def writes_after(index, block, carried, stacks):
+        state = unpacked(carried)
         new_state, writes = block(state, stacks)
         if (
             index in looping
@@ -387,6 +498,9 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
         padded = [
             writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
         ]
+        if files:
+            scalars = tuple((getattr(new_state, name) for name in files.scalars))
+            return (scalars, files.slots(index, new_state, carried[1]), tuple(padded))
         return (new_state, tuple(padded))
 
     def write_if_written(index, name, stack, write):
@@ -403,7 +517,8 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
         }
         return (new_state, stacks._replace(**applied))
 
-    def step(state, stacks, counters):
+    def step(carried, stacks, counters):
+        state = unpacked(carried)
         index = tf.reduce_min(state.pc)
         if profile:
             runs, active, deepest = counters
@@ -411,34 +526,40 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
             waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
             deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
             counters = (runs + at_block, active + at_block * waiting, deepest)
-        if xla:
-            branches = [
-                functools.partial(writes_after, k, block, state, stacks)
-                for k, block in enumerate(blocks)
-            ]
-        else:
+        if not xla:
             branches = [
                 functools.partial(writes_applied, block, state, stacks)
                 for block in blocks
             ]
-        state, result = tf.switch_case(index, branches)
-        if xla:
-            result = type(stacks)(
-                *[
-                    write_if_written(index, name, s, w)
-                    for name, s, w in zip(stacks._fields, stacks, result)
-                ]
-            )
-        return (state, result, counters)
+            state, stacks = tf.switch_case(index, branches)
+            return (state, stacks, counters)
+        branches = [
+            functools.partial(writes_after, k, block, carried, stacks)
+            for k, block in enumerate(blocks)
+        ]
+        *result, writes = tf.switch_case(index, branches)
+        if files:
+            scalars, slots = result
+            carried = (scalars, files.write_back(carried[1], index, slots))
+        else:
+            carried = result[0]
+        stacks = type(stacks)(
+            *[
+                write_if_written(index, name, s, w)
+                for name, s, w in zip(stacks._fields, stacks, writes)
+            ]
+        )
+        return (carried, stacks, counters)
 
     counters = ()
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    state, stacks, counters = tf.while_loop(
-        pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+    carried = files.pack(state) if files else state
+    carried, stacks, counters = tf.while_loop(
+        pending, step, (carried, stacks, counters), maximum_iterations=max_iterations
     )
-    return (state, stacks, counters if profile else None)
+    return (unpacked(carried), stacks, counters if profile else None)
 
 
 _COMPILED = {}
@@ -671,6 +792,8 @@ def fib_block_4(state, stacks):
 FIB_BLOCKS = (fib_block_0, fib_block_1, fib_block_2, fib_block_3, fib_block_4)
 # blocks that may run again at once: a loop body that tests itself
 FIB_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+FIB_VECTOR_WRITES = ((), (), (), (), ())
 FIB_BLOCK_LINES = (
     "in fib at examples/fib.py:10: if n <= 1:",
     "in fib at examples/fib.py:11: return 1",
@@ -699,7 +822,14 @@ def fib_program(n, max_stack_depth, max_iterations, xla, profile):
         fib_n=zeros([max_stack_depth, batch], (), "int64"),
     )
     state, stacks, counters = run(
-        state, stacks, FIB_BLOCKS, xla, profile, FIB_LOOPING_BLOCKS, max_iterations
+        state,
+        stacks,
+        FIB_BLOCKS,
+        xla,
+        profile,
+        FIB_LOOPING_BLOCKS,
+        max_iterations,
+        FIB_VECTOR_WRITES,
     )
     return ((state.fib_return,), state.overflow_at, state.pc, counters)
 

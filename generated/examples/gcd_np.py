@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=69b7e3acf1805b0e31372e75feb10d0d3986569f5ce76e2a33357bda47f7a352
-# autobatch: body-sha256=530c9e089d50f84532934b776072b0a984297efbd7abae54c2d308bceeb63ad9
+# autobatch: source-sha256=097cb285a23ce48ca7a351cb8f3c7146edcf82873d792f422122c229fac51deb
+# autobatch: body-sha256=1793a5cbb26c9b16a1e3b75bac377a7a30c31531cd9b27f8b90c075851a7fdc9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -278,7 +278,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    vector_writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -286,8 +293,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
+    driver only: here a dispatch costs no more than a repeat, and a
+    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -454,6 +462,8 @@ def gcd_block_2(state, stacks):
 GCD_BLOCKS = (gcd_block_0, gcd_block_1, gcd_block_2)
 # blocks that may run again at once: a loop body that tests itself
 GCD_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+GCD_VECTOR_WRITES = ((), (), ())
 GCD_BLOCK_LINES = (
     "in gcd at examples/gcd.py:10: if a == b:",
     "in gcd at examples/gcd.py:11: return a",
@@ -475,7 +485,14 @@ def gcd_program(a, b, max_stack_depth, max_iterations, xla, profile):
     )
     stacks = GcdStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, GCD_BLOCKS, xla, profile, GCD_LOOPING_BLOCKS, max_iterations
+        state,
+        stacks,
+        GCD_BLOCKS,
+        xla,
+        profile,
+        GCD_LOOPING_BLOCKS,
+        max_iterations,
+        GCD_VECTOR_WRITES,
     )
     return ((state.gcd_return,), state.overflow_at, state.pc, counters)
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=fc4d5c24d6002f821f868a6478292bdef0db5170cfdf0dc4889d408b0e75d812
-# autobatch: body-sha256=2bcccacbcc89d4e83a9291456dffc68cdf9c80ba26912209e20d4016ac3c3e16
+# autobatch: source-sha256=c5386ac15d5ea59bb8d499ecfc6d004ee944beee8ce04fb6c47d2c027d185b44
+# autobatch: body-sha256=468d74af97adfc33a53ab0928f9db4a205420557c3a32db46f004dd27e681db4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -278,7 +278,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    vector_writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -286,8 +293,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
+    driver only: here a dispatch costs no more than a repeat, and a
+    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -442,6 +450,8 @@ def iota_sum_block_2(state, stacks):
 IOTA_SUM_BLOCKS = (iota_sum_block_0, iota_sum_block_1, iota_sum_block_2)
 # blocks that may run again at once: a loop body that tests itself
 IOTA_SUM_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+IOTA_SUM_VECTOR_WRITES = ((), (), ())
 IOTA_SUM_BLOCK_LINES = (
     "in iota_sum at examples/iota_sum.py:10: if n <= 0:",
     "in iota_sum at examples/iota_sum.py:11: return acc",
@@ -469,6 +479,7 @@ def iota_sum_program(n, acc, max_stack_depth, max_iterations, xla, profile):
         profile,
         IOTA_SUM_LOOPING_BLOCKS,
         max_iterations,
+        IOTA_SUM_VECTOR_WRITES,
     )
     return ((state.iota_sum_return,), state.overflow_at, state.pc, counters)
 

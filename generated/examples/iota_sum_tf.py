@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=2bf369d635ad649ecd915ceb0cc02c1dba2b356d400e7f92460469988fe8003c
-# autobatch: body-sha256=d211e6ca2d24825b828bd7664fd606b69d017d8d58ec13206ba91202db9f5581
+# autobatch: source-sha256=f10ae2277fe8552a2424b7cf4be049a32cb4cc0ce73a46949c1119dd0bc78136
+# autobatch: body-sha256=36cc282f4fa0431ec7b41ad6aa30a7fe50db7b4b7d2a1138f7b4a8b3880664d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -271,11 +271,12 @@ def stack_writes(stacks, **writes):
 
 
 def no_write(stack):
-    batch = tf.shape(stack)[1]
+    """A write that changes nothing (mask all False), for a block that has none."""
+    shape = stack.shape[1:] if stack.shape.is_fully_defined() else tf.shape(stack)[1:]
     return (
-        tf.zeros([batch], tf.bool),
-        tf.zeros([batch], tf.int32),
-        tf.zeros(tf.shape(stack)[1:], stack.dtype),
+        tf.zeros(shape[:1], tf.bool),
+        tf.zeros(shape[:1], tf.int32),
+        tf.zeros(shape, stack.dtype),
     )
 
 
@@ -326,7 +327,102 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
+class RegisterFiles:
+    """Per-example vector registers of the XLA loop, kept in register files.
+
+    XLA copies every array that a `switch_case` branch returns unchanged, so
+    with one loop-state array per vector register each iteration paid a copy
+    of every vector register, whatever its block wrote (NUTS at 100-d and 256
+    chains: ~30 copies of [256, 100] per iteration, half the run time).
+    Here the vector registers of one dtype and event shape share a file
+    [registers + 1, batch, *event] that the branches read but do not return;
+    a branch returns only the rows its block writes (`slots`, padded to the
+    most any block writes with zeros bound for the spare last row), and
+    `write_back` stores them with in-place row updates after the switch.
+
+    `vector_writes[k]`: the state fields (vectors) that block k writes, as
+    the generated module lists them.  Scalar registers ([batch]) stay in the
+    state: copying one costs about what a row update would.
+    """
+
+    def __init__(self, state, vector_writes):
+        groups = {}
+        for name in state._fields:
+            value = getattr(state, name)
+            if value.shape.rank > 1:
+                groups.setdefault(
+                    (value.dtype.name, tuple(value.shape[1:])), []
+                ).append(name)
+        self.groups = list(groups.values())
+        self.place = {
+            name: (g, row)
+            for g, names in enumerate(self.groups)
+            for row, name in enumerate(names)
+        }
+        self.scalars = [name for name in state._fields if name not in self.place]
+        self.state_type = type(state)
+        self.rows = []
+        for names in self.groups:
+            written = [
+                [row for row, name in enumerate(names) if name in w]
+                for w in vector_writes
+            ]
+            slots = max((len(w) for w in written))
+            self.rows.append([w + [len(names)] * (slots - len(w)) for w in written])
+
+    def pack(self, state):
+        """(scalar fields, files): files[g] is [registers + 1, batch, *event]."""
+        files = []
+        for names in self.groups:
+            values = [getattr(state, name) for name in names]
+            files.append(tf.stack(values + [tf.zeros_like(values[0])]))
+        return (tuple((getattr(state, name) for name in self.scalars)), tuple(files))
+
+    def view(self, scalars, files):
+        """The state a block reads: vector fields are rows of their files."""
+        fields = dict(zip(self.scalars, scalars))
+        rows = [tf.unstack(file) for file in files]
+        for name, (g, row) in self.place.items():
+            fields[name] = rows[g][row]
+        return self.state_type(**fields)
+
+    def slots(self, k, new_state, files):
+        """The rows block k wrote, per file: [slots, batch, *event] as a tuple."""
+        out = []
+        for g, names in enumerate(self.groups):
+            spare = tf.zeros_like(files[g][0])
+            out.append(
+                tuple(
+                    (
+                        spare if row == len(names) else getattr(new_state, names[row])
+                        for row in self.rows[g][k]
+                    )
+                )
+            )
+        return tuple(out)
+
+    def write_back(self, files, index, slots):
+        """Each slot into its row of its file; `index` is the block that ran."""
+        out = []
+        for g, file in enumerate(files):
+            rows = tf.gather(tf.constant(self.rows[g], tf.int32), index)
+            rows = tf.reshape(rows, [-1, 1, 1])
+            for j, value in enumerate(slots[g]):
+                file = tf.tensor_scatter_nd_update(file, rows[j], value[None])
+            out.append(file)
+        return tuple(out)
+
+
+def run(
+    state,
+    stacks,
+    blocks,
+    xla,
+    profile,
+    looping=(),
+    max_iterations=None,
+    vector_writes=None,
+):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -352,15 +448,30 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
     the while loop's own `maximum_iterations` counter, so None traces the
     loop exactly as without a limit.  With a limit every trip is counted, so
     looping blocks dispatch per trip as they do under `profile`.
+
+    `vector_writes` (the vector fields each block writes) moves vector
+    registers into `RegisterFiles` under XLA.
     """
     halt = len(blocks)
+    files = None
+    if (
+        xla
+        and vector_writes
+        and any((getattr(state, n).shape.rank > 1 for n in state._fields))
+    ):
+        files = RegisterFiles(state, vector_writes)
 
-    def pending(state, stacks, counters):
-        return tf.reduce_any(state.pc < halt)
+    def unpacked(carried):
+        """The state NamedTuple from what the loop carries."""
+        return files.view(*carried) if files else carried
+
+    def pending(carried, stacks, counters):
+        return tf.reduce_any(unpacked(carried).pc < halt)
 
     writers = {name: [] for name in stacks._fields}
 
-    def writes_after(index, block, state, stacks):
+    def writes_after(index, block, carried, stacks):
+        state = unpacked(carried)
         new_state, writes = block(state, stacks)
         if (
             index in looping
@@ -381,6 +492,9 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
         padded = [
             writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
         ]
+        if files:
+            scalars = tuple((getattr(new_state, name) for name in files.scalars))
+            return (scalars, files.slots(index, new_state, carried[1]), tuple(padded))
         return (new_state, tuple(padded))
 
     def write_if_written(index, name, stack, write):
@@ -397,7 +511,8 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
         }
         return (new_state, stacks._replace(**applied))
 
-    def step(state, stacks, counters):
+    def step(carried, stacks, counters):
+        state = unpacked(carried)
         index = tf.reduce_min(state.pc)
         if profile:
             runs, active, deepest = counters
@@ -405,34 +520,40 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
             waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
             deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
             counters = (runs + at_block, active + at_block * waiting, deepest)
-        if xla:
-            branches = [
-                functools.partial(writes_after, k, block, state, stacks)
-                for k, block in enumerate(blocks)
-            ]
-        else:
+        if not xla:
             branches = [
                 functools.partial(writes_applied, block, state, stacks)
                 for block in blocks
             ]
-        state, result = tf.switch_case(index, branches)
-        if xla:
-            result = type(stacks)(
-                *[
-                    write_if_written(index, name, s, w)
-                    for name, s, w in zip(stacks._fields, stacks, result)
-                ]
-            )
-        return (state, result, counters)
+            state, stacks = tf.switch_case(index, branches)
+            return (state, stacks, counters)
+        branches = [
+            functools.partial(writes_after, k, block, carried, stacks)
+            for k, block in enumerate(blocks)
+        ]
+        *result, writes = tf.switch_case(index, branches)
+        if files:
+            scalars, slots = result
+            carried = (scalars, files.write_back(carried[1], index, slots))
+        else:
+            carried = result[0]
+        stacks = type(stacks)(
+            *[
+                write_if_written(index, name, s, w)
+                for name, s, w in zip(stacks._fields, stacks, writes)
+            ]
+        )
+        return (carried, stacks, counters)
 
     counters = ()
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    state, stacks, counters = tf.while_loop(
-        pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+    carried = files.pack(state) if files else state
+    carried, stacks, counters = tf.while_loop(
+        pending, step, (carried, stacks, counters), maximum_iterations=max_iterations
     )
-    return (state, stacks, counters if profile else None)
+    return (unpacked(carried), stacks, counters if profile else None)
 
 
 _COMPILED = {}
@@ -589,6 +710,8 @@ def iota_sum_block_2(state, stacks):
 IOTA_SUM_BLOCKS = (iota_sum_block_0, iota_sum_block_1, iota_sum_block_2)
 # blocks that may run again at once: a loop body that tests itself
 IOTA_SUM_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+IOTA_SUM_VECTOR_WRITES = ((), (), ())
 IOTA_SUM_BLOCK_LINES = (
     "in iota_sum at examples/iota_sum.py:10: if n <= 0:",
     "in iota_sum at examples/iota_sum.py:11: return acc",
@@ -616,6 +739,7 @@ def iota_sum_program(n, acc, max_stack_depth, max_iterations, xla, profile):
         profile,
         IOTA_SUM_LOOPING_BLOCKS,
         max_iterations,
+        IOTA_SUM_VECTOR_WRITES,
     )
     return ((state.iota_sum_return,), state.overflow_at, state.pc, counters)
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=2e0ee5b612a9ea678ccd937bb9c36aa8b5df04045dac6e57d5557e6f6e4b66bd
-# autobatch: body-sha256=18b34fd2a8db3d432d90ca65ed07704dc818642265640bf874828ed53ebbff87
+# autobatch: source-sha256=c5f42ecae5e4b08cd4b3c8f6098afe01f5d60c2440b0b661954d149d0bf1ccb6
+# autobatch: body-sha256=95abd0e4a0a860b64058bc0249d8a2fde32164fecaa12434d9bda13a0bc652f0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -313,7 +313,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    vector_writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -321,8 +328,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
+    driver only: here a dispatch costs no more than a repeat, and a
+    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -1737,32 +1745,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                     active, direction, state.build_tree_direction
                 ),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_minus_x=select(
-                    active, tree[0][0], state.build_tree_tree_minus_x
-                ),
-                build_tree_tree_minus_r=select(
-                    active, tree[0][1], state.build_tree_tree_minus_r
-                ),
-                build_tree_tree_minus_grad=select(
-                    active, tree[0][2], state.build_tree_tree_minus_grad
-                ),
-                build_tree_tree_plus_x=select(
-                    active, tree[1][0], state.build_tree_tree_plus_x
-                ),
-                build_tree_tree_plus_r=select(
-                    active, tree[1][1], state.build_tree_tree_plus_r
-                ),
-                build_tree_tree_plus_grad=select(
-                    active, tree[1][2], state.build_tree_tree_plus_grad
-                ),
-                build_tree_tree_sample_x=select(
-                    active, tree[2][0], state.build_tree_tree_sample_x
-                ),
                 build_tree_tree_sample_log_prob=select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_sample_grad=select(
-                    active, tree[2][2], state.build_tree_tree_sample_grad
                 ),
                 build_tree_tree_size=select(
                     active, tree[3], state.build_tree_tree_size
@@ -1857,6 +1841,73 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_1_LOOPING_BLOCKS = ()
+    # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+    NUTS_STEP_1_VECTOR_WRITES = (
+        (
+            "nuts_step_minus_x",
+            "nuts_step_minus_r",
+            "nuts_step_minus_grad",
+            "nuts_step_plus_x",
+            "nuts_step_plus_r",
+            "nuts_step_plus_grad",
+            "nuts_step_sample_x",
+            "nuts_step_sample_grad",
+        ),
+        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
+        (
+            "nuts_step_minus_x",
+            "nuts_step_minus_r",
+            "nuts_step_minus_grad",
+            "nuts_step_plus_x",
+            "nuts_step_plus_r",
+            "nuts_step_plus_grad",
+            "nuts_step_sample_x",
+            "nuts_step_sample_grad",
+        ),
+        ("nuts_step_return_point_x", "nuts_step_return_point_grad"),
+        (
+            "build_tree_return_minus_x",
+            "build_tree_return_minus_r",
+            "build_tree_return_minus_grad",
+            "build_tree_return_plus_x",
+            "build_tree_return_plus_r",
+            "build_tree_return_plus_grad",
+            "build_tree_return_sample_x",
+            "build_tree_return_sample_grad",
+        ),
+        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
+        (
+            "build_tree_tree_minus_x",
+            "build_tree_tree_minus_r",
+            "build_tree_tree_minus_grad",
+            "build_tree_tree_plus_x",
+            "build_tree_tree_plus_r",
+            "build_tree_tree_plus_grad",
+            "build_tree_tree_sample_x",
+            "build_tree_tree_sample_grad",
+        ),
+        (
+            "build_tree_return_minus_x",
+            "build_tree_return_minus_r",
+            "build_tree_return_minus_grad",
+            "build_tree_return_plus_x",
+            "build_tree_return_plus_r",
+            "build_tree_return_plus_grad",
+            "build_tree_return_sample_x",
+            "build_tree_return_sample_grad",
+        ),
+        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
+        (
+            "build_tree_return_minus_x",
+            "build_tree_return_minus_r",
+            "build_tree_return_minus_grad",
+            "build_tree_return_plus_x",
+            "build_tree_return_plus_r",
+            "build_tree_return_plus_grad",
+            "build_tree_return_sample_x",
+            "build_tree_return_sample_grad",
+        ),
+    )
     NUTS_STEP_1_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
@@ -2010,6 +2061,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             profile,
             NUTS_STEP_1_LOOPING_BLOCKS,
             max_iterations,
+            NUTS_STEP_1_VECTOR_WRITES,
         )
         return (
             (
@@ -3444,32 +3496,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                     active, direction, state.build_tree_direction
                 ),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_minus_x=select(
-                    active, tree[0][0], state.build_tree_tree_minus_x
-                ),
-                build_tree_tree_minus_r=select(
-                    active, tree[0][1], state.build_tree_tree_minus_r
-                ),
-                build_tree_tree_minus_grad=select(
-                    active, tree[0][2], state.build_tree_tree_minus_grad
-                ),
-                build_tree_tree_plus_x=select(
-                    active, tree[1][0], state.build_tree_tree_plus_x
-                ),
-                build_tree_tree_plus_r=select(
-                    active, tree[1][1], state.build_tree_tree_plus_r
-                ),
-                build_tree_tree_plus_grad=select(
-                    active, tree[1][2], state.build_tree_tree_plus_grad
-                ),
-                build_tree_tree_sample_x=select(
-                    active, tree[2][0], state.build_tree_tree_sample_x
-                ),
                 build_tree_tree_sample_log_prob=select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_sample_grad=select(
-                    active, tree[2][2], state.build_tree_tree_sample_grad
                 ),
                 build_tree_tree_size=select(
                     active, tree[3], state.build_tree_tree_size
@@ -3564,6 +3592,73 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_2_LOOPING_BLOCKS = ()
+    # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+    NUTS_STEP_2_VECTOR_WRITES = (
+        (
+            "nuts_step_minus_x",
+            "nuts_step_minus_r",
+            "nuts_step_minus_grad",
+            "nuts_step_plus_x",
+            "nuts_step_plus_r",
+            "nuts_step_plus_grad",
+            "nuts_step_sample_x",
+            "nuts_step_sample_grad",
+        ),
+        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
+        (
+            "nuts_step_minus_x",
+            "nuts_step_minus_r",
+            "nuts_step_minus_grad",
+            "nuts_step_plus_x",
+            "nuts_step_plus_r",
+            "nuts_step_plus_grad",
+            "nuts_step_sample_x",
+            "nuts_step_sample_grad",
+        ),
+        ("nuts_step_return_point_x", "nuts_step_return_point_grad"),
+        (
+            "build_tree_return_minus_x",
+            "build_tree_return_minus_r",
+            "build_tree_return_minus_grad",
+            "build_tree_return_plus_x",
+            "build_tree_return_plus_r",
+            "build_tree_return_plus_grad",
+            "build_tree_return_sample_x",
+            "build_tree_return_sample_grad",
+        ),
+        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
+        (
+            "build_tree_tree_minus_x",
+            "build_tree_tree_minus_r",
+            "build_tree_tree_minus_grad",
+            "build_tree_tree_plus_x",
+            "build_tree_tree_plus_r",
+            "build_tree_tree_plus_grad",
+            "build_tree_tree_sample_x",
+            "build_tree_tree_sample_grad",
+        ),
+        (
+            "build_tree_return_minus_x",
+            "build_tree_return_minus_r",
+            "build_tree_return_minus_grad",
+            "build_tree_return_plus_x",
+            "build_tree_return_plus_r",
+            "build_tree_return_plus_grad",
+            "build_tree_return_sample_x",
+            "build_tree_return_sample_grad",
+        ),
+        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
+        (
+            "build_tree_return_minus_x",
+            "build_tree_return_minus_r",
+            "build_tree_return_minus_grad",
+            "build_tree_return_plus_x",
+            "build_tree_return_plus_r",
+            "build_tree_return_plus_grad",
+            "build_tree_return_sample_x",
+            "build_tree_return_sample_grad",
+        ),
+    )
     NUTS_STEP_2_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
@@ -3713,6 +3808,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             profile,
             NUTS_STEP_2_LOOPING_BLOCKS,
             max_iterations,
+            NUTS_STEP_2_VECTOR_WRITES,
         )
         return (
             (
@@ -5147,32 +5243,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                     active, direction, state.build_tree_direction
                 ),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_minus_x=select(
-                    active, tree[0][0], state.build_tree_tree_minus_x
-                ),
-                build_tree_tree_minus_r=select(
-                    active, tree[0][1], state.build_tree_tree_minus_r
-                ),
-                build_tree_tree_minus_grad=select(
-                    active, tree[0][2], state.build_tree_tree_minus_grad
-                ),
-                build_tree_tree_plus_x=select(
-                    active, tree[1][0], state.build_tree_tree_plus_x
-                ),
-                build_tree_tree_plus_r=select(
-                    active, tree[1][1], state.build_tree_tree_plus_r
-                ),
-                build_tree_tree_plus_grad=select(
-                    active, tree[1][2], state.build_tree_tree_plus_grad
-                ),
-                build_tree_tree_sample_x=select(
-                    active, tree[2][0], state.build_tree_tree_sample_x
-                ),
                 build_tree_tree_sample_log_prob=select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_sample_grad=select(
-                    active, tree[2][2], state.build_tree_tree_sample_grad
                 ),
                 build_tree_tree_size=select(
                     active, tree[3], state.build_tree_tree_size
@@ -5267,6 +5339,73 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_3_LOOPING_BLOCKS = ()
+    # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+    NUTS_STEP_3_VECTOR_WRITES = (
+        (
+            "nuts_step_minus_x",
+            "nuts_step_minus_r",
+            "nuts_step_minus_grad",
+            "nuts_step_plus_x",
+            "nuts_step_plus_r",
+            "nuts_step_plus_grad",
+            "nuts_step_sample_x",
+            "nuts_step_sample_grad",
+        ),
+        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
+        (
+            "nuts_step_minus_x",
+            "nuts_step_minus_r",
+            "nuts_step_minus_grad",
+            "nuts_step_plus_x",
+            "nuts_step_plus_r",
+            "nuts_step_plus_grad",
+            "nuts_step_sample_x",
+            "nuts_step_sample_grad",
+        ),
+        ("nuts_step_return_point_x", "nuts_step_return_point_grad"),
+        (
+            "build_tree_return_minus_x",
+            "build_tree_return_minus_r",
+            "build_tree_return_minus_grad",
+            "build_tree_return_plus_x",
+            "build_tree_return_plus_r",
+            "build_tree_return_plus_grad",
+            "build_tree_return_sample_x",
+            "build_tree_return_sample_grad",
+        ),
+        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
+        (
+            "build_tree_tree_minus_x",
+            "build_tree_tree_minus_r",
+            "build_tree_tree_minus_grad",
+            "build_tree_tree_plus_x",
+            "build_tree_tree_plus_r",
+            "build_tree_tree_plus_grad",
+            "build_tree_tree_sample_x",
+            "build_tree_tree_sample_grad",
+        ),
+        (
+            "build_tree_return_minus_x",
+            "build_tree_return_minus_r",
+            "build_tree_return_minus_grad",
+            "build_tree_return_plus_x",
+            "build_tree_return_plus_r",
+            "build_tree_return_plus_grad",
+            "build_tree_return_sample_x",
+            "build_tree_return_sample_grad",
+        ),
+        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
+        (
+            "build_tree_return_minus_x",
+            "build_tree_return_minus_r",
+            "build_tree_return_minus_grad",
+            "build_tree_return_plus_x",
+            "build_tree_return_plus_r",
+            "build_tree_return_plus_grad",
+            "build_tree_return_sample_x",
+            "build_tree_return_sample_grad",
+        ),
+    )
     NUTS_STEP_3_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
@@ -5416,6 +5555,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             profile,
             NUTS_STEP_3_LOOPING_BLOCKS,
             max_iterations,
+            NUTS_STEP_3_VECTOR_WRITES,
         )
         return (
             (

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=d4ad9188ac88653131e16bd5e0e06dba45ea0515820d173d968de9ec07ba1ae1
-# autobatch: body-sha256=a35470b7ffb5962fa693d79fb32775cf0f09630722ce0e7a0605dafd9c70fc7d
+# autobatch: source-sha256=86644dd65f145c3ed4458b30498576bfe96407ace2ea6d7d2de153d0953e2a05
+# autobatch: body-sha256=6570433af1ada7fbd875955aa36b42380d6751a361d6de835bb4de3b0d8f4488
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -299,7 +299,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    vector_writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -307,8 +314,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
+    driver only: here a dispatch costs no more than a repeat, and a
+    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -614,6 +622,8 @@ COUNT_PRIMES_BELOW_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 COUNT_PRIMES_BELOW_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+COUNT_PRIMES_BELOW_VECTOR_WRITES = ((), (), (), (), (), (), (), (), ())
 COUNT_PRIMES_BELOW_BLOCK_LINES = (
     "in count_primes_below at examples/primes.py:21: count = 0",
     "in count_primes_below at examples/primes.py:23: if k > 2 and k % 2 == 0:",
@@ -653,6 +663,7 @@ def count_primes_below_program(n, max_stack_depth, max_iterations, xla, profile)
         profile,
         COUNT_PRIMES_BELOW_LOOPING_BLOCKS,
         max_iterations,
+        COUNT_PRIMES_BELOW_VECTOR_WRITES,
     )
     return ((state.count_primes_below_return,), state.overflow_at, state.pc, counters)
 
@@ -879,6 +890,8 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+FIRST_MULTIPLE_OF_SEVEN_VECTOR_WRITES = ((), (), (), (), (), ())
 FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
     "in first_multiple_of_seven at examples/primes.py:40: for k in range(1, limit):",
     "in first_multiple_of_seven at examples/primes.py:41: if k * n % 7 == 0:",
@@ -916,6 +929,7 @@ def first_multiple_of_seven_program(
         profile,
         FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS,
         max_iterations,
+        FIRST_MULTIPLE_OF_SEVEN_VECTOR_WRITES,
     )
     return (
         (state.first_multiple_of_seven_return,),
@@ -1149,6 +1163,8 @@ SMALLEST_FACTOR_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 SMALLEST_FACTOR_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+SMALLEST_FACTOR_VECTOR_WRITES = ((), (), (), (), (), (), ())
 SMALLEST_FACTOR_BLOCK_LINES = (
     "in smallest_factor at examples/primes.py:11: for d in range(2, n):",
     "in smallest_factor at examples/primes.py:12: if d * d > n:",
@@ -1181,6 +1197,7 @@ def smallest_factor_program(n, max_stack_depth, max_iterations, xla, profile):
         profile,
         SMALLEST_FACTOR_LOOPING_BLOCKS,
         max_iterations,
+        SMALLEST_FACTOR_VECTOR_WRITES,
     )
     return ((state.smallest_factor_return,), state.overflow_at, state.pc, counters)
 

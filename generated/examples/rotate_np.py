@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=5b2386321cb61e0e550509c20bf881039049794d90432872d6468d95aadbdef7
-# autobatch: body-sha256=4f96b15f3ea6a2ee30a9fc9a5caf10659a7357bfe530569937c8494c417c6286
+# autobatch: source-sha256=0fa4cc1544e932116814a616a12d9352267f2751a73799e42cd6ddcaf96370da
+# autobatch: body-sha256=5bd6e50809413c6b7d26a4c13f15b0738a7f0c5225ae6bd71fd09c84e81b466b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -280,7 +280,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    vector_writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -288,8 +295,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
+    driver only: here a dispatch costs no more than a repeat, and a
+    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -481,6 +489,8 @@ def rotate_block_3(state, stacks):
 ROTATE_BLOCKS = (rotate_block_0, rotate_block_1, rotate_block_2, rotate_block_3)
 # blocks that may run again at once: a loop body that tests itself
 ROTATE_LOOPING_BLOCKS = ()
+# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
+ROTATE_VECTOR_WRITES = ((), (), (), ())
 ROTATE_BLOCK_LINES = (
     "in rotate at examples/rotate.py:14: if turns <= 0:",
     "in rotate at examples/rotate.py:15: return p",
@@ -511,6 +521,7 @@ def rotate_program(p_x, p_y, turns, max_stack_depth, max_iterations, xla, profil
         profile,
         ROTATE_LOOPING_BLOCKS,
         max_iterations,
+        ROTATE_VECTOR_WRITES,
     )
     return (
         (state.rotate_return_x, state.rotate_return_y),

@@ -71,3 +71,51 @@ def _live_in_of(block, live_in, record):
         live -= set(defs(instruction))
         live |= set(uses(instruction))
     return frozenset(live)
+
+
+def live_out_of_blocks(program: ir.LoweredProgram) -> Dict[str, FrozenSet[str]]:
+    """The registers live at the end of each block of a lowered program.
+
+    Calls and returns are edges too: a push-jump continues at the callee's
+    entry and, once the callee returns, at its return block; a return
+    (`IndirectGoto`) may continue at any return block, or halt, where the
+    driver reads the program's result.  Treating every return block as a
+    successor of every return over-approximates, which is safe: a register
+    is only called dead when no path at all reads it before writing it.
+    """
+    continuations = set()
+    for block in program.blocks:
+        t = block.terminator
+        if isinstance(t, (ir.PushGoto, ir.PushBranch)):
+            continuations.add(t.return_block)
+    halt = "<halt>"
+    continuations = tuple(sorted(continuations)) + (halt,)
+
+    def after(t):
+        if isinstance(t, ir.PushGoto):
+            return (t.target, t.return_block)
+        if isinstance(t, ir.PushBranch):
+            return (t.true_target, t.false_target, t.return_block)
+        if isinstance(t, (ir.IndirectGoto, ir.Return)):
+            return continuations
+        return successors(t)
+
+    live_in: Dict[str, FrozenSet[str]] = {b.name: frozenset() for b in program.blocks}
+    live_in[halt] = frozenset([program.result])
+    live_out: Dict[str, FrozenSet[str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for block in reversed(program.blocks):
+            live = set()
+            for successor in after(block.terminator):
+                live |= live_in[successor]
+            live_out[block.name] = frozenset(live)
+            live |= set(uses(block.terminator))
+            for instruction in reversed(block.instructions):
+                live -= set(defs(instruction))
+                live |= set(uses(instruction))
+            if live != live_in[block.name]:
+                live_in[block.name] = frozenset(live)
+                changed = True
+    return live_out

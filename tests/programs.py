@@ -40,6 +40,25 @@ def reuse_across_calls(n):
 
 
 @ctx.batch
+def early_return(n):
+    # A returning arm and a calling arm: merged into one block.
+    x = n * 2
+    if n > 5:
+        return n - 100
+    return helper_sum(x) + x
+
+
+@ctx.batch
+def early_return_clobbers(n):
+    # The returning arm rewrites x, which the calling arm reads: not merged.
+    x = n * 2
+    if n > 5:
+        x = n - 100
+        return x
+    return helper_sum(x) + x
+
+
+@ctx.batch
 def float_or_int(x, n):
     if x > 0:
         y = x

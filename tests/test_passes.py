@@ -18,7 +18,10 @@ def lowered(name, sig=INT, backend="numpy"):
 
 def instructions_of(program, kind):
     out = [i for b in program.blocks for i in b.instructions if isinstance(i, kind)]
-    out += [b.terminator for b in program.blocks if isinstance(b.terminator, kind)]
+    terminators = [b.terminator for b in program.blocks]
+    # a ReturnIf block returns for some examples and goes on with another terminator
+    terminators += [t.otherwise for t in terminators if isinstance(t, ir.ReturnIf)]
+    out += [t for t in terminators if isinstance(t, kind)]
     return out
 
 
@@ -131,6 +134,39 @@ def test_a_vector_dead_after_its_block_is_not_written_back():
     returning = [k for k, line in enumerate(lines) if "c, d = spiral(" in line]
     assert [writes[k] for k in returning] == [("spiral_return_0", "spiral_return_1")]
     assert ("spiral_v", "spiral_w") in writes
+
+
+def test_an_early_return_and_the_next_call_share_one_block():
+    # build_tree's `if not tree.ok: return tree` then its second call: one
+    # block that returns for some examples and calls for the others; only
+    # the calling examples push.
+    from examples.nuts import ctx as nuts_ctx
+
+    program = nuts_ctx.program_lowered("nuts_step")
+    merged = [b for b in program.blocks if isinstance(b.terminator, ir.ReturnIf)]
+    assert len(merged) == 1
+    block = merged[0]
+    assert block.function == "build_tree"
+    assert isinstance(block.terminator.otherwise, (ir.PushGoto, ir.PushBranch))
+    pushes = [i for i in block.instructions if isinstance(i, ir.Push)]
+    pops = [i for i in block.instructions if isinstance(i, ir.Pop)]
+    assert pushes and all(p.going_only for p in pushes)
+    assert pops and not any(getattr(p, "going_only", False) for p in pops)
+    assert "build_tree.tree" in {v for p in pushes for v in p.variables}
+
+
+@pytest.mark.parametrize("name, merged", [("early_return", True), ("early_return_clobbers", False)])
+def test_an_early_return_merges_only_if_neither_path_reads_what_the_other_writes(name, merged):
+    # Both arms run for every example of the merged block, so a returning arm
+    # that rewrites x (which the calling arm passes on) must stay a block of
+    # its own; merged or not, every backend must agree with Python.
+    program = lowered(name)
+    assert any(isinstance(b.terminator, ir.ReturnIf) for b in program.blocks) == merged
+    plain = ctx.plain(name)
+    n = np.arange(0, 12)
+    for kwargs in (dict(backend="numpy"), dict(backend="tensorflow", xla=True)):
+        result = getattr(programs, name)(n, **kwargs)
+        assert np.asarray(result).tolist() == [plain(int(k)) for k in n]
 
 
 def test_block_fusion_leaves_no_goto_into_a_single_predecessor_block():

@@ -53,3 +53,20 @@ def test_profile_command(capsys):
     out = capsys.readouterr().out
     assert "result: [3, 21, 5, 8]" in out
     assert "iterations over 4 examples" in out and "examples/fib.py:12" in out
+
+
+@pytest.mark.parametrize(
+    "kwargs", [dict(backend="numpy"), dict(backend="tensorflow", xla=True)], ids=["numpy", "xla"]
+)
+def test_mutual_recursion_takes_one_iteration_per_activation(kwargs):
+    # is_even(n) -> is_odd(n - 1) -> ... -> a call with n == 0: n + 1
+    # activations.  Each tests n == 0 and either returns or jumps to the
+    # other function's test in the same block (merge_early_returns), so by
+    # hand is_even(n) alone takes n + 1 iterations (it took 2 per activation
+    # before).
+    from examples.even_odd import is_even
+
+    for n in (0, 1, 4, 7):
+        result, profile = is_even(np.array([n]), profile=True, **kwargs)
+        assert bool(np.asarray(result)[0]) == (n % 2 == 0)
+        assert profile.iterations == n + 1

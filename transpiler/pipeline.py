@@ -63,6 +63,7 @@ def lower_program(typed: ir.Program) -> ir.LoweredProgram:
     lowered = control.thread_entry_tests(lowered)
     lowered = fusion.fuse_blocks(lowered)
     lowered = fusion.fuse_pop_push(lowered)
+    lowered = control.merge_early_returns(lowered)
     return allocation.allocate(lowered)
 
 

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=77b9e4023509d0c46a91625ca640d797122420d37a6f79ad9e3f60941b280207
+# autobatch: source-sha256=85d35fa1e1fa8f46afd4867f5869043bce848310342a75f8ebb3b14aa60bdd35
 # autobatch: body-sha256=bdbae766763efe7c822047f67dc0453c768d679ad96a9073c48275d7c567674e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

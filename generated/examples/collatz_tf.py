@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=d64e784926839670b2b5126f7bb5587e7c8c23917cc59b055dbadf1a2976267c
+# autobatch: source-sha256=665351e595526aac4f7b4b1124fcf1e7df80b9e58b1ee76fe15d686ba21d7fbb
 # autobatch: body-sha256=755709a87283293eb43deb055fc996c1a9be8afaae143735b9fee38ab71400bf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3dee24ec8a004afef1e236e43c916df0c4f067fa71b1695cbe393318f2780ec2
+# autobatch: source-sha256=5c236921ad269164be18b30eda1354331d3eec6df1d77e871c50cad48d3a2249
 # autobatch: body-sha256=7aabe63dd1de41a6459cca84eba96af6b57ff5c15742dd2f2fd81a59e47ea764
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=5f78a56832feb3d65e826e5315052af82e73c0b36dfcc66b52c50292c6837738
-# autobatch: body-sha256=72a71d90dbf8dc977d1c825a4708c3233094f9524cfcc8c5c9995318de5a068b
+# autobatch: source-sha256=46bd2818de220dfe1f08cb730ab425457e630c3ce9187c856eace20f0c646fc5
+# autobatch: body-sha256=ee1c8d2f944366bc4753f6d998d3b3cae87c0cf3e7dced82c958b3e1c71c51c9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -13,16 +13,12 @@ iteration runs one block for every example waiting at it.
 
 is_even(int64[]):
   block 0   examples/even_odd.py:10  if n == 0:
-  block 1   examples/even_odd.py:11  return True
-  block 2   examples/even_odd.py:12  return is_odd(n - 1)
-  block 3   examples/even_odd.py:18  return False
-  block 4   examples/even_odd.py:19  return is_even(n - 1)
-is_odd(int64[]):
-  block 0   examples/even_odd.py:17  if n == 0:
   block 1   examples/even_odd.py:18  return False
   block 2   examples/even_odd.py:19  return is_even(n - 1)
-  block 3   examples/even_odd.py:11  return True
-  block 4   examples/even_odd.py:12  return is_odd(n - 1)
+is_odd(int64[]):
+  block 0   examples/even_odd.py:17  if n == 0:
+  block 1   examples/even_odd.py:11  return True
+  block 2   examples/even_odd.py:12  return is_odd(n - 1)
 """
 
 import functools
@@ -403,7 +399,7 @@ class IsEvenStacks(typing.NamedTuple):
     returns: object
 
 
-IS_EVEN_HALT = 5
+IS_EVEN_HALT = 3
 # bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
 IS_EVEN_STACK_BYTES = 4
 
@@ -413,47 +409,37 @@ def is_even_block_0(state, stacks):
     active = state.pc == 0
     n = state.is_even_n
     cond_1 = n == 0
-    pc = choose(cond_1, 1, 2)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def is_even_block_1(state, stacks):
     # examples/even_odd.py:11  return True
-    active = state.pc == 1
     result_1 = True
     is_even_return = result_1
-    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_EVEN_HALT)
+    # examples/even_odd.py:12  return is_odd(n - 1)
+    is_odd_1_n = n - 1
+    is_odd_n = is_odd_1_n
+    # examples/even_odd.py:17  if n == 0:
+    is_odd_cond_1 = is_odd_n == 0
+    # examples/even_odd.py:10  if n == 0:
+    # the examples that go on (the others return)
+    going = where(cond_1, False, active)
+    returned_pc, return_sp = pop_return(
+        stacks.returns, state.return_sp, where(going, False, active), IS_EVEN_HALT
+    )
+    pc = choose(is_odd_cond_1, 1, 2)
+    pc = where(going, pc, returned_pc)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
             is_even_return=select(active, is_even_return, state.is_even_return),
+            is_odd_n=select(active, is_odd_n, state.is_odd_n),
             return_sp=return_sp,
         ),
         stack_writes(stacks),
     )
 
 
-def is_even_block_2(state, stacks):
-    # examples/even_odd.py:12  return is_odd(n - 1)
-    active = state.pc == 2
-    n = state.is_even_n
-    is_odd_1_n = n - 1
-    is_odd_n = is_odd_1_n
-    # examples/even_odd.py:17  if n == 0:
-    is_odd_cond_1 = is_odd_n == 0
-    pc = choose(is_odd_cond_1, 3, 4)
-    pc = select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, is_odd_n=select(active, is_odd_n, state.is_odd_n)),
-        stack_writes(stacks),
-    )
-
-
-def is_even_block_3(state, stacks):
+def is_even_block_1(state, stacks):
     # examples/even_odd.py:18  return False
-    active = state.pc == 3
+    active = state.pc == 1
     result_1 = False
     is_even_return = result_1
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_EVEN_HALT)
@@ -468,9 +454,9 @@ def is_even_block_3(state, stacks):
     )
 
 
-def is_even_block_4(state, stacks):
+def is_even_block_2(state, stacks):
     # examples/even_odd.py:19  return is_even(n - 1)
-    active = state.pc == 4
+    active = state.pc == 2
     n = state.is_odd_n
     is_even_1_n = n - 1
     is_even_n = is_even_1_n
@@ -482,21 +468,13 @@ def is_even_block_4(state, stacks):
     )
 
 
-IS_EVEN_BLOCKS = (
-    is_even_block_0,
-    is_even_block_1,
-    is_even_block_2,
-    is_even_block_3,
-    is_even_block_4,
-)
+IS_EVEN_BLOCKS = (is_even_block_0, is_even_block_1, is_even_block_2)
 # blocks that may run again at once: a loop body that tests itself
 IS_EVEN_LOOPING_BLOCKS = ()
 # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-IS_EVEN_VECTOR_WRITES = ((), (), (), (), ())
+IS_EVEN_VECTOR_WRITES = ((), (), ())
 IS_EVEN_BLOCK_LINES = (
     "in is_even at examples/even_odd.py:10: if n == 0:",
-    "in is_even at examples/even_odd.py:11: return True",
-    "in is_even at examples/even_odd.py:12: return is_odd(n - 1)",
     "in is_odd at examples/even_odd.py:18: return False",
     "in is_odd at examples/even_odd.py:19: return is_even(n - 1)",
 )
@@ -596,7 +574,7 @@ class IsOddStacks(typing.NamedTuple):
     returns: object
 
 
-IS_ODD_HALT = 5
+IS_ODD_HALT = 3
 # bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
 IS_ODD_STACK_BYTES = 4
 
@@ -606,47 +584,37 @@ def is_odd_block_0(state, stacks):
     active = state.pc == 0
     n = state.is_odd_n
     cond_1 = n == 0
-    pc = choose(cond_1, 1, 2)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def is_odd_block_1(state, stacks):
     # examples/even_odd.py:18  return False
-    active = state.pc == 1
     result_1 = False
     is_even_return = result_1
-    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_ODD_HALT)
+    # examples/even_odd.py:19  return is_even(n - 1)
+    is_even_1_n = n - 1
+    is_even_n = is_even_1_n
+    # examples/even_odd.py:10  if n == 0:
+    is_even_cond_1 = is_even_n == 0
+    # examples/even_odd.py:17  if n == 0:
+    # the examples that go on (the others return)
+    going = where(cond_1, False, active)
+    returned_pc, return_sp = pop_return(
+        stacks.returns, state.return_sp, where(going, False, active), IS_ODD_HALT
+    )
+    pc = choose(is_even_cond_1, 1, 2)
+    pc = where(going, pc, returned_pc)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
             is_even_return=select(active, is_even_return, state.is_even_return),
+            is_even_n=select(active, is_even_n, state.is_even_n),
             return_sp=return_sp,
         ),
         stack_writes(stacks),
     )
 
 
-def is_odd_block_2(state, stacks):
-    # examples/even_odd.py:19  return is_even(n - 1)
-    active = state.pc == 2
-    n = state.is_odd_n
-    is_even_1_n = n - 1
-    is_even_n = is_even_1_n
-    # examples/even_odd.py:10  if n == 0:
-    is_even_cond_1 = is_even_n == 0
-    pc = choose(is_even_cond_1, 3, 4)
-    pc = select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, is_even_n=select(active, is_even_n, state.is_even_n)),
-        stack_writes(stacks),
-    )
-
-
-def is_odd_block_3(state, stacks):
+def is_odd_block_1(state, stacks):
     # examples/even_odd.py:11  return True
-    active = state.pc == 3
+    active = state.pc == 1
     result_1 = True
     is_even_return = result_1
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_ODD_HALT)
@@ -661,9 +629,9 @@ def is_odd_block_3(state, stacks):
     )
 
 
-def is_odd_block_4(state, stacks):
+def is_odd_block_2(state, stacks):
     # examples/even_odd.py:12  return is_odd(n - 1)
-    active = state.pc == 4
+    active = state.pc == 2
     n = state.is_even_n
     is_odd_1_n = n - 1
     is_odd_n = is_odd_1_n
@@ -675,21 +643,13 @@ def is_odd_block_4(state, stacks):
     )
 
 
-IS_ODD_BLOCKS = (
-    is_odd_block_0,
-    is_odd_block_1,
-    is_odd_block_2,
-    is_odd_block_3,
-    is_odd_block_4,
-)
+IS_ODD_BLOCKS = (is_odd_block_0, is_odd_block_1, is_odd_block_2)
 # blocks that may run again at once: a loop body that tests itself
 IS_ODD_LOOPING_BLOCKS = ()
 # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-IS_ODD_VECTOR_WRITES = ((), (), (), (), ())
+IS_ODD_VECTOR_WRITES = ((), (), ())
 IS_ODD_BLOCK_LINES = (
     "in is_odd at examples/even_odd.py:17: if n == 0:",
-    "in is_odd at examples/even_odd.py:18: return False",
-    "in is_odd at examples/even_odd.py:19: return is_even(n - 1)",
     "in is_even at examples/even_odd.py:11: return True",
     "in is_even at examples/even_odd.py:12: return is_odd(n - 1)",
 )

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=8872db3bff9475912ba270da0371b2d27eb384a3f2b83e1861eb2ab41fbfc258
-# autobatch: body-sha256=b4d015229177f92aee3c05993b95e356ee586c7f3e9818a711e0018b42b7a5c4
+# autobatch: source-sha256=9349e18c28bf1fb32f670ad52379077bde3c1d62fb30718cd9bc2ee6ba3a76d0
+# autobatch: body-sha256=c2b0620fa4d7338e4939faafeb73874f2568b75004850b69c1c1fd8991ef0239
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -13,16 +13,12 @@ iteration runs one block for every example waiting at it.
 
 is_even(int64[]):
   block 0   examples/even_odd.py:10  if n == 0:
-  block 1   examples/even_odd.py:11  return True
-  block 2   examples/even_odd.py:12  return is_odd(n - 1)
-  block 3   examples/even_odd.py:18  return False
-  block 4   examples/even_odd.py:19  return is_even(n - 1)
-is_odd(int64[]):
-  block 0   examples/even_odd.py:17  if n == 0:
   block 1   examples/even_odd.py:18  return False
   block 2   examples/even_odd.py:19  return is_even(n - 1)
-  block 3   examples/even_odd.py:11  return True
-  block 4   examples/even_odd.py:12  return is_odd(n - 1)
+is_odd(int64[]):
+  block 0   examples/even_odd.py:17  if n == 0:
+  block 1   examples/even_odd.py:11  return True
+  block 2   examples/even_odd.py:12  return is_odd(n - 1)
 """
 
 import functools
@@ -663,7 +659,7 @@ class IsEvenStacks(typing.NamedTuple):
     returns: object
 
 
-IS_EVEN_HALT = 5
+IS_EVEN_HALT = 3
 # bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
 IS_EVEN_STACK_BYTES = 4
 
@@ -673,47 +669,37 @@ def is_even_block_0(state, stacks):
     active = state.pc == 0
     n = state.is_even_n
     cond_1 = n == 0
-    pc = choose(cond_1, 1, 2)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def is_even_block_1(state, stacks):
     # examples/even_odd.py:11  return True
-    active = state.pc == 1
     result_1 = True
     is_even_return = result_1
-    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_EVEN_HALT)
+    # examples/even_odd.py:12  return is_odd(n - 1)
+    is_odd_1_n = n - 1
+    is_odd_n = is_odd_1_n
+    # examples/even_odd.py:17  if n == 0:
+    is_odd_cond_1 = is_odd_n == 0
+    # examples/even_odd.py:10  if n == 0:
+    # the examples that go on (the others return)
+    going = where(cond_1, False, active)
+    returned_pc, return_sp = pop_return(
+        stacks.returns, state.return_sp, where(going, False, active), IS_EVEN_HALT
+    )
+    pc = choose(is_odd_cond_1, 1, 2)
+    pc = where(going, pc, returned_pc)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
             is_even_return=select(active, is_even_return, state.is_even_return),
+            is_odd_n=select(active, is_odd_n, state.is_odd_n),
             return_sp=return_sp,
         ),
         stack_writes(stacks),
     )
 
 
-def is_even_block_2(state, stacks):
-    # examples/even_odd.py:12  return is_odd(n - 1)
-    active = state.pc == 2
-    n = state.is_even_n
-    is_odd_1_n = n - 1
-    is_odd_n = is_odd_1_n
-    # examples/even_odd.py:17  if n == 0:
-    is_odd_cond_1 = is_odd_n == 0
-    pc = choose(is_odd_cond_1, 3, 4)
-    pc = select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, is_odd_n=select(active, is_odd_n, state.is_odd_n)),
-        stack_writes(stacks),
-    )
-
-
-def is_even_block_3(state, stacks):
+def is_even_block_1(state, stacks):
     # examples/even_odd.py:18  return False
-    active = state.pc == 3
+    active = state.pc == 1
     result_1 = False
     is_even_return = result_1
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_EVEN_HALT)
@@ -728,9 +714,9 @@ def is_even_block_3(state, stacks):
     )
 
 
-def is_even_block_4(state, stacks):
+def is_even_block_2(state, stacks):
     # examples/even_odd.py:19  return is_even(n - 1)
-    active = state.pc == 4
+    active = state.pc == 2
     n = state.is_odd_n
     is_even_1_n = n - 1
     is_even_n = is_even_1_n
@@ -742,21 +728,13 @@ def is_even_block_4(state, stacks):
     )
 
 
-IS_EVEN_BLOCKS = (
-    is_even_block_0,
-    is_even_block_1,
-    is_even_block_2,
-    is_even_block_3,
-    is_even_block_4,
-)
+IS_EVEN_BLOCKS = (is_even_block_0, is_even_block_1, is_even_block_2)
 # blocks that may run again at once: a loop body that tests itself
 IS_EVEN_LOOPING_BLOCKS = ()
 # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-IS_EVEN_VECTOR_WRITES = ((), (), (), (), ())
+IS_EVEN_VECTOR_WRITES = ((), (), ())
 IS_EVEN_BLOCK_LINES = (
     "in is_even at examples/even_odd.py:10: if n == 0:",
-    "in is_even at examples/even_odd.py:11: return True",
-    "in is_even at examples/even_odd.py:12: return is_odd(n - 1)",
     "in is_odd at examples/even_odd.py:18: return False",
     "in is_odd at examples/even_odd.py:19: return is_even(n - 1)",
 )
@@ -856,7 +834,7 @@ class IsOddStacks(typing.NamedTuple):
     returns: object
 
 
-IS_ODD_HALT = 5
+IS_ODD_HALT = 3
 # bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
 IS_ODD_STACK_BYTES = 4
 
@@ -866,47 +844,37 @@ def is_odd_block_0(state, stacks):
     active = state.pc == 0
     n = state.is_odd_n
     cond_1 = n == 0
-    pc = choose(cond_1, 1, 2)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def is_odd_block_1(state, stacks):
     # examples/even_odd.py:18  return False
-    active = state.pc == 1
     result_1 = False
     is_even_return = result_1
-    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_ODD_HALT)
+    # examples/even_odd.py:19  return is_even(n - 1)
+    is_even_1_n = n - 1
+    is_even_n = is_even_1_n
+    # examples/even_odd.py:10  if n == 0:
+    is_even_cond_1 = is_even_n == 0
+    # examples/even_odd.py:17  if n == 0:
+    # the examples that go on (the others return)
+    going = where(cond_1, False, active)
+    returned_pc, return_sp = pop_return(
+        stacks.returns, state.return_sp, where(going, False, active), IS_ODD_HALT
+    )
+    pc = choose(is_even_cond_1, 1, 2)
+    pc = where(going, pc, returned_pc)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
             is_even_return=select(active, is_even_return, state.is_even_return),
+            is_even_n=select(active, is_even_n, state.is_even_n),
             return_sp=return_sp,
         ),
         stack_writes(stacks),
     )
 
 
-def is_odd_block_2(state, stacks):
-    # examples/even_odd.py:19  return is_even(n - 1)
-    active = state.pc == 2
-    n = state.is_odd_n
-    is_even_1_n = n - 1
-    is_even_n = is_even_1_n
-    # examples/even_odd.py:10  if n == 0:
-    is_even_cond_1 = is_even_n == 0
-    pc = choose(is_even_cond_1, 3, 4)
-    pc = select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, is_even_n=select(active, is_even_n, state.is_even_n)),
-        stack_writes(stacks),
-    )
-
-
-def is_odd_block_3(state, stacks):
+def is_odd_block_1(state, stacks):
     # examples/even_odd.py:11  return True
-    active = state.pc == 3
+    active = state.pc == 1
     result_1 = True
     is_even_return = result_1
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_ODD_HALT)
@@ -921,9 +889,9 @@ def is_odd_block_3(state, stacks):
     )
 
 
-def is_odd_block_4(state, stacks):
+def is_odd_block_2(state, stacks):
     # examples/even_odd.py:12  return is_odd(n - 1)
-    active = state.pc == 4
+    active = state.pc == 2
     n = state.is_even_n
     is_odd_1_n = n - 1
     is_odd_n = is_odd_1_n
@@ -935,21 +903,13 @@ def is_odd_block_4(state, stacks):
     )
 
 
-IS_ODD_BLOCKS = (
-    is_odd_block_0,
-    is_odd_block_1,
-    is_odd_block_2,
-    is_odd_block_3,
-    is_odd_block_4,
-)
+IS_ODD_BLOCKS = (is_odd_block_0, is_odd_block_1, is_odd_block_2)
 # blocks that may run again at once: a loop body that tests itself
 IS_ODD_LOOPING_BLOCKS = ()
 # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-IS_ODD_VECTOR_WRITES = ((), (), (), (), ())
+IS_ODD_VECTOR_WRITES = ((), (), ())
 IS_ODD_BLOCK_LINES = (
     "in is_odd at examples/even_odd.py:17: if n == 0:",
-    "in is_odd at examples/even_odd.py:18: return False",
-    "in is_odd at examples/even_odd.py:19: return is_even(n - 1)",
     "in is_even at examples/even_odd.py:11: return True",
     "in is_even at examples/even_odd.py:12: return is_odd(n - 1)",
 )

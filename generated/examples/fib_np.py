@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=3576344003a68288c8f7eaab6852c3ad74d2612ecba0de4107f5e20b84e58d1f
+# autobatch: source-sha256=e6a155bcdfb960d642be47407bf8c5e96d9b8251ec4d6080157a2336232cb10f
 # autobatch: body-sha256=a67d5f2b53a52af20fa8931177fb62f77cf4fd976db09f0c5e73a23ce7c36770
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=15094b0b5158a233688a02cdd8fa5badd8143ec1c23915b20ede692ae693ca2f
+# autobatch: source-sha256=cfaeebb4b503c48830ad32d52a93e4753a6bb70fb0cb6b14c5c7610a9652f66e
 # autobatch: body-sha256=84266da8fd23b24e80cb2cf5ebdd6b5b42b2b4125ada03eab08bddce5487df86
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

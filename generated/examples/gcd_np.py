@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=097cb285a23ce48ca7a351cb8f3c7146edcf82873d792f422122c229fac51deb
+# autobatch: source-sha256=0f60d90b310897cc17ccbab1add4decb5c944c895b934b26f23184beb6fb9e2c
 # autobatch: body-sha256=1793a5cbb26c9b16a1e3b75bac377a7a30c31531cd9b27f8b90c075851a7fdc9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0ca7084af4f80eb9396516e3943072ded6cf891141bfd52d3671a6770f15c81a
+# autobatch: source-sha256=75c0ee767145a8ae53e959a40a4c266f2b0939dbac43558190da34530e90e3c1
 # autobatch: body-sha256=a6c5e391d24dda2da4f7ab3922ad4ff04771387ac0b78e57e29dc2b1af9fa0f2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=f10ae2277fe8552a2424b7cf4be049a32cb4cc0ce73a46949c1119dd0bc78136
+# autobatch: source-sha256=e0e3c38c554e6dba7177c78f87cc5eb63953df30e9ab74c45c2025d4ffa3c0b7
 # autobatch: body-sha256=36cc282f4fa0431ec7b41ad6aa30a7fe50db7b4b7d2a1138f7b4a8b3880664d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=c5f42ecae5e4b08cd4b3c8f6098afe01f5d60c2440b0b661954d149d0bf1ccb6
-# autobatch: body-sha256=95abd0e4a0a860b64058bc0249d8a2fde32164fecaa12434d9bda13a0bc652f0
+# autobatch: source-sha256=689088ad658ba4d6554146812f0e2ebf46754c7d4d133697bab4afd313914dac
+# autobatch: body-sha256=f3ac9268665b0b1b479a6c19a37f5d9600f7ed9ceed80af19a1e5012aaba2eda
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -19,9 +19,7 @@ nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]):
   block 4   examples/nuts.py:62  eps = direction * step_size
   block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:76  return tree
-  block 8   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 9   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 7   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]):
   block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
@@ -30,9 +28,7 @@ nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]):
   block 4   examples/nuts.py:62  eps = direction * step_size
   block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:76  return tree
-  block 8   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 9   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 7   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
   block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
@@ -41,9 +37,7 @@ nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
   block 4   examples/nuts.py:62  eps = direction * step_size
   block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:76  return tree
-  block 8   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 9   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 7   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 """
 
 import functools
@@ -632,7 +626,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_1_HALT = 10
+    NUTS_STEP_1_HALT = 8
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 800, build_tree_tree_minus_r 800, build_tree_tree_minus_grad 800, build_tree_tree_plus_x 800, build_tree_tree_plus_r 800, build_tree_tree_plus_grad 800, build_tree_tree_sample_x 800, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 800, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_1_STACK_BYTES = 6485
 
@@ -1196,8 +1190,165 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 7, 8)
+        build_tree_return = tree
+        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
+            stacks.build_tree_direction, build_tree_direction_sp, direction, going
+        )
+        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
+            stacks.build_tree_seed, build_tree_seed_sp, seed, going
+        )
+        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
+            stacks.build_tree_tree_minus_x,
+            state.build_tree_tree_minus_x_sp,
+            tree[0][0],
+            going,
+        )
+        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
+            stacks.build_tree_tree_minus_r,
+            state.build_tree_tree_minus_r_sp,
+            tree[0][1],
+            going,
+        )
+        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
+            push(
+                stacks.build_tree_tree_minus_grad,
+                state.build_tree_tree_minus_grad_sp,
+                tree[0][2],
+                going,
+            )
+        )
+        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
+            stacks.build_tree_tree_plus_x,
+            state.build_tree_tree_plus_x_sp,
+            tree[1][0],
+            going,
+        )
+        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
+            stacks.build_tree_tree_plus_r,
+            state.build_tree_tree_plus_r_sp,
+            tree[1][1],
+            going,
+        )
+        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
+            push(
+                stacks.build_tree_tree_plus_grad,
+                state.build_tree_tree_plus_grad_sp,
+                tree[1][2],
+                going,
+            )
+        )
+        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
+            stacks.build_tree_tree_sample_x,
+            state.build_tree_tree_sample_x_sp,
+            tree[2][0],
+            going,
+        )
+        (
+            build_tree_tree_sample_log_prob_sp,
+            build_tree_tree_sample_log_prob_write,
+            overflow_10,
+        ) = push(
+            stacks.build_tree_tree_sample_log_prob,
+            state.build_tree_tree_sample_log_prob_sp,
+            tree[2][1],
+            going,
+        )
+        (
+            build_tree_tree_sample_grad_sp,
+            build_tree_tree_sample_grad_write,
+            overflow_11,
+        ) = push(
+            stacks.build_tree_tree_sample_grad,
+            state.build_tree_tree_sample_grad_sp,
+            tree[2][2],
+            going,
+        )
+        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
+            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], going
+        )
+        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
+            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], going
+        )
+        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
+            stacks.build_tree_tree_accept,
+            state.build_tree_tree_accept_sp,
+            tree[5],
+            going,
+        )
+        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
+            stacks.build_tree_tree_counter,
+            state.build_tree_tree_counter_sp,
+            tree[6],
+            going,
+        )
+        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
+            push(
+                stacks.build_tree_tree_leapfrogs,
+                state.build_tree_tree_leapfrogs_sp,
+                tree[7],
+                going,
+            )
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:75  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_STEP_1_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 7, going
+        )
+        pc = choose(cond_1, 4, 5)
+        pc = where(going, pc, returned_pc)
         pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -1210,32 +1361,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 ),
                 build_tree_depth=select(active, depth, state.build_tree_depth),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_minus_x=select(
-                    active, tree[0][0], state.build_tree_tree_minus_x
-                ),
-                build_tree_tree_minus_r=select(
-                    active, tree[0][1], state.build_tree_tree_minus_r
-                ),
-                build_tree_tree_minus_grad=select(
-                    active, tree[0][2], state.build_tree_tree_minus_grad
-                ),
-                build_tree_tree_plus_x=select(
-                    active, tree[1][0], state.build_tree_tree_plus_x
-                ),
-                build_tree_tree_plus_r=select(
-                    active, tree[1][1], state.build_tree_tree_plus_r
-                ),
-                build_tree_tree_plus_grad=select(
-                    active, tree[1][2], state.build_tree_tree_plus_grad
-                ),
-                build_tree_tree_sample_x=select(
-                    active, tree[2][0], state.build_tree_tree_sample_x
-                ),
                 build_tree_tree_sample_log_prob=select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_sample_grad=select(
-                    active, tree[2][2], state.build_tree_tree_sample_grad
                 ),
                 build_tree_tree_size=select(
                     active, tree[3], state.build_tree_tree_size
@@ -1250,48 +1377,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_1_block_7(state, stacks):
-        # examples/nuts.py:76  return tree
-        active = state.pc == 7
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        build_tree_return = tree
-        pc, return_sp = pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
-        )
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
@@ -1336,211 +1421,16 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                return_sp=return_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_1_block_8(state, stacks):
-        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 8
-        direction = state.build_tree_direction
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        depth = state.build_tree_depth
-        seed = state.build_tree_seed
-        joint0 = state.build_tree_joint0
-        log_slice = state.build_tree_log_slice
-        cond_2 = direction < 0
-        if_true_1 = tree.minus
-        if_false_1 = tree.plus
-        choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
-        )
-        outer = choice_1
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        more_depth = depth - 1
-        more_counter = tree.counter
-        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
-            stacks.build_tree_direction,
-            state.build_tree_direction_sp,
-            direction,
-            active,
-        )
-        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
-            stacks.build_tree_seed, state.build_tree_seed_sp, seed, active
-        )
-        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
-            stacks.build_tree_tree_minus_x,
-            state.build_tree_tree_minus_x_sp,
-            tree[0][0],
-            active,
-        )
-        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
-            stacks.build_tree_tree_minus_r,
-            state.build_tree_tree_minus_r_sp,
-            tree[0][1],
-            active,
-        )
-        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
-            push(
-                stacks.build_tree_tree_minus_grad,
-                state.build_tree_tree_minus_grad_sp,
-                tree[0][2],
-                active,
-            )
-        )
-        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
-            stacks.build_tree_tree_plus_x,
-            state.build_tree_tree_plus_x_sp,
-            tree[1][0],
-            active,
-        )
-        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
-            stacks.build_tree_tree_plus_r,
-            state.build_tree_tree_plus_r_sp,
-            tree[1][1],
-            active,
-        )
-        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
-            push(
-                stacks.build_tree_tree_plus_grad,
-                state.build_tree_tree_plus_grad_sp,
-                tree[1][2],
-                active,
-            )
-        )
-        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
-            stacks.build_tree_tree_sample_x,
-            state.build_tree_tree_sample_x_sp,
-            tree[2][0],
-            active,
-        )
-        (
-            build_tree_tree_sample_log_prob_sp,
-            build_tree_tree_sample_log_prob_write,
-            overflow_10,
-        ) = push(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            tree[2][1],
-            active,
-        )
-        (
-            build_tree_tree_sample_grad_sp,
-            build_tree_tree_sample_grad_write,
-            overflow_11,
-        ) = push(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            tree[2][2],
-            active,
-        )
-        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], active
-        )
-        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], active
-        )
-        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
-            stacks.build_tree_tree_accept,
-            state.build_tree_tree_accept_sp,
-            tree[5],
-            active,
-        )
-        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
-            stacks.build_tree_tree_counter,
-            state.build_tree_tree_counter_sp,
-            tree[6],
-            active,
-        )
-        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
-            push(
-                stacks.build_tree_tree_leapfrogs,
-                state.build_tree_tree_leapfrogs_sp,
-                tree[7],
-                active,
-            )
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            outer,
-            joint0,
-            log_slice,
-            direction,
-            more_depth,
-            seed,
-            more_counter,
-        )
-        # examples/nuts.py:60  if depth == 0:
-        cond_1 = depth == 0
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 9, active
-        )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1
-            | overflow_2
-            | overflow_3
-            | overflow_4
-            | overflow_5
-            | overflow_6
-            | overflow_7
-            | overflow_8
-            | overflow_9
-            | overflow_10
-            | overflow_11
-            | overflow_12
-            | overflow_13
-            | overflow_14
-            | overflow_15
-            | overflow_16
-            | overflow_17
-        )
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
                 build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
                 build_tree_edge_grad=select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_joint0_sp=build_tree_joint0_sp,
+                build_tree_log_slice_sp=build_tree_log_slice_sp,
                 build_tree_direction_sp=build_tree_direction_sp,
+                build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
                 build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
@@ -1557,7 +1447,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=select(overflow, 6, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -1581,9 +1471,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_1_block_9(state, stacks):
+    def nuts_step_1_block_7(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 9
+        active = state.pc == 7
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -1836,8 +1726,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_1_block_5,
         nuts_step_1_block_6,
         nuts_step_1_block_7,
-        nuts_step_1_block_8,
-        nuts_step_1_block_9,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_1_LOOPING_BLOCKS = ()
@@ -1877,16 +1765,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         ),
         ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
         (
-            "build_tree_tree_minus_x",
-            "build_tree_tree_minus_r",
-            "build_tree_tree_minus_grad",
-            "build_tree_tree_plus_x",
-            "build_tree_tree_plus_r",
-            "build_tree_tree_plus_grad",
-            "build_tree_tree_sample_x",
-            "build_tree_tree_sample_grad",
-        ),
-        (
             "build_tree_return_minus_x",
             "build_tree_return_minus_r",
             "build_tree_return_minus_grad",
@@ -1895,8 +1773,10 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             "build_tree_return_plus_grad",
             "build_tree_return_sample_x",
             "build_tree_return_sample_grad",
+            "build_tree_edge_x",
+            "build_tree_edge_r",
+            "build_tree_edge_grad",
         ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
         (
             "build_tree_return_minus_x",
             "build_tree_return_minus_r",
@@ -1916,8 +1796,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:76: return tree",
-        "in build_tree at examples/nuts.py:77: outer = tree.minus if direction < 0 else tree.plus",
         "in build_tree at examples/nuts.py:78: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
     )
 
@@ -2383,7 +2261,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_2_HALT = 10
+    NUTS_STEP_2_HALT = 8
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8, build_tree_tree_minus_r 8, build_tree_tree_minus_grad 8, build_tree_tree_plus_x 8, build_tree_tree_plus_r 8, build_tree_tree_plus_grad 8, build_tree_tree_sample_x 8, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_2_STACK_BYTES = 149
 
@@ -2947,8 +2825,165 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 7, 8)
+        build_tree_return = tree
+        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
+            stacks.build_tree_direction, build_tree_direction_sp, direction, going
+        )
+        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
+            stacks.build_tree_seed, build_tree_seed_sp, seed, going
+        )
+        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
+            stacks.build_tree_tree_minus_x,
+            state.build_tree_tree_minus_x_sp,
+            tree[0][0],
+            going,
+        )
+        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
+            stacks.build_tree_tree_minus_r,
+            state.build_tree_tree_minus_r_sp,
+            tree[0][1],
+            going,
+        )
+        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
+            push(
+                stacks.build_tree_tree_minus_grad,
+                state.build_tree_tree_minus_grad_sp,
+                tree[0][2],
+                going,
+            )
+        )
+        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
+            stacks.build_tree_tree_plus_x,
+            state.build_tree_tree_plus_x_sp,
+            tree[1][0],
+            going,
+        )
+        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
+            stacks.build_tree_tree_plus_r,
+            state.build_tree_tree_plus_r_sp,
+            tree[1][1],
+            going,
+        )
+        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
+            push(
+                stacks.build_tree_tree_plus_grad,
+                state.build_tree_tree_plus_grad_sp,
+                tree[1][2],
+                going,
+            )
+        )
+        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
+            stacks.build_tree_tree_sample_x,
+            state.build_tree_tree_sample_x_sp,
+            tree[2][0],
+            going,
+        )
+        (
+            build_tree_tree_sample_log_prob_sp,
+            build_tree_tree_sample_log_prob_write,
+            overflow_10,
+        ) = push(
+            stacks.build_tree_tree_sample_log_prob,
+            state.build_tree_tree_sample_log_prob_sp,
+            tree[2][1],
+            going,
+        )
+        (
+            build_tree_tree_sample_grad_sp,
+            build_tree_tree_sample_grad_write,
+            overflow_11,
+        ) = push(
+            stacks.build_tree_tree_sample_grad,
+            state.build_tree_tree_sample_grad_sp,
+            tree[2][2],
+            going,
+        )
+        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
+            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], going
+        )
+        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
+            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], going
+        )
+        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
+            stacks.build_tree_tree_accept,
+            state.build_tree_tree_accept_sp,
+            tree[5],
+            going,
+        )
+        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
+            stacks.build_tree_tree_counter,
+            state.build_tree_tree_counter_sp,
+            tree[6],
+            going,
+        )
+        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
+            push(
+                stacks.build_tree_tree_leapfrogs,
+                state.build_tree_tree_leapfrogs_sp,
+                tree[7],
+                going,
+            )
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:75  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_STEP_2_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 7, going
+        )
+        pc = choose(cond_1, 4, 5)
+        pc = where(going, pc, returned_pc)
         pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -2961,32 +2996,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 ),
                 build_tree_depth=select(active, depth, state.build_tree_depth),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_minus_x=select(
-                    active, tree[0][0], state.build_tree_tree_minus_x
-                ),
-                build_tree_tree_minus_r=select(
-                    active, tree[0][1], state.build_tree_tree_minus_r
-                ),
-                build_tree_tree_minus_grad=select(
-                    active, tree[0][2], state.build_tree_tree_minus_grad
-                ),
-                build_tree_tree_plus_x=select(
-                    active, tree[1][0], state.build_tree_tree_plus_x
-                ),
-                build_tree_tree_plus_r=select(
-                    active, tree[1][1], state.build_tree_tree_plus_r
-                ),
-                build_tree_tree_plus_grad=select(
-                    active, tree[1][2], state.build_tree_tree_plus_grad
-                ),
-                build_tree_tree_sample_x=select(
-                    active, tree[2][0], state.build_tree_tree_sample_x
-                ),
                 build_tree_tree_sample_log_prob=select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_sample_grad=select(
-                    active, tree[2][2], state.build_tree_tree_sample_grad
                 ),
                 build_tree_tree_size=select(
                     active, tree[3], state.build_tree_tree_size
@@ -3001,48 +3012,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_2_block_7(state, stacks):
-        # examples/nuts.py:76  return tree
-        active = state.pc == 7
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        build_tree_return = tree
-        pc, return_sp = pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
-        )
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
@@ -3087,211 +3056,16 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                return_sp=return_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_2_block_8(state, stacks):
-        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 8
-        direction = state.build_tree_direction
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        depth = state.build_tree_depth
-        seed = state.build_tree_seed
-        joint0 = state.build_tree_joint0
-        log_slice = state.build_tree_log_slice
-        cond_2 = direction < 0
-        if_true_1 = tree.minus
-        if_false_1 = tree.plus
-        choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
-        )
-        outer = choice_1
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        more_depth = depth - 1
-        more_counter = tree.counter
-        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
-            stacks.build_tree_direction,
-            state.build_tree_direction_sp,
-            direction,
-            active,
-        )
-        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
-            stacks.build_tree_seed, state.build_tree_seed_sp, seed, active
-        )
-        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
-            stacks.build_tree_tree_minus_x,
-            state.build_tree_tree_minus_x_sp,
-            tree[0][0],
-            active,
-        )
-        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
-            stacks.build_tree_tree_minus_r,
-            state.build_tree_tree_minus_r_sp,
-            tree[0][1],
-            active,
-        )
-        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
-            push(
-                stacks.build_tree_tree_minus_grad,
-                state.build_tree_tree_minus_grad_sp,
-                tree[0][2],
-                active,
-            )
-        )
-        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
-            stacks.build_tree_tree_plus_x,
-            state.build_tree_tree_plus_x_sp,
-            tree[1][0],
-            active,
-        )
-        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
-            stacks.build_tree_tree_plus_r,
-            state.build_tree_tree_plus_r_sp,
-            tree[1][1],
-            active,
-        )
-        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
-            push(
-                stacks.build_tree_tree_plus_grad,
-                state.build_tree_tree_plus_grad_sp,
-                tree[1][2],
-                active,
-            )
-        )
-        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
-            stacks.build_tree_tree_sample_x,
-            state.build_tree_tree_sample_x_sp,
-            tree[2][0],
-            active,
-        )
-        (
-            build_tree_tree_sample_log_prob_sp,
-            build_tree_tree_sample_log_prob_write,
-            overflow_10,
-        ) = push(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            tree[2][1],
-            active,
-        )
-        (
-            build_tree_tree_sample_grad_sp,
-            build_tree_tree_sample_grad_write,
-            overflow_11,
-        ) = push(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            tree[2][2],
-            active,
-        )
-        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], active
-        )
-        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], active
-        )
-        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
-            stacks.build_tree_tree_accept,
-            state.build_tree_tree_accept_sp,
-            tree[5],
-            active,
-        )
-        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
-            stacks.build_tree_tree_counter,
-            state.build_tree_tree_counter_sp,
-            tree[6],
-            active,
-        )
-        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
-            push(
-                stacks.build_tree_tree_leapfrogs,
-                state.build_tree_tree_leapfrogs_sp,
-                tree[7],
-                active,
-            )
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            outer,
-            joint0,
-            log_slice,
-            direction,
-            more_depth,
-            seed,
-            more_counter,
-        )
-        # examples/nuts.py:60  if depth == 0:
-        cond_1 = depth == 0
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 9, active
-        )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1
-            | overflow_2
-            | overflow_3
-            | overflow_4
-            | overflow_5
-            | overflow_6
-            | overflow_7
-            | overflow_8
-            | overflow_9
-            | overflow_10
-            | overflow_11
-            | overflow_12
-            | overflow_13
-            | overflow_14
-            | overflow_15
-            | overflow_16
-            | overflow_17
-        )
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
                 build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
                 build_tree_edge_grad=select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_joint0_sp=build_tree_joint0_sp,
+                build_tree_log_slice_sp=build_tree_log_slice_sp,
                 build_tree_direction_sp=build_tree_direction_sp,
+                build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
                 build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
@@ -3308,7 +3082,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=select(overflow, 6, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -3332,9 +3106,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_2_block_9(state, stacks):
+    def nuts_step_2_block_7(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 9
+        active = state.pc == 7
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -3587,8 +3361,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_2_block_5,
         nuts_step_2_block_6,
         nuts_step_2_block_7,
-        nuts_step_2_block_8,
-        nuts_step_2_block_9,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_2_LOOPING_BLOCKS = ()
@@ -3628,16 +3400,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         ),
         ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
         (
-            "build_tree_tree_minus_x",
-            "build_tree_tree_minus_r",
-            "build_tree_tree_minus_grad",
-            "build_tree_tree_plus_x",
-            "build_tree_tree_plus_r",
-            "build_tree_tree_plus_grad",
-            "build_tree_tree_sample_x",
-            "build_tree_tree_sample_grad",
-        ),
-        (
             "build_tree_return_minus_x",
             "build_tree_return_minus_r",
             "build_tree_return_minus_grad",
@@ -3646,8 +3408,10 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             "build_tree_return_plus_grad",
             "build_tree_return_sample_x",
             "build_tree_return_sample_grad",
+            "build_tree_edge_x",
+            "build_tree_edge_r",
+            "build_tree_edge_grad",
         ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
         (
             "build_tree_return_minus_x",
             "build_tree_return_minus_r",
@@ -3667,8 +3431,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:76: return tree",
-        "in build_tree at examples/nuts.py:77: outer = tree.minus if direction < 0 else tree.plus",
         "in build_tree at examples/nuts.py:78: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
     )
 
@@ -4130,7 +3892,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_3_HALT = 10
+    NUTS_STEP_3_HALT = 8
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 24, build_tree_tree_minus_r 24, build_tree_tree_minus_grad 24, build_tree_tree_plus_x 24, build_tree_tree_plus_r 24, build_tree_tree_plus_grad 24, build_tree_tree_sample_x 24, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 24, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_3_STACK_BYTES = 277
 
@@ -4694,8 +4456,165 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 7, 8)
+        build_tree_return = tree
+        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
+            stacks.build_tree_direction, build_tree_direction_sp, direction, going
+        )
+        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
+            stacks.build_tree_seed, build_tree_seed_sp, seed, going
+        )
+        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
+            stacks.build_tree_tree_minus_x,
+            state.build_tree_tree_minus_x_sp,
+            tree[0][0],
+            going,
+        )
+        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
+            stacks.build_tree_tree_minus_r,
+            state.build_tree_tree_minus_r_sp,
+            tree[0][1],
+            going,
+        )
+        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
+            push(
+                stacks.build_tree_tree_minus_grad,
+                state.build_tree_tree_minus_grad_sp,
+                tree[0][2],
+                going,
+            )
+        )
+        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
+            stacks.build_tree_tree_plus_x,
+            state.build_tree_tree_plus_x_sp,
+            tree[1][0],
+            going,
+        )
+        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
+            stacks.build_tree_tree_plus_r,
+            state.build_tree_tree_plus_r_sp,
+            tree[1][1],
+            going,
+        )
+        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
+            push(
+                stacks.build_tree_tree_plus_grad,
+                state.build_tree_tree_plus_grad_sp,
+                tree[1][2],
+                going,
+            )
+        )
+        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
+            stacks.build_tree_tree_sample_x,
+            state.build_tree_tree_sample_x_sp,
+            tree[2][0],
+            going,
+        )
+        (
+            build_tree_tree_sample_log_prob_sp,
+            build_tree_tree_sample_log_prob_write,
+            overflow_10,
+        ) = push(
+            stacks.build_tree_tree_sample_log_prob,
+            state.build_tree_tree_sample_log_prob_sp,
+            tree[2][1],
+            going,
+        )
+        (
+            build_tree_tree_sample_grad_sp,
+            build_tree_tree_sample_grad_write,
+            overflow_11,
+        ) = push(
+            stacks.build_tree_tree_sample_grad,
+            state.build_tree_tree_sample_grad_sp,
+            tree[2][2],
+            going,
+        )
+        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
+            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], going
+        )
+        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
+            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], going
+        )
+        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
+            stacks.build_tree_tree_accept,
+            state.build_tree_tree_accept_sp,
+            tree[5],
+            going,
+        )
+        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
+            stacks.build_tree_tree_counter,
+            state.build_tree_tree_counter_sp,
+            tree[6],
+            going,
+        )
+        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
+            push(
+                stacks.build_tree_tree_leapfrogs,
+                state.build_tree_tree_leapfrogs_sp,
+                tree[7],
+                going,
+            )
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:75  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_STEP_3_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 7, going
+        )
+        pc = choose(cond_1, 4, 5)
+        pc = where(going, pc, returned_pc)
         pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -4708,32 +4627,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 ),
                 build_tree_depth=select(active, depth, state.build_tree_depth),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_minus_x=select(
-                    active, tree[0][0], state.build_tree_tree_minus_x
-                ),
-                build_tree_tree_minus_r=select(
-                    active, tree[0][1], state.build_tree_tree_minus_r
-                ),
-                build_tree_tree_minus_grad=select(
-                    active, tree[0][2], state.build_tree_tree_minus_grad
-                ),
-                build_tree_tree_plus_x=select(
-                    active, tree[1][0], state.build_tree_tree_plus_x
-                ),
-                build_tree_tree_plus_r=select(
-                    active, tree[1][1], state.build_tree_tree_plus_r
-                ),
-                build_tree_tree_plus_grad=select(
-                    active, tree[1][2], state.build_tree_tree_plus_grad
-                ),
-                build_tree_tree_sample_x=select(
-                    active, tree[2][0], state.build_tree_tree_sample_x
-                ),
                 build_tree_tree_sample_log_prob=select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_sample_grad=select(
-                    active, tree[2][2], state.build_tree_tree_sample_grad
                 ),
                 build_tree_tree_size=select(
                     active, tree[3], state.build_tree_tree_size
@@ -4748,48 +4643,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_3_block_7(state, stacks):
-        # examples/nuts.py:76  return tree
-        active = state.pc == 7
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        build_tree_return = tree
-        pc, return_sp = pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
-        )
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
@@ -4834,211 +4687,16 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                return_sp=return_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_3_block_8(state, stacks):
-        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 8
-        direction = state.build_tree_direction
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        depth = state.build_tree_depth
-        seed = state.build_tree_seed
-        joint0 = state.build_tree_joint0
-        log_slice = state.build_tree_log_slice
-        cond_2 = direction < 0
-        if_true_1 = tree.minus
-        if_false_1 = tree.plus
-        choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
-        )
-        outer = choice_1
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        more_depth = depth - 1
-        more_counter = tree.counter
-        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
-            stacks.build_tree_direction,
-            state.build_tree_direction_sp,
-            direction,
-            active,
-        )
-        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
-            stacks.build_tree_seed, state.build_tree_seed_sp, seed, active
-        )
-        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
-            stacks.build_tree_tree_minus_x,
-            state.build_tree_tree_minus_x_sp,
-            tree[0][0],
-            active,
-        )
-        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
-            stacks.build_tree_tree_minus_r,
-            state.build_tree_tree_minus_r_sp,
-            tree[0][1],
-            active,
-        )
-        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
-            push(
-                stacks.build_tree_tree_minus_grad,
-                state.build_tree_tree_minus_grad_sp,
-                tree[0][2],
-                active,
-            )
-        )
-        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
-            stacks.build_tree_tree_plus_x,
-            state.build_tree_tree_plus_x_sp,
-            tree[1][0],
-            active,
-        )
-        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
-            stacks.build_tree_tree_plus_r,
-            state.build_tree_tree_plus_r_sp,
-            tree[1][1],
-            active,
-        )
-        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
-            push(
-                stacks.build_tree_tree_plus_grad,
-                state.build_tree_tree_plus_grad_sp,
-                tree[1][2],
-                active,
-            )
-        )
-        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
-            stacks.build_tree_tree_sample_x,
-            state.build_tree_tree_sample_x_sp,
-            tree[2][0],
-            active,
-        )
-        (
-            build_tree_tree_sample_log_prob_sp,
-            build_tree_tree_sample_log_prob_write,
-            overflow_10,
-        ) = push(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            tree[2][1],
-            active,
-        )
-        (
-            build_tree_tree_sample_grad_sp,
-            build_tree_tree_sample_grad_write,
-            overflow_11,
-        ) = push(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            tree[2][2],
-            active,
-        )
-        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], active
-        )
-        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], active
-        )
-        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
-            stacks.build_tree_tree_accept,
-            state.build_tree_tree_accept_sp,
-            tree[5],
-            active,
-        )
-        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
-            stacks.build_tree_tree_counter,
-            state.build_tree_tree_counter_sp,
-            tree[6],
-            active,
-        )
-        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
-            push(
-                stacks.build_tree_tree_leapfrogs,
-                state.build_tree_tree_leapfrogs_sp,
-                tree[7],
-                active,
-            )
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            outer,
-            joint0,
-            log_slice,
-            direction,
-            more_depth,
-            seed,
-            more_counter,
-        )
-        # examples/nuts.py:60  if depth == 0:
-        cond_1 = depth == 0
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 9, active
-        )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1
-            | overflow_2
-            | overflow_3
-            | overflow_4
-            | overflow_5
-            | overflow_6
-            | overflow_7
-            | overflow_8
-            | overflow_9
-            | overflow_10
-            | overflow_11
-            | overflow_12
-            | overflow_13
-            | overflow_14
-            | overflow_15
-            | overflow_16
-            | overflow_17
-        )
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
                 build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
                 build_tree_edge_grad=select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_joint0_sp=build_tree_joint0_sp,
+                build_tree_log_slice_sp=build_tree_log_slice_sp,
                 build_tree_direction_sp=build_tree_direction_sp,
+                build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
                 build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
@@ -5055,7 +4713,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=select(overflow, 6, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -5079,9 +4737,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_3_block_9(state, stacks):
+    def nuts_step_3_block_7(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 9
+        active = state.pc == 7
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -5334,8 +4992,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_3_block_5,
         nuts_step_3_block_6,
         nuts_step_3_block_7,
-        nuts_step_3_block_8,
-        nuts_step_3_block_9,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_3_LOOPING_BLOCKS = ()
@@ -5375,16 +5031,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         ),
         ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
         (
-            "build_tree_tree_minus_x",
-            "build_tree_tree_minus_r",
-            "build_tree_tree_minus_grad",
-            "build_tree_tree_plus_x",
-            "build_tree_tree_plus_r",
-            "build_tree_tree_plus_grad",
-            "build_tree_tree_sample_x",
-            "build_tree_tree_sample_grad",
-        ),
-        (
             "build_tree_return_minus_x",
             "build_tree_return_minus_r",
             "build_tree_return_minus_grad",
@@ -5393,8 +5039,10 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             "build_tree_return_plus_grad",
             "build_tree_return_sample_x",
             "build_tree_return_sample_grad",
+            "build_tree_edge_x",
+            "build_tree_edge_r",
+            "build_tree_edge_grad",
         ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
         (
             "build_tree_return_minus_x",
             "build_tree_return_minus_r",
@@ -5414,8 +5062,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:76: return tree",
-        "in build_tree at examples/nuts.py:77: outer = tree.minus if direction < 0 else tree.plus",
         "in build_tree at examples/nuts.py:78: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
     )
 

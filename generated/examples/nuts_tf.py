@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=d993fcddc7a76b98f46e6dc60a0dc758293d4759d95aa8816a5b74de4f840ad9
-# autobatch: body-sha256=650b8b1677a84195c56d42f6ec3d05e60dbfc1f96feb651f50e07f8084311d36
+# autobatch: source-sha256=89f3c0d429d991d2ed6e676175862c0ca6bfa997a2ac0f5fd6f48301b1a7e1cb
+# autobatch: body-sha256=c803d1251ff9cc571c2b8d9761924be5cf5f2e8de136ae7a2f078b8d1bf3e7dd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -19,9 +19,7 @@ nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]):
   block 4   examples/nuts.py:62  eps = direction * step_size
   block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:76  return tree
-  block 8   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 9   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 7   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]):
   block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
@@ -30,9 +28,7 @@ nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]):
   block 4   examples/nuts.py:62  eps = direction * step_size
   block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:76  return tree
-  block 8   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 9   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 7   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
   block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
@@ -41,9 +37,7 @@ nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
   block 4   examples/nuts.py:62  eps = direction * step_size
   block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:76  return tree
-  block 8   examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-  block 9   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 7   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 """
 
 import functools
@@ -892,7 +886,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_1_HALT = 10
+    NUTS_STEP_1_HALT = 8
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 800, build_tree_tree_minus_r 800, build_tree_tree_minus_grad 800, build_tree_tree_plus_x 800, build_tree_tree_plus_r 800, build_tree_tree_plus_grad 800, build_tree_tree_sample_x 800, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 800, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_1_STACK_BYTES = 6485
 
@@ -1456,8 +1450,165 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 7, 8)
+        build_tree_return = tree
+        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
+            stacks.build_tree_direction, build_tree_direction_sp, direction, going
+        )
+        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
+            stacks.build_tree_seed, build_tree_seed_sp, seed, going
+        )
+        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
+            stacks.build_tree_tree_minus_x,
+            state.build_tree_tree_minus_x_sp,
+            tree[0][0],
+            going,
+        )
+        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
+            stacks.build_tree_tree_minus_r,
+            state.build_tree_tree_minus_r_sp,
+            tree[0][1],
+            going,
+        )
+        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
+            push(
+                stacks.build_tree_tree_minus_grad,
+                state.build_tree_tree_minus_grad_sp,
+                tree[0][2],
+                going,
+            )
+        )
+        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
+            stacks.build_tree_tree_plus_x,
+            state.build_tree_tree_plus_x_sp,
+            tree[1][0],
+            going,
+        )
+        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
+            stacks.build_tree_tree_plus_r,
+            state.build_tree_tree_plus_r_sp,
+            tree[1][1],
+            going,
+        )
+        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
+            push(
+                stacks.build_tree_tree_plus_grad,
+                state.build_tree_tree_plus_grad_sp,
+                tree[1][2],
+                going,
+            )
+        )
+        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
+            stacks.build_tree_tree_sample_x,
+            state.build_tree_tree_sample_x_sp,
+            tree[2][0],
+            going,
+        )
+        (
+            build_tree_tree_sample_log_prob_sp,
+            build_tree_tree_sample_log_prob_write,
+            overflow_10,
+        ) = push(
+            stacks.build_tree_tree_sample_log_prob,
+            state.build_tree_tree_sample_log_prob_sp,
+            tree[2][1],
+            going,
+        )
+        (
+            build_tree_tree_sample_grad_sp,
+            build_tree_tree_sample_grad_write,
+            overflow_11,
+        ) = push(
+            stacks.build_tree_tree_sample_grad,
+            state.build_tree_tree_sample_grad_sp,
+            tree[2][2],
+            going,
+        )
+        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
+            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], going
+        )
+        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
+            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], going
+        )
+        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
+            stacks.build_tree_tree_accept,
+            state.build_tree_tree_accept_sp,
+            tree[5],
+            going,
+        )
+        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
+            stacks.build_tree_tree_counter,
+            state.build_tree_tree_counter_sp,
+            tree[6],
+            going,
+        )
+        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
+            push(
+                stacks.build_tree_tree_leapfrogs,
+                state.build_tree_tree_leapfrogs_sp,
+                tree[7],
+                going,
+            )
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:75  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_STEP_1_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 7, going
+        )
+        pc = choose(cond_1, 4, 5)
+        pc = where(going, pc, returned_pc)
         pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -1470,32 +1621,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 ),
                 build_tree_depth=select(active, depth, state.build_tree_depth),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_minus_x=select(
-                    active, tree[0][0], state.build_tree_tree_minus_x
-                ),
-                build_tree_tree_minus_r=select(
-                    active, tree[0][1], state.build_tree_tree_minus_r
-                ),
-                build_tree_tree_minus_grad=select(
-                    active, tree[0][2], state.build_tree_tree_minus_grad
-                ),
-                build_tree_tree_plus_x=select(
-                    active, tree[1][0], state.build_tree_tree_plus_x
-                ),
-                build_tree_tree_plus_r=select(
-                    active, tree[1][1], state.build_tree_tree_plus_r
-                ),
-                build_tree_tree_plus_grad=select(
-                    active, tree[1][2], state.build_tree_tree_plus_grad
-                ),
-                build_tree_tree_sample_x=select(
-                    active, tree[2][0], state.build_tree_tree_sample_x
-                ),
                 build_tree_tree_sample_log_prob=select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_sample_grad=select(
-                    active, tree[2][2], state.build_tree_tree_sample_grad
                 ),
                 build_tree_tree_size=select(
                     active, tree[3], state.build_tree_tree_size
@@ -1510,48 +1637,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_1_block_7(state, stacks):
-        # examples/nuts.py:76  return tree
-        active = state.pc == 7
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        build_tree_return = tree
-        pc, return_sp = pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
-        )
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
@@ -1596,211 +1681,16 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                return_sp=return_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_1_block_8(state, stacks):
-        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 8
-        direction = state.build_tree_direction
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        depth = state.build_tree_depth
-        seed = state.build_tree_seed
-        joint0 = state.build_tree_joint0
-        log_slice = state.build_tree_log_slice
-        cond_2 = direction < 0
-        if_true_1 = tree.minus
-        if_false_1 = tree.plus
-        choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
-        )
-        outer = choice_1
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        more_depth = depth - 1
-        more_counter = tree.counter
-        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
-            stacks.build_tree_direction,
-            state.build_tree_direction_sp,
-            direction,
-            active,
-        )
-        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
-            stacks.build_tree_seed, state.build_tree_seed_sp, seed, active
-        )
-        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
-            stacks.build_tree_tree_minus_x,
-            state.build_tree_tree_minus_x_sp,
-            tree[0][0],
-            active,
-        )
-        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
-            stacks.build_tree_tree_minus_r,
-            state.build_tree_tree_minus_r_sp,
-            tree[0][1],
-            active,
-        )
-        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
-            push(
-                stacks.build_tree_tree_minus_grad,
-                state.build_tree_tree_minus_grad_sp,
-                tree[0][2],
-                active,
-            )
-        )
-        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
-            stacks.build_tree_tree_plus_x,
-            state.build_tree_tree_plus_x_sp,
-            tree[1][0],
-            active,
-        )
-        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
-            stacks.build_tree_tree_plus_r,
-            state.build_tree_tree_plus_r_sp,
-            tree[1][1],
-            active,
-        )
-        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
-            push(
-                stacks.build_tree_tree_plus_grad,
-                state.build_tree_tree_plus_grad_sp,
-                tree[1][2],
-                active,
-            )
-        )
-        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
-            stacks.build_tree_tree_sample_x,
-            state.build_tree_tree_sample_x_sp,
-            tree[2][0],
-            active,
-        )
-        (
-            build_tree_tree_sample_log_prob_sp,
-            build_tree_tree_sample_log_prob_write,
-            overflow_10,
-        ) = push(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            tree[2][1],
-            active,
-        )
-        (
-            build_tree_tree_sample_grad_sp,
-            build_tree_tree_sample_grad_write,
-            overflow_11,
-        ) = push(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            tree[2][2],
-            active,
-        )
-        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], active
-        )
-        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], active
-        )
-        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
-            stacks.build_tree_tree_accept,
-            state.build_tree_tree_accept_sp,
-            tree[5],
-            active,
-        )
-        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
-            stacks.build_tree_tree_counter,
-            state.build_tree_tree_counter_sp,
-            tree[6],
-            active,
-        )
-        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
-            push(
-                stacks.build_tree_tree_leapfrogs,
-                state.build_tree_tree_leapfrogs_sp,
-                tree[7],
-                active,
-            )
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            outer,
-            joint0,
-            log_slice,
-            direction,
-            more_depth,
-            seed,
-            more_counter,
-        )
-        # examples/nuts.py:60  if depth == 0:
-        cond_1 = depth == 0
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 9, active
-        )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1
-            | overflow_2
-            | overflow_3
-            | overflow_4
-            | overflow_5
-            | overflow_6
-            | overflow_7
-            | overflow_8
-            | overflow_9
-            | overflow_10
-            | overflow_11
-            | overflow_12
-            | overflow_13
-            | overflow_14
-            | overflow_15
-            | overflow_16
-            | overflow_17
-        )
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
                 build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
                 build_tree_edge_grad=select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_joint0_sp=build_tree_joint0_sp,
+                build_tree_log_slice_sp=build_tree_log_slice_sp,
                 build_tree_direction_sp=build_tree_direction_sp,
+                build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
                 build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
@@ -1817,7 +1707,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=select(overflow, 6, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -1841,9 +1731,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_1_block_9(state, stacks):
+    def nuts_step_1_block_7(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 9
+        active = state.pc == 7
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -2096,8 +1986,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_1_block_5,
         nuts_step_1_block_6,
         nuts_step_1_block_7,
-        nuts_step_1_block_8,
-        nuts_step_1_block_9,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_1_LOOPING_BLOCKS = ()
@@ -2137,16 +2025,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         ),
         ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
         (
-            "build_tree_tree_minus_x",
-            "build_tree_tree_minus_r",
-            "build_tree_tree_minus_grad",
-            "build_tree_tree_plus_x",
-            "build_tree_tree_plus_r",
-            "build_tree_tree_plus_grad",
-            "build_tree_tree_sample_x",
-            "build_tree_tree_sample_grad",
-        ),
-        (
             "build_tree_return_minus_x",
             "build_tree_return_minus_r",
             "build_tree_return_minus_grad",
@@ -2155,8 +2033,10 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             "build_tree_return_plus_grad",
             "build_tree_return_sample_x",
             "build_tree_return_sample_grad",
+            "build_tree_edge_x",
+            "build_tree_edge_r",
+            "build_tree_edge_grad",
         ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
         (
             "build_tree_return_minus_x",
             "build_tree_return_minus_r",
@@ -2176,8 +2056,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:76: return tree",
-        "in build_tree at examples/nuts.py:77: outer = tree.minus if direction < 0 else tree.plus",
         "in build_tree at examples/nuts.py:78: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
     )
 
@@ -2643,7 +2521,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_2_HALT = 10
+    NUTS_STEP_2_HALT = 8
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8, build_tree_tree_minus_r 8, build_tree_tree_minus_grad 8, build_tree_tree_plus_x 8, build_tree_tree_plus_r 8, build_tree_tree_plus_grad 8, build_tree_tree_sample_x 8, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_2_STACK_BYTES = 149
 
@@ -3207,8 +3085,165 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 7, 8)
+        build_tree_return = tree
+        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
+            stacks.build_tree_direction, build_tree_direction_sp, direction, going
+        )
+        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
+            stacks.build_tree_seed, build_tree_seed_sp, seed, going
+        )
+        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
+            stacks.build_tree_tree_minus_x,
+            state.build_tree_tree_minus_x_sp,
+            tree[0][0],
+            going,
+        )
+        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
+            stacks.build_tree_tree_minus_r,
+            state.build_tree_tree_minus_r_sp,
+            tree[0][1],
+            going,
+        )
+        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
+            push(
+                stacks.build_tree_tree_minus_grad,
+                state.build_tree_tree_minus_grad_sp,
+                tree[0][2],
+                going,
+            )
+        )
+        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
+            stacks.build_tree_tree_plus_x,
+            state.build_tree_tree_plus_x_sp,
+            tree[1][0],
+            going,
+        )
+        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
+            stacks.build_tree_tree_plus_r,
+            state.build_tree_tree_plus_r_sp,
+            tree[1][1],
+            going,
+        )
+        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
+            push(
+                stacks.build_tree_tree_plus_grad,
+                state.build_tree_tree_plus_grad_sp,
+                tree[1][2],
+                going,
+            )
+        )
+        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
+            stacks.build_tree_tree_sample_x,
+            state.build_tree_tree_sample_x_sp,
+            tree[2][0],
+            going,
+        )
+        (
+            build_tree_tree_sample_log_prob_sp,
+            build_tree_tree_sample_log_prob_write,
+            overflow_10,
+        ) = push(
+            stacks.build_tree_tree_sample_log_prob,
+            state.build_tree_tree_sample_log_prob_sp,
+            tree[2][1],
+            going,
+        )
+        (
+            build_tree_tree_sample_grad_sp,
+            build_tree_tree_sample_grad_write,
+            overflow_11,
+        ) = push(
+            stacks.build_tree_tree_sample_grad,
+            state.build_tree_tree_sample_grad_sp,
+            tree[2][2],
+            going,
+        )
+        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
+            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], going
+        )
+        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
+            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], going
+        )
+        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
+            stacks.build_tree_tree_accept,
+            state.build_tree_tree_accept_sp,
+            tree[5],
+            going,
+        )
+        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
+            stacks.build_tree_tree_counter,
+            state.build_tree_tree_counter_sp,
+            tree[6],
+            going,
+        )
+        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
+            push(
+                stacks.build_tree_tree_leapfrogs,
+                state.build_tree_tree_leapfrogs_sp,
+                tree[7],
+                going,
+            )
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:75  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_STEP_2_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 7, going
+        )
+        pc = choose(cond_1, 4, 5)
+        pc = where(going, pc, returned_pc)
         pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -3221,32 +3256,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 ),
                 build_tree_depth=select(active, depth, state.build_tree_depth),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_minus_x=select(
-                    active, tree[0][0], state.build_tree_tree_minus_x
-                ),
-                build_tree_tree_minus_r=select(
-                    active, tree[0][1], state.build_tree_tree_minus_r
-                ),
-                build_tree_tree_minus_grad=select(
-                    active, tree[0][2], state.build_tree_tree_minus_grad
-                ),
-                build_tree_tree_plus_x=select(
-                    active, tree[1][0], state.build_tree_tree_plus_x
-                ),
-                build_tree_tree_plus_r=select(
-                    active, tree[1][1], state.build_tree_tree_plus_r
-                ),
-                build_tree_tree_plus_grad=select(
-                    active, tree[1][2], state.build_tree_tree_plus_grad
-                ),
-                build_tree_tree_sample_x=select(
-                    active, tree[2][0], state.build_tree_tree_sample_x
-                ),
                 build_tree_tree_sample_log_prob=select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_sample_grad=select(
-                    active, tree[2][2], state.build_tree_tree_sample_grad
                 ),
                 build_tree_tree_size=select(
                     active, tree[3], state.build_tree_tree_size
@@ -3261,48 +3272,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_2_block_7(state, stacks):
-        # examples/nuts.py:76  return tree
-        active = state.pc == 7
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        build_tree_return = tree
-        pc, return_sp = pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
-        )
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
@@ -3347,211 +3316,16 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                return_sp=return_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_2_block_8(state, stacks):
-        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 8
-        direction = state.build_tree_direction
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        depth = state.build_tree_depth
-        seed = state.build_tree_seed
-        joint0 = state.build_tree_joint0
-        log_slice = state.build_tree_log_slice
-        cond_2 = direction < 0
-        if_true_1 = tree.minus
-        if_false_1 = tree.plus
-        choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
-        )
-        outer = choice_1
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        more_depth = depth - 1
-        more_counter = tree.counter
-        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
-            stacks.build_tree_direction,
-            state.build_tree_direction_sp,
-            direction,
-            active,
-        )
-        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
-            stacks.build_tree_seed, state.build_tree_seed_sp, seed, active
-        )
-        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
-            stacks.build_tree_tree_minus_x,
-            state.build_tree_tree_minus_x_sp,
-            tree[0][0],
-            active,
-        )
-        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
-            stacks.build_tree_tree_minus_r,
-            state.build_tree_tree_minus_r_sp,
-            tree[0][1],
-            active,
-        )
-        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
-            push(
-                stacks.build_tree_tree_minus_grad,
-                state.build_tree_tree_minus_grad_sp,
-                tree[0][2],
-                active,
-            )
-        )
-        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
-            stacks.build_tree_tree_plus_x,
-            state.build_tree_tree_plus_x_sp,
-            tree[1][0],
-            active,
-        )
-        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
-            stacks.build_tree_tree_plus_r,
-            state.build_tree_tree_plus_r_sp,
-            tree[1][1],
-            active,
-        )
-        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
-            push(
-                stacks.build_tree_tree_plus_grad,
-                state.build_tree_tree_plus_grad_sp,
-                tree[1][2],
-                active,
-            )
-        )
-        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
-            stacks.build_tree_tree_sample_x,
-            state.build_tree_tree_sample_x_sp,
-            tree[2][0],
-            active,
-        )
-        (
-            build_tree_tree_sample_log_prob_sp,
-            build_tree_tree_sample_log_prob_write,
-            overflow_10,
-        ) = push(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            tree[2][1],
-            active,
-        )
-        (
-            build_tree_tree_sample_grad_sp,
-            build_tree_tree_sample_grad_write,
-            overflow_11,
-        ) = push(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            tree[2][2],
-            active,
-        )
-        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], active
-        )
-        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], active
-        )
-        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
-            stacks.build_tree_tree_accept,
-            state.build_tree_tree_accept_sp,
-            tree[5],
-            active,
-        )
-        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
-            stacks.build_tree_tree_counter,
-            state.build_tree_tree_counter_sp,
-            tree[6],
-            active,
-        )
-        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
-            push(
-                stacks.build_tree_tree_leapfrogs,
-                state.build_tree_tree_leapfrogs_sp,
-                tree[7],
-                active,
-            )
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            outer,
-            joint0,
-            log_slice,
-            direction,
-            more_depth,
-            seed,
-            more_counter,
-        )
-        # examples/nuts.py:60  if depth == 0:
-        cond_1 = depth == 0
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 9, active
-        )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1
-            | overflow_2
-            | overflow_3
-            | overflow_4
-            | overflow_5
-            | overflow_6
-            | overflow_7
-            | overflow_8
-            | overflow_9
-            | overflow_10
-            | overflow_11
-            | overflow_12
-            | overflow_13
-            | overflow_14
-            | overflow_15
-            | overflow_16
-            | overflow_17
-        )
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
                 build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
                 build_tree_edge_grad=select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_joint0_sp=build_tree_joint0_sp,
+                build_tree_log_slice_sp=build_tree_log_slice_sp,
                 build_tree_direction_sp=build_tree_direction_sp,
+                build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
                 build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
@@ -3568,7 +3342,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=select(overflow, 6, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -3592,9 +3366,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_2_block_9(state, stacks):
+    def nuts_step_2_block_7(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 9
+        active = state.pc == 7
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -3847,8 +3621,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_2_block_5,
         nuts_step_2_block_6,
         nuts_step_2_block_7,
-        nuts_step_2_block_8,
-        nuts_step_2_block_9,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_2_LOOPING_BLOCKS = ()
@@ -3888,16 +3660,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         ),
         ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
         (
-            "build_tree_tree_minus_x",
-            "build_tree_tree_minus_r",
-            "build_tree_tree_minus_grad",
-            "build_tree_tree_plus_x",
-            "build_tree_tree_plus_r",
-            "build_tree_tree_plus_grad",
-            "build_tree_tree_sample_x",
-            "build_tree_tree_sample_grad",
-        ),
-        (
             "build_tree_return_minus_x",
             "build_tree_return_minus_r",
             "build_tree_return_minus_grad",
@@ -3906,8 +3668,10 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             "build_tree_return_plus_grad",
             "build_tree_return_sample_x",
             "build_tree_return_sample_grad",
+            "build_tree_edge_x",
+            "build_tree_edge_r",
+            "build_tree_edge_grad",
         ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
         (
             "build_tree_return_minus_x",
             "build_tree_return_minus_r",
@@ -3927,8 +3691,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:76: return tree",
-        "in build_tree at examples/nuts.py:77: outer = tree.minus if direction < 0 else tree.plus",
         "in build_tree at examples/nuts.py:78: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
     )
 
@@ -4390,7 +4152,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_3_HALT = 10
+    NUTS_STEP_3_HALT = 8
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 24, build_tree_tree_minus_r 24, build_tree_tree_minus_grad 24, build_tree_tree_plus_x 24, build_tree_tree_plus_r 24, build_tree_tree_plus_grad 24, build_tree_tree_sample_x 24, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 24, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
     NUTS_STEP_3_STACK_BYTES = 277
 
@@ -4954,8 +4716,165 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
-        pc = choose(not__1, 7, 8)
+        build_tree_return = tree
+        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
+            stacks.build_tree_direction, build_tree_direction_sp, direction, going
+        )
+        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
+            stacks.build_tree_seed, build_tree_seed_sp, seed, going
+        )
+        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
+            stacks.build_tree_tree_minus_x,
+            state.build_tree_tree_minus_x_sp,
+            tree[0][0],
+            going,
+        )
+        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
+            stacks.build_tree_tree_minus_r,
+            state.build_tree_tree_minus_r_sp,
+            tree[0][1],
+            going,
+        )
+        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
+            push(
+                stacks.build_tree_tree_minus_grad,
+                state.build_tree_tree_minus_grad_sp,
+                tree[0][2],
+                going,
+            )
+        )
+        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
+            stacks.build_tree_tree_plus_x,
+            state.build_tree_tree_plus_x_sp,
+            tree[1][0],
+            going,
+        )
+        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
+            stacks.build_tree_tree_plus_r,
+            state.build_tree_tree_plus_r_sp,
+            tree[1][1],
+            going,
+        )
+        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
+            push(
+                stacks.build_tree_tree_plus_grad,
+                state.build_tree_tree_plus_grad_sp,
+                tree[1][2],
+                going,
+            )
+        )
+        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
+            stacks.build_tree_tree_sample_x,
+            state.build_tree_tree_sample_x_sp,
+            tree[2][0],
+            going,
+        )
+        (
+            build_tree_tree_sample_log_prob_sp,
+            build_tree_tree_sample_log_prob_write,
+            overflow_10,
+        ) = push(
+            stacks.build_tree_tree_sample_log_prob,
+            state.build_tree_tree_sample_log_prob_sp,
+            tree[2][1],
+            going,
+        )
+        (
+            build_tree_tree_sample_grad_sp,
+            build_tree_tree_sample_grad_write,
+            overflow_11,
+        ) = push(
+            stacks.build_tree_tree_sample_grad,
+            state.build_tree_tree_sample_grad_sp,
+            tree[2][2],
+            going,
+        )
+        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
+            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], going
+        )
+        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
+            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], going
+        )
+        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
+            stacks.build_tree_tree_accept,
+            state.build_tree_tree_accept_sp,
+            tree[5],
+            going,
+        )
+        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
+            stacks.build_tree_tree_counter,
+            state.build_tree_tree_counter_sp,
+            tree[6],
+            going,
+        )
+        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
+            push(
+                stacks.build_tree_tree_leapfrogs,
+                state.build_tree_tree_leapfrogs_sp,
+                tree[7],
+                going,
+            )
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:60  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:75  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_STEP_3_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 7, going
+        )
+        pc = choose(cond_1, 4, 5)
+        pc = where(going, pc, returned_pc)
         pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -4968,32 +4887,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 ),
                 build_tree_depth=select(active, depth, state.build_tree_depth),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_minus_x=select(
-                    active, tree[0][0], state.build_tree_tree_minus_x
-                ),
-                build_tree_tree_minus_r=select(
-                    active, tree[0][1], state.build_tree_tree_minus_r
-                ),
-                build_tree_tree_minus_grad=select(
-                    active, tree[0][2], state.build_tree_tree_minus_grad
-                ),
-                build_tree_tree_plus_x=select(
-                    active, tree[1][0], state.build_tree_tree_plus_x
-                ),
-                build_tree_tree_plus_r=select(
-                    active, tree[1][1], state.build_tree_tree_plus_r
-                ),
-                build_tree_tree_plus_grad=select(
-                    active, tree[1][2], state.build_tree_tree_plus_grad
-                ),
-                build_tree_tree_sample_x=select(
-                    active, tree[2][0], state.build_tree_tree_sample_x
-                ),
                 build_tree_tree_sample_log_prob=select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_sample_grad=select(
-                    active, tree[2][2], state.build_tree_tree_sample_grad
                 ),
                 build_tree_tree_size=select(
                     active, tree[3], state.build_tree_tree_size
@@ -5008,48 +4903,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_3_block_7(state, stacks):
-        # examples/nuts.py:76  return tree
-        active = state.pc == 7
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        build_tree_return = tree
-        pc, return_sp = pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
-        )
-        pc = select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
@@ -5094,211 +4947,16 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                return_sp=return_sp,
-            ),
-            stack_writes(stacks),
-        )
-
-    def nuts_step_3_block_8(state, stacks):
-        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
-        active = state.pc == 8
-        direction = state.build_tree_direction
-        tree = Tree(
-            Edge(
-                state.build_tree_tree_minus_x,
-                state.build_tree_tree_minus_r,
-                state.build_tree_tree_minus_grad,
-            ),
-            Edge(
-                state.build_tree_tree_plus_x,
-                state.build_tree_tree_plus_r,
-                state.build_tree_tree_plus_grad,
-            ),
-            Point(
-                state.build_tree_tree_sample_x,
-                state.build_tree_tree_sample_log_prob,
-                state.build_tree_tree_sample_grad,
-            ),
-            state.build_tree_tree_size,
-            state.build_tree_tree_ok,
-            state.build_tree_tree_accept,
-            state.build_tree_tree_counter,
-            state.build_tree_tree_leapfrogs,
-        )
-        depth = state.build_tree_depth
-        seed = state.build_tree_seed
-        joint0 = state.build_tree_joint0
-        log_slice = state.build_tree_log_slice
-        cond_2 = direction < 0
-        if_true_1 = tree.minus
-        if_false_1 = tree.plus
-        choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
-        )
-        outer = choice_1
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        more_depth = depth - 1
-        more_counter = tree.counter
-        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
-            stacks.build_tree_direction,
-            state.build_tree_direction_sp,
-            direction,
-            active,
-        )
-        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
-            stacks.build_tree_seed, state.build_tree_seed_sp, seed, active
-        )
-        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
-            stacks.build_tree_tree_minus_x,
-            state.build_tree_tree_minus_x_sp,
-            tree[0][0],
-            active,
-        )
-        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
-            stacks.build_tree_tree_minus_r,
-            state.build_tree_tree_minus_r_sp,
-            tree[0][1],
-            active,
-        )
-        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
-            push(
-                stacks.build_tree_tree_minus_grad,
-                state.build_tree_tree_minus_grad_sp,
-                tree[0][2],
-                active,
-            )
-        )
-        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
-            stacks.build_tree_tree_plus_x,
-            state.build_tree_tree_plus_x_sp,
-            tree[1][0],
-            active,
-        )
-        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
-            stacks.build_tree_tree_plus_r,
-            state.build_tree_tree_plus_r_sp,
-            tree[1][1],
-            active,
-        )
-        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
-            push(
-                stacks.build_tree_tree_plus_grad,
-                state.build_tree_tree_plus_grad_sp,
-                tree[1][2],
-                active,
-            )
-        )
-        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
-            stacks.build_tree_tree_sample_x,
-            state.build_tree_tree_sample_x_sp,
-            tree[2][0],
-            active,
-        )
-        (
-            build_tree_tree_sample_log_prob_sp,
-            build_tree_tree_sample_log_prob_write,
-            overflow_10,
-        ) = push(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            tree[2][1],
-            active,
-        )
-        (
-            build_tree_tree_sample_grad_sp,
-            build_tree_tree_sample_grad_write,
-            overflow_11,
-        ) = push(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            tree[2][2],
-            active,
-        )
-        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], active
-        )
-        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], active
-        )
-        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
-            stacks.build_tree_tree_accept,
-            state.build_tree_tree_accept_sp,
-            tree[5],
-            active,
-        )
-        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
-            stacks.build_tree_tree_counter,
-            state.build_tree_tree_counter_sp,
-            tree[6],
-            active,
-        )
-        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
-            push(
-                stacks.build_tree_tree_leapfrogs,
-                state.build_tree_tree_leapfrogs_sp,
-                tree[7],
-                active,
-            )
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            outer,
-            joint0,
-            log_slice,
-            direction,
-            more_depth,
-            seed,
-            more_counter,
-        )
-        # examples/nuts.py:60  if depth == 0:
-        cond_1 = depth == 0
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        return_sp, returns_write, overflow_17 = push(
-            stacks.returns, state.return_sp, 9, active
-        )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1
-            | overflow_2
-            | overflow_3
-            | overflow_4
-            | overflow_5
-            | overflow_6
-            | overflow_7
-            | overflow_8
-            | overflow_9
-            | overflow_10
-            | overflow_11
-            | overflow_12
-            | overflow_13
-            | overflow_14
-            | overflow_15
-            | overflow_16
-            | overflow_17
-        )
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
                 build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
                 build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
                 build_tree_edge_grad=select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_joint0_sp=build_tree_joint0_sp,
+                build_tree_log_slice_sp=build_tree_log_slice_sp,
                 build_tree_direction_sp=build_tree_direction_sp,
+                build_tree_depth_sp=build_tree_depth_sp,
                 build_tree_seed_sp=build_tree_seed_sp,
                 build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
                 build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
@@ -5315,7 +4973,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_counter_sp=build_tree_tree_counter_sp,
                 build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=select(overflow, 6, state.overflow_at),
             ),
             stack_writes(
                 stacks,
@@ -5339,9 +4997,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_3_block_9(state, stacks):
+    def nuts_step_3_block_7(state, stacks):
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 9
+        active = state.pc == 7
         build_tree_return = Tree(
             Edge(
                 state.build_tree_return_minus_x,
@@ -5594,8 +5252,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_3_block_5,
         nuts_step_3_block_6,
         nuts_step_3_block_7,
-        nuts_step_3_block_8,
-        nuts_step_3_block_9,
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_3_LOOPING_BLOCKS = ()
@@ -5635,16 +5291,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         ),
         ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
         (
-            "build_tree_tree_minus_x",
-            "build_tree_tree_minus_r",
-            "build_tree_tree_minus_grad",
-            "build_tree_tree_plus_x",
-            "build_tree_tree_plus_r",
-            "build_tree_tree_plus_grad",
-            "build_tree_tree_sample_x",
-            "build_tree_tree_sample_grad",
-        ),
-        (
             "build_tree_return_minus_x",
             "build_tree_return_minus_r",
             "build_tree_return_minus_grad",
@@ -5653,8 +5299,10 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             "build_tree_return_plus_grad",
             "build_tree_return_sample_x",
             "build_tree_return_sample_grad",
+            "build_tree_edge_x",
+            "build_tree_edge_r",
+            "build_tree_edge_grad",
         ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
         (
             "build_tree_return_minus_x",
             "build_tree_return_minus_r",
@@ -5674,8 +5322,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         "in build_tree at examples/nuts.py:62: eps = direction * step_size",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:76: return tree",
-        "in build_tree at examples/nuts.py:77: outer = tree.minus if direction < 0 else tree.plus",
         "in build_tree at examples/nuts.py:78: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
     )
 

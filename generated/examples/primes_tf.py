@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=2d52c385118e7e48126d656e4c0e7fdb87d4a339384f02fa27c2c401f691f093
-# autobatch: body-sha256=9f90c748c26311b5d4a2619edd82d35427cf7c3c292656d33ec175ba9d7889e8
+# autobatch: source-sha256=351bf5a2ca38ee42e0587fb917273e4666315554328c2b525e0516426272df7e
+# autobatch: body-sha256=dff117b8ae95300860ef6a4ab178c1ba8fc51ff84ce9c1cc31e018c1b95b475b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -33,9 +33,7 @@ smallest_factor(int64[]):
   block 1   examples/primes.py:12  if d * d > n:
   block 2   examples/primes.py:13  break
   block 3   examples/primes.py:14  if n % d == 0:
-  block 4   examples/primes.py:15  return d
-  block 5   examples/primes.py:11  for d in range(2, n):
-  block 6   examples/primes.py:16  return n
+  block 4   examples/primes.py:16  return n
 """
 
 import functools
@@ -1291,7 +1289,7 @@ class SmallestFactorStacks(typing.NamedTuple):
     returns: object
 
 
-SMALLEST_FACTOR_HALT = 7
+SMALLEST_FACTOR_HALT = 5
 # bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
 SMALLEST_FACTOR_STACK_BYTES = 4
 
@@ -1303,7 +1301,7 @@ def smallest_factor_block_0(state, stacks):
     range_1 = 2
     d_next_1 = range_1
     in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)
-    pc = choose(in_range_1, 1, 6)
+    pc = choose(in_range_1, 1, 4)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -1343,7 +1341,7 @@ def smallest_factor_block_1(state, stacks):
 def smallest_factor_block_2(state, stacks):
     # examples/primes.py:13  break
     active = state.pc == 2
-    pc = 6
+    pc = 4
     pc = select(active, pc, state.pc)
     return (state._replace(pc=pc), stack_writes(stacks))
 
@@ -1353,20 +1351,22 @@ def smallest_factor_block_3(state, stacks):
     active = state.pc == 3
     n = safe_divisor(active, state.smallest_factor_n)
     d = safe_divisor(active, state.smallest_factor_d)
+    d_next_1 = safe_divisor(active, state.smallest_factor_d_next_1)
     cond_2 = n % d == 0
-    pc = choose(cond_2, 4, 5)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def smallest_factor_block_4(state, stacks):
-    # examples/primes.py:15  return d
-    active = state.pc == 4
-    d = state.smallest_factor_d
     smallest_factor_return = d
-    pc, return_sp = pop_return(
-        stacks.returns, state.return_sp, active, SMALLEST_FACTOR_HALT
+    # examples/primes.py:11  for d in range(2, n):
+    in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)
+    # examples/primes.py:14  if n % d == 0:
+    # the examples that go on (the others return)
+    going = where(cond_2, False, active)
+    returned_pc, return_sp = pop_return(
+        stacks.returns,
+        state.return_sp,
+        where(going, False, active),
+        SMALLEST_FACTOR_HALT,
     )
+    pc = choose(in_range_1, 1, 4)
+    pc = where(going, pc, returned_pc)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
@@ -1380,20 +1380,9 @@ def smallest_factor_block_4(state, stacks):
     )
 
 
-def smallest_factor_block_5(state, stacks):
-    # examples/primes.py:11  for d in range(2, n):
-    active = state.pc == 5
-    d_next_1 = state.smallest_factor_d_next_1
-    n = state.smallest_factor_n
-    in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)
-    pc = choose(in_range_1, 1, 6)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
-
-
-def smallest_factor_block_6(state, stacks):
+def smallest_factor_block_4(state, stacks):
     # examples/primes.py:16  return n
-    active = state.pc == 6
+    active = state.pc == 4
     n = state.smallest_factor_n
     smallest_factor_return = n
     pc, return_sp = pop_return(
@@ -1418,20 +1407,16 @@ SMALLEST_FACTOR_BLOCKS = (
     smallest_factor_block_2,
     smallest_factor_block_3,
     smallest_factor_block_4,
-    smallest_factor_block_5,
-    smallest_factor_block_6,
 )
 # blocks that may run again at once: a loop body that tests itself
 SMALLEST_FACTOR_LOOPING_BLOCKS = ()
 # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-SMALLEST_FACTOR_VECTOR_WRITES = ((), (), (), (), (), (), ())
+SMALLEST_FACTOR_VECTOR_WRITES = ((), (), (), (), ())
 SMALLEST_FACTOR_BLOCK_LINES = (
     "in smallest_factor at examples/primes.py:11: for d in range(2, n):",
     "in smallest_factor at examples/primes.py:12: if d * d > n:",
     "in smallest_factor at examples/primes.py:13: break",
     "in smallest_factor at examples/primes.py:14: if n % d == 0:",
-    "in smallest_factor at examples/primes.py:15: return d",
-    "in smallest_factor at examples/primes.py:11: for d in range(2, n):",
     "in smallest_factor at examples/primes.py:16: return n",
 )
 

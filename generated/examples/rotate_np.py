@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=0fa4cc1544e932116814a616a12d9352267f2751a73799e42cd6ddcaf96370da
+# autobatch: source-sha256=b6f1642d2f5f931031c0b6ccd926fb052330594fd397223e5cb2effa8154d28e
 # autobatch: body-sha256=5bd6e50809413c6b7d26a4c13f15b0738a7f0c5225ae6bd71fd09c84e81b466b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=816991a47dbc1e36b7319f9c2554577784e6190b1431e9cdb27df54b9a89caad
+# autobatch: source-sha256=ed7bac84bb0125265b78e4cb2a28a12544c6b0c7fc6753dc997f82a2c53651ed
 # autobatch: body-sha256=d7657e11b978b4c32441ce218b600f387f623f5e72d0bb1301b5c29081d0b1bb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=41305439a9a2e7e1edb44bdd4c6e2bf7a163ca3fc7b80218d3232078777affeb
+# autobatch: source-sha256=bee0c344d3fc7cbf640bdeb9f36306636a20cdd27b60247969f41b123d843fc4
 # autobatch: body-sha256=d77efad505a9230b6e40fde8f19040c83c8ed180c832467897f69298500730fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -592,6 +592,7 @@ class _BlockBody:
         self.sp_written: List[str] = []  # stacks whose pointer it moved
         self.overflows: List[str] = []
         self.written: List[str] = []
+        self.going_name = None  # the mask of examples going on, in a ReturnIf block
 
     def local(self, var):
         if var not in self.locals:
@@ -739,7 +740,7 @@ class _BlockBody:
             for var in ins.variables:
                 value = _name(self.local(var))
                 for path, _, field in self.e.fields[var]:
-                    self.push(field, _index(value, path))
+                    self.push(field, _index(value, path), self.going() if ins.going_only else None)
         elif isinstance(ins, ir.Pop):
             for var in ins.variables:
                 self.restore(var, pop=True)
@@ -799,7 +800,23 @@ class _BlockBody:
         sp = field + "_sp" if field != "returns" else "return_sp"
         return _name(sp) if field in self.sp_written else _attr("state", sp)
 
-    def push(self, field, value):
+    def going(self):
+        """The mask of the examples that do not return, in a `ReturnIf` block."""
+        t = self.block.terminator
+        if self.going_name is None:
+            self.going_name = _safe("going", self.taken)
+            self.taken.add(self.going_name)
+            condition = _name(self.local(t.condition))
+            sides = (ast.Constant(False), _name("active"))
+            if not t.returns_when:
+                sides = sides[::-1]
+            self.out.append(comment("the examples that go on (the others return)"))
+            self.out.append(
+                ast.Assign([_name(self.going_name, True)], _call("where", condition, *sides))
+            )
+        return _name(self.going_name)
+
+    def push(self, field, value, mask=None):
         if field in self.stack_written:
             raise AssertionError(f"two pushes on stack {field} in one block")
         sp = "return_sp" if field == "returns" else field + "_sp"
@@ -810,7 +827,7 @@ class _BlockBody:
         self.out.append(
             ast.Assign(
                 [_target(targets)],
-                _call("push", stack, self.stack_pointer(field), value, _name("active")),
+                _call("push", stack, self.stack_pointer(field), value, mask or _name("active")),
             )
         )
         self.stack_written.append(field)
@@ -845,13 +862,34 @@ class _BlockBody:
                 )
             )
 
-    def terminator(self, t):
+    def terminator(self, t, mask=None):
         pc = _name("pc", True)
+        if isinstance(t, ir.ReturnIf):
+            going = self.going()
+            returning = _call("where", going, False, _name("active"))
+            returned = _safe("returned_pc", self.taken)
+            self.taken.add(returned)
+            self.out.append(
+                ast.Assign(
+                    [_target([_name(returned, True), _name("return_sp", True)])],
+                    _call(
+                        "pop_return",
+                        _attr("stacks", "returns"),
+                        self.stack_pointer("returns"),
+                        returning,
+                        _name(self.e.const("HALT")),
+                    ),
+                )
+            )
+            self.sp_written.append("returns")
+            self.terminator(t.otherwise, mask=going)
+            self.out.append(ast.Assign([pc], _call("where", going, _name("pc"), _name(returned))))
+            return self.finish_terminator()
         if isinstance(t, ir.Goto):
             self.out.append(ast.Assign([pc], ast.Constant(self.e.index[t.target])))
         elif isinstance(t, (ir.Branch, ir.PushBranch)):
             if isinstance(t, ir.PushBranch):
-                self.push("returns", ast.Constant(self.e.index[t.return_block]))
+                self.push("returns", ast.Constant(self.e.index[t.return_block]), mask)
             self.out.append(
                 ast.Assign(
                     [pc],
@@ -864,7 +902,7 @@ class _BlockBody:
                 )
             )
         elif isinstance(t, ir.PushGoto):
-            self.push("returns", ast.Constant(self.e.index[t.return_block]))
+            self.push("returns", ast.Constant(self.e.index[t.return_block]), mask)
             self.out.append(ast.Assign([pc], ast.Constant(self.e.index[t.target])))
         elif isinstance(t, ir.IndirectGoto):
             self.out.append(
@@ -882,6 +920,11 @@ class _BlockBody:
             self.sp_written.append("returns")
         else:
             raise TypeError(f"unexpected terminator {t!r}")
+        if mask is None:
+            self.finish_terminator()
+
+    def finish_terminator(self):
+        pc = _name("pc", True)
         self.out.append(
             ast.Assign([pc], _call("select", _name("active"), _name("pc"), _attr("state", "pc")))
         )

@@ -9,7 +9,8 @@ patterns (destructuring, `a, (b, c) = ...`).
 Before lowering, a function's blocks hold `PrimOp` and `Call` instructions and
 end in `Goto`, `Branch` or `Return`; variable names are the function's own.
 Lowering (passes/lowering.py) turns calls and returns into explicit stack
-traffic (`Push`, `Pop`, `Peek`, `Move`, `PushGoto`, `PushBranch`, `IndirectGoto`) over
+traffic (`Push`, `Pop`, `Peek`, `Move`, `PushGoto`, `PushBranch`, `IndirectGoto`,
+`ReturnIf`) over
 variables qualified by their function (`fib.n`), and flattens all functions
 into one list of blocks that a single program counter walks.
 """
@@ -135,10 +136,15 @@ class Move:
 
 @dataclasses.dataclass(frozen=True)
 class Push:
-    """Save the current values of `variables` on their own stacks."""
+    """Save the current values of `variables` on their own stacks.
+
+    `going_only`: in a block ending in `ReturnIf`, only the examples that do
+    not return push (the others leave their stacks alone).
+    """
 
     variables: Tuple[str, ...]
     origin: Optional[Origin] = None
+    going_only: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,8 +228,24 @@ class IndirectGoto:
     origin: Optional[Origin] = None
 
 
+@dataclasses.dataclass(frozen=True)
+class ReturnIf:
+    """Examples whose `condition` is `returns_when` return (as `IndirectGoto`);
+    the others go on with `otherwise` (a `Goto`, `Branch`, `PushGoto` or
+    `PushBranch`).
+
+    What a branch to a block that only returns and a block that goes on
+    would do in two loop iterations (see passes/control.merge_early_returns).
+    """
+
+    condition: str
+    otherwise: "Terminator"
+    returns_when: bool = True
+    origin: Optional[Origin] = None
+
+
 Instruction = Union[PrimOp, Select, Call, Move, Push, Pop, Peek]
-Terminator = Union[Goto, Branch, Return, PushGoto, PushBranch, IndirectGoto]
+Terminator = Union[Goto, Branch, Return, PushGoto, PushBranch, IndirectGoto, ReturnIf]
 
 
 # ---- containers -------------------------------------------------------------

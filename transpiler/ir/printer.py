@@ -28,7 +28,8 @@ def instruction(ins) -> str:
         outs = ", ".join(_pattern(p) for p in ins.vars_out)
         return f"{outs} = move {', '.join(ins.vars_in)}"
     if isinstance(ins, ir.Push):
-        return f"push {', '.join(ins.variables)}"
+        only = " (examples going on)" if ins.going_only else ""
+        return f"push {', '.join(ins.variables)}{only}"
     if isinstance(ins, ir.Pop):
         return f"pop {', '.join(ins.variables)}"
     if isinstance(ins, ir.Peek):
@@ -46,6 +47,9 @@ def instruction(ins) -> str:
             f"push-branch {ins.condition} ? {ins.true_target} : {ins.false_target}"
             f" returning to {ins.return_block}"
         )
+    if isinstance(ins, ir.ReturnIf):
+        test = ins.condition if ins.returns_when else f"not {ins.condition}"
+        return f"return (indirect goto) if {test}, else {instruction(ins.otherwise)}"
     if isinstance(ins, ir.IndirectGoto):
         return "return (indirect goto)"
     raise TypeError(ins)

@@ -12,6 +12,10 @@ classic rewrites bring it to one:
 - `rotate_loops`: a short, safe block that ends in a branch (a loop test) is
   copied onto the end of every block that jumps to it, so a loop body ends
   by testing and jumping back to itself.
+- `merge_early_returns`: a branch between a block that only returns (`if not
+  tree.ok: return tree`) and a block that goes on (here: the next call)
+  becomes one block that does both, each example keeping its own path: the
+  returning examples pop their return address, the others push and jump.
 - `thread_entry_tests`: the same for calls.  A function whose entry block
   only tests its arguments (`if n <= 1:`, `if depth == 0:`) would spend one
   iteration per call on the test; each call site runs the test itself and
@@ -34,6 +38,7 @@ from transpiler.passes import fusion, liveness
 
 MAX_ARM = 8  # instructions per arm that if-conversion accepts
 MAX_TEST = 6  # instructions of a loop test that rotation copies
+MAX_RETURN = 4  # instructions of a returning arm that merge_early_returns takes
 
 _SAFE_OPS = (
     ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor,
@@ -308,3 +313,83 @@ def thread_entry_tests(program: ir.LoweredProgram) -> ir.LoweredProgram:
     entered = fusion.pinned(blocks) | set(fusion.predecessors(blocks))
     blocks = [b for b in blocks if b.name in entered]
     return dataclasses.replace(program, blocks=tuple(blocks))
+
+
+def merge_early_returns(program: ir.LoweredProgram) -> ir.LoweredProgram:
+    """A branch to a returning arm and a going-on arm becomes one `ReturnIf` block.
+
+    NUTS's `if not tree.ok: return tree` then the second recursive call took
+    three loop iterations (test, return or call); merged they take one.
+    Every example runs both arms' instructions, so both must be safe (see
+    `_safe`) and neither may clobber what the other path reads: the
+    returning arm's writes must be dead where the other arm starts, and the
+    other arm's writes dead after a return.  The other arm's pushes are
+    masked (`Push.going_only`) to the examples that do not return; it may not
+    pop (that would move the returning examples' stacks too).
+    """
+    blocks = list(program.blocks)
+    changed = True
+    while changed:
+        changed = False
+        live_in, live_out = liveness.block_liveness(dataclasses.replace(program, blocks=tuple(blocks)))
+        by_name = {b.name: b for b in blocks}
+        preds, pinned = fusion.predecessors(blocks), fusion.pinned(blocks)
+        for i, block in enumerate(blocks):
+            t = block.terminator
+            if not isinstance(t, ir.Branch) or t.true_target == t.false_target:
+                continue
+            for returning, going, negate in (
+                (t.true_target, t.false_target, False),
+                (t.false_target, t.true_target, True),
+            ):
+                merged = _merged_return(
+                    block, by_name, returning, going, negate, preds, pinned, live_in, live_out
+                )
+                if merged is not None:
+                    break
+            else:
+                continue
+            blocks[i] = merged
+            blocks.remove(by_name[returning])
+            blocks.remove(by_name[going])
+            changed = True
+            break
+    return dataclasses.replace(program, blocks=tuple(blocks))
+
+
+def _merged_return(block, by_name, returning, going, negate, preds, pinned, live_in, live_out):
+    """`block` with both arms merged, or None if the rewrite does not apply."""
+    t = block.terminator
+    ret, on = by_name[returning], by_name[going]
+    if {returning, going} & pinned or preds[returning] != 1 or preds[going] != 1:
+        return None
+    if not isinstance(ret.terminator, ir.IndirectGoto) or len(ret.instructions) > MAX_RETURN:
+        return None
+    if not isinstance(on.terminator, (ir.Goto, ir.Branch, ir.PushGoto, ir.PushBranch)):
+        return None
+    if block.name in liveness.successors(on.terminator):
+        return None  # a loop back into the branch: keep it a loop
+    if not all(_safe(i) for i in ret.instructions):
+        return None
+    if not all(_safe(i) or isinstance(i, ir.Push) for i in on.instructions):
+        return None
+    ret_defs = {v for i in ret.instructions for v in liveness.defs(i)}
+    on_defs = {v for i in on.instructions for v in liveness.defs(i)}
+    if ret_defs & live_in[going] or on_defs & live_out[returning]:
+        return None
+    if t.condition in ret_defs | on_defs:
+        return None
+    pushed_here = {v for i in block.instructions if isinstance(i, ir.Push) for v in i.variables}
+    pushed_on = {v for i in on.instructions if isinstance(i, ir.Push) for v in i.variables}
+    if pushed_here & pushed_on:
+        return None  # one write per stack and block
+    instructions = list(block.instructions) + list(ret.instructions)
+    for ins in on.instructions:
+        if isinstance(ins, ir.Push):
+            ins = dataclasses.replace(ins, going_only=True)
+        instructions.append(ins)
+    return dataclasses.replace(
+        block,
+        instructions=tuple(instructions),
+        terminator=ir.ReturnIf(t.condition, on.terminator, not negate, t.origin),
+    )

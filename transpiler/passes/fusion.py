@@ -32,6 +32,8 @@ def pinned(blocks) -> set:
     names = {blocks[0].name}  # main's entry is where the driver starts
     for b in blocks:
         t = b.terminator
+        if isinstance(t, ir.ReturnIf):
+            t = t.otherwise
         if isinstance(t, ir.PushGoto):
             names.add(t.target)  # a function entry
         if isinstance(t, ir.PushBranch):
@@ -82,7 +84,8 @@ def _fuse_block(block: ir.Block) -> ir.Block:
             for j in range(i + 1, len(instructions)):
                 later = instructions[j]
                 if isinstance(later, ir.Push) and v in later.variables:
-                    fusible.append((v, j))
+                    if not later.going_only:  # a masked push keeps its pop
+                        fusible.append((v, j))
                     break
                 if v in liveness.defs(later):
                     break

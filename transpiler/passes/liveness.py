@@ -21,6 +21,8 @@ def uses(instruction) -> Tuple[str, ...]:
         return ir.pattern_names(instruction.value)
     if isinstance(instruction, ir.Push):
         return tuple(instruction.variables)
+    if isinstance(instruction, ir.ReturnIf):
+        return (instruction.condition,) + uses(instruction.otherwise)
     return ()
 
 
@@ -35,6 +37,8 @@ def defs(instruction) -> Tuple[str, ...]:
 
 
 def successors(terminator) -> Tuple[str, ...]:
+    if isinstance(terminator, ir.ReturnIf):
+        return successors(terminator.otherwise)
     if isinstance(terminator, ir.Goto):
         return (terminator.target,)
     if isinstance(terminator, ir.Branch):
@@ -74,30 +78,41 @@ def _live_in_of(block, live_in, record):
 
 
 def live_out_of_blocks(program: ir.LoweredProgram) -> Dict[str, FrozenSet[str]]:
-    """The registers live at the end of each block of a lowered program.
+    """The registers live at the end of each block of a lowered program."""
+    return block_liveness(program)[1]
+
+
+def block_liveness(program: ir.LoweredProgram):
+    """(live in, live out): the registers live at the start and the end of each
+    block of a lowered program.
 
     Calls and returns are edges too: a push-jump continues at the callee's
-    entry and, once the callee returns, at its return block; a return
-    (`IndirectGoto`) may continue at any return block, or halt, where the
-    driver reads the program's result.  Treating every return block as a
-    successor of every return over-approximates, which is safe: a register
-    is only called dead when no path at all reads it before writing it.
+    entry, and a return (`IndirectGoto`) may continue at any call's return
+    block, or (from main) halt, where the driver reads the program's result.
+    Treating every return block as a successor of every return over-approximates,
+    which is safe: a register is only called dead when no path at all reads
+    it before writing it.  (A register live across a call is live through
+    the callee this way, back to the call.)
     """
     continuations = set()
     for block in program.blocks:
         t = block.terminator
+        t = t.otherwise if isinstance(t, ir.ReturnIf) else t
         if isinstance(t, (ir.PushGoto, ir.PushBranch)):
             continuations.add(t.return_block)
     halt = "<halt>"
-    continuations = tuple(sorted(continuations)) + (halt,)
+    continuations = tuple(sorted(continuations))
 
-    def after(t):
+    def after(t, function):
+        if isinstance(t, ir.ReturnIf):
+            return after(ir.IndirectGoto(), function) + after(t.otherwise, function)
         if isinstance(t, ir.PushGoto):
-            return (t.target, t.return_block)
+            return (t.target,)
         if isinstance(t, ir.PushBranch):
-            return (t.true_target, t.false_target, t.return_block)
+            return (t.true_target, t.false_target)
         if isinstance(t, (ir.IndirectGoto, ir.Return)):
-            return continuations
+            # only main's returns can empty the return stack
+            return continuations + ((halt,) if function in (program.main, "") else ())
         return successors(t)
 
     live_in: Dict[str, FrozenSet[str]] = {b.name: frozenset() for b in program.blocks}
@@ -108,7 +123,7 @@ def live_out_of_blocks(program: ir.LoweredProgram) -> Dict[str, FrozenSet[str]]:
         changed = False
         for block in reversed(program.blocks):
             live = set()
-            for successor in after(block.terminator):
+            for successor in after(block.terminator, block.function):
                 live |= live_in[successor]
             live_out[block.name] = frozenset(live)
             live |= set(uses(block.terminator))
@@ -118,4 +133,5 @@ def live_out_of_blocks(program: ir.LoweredProgram) -> Dict[str, FrozenSet[str]]:
             if live != live_in[block.name]:
                 live_in[block.name] = frozenset(live)
                 changed = True
-    return live_out
+    del live_in[halt]
+    return live_in, live_out

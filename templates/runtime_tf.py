@@ -219,7 +219,7 @@ class RegisterFiles:
         """The rows block k wrote, per file: [slots, batch, *event] as a tuple."""
         out = []
         for g, names in enumerate(self.groups):
-            spare = tf.zeros_like(files[g][0])
+            spare = tf.zeros(files[g].shape[1:], files[g].dtype)  # static under XLA
             out.append(tuple(spare if row == len(names) else getattr(new_state, names[row]) for row in self.rows[g][k]))
         return tuple(out)
 
@@ -267,9 +267,9 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None, ve
     registers into `RegisterFiles` under XLA.
     """
     halt = len(blocks)
-    files = None
-    if xla and vector_writes and any(getattr(state, n).shape.rank > 1 for n in state._fields):
-        files = RegisterFiles(state, vector_writes)
+    files = RegisterFiles(state, vector_writes) if xla and vector_writes else None
+    if files and not files.groups:
+        files = None  # no per-example vectors: the state is carried as it is
 
     def unpacked(carried):
         """The state NamedTuple from what the loop carries."""

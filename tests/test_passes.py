@@ -120,7 +120,7 @@ def test_a_vector_dead_after_its_block_is_not_written_back():
 
     sig = [TensorType(np.float64, (3,)), TensorType(np.int64, (2,)), TensorType(np.int64, ())]
     program = vectors_ctx.program_lowered("spiral", sig, "numpy")
-    live_out = liveness.live_out_of_blocks(program)
+    _, live_out = liveness.block_liveness(program)
     restores = [
         b for b in program.blocks
         if any(isinstance(i, ir.Pop) and "spiral.v" in i.variables for i in b.instructions)

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=6bafc4dad55bc4a729c770750bb62eb9cbd32e3e09b561104676dd51a4f564ba
+# autobatch: source-sha256=495a4e6312ef736de0c0445906509b3f564780f817bba046ac7e23b45b0e2167
 # autobatch: body-sha256=f5737621fb71306f191d42af5010cc0548b9b7c9ae4236acca8a9f6fdcf9c87c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=1f16adc0439ec6f7ca80a9cd6663ae93945b98ab31a9fe91b797b50540f586f1
+# autobatch: source-sha256=f9125de90ccbcc93ea3386672d7b98d61312aea0364deba0c2261885f21765b4
 # autobatch: body-sha256=37e8b6596ee0d52bd6876a2dd0032a874a822cb20b8ec25fb9d40f30fc82acab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

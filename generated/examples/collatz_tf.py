@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=665351e595526aac4f7b4b1124fcf1e7df80b9e58b1ee76fe15d686ba21d7fbb
-# autobatch: body-sha256=755709a87283293eb43deb055fc996c1a9be8afaae143735b9fee38ab71400bf
+# autobatch: source-sha256=8f8044b299eea30ce60a13f9d17f357699158d708e098d2919a379fea9ed8ac4
+# autobatch: body-sha256=57a031e0beb3bf45833535f78b04f94ac1d5d002f0453ec72a379e67035ac2ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -390,7 +390,7 @@ class RegisterFiles:
         """The rows block k wrote, per file: [slots, batch, *event] as a tuple."""
         out = []
         for g, names in enumerate(self.groups):
-            spare = tf.zeros_like(files[g][0])
+            spare = tf.zeros(files[g].shape[1:], files[g].dtype)
             out.append(
                 tuple(
                     (
@@ -453,13 +453,9 @@ def run(
     registers into `RegisterFiles` under XLA.
     """
     halt = len(blocks)
-    files = None
-    if (
-        xla
-        and vector_writes
-        and any((getattr(state, n).shape.rank > 1 for n in state._fields))
-    ):
-        files = RegisterFiles(state, vector_writes)
+    files = RegisterFiles(state, vector_writes) if xla and vector_writes else None
+    if files and (not files.groups):
+        files = None
 
     def unpacked(carried):
         """The state NamedTuple from what the loop carries."""

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=f4a7a0aff6cc84134cd7bb4ff9d7c4c7a43e47868c58478916c3d15a7de50e40
+# autobatch: source-sha256=499ae86b07004a3919aa549dcbd5a853bafbc6a1e0359089a3fa43026d15d7b8
 # autobatch: body-sha256=441cf1e8afc0f43214e9ed196290fdf00721a484db5176bbaee17556bbdc246e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

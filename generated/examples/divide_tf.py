@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=5c236921ad269164be18b30eda1354331d3eec6df1d77e871c50cad48d3a2249
-# autobatch: body-sha256=7aabe63dd1de41a6459cca84eba96af6b57ff5c15742dd2f2fd81a59e47ea764
+# autobatch: source-sha256=59b54eb19aa9cb27b412d8d253b824fa64294b0997ebf85ee2d0e2792f13c66d
+# autobatch: body-sha256=f71d42674035627174f3d55c095074658c901c0da1db00623b3f5b0fc9334a5e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -391,7 +391,7 @@ class RegisterFiles:
         """The rows block k wrote, per file: [slots, batch, *event] as a tuple."""
         out = []
         for g, names in enumerate(self.groups):
-            spare = tf.zeros_like(files[g][0])
+            spare = tf.zeros(files[g].shape[1:], files[g].dtype)
             out.append(
                 tuple(
                     (
@@ -454,13 +454,9 @@ def run(
     registers into `RegisterFiles` under XLA.
     """
     halt = len(blocks)
-    files = None
-    if (
-        xla
-        and vector_writes
-        and any((getattr(state, n).shape.rank > 1 for n in state._fields))
-    ):
-        files = RegisterFiles(state, vector_writes)
+    files = RegisterFiles(state, vector_writes) if xla and vector_writes else None
+    if files and (not files.groups):
+        files = None
 
     def unpacked(carried):
         """The state NamedTuple from what the loop carries."""

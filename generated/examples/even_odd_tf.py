@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=9349e18c28bf1fb32f670ad52379077bde3c1d62fb30718cd9bc2ee6ba3a76d0
-# autobatch: body-sha256=c2b0620fa4d7338e4939faafeb73874f2568b75004850b69c1c1fd8991ef0239
+# autobatch: source-sha256=ef8d64c1981b719bf4d663fc54e9404604c2fd629c1b8b0a2bc6449ca236a010
+# autobatch: body-sha256=8c890ef51cde6c265a98bfb461d9adc45e01572696f700e8175ffd9d92fc0cd0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -394,7 +394,7 @@ class RegisterFiles:
         """The rows block k wrote, per file: [slots, batch, *event] as a tuple."""
         out = []
         for g, names in enumerate(self.groups):
-            spare = tf.zeros_like(files[g][0])
+            spare = tf.zeros(files[g].shape[1:], files[g].dtype)
             out.append(
                 tuple(
                     (
@@ -457,13 +457,9 @@ def run(
     registers into `RegisterFiles` under XLA.
     """
     halt = len(blocks)
-    files = None
-    if (
-        xla
-        and vector_writes
-        and any((getattr(state, n).shape.rank > 1 for n in state._fields))
-    ):
-        files = RegisterFiles(state, vector_writes)
+    files = RegisterFiles(state, vector_writes) if xla and vector_writes else None
+    if files and (not files.groups):
+        files = None
 
     def unpacked(carried):
         """The state NamedTuple from what the loop carries."""

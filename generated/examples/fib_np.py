@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=e6a155bcdfb960d642be47407bf8c5e96d9b8251ec4d6080157a2336232cb10f
+# autobatch: source-sha256=81e905ec505fb820405b4e27afb0ac8e2331baba8cf0dc58efc906e6c273bf07
 # autobatch: body-sha256=a67d5f2b53a52af20fa8931177fb62f77cf4fd976db09f0c5e73a23ce7c36770
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=cfaeebb4b503c48830ad32d52a93e4753a6bb70fb0cb6b14c5c7610a9652f66e
-# autobatch: body-sha256=84266da8fd23b24e80cb2cf5ebdd6b5b42b2b4125ada03eab08bddce5487df86
+# autobatch: source-sha256=e8b79696c64d8f9ef3a2b8968dcbe6f1448b8f7cf32be627f86c0b34a8e1e7e9
+# autobatch: body-sha256=4faf38b662a005ed40596c22695386b53d00ad19711af5894db5bf3ae8aec575
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -396,7 +396,7 @@ class RegisterFiles:
         """The rows block k wrote, per file: [slots, batch, *event] as a tuple."""
         out = []
         for g, names in enumerate(self.groups):
-            spare = tf.zeros_like(files[g][0])
+            spare = tf.zeros(files[g].shape[1:], files[g].dtype)
             out.append(
                 tuple(
                     (
@@ -459,13 +459,9 @@ def run(
     registers into `RegisterFiles` under XLA.
     """
     halt = len(blocks)
-    files = None
-    if (
-        xla
-        and vector_writes
-        and any((getattr(state, n).shape.rank > 1 for n in state._fields))
-    ):
-        files = RegisterFiles(state, vector_writes)
+    files = RegisterFiles(state, vector_writes) if xla and vector_writes else None
+    if files and (not files.groups):
+        files = None
 
     def unpacked(carried):
         """The state NamedTuple from what the loop carries."""

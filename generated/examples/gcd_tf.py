@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=75c0ee767145a8ae53e959a40a4c266f2b0939dbac43558190da34530e90e3c1
-# autobatch: body-sha256=a6c5e391d24dda2da4f7ab3922ad4ff04771387ac0b78e57e29dc2b1af9fa0f2
+# autobatch: source-sha256=db609a2d24db92e8149936f6ef01b904dac60b1f41e3733e2d8a50906186f0bd
+# autobatch: body-sha256=071868dd9f8bdc9a43beb6ee48d81c0786c49b162dd873d3810923754d8360cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -390,7 +390,7 @@ class RegisterFiles:
         """The rows block k wrote, per file: [slots, batch, *event] as a tuple."""
         out = []
         for g, names in enumerate(self.groups):
-            spare = tf.zeros_like(files[g][0])
+            spare = tf.zeros(files[g].shape[1:], files[g].dtype)
             out.append(
                 tuple(
                     (
@@ -453,13 +453,9 @@ def run(
     registers into `RegisterFiles` under XLA.
     """
     halt = len(blocks)
-    files = None
-    if (
-        xla
-        and vector_writes
-        and any((getattr(state, n).shape.rank > 1 for n in state._fields))
-    ):
-        files = RegisterFiles(state, vector_writes)
+    files = RegisterFiles(state, vector_writes) if xla and vector_writes else None
+    if files and (not files.groups):
+        files = None
 
     def unpacked(carried):
         """The state NamedTuple from what the loop carries."""

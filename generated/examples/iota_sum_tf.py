@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=e0e3c38c554e6dba7177c78f87cc5eb63953df30e9ab74c45c2025d4ffa3c0b7
-# autobatch: body-sha256=36cc282f4fa0431ec7b41ad6aa30a7fe50db7b4b7d2a1138f7b4a8b3880664d7
+# autobatch: source-sha256=a46b32be706b976097009072151e8f77d878771426f4a6c677bdce699d032958
+# autobatch: body-sha256=4de27c85280aedb5a53d1bf6a1cdec7ff42a3950bead5566adc28da84e8b6fb9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -390,7 +390,7 @@ class RegisterFiles:
         """The rows block k wrote, per file: [slots, batch, *event] as a tuple."""
         out = []
         for g, names in enumerate(self.groups):
-            spare = tf.zeros_like(files[g][0])
+            spare = tf.zeros(files[g].shape[1:], files[g].dtype)
             out.append(
                 tuple(
                     (
@@ -453,13 +453,9 @@ def run(
     registers into `RegisterFiles` under XLA.
     """
     halt = len(blocks)
-    files = None
-    if (
-        xla
-        and vector_writes
-        and any((getattr(state, n).shape.rank > 1 for n in state._fields))
-    ):
-        files = RegisterFiles(state, vector_writes)
+    files = RegisterFiles(state, vector_writes) if xla and vector_writes else None
+    if files and (not files.groups):
+        files = None
 
     def unpacked(carried):
         """The state NamedTuple from what the loop carries."""

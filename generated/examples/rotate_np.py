@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=b6f1642d2f5f931031c0b6ccd926fb052330594fd397223e5cb2effa8154d28e
+# autobatch: source-sha256=e6149e47ff3bcd0e7debba115cdd0a7b7efa27500c9e83472405b28b810d3bcd
 # autobatch: body-sha256=5bd6e50809413c6b7d26a4c13f15b0738a7f0c5225ae6bd71fd09c84e81b466b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=ed7bac84bb0125265b78e4cb2a28a12544c6b0c7fc6753dc997f82a2c53651ed
-# autobatch: body-sha256=d7657e11b978b4c32441ce218b600f387f623f5e72d0bb1301b5c29081d0b1bb
+# autobatch: source-sha256=5507dd7aa1c49ba697875c72d5d0099c3193271cf02ad647b75ef64efb8a0c6d
+# autobatch: body-sha256=728599b052b11432d079ff7fe7135adff210d571b5c79af8bc11587bc15f052c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -392,7 +392,7 @@ class RegisterFiles:
         """The rows block k wrote, per file: [slots, batch, *event] as a tuple."""
         out = []
         for g, names in enumerate(self.groups):
-            spare = tf.zeros_like(files[g][0])
+            spare = tf.zeros(files[g].shape[1:], files[g].dtype)
             out.append(
                 tuple(
                     (
@@ -455,13 +455,9 @@ def run(
     registers into `RegisterFiles` under XLA.
     """
     halt = len(blocks)
-    files = None
-    if (
-        xla
-        and vector_writes
-        and any((getattr(state, n).shape.rank > 1 for n in state._fields))
-    ):
-        files = RegisterFiles(state, vector_writes)
+    files = RegisterFiles(state, vector_writes) if xla and vector_writes else None
+    if files and (not files.groups):
+        files = None
 
     def unpacked(carried):
         """The state NamedTuple from what the loop carries."""

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=8d6fb9ac793f0d6cfdffb73f48e6dbc718a5699bd5e07fae57cdb6449d13f759
+# autobatch: source-sha256=4b7c259cd1501c7d03381be690712f4c6c6bde3d4694dfd0ad51d4c09980b807
 # autobatch: body-sha256=c003deb8b43e3fb039d70d51b9c7fa293405a999c0ad434163a5f56726f16807
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=bee0c344d3fc7cbf640bdeb9f36306636a20cdd27b60247969f41b123d843fc4
-# autobatch: body-sha256=d77efad505a9230b6e40fde8f19040c83c8ed180c832467897f69298500730fb
+# autobatch: source-sha256=a2a57f428c019ec40d4ed742de6499d051a96579a6ec791476b9e54a7e4f0d40
+# autobatch: body-sha256=881d063f78b44f87e0fe019d76ca4d745e1bb5b0365b14328616a38e60707234
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -396,7 +396,7 @@ class RegisterFiles:
         """The rows block k wrote, per file: [slots, batch, *event] as a tuple."""
         out = []
         for g, names in enumerate(self.groups):
-            spare = tf.zeros_like(files[g][0])
+            spare = tf.zeros(files[g].shape[1:], files[g].dtype)
             out.append(
                 tuple(
                     (
@@ -459,13 +459,9 @@ def run(
     registers into `RegisterFiles` under XLA.
     """
     halt = len(blocks)
-    files = None
-    if (
-        xla
-        and vector_writes
-        and any((getattr(state, n).shape.rank > 1 for n in state._fields))
-    ):
-        files = RegisterFiles(state, vector_writes)
+    files = RegisterFiles(state, vector_writes) if xla and vector_writes else None
+    if files and (not files.groups):
+        files = None
 
     def unpacked(carried):
         """The state NamedTuple from what the loop carries."""

@@ -163,7 +163,7 @@ class _ProgramEmitter:
         self.index = {b.name: i for i, b in enumerate(lowered.blocks)}
         self.classes: List[type] = []
         self.fields: Dict[str, List[tuple]] = {}  # var -> [(path, leaf, field)]
-        self.live_out = liveness.live_out_of_blocks(lowered)  # block name -> registers
+        self.live_out = liveness.block_liveness(lowered)[1]  # block name -> registers
         self.vector_fields = set()  # state fields with a per-example shape
         self.vector_writes: List[List[str]] = []  # per block: the vector fields it writes
         taken = {"pc", "return_sp", "overflow_at"}
@@ -862,29 +862,27 @@ class _BlockBody:
                 )
             )
 
-    def terminator(self, t, mask=None):
-        pc = _name("pc", True)
+    def terminator(self, t):
         if isinstance(t, ir.ReturnIf):
-            going = self.going()
-            returning = _call("where", going, False, _name("active"))
-            returned = _safe("returned_pc", self.taken)
-            self.taken.add(returned)
-            self.out.append(
-                ast.Assign(
-                    [_target([_name(returned, True), _name("return_sp", True)])],
-                    _call(
-                        "pop_return",
-                        _attr("stacks", "returns"),
-                        self.stack_pointer("returns"),
-                        returning,
-                        _name(self.e.const("HALT")),
-                    ),
-                )
-            )
-            self.sp_written.append("returns")
-            self.terminator(t.otherwise, mask=going)
-            self.out.append(ast.Assign([pc], _call("where", going, _name("pc"), _name(returned))))
-            return self.finish_terminator()
+            self.return_if(t)
+        else:
+            self.transfer(t)
+        self.finish_terminator()
+
+    def return_if(self, t):
+        """The returning examples pop their return address; the others go on."""
+        going = self.going()
+        returned = _safe("returned_pc", self.taken)
+        self.taken.add(returned)
+        self.pop_return(returned, _call("where", going, False, _name("active")))
+        self.transfer(t.otherwise, mask=going)
+        self.out.append(
+            ast.Assign([_name("pc", True)], _call("where", going, _name("pc"), _name(returned)))
+        )
+
+    def transfer(self, t, mask=None):
+        """`pc = ...` for a plain terminator; `mask` limits its push (default: active)."""
+        pc = _name("pc", True)
         if isinstance(t, ir.Goto):
             self.out.append(ast.Assign([pc], ast.Constant(self.e.index[t.target])))
         elif isinstance(t, (ir.Branch, ir.PushBranch)):
@@ -905,23 +903,25 @@ class _BlockBody:
             self.push("returns", ast.Constant(self.e.index[t.return_block]), mask)
             self.out.append(ast.Assign([pc], ast.Constant(self.e.index[t.target])))
         elif isinstance(t, ir.IndirectGoto):
-            self.out.append(
-                ast.Assign(
-                    [_target([_name("pc", True), _name("return_sp", True)])],
-                    _call(
-                        "pop_return",
-                        _attr("stacks", "returns"),
-                        self.stack_pointer("returns"),
-                        _name("active"),
-                        _name(self.e.const("HALT")),
-                    ),
-                )
-            )
-            self.sp_written.append("returns")
+            self.pop_return("pc", _name("active"))
         else:
             raise TypeError(f"unexpected terminator {t!r}")
-        if mask is None:
-            self.finish_terminator()
+
+    def pop_return(self, target, mask):
+        """`target, return_sp = pop_return(...)`: the return address, for `mask`."""
+        self.out.append(
+            ast.Assign(
+                [_target([_name(target, True), _name("return_sp", True)])],
+                _call(
+                    "pop_return",
+                    _attr("stacks", "returns"),
+                    self.stack_pointer("returns"),
+                    mask,
+                    _name(self.e.const("HALT")),
+                ),
+            )
+        )
+        self.sp_written.append("returns")
 
     def finish_terminator(self):
         pc = _name("pc", True)

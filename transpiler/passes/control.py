@@ -1,8 +1,9 @@
-"""Fewer loop iterations: if-conversion and loop rotation.
+"""Fewer loop iterations: blocks that do the work of several.
 
 One iteration of the batched loop runs one block, so a `while` whose body
 holds an `if` costs four iterations per trip (test, branch, arm, join).  Two
-classic rewrites bring it to one:
+classic rewrites bring it to one, and two more apply the same idea to calls
+and returns:
 
 - `if_convert`: a branch whose arms are short, straight and *safe* (plain
   arithmetic and comparisons: nothing that can raise or that costs much)
@@ -12,17 +13,17 @@ classic rewrites bring it to one:
 - `rotate_loops`: a short, safe block that ends in a branch (a loop test) is
   copied onto the end of every block that jumps to it, so a loop body ends
   by testing and jumping back to itself.
-- `merge_early_returns`: a branch between a block that only returns (`if not
-  tree.ok: return tree`) and a block that goes on (here: the next call)
-  becomes one block that does both, each example keeping its own path: the
-  returning examples pop their return address, the others push and jump.
 - `thread_entry_tests`: the same for calls.  A function whose entry block
   only tests its arguments (`if n <= 1:`, `if depth == 0:`) would spend one
   iteration per call on the test; each call site runs the test itself and
   jumps straight to the arm (`PushBranch`).  Recursive fib then takes two
   iterations per call instead of three.
+- `merge_early_returns`: a branch between a block that only returns (`if not
+  tree.ok: return tree`) and a block that goes on (here: the next call)
+  becomes one block that does both, each example keeping its own path: the
+  returning examples pop their return address, the others push and jump.
 
-Both keep every example's sequence of effects: only the grouping into blocks
+All keep every example's sequence of effects: only the grouping into blocks
 changes.
 """
 

@@ -48,38 +48,11 @@ def successors(terminator) -> Tuple[str, ...]:
 
 def live_after(fn: ir.Function) -> Dict[Tuple[str, int], FrozenSet[str]]:
     """Maps (block name, instruction index) to the variables live after it."""
-    live_in: Dict[str, FrozenSet[str]] = {b.name: frozenset() for b in fn.blocks}
-    changed = True
-    while changed:
-        changed = False
-        for block in reversed(fn.blocks):
-            live = _live_in_of(block, live_in, record=None)
-            if live != live_in[block.name]:
-                live_in[block.name] = live
-                changed = True
+    _, live_out = _fixpoint(fn.blocks, lambda block: successors(block.terminator), {})
     result: Dict[Tuple[str, int], FrozenSet[str]] = {}
     for block in fn.blocks:
-        _live_in_of(block, live_in, record=result)
+        _live_in_of(block, live_out[block.name], record=result)
     return result
-
-
-def _live_in_of(block, live_in, record):
-    live = set()
-    for successor in successors(block.terminator):
-        live |= live_in[successor]
-    live |= set(uses(block.terminator))
-    for index in range(len(block.instructions) - 1, -1, -1):
-        instruction = block.instructions[index]
-        if record is not None:
-            record[(block.name, index)] = frozenset(live)
-        live -= set(defs(instruction))
-        live |= set(uses(instruction))
-    return frozenset(live)
-
-
-def live_out_of_blocks(program: ir.LoweredProgram) -> Dict[str, FrozenSet[str]]:
-    """The registers live at the end of each block of a lowered program."""
-    return block_liveness(program)[1]
 
 
 def block_liveness(program: ir.LoweredProgram):
@@ -115,23 +88,42 @@ def block_liveness(program: ir.LoweredProgram):
             return continuations + ((halt,) if function in (program.main, "") else ())
         return successors(t)
 
-    live_in: Dict[str, FrozenSet[str]] = {b.name: frozenset() for b in program.blocks}
-    live_in[halt] = frozenset([program.result])
+    return _fixpoint(
+        program.blocks,
+        lambda block: after(block.terminator, block.function),
+        {halt: frozenset([program.result])},
+    )
+
+
+def _fixpoint(blocks, successors_of, fixed):
+    """(live in, live out) per block: the backward fixpoint over `successors_of`.
+
+    `fixed` gives the live-in of pseudo-blocks (halt) that are successors only.
+    """
+    live_in: Dict[str, FrozenSet[str]] = {b.name: frozenset() for b in blocks}
+    live_in.update(fixed)
     live_out: Dict[str, FrozenSet[str]] = {}
     changed = True
     while changed:
         changed = False
-        for block in reversed(program.blocks):
-            live = set()
-            for successor in after(block.terminator, block.function):
-                live |= live_in[successor]
-            live_out[block.name] = frozenset(live)
-            live |= set(uses(block.terminator))
-            for instruction in reversed(block.instructions):
-                live -= set(defs(instruction))
-                live |= set(uses(instruction))
+        for block in reversed(blocks):
+            live_out[block.name] = frozenset().union(*(live_in[s] for s in successors_of(block)))
+            live = _live_in_of(block, live_out[block.name], record=None)
             if live != live_in[block.name]:
-                live_in[block.name] = frozenset(live)
+                live_in[block.name] = live
                 changed = True
-    del live_in[halt]
+    for name in fixed:
+        del live_in[name]
     return live_in, live_out
+
+
+def _live_in_of(block, live_out, record):
+    """Live at the block's start, from what is live at its end."""
+    live = set(live_out) | set(uses(block.terminator))
+    for index in range(len(block.instructions) - 1, -1, -1):
+        instruction = block.instructions[index]
+        if record is not None:
+            record[(block.name, index)] = frozenset(live)
+        live -= set(defs(instruction))
+        live |= set(uses(instruction))
+    return frozenset(live)

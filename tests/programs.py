@@ -30,6 +30,37 @@ def calls_helper(n):
 
 
 @ctx.batch
+def divides(n):
+    # Divides by data: not safe to run for every example of a call site, so
+    # calls to it stay real calls.
+    return 60 // (n + 1)
+
+
+@ctx.batch
+def calls_divider(n):
+    m = divides(n)
+    return m + n
+
+
+@ctx.batch
+def base_returns(n, acc):
+    # The base case only returns: each recursive call site returns it itself.
+    if n <= 0:
+        return acc
+    return base_returns(n - 1, acc + n) + 1
+
+
+@ctx.batch
+def base_clobbers(n, acc):
+    # The base case rewrites acc, which the recursive arm reads: a call site
+    # running it for every example would clobber acc, so it stays a call.
+    if n <= 0:
+        acc = acc * 3
+        return acc
+    return base_clobbers(n - 1, acc + n) + 1
+
+
+@ctx.batch
 def reuse_across_calls(n):
     # n survives two recursive calls in a row: pop + push fuse into a peek.
     if n <= 1:
@@ -45,7 +76,7 @@ def early_return(n):
     x = n * 2
     if n > 5:
         return n - 100
-    return helper_sum(x) + x
+    return divides(x) + x
 
 
 @ctx.batch
@@ -55,7 +86,7 @@ def early_return_clobbers(n):
     if n > 5:
         x = n - 100
         return x
-    return helper_sum(x) + x
+    return divides(x) + x
 
 
 @ctx.batch

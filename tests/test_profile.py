@@ -42,10 +42,11 @@ def test_fib_scheduling_needs_no_more_iterations_than_its_longest_example():
     calls = 2 * 233 - 1  # fib(12) = 233 with fib(0) = fib(1) = 1: 465 calls
     assert alone.iterations <= 3 * calls
     # By hand: the top call tests `n <= 1` in an iteration of its own; every
-    # other call is tested at its call site (thread_entry_tests), so a leaf
-    # (233 of them) takes one iteration and an inner call (232) three: before
-    # the first call, between the calls, after the second.
-    assert alone.iterations == 1 + 233 + 3 * 232
+    # other call is tested at its call site (thread_entry_tests), and a leaf
+    # (233 of them) returns 1 right there (return_at_call_sites): no
+    # iteration.  An inner call (232) takes three: before the first call,
+    # between the calls, after the second.
+    assert alone.iterations == 1 + 3 * 232
 
 
 def test_profile_command(capsys):

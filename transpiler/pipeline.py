@@ -61,6 +61,7 @@ def lower_program(typed: ir.Program) -> ir.LoweredProgram:
     lowered = fusion.fuse_blocks(lowered)
     lowered = control.rotate_loops(lowered)
     lowered = control.thread_entry_tests(lowered)
+    lowered = control.return_at_call_sites(lowered)
     lowered = fusion.fuse_blocks(lowered)
     lowered = fusion.fuse_pop_push(lowered)
     lowered = control.merge_early_returns(lowered)

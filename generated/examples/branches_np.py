@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=495a4e6312ef736de0c0445906509b3f564780f817bba046ac7e23b45b0e2167
+# autobatch: source-sha256=2e0d92073d0e6cd2c4896e2ff9d4a3c24ef6e8e0db6849a8eb599e172921863e
 # autobatch: body-sha256=f5737621fb71306f191d42af5010cc0548b9b7c9ae4236acca8a9f6fdcf9c87c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

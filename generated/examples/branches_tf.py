@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=1f385c88720de2862b704d4512503372117d10e1d816f40dd0ab157d4fde6152
+# autobatch: source-sha256=7dcb4f58d25f418286f01944389534e79df00b27cd9c30afe18e581999251884
 # autobatch: body-sha256=906b83403863e928ba09116c8cfe5e851750165ba612383ffaa8cdca93970880
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f9125de90ccbcc93ea3386672d7b98d61312aea0364deba0c2261885f21765b4
+# autobatch: source-sha256=795d906dffe12ab34c3ab74368a81709b1b99995c6989ef916c2389da52e58ea
 # autobatch: body-sha256=37e8b6596ee0d52bd6876a2dd0032a874a822cb20b8ec25fb9d40f30fc82acab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8f8044b299eea30ce60a13f9d17f357699158d708e098d2919a379fea9ed8ac4
+# autobatch: source-sha256=2aa769bb9d66a71d6e6516ad5c2a187b86e6c8881521edc56fdf4b555f3549ec
 # autobatch: body-sha256=57a031e0beb3bf45833535f78b04f94ac1d5d002f0453ec72a379e67035ac2ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

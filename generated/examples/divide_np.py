@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=499ae86b07004a3919aa549dcbd5a853bafbc6a1e0359089a3fa43026d15d7b8
-# autobatch: body-sha256=441cf1e8afc0f43214e9ed196290fdf00721a484db5176bbaee17556bbdc246e
+# autobatch: source-sha256=da01dcb57809d5194fdf8b81014272e25359e1d3485851b67f5d4afc8f2fb6ad
+# autobatch: body-sha256=17d7ab9b751d75a7df18df331b97f362cfb996f56e2cd472072355bab29dfeed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -442,11 +442,16 @@ def divide_block_2(state, stacks):
     a, b = (divide_a, b)
     # examples/divide.py:10  if a < b:
     cond_1 = a < b
+    # examples/divide.py:11  return 0, a
+    result_1 = (0, a)
+    divide_return = result_1
     # examples/divide.py:12  q, r = divide(a - b, b)
+    # the examples that enter the call (the others returned here)
+    calling = where(cond_1, False, active)
     return_sp, returns_write, overflow_1 = push(
-        stacks.returns, state.return_sp, 3, active
+        stacks.returns, state.return_sp, 3, calling
     )
-    pc = choose(cond_1, 1, 2)
+    pc = choose(cond_1, 3, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1
@@ -456,6 +461,8 @@ def divide_block_2(state, stacks):
             pc=pc,
             divide_a=select(active, a, state.divide_a),
             divide_b=select(active, b, state.divide_b),
+            divide_return_0=select(active, divide_return[0], state.divide_return_0),
+            divide_return_1=select(active, divide_return[1], state.divide_return_1),
             return_sp=return_sp,
             overflow_at=select(overflow, 2, state.overflow_at),
         ),

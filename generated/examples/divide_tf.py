@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=59b54eb19aa9cb27b412d8d253b824fa64294b0997ebf85ee2d0e2792f13c66d
-# autobatch: body-sha256=f71d42674035627174f3d55c095074658c901c0da1db00623b3f5b0fc9334a5e
+# autobatch: source-sha256=925c112322263ae0343b451b0aae22b20787e589888f48d3253b1e99d2ad7632
+# autobatch: body-sha256=87716385e195727be8031845e4ff67f7dd1beda2a9956f933fc9f5dad2eebed2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -698,11 +698,16 @@ def divide_block_2(state, stacks):
     a, b = (divide_a, b)
     # examples/divide.py:10  if a < b:
     cond_1 = a < b
+    # examples/divide.py:11  return 0, a
+    result_1 = (0, a)
+    divide_return = result_1
     # examples/divide.py:12  q, r = divide(a - b, b)
+    # the examples that enter the call (the others returned here)
+    calling = where(cond_1, False, active)
     return_sp, returns_write, overflow_1 = push(
-        stacks.returns, state.return_sp, 3, active
+        stacks.returns, state.return_sp, 3, calling
     )
-    pc = choose(cond_1, 1, 2)
+    pc = choose(cond_1, 3, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1
@@ -712,6 +717,8 @@ def divide_block_2(state, stacks):
             pc=pc,
             divide_a=select(active, a, state.divide_a),
             divide_b=select(active, b, state.divide_b),
+            divide_return_0=select(active, divide_return[0], state.divide_return_0),
+            divide_return_1=select(active, divide_return[1], state.divide_return_1),
             return_sp=return_sp,
             overflow_at=select(overflow, 2, state.overflow_at),
         ),

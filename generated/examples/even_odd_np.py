@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=32575a4de002d2d03beda17db132970bf6a7bb5ec929157eaa2471976a7746af
+# autobatch: source-sha256=d9800886b1eaef2c520f24b8387245348c0b110087d5246f47c7436716842ae2
 # autobatch: body-sha256=ee1c8d2f944366bc4753f6d998d3b3cae87c0cf3e7dced82c958b3e1c71c51c9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=ef8d64c1981b719bf4d663fc54e9404604c2fd629c1b8b0a2bc6449ca236a010
+# autobatch: source-sha256=ef69cfbbfd3499b8af979537ed798cfe9a23593502a74012f372008a2b6ec03c
 # autobatch: body-sha256=8c890ef51cde6c265a98bfb461d9adc45e01572696f700e8175ffd9d92fc0cd0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

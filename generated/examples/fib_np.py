@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=81e905ec505fb820405b4e27afb0ac8e2331baba8cf0dc58efc906e6c273bf07
-# autobatch: body-sha256=a67d5f2b53a52af20fa8931177fb62f77cf4fd976db09f0c5e73a23ce7c36770
+# autobatch: source-sha256=35ab4fcd24d206e7970e3e6edc3a82043bf476348cca01dd16f9568b557a923c
+# autobatch: body-sha256=8530d81385f8217e23ab5bd4d9a3a4be76ed0d1eea0d7ab1dfc6bba13f5e74cb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -450,11 +450,16 @@ def fib_block_2(state, stacks):
     n = fib_1_n
     # examples/fib.py:10  if n <= 1:
     cond_1 = n <= 1
+    # examples/fib.py:11  return 1
+    result_1 = 1
+    fib_return = result_1
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
+    # the examples that enter the call (the others returned here)
+    calling = where(cond_1, False, active)
     return_sp, returns_write, overflow_2 = push(
-        stacks.returns, state.return_sp, 3, active
+        stacks.returns, state.return_sp, 3, calling
     )
-    pc = choose(cond_1, 1, 2)
+    pc = choose(cond_1, 3, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2
@@ -463,6 +468,7 @@ def fib_block_2(state, stacks):
         state._replace(
             pc=pc,
             fib_n=select(active, n, state.fib_n),
+            fib_return=select(active, fib_return, state.fib_return),
             fib_n_sp=fib_n_sp,
             return_sp=return_sp,
             overflow_at=select(overflow, 2, state.overflow_at),
@@ -484,11 +490,16 @@ def fib_block_3(state, stacks):
     n = fib_2_n
     # examples/fib.py:10  if n <= 1:
     cond_1 = n <= 1
+    # examples/fib.py:11  return 1
+    result_1 = 1
+    fib_return = result_1
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
+    # the examples that enter the call (the others returned here)
+    calling = where(cond_1, False, active)
     return_sp, returns_write, overflow_2 = push(
-        stacks.returns, state.return_sp, 4, active
+        stacks.returns, state.return_sp, 4, calling
     )
-    pc = choose(cond_1, 1, 2)
+    pc = choose(cond_1, 4, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2
@@ -498,6 +509,7 @@ def fib_block_3(state, stacks):
             pc=pc,
             fib_n=select(active, n, state.fib_n),
             fib_fib_1=select(active, fib_1, state.fib_fib_1),
+            fib_return=select(active, fib_return, state.fib_return),
             fib_n_sp=fib_n_sp,
             fib_fib_1_sp=fib_fib_1_sp,
             return_sp=return_sp,

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=e8b79696c64d8f9ef3a2b8968dcbe6f1448b8f7cf32be627f86c0b34a8e1e7e9
-# autobatch: body-sha256=4faf38b662a005ed40596c22695386b53d00ad19711af5894db5bf3ae8aec575
+# autobatch: source-sha256=59c047842b98fa917a9642ec3e79a883525f8e1a6709074d8d66d0416a0f6407
+# autobatch: body-sha256=1031933c35c6c834dd214f5054147e0335fbc1b41eebab6b11296bfe7f2bedbc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -706,11 +706,16 @@ def fib_block_2(state, stacks):
     n = fib_1_n
     # examples/fib.py:10  if n <= 1:
     cond_1 = n <= 1
+    # examples/fib.py:11  return 1
+    result_1 = 1
+    fib_return = result_1
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
+    # the examples that enter the call (the others returned here)
+    calling = where(cond_1, False, active)
     return_sp, returns_write, overflow_2 = push(
-        stacks.returns, state.return_sp, 3, active
+        stacks.returns, state.return_sp, 3, calling
     )
-    pc = choose(cond_1, 1, 2)
+    pc = choose(cond_1, 3, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2
@@ -719,6 +724,7 @@ def fib_block_2(state, stacks):
         state._replace(
             pc=pc,
             fib_n=select(active, n, state.fib_n),
+            fib_return=select(active, fib_return, state.fib_return),
             fib_n_sp=fib_n_sp,
             return_sp=return_sp,
             overflow_at=select(overflow, 2, state.overflow_at),
@@ -740,11 +746,16 @@ def fib_block_3(state, stacks):
     n = fib_2_n
     # examples/fib.py:10  if n <= 1:
     cond_1 = n <= 1
+    # examples/fib.py:11  return 1
+    result_1 = 1
+    fib_return = result_1
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
+    # the examples that enter the call (the others returned here)
+    calling = where(cond_1, False, active)
     return_sp, returns_write, overflow_2 = push(
-        stacks.returns, state.return_sp, 4, active
+        stacks.returns, state.return_sp, 4, calling
     )
-    pc = choose(cond_1, 1, 2)
+    pc = choose(cond_1, 4, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2
@@ -754,6 +765,7 @@ def fib_block_3(state, stacks):
             pc=pc,
             fib_n=select(active, n, state.fib_n),
             fib_fib_1=select(active, fib_1, state.fib_fib_1),
+            fib_return=select(active, fib_return, state.fib_return),
             fib_n_sp=fib_n_sp,
             fib_fib_1_sp=fib_fib_1_sp,
             return_sp=return_sp,

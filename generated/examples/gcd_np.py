@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=a98fb8ef9e6595396c370687920df0f8286cfef4323c9f6e51f4dad1a7d3c58a
+# autobatch: source-sha256=5f55fa20ff9cb2b71d782a1fe62c27c2993febeca59b177dac4ca943ca5d90ef
 # autobatch: body-sha256=1793a5cbb26c9b16a1e3b75bac377a7a30c31531cd9b27f8b90c075851a7fdc9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

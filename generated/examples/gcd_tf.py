@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=db609a2d24db92e8149936f6ef01b904dac60b1f41e3733e2d8a50906186f0bd
+# autobatch: source-sha256=d07acf116d62c6ff6a93ff8ba7cfdfefcde3fcd721e0b95ebb06c7658dcda296
 # autobatch: body-sha256=071868dd9f8bdc9a43beb6ee48d81c0786c49b162dd873d3810923754d8360cf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=d541821724b1e52ffa21d25063c3021c2e3b059a28383e3c5743d185324060d0
+# autobatch: source-sha256=a08f358e80f1232bfc80abf7a7db1250a461d19cbf7ec2c36ecc7a8490cf88df
 # autobatch: body-sha256=468d74af97adfc33a53ab0928f9db4a205420557c3a32db46f004dd27e681db4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=a46b32be706b976097009072151e8f77d878771426f4a6c677bdce699d032958
+# autobatch: source-sha256=4cf240c8aee5afbdde4842d5575aec5613131698b70b9a3b71379df8ddcc5b53
 # autobatch: body-sha256=4de27c85280aedb5a53d1bf6a1cdec7ff42a3950bead5566adc28da84e8b6fb9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=91205a935618f38d10d6a44333a22147aed0d1c3f73adb277500ae1ff28e28c5
+# autobatch: source-sha256=3681cd8ef43a2f103e716c5fdad1538af5b425bd060ff082710e7e72757342ae
 # autobatch: body-sha256=f3ac9268665b0b1b479a6c19a37f5d9600f7ed9ceed80af19a1e5012aaba2eda
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=030b576bfd48a2c1b53be4726520b9d1229b3e96697e9f2244d0cad407e45dfc
+# autobatch: source-sha256=0b915dfcc8698e1e762944fab92297af4b610c87b06e9b2ce172acbfaf8a3adb
 # autobatch: body-sha256=4c809a8653929ee9e9ab97123c897d496bfef3e94e18255428169743f45babcc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

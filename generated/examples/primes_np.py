@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=198986c35c1e34c3cd7ccf7e5a0ffd6107b3b39bf82b6b63b69b14d8dbfe7a38
+# autobatch: source-sha256=5396e787f9a3abc6413560cbdf19e9b45e4ed4d7f4c21601e1ad661a6bc513fb
 # autobatch: body-sha256=6d5a216d71e3f76022d25234f39fce9e24968b95d0a410c6c5cb6229b74c138d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

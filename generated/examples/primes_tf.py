@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=253b55b136ca2f3a1fd5055980886149ea4872b4c2f44469611c40b6c220de48
+# autobatch: source-sha256=8698274987490ba100fc97266fbbfbd2166febae343a9165637a26ead7dc996a
 # autobatch: body-sha256=b6e73e5bc8127d0959533def983bb33a0a2bf1b5a2a1c805cba8e5de47d8d14d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=e6149e47ff3bcd0e7debba115cdd0a7b7efa27500c9e83472405b28b810d3bcd
-# autobatch: body-sha256=5bd6e50809413c6b7d26a4c13f15b0738a7f0c5225ae6bd71fd09c84e81b466b
+# autobatch: source-sha256=9641a22f3c516279b2313693ba1ca985ce90fac8a77656b2b92f35b2bbb4bfbf
+# autobatch: body-sha256=9566d3c9be1123c3b7971d88c58e630e11062a4cc70857cc6eeaae1631741cab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -443,11 +443,14 @@ def rotate_block_2(state, stacks):
     p, turns = (p, turned_turns)
     # examples/rotate.py:14  if turns <= 0:
     cond_1 = turns <= 0
+    rotate_return = p
     # examples/rotate.py:16  turned = rotate(p, turns - 1)
+    # the examples that enter the call (the others returned here)
+    calling = where(cond_1, False, active)
     return_sp, returns_write, overflow_1 = push(
-        stacks.returns, state.return_sp, 3, active
+        stacks.returns, state.return_sp, 3, calling
     )
-    pc = choose(cond_1, 1, 2)
+    pc = choose(cond_1, 3, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1
@@ -458,6 +461,8 @@ def rotate_block_2(state, stacks):
             rotate_p_x=select(active, p[0], state.rotate_p_x),
             rotate_p_y=select(active, p[1], state.rotate_p_y),
             rotate_turns=select(active, turns, state.rotate_turns),
+            rotate_return_x=select(active, rotate_return[0], state.rotate_return_x),
+            rotate_return_y=select(active, rotate_return[1], state.rotate_return_y),
             return_sp=return_sp,
             overflow_at=select(overflow, 2, state.overflow_at),
         ),

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=5507dd7aa1c49ba697875c72d5d0099c3193271cf02ad647b75ef64efb8a0c6d
-# autobatch: body-sha256=728599b052b11432d079ff7fe7135adff210d571b5c79af8bc11587bc15f052c
+# autobatch: source-sha256=01f4fe97981c0b04ffa685cbcbae3cb184f52f01194f4c5782eb3a6991777e6d
+# autobatch: body-sha256=e871d26ffcb9ed6def79fd23830f88e8edee4f7e49c0132dd200bd70adb5ba97
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -699,11 +699,14 @@ def rotate_block_2(state, stacks):
     p, turns = (p, turned_turns)
     # examples/rotate.py:14  if turns <= 0:
     cond_1 = turns <= 0
+    rotate_return = p
     # examples/rotate.py:16  turned = rotate(p, turns - 1)
+    # the examples that enter the call (the others returned here)
+    calling = where(cond_1, False, active)
     return_sp, returns_write, overflow_1 = push(
-        stacks.returns, state.return_sp, 3, active
+        stacks.returns, state.return_sp, 3, calling
     )
-    pc = choose(cond_1, 1, 2)
+    pc = choose(cond_1, 3, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1
@@ -714,6 +717,8 @@ def rotate_block_2(state, stacks):
             rotate_p_x=select(active, p[0], state.rotate_p_x),
             rotate_p_y=select(active, p[1], state.rotate_p_y),
             rotate_turns=select(active, turns, state.rotate_turns),
+            rotate_return_x=select(active, rotate_return[0], state.rotate_return_x),
+            rotate_return_y=select(active, rotate_return[1], state.rotate_return_y),
             return_sp=return_sp,
             overflow_at=select(overflow, 2, state.overflow_at),
         ),

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=4b7c259cd1501c7d03381be690712f4c6c6bde3d4694dfd0ad51d4c09980b807
-# autobatch: body-sha256=c003deb8b43e3fb039d70d51b9c7fa293405a999c0ad434163a5f56726f16807
+# autobatch: source-sha256=fb64bb9183b62c0ad57dfd5ea12f4e56272293b62aca0683da698f5cea494b14
+# autobatch: body-sha256=bd7775614234d2cc46d0e07a762a4b0f2e94569ac802c7305953ae068c71c85b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -649,11 +649,16 @@ def spiral_block_2(state, stacks):
     v, w, n = (spiral_v, spiral_w, spiral_n)
     # examples/vectors.py:19  if n <= 1:
     cond_1 = n <= 1
+    # examples/vectors.py:20  return v, w
+    result_1 = (v, w)
+    spiral_return = result_1
     # examples/vectors.py:21  a, b = spiral(v * 0.5, w + 1, n - 1)
+    # the examples that enter the call (the others returned here)
+    calling = where(cond_1, False, active)
     return_sp, returns_write, overflow_4 = push(
-        stacks.returns, state.return_sp, 3, active
+        stacks.returns, state.return_sp, 3, calling
     )
-    pc = choose(cond_1, 1, 2)
+    pc = choose(cond_1, 3, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2 | overflow_3 | overflow_4
@@ -664,6 +669,8 @@ def spiral_block_2(state, stacks):
             spiral_v=select(active, v, state.spiral_v),
             spiral_w=select(active, w, state.spiral_w),
             spiral_n=select(active, n, state.spiral_n),
+            spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
+            spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
             spiral_v_sp=spiral_v_sp,
             spiral_w_sp=spiral_w_sp,
             spiral_n_sp=spiral_n_sp,
@@ -695,11 +702,16 @@ def spiral_block_3(state, stacks):
     v, w, n = (spiral_v_1, spiral_w_1, spiral_n_1)
     # examples/vectors.py:19  if n <= 1:
     cond_1 = n <= 1
+    # examples/vectors.py:20  return v, w
+    result_1 = (v, w)
+    spiral_return = result_1
     # examples/vectors.py:22  c, d = spiral(a - v, b * 2, n - 2)
+    # the examples that enter the call (the others returned here)
+    calling = where(cond_1, False, active)
     return_sp, returns_write, overflow_1 = push(
-        stacks.returns, state.return_sp, 4, active
+        stacks.returns, state.return_sp, 4, calling
     )
-    pc = choose(cond_1, 1, 2)
+    pc = choose(cond_1, 4, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1
@@ -710,6 +722,8 @@ def spiral_block_3(state, stacks):
             spiral_n=select(active, n, state.spiral_n),
             spiral_v=select(active, v, state.spiral_v),
             spiral_w=select(active, w, state.spiral_w),
+            spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
+            spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
             spiral_n_sp=spiral_n_sp,
             return_sp=return_sp,
             overflow_at=select(overflow, 3, state.overflow_at),
@@ -756,8 +770,8 @@ SPIRAL_LOOPING_BLOCKS = ()
 SPIRAL_VECTOR_WRITES = (
     (),
     ("spiral_return_0", "spiral_return_1"),
-    ("spiral_v", "spiral_w"),
-    ("spiral_v", "spiral_w"),
+    ("spiral_v", "spiral_w", "spiral_return_0", "spiral_return_1"),
+    ("spiral_v", "spiral_w", "spiral_return_0", "spiral_return_1"),
     ("spiral_return_0", "spiral_return_1"),
 )
 SPIRAL_BLOCK_LINES = (

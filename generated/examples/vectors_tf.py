@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=a2a57f428c019ec40d4ed742de6499d051a96579a6ec791476b9e54a7e4f0d40
-# autobatch: body-sha256=881d063f78b44f87e0fe019d76ca4d745e1bb5b0365b14328616a38e60707234
+# autobatch: source-sha256=daf2638fbb2d81033faaac919af826b4c83a479d2329877916850e45025787d7
+# autobatch: body-sha256=e291c56446b07a3ac6f501535828b6b08372555b4d03735bfe8cc274f35fc389
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -905,11 +905,16 @@ def spiral_block_2(state, stacks):
     v, w, n = (spiral_v, spiral_w, spiral_n)
     # examples/vectors.py:19  if n <= 1:
     cond_1 = n <= 1
+    # examples/vectors.py:20  return v, w
+    result_1 = (v, w)
+    spiral_return = result_1
     # examples/vectors.py:21  a, b = spiral(v * 0.5, w + 1, n - 1)
+    # the examples that enter the call (the others returned here)
+    calling = where(cond_1, False, active)
     return_sp, returns_write, overflow_4 = push(
-        stacks.returns, state.return_sp, 3, active
+        stacks.returns, state.return_sp, 3, calling
     )
-    pc = choose(cond_1, 1, 2)
+    pc = choose(cond_1, 3, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2 | overflow_3 | overflow_4
@@ -920,6 +925,8 @@ def spiral_block_2(state, stacks):
             spiral_v=select(active, v, state.spiral_v),
             spiral_w=select(active, w, state.spiral_w),
             spiral_n=select(active, n, state.spiral_n),
+            spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
+            spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
             spiral_v_sp=spiral_v_sp,
             spiral_w_sp=spiral_w_sp,
             spiral_n_sp=spiral_n_sp,
@@ -951,11 +958,16 @@ def spiral_block_3(state, stacks):
     v, w, n = (spiral_v_1, spiral_w_1, spiral_n_1)
     # examples/vectors.py:19  if n <= 1:
     cond_1 = n <= 1
+    # examples/vectors.py:20  return v, w
+    result_1 = (v, w)
+    spiral_return = result_1
     # examples/vectors.py:22  c, d = spiral(a - v, b * 2, n - 2)
+    # the examples that enter the call (the others returned here)
+    calling = where(cond_1, False, active)
     return_sp, returns_write, overflow_1 = push(
-        stacks.returns, state.return_sp, 4, active
+        stacks.returns, state.return_sp, 4, calling
     )
-    pc = choose(cond_1, 1, 2)
+    pc = choose(cond_1, 4, 2)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1
@@ -966,6 +978,8 @@ def spiral_block_3(state, stacks):
             spiral_n=select(active, n, state.spiral_n),
             spiral_v=select(active, v, state.spiral_v),
             spiral_w=select(active, w, state.spiral_w),
+            spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
+            spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
             spiral_n_sp=spiral_n_sp,
             return_sp=return_sp,
             overflow_at=select(overflow, 3, state.overflow_at),
@@ -1012,8 +1026,8 @@ SPIRAL_LOOPING_BLOCKS = ()
 SPIRAL_VECTOR_WRITES = (
     (),
     ("spiral_return_0", "spiral_return_1"),
-    ("spiral_v", "spiral_w"),
-    ("spiral_v", "spiral_w"),
+    ("spiral_v", "spiral_w", "spiral_return_0", "spiral_return_1"),
+    ("spiral_v", "spiral_w", "spiral_return_0", "spiral_return_1"),
     ("spiral_return_0", "spiral_return_1"),
 )
 SPIRAL_BLOCK_LINES = (

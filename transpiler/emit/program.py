@@ -887,6 +887,8 @@ class _BlockBody:
             self.out.append(ast.Assign([pc], ast.Constant(self.e.index[t.target])))
         elif isinstance(t, (ir.Branch, ir.PushBranch)):
             if isinstance(t, ir.PushBranch):
+                if t.returned_when is not None:
+                    mask = self.calling(t, mask)
                 self.push("returns", ast.Constant(self.e.index[t.return_block]), mask)
             self.out.append(
                 ast.Assign(
@@ -906,6 +908,22 @@ class _BlockBody:
             self.pop_return("pc", _name("active"))
         else:
             raise TypeError(f"unexpected terminator {t!r}")
+
+    def calling(self, t, mask):
+        """The examples that enter the callee of a `PushBranch` whose other
+        examples returned at the call site (`returned_when`)."""
+        calling = _safe("calling", self.taken)
+        self.taken.add(calling)
+        sides = (ast.Constant(False), mask or _name("active"))
+        if not t.returned_when:
+            sides = sides[::-1]
+        self.out.append(comment("the examples that enter the call (the others returned here)"))
+        self.out.append(
+            ast.Assign(
+                [_name(calling, True)], _call("where", _name(self.local(t.condition)), *sides)
+            )
+        )
+        return _name(calling)
 
     def pop_return(self, target, mask):
         """`target, return_sp = pop_return(...)`: the return address, for `mask`."""

@@ -210,7 +210,8 @@ class PushBranch:
     Push `return_block` on the return-address stack, then go to
     `true_target` or `false_target` by `condition`: what `PushGoto` to an
     entry block that only tests its arguments would do one loop iteration
-    later (see passes/control.thread_entry_tests).
+    later (see passes/control.thread_entry_tests).  With `returned_when`
+    set, only the examples that do not return at once push.
     """
 
     return_block: str
@@ -219,6 +220,11 @@ class PushBranch:
     false_target: str
     caller: str  # the calling function, for overflow messages
     origin: Optional[Origin] = None
+    # Set by passes/control.return_at_call_sites: the examples whose
+    # `condition` is `returned_when` took an entry arm that only returns, and
+    # that arm's instructions already ran at the call site; they push nothing
+    # and go straight to `return_block` (their target).  None: all push.
+    returned_when: Optional[bool] = None
 
 
 @dataclasses.dataclass(frozen=True)

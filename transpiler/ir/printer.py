@@ -43,9 +43,13 @@ def instruction(ins) -> str:
     if isinstance(ins, ir.PushGoto):
         return f"push-goto {ins.target} returning to {ins.return_block}"
     if isinstance(ins, ir.PushBranch):
+        only = ""
+        if ins.returned_when is not None:
+            test = f"not {ins.condition}" if ins.returned_when else ins.condition
+            only = f" (pushed where {test}; the others returned here)"
         return (
             f"push-branch {ins.condition} ? {ins.true_target} : {ins.false_target}"
-            f" returning to {ins.return_block}"
+            f" returning to {ins.return_block}{only}"
         )
     if isinstance(ins, ir.ReturnIf):
         test = ins.condition if ins.returns_when else f"not {ins.condition}"

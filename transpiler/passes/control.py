@@ -18,6 +18,9 @@ and returns:
   iteration per call on the test; each call site runs the test itself and
   jumps straight to the arm (`PushBranch`).  Recursive fib then takes two
   iterations per call instead of three.
+- `return_at_call_sites`: a call site whose entry test leads into a block
+  that only returns (`return 1`) runs that block itself; those examples
+  skip the call, the others push the return address and go in.
 - `merge_early_returns`: a branch between a block that only returns (`if not
   tree.ok: return tree`) and a block that goes on (here: the next call)
   becomes one block that does both, each example keeping its own path: the
@@ -314,6 +317,79 @@ def thread_entry_tests(program: ir.LoweredProgram) -> ir.LoweredProgram:
     entered = fusion.pinned(blocks) | set(fusion.predecessors(blocks))
     blocks = [b for b in blocks if b.name in entered]
     return dataclasses.replace(program, blocks=tuple(blocks))
+
+
+def return_at_call_sites(program: ir.LoweredProgram) -> ir.LoweredProgram:
+    """A callee that returns at once does so at the call site.
+
+    After `thread_entry_tests`, fib's call sites branch on the callee's
+    `n <= 1` straight into `return 1`: half of all calls (the leaves) spent
+    an iteration only setting the return value and popping the address the
+    call had just pushed.  Such a call site now runs that short returning
+    block itself, and its examples go straight to the return block; only the
+    others push the return address (`PushBranch.returned_when`).  Every
+    example of the call site computes the returning block, so it must be
+    safe (see `_safe`), write nothing that the other target reads, and leave
+    the condition alone.  A `PushGoto` into a block that only returns (a
+    trivial callee) becomes a `Goto` to the return block.  Recursive fib then
+    takes 1.5 iterations per call instead of 2.
+    """
+    blocks = list(program.blocks)
+    changed = True
+    while changed:
+        changed = False
+        live_in, _ = liveness.block_liveness(dataclasses.replace(program, blocks=tuple(blocks)))
+        by_name = {b.name: b for b in blocks}
+        for i, block in enumerate(blocks):
+            returned = _returned_at_call(block, by_name, live_in)
+            if returned is not None:
+                blocks[i] = returned
+                changed = True
+                break
+    entered = fusion.pinned(blocks) | set(fusion.predecessors(blocks))
+    blocks = [b for b in blocks if b.name in entered]
+    return dataclasses.replace(program, blocks=tuple(blocks))
+
+
+def _returns_at_once(block) -> bool:
+    """A few safe instructions, then a return."""
+    return (
+        isinstance(block.terminator, ir.IndirectGoto)
+        and len(block.instructions) <= MAX_RETURN
+        and all(_safe(i) for i in block.instructions)
+    )
+
+
+def _returned_at_call(block, by_name, live_in):
+    """`block` with its callee's immediate return done in place, or None."""
+    t = block.terminator
+    if isinstance(t, ir.PushGoto) and _returns_at_once(by_name[t.target]):
+        return dataclasses.replace(
+            block,
+            instructions=block.instructions + by_name[t.target].instructions,
+            terminator=ir.Goto(t.return_block, t.origin),
+        )
+    if not isinstance(t, ir.PushBranch) or t.returned_when is not None:
+        return None
+    for returning, going, when in (
+        (t.true_target, t.false_target, True),
+        (t.false_target, t.true_target, False),
+    ):
+        ret = by_name[returning]
+        if returning == going or not _returns_at_once(ret):
+            continue
+        ret_defs = {v for i in ret.instructions for v in liveness.defs(i)}
+        if t.condition in ret_defs or ret_defs & live_in[going]:
+            continue
+        true_target, false_target = (t.return_block, going) if when else (going, t.return_block)
+        return dataclasses.replace(
+            block,
+            instructions=block.instructions + ret.instructions,
+            terminator=dataclasses.replace(
+                t, true_target=true_target, false_target=false_target, returned_when=when
+            ),
+        )
+    return None
 
 
 def merge_early_returns(program: ir.LoweredProgram) -> ir.LoweredProgram:

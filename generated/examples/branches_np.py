@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=2e0d92073d0e6cd2c4896e2ff9d4a3c24ef6e8e0db6849a8eb599e172921863e
-# autobatch: body-sha256=f5737621fb71306f191d42af5010cc0548b9b7c9ae4236acca8a9f6fdcf9c87c
+# autobatch: source-sha256=feebd4390ee23e43d913c5da9b61715683f8f84f5a113fc44a779e5f2c8070d0
+# autobatch: body-sha256=c5ce1cbd60c9363d6fb5a8e7a7fdfd00a373994c61af71803f1249558e3baab6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -284,14 +284,7 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    vector_writes=None,
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -299,9 +292,8 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
-    driver only: here a dispatch costs no more than a repeat, and a
-    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -432,8 +424,6 @@ def absolute_block_0(state, stacks):
 ABSOLUTE_BLOCKS = (absolute_block_0,)
 # blocks that may run again at once: a loop body that tests itself
 ABSOLUTE_LOOPING_BLOCKS = ()
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-ABSOLUTE_VECTOR_WRITES = ((),)
 ABSOLUTE_BLOCK_LINES = ("in absolute at examples/branches.py:10: if x < 0:",)
 
 
@@ -456,7 +446,6 @@ def absolute_program(x, max_stack_depth, max_iterations, xla, profile):
         profile,
         ABSOLUTE_LOOPING_BLOCKS,
         max_iterations,
-        ABSOLUTE_VECTOR_WRITES,
     )
     return ((state.absolute_return,), state.overflow_at, state.pc, counters)
 
@@ -648,8 +637,6 @@ QUADRANT_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 QUADRANT_LOOPING_BLOCKS = ()
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-QUADRANT_VECTOR_WRITES = ((), (), (), (), (), (), ())
 QUADRANT_BLOCK_LINES = (
     "in quadrant at examples/branches.py:17: if x > 0:",
     "in quadrant at examples/branches.py:18: if y > 0:",
@@ -682,7 +669,6 @@ def quadrant_program(x, y, max_stack_depth, max_iterations, xla, profile):
         profile,
         QUADRANT_LOOPING_BLOCKS,
         max_iterations,
-        QUADRANT_VECTOR_WRITES,
     )
     return ((state.quadrant_return,), state.overflow_at, state.pc, counters)
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=795d906dffe12ab34c3ab74368a81709b1b99995c6989ef916c2389da52e58ea
-# autobatch: body-sha256=37e8b6596ee0d52bd6876a2dd0032a874a822cb20b8ec25fb9d40f30fc82acab
+# autobatch: source-sha256=671bd5c340d0e3ddfc60932ca0c80a3afdf348dc8ee00adfba4598ead6732c6b
+# autobatch: body-sha256=0700cddf965ef4aa8c18d134e96ae7653f7a10db05cc2de101efec6ce38debc7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -278,14 +278,7 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    vector_writes=None,
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -293,9 +286,8 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
-    driver only: here a dispatch costs no more than a repeat, and a
-    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -474,8 +466,6 @@ COLLATZ_STEPS_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 COLLATZ_STEPS_LOOPING_BLOCKS = (1,)
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-COLLATZ_STEPS_VECTOR_WRITES = ((), (), ())
 COLLATZ_STEPS_BLOCK_LINES = (
     "in collatz_steps at examples/collatz.py:10: steps = 0",
     "in collatz_steps at examples/collatz.py:12: if x % 2 == 0:",
@@ -503,7 +493,6 @@ def collatz_steps_program(x, max_stack_depth, max_iterations, xla, profile):
         profile,
         COLLATZ_STEPS_LOOPING_BLOCKS,
         max_iterations,
-        COLLATZ_STEPS_VECTOR_WRITES,
     )
     return ((state.collatz_steps_return,), state.overflow_at, state.pc, counters)
 

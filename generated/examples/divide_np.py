@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=da01dcb57809d5194fdf8b81014272e25359e1d3485851b67f5d4afc8f2fb6ad
-# autobatch: body-sha256=17d7ab9b751d75a7df18df331b97f362cfb996f56e2cd472072355bab29dfeed
+# autobatch: source-sha256=f8a84797f3d71a348692eb18ebb44d3e6b29b9b407c4d52c2418d7fc24c26e7f
+# autobatch: body-sha256=dd025257d6d2c02785ae4e205fb7db80be0811a3caadd6ab45d8a6234ddf89f9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -279,14 +279,7 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    vector_writes=None,
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -294,9 +287,8 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
-    driver only: here a dispatch costs no more than a repeat, and a
-    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -494,8 +486,6 @@ def divide_block_3(state, stacks):
 DIVIDE_BLOCKS = (divide_block_0, divide_block_1, divide_block_2, divide_block_3)
 # blocks that may run again at once: a loop body that tests itself
 DIVIDE_LOOPING_BLOCKS = ()
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-DIVIDE_VECTOR_WRITES = ((), (), (), ())
 DIVIDE_BLOCK_LINES = (
     "in divide at examples/divide.py:10: if a < b:",
     "in divide at examples/divide.py:11: return 0, a",
@@ -525,7 +515,6 @@ def divide_program(a, b, max_stack_depth, max_iterations, xla, profile):
         profile,
         DIVIDE_LOOPING_BLOCKS,
         max_iterations,
-        DIVIDE_VECTOR_WRITES,
     )
     return (
         (state.divide_return_0, state.divide_return_1),

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=d9800886b1eaef2c520f24b8387245348c0b110087d5246f47c7436716842ae2
-# autobatch: body-sha256=ee1c8d2f944366bc4753f6d998d3b3cae87c0cf3e7dced82c958b3e1c71c51c9
+# autobatch: source-sha256=654f969b06520107f3eea913be0516e46bcc99bc2558b51ad6e3da645f188897
+# autobatch: body-sha256=e5c50d211772125a67b74f984ef45345a1d02c05e094c373ce1b7ccd57e036f6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -282,14 +282,7 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    vector_writes=None,
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -297,9 +290,8 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
-    driver only: here a dispatch costs no more than a repeat, and a
-    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -471,8 +463,6 @@ def is_even_block_2(state, stacks):
 IS_EVEN_BLOCKS = (is_even_block_0, is_even_block_1, is_even_block_2)
 # blocks that may run again at once: a loop body that tests itself
 IS_EVEN_LOOPING_BLOCKS = ()
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-IS_EVEN_VECTOR_WRITES = ((), (), ())
 IS_EVEN_BLOCK_LINES = (
     "in is_even at examples/even_odd.py:10: if n == 0:",
     "in is_odd at examples/even_odd.py:18: return False",
@@ -500,7 +490,6 @@ def is_even_program(n, max_stack_depth, max_iterations, xla, profile):
         profile,
         IS_EVEN_LOOPING_BLOCKS,
         max_iterations,
-        IS_EVEN_VECTOR_WRITES,
     )
     return ((state.is_even_return,), state.overflow_at, state.pc, counters)
 
@@ -646,8 +635,6 @@ def is_odd_block_2(state, stacks):
 IS_ODD_BLOCKS = (is_odd_block_0, is_odd_block_1, is_odd_block_2)
 # blocks that may run again at once: a loop body that tests itself
 IS_ODD_LOOPING_BLOCKS = ()
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-IS_ODD_VECTOR_WRITES = ((), (), ())
 IS_ODD_BLOCK_LINES = (
     "in is_odd at examples/even_odd.py:17: if n == 0:",
     "in is_even at examples/even_odd.py:11: return True",
@@ -675,7 +662,6 @@ def is_odd_program(n, max_stack_depth, max_iterations, xla, profile):
         profile,
         IS_ODD_LOOPING_BLOCKS,
         max_iterations,
-        IS_ODD_VECTOR_WRITES,
     )
     return ((state.is_even_return,), state.overflow_at, state.pc, counters)
 

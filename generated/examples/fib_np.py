@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=35ab4fcd24d206e7970e3e6edc3a82043bf476348cca01dd16f9568b557a923c
-# autobatch: body-sha256=8530d81385f8217e23ab5bd4d9a3a4be76ed0d1eea0d7ab1dfc6bba13f5e74cb
+# autobatch: source-sha256=88e69555c8460f2570472cf7d6c8dafd1c064ed29be96d8b7fab4977684e8705
+# autobatch: body-sha256=e004674006592fff9b0a9880d73fd3dbd146854a5e41f6f4192fceb8e0c37da3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -284,14 +284,7 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    vector_writes=None,
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -299,9 +292,8 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
-    driver only: here a dispatch costs no more than a repeat, and a
-    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -484,22 +476,27 @@ def fib_block_3(state, stacks):
     n, fib_n_sp = pop(stacks.fib_n, state.fib_n_sp, active)
     fib_1 = fib_return
     fib_2_n = n - 2
-    fib_fib_1_sp, fib_fib_1_write, overflow_1 = push(
-        stacks.fib_fib_1, state.fib_fib_1_sp, fib_1, active
-    )
     n = fib_2_n
     # examples/fib.py:10  if n <= 1:
     cond_1 = n <= 1
     # examples/fib.py:11  return 1
     result_1 = 1
     fib_return = result_1
-    # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
-    # the examples that enter the call (the others returned here)
-    calling = where(cond_1, False, active)
-    return_sp, returns_write, overflow_2 = push(
-        stacks.returns, state.return_sp, 4, calling
+    # the examples that go on (the others return)
+    going = where(cond_1, False, active)
+    fib_fib_1_sp, fib_fib_1_write, overflow_1 = push(
+        stacks.fib_fib_1, state.fib_fib_1_sp, fib_1, going
     )
-    pc = choose(cond_1, 4, 2)
+    fib_2 = fib_return
+    # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
+    result_2 = fib_1 + fib_2
+    fib_return = result_2
+    returned_pc, return_sp = pop_return(
+        stacks.returns, state.return_sp, where(going, False, active), FIB_HALT
+    )
+    return_sp, returns_write, overflow_2 = push(stacks.returns, return_sp, 4, going)
+    pc = 2
+    pc = where(going, pc, returned_pc)
     pc = select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2
@@ -544,8 +541,6 @@ def fib_block_4(state, stacks):
 FIB_BLOCKS = (fib_block_0, fib_block_1, fib_block_2, fib_block_3, fib_block_4)
 # blocks that may run again at once: a loop body that tests itself
 FIB_LOOPING_BLOCKS = ()
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-FIB_VECTOR_WRITES = ((), (), (), (), ())
 FIB_BLOCK_LINES = (
     "in fib at examples/fib.py:10: if n <= 1:",
     "in fib at examples/fib.py:11: return 1",
@@ -574,14 +569,7 @@ def fib_program(n, max_stack_depth, max_iterations, xla, profile):
         fib_n=zeros([max_stack_depth, batch], (), "int64"),
     )
     state, stacks, counters = run(
-        state,
-        stacks,
-        FIB_BLOCKS,
-        xla,
-        profile,
-        FIB_LOOPING_BLOCKS,
-        max_iterations,
-        FIB_VECTOR_WRITES,
+        state, stacks, FIB_BLOCKS, xla, profile, FIB_LOOPING_BLOCKS, max_iterations
     )
     return ((state.fib_return,), state.overflow_at, state.pc, counters)
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=5f55fa20ff9cb2b71d782a1fe62c27c2993febeca59b177dac4ca943ca5d90ef
-# autobatch: body-sha256=1793a5cbb26c9b16a1e3b75bac377a7a30c31531cd9b27f8b90c075851a7fdc9
+# autobatch: source-sha256=f49866bf6b0f29fd9457ee0ce830a2eda26b8a9809cb36e9031292a54ec16bbf
+# autobatch: body-sha256=530c9e089d50f84532934b776072b0a984297efbd7abae54c2d308bceeb63ad9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -278,14 +278,7 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    vector_writes=None,
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -293,9 +286,8 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
-    driver only: here a dispatch costs no more than a repeat, and a
-    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -462,8 +454,6 @@ def gcd_block_2(state, stacks):
 GCD_BLOCKS = (gcd_block_0, gcd_block_1, gcd_block_2)
 # blocks that may run again at once: a loop body that tests itself
 GCD_LOOPING_BLOCKS = ()
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-GCD_VECTOR_WRITES = ((), (), ())
 GCD_BLOCK_LINES = (
     "in gcd at examples/gcd.py:10: if a == b:",
     "in gcd at examples/gcd.py:11: return a",
@@ -485,14 +475,7 @@ def gcd_program(a, b, max_stack_depth, max_iterations, xla, profile):
     )
     stacks = GcdStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state,
-        stacks,
-        GCD_BLOCKS,
-        xla,
-        profile,
-        GCD_LOOPING_BLOCKS,
-        max_iterations,
-        GCD_VECTOR_WRITES,
+        state, stacks, GCD_BLOCKS, xla, profile, GCD_LOOPING_BLOCKS, max_iterations
     )
     return ((state.gcd_return,), state.overflow_at, state.pc, counters)
 

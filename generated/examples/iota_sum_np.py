@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=a08f358e80f1232bfc80abf7a7db1250a461d19cbf7ec2c36ecc7a8490cf88df
-# autobatch: body-sha256=468d74af97adfc33a53ab0928f9db4a205420557c3a32db46f004dd27e681db4
+# autobatch: source-sha256=8a2f486b43c62192e99b7560c330a22d7b5b977cc14446c467990f709917bcf8
+# autobatch: body-sha256=2bcccacbcc89d4e83a9291456dffc68cdf9c80ba26912209e20d4016ac3c3e16
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -278,14 +278,7 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    vector_writes=None,
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -293,9 +286,8 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
-    driver only: here a dispatch costs no more than a repeat, and a
-    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -450,8 +442,6 @@ def iota_sum_block_2(state, stacks):
 IOTA_SUM_BLOCKS = (iota_sum_block_0, iota_sum_block_1, iota_sum_block_2)
 # blocks that may run again at once: a loop body that tests itself
 IOTA_SUM_LOOPING_BLOCKS = ()
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-IOTA_SUM_VECTOR_WRITES = ((), (), ())
 IOTA_SUM_BLOCK_LINES = (
     "in iota_sum at examples/iota_sum.py:10: if n <= 0:",
     "in iota_sum at examples/iota_sum.py:11: return acc",
@@ -479,7 +469,6 @@ def iota_sum_program(n, acc, max_stack_depth, max_iterations, xla, profile):
         profile,
         IOTA_SUM_LOOPING_BLOCKS,
         max_iterations,
-        IOTA_SUM_VECTOR_WRITES,
     )
     return ((state.iota_sum_return,), state.overflow_at, state.pc, counters)
 

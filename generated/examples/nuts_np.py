@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=3681cd8ef43a2f103e716c5fdad1538af5b425bd060ff082710e7e72757342ae
-# autobatch: body-sha256=f3ac9268665b0b1b479a6c19a37f5d9600f7ed9ceed80af19a1e5012aaba2eda
+# autobatch: source-sha256=2be4a399bba093e64747c1970350990b7e4416b7e4b4fd82b7688cd79b8e3ab8
+# autobatch: body-sha256=bff2f439bb7853fb08b8e8cbde053f3d44195deb017eb4815c27462c18062531
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -307,14 +307,7 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    vector_writes=None,
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -322,9 +315,8 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
-    driver only: here a dispatch costs no more than a repeat, and a
-    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -1729,65 +1721,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_1_LOOPING_BLOCKS = ()
-    # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-    NUTS_STEP_1_VECTOR_WRITES = (
-        (
-            "nuts_step_minus_x",
-            "nuts_step_minus_r",
-            "nuts_step_minus_grad",
-            "nuts_step_plus_x",
-            "nuts_step_plus_r",
-            "nuts_step_plus_grad",
-            "nuts_step_sample_x",
-            "nuts_step_sample_grad",
-        ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
-        (
-            "nuts_step_minus_x",
-            "nuts_step_minus_r",
-            "nuts_step_minus_grad",
-            "nuts_step_plus_x",
-            "nuts_step_plus_r",
-            "nuts_step_plus_grad",
-            "nuts_step_sample_x",
-            "nuts_step_sample_grad",
-        ),
-        ("nuts_step_return_point_x", "nuts_step_return_point_grad"),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-        ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-            "build_tree_edge_x",
-            "build_tree_edge_r",
-            "build_tree_edge_grad",
-        ),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-        ),
-    )
     NUTS_STEP_1_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
@@ -1939,7 +1872,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             profile,
             NUTS_STEP_1_LOOPING_BLOCKS,
             max_iterations,
-            NUTS_STEP_1_VECTOR_WRITES,
         )
         return (
             (
@@ -3364,65 +3296,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_2_LOOPING_BLOCKS = ()
-    # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-    NUTS_STEP_2_VECTOR_WRITES = (
-        (
-            "nuts_step_minus_x",
-            "nuts_step_minus_r",
-            "nuts_step_minus_grad",
-            "nuts_step_plus_x",
-            "nuts_step_plus_r",
-            "nuts_step_plus_grad",
-            "nuts_step_sample_x",
-            "nuts_step_sample_grad",
-        ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
-        (
-            "nuts_step_minus_x",
-            "nuts_step_minus_r",
-            "nuts_step_minus_grad",
-            "nuts_step_plus_x",
-            "nuts_step_plus_r",
-            "nuts_step_plus_grad",
-            "nuts_step_sample_x",
-            "nuts_step_sample_grad",
-        ),
-        ("nuts_step_return_point_x", "nuts_step_return_point_grad"),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-        ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-            "build_tree_edge_x",
-            "build_tree_edge_r",
-            "build_tree_edge_grad",
-        ),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-        ),
-    )
     NUTS_STEP_2_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
@@ -3570,7 +3443,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             profile,
             NUTS_STEP_2_LOOPING_BLOCKS,
             max_iterations,
-            NUTS_STEP_2_VECTOR_WRITES,
         )
         return (
             (
@@ -4995,65 +4867,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_3_LOOPING_BLOCKS = ()
-    # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-    NUTS_STEP_3_VECTOR_WRITES = (
-        (
-            "nuts_step_minus_x",
-            "nuts_step_minus_r",
-            "nuts_step_minus_grad",
-            "nuts_step_plus_x",
-            "nuts_step_plus_r",
-            "nuts_step_plus_grad",
-            "nuts_step_sample_x",
-            "nuts_step_sample_grad",
-        ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
-        (
-            "nuts_step_minus_x",
-            "nuts_step_minus_r",
-            "nuts_step_minus_grad",
-            "nuts_step_plus_x",
-            "nuts_step_plus_r",
-            "nuts_step_plus_grad",
-            "nuts_step_sample_x",
-            "nuts_step_sample_grad",
-        ),
-        ("nuts_step_return_point_x", "nuts_step_return_point_grad"),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-        ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-            "build_tree_edge_x",
-            "build_tree_edge_r",
-            "build_tree_edge_grad",
-        ),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-        ),
-    )
     NUTS_STEP_3_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
@@ -5201,7 +5014,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             profile,
             NUTS_STEP_3_LOOPING_BLOCKS,
             max_iterations,
-            NUTS_STEP_3_VECTOR_WRITES,
         )
         return (
             (

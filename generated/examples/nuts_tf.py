@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=0b915dfcc8698e1e762944fab92297af4b610c87b06e9b2ce172acbfaf8a3adb
-# autobatch: body-sha256=4c809a8653929ee9e9ab97123c897d496bfef3e94e18255428169743f45babcc
+# autobatch: source-sha256=39928cd5ccb0b7e7780590c0e5d5ad82bf247046dff585e603d6416724904c49
+# autobatch: body-sha256=a59f094f484048cd145130b520df1d38b104d88bd88a8b30fcd3b12a783fad87
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -356,147 +356,88 @@ def pop_return(stack, sp, active, halt):
     return (tf.where(empty, halt, target), sp)
 
 
-class RegisterFiles:
-    """Per-example vector registers of the XLA loop, kept in register files.
+def hide_constants(values):
+    """`values` (a nest of tensors), as tensors XLA cannot see as constants.
 
-    XLA copies every array that a `switch_case` branch returns unchanged, so
-    with one loop-state array per vector register each iteration paid a copy
-    of every vector register, whatever its block wrote (NUTS at 100-d and 256
-    chains: ~30 copies of [256, 100] per iteration, half the run time).
-    Here the vector registers of one dtype and event shape share a file
-    [registers + 1, batch, *event] that the branches read but do not return;
-    a branch returns only the rows its block writes (`slots`, padded to the
-    most any block writes with zeros bound for the spare last row), and
-    `write_back` stores them with in-place row updates after the switch.
-
-    `vector_writes[k]`: the state fields (vectors) that block k writes, as
-    the generated module lists them.  Scalar registers ([batch]) stay in the
-    state: copying one costs about what a row update would.
+    TensorFlow 2.21's bridge to XLA substitutes a while loop's constant,
+    loop-invariant inputs into its body, and loses the bodies of the loops
+    nested in it when it does (tensorflow/tensorflow#122886: "Propagate:
+    Cannot find body function").  Every loop has such an input, the hidden
+    `maximum_iterations`, and the initial zeros of registers no block writes
+    are others.  A `where` on a condition computed from the data, false at
+    run time, keeps each value and hides that it is constant.  (With no data
+    at all, nothing can be hidden.)
     """
-
-    def __init__(self, state, vector_writes):
-        groups = {}
-        for name in state._fields:
-            value = getattr(state, name)
-            if value.shape.rank > 1:
-                groups.setdefault(
-                    (value.dtype.name, tuple(value.shape[1:])), []
-                ).append(name)
-        self.groups = list(groups.values())
-        self.place = {
-            name: (g, row)
-            for g, names in enumerate(self.groups)
-            for row, name in enumerate(names)
-        }
-        self.scalars = [name for name in state._fields if name not in self.place]
-        self.state_type = type(state)
-        self.rows = []
-        for names in self.groups:
-            written = [
-                [row for row, name in enumerate(names) if name in w]
-                for w in vector_writes
-            ]
-            slots = max((len(w) for w in written))
-            self.rows.append([w + [len(names)] * (slots - len(w)) for w in written])
-
-    def pack(self, state):
-        """(scalar fields, files): files[g] is [registers + 1, batch, *event]."""
-        files = []
-        for names in self.groups:
-            values = [getattr(state, name) for name in names]
-            files.append(tf.stack(values + [tf.zeros_like(values[0])]))
-        return (tuple((getattr(state, name) for name in self.scalars)), tuple(files))
-
-    def view(self, scalars, files):
-        """The state a block reads: vector fields are rows of their files."""
-        fields = dict(zip(self.scalars, scalars))
-        rows = [tf.unstack(file) for file in files]
-        for name, (g, row) in self.place.items():
-            fields[name] = rows[g][row]
-        return self.state_type(**fields)
-
-    def slots(self, k, new_state, files):
-        """The rows block k wrote, per file: [slots, batch, *event] as a tuple."""
-        out = []
-        for g, names in enumerate(self.groups):
-            spare = tf.zeros(files[g].shape[1:], files[g].dtype)
-            out.append(
-                tuple(
-                    (
-                        spare if row == len(names) else getattr(new_state, names[row])
-                        for row in self.rows[g][k]
-                    )
-                )
-            )
-        return tuple(out)
-
-    def write_back(self, files, index, slots):
-        """Each slot into its row of its file; `index` is the block that ran."""
-        out = []
-        for g, file in enumerate(files):
-            rows = tf.gather(tf.constant(self.rows[g], tf.int32), index)
-            rows = tf.reshape(rows, [-1, 1, 1])
-            for j, value in enumerate(slots[g]):
-                file = tf.tensor_scatter_nd_update(file, rows[j], value[None])
-            out.append(file)
-        return tuple(out)
+    leaves = tf.nest.flatten(values)
+    data = [x for x in leaves if tf.get_static_value(x) is None]
+    if not data:
+        return values
+    first = tf.reshape(data[0], [-1])[:1]
+    never = tf.reduce_any(
+        tf.logical_and(tf.equal(first, first), tf.not_equal(first, first))
+    )
+    hidden = [tf.where(never, tf.ones_like(x), x) for x in leaves]
+    return tf.nest.pack_sequence_as(values, hidden)
 
 
-def run(
-    state,
-    stacks,
-    blocks,
-    xla,
-    profile,
-    looping=(),
-    max_iterations=None,
-    vector_writes=None,
-):
+def has_vectors(state, stacks):
+    """Whether any register holds a per-example vector ([batch, *event])."""
+    return any((x.shape.rank > 1 for x in state)) or any(
+        (s.shape.rank > 2 for s in stacks)
+    )
+
+
+def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
-    Under XLA the large stack arrays must not be outputs of the
-    `switch_case` (XLA would copy them every iteration): branches return
-    their writes, padded with no-ops, and each stack is written after it,
-    under a `cond` on whether the block that ran writes that stack at all.
-    Graph mode pays per op instead, so there each branch applies its own
-    writes and passes the other stacks through.
+    How, depends on the backend:
+
+    - TF graph: one `switch_case` over the blocks; each branch applies its
+      own stack writes and passes the other stacks through (graph mode pays
+      per op, not per copy).
+    - XLA, per-example scalars only: the same `switch_case`, but the large
+      stack arrays must not be outputs of it (XLA copies every array a
+      branch returns): branches return their writes, padded with no-ops, and
+      each stack is written after the switch, under a `cond` on whether the
+      block that ran writes it at all.
+    - XLA with per-example vectors: a *sweep*.  Every block is a while loop
+      that runs while it is the earliest pending block, one after the other
+      in block order; the state and the stacks are its loop variables, which
+      XLA updates in place.  A switch would copy every vector register and
+      vector stack its branches pass through: NUTS at 100-d and 256 chains
+      paid about half its run time in such copies.  The sweep runs the same
+      blocks in the same order as the switch (a block that sends examples
+      back to an earlier one ends the sweep, and the next trip starts
+      there); with only scalars its loops cost more than the copies they
+      save (fib over 4096 examples: 295 ms against 261 ms).
 
     With `profile`, counters ride along in the loop (no host callbacks, so
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
 
     `looping` names blocks that can jump to themselves and write no stack (a
-    rotated loop body): under XLA such a block repeats in an inner loop for
-    as long as it stays the earliest pending block, the same sequence of
-    blocks without a dispatch per trip.
+    rotated loop body): under XLA's switch such a block repeats in an inner
+    loop for as long as it stays the earliest pending block, the same
+    sequence of blocks without a dispatch per trip.  (The sweep does this
+    for every block.)
 
     `max_iterations` (None: no limit) stops the loop after that many
     iterations, examples still pending (the caller raises): the count is
     the while loop's own `maximum_iterations` counter, so None traces the
     loop exactly as without a limit.  With a limit every trip is counted, so
-    looping blocks dispatch per trip as they do under `profile`.
-
-    `vector_writes` (the vector fields each block writes) moves vector
-    registers into `RegisterFiles` under XLA.
+    blocks run one per trip, as they do under `profile` with the switch.
     """
     halt = len(blocks)
-    files = RegisterFiles(state, vector_writes) if xla and vector_writes else None
-    if files and (not files.groups):
-        files = None
+    sweeping = xla and has_vectors(state, stacks)
 
-    def unpacked(carried):
-        """The state NamedTuple from what the loop carries."""
-        return files.view(*carried) if files else carried
-
-    def pending(carried, stacks, counters):
-        return tf.reduce_any(unpacked(carried).pc < halt)
+    def pending(state, stacks, counters):
+        return tf.reduce_any(state.pc < halt)
 
     writers = {name: [] for name in stacks._fields}
 
-    def writes_after(index, block, carried, stacks):
-        state = unpacked(carried)
+    def writes_after(index, block, state, stacks):
         new_state, writes = block(state, stacks)
         if (
             index in looping
@@ -517,9 +458,6 @@ def run(
         padded = [
             writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
         ]
-        if files:
-            scalars = tuple((getattr(new_state, name) for name in files.scalars))
-            return (scalars, files.slots(index, new_state, carried[1]), tuple(padded))
         return (new_state, tuple(padded))
 
     def write_if_written(index, name, stack, write):
@@ -536,15 +474,49 @@ def run(
         }
         return (new_state, stacks._replace(**applied))
 
-    def step(carried, stacks, counters):
-        state = unpacked(carried)
+    def counted(index, state, counters):
+        """The profile counters after block `index` runs on `state`."""
+        if not profile:
+            return counters
+        runs, active, deepest = counters
+        at_block = tf.one_hot(index, halt, dtype=tf.int64)
+        waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
+        deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
+        return (runs + at_block, active + at_block * waiting, deepest)
+
+    def sweep(state, stacks, counters, unlimited):
+        earliest = tf.reduce_min(state.pc)
+        ran = tf.less(earliest, 0)
+        for k, block in enumerate(blocks):
+
+            def runs(earliest, ran, state, stacks, counters, k=k):
+                at = tf.equal(earliest, k)
+                if max_iterations is None:
+                    return at
+                return tf.logical_and(at, tf.logical_not(ran))
+
+            def body(earliest, ran, state, stacks, counters, k=k, block=block):
+                counters = counted(k, state, counters)
+                state, stacks = writes_applied(block, state, stacks)
+                return (
+                    tf.reduce_min(state.pc),
+                    tf.constant(True),
+                    state,
+                    stacks,
+                    counters,
+                )
+
+            earliest, ran, state, stacks, counters = tf.while_loop(
+                runs,
+                body,
+                (earliest, ran, state, stacks, counters),
+                maximum_iterations=unlimited,
+            )
+        return (state, stacks, counters)
+
+    def step(state, stacks, counters):
         index = tf.reduce_min(state.pc)
-        if profile:
-            runs, active, deepest = counters
-            at_block = tf.one_hot(index, halt, dtype=tf.int64)
-            waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
-            deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
-            counters = (runs + at_block, active + at_block * waiting, deepest)
+        counters = counted(index, state, counters)
         if not xla:
             branches = [
                 functools.partial(writes_applied, block, state, stacks)
@@ -553,32 +525,38 @@ def run(
             state, stacks = tf.switch_case(index, branches)
             return (state, stacks, counters)
         branches = [
-            functools.partial(writes_after, k, block, carried, stacks)
+            functools.partial(writes_after, k, block, state, stacks)
             for k, block in enumerate(blocks)
         ]
-        *result, writes = tf.switch_case(index, branches)
-        if files:
-            scalars, slots = result
-            carried = (scalars, files.write_back(carried[1], index, slots))
-        else:
-            carried = result[0]
+        state, writes = tf.switch_case(index, branches)
         stacks = type(stacks)(
             *[
                 write_if_written(index, name, s, w)
                 for name, s, w in zip(stacks._fields, stacks, writes)
             ]
         )
-        return (carried, stacks, counters)
+        return (state, stacks, counters)
 
     counters = ()
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    carried = files.pack(state) if files else state
-    carried, stacks, counters = tf.while_loop(
-        pending, step, (carried, stacks, counters), maximum_iterations=max_iterations
-    )
-    return (unpacked(carried), stacks, counters if profile else None)
+    if not sweeping:
+        state, stacks, counters = tf.while_loop(
+            pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+        )
+    else:
+        limits = (2**31 - 1, 2**31 - 1 if max_iterations is None else max_iterations)
+        (state, stacks, counters), (unlimited, limit) = hide_constants(
+            ((state, stacks, counters), tuple((tf.cast(n, tf.int32) for n in limits)))
+        )
+        state, stacks, counters = tf.while_loop(
+            pending,
+            lambda state, stacks, counters: sweep(state, stacks, counters, unlimited),
+            (state, stacks, counters),
+            maximum_iterations=limit,
+        )
+    return (state, stacks, counters if profile else None)
 
 
 _COMPILED = {}
@@ -1985,65 +1963,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_1_LOOPING_BLOCKS = ()
-    # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-    NUTS_STEP_1_VECTOR_WRITES = (
-        (
-            "nuts_step_minus_x",
-            "nuts_step_minus_r",
-            "nuts_step_minus_grad",
-            "nuts_step_plus_x",
-            "nuts_step_plus_r",
-            "nuts_step_plus_grad",
-            "nuts_step_sample_x",
-            "nuts_step_sample_grad",
-        ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
-        (
-            "nuts_step_minus_x",
-            "nuts_step_minus_r",
-            "nuts_step_minus_grad",
-            "nuts_step_plus_x",
-            "nuts_step_plus_r",
-            "nuts_step_plus_grad",
-            "nuts_step_sample_x",
-            "nuts_step_sample_grad",
-        ),
-        ("nuts_step_return_point_x", "nuts_step_return_point_grad"),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-        ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-            "build_tree_edge_x",
-            "build_tree_edge_r",
-            "build_tree_edge_grad",
-        ),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-        ),
-    )
     NUTS_STEP_1_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
@@ -2195,7 +2114,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             profile,
             NUTS_STEP_1_LOOPING_BLOCKS,
             max_iterations,
-            NUTS_STEP_1_VECTOR_WRITES,
         )
         return (
             (
@@ -3620,65 +3538,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_2_LOOPING_BLOCKS = ()
-    # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-    NUTS_STEP_2_VECTOR_WRITES = (
-        (
-            "nuts_step_minus_x",
-            "nuts_step_minus_r",
-            "nuts_step_minus_grad",
-            "nuts_step_plus_x",
-            "nuts_step_plus_r",
-            "nuts_step_plus_grad",
-            "nuts_step_sample_x",
-            "nuts_step_sample_grad",
-        ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
-        (
-            "nuts_step_minus_x",
-            "nuts_step_minus_r",
-            "nuts_step_minus_grad",
-            "nuts_step_plus_x",
-            "nuts_step_plus_r",
-            "nuts_step_plus_grad",
-            "nuts_step_sample_x",
-            "nuts_step_sample_grad",
-        ),
-        ("nuts_step_return_point_x", "nuts_step_return_point_grad"),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-        ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-            "build_tree_edge_x",
-            "build_tree_edge_r",
-            "build_tree_edge_grad",
-        ),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-        ),
-    )
     NUTS_STEP_2_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
@@ -3826,7 +3685,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             profile,
             NUTS_STEP_2_LOOPING_BLOCKS,
             max_iterations,
-            NUTS_STEP_2_VECTOR_WRITES,
         )
         return (
             (
@@ -5251,65 +5109,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_3_LOOPING_BLOCKS = ()
-    # the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-    NUTS_STEP_3_VECTOR_WRITES = (
-        (
-            "nuts_step_minus_x",
-            "nuts_step_minus_r",
-            "nuts_step_minus_grad",
-            "nuts_step_plus_x",
-            "nuts_step_plus_r",
-            "nuts_step_plus_grad",
-            "nuts_step_sample_x",
-            "nuts_step_sample_grad",
-        ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
-        (
-            "nuts_step_minus_x",
-            "nuts_step_minus_r",
-            "nuts_step_minus_grad",
-            "nuts_step_plus_x",
-            "nuts_step_plus_r",
-            "nuts_step_plus_grad",
-            "nuts_step_sample_x",
-            "nuts_step_sample_grad",
-        ),
-        ("nuts_step_return_point_x", "nuts_step_return_point_grad"),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-        ),
-        ("build_tree_edge_x", "build_tree_edge_r", "build_tree_edge_grad"),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-            "build_tree_edge_x",
-            "build_tree_edge_r",
-            "build_tree_edge_grad",
-        ),
-        (
-            "build_tree_return_minus_x",
-            "build_tree_return_minus_r",
-            "build_tree_return_minus_grad",
-            "build_tree_return_plus_x",
-            "build_tree_return_plus_r",
-            "build_tree_return_plus_grad",
-            "build_tree_return_sample_x",
-            "build_tree_return_sample_grad",
-        ),
-    )
     NUTS_STEP_3_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
@@ -5457,7 +5256,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             profile,
             NUTS_STEP_3_LOOPING_BLOCKS,
             max_iterations,
-            NUTS_STEP_3_VECTOR_WRITES,
         )
         return (
             (

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=5396e787f9a3abc6413560cbdf19e9b45e4ed4d7f4c21601e1ad661a6bc513fb
-# autobatch: body-sha256=6d5a216d71e3f76022d25234f39fce9e24968b95d0a410c6c5cb6229b74c138d
+# autobatch: source-sha256=cda5711afe41a7925a32c7bb3d62a167b4ec506b91f970ae18a6372f60ca4fdc
+# autobatch: body-sha256=f912f2d06fe7ebea3efa46e85c041c0936b4a2682aa4a53660af17afa8e5f5e2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -297,14 +297,7 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    vector_writes=None,
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -312,9 +305,8 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
-    driver only: here a dispatch costs no more than a repeat, and a
-    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -620,8 +612,6 @@ COUNT_PRIMES_BELOW_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 COUNT_PRIMES_BELOW_LOOPING_BLOCKS = ()
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-COUNT_PRIMES_BELOW_VECTOR_WRITES = ((), (), (), (), (), (), (), (), ())
 COUNT_PRIMES_BELOW_BLOCK_LINES = (
     "in count_primes_below at examples/primes.py:21: count = 0",
     "in count_primes_below at examples/primes.py:23: if k > 2 and k % 2 == 0:",
@@ -661,7 +651,6 @@ def count_primes_below_program(n, max_stack_depth, max_iterations, xla, profile)
         profile,
         COUNT_PRIMES_BELOW_LOOPING_BLOCKS,
         max_iterations,
-        COUNT_PRIMES_BELOW_VECTOR_WRITES,
     )
     return ((state.count_primes_below_return,), state.overflow_at, state.pc, counters)
 
@@ -888,8 +877,6 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS = ()
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-FIRST_MULTIPLE_OF_SEVEN_VECTOR_WRITES = ((), (), (), (), (), ())
 FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
     "in first_multiple_of_seven at examples/primes.py:40: for k in range(1, limit):",
     "in first_multiple_of_seven at examples/primes.py:41: if k * n % 7 == 0:",
@@ -927,7 +914,6 @@ def first_multiple_of_seven_program(
         profile,
         FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS,
         max_iterations,
-        FIRST_MULTIPLE_OF_SEVEN_VECTOR_WRITES,
     )
     return (
         (state.first_multiple_of_seven_return,),
@@ -1150,8 +1136,6 @@ SMALLEST_FACTOR_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 SMALLEST_FACTOR_LOOPING_BLOCKS = ()
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-SMALLEST_FACTOR_VECTOR_WRITES = ((), (), (), (), ())
 SMALLEST_FACTOR_BLOCK_LINES = (
     "in smallest_factor at examples/primes.py:11: for d in range(2, n):",
     "in smallest_factor at examples/primes.py:12: if d * d > n:",
@@ -1182,7 +1166,6 @@ def smallest_factor_program(n, max_stack_depth, max_iterations, xla, profile):
         profile,
         SMALLEST_FACTOR_LOOPING_BLOCKS,
         max_iterations,
-        SMALLEST_FACTOR_VECTOR_WRITES,
     )
     return ((state.smallest_factor_return,), state.overflow_at, state.pc, counters)
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=9641a22f3c516279b2313693ba1ca985ce90fac8a77656b2b92f35b2bbb4bfbf
-# autobatch: body-sha256=9566d3c9be1123c3b7971d88c58e630e11062a4cc70857cc6eeaae1631741cab
+# autobatch: source-sha256=c34ec9d8a213f909333b83cbe525b89f482e161ef3857ff94be8c03360259754
+# autobatch: body-sha256=4a65b80869e55c748348868d6b05f0ba2b1d438f7423ef53d662adec2f2df63b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -280,14 +280,7 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    vector_writes=None,
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -295,9 +288,8 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
-    driver only: here a dispatch costs no more than a repeat, and a
-    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -494,8 +486,6 @@ def rotate_block_3(state, stacks):
 ROTATE_BLOCKS = (rotate_block_0, rotate_block_1, rotate_block_2, rotate_block_3)
 # blocks that may run again at once: a loop body that tests itself
 ROTATE_LOOPING_BLOCKS = ()
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-ROTATE_VECTOR_WRITES = ((), (), (), ())
 ROTATE_BLOCK_LINES = (
     "in rotate at examples/rotate.py:14: if turns <= 0:",
     "in rotate at examples/rotate.py:15: return p",
@@ -526,7 +516,6 @@ def rotate_program(p_x, p_y, turns, max_stack_depth, max_iterations, xla, profil
         profile,
         ROTATE_LOOPING_BLOCKS,
         max_iterations,
-        ROTATE_VECTOR_WRITES,
     )
     return (
         (state.rotate_return_x, state.rotate_return_y),

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=fb64bb9183b62c0ad57dfd5ea12f4e56272293b62aca0683da698f5cea494b14
-# autobatch: body-sha256=bd7775614234d2cc46d0e07a762a4b0f2e94569ac802c7305953ae068c71c85b
+# autobatch: source-sha256=4d65c56e9712a9b0c5fab8899288d0ecc2527a96d7bf3b4e714bc1f8c6ed7acb
+# autobatch: body-sha256=a206fc0897764f3779f330fbd4629279623dde92a77c804e0f49592b2dd3e1e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -284,14 +284,7 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    vector_writes=None,
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -299,9 +292,8 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `vector_writes` matter to the TensorFlow
-    driver only: here a dispatch costs no more than a repeat, and a
-    register that a block leaves alone costs nothing.)  `max_iterations` (None: no
+    deepest call.  (`looping` matters to the TensorFlow driver only: here a
+    dispatch costs no more than a repeat.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -470,8 +462,6 @@ def relax_block_2(state, stacks):
 RELAX_BLOCKS = (relax_block_0, relax_block_1, relax_block_2)
 # blocks that may run again at once: a loop body that tests itself
 RELAX_LOOPING_BLOCKS = (1,)
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-RELAX_VECTOR_WRITES = (("relax_u",), ("relax_u", "relax_v"), ("relax_return",))
 RELAX_BLOCK_LINES = (
     "in relax at examples/vectors.py:28: u = v",
     "in relax at examples/vectors.py:30: u, v = v * 0.5 + 1.0, u - v",
@@ -493,14 +483,7 @@ def relax_program(v, n, max_stack_depth, max_iterations, xla, profile):
     )
     stacks = RelaxStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state,
-        stacks,
-        RELAX_BLOCKS,
-        xla,
-        profile,
-        RELAX_LOOPING_BLOCKS,
-        max_iterations,
-        RELAX_VECTOR_WRITES,
+        state, stacks, RELAX_BLOCKS, xla, profile, RELAX_LOOPING_BLOCKS, max_iterations
     )
     return ((state.relax_return,), state.overflow_at, state.pc, counters)
 
@@ -766,14 +749,6 @@ SPIRAL_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 SPIRAL_LOOPING_BLOCKS = ()
-# the per-example vectors each block writes: under XLA they live in register files, and a block hands back only these rows
-SPIRAL_VECTOR_WRITES = (
-    (),
-    ("spiral_return_0", "spiral_return_1"),
-    ("spiral_v", "spiral_w", "spiral_return_0", "spiral_return_1"),
-    ("spiral_v", "spiral_w", "spiral_return_0", "spiral_return_1"),
-    ("spiral_return_0", "spiral_return_1"),
-)
 SPIRAL_BLOCK_LINES = (
     "in spiral at examples/vectors.py:19: if n <= 1:",
     "in spiral at examples/vectors.py:20: return v, w",
@@ -813,7 +788,6 @@ def spiral_program(v, w, n, max_stack_depth, max_iterations, xla, profile):
         profile,
         SPIRAL_LOOPING_BLOCKS,
         max_iterations,
-        SPIRAL_VECTOR_WRITES,
     )
     return (
         (state.spiral_return_0, state.spiral_return_1),

@@ -164,8 +164,6 @@ class _ProgramEmitter:
         self.classes: List[type] = []
         self.fields: Dict[str, List[tuple]] = {}  # var -> [(path, leaf, field)]
         self.live_out = liveness.block_liveness(lowered)[1]  # block name -> registers
-        self.vector_fields = set()  # state fields with a per-example shape
-        self.vector_writes: List[List[str]] = []  # per block: the vector fields it writes
         taken = {"pc", "return_sp", "overflow_at"}
         for var in lowered.registers:
             base = var.replace(".", "_")
@@ -173,8 +171,6 @@ class _ProgramEmitter:
             for path, leaf, suffix in _leaf_paths(self.types[var]):
                 field = _safe(base + suffix, taken)
                 taken.add(field)
-                if leaf.shape:
-                    self.vector_fields.add(field)
                 if var in lowered.stacks:
                     taken.add(field + "_sp")
                 leaves.append((path, leaf, field))
@@ -257,25 +253,6 @@ class _ProgramEmitter:
                 ast.Tuple([ast.Constant(i) for i in self.looping_blocks()], ast.Load()),
             )
         )
-        if self.stackless is None:
-            statements.append(
-                comment(
-                    "the per-example vectors each block writes: under XLA they live in "
-                    "register files, and a block hands back only these rows"
-                )
-            )
-            statements.append(
-                ast.Assign(
-                    [_name(self.const("VECTOR_WRITES"), True)],
-                    ast.Tuple(
-                        [
-                            ast.Tuple([ast.Constant(f) for f in fields], ast.Load())
-                            for fields in self.vector_writes
-                        ],
-                        ast.Load(),
-                    ),
-                )
-            )
         statements.append(
             ast.Assign(
                 [_name(self.const("BLOCK_LINES"), True)],
@@ -413,9 +390,6 @@ class _ProgramEmitter:
         block_body = _BlockBody(self, i, block)
         body = block_body.statements()
         updates = body.pop()
-        self.vector_writes.append(
-            [k.arg for k in updates if k.arg in self.vector_fields]
-        )
         writes = [ast.keyword(f, _name(f + "_write")) for f in block_body.stack_written]
         return expand(
             program_templates.block_function,
@@ -484,7 +458,6 @@ class _ProgramEmitter:
             STACKS=stacks,
             BLOCKS=self.const("BLOCKS"),
             LOOPING=self.const("LOOPING_BLOCKS"),
-            VECTORS=self.const("VECTOR_WRITES"),
             RESULT=self.result_leaves(),
         )
 

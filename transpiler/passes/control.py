@@ -342,6 +342,8 @@ def return_at_call_sites(program: ir.LoweredProgram) -> ir.LoweredProgram:
         by_name = {b.name: b for b in blocks}
         for i, block in enumerate(blocks):
             returned = _returned_at_call(block, by_name, live_in)
+            if returned is None:
+                returned = _continued_at_call(block, by_name, live_in)
             if returned is not None:
                 blocks[i] = returned
                 changed = True
@@ -390,6 +392,59 @@ def _returned_at_call(block, by_name, live_in):
             ),
         )
     return None
+
+
+def _continued_at_call(block, by_name, live_in):
+    """A call site whose returned examples then return themselves: a `ReturnIf`.
+
+    After the first rewrite, fib's second call site sends the examples whose
+    callee returned at once to the return block, which only pops `fib_1`,
+    adds and returns.  When that block pops exactly what this block pushed
+    (and this block wrote none of it after pushing), those examples can run
+    it here: the registers still hold the pushed values, so the pops go, the
+    pushes (moved after the condition) and the return address are masked to
+    the examples that enter the call, and the others return in this
+    iteration.  The continuation's other
+    instructions must be safe and write nothing the callee's entry reads.
+    """
+    t = block.terminator
+    if not isinstance(t, ir.PushBranch) or t.returned_when is None:
+        return None
+    going = t.false_target if t.returned_when else t.true_target
+    after = by_name[t.return_block]
+    if not isinstance(after.terminator, ir.IndirectGoto) or going == t.return_block:
+        return None
+    pops = [i for i in after.instructions if isinstance(i, ir.Pop)]
+    rest = [i for i in after.instructions if not isinstance(i, ir.Pop)]
+    if len(rest) > MAX_RETURN or not all(_safe(i) for i in rest):
+        return None
+    popped = [v for i in pops for v in i.variables]
+    pushed = []
+    for k, ins in enumerate(block.instructions):
+        if isinstance(ins, ir.Push):
+            later = {v for i in block.instructions[k + 1 :] for v in liveness.defs(i)}
+            if later & set(ins.variables):
+                return None  # the register no longer holds the pushed value
+            pushed.extend(ins.variables)
+    if sorted(popped) != sorted(pushed) or len(set(pushed)) != len(pushed):
+        return None
+    rest_defs = {v for i in rest for v in liveness.defs(i)}
+    if t.condition in rest_defs or rest_defs & live_in[going]:
+        return None
+    # The pushes move after the condition (the mask of the examples going
+    # on needs it); their registers keep the pushed values until then.
+    kept = [i for i in block.instructions if not isinstance(i, ir.Push)]
+    pushes = [
+        dataclasses.replace(i, going_only=True)
+        for i in block.instructions
+        if isinstance(i, ir.Push)
+    ]
+    call = ir.PushGoto(t.return_block, going, t.caller, t.origin)
+    return dataclasses.replace(
+        block,
+        instructions=tuple(kept + pushes + rest),
+        terminator=ir.ReturnIf(t.condition, call, t.returned_when, t.origin),
+    )
 
 
 def merge_early_returns(program: ir.LoweredProgram) -> ir.LoweredProgram:

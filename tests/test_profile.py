@@ -73,3 +73,37 @@ def test_mutual_recursion_takes_one_iteration_per_activation(kwargs):
         result, profile = is_even(np.array([n]), profile=True, **kwargs)
         assert bool(np.asarray(result)[0]) == (n % 2 == 0)
         assert profile.iterations == n + 1
+
+
+def test_the_xla_sweep_runs_the_same_blocks_as_numpy():
+    # With per-example vectors, XLA runs a sweep (one while loop per block)
+    # instead of a switch: the sequence of blocks must not change, so every
+    # counter matches the NumPy driver's, which runs one block per iteration.
+    from examples.vectors import relax, spiral
+
+    v = np.random.default_rng(3).normal(size=(6, 3))
+    w = np.arange(12).reshape(6, 2)
+    n = np.array([0, 1, 4, 2, 6, 3])
+    for function, args in ((spiral, (v, w, n)), (relax, (v, n))):
+        (_, by_numpy), (_, by_xla) = (
+            function(*args, profile=True, **kwargs)
+            for kwargs in (dict(backend="numpy"), dict(backend="tensorflow", xla=True))
+        )
+        assert by_xla.block_runs == by_numpy.block_runs
+        assert by_xla.block_active == by_numpy.block_active
+        assert by_xla.deepest_call == by_numpy.deepest_call
+
+
+def test_the_xla_sweep_stops_at_max_iterations_like_numpy():
+    import transpiler
+    from examples.vectors import relax
+
+    v = np.ones((3, 3))
+    n = np.array([2, 40, 5])
+    messages = []
+    for kwargs in (dict(backend="numpy"), dict(backend="tensorflow", xla=True)):
+        with pytest.raises(transpiler.IterationLimitError) as error:
+            relax(v, n, max_iterations=10, **kwargs)
+        messages.append(str(error.value))
+        assert np.allclose(relax(v, n, max_iterations=60, **kwargs), relax(v, n, backend="numpy"))
+    assert messages[0] == messages[1] and "example(s) [1]" in messages[0]

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=feebd4390ee23e43d913c5da9b61715683f8f84f5a113fc44a779e5f2c8070d0
-# autobatch: body-sha256=c5ce1cbd60c9363d6fb5a8e7a7fdfd00a373994c61af71803f1249558e3baab6
+# autobatch: source-sha256=193b45b3f756b1d1ca9b0025e4a367b7d8e178d2ef4d60c2ad1ecacb94817322
+# autobatch: body-sha256=9f1bca9662e0c3144a12e7c9e123c33f028fff4ef6da2faf3a2d7a39af346798
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -247,6 +247,16 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), active & ~fits)
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    Returns (write, overflow): the write (mask, index, value) that `run`
+    applies after the block, and the active examples whose stack was full.
+    """
+    fits = frame < stack.shape[0]
+    return ((active & fits, frame, value), active & ~fits)
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (NumPy applies only these)."""
     return writes
@@ -265,11 +275,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = np.where(active, sp - 1, sp).astype(np.int32)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -374,7 +379,7 @@ class AbsoluteState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (ABSOLUTE_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] float64: the value absolute returns
     absolute_return: object
@@ -500,7 +505,7 @@ class QuadrantState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (QUADRANT_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: q of quadrant
     quadrant_q: object

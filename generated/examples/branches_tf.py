@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=767557e1a08566eb7ed29ba5993f16addcb30c2873111255f9af1ffba980f589
-# autobatch: body-sha256=32bcf0d605ca09f2e36ce2d3d720fdc80977930e5df2720e534d86cb271df251
+# autobatch: source-sha256=51cc8c2ed2b09c217991f1dd64760f49c9967cb1b7d5995627c40f9007a09c4c
+# autobatch: body-sha256=e1e60406efae9b40a33a34d7feb66cf716ab3735a26181fad6bdfc9428ba5c65
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -285,6 +285,22 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    stack: [depth, batch, *event]; frame: [batch] int32; value: [batch,
+    *event] or broadcastable.  Returns (write, overflow): the write (mask,
+    index, value) that `run` applies after the block, and the [batch] bool
+    active examples whose stack was full (nothing is written for them).
+    """
+    fits = frame < stack.shape[0]
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    return (
+        (tf.logical_and(active, fits), frame, value),
+        tf.logical_and(active, tf.logical_not(fits)),
+    )
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (`run` applies them)."""
     return writes
@@ -329,11 +345,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = tf.where(active, sp - 1, sp)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -630,7 +641,7 @@ class AbsoluteState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (ABSOLUTE_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] float64: the value absolute returns
     absolute_return: object
@@ -756,7 +767,7 @@ class QuadrantState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (QUADRANT_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: q of quadrant
     quadrant_q: object
@@ -982,7 +993,7 @@ class QuadrantStacklessQuadrantState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (QUADRANT_STACKLESS_QUADRANT_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: q of quadrant
     quadrant_q: object

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=671bd5c340d0e3ddfc60932ca0c80a3afdf348dc8ee00adfba4598ead6732c6b
-# autobatch: body-sha256=0700cddf965ef4aa8c18d134e96ae7653f7a10db05cc2de101efec6ce38debc7
+# autobatch: source-sha256=6d9a84e88972612e00111975e848b9ae674c7cd855c1c63c9924d36d38d8cc13
+# autobatch: body-sha256=9d276515306226953e0ad9b52041e61bf19b8729bd71c4516e7953965515a72d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -241,6 +241,16 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), active & ~fits)
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    Returns (write, overflow): the write (mask, index, value) that `run`
+    applies after the block, and the active examples whose stack was full.
+    """
+    fits = frame < stack.shape[0]
+    return ((active & fits, frame, value), active & ~fits)
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (NumPy applies only these)."""
     return writes
@@ -259,11 +269,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = np.where(active, sp - 1, sp).astype(np.int32)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -368,7 +373,7 @@ class CollatzStepsState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (COLLATZ_STEPS_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: the value collatz_steps returns
     collatz_steps_return: object

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=f8a84797f3d71a348692eb18ebb44d3e6b29b9b407c4d52c2418d7fc24c26e7f
-# autobatch: body-sha256=dd025257d6d2c02785ae4e205fb7db80be0811a3caadd6ab45d8a6234ddf89f9
+# autobatch: source-sha256=410393243cd0847e69c5d0265be670c5e75146a8e2e7df14efd7acb2769644db
+# autobatch: body-sha256=e7597da46302d44c10aff7c27413ade3accf32c0127352e8e6e8c2f99dbd8194
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -242,6 +242,16 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), active & ~fits)
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    Returns (write, overflow): the write (mask, index, value) that `run`
+    applies after the block, and the active examples whose stack was full.
+    """
+    fits = frame < stack.shape[0]
+    return ((active & fits, frame, value), active & ~fits)
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (NumPy applies only these)."""
     return writes
@@ -260,11 +270,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = np.where(active, sp - 1, sp).astype(np.int32)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -369,7 +374,7 @@ class DivideState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (DIVIDE_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: a of divide
     divide_a: object

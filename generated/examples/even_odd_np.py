@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=654f969b06520107f3eea913be0516e46bcc99bc2558b51ad6e3da645f188897
-# autobatch: body-sha256=e5c50d211772125a67b74f984ef45345a1d02c05e094c373ce1b7ccd57e036f6
+# autobatch: source-sha256=11fc05a918ef027aff9fc9e49fb2f06a8bfabdc1db5d33b8a5c93d2581e29d90
+# autobatch: body-sha256=c67e9428865f21837c5718f8a65bd1569dfbfaed2a633758b74ca4930ca26478
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -245,6 +245,16 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), active & ~fits)
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    Returns (write, overflow): the write (mask, index, value) that `run`
+    applies after the block, and the active examples whose stack was full.
+    """
+    fits = frame < stack.shape[0]
+    return ((active & fits, frame, value), active & ~fits)
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (NumPy applies only these)."""
     return writes
@@ -263,11 +273,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = np.where(active, sp - 1, sp).astype(np.int32)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -372,7 +377,7 @@ class IsEvenState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (IS_EVEN_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: n of is_even
     is_even_n: object
@@ -544,7 +549,7 @@ class IsOddState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (IS_ODD_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: n of is_even
     is_even_n: object

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=f18c26eb88c108fb96ea881744bd95ab3c386d0382f751bfc185cd674402f634
-# autobatch: body-sha256=2c10054bae340439a7cc90d6893ea6c9f3e1a9dffb18c1fcdd43090f27a0d7f0
+# autobatch: source-sha256=81d48cb6f6c74ade9470d2562c2506f9ba48b0c13fedd821c616e307dd01b6b3
+# autobatch: body-sha256=9b3ca60f81fb094b12775c66913490106c754e3e43b3c04bb2ccd4b14fedcbc9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -269,6 +269,22 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    stack: [depth, batch, *event]; frame: [batch] int32; value: [batch,
+    *event] or broadcastable.  Returns (write, overflow): the write (mask,
+    index, value) that `run` applies after the block, and the [batch] bool
+    active examples whose stack was full (nothing is written for them).
+    """
+    fits = frame < stack.shape[0]
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    return (
+        (tf.logical_and(active, fits), frame, value),
+        tf.logical_and(active, tf.logical_not(fits)),
+    )
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (`run` applies them)."""
     return writes
@@ -313,11 +329,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = tf.where(active, sp - 1, sp)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -614,7 +625,7 @@ class IsEvenState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (IS_EVEN_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: n of is_even
     is_even_n: object
@@ -786,7 +797,7 @@ class IsOddState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (IS_ODD_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: n of is_even
     is_even_n: object

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=88e69555c8460f2570472cf7d6c8dafd1c064ed29be96d8b7fab4977684e8705
-# autobatch: body-sha256=e004674006592fff9b0a9880d73fd3dbd146854a5e41f6f4192fceb8e0c37da3
+# autobatch: source-sha256=40738d69eb8a6a5d212f49fe69ad51038290f1ee2ec230489c825bd585cdaf3f
+# autobatch: body-sha256=1f618539e01ca7154524a5f6e93c78ae4ba818bf08cbac0c88fb120224aabbc6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -247,6 +247,16 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), active & ~fits)
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    Returns (write, overflow): the write (mask, index, value) that `run`
+    applies after the block, and the active examples whose stack was full.
+    """
+    fits = frame < stack.shape[0]
+    return ((active & fits, frame, value), active & ~fits)
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (NumPy applies only these)."""
     return writes
@@ -265,11 +275,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = np.where(active, sp - 1, sp).astype(np.int32)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -374,16 +379,12 @@ class FibState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (FIB_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: fib_1 of fib
     fib_fib_1: object
-    # [batch] int32: how many values of it are stacked
-    fib_fib_1_sp: object
     # [batch] int64: n of fib
     fib_n: object
-    # [batch] int32: how many values of it are stacked
-    fib_n_sp: object
     # [batch] int64: the value fib returns
     fib_return: object
     # [batch] int32: block where an example overflowed a stack, or -1
@@ -438,7 +439,7 @@ def fib_block_2(state, stacks):
     active = state.pc == 2
     n = state.fib_n
     fib_1_n = n - 1
-    fib_n_sp, fib_n_write, overflow_1 = push(stacks.fib_n, state.fib_n_sp, n, active)
+    fib_n_write, overflow_1 = save(stacks.fib_n, state.return_sp, n, active)
     n = fib_1_n
     # examples/fib.py:10  if n <= 1:
     cond_1 = n <= 1
@@ -461,7 +462,6 @@ def fib_block_2(state, stacks):
             pc=pc,
             fib_n=select(active, n, state.fib_n),
             fib_return=select(active, fib_return, state.fib_return),
-            fib_n_sp=fib_n_sp,
             return_sp=return_sp,
             overflow_at=select(overflow, 2, state.overflow_at),
         ),
@@ -473,7 +473,7 @@ def fib_block_3(state, stacks):
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     active = state.pc == 3
     fib_return = state.fib_return
-    n, fib_n_sp = pop(stacks.fib_n, state.fib_n_sp, active)
+    n = read(stacks.fib_n, state.return_sp)
     fib_1 = fib_return
     fib_2_n = n - 2
     n = fib_2_n
@@ -484,9 +484,7 @@ def fib_block_3(state, stacks):
     fib_return = result_1
     # the examples that go on (the others return)
     going = where(cond_1, False, active)
-    fib_fib_1_sp, fib_fib_1_write, overflow_1 = push(
-        stacks.fib_fib_1, state.fib_fib_1_sp, fib_1, going
-    )
+    fib_fib_1_write, overflow_1 = save(stacks.fib_fib_1, state.return_sp, fib_1, going)
     fib_2 = fib_return
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     result_2 = fib_1 + fib_2
@@ -507,8 +505,6 @@ def fib_block_3(state, stacks):
             fib_n=select(active, n, state.fib_n),
             fib_fib_1=select(active, fib_1, state.fib_fib_1),
             fib_return=select(active, fib_return, state.fib_return),
-            fib_n_sp=fib_n_sp,
-            fib_fib_1_sp=fib_fib_1_sp,
             return_sp=return_sp,
             overflow_at=select(overflow, 3, state.overflow_at),
         ),
@@ -520,7 +516,7 @@ def fib_block_4(state, stacks):
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     active = state.pc == 4
     fib_return = state.fib_return
-    fib_1, fib_fib_1_sp = pop(stacks.fib_fib_1, state.fib_fib_1_sp, active)
+    fib_1 = read(stacks.fib_fib_1, state.return_sp)
     fib_2 = fib_return
     result_2 = fib_1 + fib_2
     fib_return = result_2
@@ -531,7 +527,6 @@ def fib_block_4(state, stacks):
             pc=pc,
             fib_fib_1=select(active, fib_1, state.fib_fib_1),
             fib_return=select(active, fib_return, state.fib_return),
-            fib_fib_1_sp=fib_fib_1_sp,
             return_sp=return_sp,
         ),
         stack_writes(stacks),
@@ -557,9 +552,7 @@ def fib_program(n, max_stack_depth, max_iterations, xla, profile):
         pc=zeros([batch], (), "int32"),
         return_sp=zeros([batch], (), "int32"),
         fib_fib_1=zeros([batch], (), "int64"),
-        fib_fib_1_sp=zeros([batch], (), "int32"),
         fib_n=n,
-        fib_n_sp=zeros([batch], (), "int32"),
         fib_return=zeros([batch], (), "int64"),
         overflow_at=zeros([batch], (), "int32") - 1,
     )
@@ -622,7 +615,7 @@ class FibStacklessFibState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (FIB_STACKLESS_FIB_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: n of fib
     fib_n: object

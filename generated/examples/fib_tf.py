@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=a0054e579b84ff1c1285e52cbc25d34ef1b51602e71dc5e8aa52b82494c8c798
-# autobatch: body-sha256=f0e67b883f7fbfa14b625598d042b57cd97301e97e9570e1195de40da91dc403
+# autobatch: source-sha256=b8ea233a8b5074f89c60abfdcc4dc7f66bf48b7fcc11100d5659481c3ac2c47b
+# autobatch: body-sha256=df930583de0f5879d6386f78df12754396d9b96601718b7ceb523feb39163a02
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -271,6 +271,22 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    stack: [depth, batch, *event]; frame: [batch] int32; value: [batch,
+    *event] or broadcastable.  Returns (write, overflow): the write (mask,
+    index, value) that `run` applies after the block, and the [batch] bool
+    active examples whose stack was full (nothing is written for them).
+    """
+    fits = frame < stack.shape[0]
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    return (
+        (tf.logical_and(active, fits), frame, value),
+        tf.logical_and(active, tf.logical_not(fits)),
+    )
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (`run` applies them)."""
     return writes
@@ -315,11 +331,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = tf.where(active, sp - 1, sp)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -616,16 +627,12 @@ class FibState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (FIB_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: fib_1 of fib
     fib_fib_1: object
-    # [batch] int32: how many values of it are stacked
-    fib_fib_1_sp: object
     # [batch] int64: n of fib
     fib_n: object
-    # [batch] int32: how many values of it are stacked
-    fib_n_sp: object
     # [batch] int64: the value fib returns
     fib_return: object
     # [batch] int32: block where an example overflowed a stack, or -1
@@ -680,7 +687,7 @@ def fib_block_2(state, stacks):
     active = state.pc == 2
     n = state.fib_n
     fib_1_n = n - 1
-    fib_n_sp, fib_n_write, overflow_1 = push(stacks.fib_n, state.fib_n_sp, n, active)
+    fib_n_write, overflow_1 = save(stacks.fib_n, state.return_sp, n, active)
     n = fib_1_n
     # examples/fib.py:10  if n <= 1:
     cond_1 = n <= 1
@@ -703,7 +710,6 @@ def fib_block_2(state, stacks):
             pc=pc,
             fib_n=select(active, n, state.fib_n),
             fib_return=select(active, fib_return, state.fib_return),
-            fib_n_sp=fib_n_sp,
             return_sp=return_sp,
             overflow_at=select(overflow, 2, state.overflow_at),
         ),
@@ -715,7 +721,7 @@ def fib_block_3(state, stacks):
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     active = state.pc == 3
     fib_return = state.fib_return
-    n, fib_n_sp = pop(stacks.fib_n, state.fib_n_sp, active)
+    n = read(stacks.fib_n, state.return_sp)
     fib_1 = fib_return
     fib_2_n = n - 2
     n = fib_2_n
@@ -726,9 +732,7 @@ def fib_block_3(state, stacks):
     fib_return = result_1
     # the examples that go on (the others return)
     going = where(cond_1, False, active)
-    fib_fib_1_sp, fib_fib_1_write, overflow_1 = push(
-        stacks.fib_fib_1, state.fib_fib_1_sp, fib_1, going
-    )
+    fib_fib_1_write, overflow_1 = save(stacks.fib_fib_1, state.return_sp, fib_1, going)
     fib_2 = fib_return
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     result_2 = fib_1 + fib_2
@@ -749,8 +753,6 @@ def fib_block_3(state, stacks):
             fib_n=select(active, n, state.fib_n),
             fib_fib_1=select(active, fib_1, state.fib_fib_1),
             fib_return=select(active, fib_return, state.fib_return),
-            fib_n_sp=fib_n_sp,
-            fib_fib_1_sp=fib_fib_1_sp,
             return_sp=return_sp,
             overflow_at=select(overflow, 3, state.overflow_at),
         ),
@@ -762,7 +764,7 @@ def fib_block_4(state, stacks):
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     active = state.pc == 4
     fib_return = state.fib_return
-    fib_1, fib_fib_1_sp = pop(stacks.fib_fib_1, state.fib_fib_1_sp, active)
+    fib_1 = read(stacks.fib_fib_1, state.return_sp)
     fib_2 = fib_return
     result_2 = fib_1 + fib_2
     fib_return = result_2
@@ -773,7 +775,6 @@ def fib_block_4(state, stacks):
             pc=pc,
             fib_fib_1=select(active, fib_1, state.fib_fib_1),
             fib_return=select(active, fib_return, state.fib_return),
-            fib_fib_1_sp=fib_fib_1_sp,
             return_sp=return_sp,
         ),
         stack_writes(stacks),
@@ -799,9 +800,7 @@ def fib_program(n, max_stack_depth, max_iterations, xla, profile):
         pc=zeros([batch], (), "int32"),
         return_sp=zeros([batch], (), "int32"),
         fib_fib_1=zeros([batch], (), "int64"),
-        fib_fib_1_sp=zeros([batch], (), "int32"),
         fib_n=n,
-        fib_n_sp=zeros([batch], (), "int32"),
         fib_return=zeros([batch], (), "int64"),
         overflow_at=zeros([batch], (), "int32") - 1,
     )
@@ -864,7 +863,7 @@ class FibStacklessFibState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (FIB_STACKLESS_FIB_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: n of fib
     fib_n: object

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=bab7a15d1bf7313bcf7b25d6c1210b5414c6448d2876feb9a386450829c8f049
-# autobatch: body-sha256=d2816754851e47e3d050bd6fb2950acc0ef708909523dfd5058b2c4153d80cb8
+# autobatch: source-sha256=a792f453360817abe2dae73aa1fea5679cf68df34f429683c7bdaf43706dfcc4
+# autobatch: body-sha256=b2f1cc719b9307f74f3850e81b15840df127da4e8030d488aa7951835923bd78
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -265,6 +265,22 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    stack: [depth, batch, *event]; frame: [batch] int32; value: [batch,
+    *event] or broadcastable.  Returns (write, overflow): the write (mask,
+    index, value) that `run` applies after the block, and the [batch] bool
+    active examples whose stack was full (nothing is written for them).
+    """
+    fits = frame < stack.shape[0]
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    return (
+        (tf.logical_and(active, fits), frame, value),
+        tf.logical_and(active, tf.logical_not(fits)),
+    )
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (`run` applies them)."""
     return writes
@@ -309,11 +325,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = tf.where(active, sp - 1, sp)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -610,7 +621,7 @@ class IotaSumState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (IOTA_SUM_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: acc of iota_sum
     iota_sum_acc: object

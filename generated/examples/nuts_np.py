@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=2be4a399bba093e64747c1970350990b7e4416b7e4b4fd82b7688cd79b8e3ab8
-# autobatch: body-sha256=bff2f439bb7853fb08b8e8cbde053f3d44195deb017eb4815c27462c18062531
+# autobatch: source-sha256=18a5ce6353b6e49ef8fdc95be732c1f4699b27f523a5fec8f8073c7548690b1e
+# autobatch: body-sha256=451bd158ba0687718fa3ab0f322b52421a08550e540f353089cccf44b7b4425b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -270,6 +270,16 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), active & ~fits)
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    Returns (write, overflow): the write (mask, index, value) that `run`
+    applies after the block, and the active examples whose stack was full.
+    """
+    fits = frame < stack.shape[0]
+    return ((active & fits, frame, value), active & ~fits)
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (NumPy applies only these)."""
     return writes
@@ -288,11 +298,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = np.where(active, sp - 1, sp).astype(np.int32)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -401,18 +406,14 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
 
         # [batch] int32: the block each example runs next (NUTS_STEP_1_HALT once it has returned)
         pc: object
-        # [batch] int32: how many return addresses each example has stacked
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
         return_sp: object
         # [batch] int64: counter of build_tree
         build_tree_counter: object
         # [batch] int64: depth of build_tree
         build_tree_depth: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_depth_sp: object
         # [batch] float64: direction of build_tree
         build_tree_direction: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_direction_sp: object
         # [batch, 100] float64: edge of build_tree
         build_tree_edge_x: object
         # [batch, 100] float64: edge of build_tree
@@ -421,12 +422,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         build_tree_edge_grad: object
         # [batch] float64: joint0 of build_tree
         build_tree_joint0: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_joint0_sp: object
         # [batch] float64: log_slice of build_tree
         build_tree_log_slice: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_log_slice_sp: object
         # [batch, 100] float64: the value build_tree returns
         build_tree_return_minus_x: object
         # [batch, 100] float64: the value build_tree returns
@@ -457,64 +454,34 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         build_tree_return_leapfrogs: object
         # [batch] int64: seed of build_tree
         build_tree_seed: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_seed_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_minus_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_x_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_minus_r: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_r_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_minus_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_grad_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_plus_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_x_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_plus_r: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_r_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_plus_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_grad_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_sample_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_x_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_sample_log_prob: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_log_prob_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_sample_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_grad_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_size: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_size_sp: object
         # [batch] bool: tree of build_tree
         build_tree_tree_ok: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_ok_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_accept: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_accept_sp: object
         # [batch] int64: tree of build_tree
         build_tree_tree_counter: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_counter_sp: object
         # [batch] int64: tree of build_tree
         build_tree_tree_leapfrogs: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_leapfrogs_sp: object
         # [batch] float64: accept of nuts_step
         nuts_step_accept: object
         # [batch] int64: counter of nuts_step
@@ -1058,26 +1025,20 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_sp, build_tree_joint0_write, overflow_1 = push(
-            stacks.build_tree_joint0, state.build_tree_joint0_sp, joint0, active
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_sp, build_tree_log_slice_write, overflow_2 = push(
-            stacks.build_tree_log_slice,
-            state.build_tree_log_slice_sp,
-            log_slice,
-            active,
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_sp, build_tree_direction_write, overflow_3 = push(
-            stacks.build_tree_direction,
-            state.build_tree_direction_sp,
-            direction,
-            active,
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_sp, build_tree_depth_write, overflow_4 = push(
-            stacks.build_tree_depth, state.build_tree_depth_sp, depth, active
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_sp, build_tree_seed_write, overflow_5 = push(
-            stacks.build_tree_seed, state.build_tree_seed_sp, seed, active
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
             edge,
@@ -1119,11 +1080,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth=select(active, depth, state.build_tree_depth),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
                 overflow_at=select(overflow, 5, state.overflow_at),
             ),
@@ -1163,21 +1119,11 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0, build_tree_joint0_sp = pop(
-            stacks.build_tree_joint0, state.build_tree_joint0_sp, active
-        )
-        log_slice, build_tree_log_slice_sp = pop(
-            stacks.build_tree_log_slice, state.build_tree_log_slice_sp, active
-        )
-        direction, build_tree_direction_sp = pop(
-            stacks.build_tree_direction, state.build_tree_direction_sp, active
-        )
-        depth, build_tree_depth_sp = pop(
-            stacks.build_tree_depth, state.build_tree_depth_sp, active
-        )
-        seed, build_tree_seed_sp = pop(
-            stacks.build_tree_seed, state.build_tree_seed_sp, active
-        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
@@ -1198,103 +1144,53 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         more_counter = tree.counter
         # the examples that go on (the others return)
         going = where(not__1, False, active)
-        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
-            stacks.build_tree_direction, build_tree_direction_sp, direction, going
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
-            stacks.build_tree_seed, build_tree_seed_sp, seed, going
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
-            stacks.build_tree_tree_minus_x,
-            state.build_tree_tree_minus_x_sp,
-            tree[0][0],
-            going,
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
-            stacks.build_tree_tree_minus_r,
-            state.build_tree_tree_minus_r_sp,
-            tree[0][1],
-            going,
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
-            push(
-                stacks.build_tree_tree_minus_grad,
-                state.build_tree_tree_minus_grad_sp,
-                tree[0][2],
-                going,
-            )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
-            stacks.build_tree_tree_plus_x,
-            state.build_tree_tree_plus_x_sp,
-            tree[1][0],
-            going,
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
-            stacks.build_tree_tree_plus_r,
-            state.build_tree_tree_plus_r_sp,
-            tree[1][1],
-            going,
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
-            push(
-                stacks.build_tree_tree_plus_grad,
-                state.build_tree_tree_plus_grad_sp,
-                tree[1][2],
-                going,
-            )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
-            stacks.build_tree_tree_sample_x,
-            state.build_tree_tree_sample_x_sp,
-            tree[2][0],
-            going,
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        (
-            build_tree_tree_sample_log_prob_sp,
-            build_tree_tree_sample_log_prob_write,
-            overflow_10,
-        ) = push(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            tree[2][1],
-            going,
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        (
-            build_tree_tree_sample_grad_sp,
-            build_tree_tree_sample_grad_write,
-            overflow_11,
-        ) = push(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            tree[2][2],
-            going,
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], going
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], going
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
-            stacks.build_tree_tree_accept,
-            state.build_tree_tree_accept_sp,
-            tree[5],
-            going,
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
-            stacks.build_tree_tree_counter,
-            state.build_tree_tree_counter_sp,
-            tree[6],
-            going,
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
-            push(
-                stacks.build_tree_tree_leapfrogs,
-                state.build_tree_tree_leapfrogs_sp,
-                tree[7],
-                going,
-            )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
             outer,
@@ -1419,25 +1315,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                     active, edge[2], state.build_tree_edge_grad
                 ),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
                 overflow_at=select(overflow, 6, state.overflow_at),
             ),
@@ -1488,59 +1365,45 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction, build_tree_direction_sp = pop(
-            stacks.build_tree_direction, state.build_tree_direction_sp, active
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
         )
-        seed, build_tree_seed_sp = pop(
-            stacks.build_tree_seed, state.build_tree_seed_sp, active
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_x_top, build_tree_tree_minus_x_sp = pop(
-            stacks.build_tree_tree_minus_x, state.build_tree_tree_minus_x_sp, active
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_minus_r_top, build_tree_tree_minus_r_sp = pop(
-            stacks.build_tree_tree_minus_r, state.build_tree_tree_minus_r_sp, active
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_minus_grad_top, build_tree_tree_minus_grad_sp = pop(
-            stacks.build_tree_tree_minus_grad,
-            state.build_tree_tree_minus_grad_sp,
-            active,
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_x_top, build_tree_tree_plus_x_sp = pop(
-            stacks.build_tree_tree_plus_x, state.build_tree_tree_plus_x_sp, active
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_plus_r_top, build_tree_tree_plus_r_sp = pop(
-            stacks.build_tree_tree_plus_r, state.build_tree_tree_plus_r_sp, active
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_plus_grad_top, build_tree_tree_plus_grad_sp = pop(
-            stacks.build_tree_tree_plus_grad, state.build_tree_tree_plus_grad_sp, active
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_x_top, build_tree_tree_sample_x_sp = pop(
-            stacks.build_tree_tree_sample_x, state.build_tree_tree_sample_x_sp, active
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top, build_tree_tree_sample_log_prob_sp = pop(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            active,
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_sample_grad_top, build_tree_tree_sample_grad_sp = pop(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            active,
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_size_top, build_tree_tree_size_sp = pop(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, active
-        )
-        build_tree_tree_ok_top, build_tree_tree_ok_sp = pop(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, active
-        )
-        build_tree_tree_accept_top, build_tree_tree_accept_sp = pop(
-            stacks.build_tree_tree_accept, state.build_tree_tree_accept_sp, active
-        )
-        build_tree_tree_counter_top, build_tree_tree_counter_sp = pop(
-            stacks.build_tree_tree_counter, state.build_tree_tree_counter_sp, active
-        )
-        build_tree_tree_leapfrogs_top, build_tree_tree_leapfrogs_sp = pop(
-            stacks.build_tree_tree_leapfrogs, state.build_tree_tree_leapfrogs_sp, active
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
             Edge(
@@ -1688,22 +1551,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
             ),
             stack_writes(stacks),
@@ -1750,16 +1597,12 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             return_sp=zeros([batch], (), "int32"),
             build_tree_counter=zeros([batch], (), "int64"),
             build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_depth_sp=zeros([batch], (), "int32"),
             build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_direction_sp=zeros([batch], (), "int32"),
             build_tree_edge_x=zeros([batch], (100,), "float64"),
             build_tree_edge_r=zeros([batch], (100,), "float64"),
             build_tree_edge_grad=zeros([batch], (100,), "float64"),
             build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_joint0_sp=zeros([batch], (), "int32"),
             build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_log_slice_sp=zeros([batch], (), "int32"),
             build_tree_return_minus_x=zeros([batch], (100,), "float64"),
             build_tree_return_minus_r=zeros([batch], (100,), "float64"),
             build_tree_return_minus_grad=zeros([batch], (100,), "float64"),
@@ -1775,35 +1618,20 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             build_tree_return_counter=zeros([batch], (), "int64"),
             build_tree_return_leapfrogs=zeros([batch], (), "int64"),
             build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_seed_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_r_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_r_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_log_prob_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_size_sp=zeros([batch], (), "int32"),
             build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_ok_sp=zeros([batch], (), "int32"),
             build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_accept_sp=zeros([batch], (), "int32"),
             build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_counter_sp=zeros([batch], (), "int32"),
             build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs_sp=zeros([batch], (), "int32"),
             nuts_step_accept=zeros([batch], (), "float64"),
             nuts_step_counter=counter,
             nuts_step_depth=zeros([batch], (), "int64"),
@@ -1976,18 +1804,14 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
 
         # [batch] int32: the block each example runs next (NUTS_STEP_2_HALT once it has returned)
         pc: object
-        # [batch] int32: how many return addresses each example has stacked
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
         return_sp: object
         # [batch] int64: counter of build_tree
         build_tree_counter: object
         # [batch] int64: depth of build_tree
         build_tree_depth: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_depth_sp: object
         # [batch] float64: direction of build_tree
         build_tree_direction: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_direction_sp: object
         # [batch, 1] float64: edge of build_tree
         build_tree_edge_x: object
         # [batch, 1] float64: edge of build_tree
@@ -1996,12 +1820,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_edge_grad: object
         # [batch] float64: joint0 of build_tree
         build_tree_joint0: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_joint0_sp: object
         # [batch] float64: log_slice of build_tree
         build_tree_log_slice: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_log_slice_sp: object
         # [batch, 1] float64: the value build_tree returns
         build_tree_return_minus_x: object
         # [batch, 1] float64: the value build_tree returns
@@ -2032,64 +1852,34 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_return_leapfrogs: object
         # [batch] int64: seed of build_tree
         build_tree_seed: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_seed_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_minus_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_x_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_minus_r: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_r_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_minus_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_grad_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_plus_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_x_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_plus_r: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_r_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_plus_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_grad_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_sample_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_x_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_sample_log_prob: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_log_prob_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_sample_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_grad_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_size: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_size_sp: object
         # [batch] bool: tree of build_tree
         build_tree_tree_ok: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_ok_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_accept: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_accept_sp: object
         # [batch] int64: tree of build_tree
         build_tree_tree_counter: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_counter_sp: object
         # [batch] int64: tree of build_tree
         build_tree_tree_leapfrogs: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_leapfrogs_sp: object
         # [batch] float64: accept of nuts_step
         nuts_step_accept: object
         # [batch] int64: counter of nuts_step
@@ -2633,26 +2423,20 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_sp, build_tree_joint0_write, overflow_1 = push(
-            stacks.build_tree_joint0, state.build_tree_joint0_sp, joint0, active
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_sp, build_tree_log_slice_write, overflow_2 = push(
-            stacks.build_tree_log_slice,
-            state.build_tree_log_slice_sp,
-            log_slice,
-            active,
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_sp, build_tree_direction_write, overflow_3 = push(
-            stacks.build_tree_direction,
-            state.build_tree_direction_sp,
-            direction,
-            active,
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_sp, build_tree_depth_write, overflow_4 = push(
-            stacks.build_tree_depth, state.build_tree_depth_sp, depth, active
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_sp, build_tree_seed_write, overflow_5 = push(
-            stacks.build_tree_seed, state.build_tree_seed_sp, seed, active
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
             edge,
@@ -2694,11 +2478,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth=select(active, depth, state.build_tree_depth),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
                 overflow_at=select(overflow, 5, state.overflow_at),
             ),
@@ -2738,21 +2517,11 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0, build_tree_joint0_sp = pop(
-            stacks.build_tree_joint0, state.build_tree_joint0_sp, active
-        )
-        log_slice, build_tree_log_slice_sp = pop(
-            stacks.build_tree_log_slice, state.build_tree_log_slice_sp, active
-        )
-        direction, build_tree_direction_sp = pop(
-            stacks.build_tree_direction, state.build_tree_direction_sp, active
-        )
-        depth, build_tree_depth_sp = pop(
-            stacks.build_tree_depth, state.build_tree_depth_sp, active
-        )
-        seed, build_tree_seed_sp = pop(
-            stacks.build_tree_seed, state.build_tree_seed_sp, active
-        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
@@ -2773,103 +2542,53 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         more_counter = tree.counter
         # the examples that go on (the others return)
         going = where(not__1, False, active)
-        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
-            stacks.build_tree_direction, build_tree_direction_sp, direction, going
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
-            stacks.build_tree_seed, build_tree_seed_sp, seed, going
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
-            stacks.build_tree_tree_minus_x,
-            state.build_tree_tree_minus_x_sp,
-            tree[0][0],
-            going,
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
-            stacks.build_tree_tree_minus_r,
-            state.build_tree_tree_minus_r_sp,
-            tree[0][1],
-            going,
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
-            push(
-                stacks.build_tree_tree_minus_grad,
-                state.build_tree_tree_minus_grad_sp,
-                tree[0][2],
-                going,
-            )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
-            stacks.build_tree_tree_plus_x,
-            state.build_tree_tree_plus_x_sp,
-            tree[1][0],
-            going,
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
-            stacks.build_tree_tree_plus_r,
-            state.build_tree_tree_plus_r_sp,
-            tree[1][1],
-            going,
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
-            push(
-                stacks.build_tree_tree_plus_grad,
-                state.build_tree_tree_plus_grad_sp,
-                tree[1][2],
-                going,
-            )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
-            stacks.build_tree_tree_sample_x,
-            state.build_tree_tree_sample_x_sp,
-            tree[2][0],
-            going,
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        (
-            build_tree_tree_sample_log_prob_sp,
-            build_tree_tree_sample_log_prob_write,
-            overflow_10,
-        ) = push(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            tree[2][1],
-            going,
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        (
-            build_tree_tree_sample_grad_sp,
-            build_tree_tree_sample_grad_write,
-            overflow_11,
-        ) = push(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            tree[2][2],
-            going,
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], going
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], going
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
-            stacks.build_tree_tree_accept,
-            state.build_tree_tree_accept_sp,
-            tree[5],
-            going,
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
-            stacks.build_tree_tree_counter,
-            state.build_tree_tree_counter_sp,
-            tree[6],
-            going,
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
-            push(
-                stacks.build_tree_tree_leapfrogs,
-                state.build_tree_tree_leapfrogs_sp,
-                tree[7],
-                going,
-            )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
             outer,
@@ -2994,25 +2713,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                     active, edge[2], state.build_tree_edge_grad
                 ),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
                 overflow_at=select(overflow, 6, state.overflow_at),
             ),
@@ -3063,59 +2763,45 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction, build_tree_direction_sp = pop(
-            stacks.build_tree_direction, state.build_tree_direction_sp, active
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
         )
-        seed, build_tree_seed_sp = pop(
-            stacks.build_tree_seed, state.build_tree_seed_sp, active
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_x_top, build_tree_tree_minus_x_sp = pop(
-            stacks.build_tree_tree_minus_x, state.build_tree_tree_minus_x_sp, active
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_minus_r_top, build_tree_tree_minus_r_sp = pop(
-            stacks.build_tree_tree_minus_r, state.build_tree_tree_minus_r_sp, active
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_minus_grad_top, build_tree_tree_minus_grad_sp = pop(
-            stacks.build_tree_tree_minus_grad,
-            state.build_tree_tree_minus_grad_sp,
-            active,
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_x_top, build_tree_tree_plus_x_sp = pop(
-            stacks.build_tree_tree_plus_x, state.build_tree_tree_plus_x_sp, active
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_plus_r_top, build_tree_tree_plus_r_sp = pop(
-            stacks.build_tree_tree_plus_r, state.build_tree_tree_plus_r_sp, active
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_plus_grad_top, build_tree_tree_plus_grad_sp = pop(
-            stacks.build_tree_tree_plus_grad, state.build_tree_tree_plus_grad_sp, active
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_x_top, build_tree_tree_sample_x_sp = pop(
-            stacks.build_tree_tree_sample_x, state.build_tree_tree_sample_x_sp, active
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top, build_tree_tree_sample_log_prob_sp = pop(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            active,
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_sample_grad_top, build_tree_tree_sample_grad_sp = pop(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            active,
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_size_top, build_tree_tree_size_sp = pop(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, active
-        )
-        build_tree_tree_ok_top, build_tree_tree_ok_sp = pop(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, active
-        )
-        build_tree_tree_accept_top, build_tree_tree_accept_sp = pop(
-            stacks.build_tree_tree_accept, state.build_tree_tree_accept_sp, active
-        )
-        build_tree_tree_counter_top, build_tree_tree_counter_sp = pop(
-            stacks.build_tree_tree_counter, state.build_tree_tree_counter_sp, active
-        )
-        build_tree_tree_leapfrogs_top, build_tree_tree_leapfrogs_sp = pop(
-            stacks.build_tree_tree_leapfrogs, state.build_tree_tree_leapfrogs_sp, active
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
             Edge(
@@ -3263,22 +2949,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
             ),
             stack_writes(stacks),
@@ -3325,16 +2995,12 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             return_sp=zeros([batch], (), "int32"),
             build_tree_counter=zeros([batch], (), "int64"),
             build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_depth_sp=zeros([batch], (), "int32"),
             build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_direction_sp=zeros([batch], (), "int32"),
             build_tree_edge_x=zeros([batch], (1,), "float64"),
             build_tree_edge_r=zeros([batch], (1,), "float64"),
             build_tree_edge_grad=zeros([batch], (1,), "float64"),
             build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_joint0_sp=zeros([batch], (), "int32"),
             build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_log_slice_sp=zeros([batch], (), "int32"),
             build_tree_return_minus_x=zeros([batch], (1,), "float64"),
             build_tree_return_minus_r=zeros([batch], (1,), "float64"),
             build_tree_return_minus_grad=zeros([batch], (1,), "float64"),
@@ -3350,35 +3016,20 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             build_tree_return_counter=zeros([batch], (), "int64"),
             build_tree_return_leapfrogs=zeros([batch], (), "int64"),
             build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_seed_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_r_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_r_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_log_prob_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_size_sp=zeros([batch], (), "int32"),
             build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_ok_sp=zeros([batch], (), "int32"),
             build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_accept_sp=zeros([batch], (), "int32"),
             build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_counter_sp=zeros([batch], (), "int32"),
             build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs_sp=zeros([batch], (), "int32"),
             nuts_step_accept=zeros([batch], (), "float64"),
             nuts_step_counter=counter,
             nuts_step_depth=zeros([batch], (), "int64"),
@@ -3547,18 +3198,14 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
 
         # [batch] int32: the block each example runs next (NUTS_STEP_3_HALT once it has returned)
         pc: object
-        # [batch] int32: how many return addresses each example has stacked
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
         return_sp: object
         # [batch] int64: counter of build_tree
         build_tree_counter: object
         # [batch] int64: depth of build_tree
         build_tree_depth: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_depth_sp: object
         # [batch] float64: direction of build_tree
         build_tree_direction: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_direction_sp: object
         # [batch, 3] float64: edge of build_tree
         build_tree_edge_x: object
         # [batch, 3] float64: edge of build_tree
@@ -3567,12 +3214,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         build_tree_edge_grad: object
         # [batch] float64: joint0 of build_tree
         build_tree_joint0: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_joint0_sp: object
         # [batch] float64: log_slice of build_tree
         build_tree_log_slice: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_log_slice_sp: object
         # [batch, 3] float64: the value build_tree returns
         build_tree_return_minus_x: object
         # [batch, 3] float64: the value build_tree returns
@@ -3603,64 +3246,34 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         build_tree_return_leapfrogs: object
         # [batch] int64: seed of build_tree
         build_tree_seed: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_seed_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_minus_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_x_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_minus_r: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_r_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_minus_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_grad_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_plus_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_x_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_plus_r: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_r_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_plus_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_grad_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_sample_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_x_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_sample_log_prob: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_log_prob_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_sample_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_grad_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_size: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_size_sp: object
         # [batch] bool: tree of build_tree
         build_tree_tree_ok: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_ok_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_accept: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_accept_sp: object
         # [batch] int64: tree of build_tree
         build_tree_tree_counter: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_counter_sp: object
         # [batch] int64: tree of build_tree
         build_tree_tree_leapfrogs: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_leapfrogs_sp: object
         # [batch] float64: accept of nuts_step
         nuts_step_accept: object
         # [batch] int64: counter of nuts_step
@@ -4204,26 +3817,20 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_sp, build_tree_joint0_write, overflow_1 = push(
-            stacks.build_tree_joint0, state.build_tree_joint0_sp, joint0, active
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_sp, build_tree_log_slice_write, overflow_2 = push(
-            stacks.build_tree_log_slice,
-            state.build_tree_log_slice_sp,
-            log_slice,
-            active,
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_sp, build_tree_direction_write, overflow_3 = push(
-            stacks.build_tree_direction,
-            state.build_tree_direction_sp,
-            direction,
-            active,
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_sp, build_tree_depth_write, overflow_4 = push(
-            stacks.build_tree_depth, state.build_tree_depth_sp, depth, active
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_sp, build_tree_seed_write, overflow_5 = push(
-            stacks.build_tree_seed, state.build_tree_seed_sp, seed, active
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
             edge,
@@ -4265,11 +3872,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth=select(active, depth, state.build_tree_depth),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
                 overflow_at=select(overflow, 5, state.overflow_at),
             ),
@@ -4309,21 +3911,11 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0, build_tree_joint0_sp = pop(
-            stacks.build_tree_joint0, state.build_tree_joint0_sp, active
-        )
-        log_slice, build_tree_log_slice_sp = pop(
-            stacks.build_tree_log_slice, state.build_tree_log_slice_sp, active
-        )
-        direction, build_tree_direction_sp = pop(
-            stacks.build_tree_direction, state.build_tree_direction_sp, active
-        )
-        depth, build_tree_depth_sp = pop(
-            stacks.build_tree_depth, state.build_tree_depth_sp, active
-        )
-        seed, build_tree_seed_sp = pop(
-            stacks.build_tree_seed, state.build_tree_seed_sp, active
-        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
@@ -4344,103 +3936,53 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         more_counter = tree.counter
         # the examples that go on (the others return)
         going = where(not__1, False, active)
-        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
-            stacks.build_tree_direction, build_tree_direction_sp, direction, going
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
-            stacks.build_tree_seed, build_tree_seed_sp, seed, going
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
-            stacks.build_tree_tree_minus_x,
-            state.build_tree_tree_minus_x_sp,
-            tree[0][0],
-            going,
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
-            stacks.build_tree_tree_minus_r,
-            state.build_tree_tree_minus_r_sp,
-            tree[0][1],
-            going,
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
-            push(
-                stacks.build_tree_tree_minus_grad,
-                state.build_tree_tree_minus_grad_sp,
-                tree[0][2],
-                going,
-            )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
-            stacks.build_tree_tree_plus_x,
-            state.build_tree_tree_plus_x_sp,
-            tree[1][0],
-            going,
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
-            stacks.build_tree_tree_plus_r,
-            state.build_tree_tree_plus_r_sp,
-            tree[1][1],
-            going,
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
-            push(
-                stacks.build_tree_tree_plus_grad,
-                state.build_tree_tree_plus_grad_sp,
-                tree[1][2],
-                going,
-            )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
-            stacks.build_tree_tree_sample_x,
-            state.build_tree_tree_sample_x_sp,
-            tree[2][0],
-            going,
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        (
-            build_tree_tree_sample_log_prob_sp,
-            build_tree_tree_sample_log_prob_write,
-            overflow_10,
-        ) = push(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            tree[2][1],
-            going,
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        (
-            build_tree_tree_sample_grad_sp,
-            build_tree_tree_sample_grad_write,
-            overflow_11,
-        ) = push(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            tree[2][2],
-            going,
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], going
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], going
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
-            stacks.build_tree_tree_accept,
-            state.build_tree_tree_accept_sp,
-            tree[5],
-            going,
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
-            stacks.build_tree_tree_counter,
-            state.build_tree_tree_counter_sp,
-            tree[6],
-            going,
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
-            push(
-                stacks.build_tree_tree_leapfrogs,
-                state.build_tree_tree_leapfrogs_sp,
-                tree[7],
-                going,
-            )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
             outer,
@@ -4565,25 +4107,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                     active, edge[2], state.build_tree_edge_grad
                 ),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
                 overflow_at=select(overflow, 6, state.overflow_at),
             ),
@@ -4634,59 +4157,45 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction, build_tree_direction_sp = pop(
-            stacks.build_tree_direction, state.build_tree_direction_sp, active
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
         )
-        seed, build_tree_seed_sp = pop(
-            stacks.build_tree_seed, state.build_tree_seed_sp, active
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_x_top, build_tree_tree_minus_x_sp = pop(
-            stacks.build_tree_tree_minus_x, state.build_tree_tree_minus_x_sp, active
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_minus_r_top, build_tree_tree_minus_r_sp = pop(
-            stacks.build_tree_tree_minus_r, state.build_tree_tree_minus_r_sp, active
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_minus_grad_top, build_tree_tree_minus_grad_sp = pop(
-            stacks.build_tree_tree_minus_grad,
-            state.build_tree_tree_minus_grad_sp,
-            active,
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_x_top, build_tree_tree_plus_x_sp = pop(
-            stacks.build_tree_tree_plus_x, state.build_tree_tree_plus_x_sp, active
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_plus_r_top, build_tree_tree_plus_r_sp = pop(
-            stacks.build_tree_tree_plus_r, state.build_tree_tree_plus_r_sp, active
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_plus_grad_top, build_tree_tree_plus_grad_sp = pop(
-            stacks.build_tree_tree_plus_grad, state.build_tree_tree_plus_grad_sp, active
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_x_top, build_tree_tree_sample_x_sp = pop(
-            stacks.build_tree_tree_sample_x, state.build_tree_tree_sample_x_sp, active
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top, build_tree_tree_sample_log_prob_sp = pop(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            active,
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_sample_grad_top, build_tree_tree_sample_grad_sp = pop(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            active,
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_size_top, build_tree_tree_size_sp = pop(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, active
-        )
-        build_tree_tree_ok_top, build_tree_tree_ok_sp = pop(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, active
-        )
-        build_tree_tree_accept_top, build_tree_tree_accept_sp = pop(
-            stacks.build_tree_tree_accept, state.build_tree_tree_accept_sp, active
-        )
-        build_tree_tree_counter_top, build_tree_tree_counter_sp = pop(
-            stacks.build_tree_tree_counter, state.build_tree_tree_counter_sp, active
-        )
-        build_tree_tree_leapfrogs_top, build_tree_tree_leapfrogs_sp = pop(
-            stacks.build_tree_tree_leapfrogs, state.build_tree_tree_leapfrogs_sp, active
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
             Edge(
@@ -4834,22 +4343,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
             ),
             stack_writes(stacks),
@@ -4896,16 +4389,12 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             return_sp=zeros([batch], (), "int32"),
             build_tree_counter=zeros([batch], (), "int64"),
             build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_depth_sp=zeros([batch], (), "int32"),
             build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_direction_sp=zeros([batch], (), "int32"),
             build_tree_edge_x=zeros([batch], (3,), "float64"),
             build_tree_edge_r=zeros([batch], (3,), "float64"),
             build_tree_edge_grad=zeros([batch], (3,), "float64"),
             build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_joint0_sp=zeros([batch], (), "int32"),
             build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_log_slice_sp=zeros([batch], (), "int32"),
             build_tree_return_minus_x=zeros([batch], (3,), "float64"),
             build_tree_return_minus_r=zeros([batch], (3,), "float64"),
             build_tree_return_minus_grad=zeros([batch], (3,), "float64"),
@@ -4921,35 +4410,20 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             build_tree_return_counter=zeros([batch], (), "int64"),
             build_tree_return_leapfrogs=zeros([batch], (), "int64"),
             build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_seed_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_r_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_r_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_log_prob_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_size_sp=zeros([batch], (), "int32"),
             build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_ok_sp=zeros([batch], (), "int32"),
             build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_accept_sp=zeros([batch], (), "int32"),
             build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_counter_sp=zeros([batch], (), "int32"),
             build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs_sp=zeros([batch], (), "int32"),
             nuts_step_accept=zeros([batch], (), "float64"),
             nuts_step_counter=counter,
             nuts_step_depth=zeros([batch], (), "int64"),

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=39928cd5ccb0b7e7780590c0e5d5ad82bf247046dff585e603d6416724904c49
-# autobatch: body-sha256=a59f094f484048cd145130b520df1d38b104d88bd88a8b30fcd3b12a783fad87
+# autobatch: source-sha256=596b97abfcc716a38c917da0b465e17ed55fadf874b8fc10ec8a7fc74e0a131e
+# autobatch: body-sha256=36b361b5489c81416e2aea045b43b366b4564e9d82fa8a0fcdc2e6fd75354c93
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -294,6 +294,22 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    stack: [depth, batch, *event]; frame: [batch] int32; value: [batch,
+    *event] or broadcastable.  Returns (write, overflow): the write (mask,
+    index, value) that `run` applies after the block, and the [batch] bool
+    active examples whose stack was full (nothing is written for them).
+    """
+    fits = frame < stack.shape[0]
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    return (
+        (tf.logical_and(active, fits), frame, value),
+        tf.logical_and(active, tf.logical_not(fits)),
+    )
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (`run` applies them)."""
     return writes
@@ -338,11 +354,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = tf.where(active, sp - 1, sp)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -643,18 +654,14 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
 
         # [batch] int32: the block each example runs next (NUTS_STEP_1_HALT once it has returned)
         pc: object
-        # [batch] int32: how many return addresses each example has stacked
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
         return_sp: object
         # [batch] int64: counter of build_tree
         build_tree_counter: object
         # [batch] int64: depth of build_tree
         build_tree_depth: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_depth_sp: object
         # [batch] float64: direction of build_tree
         build_tree_direction: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_direction_sp: object
         # [batch, 100] float64: edge of build_tree
         build_tree_edge_x: object
         # [batch, 100] float64: edge of build_tree
@@ -663,12 +670,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         build_tree_edge_grad: object
         # [batch] float64: joint0 of build_tree
         build_tree_joint0: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_joint0_sp: object
         # [batch] float64: log_slice of build_tree
         build_tree_log_slice: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_log_slice_sp: object
         # [batch, 100] float64: the value build_tree returns
         build_tree_return_minus_x: object
         # [batch, 100] float64: the value build_tree returns
@@ -699,64 +702,34 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         build_tree_return_leapfrogs: object
         # [batch] int64: seed of build_tree
         build_tree_seed: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_seed_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_minus_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_x_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_minus_r: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_r_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_minus_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_grad_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_plus_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_x_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_plus_r: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_r_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_plus_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_grad_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_sample_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_x_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_sample_log_prob: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_log_prob_sp: object
         # [batch, 100] float64: tree of build_tree
         build_tree_tree_sample_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_grad_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_size: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_size_sp: object
         # [batch] bool: tree of build_tree
         build_tree_tree_ok: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_ok_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_accept: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_accept_sp: object
         # [batch] int64: tree of build_tree
         build_tree_tree_counter: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_counter_sp: object
         # [batch] int64: tree of build_tree
         build_tree_tree_leapfrogs: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_leapfrogs_sp: object
         # [batch] float64: accept of nuts_step
         nuts_step_accept: object
         # [batch] int64: counter of nuts_step
@@ -1300,26 +1273,20 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_sp, build_tree_joint0_write, overflow_1 = push(
-            stacks.build_tree_joint0, state.build_tree_joint0_sp, joint0, active
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_sp, build_tree_log_slice_write, overflow_2 = push(
-            stacks.build_tree_log_slice,
-            state.build_tree_log_slice_sp,
-            log_slice,
-            active,
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_sp, build_tree_direction_write, overflow_3 = push(
-            stacks.build_tree_direction,
-            state.build_tree_direction_sp,
-            direction,
-            active,
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_sp, build_tree_depth_write, overflow_4 = push(
-            stacks.build_tree_depth, state.build_tree_depth_sp, depth, active
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_sp, build_tree_seed_write, overflow_5 = push(
-            stacks.build_tree_seed, state.build_tree_seed_sp, seed, active
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
             edge,
@@ -1361,11 +1328,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth=select(active, depth, state.build_tree_depth),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
                 overflow_at=select(overflow, 5, state.overflow_at),
             ),
@@ -1405,21 +1367,11 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0, build_tree_joint0_sp = pop(
-            stacks.build_tree_joint0, state.build_tree_joint0_sp, active
-        )
-        log_slice, build_tree_log_slice_sp = pop(
-            stacks.build_tree_log_slice, state.build_tree_log_slice_sp, active
-        )
-        direction, build_tree_direction_sp = pop(
-            stacks.build_tree_direction, state.build_tree_direction_sp, active
-        )
-        depth, build_tree_depth_sp = pop(
-            stacks.build_tree_depth, state.build_tree_depth_sp, active
-        )
-        seed, build_tree_seed_sp = pop(
-            stacks.build_tree_seed, state.build_tree_seed_sp, active
-        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
@@ -1440,103 +1392,53 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         more_counter = tree.counter
         # the examples that go on (the others return)
         going = where(not__1, False, active)
-        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
-            stacks.build_tree_direction, build_tree_direction_sp, direction, going
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
-            stacks.build_tree_seed, build_tree_seed_sp, seed, going
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
-            stacks.build_tree_tree_minus_x,
-            state.build_tree_tree_minus_x_sp,
-            tree[0][0],
-            going,
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
-            stacks.build_tree_tree_minus_r,
-            state.build_tree_tree_minus_r_sp,
-            tree[0][1],
-            going,
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
-            push(
-                stacks.build_tree_tree_minus_grad,
-                state.build_tree_tree_minus_grad_sp,
-                tree[0][2],
-                going,
-            )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
-            stacks.build_tree_tree_plus_x,
-            state.build_tree_tree_plus_x_sp,
-            tree[1][0],
-            going,
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
-            stacks.build_tree_tree_plus_r,
-            state.build_tree_tree_plus_r_sp,
-            tree[1][1],
-            going,
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
-            push(
-                stacks.build_tree_tree_plus_grad,
-                state.build_tree_tree_plus_grad_sp,
-                tree[1][2],
-                going,
-            )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
-            stacks.build_tree_tree_sample_x,
-            state.build_tree_tree_sample_x_sp,
-            tree[2][0],
-            going,
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        (
-            build_tree_tree_sample_log_prob_sp,
-            build_tree_tree_sample_log_prob_write,
-            overflow_10,
-        ) = push(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            tree[2][1],
-            going,
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        (
-            build_tree_tree_sample_grad_sp,
-            build_tree_tree_sample_grad_write,
-            overflow_11,
-        ) = push(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            tree[2][2],
-            going,
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], going
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], going
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
-            stacks.build_tree_tree_accept,
-            state.build_tree_tree_accept_sp,
-            tree[5],
-            going,
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
-            stacks.build_tree_tree_counter,
-            state.build_tree_tree_counter_sp,
-            tree[6],
-            going,
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
-            push(
-                stacks.build_tree_tree_leapfrogs,
-                state.build_tree_tree_leapfrogs_sp,
-                tree[7],
-                going,
-            )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
             outer,
@@ -1661,25 +1563,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                     active, edge[2], state.build_tree_edge_grad
                 ),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
                 overflow_at=select(overflow, 6, state.overflow_at),
             ),
@@ -1730,59 +1613,45 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction, build_tree_direction_sp = pop(
-            stacks.build_tree_direction, state.build_tree_direction_sp, active
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
         )
-        seed, build_tree_seed_sp = pop(
-            stacks.build_tree_seed, state.build_tree_seed_sp, active
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_x_top, build_tree_tree_minus_x_sp = pop(
-            stacks.build_tree_tree_minus_x, state.build_tree_tree_minus_x_sp, active
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_minus_r_top, build_tree_tree_minus_r_sp = pop(
-            stacks.build_tree_tree_minus_r, state.build_tree_tree_minus_r_sp, active
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_minus_grad_top, build_tree_tree_minus_grad_sp = pop(
-            stacks.build_tree_tree_minus_grad,
-            state.build_tree_tree_minus_grad_sp,
-            active,
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_x_top, build_tree_tree_plus_x_sp = pop(
-            stacks.build_tree_tree_plus_x, state.build_tree_tree_plus_x_sp, active
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_plus_r_top, build_tree_tree_plus_r_sp = pop(
-            stacks.build_tree_tree_plus_r, state.build_tree_tree_plus_r_sp, active
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_plus_grad_top, build_tree_tree_plus_grad_sp = pop(
-            stacks.build_tree_tree_plus_grad, state.build_tree_tree_plus_grad_sp, active
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_x_top, build_tree_tree_sample_x_sp = pop(
-            stacks.build_tree_tree_sample_x, state.build_tree_tree_sample_x_sp, active
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top, build_tree_tree_sample_log_prob_sp = pop(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            active,
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_sample_grad_top, build_tree_tree_sample_grad_sp = pop(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            active,
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_size_top, build_tree_tree_size_sp = pop(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, active
-        )
-        build_tree_tree_ok_top, build_tree_tree_ok_sp = pop(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, active
-        )
-        build_tree_tree_accept_top, build_tree_tree_accept_sp = pop(
-            stacks.build_tree_tree_accept, state.build_tree_tree_accept_sp, active
-        )
-        build_tree_tree_counter_top, build_tree_tree_counter_sp = pop(
-            stacks.build_tree_tree_counter, state.build_tree_tree_counter_sp, active
-        )
-        build_tree_tree_leapfrogs_top, build_tree_tree_leapfrogs_sp = pop(
-            stacks.build_tree_tree_leapfrogs, state.build_tree_tree_leapfrogs_sp, active
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
             Edge(
@@ -1930,22 +1799,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
             ),
             stack_writes(stacks),
@@ -1992,16 +1845,12 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             return_sp=zeros([batch], (), "int32"),
             build_tree_counter=zeros([batch], (), "int64"),
             build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_depth_sp=zeros([batch], (), "int32"),
             build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_direction_sp=zeros([batch], (), "int32"),
             build_tree_edge_x=zeros([batch], (100,), "float64"),
             build_tree_edge_r=zeros([batch], (100,), "float64"),
             build_tree_edge_grad=zeros([batch], (100,), "float64"),
             build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_joint0_sp=zeros([batch], (), "int32"),
             build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_log_slice_sp=zeros([batch], (), "int32"),
             build_tree_return_minus_x=zeros([batch], (100,), "float64"),
             build_tree_return_minus_r=zeros([batch], (100,), "float64"),
             build_tree_return_minus_grad=zeros([batch], (100,), "float64"),
@@ -2017,35 +1866,20 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             build_tree_return_counter=zeros([batch], (), "int64"),
             build_tree_return_leapfrogs=zeros([batch], (), "int64"),
             build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_seed_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_r_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_r_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_log_prob_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_size_sp=zeros([batch], (), "int32"),
             build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_ok_sp=zeros([batch], (), "int32"),
             build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_accept_sp=zeros([batch], (), "int32"),
             build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_counter_sp=zeros([batch], (), "int32"),
             build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs_sp=zeros([batch], (), "int32"),
             nuts_step_accept=zeros([batch], (), "float64"),
             nuts_step_counter=counter,
             nuts_step_depth=zeros([batch], (), "int64"),
@@ -2218,18 +2052,14 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
 
         # [batch] int32: the block each example runs next (NUTS_STEP_2_HALT once it has returned)
         pc: object
-        # [batch] int32: how many return addresses each example has stacked
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
         return_sp: object
         # [batch] int64: counter of build_tree
         build_tree_counter: object
         # [batch] int64: depth of build_tree
         build_tree_depth: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_depth_sp: object
         # [batch] float64: direction of build_tree
         build_tree_direction: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_direction_sp: object
         # [batch, 1] float64: edge of build_tree
         build_tree_edge_x: object
         # [batch, 1] float64: edge of build_tree
@@ -2238,12 +2068,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_edge_grad: object
         # [batch] float64: joint0 of build_tree
         build_tree_joint0: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_joint0_sp: object
         # [batch] float64: log_slice of build_tree
         build_tree_log_slice: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_log_slice_sp: object
         # [batch, 1] float64: the value build_tree returns
         build_tree_return_minus_x: object
         # [batch, 1] float64: the value build_tree returns
@@ -2274,64 +2100,34 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_return_leapfrogs: object
         # [batch] int64: seed of build_tree
         build_tree_seed: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_seed_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_minus_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_x_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_minus_r: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_r_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_minus_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_grad_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_plus_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_x_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_plus_r: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_r_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_plus_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_grad_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_sample_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_x_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_sample_log_prob: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_log_prob_sp: object
         # [batch, 1] float64: tree of build_tree
         build_tree_tree_sample_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_grad_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_size: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_size_sp: object
         # [batch] bool: tree of build_tree
         build_tree_tree_ok: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_ok_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_accept: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_accept_sp: object
         # [batch] int64: tree of build_tree
         build_tree_tree_counter: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_counter_sp: object
         # [batch] int64: tree of build_tree
         build_tree_tree_leapfrogs: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_leapfrogs_sp: object
         # [batch] float64: accept of nuts_step
         nuts_step_accept: object
         # [batch] int64: counter of nuts_step
@@ -2875,26 +2671,20 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_sp, build_tree_joint0_write, overflow_1 = push(
-            stacks.build_tree_joint0, state.build_tree_joint0_sp, joint0, active
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_sp, build_tree_log_slice_write, overflow_2 = push(
-            stacks.build_tree_log_slice,
-            state.build_tree_log_slice_sp,
-            log_slice,
-            active,
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_sp, build_tree_direction_write, overflow_3 = push(
-            stacks.build_tree_direction,
-            state.build_tree_direction_sp,
-            direction,
-            active,
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_sp, build_tree_depth_write, overflow_4 = push(
-            stacks.build_tree_depth, state.build_tree_depth_sp, depth, active
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_sp, build_tree_seed_write, overflow_5 = push(
-            stacks.build_tree_seed, state.build_tree_seed_sp, seed, active
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
             edge,
@@ -2936,11 +2726,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth=select(active, depth, state.build_tree_depth),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
                 overflow_at=select(overflow, 5, state.overflow_at),
             ),
@@ -2980,21 +2765,11 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0, build_tree_joint0_sp = pop(
-            stacks.build_tree_joint0, state.build_tree_joint0_sp, active
-        )
-        log_slice, build_tree_log_slice_sp = pop(
-            stacks.build_tree_log_slice, state.build_tree_log_slice_sp, active
-        )
-        direction, build_tree_direction_sp = pop(
-            stacks.build_tree_direction, state.build_tree_direction_sp, active
-        )
-        depth, build_tree_depth_sp = pop(
-            stacks.build_tree_depth, state.build_tree_depth_sp, active
-        )
-        seed, build_tree_seed_sp = pop(
-            stacks.build_tree_seed, state.build_tree_seed_sp, active
-        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
@@ -3015,103 +2790,53 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         more_counter = tree.counter
         # the examples that go on (the others return)
         going = where(not__1, False, active)
-        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
-            stacks.build_tree_direction, build_tree_direction_sp, direction, going
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
-            stacks.build_tree_seed, build_tree_seed_sp, seed, going
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
-            stacks.build_tree_tree_minus_x,
-            state.build_tree_tree_minus_x_sp,
-            tree[0][0],
-            going,
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
-            stacks.build_tree_tree_minus_r,
-            state.build_tree_tree_minus_r_sp,
-            tree[0][1],
-            going,
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
-            push(
-                stacks.build_tree_tree_minus_grad,
-                state.build_tree_tree_minus_grad_sp,
-                tree[0][2],
-                going,
-            )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
-            stacks.build_tree_tree_plus_x,
-            state.build_tree_tree_plus_x_sp,
-            tree[1][0],
-            going,
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
-            stacks.build_tree_tree_plus_r,
-            state.build_tree_tree_plus_r_sp,
-            tree[1][1],
-            going,
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
-            push(
-                stacks.build_tree_tree_plus_grad,
-                state.build_tree_tree_plus_grad_sp,
-                tree[1][2],
-                going,
-            )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
-            stacks.build_tree_tree_sample_x,
-            state.build_tree_tree_sample_x_sp,
-            tree[2][0],
-            going,
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        (
-            build_tree_tree_sample_log_prob_sp,
-            build_tree_tree_sample_log_prob_write,
-            overflow_10,
-        ) = push(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            tree[2][1],
-            going,
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        (
-            build_tree_tree_sample_grad_sp,
-            build_tree_tree_sample_grad_write,
-            overflow_11,
-        ) = push(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            tree[2][2],
-            going,
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], going
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], going
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
-            stacks.build_tree_tree_accept,
-            state.build_tree_tree_accept_sp,
-            tree[5],
-            going,
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
-            stacks.build_tree_tree_counter,
-            state.build_tree_tree_counter_sp,
-            tree[6],
-            going,
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
-            push(
-                stacks.build_tree_tree_leapfrogs,
-                state.build_tree_tree_leapfrogs_sp,
-                tree[7],
-                going,
-            )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
             outer,
@@ -3236,25 +2961,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                     active, edge[2], state.build_tree_edge_grad
                 ),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
                 overflow_at=select(overflow, 6, state.overflow_at),
             ),
@@ -3305,59 +3011,45 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction, build_tree_direction_sp = pop(
-            stacks.build_tree_direction, state.build_tree_direction_sp, active
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
         )
-        seed, build_tree_seed_sp = pop(
-            stacks.build_tree_seed, state.build_tree_seed_sp, active
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_x_top, build_tree_tree_minus_x_sp = pop(
-            stacks.build_tree_tree_minus_x, state.build_tree_tree_minus_x_sp, active
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_minus_r_top, build_tree_tree_minus_r_sp = pop(
-            stacks.build_tree_tree_minus_r, state.build_tree_tree_minus_r_sp, active
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_minus_grad_top, build_tree_tree_minus_grad_sp = pop(
-            stacks.build_tree_tree_minus_grad,
-            state.build_tree_tree_minus_grad_sp,
-            active,
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_x_top, build_tree_tree_plus_x_sp = pop(
-            stacks.build_tree_tree_plus_x, state.build_tree_tree_plus_x_sp, active
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_plus_r_top, build_tree_tree_plus_r_sp = pop(
-            stacks.build_tree_tree_plus_r, state.build_tree_tree_plus_r_sp, active
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_plus_grad_top, build_tree_tree_plus_grad_sp = pop(
-            stacks.build_tree_tree_plus_grad, state.build_tree_tree_plus_grad_sp, active
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_x_top, build_tree_tree_sample_x_sp = pop(
-            stacks.build_tree_tree_sample_x, state.build_tree_tree_sample_x_sp, active
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top, build_tree_tree_sample_log_prob_sp = pop(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            active,
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_sample_grad_top, build_tree_tree_sample_grad_sp = pop(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            active,
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_size_top, build_tree_tree_size_sp = pop(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, active
-        )
-        build_tree_tree_ok_top, build_tree_tree_ok_sp = pop(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, active
-        )
-        build_tree_tree_accept_top, build_tree_tree_accept_sp = pop(
-            stacks.build_tree_tree_accept, state.build_tree_tree_accept_sp, active
-        )
-        build_tree_tree_counter_top, build_tree_tree_counter_sp = pop(
-            stacks.build_tree_tree_counter, state.build_tree_tree_counter_sp, active
-        )
-        build_tree_tree_leapfrogs_top, build_tree_tree_leapfrogs_sp = pop(
-            stacks.build_tree_tree_leapfrogs, state.build_tree_tree_leapfrogs_sp, active
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
             Edge(
@@ -3505,22 +3197,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
             ),
             stack_writes(stacks),
@@ -3567,16 +3243,12 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             return_sp=zeros([batch], (), "int32"),
             build_tree_counter=zeros([batch], (), "int64"),
             build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_depth_sp=zeros([batch], (), "int32"),
             build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_direction_sp=zeros([batch], (), "int32"),
             build_tree_edge_x=zeros([batch], (1,), "float64"),
             build_tree_edge_r=zeros([batch], (1,), "float64"),
             build_tree_edge_grad=zeros([batch], (1,), "float64"),
             build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_joint0_sp=zeros([batch], (), "int32"),
             build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_log_slice_sp=zeros([batch], (), "int32"),
             build_tree_return_minus_x=zeros([batch], (1,), "float64"),
             build_tree_return_minus_r=zeros([batch], (1,), "float64"),
             build_tree_return_minus_grad=zeros([batch], (1,), "float64"),
@@ -3592,35 +3264,20 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             build_tree_return_counter=zeros([batch], (), "int64"),
             build_tree_return_leapfrogs=zeros([batch], (), "int64"),
             build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_seed_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_r_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_r_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_log_prob_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_size_sp=zeros([batch], (), "int32"),
             build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_ok_sp=zeros([batch], (), "int32"),
             build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_accept_sp=zeros([batch], (), "int32"),
             build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_counter_sp=zeros([batch], (), "int32"),
             build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs_sp=zeros([batch], (), "int32"),
             nuts_step_accept=zeros([batch], (), "float64"),
             nuts_step_counter=counter,
             nuts_step_depth=zeros([batch], (), "int64"),
@@ -3789,18 +3446,14 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
 
         # [batch] int32: the block each example runs next (NUTS_STEP_3_HALT once it has returned)
         pc: object
-        # [batch] int32: how many return addresses each example has stacked
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
         return_sp: object
         # [batch] int64: counter of build_tree
         build_tree_counter: object
         # [batch] int64: depth of build_tree
         build_tree_depth: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_depth_sp: object
         # [batch] float64: direction of build_tree
         build_tree_direction: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_direction_sp: object
         # [batch, 3] float64: edge of build_tree
         build_tree_edge_x: object
         # [batch, 3] float64: edge of build_tree
@@ -3809,12 +3462,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         build_tree_edge_grad: object
         # [batch] float64: joint0 of build_tree
         build_tree_joint0: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_joint0_sp: object
         # [batch] float64: log_slice of build_tree
         build_tree_log_slice: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_log_slice_sp: object
         # [batch, 3] float64: the value build_tree returns
         build_tree_return_minus_x: object
         # [batch, 3] float64: the value build_tree returns
@@ -3845,64 +3494,34 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         build_tree_return_leapfrogs: object
         # [batch] int64: seed of build_tree
         build_tree_seed: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_seed_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_minus_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_x_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_minus_r: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_r_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_minus_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_minus_grad_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_plus_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_x_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_plus_r: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_r_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_plus_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_plus_grad_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_sample_x: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_x_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_sample_log_prob: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_log_prob_sp: object
         # [batch, 3] float64: tree of build_tree
         build_tree_tree_sample_grad: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_sample_grad_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_size: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_size_sp: object
         # [batch] bool: tree of build_tree
         build_tree_tree_ok: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_ok_sp: object
         # [batch] float64: tree of build_tree
         build_tree_tree_accept: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_accept_sp: object
         # [batch] int64: tree of build_tree
         build_tree_tree_counter: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_counter_sp: object
         # [batch] int64: tree of build_tree
         build_tree_tree_leapfrogs: object
-        # [batch] int32: how many values of it are stacked
-        build_tree_tree_leapfrogs_sp: object
         # [batch] float64: accept of nuts_step
         nuts_step_accept: object
         # [batch] int64: counter of nuts_step
@@ -4446,26 +4065,20 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_sp, build_tree_joint0_write, overflow_1 = push(
-            stacks.build_tree_joint0, state.build_tree_joint0_sp, joint0, active
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_sp, build_tree_log_slice_write, overflow_2 = push(
-            stacks.build_tree_log_slice,
-            state.build_tree_log_slice_sp,
-            log_slice,
-            active,
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_sp, build_tree_direction_write, overflow_3 = push(
-            stacks.build_tree_direction,
-            state.build_tree_direction_sp,
-            direction,
-            active,
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_sp, build_tree_depth_write, overflow_4 = push(
-            stacks.build_tree_depth, state.build_tree_depth_sp, depth, active
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_sp, build_tree_seed_write, overflow_5 = push(
-            stacks.build_tree_seed, state.build_tree_seed_sp, seed, active
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
             edge,
@@ -4507,11 +4120,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_depth=select(active, depth, state.build_tree_depth),
                 build_tree_seed=select(active, seed, state.build_tree_seed),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
                 return_sp=return_sp,
                 overflow_at=select(overflow, 5, state.overflow_at),
             ),
@@ -4551,21 +4159,11 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0, build_tree_joint0_sp = pop(
-            stacks.build_tree_joint0, state.build_tree_joint0_sp, active
-        )
-        log_slice, build_tree_log_slice_sp = pop(
-            stacks.build_tree_log_slice, state.build_tree_log_slice_sp, active
-        )
-        direction, build_tree_direction_sp = pop(
-            stacks.build_tree_direction, state.build_tree_direction_sp, active
-        )
-        depth, build_tree_depth_sp = pop(
-            stacks.build_tree_depth, state.build_tree_depth_sp, active
-        )
-        seed, build_tree_seed_sp = pop(
-            stacks.build_tree_seed, state.build_tree_seed_sp, active
-        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
@@ -4586,103 +4184,53 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         more_counter = tree.counter
         # the examples that go on (the others return)
         going = where(not__1, False, active)
-        build_tree_direction_sp, build_tree_direction_write, overflow_1 = push(
-            stacks.build_tree_direction, build_tree_direction_sp, direction, going
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_sp, build_tree_seed_write, overflow_2 = push(
-            stacks.build_tree_seed, build_tree_seed_sp, seed, going
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_sp, build_tree_tree_minus_x_write, overflow_3 = push(
-            stacks.build_tree_tree_minus_x,
-            state.build_tree_tree_minus_x_sp,
-            tree[0][0],
-            going,
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_sp, build_tree_tree_minus_r_write, overflow_4 = push(
-            stacks.build_tree_tree_minus_r,
-            state.build_tree_tree_minus_r_sp,
-            tree[0][1],
-            going,
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_sp, build_tree_tree_minus_grad_write, overflow_5 = (
-            push(
-                stacks.build_tree_tree_minus_grad,
-                state.build_tree_tree_minus_grad_sp,
-                tree[0][2],
-                going,
-            )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_sp, build_tree_tree_plus_x_write, overflow_6 = push(
-            stacks.build_tree_tree_plus_x,
-            state.build_tree_tree_plus_x_sp,
-            tree[1][0],
-            going,
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_sp, build_tree_tree_plus_r_write, overflow_7 = push(
-            stacks.build_tree_tree_plus_r,
-            state.build_tree_tree_plus_r_sp,
-            tree[1][1],
-            going,
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_sp, build_tree_tree_plus_grad_write, overflow_8 = (
-            push(
-                stacks.build_tree_tree_plus_grad,
-                state.build_tree_tree_plus_grad_sp,
-                tree[1][2],
-                going,
-            )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_sp, build_tree_tree_sample_x_write, overflow_9 = push(
-            stacks.build_tree_tree_sample_x,
-            state.build_tree_tree_sample_x_sp,
-            tree[2][0],
-            going,
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        (
-            build_tree_tree_sample_log_prob_sp,
-            build_tree_tree_sample_log_prob_write,
-            overflow_10,
-        ) = push(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            tree[2][1],
-            going,
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        (
-            build_tree_tree_sample_grad_sp,
-            build_tree_tree_sample_grad_write,
-            overflow_11,
-        ) = push(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            tree[2][2],
-            going,
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_sp, build_tree_tree_size_write, overflow_12 = push(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, tree[3], going
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_sp, build_tree_tree_ok_write, overflow_13 = push(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, tree[4], going
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_sp, build_tree_tree_accept_write, overflow_14 = push(
-            stacks.build_tree_tree_accept,
-            state.build_tree_tree_accept_sp,
-            tree[5],
-            going,
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_sp, build_tree_tree_counter_write, overflow_15 = push(
-            stacks.build_tree_tree_counter,
-            state.build_tree_tree_counter_sp,
-            tree[6],
-            going,
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_sp, build_tree_tree_leapfrogs_write, overflow_16 = (
-            push(
-                stacks.build_tree_tree_leapfrogs,
-                state.build_tree_tree_leapfrogs_sp,
-                tree[7],
-                going,
-            )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
             outer,
@@ -4807,25 +4355,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                     active, edge[2], state.build_tree_edge_grad
                 ),
                 build_tree_counter=select(active, counter, state.build_tree_counter),
-                build_tree_joint0_sp=build_tree_joint0_sp,
-                build_tree_log_slice_sp=build_tree_log_slice_sp,
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_depth_sp=build_tree_depth_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
                 overflow_at=select(overflow, 6, state.overflow_at),
             ),
@@ -4876,59 +4405,45 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction, build_tree_direction_sp = pop(
-            stacks.build_tree_direction, state.build_tree_direction_sp, active
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
         )
-        seed, build_tree_seed_sp = pop(
-            stacks.build_tree_seed, state.build_tree_seed_sp, active
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_x_top, build_tree_tree_minus_x_sp = pop(
-            stacks.build_tree_tree_minus_x, state.build_tree_tree_minus_x_sp, active
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_minus_r_top, build_tree_tree_minus_r_sp = pop(
-            stacks.build_tree_tree_minus_r, state.build_tree_tree_minus_r_sp, active
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_minus_grad_top, build_tree_tree_minus_grad_sp = pop(
-            stacks.build_tree_tree_minus_grad,
-            state.build_tree_tree_minus_grad_sp,
-            active,
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_x_top, build_tree_tree_plus_x_sp = pop(
-            stacks.build_tree_tree_plus_x, state.build_tree_tree_plus_x_sp, active
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_plus_r_top, build_tree_tree_plus_r_sp = pop(
-            stacks.build_tree_tree_plus_r, state.build_tree_tree_plus_r_sp, active
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_plus_grad_top, build_tree_tree_plus_grad_sp = pop(
-            stacks.build_tree_tree_plus_grad, state.build_tree_tree_plus_grad_sp, active
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_x_top, build_tree_tree_sample_x_sp = pop(
-            stacks.build_tree_tree_sample_x, state.build_tree_tree_sample_x_sp, active
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top, build_tree_tree_sample_log_prob_sp = pop(
-            stacks.build_tree_tree_sample_log_prob,
-            state.build_tree_tree_sample_log_prob_sp,
-            active,
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_sample_grad_top, build_tree_tree_sample_grad_sp = pop(
-            stacks.build_tree_tree_sample_grad,
-            state.build_tree_tree_sample_grad_sp,
-            active,
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_size_top, build_tree_tree_size_sp = pop(
-            stacks.build_tree_tree_size, state.build_tree_tree_size_sp, active
-        )
-        build_tree_tree_ok_top, build_tree_tree_ok_sp = pop(
-            stacks.build_tree_tree_ok, state.build_tree_tree_ok_sp, active
-        )
-        build_tree_tree_accept_top, build_tree_tree_accept_sp = pop(
-            stacks.build_tree_tree_accept, state.build_tree_tree_accept_sp, active
-        )
-        build_tree_tree_counter_top, build_tree_tree_counter_sp = pop(
-            stacks.build_tree_tree_counter, state.build_tree_tree_counter_sp, active
-        )
-        build_tree_tree_leapfrogs_top, build_tree_tree_leapfrogs_sp = pop(
-            stacks.build_tree_tree_leapfrogs, state.build_tree_tree_leapfrogs_sp, active
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
             Edge(
@@ -5076,22 +4591,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_return_leapfrogs=select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_direction_sp=build_tree_direction_sp,
-                build_tree_seed_sp=build_tree_seed_sp,
-                build_tree_tree_minus_x_sp=build_tree_tree_minus_x_sp,
-                build_tree_tree_minus_r_sp=build_tree_tree_minus_r_sp,
-                build_tree_tree_minus_grad_sp=build_tree_tree_minus_grad_sp,
-                build_tree_tree_plus_x_sp=build_tree_tree_plus_x_sp,
-                build_tree_tree_plus_r_sp=build_tree_tree_plus_r_sp,
-                build_tree_tree_plus_grad_sp=build_tree_tree_plus_grad_sp,
-                build_tree_tree_sample_x_sp=build_tree_tree_sample_x_sp,
-                build_tree_tree_sample_log_prob_sp=build_tree_tree_sample_log_prob_sp,
-                build_tree_tree_sample_grad_sp=build_tree_tree_sample_grad_sp,
-                build_tree_tree_size_sp=build_tree_tree_size_sp,
-                build_tree_tree_ok_sp=build_tree_tree_ok_sp,
-                build_tree_tree_accept_sp=build_tree_tree_accept_sp,
-                build_tree_tree_counter_sp=build_tree_tree_counter_sp,
-                build_tree_tree_leapfrogs_sp=build_tree_tree_leapfrogs_sp,
                 return_sp=return_sp,
             ),
             stack_writes(stacks),
@@ -5138,16 +4637,12 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             return_sp=zeros([batch], (), "int32"),
             build_tree_counter=zeros([batch], (), "int64"),
             build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_depth_sp=zeros([batch], (), "int32"),
             build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_direction_sp=zeros([batch], (), "int32"),
             build_tree_edge_x=zeros([batch], (3,), "float64"),
             build_tree_edge_r=zeros([batch], (3,), "float64"),
             build_tree_edge_grad=zeros([batch], (3,), "float64"),
             build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_joint0_sp=zeros([batch], (), "int32"),
             build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_log_slice_sp=zeros([batch], (), "int32"),
             build_tree_return_minus_x=zeros([batch], (3,), "float64"),
             build_tree_return_minus_r=zeros([batch], (3,), "float64"),
             build_tree_return_minus_grad=zeros([batch], (3,), "float64"),
@@ -5163,35 +4658,20 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             build_tree_return_counter=zeros([batch], (), "int64"),
             build_tree_return_leapfrogs=zeros([batch], (), "int64"),
             build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_seed_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_r_sp=zeros([batch], (), "int32"),
             build_tree_tree_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_r_sp=zeros([batch], (), "int32"),
             build_tree_tree_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_x_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_log_prob_sp=zeros([batch], (), "int32"),
             build_tree_tree_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_grad_sp=zeros([batch], (), "int32"),
             build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_size_sp=zeros([batch], (), "int32"),
             build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_ok_sp=zeros([batch], (), "int32"),
             build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_accept_sp=zeros([batch], (), "int32"),
             build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_counter_sp=zeros([batch], (), "int32"),
             build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs_sp=zeros([batch], (), "int32"),
             nuts_step_accept=zeros([batch], (), "float64"),
             nuts_step_counter=counter,
             nuts_step_depth=zeros([batch], (), "int64"),

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=cda5711afe41a7925a32c7bb3d62a167b4ec506b91f970ae18a6372f60ca4fdc
-# autobatch: body-sha256=f912f2d06fe7ebea3efa46e85c041c0936b4a2682aa4a53660af17afa8e5f5e2
+# autobatch: source-sha256=f1ec9ac5911fe4c0895219eb64bac6daeacaa6564c693d5d105f38e79c5288ae
+# autobatch: body-sha256=3f5b56fb71aca4e975a013b002161ea8b17c03fe15d57b5ffe62625d57c91f30
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -260,6 +260,16 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), active & ~fits)
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    Returns (write, overflow): the write (mask, index, value) that `run`
+    applies after the block, and the active examples whose stack was full.
+    """
+    fits = frame < stack.shape[0]
+    return ((active & fits, frame, value), active & ~fits)
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (NumPy applies only these)."""
     return writes
@@ -278,11 +288,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = np.where(active, sp - 1, sp).astype(np.int32)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -387,7 +392,7 @@ class CountPrimesBelowState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (COUNT_PRIMES_BELOW_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: count of count_primes_below
     count_primes_below_count: object
@@ -720,7 +725,7 @@ class FirstMultipleOfSevenState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (FIRST_MULTIPLE_OF_SEVEN_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: found of first_multiple_of_seven
     first_multiple_of_seven_found: object
@@ -994,7 +999,7 @@ class SmallestFactorState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (SMALLEST_FACTOR_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: d of smallest_factor
     smallest_factor_d: object

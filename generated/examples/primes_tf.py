@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=25b2815f1c21b9d71e7a350dd6780cc4a37f681944ced979ae17457aa525a04f
-# autobatch: body-sha256=be1ab32d964e92d0a2fdadc21425ba58cf7d443e3dd1eece3e376b953dd69cfd
+# autobatch: source-sha256=66033214b4e8ea2a0e95354b72ccbdee6726b22247510fa20c3e43fddf2d1322
+# autobatch: body-sha256=873b2e48c632dfe1fd0d0b9845369450a13a4b0ce1784b3bdbee247551f8dfc9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -284,6 +284,22 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    stack: [depth, batch, *event]; frame: [batch] int32; value: [batch,
+    *event] or broadcastable.  Returns (write, overflow): the write (mask,
+    index, value) that `run` applies after the block, and the [batch] bool
+    active examples whose stack was full (nothing is written for them).
+    """
+    fits = frame < stack.shape[0]
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    return (
+        (tf.logical_and(active, fits), frame, value),
+        tf.logical_and(active, tf.logical_not(fits)),
+    )
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (`run` applies them)."""
     return writes
@@ -328,11 +344,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = tf.where(active, sp - 1, sp)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -629,7 +640,7 @@ class CountPrimesBelowState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (COUNT_PRIMES_BELOW_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: count of count_primes_below
     count_primes_below_count: object
@@ -962,7 +973,7 @@ class FirstMultipleOfSevenState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (FIRST_MULTIPLE_OF_SEVEN_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: found of first_multiple_of_seven
     first_multiple_of_seven_found: object
@@ -1236,7 +1247,7 @@ class SmallestFactorState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (SMALLEST_FACTOR_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: d of smallest_factor
     smallest_factor_d: object

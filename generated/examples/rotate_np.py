@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=c34ec9d8a213f909333b83cbe525b89f482e161ef3857ff94be8c03360259754
-# autobatch: body-sha256=4a65b80869e55c748348868d6b05f0ba2b1d438f7423ef53d662adec2f2df63b
+# autobatch: source-sha256=e5d987f83670d0593b63418f0fbddf9b83efc994ca9b9f8f1a983f24ff381b36
+# autobatch: body-sha256=e5d835e3d4addacc863ffb29907102ab36c5776505294c32369a6f17f5816e61
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -243,6 +243,16 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), active & ~fits)
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    Returns (write, overflow): the write (mask, index, value) that `run`
+    applies after the block, and the active examples whose stack was full.
+    """
+    fits = frame < stack.shape[0]
+    return ((active & fits, frame, value), active & ~fits)
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (NumPy applies only these)."""
     return writes
@@ -261,11 +271,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = np.where(active, sp - 1, sp).astype(np.int32)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -370,7 +375,7 @@ class RotateState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (ROTATE_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] float64: p of rotate
     rotate_p_x: object

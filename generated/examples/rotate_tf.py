@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=b1f5d8606594dd0ca91df9f93eb1fd0280157412b9ba3818a616c1d349a5ce72
-# autobatch: body-sha256=d46f2bca87900653504df86a1f6e776f35aa8cf795e3914006c99006930c216f
+# autobatch: source-sha256=b1ab1176830a40a440250ba1c14de7459918f2916c9c7b7c38785927cfea41c1
+# autobatch: body-sha256=845d93bca3ab160bf7b76c7d5fc8712e3cb53633559c9503887d33d83c3c5236
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -267,6 +267,22 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    stack: [depth, batch, *event]; frame: [batch] int32; value: [batch,
+    *event] or broadcastable.  Returns (write, overflow): the write (mask,
+    index, value) that `run` applies after the block, and the [batch] bool
+    active examples whose stack was full (nothing is written for them).
+    """
+    fits = frame < stack.shape[0]
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    return (
+        (tf.logical_and(active, fits), frame, value),
+        tf.logical_and(active, tf.logical_not(fits)),
+    )
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (`run` applies them)."""
     return writes
@@ -311,11 +327,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = tf.where(active, sp - 1, sp)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -612,7 +623,7 @@ class RotateState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (ROTATE_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] float64: p of rotate
     rotate_p_x: object

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=4d65c56e9712a9b0c5fab8899288d0ecc2527a96d7bf3b4e714bc1f8c6ed7acb
-# autobatch: body-sha256=a206fc0897764f3779f330fbd4629279623dde92a77c804e0f49592b2dd3e1e7
+# autobatch: source-sha256=44598c7e5818938849a437c1450750df62eb93c73f0e80a25f53b62dcdc1567d
+# autobatch: body-sha256=074b4d250d062995a48afb26d9fd73fb2b83feb90d3166f3a98a750d16a8853f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -247,6 +247,16 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), active & ~fits)
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    Returns (write, overflow): the write (mask, index, value) that `run`
+    applies after the block, and the active examples whose stack was full.
+    """
+    fits = frame < stack.shape[0]
+    return ((active & fits, frame, value), active & ~fits)
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (NumPy applies only these)."""
     return writes
@@ -265,11 +275,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = np.where(active, sp - 1, sp).astype(np.int32)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -374,7 +379,7 @@ class RelaxState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (RELAX_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: n of relax
     relax_n: object
@@ -541,24 +546,18 @@ class SpiralState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (SPIRAL_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: n of spiral
     spiral_n: object
-    # [batch] int32: how many values of it are stacked
-    spiral_n_sp: object
     # [batch, 3] float64: the value spiral returns
     spiral_return_0: object
     # [batch, 2] int64: the value spiral returns
     spiral_return_1: object
     # [batch, 3] float64: v of spiral
     spiral_v: object
-    # [batch] int32: how many values of it are stacked
-    spiral_v_sp: object
     # [batch, 2] int64: w of spiral
     spiral_w: object
-    # [batch] int32: how many values of it are stacked
-    spiral_w_sp: object
     # [batch] int32: block where an example overflowed a stack, or -1
     overflow_at: object
 
@@ -620,15 +619,9 @@ def spiral_block_2(state, stacks):
     spiral_v = v * 0.5
     spiral_w = w + 1
     spiral_n = n - 1
-    spiral_v_sp, spiral_v_write, overflow_1 = push(
-        stacks.spiral_v, state.spiral_v_sp, v, active
-    )
-    spiral_w_sp, spiral_w_write, overflow_2 = push(
-        stacks.spiral_w, state.spiral_w_sp, w, active
-    )
-    spiral_n_sp, spiral_n_write, overflow_3 = push(
-        stacks.spiral_n, state.spiral_n_sp, n, active
-    )
+    spiral_v_write, overflow_1 = save(stacks.spiral_v, state.return_sp, v, active)
+    spiral_w_write, overflow_2 = save(stacks.spiral_w, state.return_sp, w, active)
+    spiral_n_write, overflow_3 = save(stacks.spiral_n, state.return_sp, n, active)
     v, w, n = (spiral_v, spiral_w, spiral_n)
     # examples/vectors.py:19  if n <= 1:
     cond_1 = n <= 1
@@ -654,9 +647,6 @@ def spiral_block_2(state, stacks):
             spiral_n=select(active, n, state.spiral_n),
             spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
             spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
-            spiral_v_sp=spiral_v_sp,
-            spiral_w_sp=spiral_w_sp,
-            spiral_n_sp=spiral_n_sp,
             return_sp=return_sp,
             overflow_at=select(overflow, 2, state.overflow_at),
         ),
@@ -674,9 +664,9 @@ def spiral_block_3(state, stacks):
     # examples/vectors.py:21  a, b = spiral(v * 0.5, w + 1, n - 1)
     active = state.pc == 3
     spiral_return = (state.spiral_return_0, state.spiral_return_1)
-    n, spiral_n_sp = pop(stacks.spiral_n, state.spiral_n_sp, active)
-    v = peek(stacks.spiral_v, state.spiral_v_sp)
-    w = peek(stacks.spiral_w, state.spiral_w_sp)
+    n = read(stacks.spiral_n, state.return_sp)
+    v = read(stacks.spiral_v, state.return_sp)
+    w = read(stacks.spiral_w, state.return_sp)
     a, b = spiral_return
     # examples/vectors.py:22  c, d = spiral(a - v, b * 2, n - 2)
     spiral_v_1 = a - v
@@ -707,7 +697,6 @@ def spiral_block_3(state, stacks):
             spiral_w=select(active, w, state.spiral_w),
             spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
             spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
-            spiral_n_sp=spiral_n_sp,
             return_sp=return_sp,
             overflow_at=select(overflow, 3, state.overflow_at),
         ),
@@ -719,8 +708,8 @@ def spiral_block_4(state, stacks):
     # examples/vectors.py:22  c, d = spiral(a - v, b * 2, n - 2)
     active = state.pc == 4
     spiral_return = (state.spiral_return_0, state.spiral_return_1)
-    v, spiral_v_sp = pop(stacks.spiral_v, state.spiral_v_sp, active)
-    w, spiral_w_sp = pop(stacks.spiral_w, state.spiral_w_sp, active)
+    v = read(stacks.spiral_v, state.return_sp)
+    w = read(stacks.spiral_w, state.return_sp)
     c, d = spiral_return
     # examples/vectors.py:23  return c + v, d - w
     result_2 = (c + v, d - w)
@@ -732,8 +721,6 @@ def spiral_block_4(state, stacks):
             pc=pc,
             spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
             spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
-            spiral_v_sp=spiral_v_sp,
-            spiral_w_sp=spiral_w_sp,
             return_sp=return_sp,
         ),
         stack_writes(stacks),
@@ -765,13 +752,10 @@ def spiral_program(v, w, n, max_stack_depth, max_iterations, xla, profile):
         pc=zeros([batch], (), "int32"),
         return_sp=zeros([batch], (), "int32"),
         spiral_n=n,
-        spiral_n_sp=zeros([batch], (), "int32"),
         spiral_return_0=zeros([batch], (3,), "float64"),
         spiral_return_1=zeros([batch], (2,), "int64"),
         spiral_v=v,
-        spiral_v_sp=zeros([batch], (), "int32"),
         spiral_w=w,
-        spiral_w_sp=zeros([batch], (), "int32"),
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = SpiralStacks(

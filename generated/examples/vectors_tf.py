@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=34813ddd13a48586d5b3a2f2fd87ee60815884adb9d16db359243e87787e1398
-# autobatch: body-sha256=d36c30a4690ea0c4484e055cbbb0f187b6356e54b31144b6703ff4f81eba0ed4
+# autobatch: source-sha256=a6460b1315e8d8631ab08acacd919e23140c00811962636f492c78d231c7c482
+# autobatch: body-sha256=40738af0a9dee4512734fa486752dff751311e9ed002e85b20ce752098e98e85
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -271,6 +271,22 @@ def push(stack, sp, value, active):
     return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
 
 
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    stack: [depth, batch, *event]; frame: [batch] int32; value: [batch,
+    *event] or broadcastable.  Returns (write, overflow): the write (mask,
+    index, value) that `run` applies after the block, and the [batch] bool
+    active examples whose stack was full (nothing is written for them).
+    """
+    fits = frame < stack.shape[0]
+    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    return (
+        (tf.logical_and(active, fits), frame, value),
+        tf.logical_and(active, tf.logical_not(fits)),
+    )
+
+
 def stack_writes(stacks, **writes):
     """The block's writes by stack name (`run` applies them)."""
     return writes
@@ -315,11 +331,6 @@ def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = tf.where(active, sp - 1, sp)
     return (read(stack, sp), sp)
-
-
-def peek(stack, sp):
-    """Every example's top, left on the stack: [batch, *event]."""
-    return read(stack, sp - 1)
 
 
 def pop_return(stack, sp, active, halt):
@@ -616,7 +627,7 @@ class RelaxState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (RELAX_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: n of relax
     relax_n: object
@@ -783,24 +794,18 @@ class SpiralState(typing.NamedTuple):
 
     # [batch] int32: the block each example runs next (SPIRAL_HALT once it has returned)
     pc: object
-    # [batch] int32: how many return addresses each example has stacked
+    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
     return_sp: object
     # [batch] int64: n of spiral
     spiral_n: object
-    # [batch] int32: how many values of it are stacked
-    spiral_n_sp: object
     # [batch, 3] float64: the value spiral returns
     spiral_return_0: object
     # [batch, 2] int64: the value spiral returns
     spiral_return_1: object
     # [batch, 3] float64: v of spiral
     spiral_v: object
-    # [batch] int32: how many values of it are stacked
-    spiral_v_sp: object
     # [batch, 2] int64: w of spiral
     spiral_w: object
-    # [batch] int32: how many values of it are stacked
-    spiral_w_sp: object
     # [batch] int32: block where an example overflowed a stack, or -1
     overflow_at: object
 
@@ -862,15 +867,9 @@ def spiral_block_2(state, stacks):
     spiral_v = v * 0.5
     spiral_w = w + 1
     spiral_n = n - 1
-    spiral_v_sp, spiral_v_write, overflow_1 = push(
-        stacks.spiral_v, state.spiral_v_sp, v, active
-    )
-    spiral_w_sp, spiral_w_write, overflow_2 = push(
-        stacks.spiral_w, state.spiral_w_sp, w, active
-    )
-    spiral_n_sp, spiral_n_write, overflow_3 = push(
-        stacks.spiral_n, state.spiral_n_sp, n, active
-    )
+    spiral_v_write, overflow_1 = save(stacks.spiral_v, state.return_sp, v, active)
+    spiral_w_write, overflow_2 = save(stacks.spiral_w, state.return_sp, w, active)
+    spiral_n_write, overflow_3 = save(stacks.spiral_n, state.return_sp, n, active)
     v, w, n = (spiral_v, spiral_w, spiral_n)
     # examples/vectors.py:19  if n <= 1:
     cond_1 = n <= 1
@@ -896,9 +895,6 @@ def spiral_block_2(state, stacks):
             spiral_n=select(active, n, state.spiral_n),
             spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
             spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
-            spiral_v_sp=spiral_v_sp,
-            spiral_w_sp=spiral_w_sp,
-            spiral_n_sp=spiral_n_sp,
             return_sp=return_sp,
             overflow_at=select(overflow, 2, state.overflow_at),
         ),
@@ -916,9 +912,9 @@ def spiral_block_3(state, stacks):
     # examples/vectors.py:21  a, b = spiral(v * 0.5, w + 1, n - 1)
     active = state.pc == 3
     spiral_return = (state.spiral_return_0, state.spiral_return_1)
-    n, spiral_n_sp = pop(stacks.spiral_n, state.spiral_n_sp, active)
-    v = peek(stacks.spiral_v, state.spiral_v_sp)
-    w = peek(stacks.spiral_w, state.spiral_w_sp)
+    n = read(stacks.spiral_n, state.return_sp)
+    v = read(stacks.spiral_v, state.return_sp)
+    w = read(stacks.spiral_w, state.return_sp)
     a, b = spiral_return
     # examples/vectors.py:22  c, d = spiral(a - v, b * 2, n - 2)
     spiral_v_1 = a - v
@@ -949,7 +945,6 @@ def spiral_block_3(state, stacks):
             spiral_w=select(active, w, state.spiral_w),
             spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
             spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
-            spiral_n_sp=spiral_n_sp,
             return_sp=return_sp,
             overflow_at=select(overflow, 3, state.overflow_at),
         ),
@@ -961,8 +956,8 @@ def spiral_block_4(state, stacks):
     # examples/vectors.py:22  c, d = spiral(a - v, b * 2, n - 2)
     active = state.pc == 4
     spiral_return = (state.spiral_return_0, state.spiral_return_1)
-    v, spiral_v_sp = pop(stacks.spiral_v, state.spiral_v_sp, active)
-    w, spiral_w_sp = pop(stacks.spiral_w, state.spiral_w_sp, active)
+    v = read(stacks.spiral_v, state.return_sp)
+    w = read(stacks.spiral_w, state.return_sp)
     c, d = spiral_return
     # examples/vectors.py:23  return c + v, d - w
     result_2 = (c + v, d - w)
@@ -974,8 +969,6 @@ def spiral_block_4(state, stacks):
             pc=pc,
             spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
             spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
-            spiral_v_sp=spiral_v_sp,
-            spiral_w_sp=spiral_w_sp,
             return_sp=return_sp,
         ),
         stack_writes(stacks),
@@ -1007,13 +1000,10 @@ def spiral_program(v, w, n, max_stack_depth, max_iterations, xla, profile):
         pc=zeros([batch], (), "int32"),
         return_sp=zeros([batch], (), "int32"),
         spiral_n=n,
-        spiral_n_sp=zeros([batch], (), "int32"),
         spiral_return_0=zeros([batch], (3,), "float64"),
         spiral_return_1=zeros([batch], (2,), "int64"),
         spiral_v=v,
-        spiral_v_sp=zeros([batch], (), "int32"),
         spiral_w=w,
-        spiral_w_sp=zeros([batch], (), "int32"),
         overflow_at=zeros([batch], (), "int32") - 1,
     )
     stacks = SpiralStacks(

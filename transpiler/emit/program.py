@@ -5,8 +5,11 @@ that the module copies from templates/runtime_*.py, so the same code serves
 TensorFlow and NumPy.  Names:
 
 - state fields: `fib_n` for variable `n` of `fib`, `fib_return` for its
-  return slot, `fib_n_sp` for the pointer of its stack, `p_x` style suffixes
-  for the leaves of tuple-valued variables;
+  return slot, `p_x` style suffixes for the leaves of tuple-valued
+  variables; `return_sp`, the depth of each example's return stack, is
+  also its *frame*: a call saves its live variables at that level of their
+  stacks and its return block reads them back from there (a callee only
+  works above it), so saved variables need no pointers of their own;
 - the stacks live apart from the state (`stacks.fib_n`, `stacks.returns`):
   block functions only read them and return *writes* (one per stack at
   most), which the driver applies after the block.  Under XLA a conditional
@@ -171,8 +174,6 @@ class _ProgramEmitter:
             for path, leaf, suffix in _leaf_paths(self.types[var]):
                 field = _safe(base + suffix, taken)
                 taken.add(field)
-                if var in lowered.stacks:
-                    taken.add(field + "_sp")
                 leaves.append((path, leaf, field))
             self.fields[var] = leaves
             self.note_classes(self.types[var])
@@ -329,7 +330,10 @@ class _ProgramEmitter:
                 f"({self.const('HALT')} once it has returned)"
             ),
             self.field("pc"),
-            comment("[batch] int32: how many return addresses each example has stacked"),
+            comment(
+                "[batch] int32: how many return addresses each example has stacked; "
+                "also the level at which its current call saves variables"
+            ),
             self.field("return_sp"),
         ]
         for var in self.p.registers:
@@ -339,9 +343,6 @@ class _ProgramEmitter:
                     where = f"the value {_function_of(var)} returns"
                 body.append(comment(f"[batch{self.dims(leaf)}] {leaf.dtype.name}: {where}"))
                 body.append(self.field(field))
-                if var in self.p.stacks:
-                    body.append(comment("[batch] int32: how many values of it are stacked"))
-                    body.append(self.field(field + "_sp"))
         body.append(comment("[batch] int32: block where an example overflowed a stack, or -1"))
         body.append(self.field("overflow_at"))
         return self.named_tuple(self.state_type, body)
@@ -425,8 +426,6 @@ class _ProgramEmitter:
                 else:
                     value = _zeros(["batch"], leaf.shape, leaf.dtype.name)
                 initial.append(ast.keyword(field, value))
-                if var in self.p.stacks:
-                    initial.append(ast.keyword(field + "_sp", _zeros(["batch"], (), "int32")))
         minus_one = ast.BinOp(_zeros(["batch"], (), "int32"), ast.Sub(), ast.Constant(1))
         initial.append(ast.keyword("overflow_at", minus_one))
         return initial
@@ -562,7 +561,7 @@ class _BlockBody:
         self.locals: Dict[str, str] = {}
         self.taken = set()
         self.stack_written: List[str] = []  # stacks this block writes (one write each)
-        self.sp_written: List[str] = []  # stacks whose pointer it moved
+        self.sp_written: List[str] = []  # ["returns"] once it moved the return pointer
         self.overflows: List[str] = []
         self.written: List[str] = []
         self.going_name = None  # the mask of examples going on, in a ReturnIf block
@@ -714,12 +713,9 @@ class _BlockBody:
                 value = _name(self.local(var))
                 for path, _, field in self.e.fields[var]:
                     self.push(field, _index(value, path), self.going() if ins.going_only else None)
-        elif isinstance(ins, ir.Pop):
+        elif isinstance(ins, (ir.Pop, ir.Peek)):
             for var in ins.variables:
-                self.restore(var, pop=True)
-        elif isinstance(ins, ir.Peek):
-            for var in ins.variables:
-                self.restore(var, pop=False)
+                self.restore(var)
         else:
             raise TypeError(f"unexpected instruction {ins!r}")
 
@@ -768,10 +764,9 @@ class _BlockBody:
             value = _call("cast", value, target_type.dtype.name)
         self.out.append(ast.Assign([self.target(call.vars_out)], value))
 
-    def stack_pointer(self, field):
-        """The current stack pointer of `field`: a local once this block moved it."""
-        sp = field + "_sp" if field != "returns" else "return_sp"
-        return _name(sp) if field in self.sp_written else _attr("state", sp)
+    def return_pointer(self):
+        """The return stack's pointer: a local once this block moved it."""
+        return _name("return_sp") if self.sp_written else _attr("state", "return_sp")
 
     def going(self):
         """The mask of the examples that do not return, in a `ReturnIf` block."""
@@ -790,42 +785,37 @@ class _BlockBody:
         return _name(self.going_name)
 
     def push(self, field, value, mask=None):
+        """A return address onto `returns`, or a saved variable into its frame slot."""
         if field in self.stack_written:
             raise AssertionError(f"two pushes on stack {field} in one block")
-        sp = "return_sp" if field == "returns" else field + "_sp"
         flag = f"overflow_{len(self.overflows) + 1}"
         self.overflows.append(flag)
-        targets = [_name(sp, True), _name(field + "_write", True), _name(flag, True)]
-        stack = _attr("stacks", field)
-        self.out.append(
-            ast.Assign(
-                [_target(targets)],
-                _call("push", stack, self.stack_pointer(field), value, mask or _name("active")),
-            )
-        )
+        stack, mask = _attr("stacks", field), mask or _name("active")
+        if field == "returns":
+            targets = [_name("return_sp", True), _name("returns_write", True), _name(flag, True)]
+            value = _call("push", stack, self.return_pointer(), value, mask)
+            self.sp_written = ["returns"]
+        else:
+            # the frame: return_sp as the block found it (see the module docstring)
+            targets = [_name(field + "_write", True), _name(flag, True)]
+            value = _call("save", stack, _attr("state", "return_sp"), value, mask)
+        self.out.append(ast.Assign([_target(targets)], value))
         self.stack_written.append(field)
-        if field not in self.sp_written:
-            self.sp_written.append(field)
 
-    def restore(self, var, pop):
+    def restore(self, var):
+        """`var` as its call site saved it: its slot in the frame (`return_sp`)."""
         leaves = self.e.fields[var]
         names = []
         for _, _, field in leaves:
-            stack, sp = _attr("stacks", field), self.stack_pointer(field)
             target = self.local(var) if len(leaves) == 1 else _safe(field + "_top", self.taken)
             self.taken.add(target)
             names.append(target)
-            if pop:
-                self.out.append(
-                    ast.Assign(
-                        [_target([_name(target, True), _name(field + "_sp", True)])],
-                        _call("pop", stack, sp, _name("active")),
-                    )
-                )
-                if field not in self.sp_written:
-                    self.sp_written.append(field)
-            else:
-                self.out.append(ast.Assign([_name(target, True)], _call("peek", stack, sp)))
+            # A pop and a peek read the same slot; a peek's value stays
+            # there for the block's next call, which saves nothing again.
+            frame = _attr("state", "return_sp")
+            self.out.append(
+                ast.Assign([_name(target, True)], _call("read", _attr("stacks", field), frame))
+            )
         self.defined(var)
         if len(leaves) != 1:
             self.out.append(
@@ -906,13 +896,13 @@ class _BlockBody:
                 _call(
                     "pop_return",
                     _attr("stacks", "returns"),
-                    self.stack_pointer("returns"),
+                    self.return_pointer(),
                     mask,
                     _name(self.e.const("HALT")),
                 ),
             )
         )
-        self.sp_written.append("returns")
+        self.sp_written = ["returns"]
 
     def finish_terminator(self):
         pc = _name("pc", True)
@@ -950,9 +940,8 @@ class _BlockBody:
                         _call("select", _name("active"), _index(value, path), _attr("state", field)),
                     )
                 )
-        for field in self.sp_written:
-            sp = "return_sp" if field == "returns" else field + "_sp"
-            keywords.append(ast.keyword(sp, _name(sp)))
+        if self.sp_written:
+            keywords.append(ast.keyword("return_sp", _name("return_sp")))
         if self.overflows:
             keywords.append(
                 ast.keyword(

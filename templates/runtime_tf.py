@@ -18,9 +18,13 @@ def select(active, new, old):
     active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
     """
     old = tf.convert_to_tensor(old)
-    new = tf.cast(new, old.dtype)
-    mask = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
-    return tf.where(mask, new, old)
+    if isinstance(new, (bool, int, float)):
+        new = tf.constant(new, old.dtype)
+    elif new.dtype != old.dtype:
+        new = tf.cast(new, old.dtype)
+    if old.shape.rank > 1:  # few ops per call: tracing pays per op
+        active = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
+    return tf.where(active, new, old)
 
 
 def choose(condition, if_true, if_false):
@@ -98,7 +102,9 @@ def push(stack, sp, value, active):
     """
     fits = sp < stack.shape[0]
     mask = tf.logical_and(active, fits)
-    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    value = tf.cast(value, stack.dtype)
+    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
+        value = tf.broadcast_to(value, tf.shape(stack)[1:])
     new_sp = tf.where(mask, sp + 1, sp)
     return new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits))
 
@@ -112,7 +118,9 @@ def save(stack, frame, value, active):
     active examples whose stack was full (nothing is written for them).
     """
     fits = frame < stack.shape[0]
-    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    value = tf.cast(value, stack.dtype)
+    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
+        value = tf.broadcast_to(value, tf.shape(stack)[1:])
     return (tf.logical_and(active, fits), frame, value), tf.logical_and(active, tf.logical_not(fits))
 
 

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=193b45b3f756b1d1ca9b0025e4a367b7d8e178d2ef4d60c2ad1ecacb94817322
+# autobatch: source-sha256=09787aeb91b64b89e88e233366083c7b3d5acbc00397d9d85e1c97dbca923386
 # autobatch: body-sha256=9f1bca9662e0c3144a12e7c9e123c33f028fff4ef6da2faf3a2d7a39af346798
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=6d9a84e88972612e00111975e848b9ae674c7cd855c1c63c9924d36d38d8cc13
+# autobatch: source-sha256=b8d68467698b2617941463b69fc5fdc86dc8fd12dcdb9b2a7ae4f0cc62ddbed0
 # autobatch: body-sha256=9d276515306226953e0ad9b52041e61bf19b8729bd71c4516e7953965515a72d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=410393243cd0847e69c5d0265be670c5e75146a8e2e7df14efd7acb2769644db
+# autobatch: source-sha256=c84737d527c5621f0127a4fea1d32e311adfa867298002b06ea6bc1f5bbfc85a
 # autobatch: body-sha256=e7597da46302d44c10aff7c27413ade3accf32c0127352e8e6e8c2f99dbd8194
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

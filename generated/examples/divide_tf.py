@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=cbeb8ad1d444585937d18f7e58133ee0b0f4d688603f2d6bb31fa819aaf2dc62
-# autobatch: body-sha256=bf491213b5a508cb50df685515989739af078904439a9cbb2282feccb584c799
+# autobatch: source-sha256=dcd52637f784cf8544864b18835565f1fd507aa3c54b278e55a98ad9283f5d47
+# autobatch: body-sha256=93245517c1ed42ba623174c4d7b0d03acbcf6f6457e0d3136adea3df6c1fdaf8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -181,9 +181,13 @@ def select(active, new, old):
     active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
     """
     old = tf.convert_to_tensor(old)
-    new = tf.cast(new, old.dtype)
-    mask = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
-    return tf.where(mask, new, old)
+    if isinstance(new, (bool, int, float)):
+        new = tf.constant(new, old.dtype)
+    elif new.dtype != old.dtype:
+        new = tf.cast(new, old.dtype)
+    if old.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
+    return tf.where(active, new, old)
 
 
 def choose(condition, if_true, if_false):
@@ -261,7 +265,9 @@ def push(stack, sp, value, active):
     """
     fits = sp < stack.shape[0]
     mask = tf.logical_and(active, fits)
-    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    value = tf.cast(value, stack.dtype)
+    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
+        value = tf.broadcast_to(value, tf.shape(stack)[1:])
     new_sp = tf.where(mask, sp + 1, sp)
     return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
 
@@ -275,7 +281,9 @@ def save(stack, frame, value, active):
     active examples whose stack was full (nothing is written for them).
     """
     fits = frame < stack.shape[0]
-    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    value = tf.cast(value, stack.dtype)
+    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
+        value = tf.broadcast_to(value, tf.shape(stack)[1:])
     return (
         (tf.logical_and(active, fits), frame, value),
         tf.logical_and(active, tf.logical_not(fits)),

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=11fc05a918ef027aff9fc9e49fb2f06a8bfabdc1db5d33b8a5c93d2581e29d90
+# autobatch: source-sha256=7aa7f1efecba266f34114bdb86982cdeb31f17a15ec11aaba791aabf1fc2edbf
 # autobatch: body-sha256=c67e9428865f21837c5718f8a65bd1569dfbfaed2a633758b74ca4930ca26478
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

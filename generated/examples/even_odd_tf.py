@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=81d48cb6f6c74ade9470d2562c2506f9ba48b0c13fedd821c616e307dd01b6b3
-# autobatch: body-sha256=9b3ca60f81fb094b12775c66913490106c754e3e43b3c04bb2ccd4b14fedcbc9
+# autobatch: source-sha256=424968322ce3214041cc36b1018ef4936a4daf87f356ef73b32f087cb145efac
+# autobatch: body-sha256=b06926aeace0c23863afd818f0e9889ac25684ba3bcc62aab673929d384c93ac
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -184,9 +184,13 @@ def select(active, new, old):
     active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
     """
     old = tf.convert_to_tensor(old)
-    new = tf.cast(new, old.dtype)
-    mask = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
-    return tf.where(mask, new, old)
+    if isinstance(new, (bool, int, float)):
+        new = tf.constant(new, old.dtype)
+    elif new.dtype != old.dtype:
+        new = tf.cast(new, old.dtype)
+    if old.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
+    return tf.where(active, new, old)
 
 
 def choose(condition, if_true, if_false):
@@ -264,7 +268,9 @@ def push(stack, sp, value, active):
     """
     fits = sp < stack.shape[0]
     mask = tf.logical_and(active, fits)
-    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    value = tf.cast(value, stack.dtype)
+    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
+        value = tf.broadcast_to(value, tf.shape(stack)[1:])
     new_sp = tf.where(mask, sp + 1, sp)
     return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
 
@@ -278,7 +284,9 @@ def save(stack, frame, value, active):
     active examples whose stack was full (nothing is written for them).
     """
     fits = frame < stack.shape[0]
-    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    value = tf.cast(value, stack.dtype)
+    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
+        value = tf.broadcast_to(value, tf.shape(stack)[1:])
     return (
         (tf.logical_and(active, fits), frame, value),
         tf.logical_and(active, tf.logical_not(fits)),

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=40738d69eb8a6a5d212f49fe69ad51038290f1ee2ec230489c825bd585cdaf3f
+# autobatch: source-sha256=db3841ad4f393d206b826610a6697da6177b109831cdc4ab080bc7ba05810189
 # autobatch: body-sha256=1f618539e01ca7154524a5f6e93c78ae4ba818bf08cbac0c88fb120224aabbc6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=b8ea233a8b5074f89c60abfdcc4dc7f66bf48b7fcc11100d5659481c3ac2c47b
-# autobatch: body-sha256=df930583de0f5879d6386f78df12754396d9b96601718b7ceb523feb39163a02
+# autobatch: source-sha256=193d8fd1c70b46172a148f1573ea6a01a9e964684e8ef5a39185dd9bc68245c3
+# autobatch: body-sha256=e5d5b188d9689c1e08f566d2816a43f79c0a4e1efb4d4e5d61233b1357223656
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -186,9 +186,13 @@ def select(active, new, old):
     active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
     """
     old = tf.convert_to_tensor(old)
-    new = tf.cast(new, old.dtype)
-    mask = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
-    return tf.where(mask, new, old)
+    if isinstance(new, (bool, int, float)):
+        new = tf.constant(new, old.dtype)
+    elif new.dtype != old.dtype:
+        new = tf.cast(new, old.dtype)
+    if old.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
+    return tf.where(active, new, old)
 
 
 def choose(condition, if_true, if_false):
@@ -266,7 +270,9 @@ def push(stack, sp, value, active):
     """
     fits = sp < stack.shape[0]
     mask = tf.logical_and(active, fits)
-    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    value = tf.cast(value, stack.dtype)
+    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
+        value = tf.broadcast_to(value, tf.shape(stack)[1:])
     new_sp = tf.where(mask, sp + 1, sp)
     return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
 
@@ -280,7 +286,9 @@ def save(stack, frame, value, active):
     active examples whose stack was full (nothing is written for them).
     """
     fits = frame < stack.shape[0]
-    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    value = tf.cast(value, stack.dtype)
+    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
+        value = tf.broadcast_to(value, tf.shape(stack)[1:])
     return (
         (tf.logical_and(active, fits), frame, value),
         tf.logical_and(active, tf.logical_not(fits)),

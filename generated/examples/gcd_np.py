@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=f03e3ca208b2d2cc9d350d6d74a364a3a345a1d8bf4b919ebe23aa1a3513e327
+# autobatch: source-sha256=09159ad02aea2f44041d0d13d67ef7ba42a63903dae2c47806ad45a187e23133
 # autobatch: body-sha256=ca7993acc6104906768836554db2181ec10bbc64cb45a5be23d22ac11789cab2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

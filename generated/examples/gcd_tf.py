@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b56623e3c6ea99b592c5439e7333e118e00a94ecbc0b2d89ce69a4abaa4b7046
-# autobatch: body-sha256=f88740fe82394747a78330abef27c008b822af625909b64e5cda59c3432f176d
+# autobatch: source-sha256=4bcb95164712bb142329098b13f20a5bce9c600e9f6b3eb064438f986ea148a1
+# autobatch: body-sha256=912957c3dc8b8a7c6e22f06effd4a36cb279d8a039dacde59848cb9417700dac
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -180,9 +180,13 @@ def select(active, new, old):
     active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
     """
     old = tf.convert_to_tensor(old)
-    new = tf.cast(new, old.dtype)
-    mask = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
-    return tf.where(mask, new, old)
+    if isinstance(new, (bool, int, float)):
+        new = tf.constant(new, old.dtype)
+    elif new.dtype != old.dtype:
+        new = tf.cast(new, old.dtype)
+    if old.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
+    return tf.where(active, new, old)
 
 
 def choose(condition, if_true, if_false):
@@ -260,7 +264,9 @@ def push(stack, sp, value, active):
     """
     fits = sp < stack.shape[0]
     mask = tf.logical_and(active, fits)
-    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    value = tf.cast(value, stack.dtype)
+    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
+        value = tf.broadcast_to(value, tf.shape(stack)[1:])
     new_sp = tf.where(mask, sp + 1, sp)
     return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
 
@@ -274,7 +280,9 @@ def save(stack, frame, value, active):
     active examples whose stack was full (nothing is written for them).
     """
     fits = frame < stack.shape[0]
-    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    value = tf.cast(value, stack.dtype)
+    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
+        value = tf.broadcast_to(value, tf.shape(stack)[1:])
     return (
         (tf.logical_and(active, fits), frame, value),
         tf.logical_and(active, tf.logical_not(fits)),

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=35e36831299ce04ce05506fe78a604ebe9f43a5ee23b75cd2b55b49b5fb17dbf
+# autobatch: source-sha256=18fadd8f9ca848dc4821dfc7ed51d9ccf1af508258a3cd3933e07cd60fe772a4
 # autobatch: body-sha256=adf3f922b96840136941754b9a6f9df3134f04b214cfd2219753c08c4f067eca
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=18a5ce6353b6e49ef8fdc95be732c1f4699b27f523a5fec8f8073c7548690b1e
+# autobatch: source-sha256=b9bf9f4aa82a41110b896245046d9729ea0e20ab733c23845972ac3f574bf2b8
 # autobatch: body-sha256=451bd158ba0687718fa3ab0f322b52421a08550e540f353089cccf44b7b4425b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

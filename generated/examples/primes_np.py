@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=f1ec9ac5911fe4c0895219eb64bac6daeacaa6564c693d5d105f38e79c5288ae
+# autobatch: source-sha256=da1dc020d48f14771034f1e236d608d31adaf5bdd3329153fc1e4851bb92501b
 # autobatch: body-sha256=3f5b56fb71aca4e975a013b002161ea8b17c03fe15d57b5ffe62625d57c91f30
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=e5d987f83670d0593b63418f0fbddf9b83efc994ca9b9f8f1a983f24ff381b36
+# autobatch: source-sha256=fd722ab3d10e29d3cec1d630219ea67e1c9ed18c57b4ebd732802d11613b8009
 # autobatch: body-sha256=e5d835e3d4addacc863ffb29907102ab36c5776505294c32369a6f17f5816e61
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

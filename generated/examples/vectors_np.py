@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=44598c7e5818938849a437c1450750df62eb93c73f0e80a25f53b62dcdc1567d
+# autobatch: source-sha256=42c9f03a6f24ba1254507f1d58d56f890d85bf01256909cc5d18caae07935948
 # autobatch: body-sha256=074b4d250d062995a48afb26d9fd73fb2b83feb90d3166f3a98a750d16a8853f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=a6460b1315e8d8631ab08acacd919e23140c00811962636f492c78d231c7c482
-# autobatch: body-sha256=40738af0a9dee4512734fa486752dff751311e9ed002e85b20ce752098e98e85
+# autobatch: source-sha256=bbf2bb66223ec26aab15d7a8c8dde482b72ee417847fe8d3e3258bccfa7e7a43
+# autobatch: body-sha256=c9f47f8d940def791eccb3c5b9507db3890da95650d2719ea5422a6d34f77f74
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -186,9 +186,13 @@ def select(active, new, old):
     active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
     """
     old = tf.convert_to_tensor(old)
-    new = tf.cast(new, old.dtype)
-    mask = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
-    return tf.where(mask, new, old)
+    if isinstance(new, (bool, int, float)):
+        new = tf.constant(new, old.dtype)
+    elif new.dtype != old.dtype:
+        new = tf.cast(new, old.dtype)
+    if old.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
+    return tf.where(active, new, old)
 
 
 def choose(condition, if_true, if_false):
@@ -266,7 +270,9 @@ def push(stack, sp, value, active):
     """
     fits = sp < stack.shape[0]
     mask = tf.logical_and(active, fits)
-    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    value = tf.cast(value, stack.dtype)
+    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
+        value = tf.broadcast_to(value, tf.shape(stack)[1:])
     new_sp = tf.where(mask, sp + 1, sp)
     return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
 
@@ -280,7 +286,9 @@ def save(stack, frame, value, active):
     active examples whose stack was full (nothing is written for them).
     """
     fits = frame < stack.shape[0]
-    value = tf.broadcast_to(tf.cast(value, stack.dtype), tf.shape(stack)[1:])
+    value = tf.cast(value, stack.dtype)
+    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
+        value = tf.broadcast_to(value, tf.shape(stack)[1:])
     return (
         (tf.logical_and(active, fits), frame, value),
         tf.logical_and(active, tf.logical_not(fits)),

@@ -18,14 +18,16 @@ def block_function(BLOCK, BODY, UPDATES, WRITES):
 
 
 def program_function(
-    PROGRAM, LEAVES, STATE_TYPE, INITIAL, STACKS_TYPE, STACKS, BLOCKS, LOOPING, RESULT
+    PROGRAM, LEAVES, STATE_TYPE, INITIAL, STACKS_TYPE, STACKS, BLOCKS, LOOPING, WRITES, RESULT
 ):
     def PROGRAM(LEAVES, max_stack_depth, max_iterations, xla, profile):
         """Arguments to results for a whole batch: what tf.function traces."""
         batch = batch_size(*LEAVES)
         state = STATE_TYPE(**INITIAL)
         stacks = STACKS_TYPE(**STACKS)
-        state, stacks, counters = run(state, stacks, BLOCKS, xla, profile, LOOPING, max_iterations)
+        state, stacks, counters = run(
+            state, stacks, BLOCKS, xla, profile, LOOPING, max_iterations, WRITES
+        )
         return RESULT, state.overflow_at, state.pc, counters
 
 

@@ -118,15 +118,18 @@ def pop_return(stack, sp, active, halt):
     return np.where(empty, halt, target), sp
 
 
-def run(state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None):
+def run(
+    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None, writes=None
+):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
+    only: here a dispatch costs no more than a repeat, and a register that a
+    block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=09787aeb91b64b89e88e233366083c7b3d5acbc00397d9d85e1c97dbca923386
-# autobatch: body-sha256=9f1bca9662e0c3144a12e7c9e123c33f028fff4ef6da2faf3a2d7a39af346798
+# autobatch: source-sha256=7e8b461d5cb248e0b1ee08661b8ca26fb364f8c14e42b52a370eed95331fe02f
+# autobatch: body-sha256=14a7cbe7839d9f0dbb23684926f383af08b2c4c9b0774c9048f495833feec16d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -289,7 +289,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -297,8 +304,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
+    only: here a dispatch costs no more than a repeat, and a register that a
+    block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -429,6 +437,8 @@ def absolute_block_0(state, stacks):
 ABSOLUTE_BLOCKS = (absolute_block_0,)
 # blocks that may run again at once: a loop body that tests itself
 ABSOLUTE_LOOPING_BLOCKS = ()
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+ABSOLUTE_WRITES = ((("pc", "absolute_x", "absolute_return", "return_sp"), ()),)
 ABSOLUTE_BLOCK_LINES = ("in absolute at examples/branches.py:10: if x < 0:",)
 
 
@@ -451,6 +461,7 @@ def absolute_program(x, max_stack_depth, max_iterations, xla, profile):
         profile,
         ABSOLUTE_LOOPING_BLOCKS,
         max_iterations,
+        ABSOLUTE_WRITES,
     )
     return ((state.absolute_return,), state.overflow_at, state.pc, counters)
 
@@ -642,6 +653,16 @@ QUADRANT_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 QUADRANT_LOOPING_BLOCKS = ()
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+QUADRANT_WRITES = (
+    (("pc",), ()),
+    (("pc", "quadrant_q"), ()),
+    (("pc",), ()),
+    (("pc", "quadrant_q"), ()),
+    (("pc", "quadrant_q"), ()),
+    (("pc",), ()),
+    (("pc", "quadrant_return", "return_sp"), ()),
+)
 QUADRANT_BLOCK_LINES = (
     "in quadrant at examples/branches.py:17: if x > 0:",
     "in quadrant at examples/branches.py:18: if y > 0:",
@@ -674,6 +695,7 @@ def quadrant_program(x, y, max_stack_depth, max_iterations, xla, profile):
         profile,
         QUADRANT_LOOPING_BLOCKS,
         max_iterations,
+        QUADRANT_WRITES,
     )
     return ((state.quadrant_return,), state.overflow_at, state.pc, counters)
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=b8d68467698b2617941463b69fc5fdc86dc8fd12dcdb9b2a7ae4f0cc62ddbed0
-# autobatch: body-sha256=9d276515306226953e0ad9b52041e61bf19b8729bd71c4516e7953965515a72d
+# autobatch: source-sha256=f95c1b95dc662564244fa55012b2265b1fd14f9f9b22a52ab9b33ed089b44519
+# autobatch: body-sha256=e6c9a5440ef6c9d9cc1b5bd61971c8bcf099436a2884fbdb5963c893ff192243
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -283,7 +283,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -291,8 +298,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
+    only: here a dispatch costs no more than a repeat, and a register that a
+    block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -471,6 +479,12 @@ COLLATZ_STEPS_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 COLLATZ_STEPS_LOOPING_BLOCKS = (1,)
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+COLLATZ_STEPS_WRITES = (
+    (("pc", "collatz_steps_steps"), ()),
+    (("pc", "collatz_steps_x", "collatz_steps_steps"), ()),
+    (("pc", "collatz_steps_return", "return_sp"), ()),
+)
 COLLATZ_STEPS_BLOCK_LINES = (
     "in collatz_steps at examples/collatz.py:10: steps = 0",
     "in collatz_steps at examples/collatz.py:12: if x % 2 == 0:",
@@ -498,6 +512,7 @@ def collatz_steps_program(x, max_stack_depth, max_iterations, xla, profile):
         profile,
         COLLATZ_STEPS_LOOPING_BLOCKS,
         max_iterations,
+        COLLATZ_STEPS_WRITES,
     )
     return ((state.collatz_steps_return,), state.overflow_at, state.pc, counters)
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=c84737d527c5621f0127a4fea1d32e311adfa867298002b06ea6bc1f5bbfc85a
-# autobatch: body-sha256=e7597da46302d44c10aff7c27413ade3accf32c0127352e8e6e8c2f99dbd8194
+# autobatch: source-sha256=3b25d62b7009b2aa57a8afe59a713846ac3acc4cd3d7f319dc9a2b4c2e330e9d
+# autobatch: body-sha256=5699b547cd22e34c1efc5cd09dcebb548ee36701837aa14e9cc698031ed1e5df
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -284,7 +284,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -292,8 +299,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
+    only: here a dispatch costs no more than a repeat, and a register that a
+    block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -491,6 +499,24 @@ def divide_block_3(state, stacks):
 DIVIDE_BLOCKS = (divide_block_0, divide_block_1, divide_block_2, divide_block_3)
 # blocks that may run again at once: a loop body that tests itself
 DIVIDE_LOOPING_BLOCKS = ()
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+DIVIDE_WRITES = (
+    (("pc",), ()),
+    (("pc", "divide_return_0", "divide_return_1", "return_sp"), ()),
+    (
+        (
+            "pc",
+            "divide_a",
+            "divide_b",
+            "divide_return_0",
+            "divide_return_1",
+            "return_sp",
+            "overflow_at",
+        ),
+        ("returns",),
+    ),
+    (("pc", "divide_return_0", "divide_return_1", "return_sp"), ()),
+)
 DIVIDE_BLOCK_LINES = (
     "in divide at examples/divide.py:10: if a < b:",
     "in divide at examples/divide.py:11: return 0, a",
@@ -520,6 +546,7 @@ def divide_program(a, b, max_stack_depth, max_iterations, xla, profile):
         profile,
         DIVIDE_LOOPING_BLOCKS,
         max_iterations,
+        DIVIDE_WRITES,
     )
     return (
         (state.divide_return_0, state.divide_return_1),

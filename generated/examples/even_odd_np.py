@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=7aa7f1efecba266f34114bdb86982cdeb31f17a15ec11aaba791aabf1fc2edbf
-# autobatch: body-sha256=c67e9428865f21837c5718f8a65bd1569dfbfaed2a633758b74ca4930ca26478
+# autobatch: source-sha256=41bb442619bbad188832ffdb9c937858f111157dd14733fe42f5c70abd54a9bb
+# autobatch: body-sha256=7da3859fae48c9fe80fe517813d3cee76b05804b4379afe88e9b6fc4f8afffee
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -287,7 +287,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -295,8 +302,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
+    only: here a dispatch costs no more than a repeat, and a register that a
+    block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -468,6 +476,12 @@ def is_even_block_2(state, stacks):
 IS_EVEN_BLOCKS = (is_even_block_0, is_even_block_1, is_even_block_2)
 # blocks that may run again at once: a loop body that tests itself
 IS_EVEN_LOOPING_BLOCKS = ()
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+IS_EVEN_WRITES = (
+    (("pc", "is_even_return", "is_odd_n", "return_sp"), ()),
+    (("pc", "is_even_return", "return_sp"), ()),
+    (("pc", "is_even_n"), ()),
+)
 IS_EVEN_BLOCK_LINES = (
     "in is_even at examples/even_odd.py:10: if n == 0:",
     "in is_odd at examples/even_odd.py:18: return False",
@@ -495,6 +509,7 @@ def is_even_program(n, max_stack_depth, max_iterations, xla, profile):
         profile,
         IS_EVEN_LOOPING_BLOCKS,
         max_iterations,
+        IS_EVEN_WRITES,
     )
     return ((state.is_even_return,), state.overflow_at, state.pc, counters)
 
@@ -640,6 +655,12 @@ def is_odd_block_2(state, stacks):
 IS_ODD_BLOCKS = (is_odd_block_0, is_odd_block_1, is_odd_block_2)
 # blocks that may run again at once: a loop body that tests itself
 IS_ODD_LOOPING_BLOCKS = ()
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+IS_ODD_WRITES = (
+    (("pc", "is_even_return", "is_even_n", "return_sp"), ()),
+    (("pc", "is_even_return", "return_sp"), ()),
+    (("pc", "is_odd_n"), ()),
+)
 IS_ODD_BLOCK_LINES = (
     "in is_odd at examples/even_odd.py:17: if n == 0:",
     "in is_even at examples/even_odd.py:11: return True",
@@ -667,6 +688,7 @@ def is_odd_program(n, max_stack_depth, max_iterations, xla, profile):
         profile,
         IS_ODD_LOOPING_BLOCKS,
         max_iterations,
+        IS_ODD_WRITES,
     )
     return ((state.is_even_return,), state.overflow_at, state.pc, counters)
 

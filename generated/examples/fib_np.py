@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=db3841ad4f393d206b826610a6697da6177b109831cdc4ab080bc7ba05810189
-# autobatch: body-sha256=1f618539e01ca7154524a5f6e93c78ae4ba818bf08cbac0c88fb120224aabbc6
+# autobatch: source-sha256=0b6cd2eed5ac2e5ec26ed57429712cd8a9716fae6a13bbb07234f131da4f3fef
+# autobatch: body-sha256=b11db728bfed6d4267e2566842bf37090cd496bffea8a1454d6c01af0ba84524
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -289,7 +289,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -297,8 +304,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
+    only: here a dispatch costs no more than a repeat, and a register that a
+    block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -536,6 +544,17 @@ def fib_block_4(state, stacks):
 FIB_BLOCKS = (fib_block_0, fib_block_1, fib_block_2, fib_block_3, fib_block_4)
 # blocks that may run again at once: a loop body that tests itself
 FIB_LOOPING_BLOCKS = ()
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+FIB_WRITES = (
+    (("pc",), ()),
+    (("pc", "fib_return", "return_sp"), ()),
+    (("pc", "fib_n", "fib_return", "return_sp", "overflow_at"), ("fib_n", "returns")),
+    (
+        ("pc", "fib_n", "fib_fib_1", "fib_return", "return_sp", "overflow_at"),
+        ("fib_fib_1", "returns"),
+    ),
+    (("pc", "fib_fib_1", "fib_return", "return_sp"), ()),
+)
 FIB_BLOCK_LINES = (
     "in fib at examples/fib.py:10: if n <= 1:",
     "in fib at examples/fib.py:11: return 1",
@@ -562,7 +581,14 @@ def fib_program(n, max_stack_depth, max_iterations, xla, profile):
         fib_n=zeros([max_stack_depth, batch], (), "int64"),
     )
     state, stacks, counters = run(
-        state, stacks, FIB_BLOCKS, xla, profile, FIB_LOOPING_BLOCKS, max_iterations
+        state,
+        stacks,
+        FIB_BLOCKS,
+        xla,
+        profile,
+        FIB_LOOPING_BLOCKS,
+        max_iterations,
+        FIB_WRITES,
     )
     return ((state.fib_return,), state.overflow_at, state.pc, counters)
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=09159ad02aea2f44041d0d13d67ef7ba42a63903dae2c47806ad45a187e23133
-# autobatch: body-sha256=ca7993acc6104906768836554db2181ec10bbc64cb45a5be23d22ac11789cab2
+# autobatch: source-sha256=0d53e8866112432e48abbf0aa89e9e1533abc8a0630275358b5085bfe12f44bb
+# autobatch: body-sha256=d1582800a3414051d540de83c24f4f72a3b96093d934394794e2f2ef5c44107a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -283,7 +283,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -291,8 +298,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
+    only: here a dispatch costs no more than a repeat, and a register that a
+    block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -459,6 +467,12 @@ def gcd_block_2(state, stacks):
 GCD_BLOCKS = (gcd_block_0, gcd_block_1, gcd_block_2)
 # blocks that may run again at once: a loop body that tests itself
 GCD_LOOPING_BLOCKS = ()
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+GCD_WRITES = (
+    (("pc",), ()),
+    (("pc", "gcd_return", "return_sp"), ()),
+    (("pc", "gcd_a", "gcd_b", "gcd_gcd_2_a"), ()),
+)
 GCD_BLOCK_LINES = (
     "in gcd at examples/gcd.py:10: if a == b:",
     "in gcd at examples/gcd.py:11: return a",
@@ -480,7 +494,14 @@ def gcd_program(a, b, max_stack_depth, max_iterations, xla, profile):
     )
     stacks = GcdStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, GCD_BLOCKS, xla, profile, GCD_LOOPING_BLOCKS, max_iterations
+        state,
+        stacks,
+        GCD_BLOCKS,
+        xla,
+        profile,
+        GCD_LOOPING_BLOCKS,
+        max_iterations,
+        GCD_WRITES,
     )
     return ((state.gcd_return,), state.overflow_at, state.pc, counters)
 

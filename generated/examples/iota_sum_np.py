@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=18fadd8f9ca848dc4821dfc7ed51d9ccf1af508258a3cd3933e07cd60fe772a4
-# autobatch: body-sha256=adf3f922b96840136941754b9a6f9df3134f04b214cfd2219753c08c4f067eca
+# autobatch: source-sha256=429ae46e2b27684ff666e62bf63e7ecba764491a1146e849b5d21425499548b2
+# autobatch: body-sha256=d83c568b9637e4cd7bb9eb9e3f9290a5fb1d4c9c69e8f13021d1745d5abe9a08
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -283,7 +283,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -291,8 +298,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
+    only: here a dispatch costs no more than a repeat, and a register that a
+    block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -447,6 +455,12 @@ def iota_sum_block_2(state, stacks):
 IOTA_SUM_BLOCKS = (iota_sum_block_0, iota_sum_block_1, iota_sum_block_2)
 # blocks that may run again at once: a loop body that tests itself
 IOTA_SUM_LOOPING_BLOCKS = ()
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+IOTA_SUM_WRITES = (
+    (("pc",), ()),
+    (("pc", "iota_sum_return", "return_sp"), ()),
+    (("pc", "iota_sum_n", "iota_sum_acc"), ()),
+)
 IOTA_SUM_BLOCK_LINES = (
     "in iota_sum at examples/iota_sum.py:10: if n <= 0:",
     "in iota_sum at examples/iota_sum.py:11: return acc",
@@ -474,6 +488,7 @@ def iota_sum_program(n, acc, max_stack_depth, max_iterations, xla, profile):
         profile,
         IOTA_SUM_LOOPING_BLOCKS,
         max_iterations,
+        IOTA_SUM_WRITES,
     )
     return ((state.iota_sum_return,), state.overflow_at, state.pc, counters)
 

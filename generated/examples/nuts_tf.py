@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=4e2d7c5a3352729388d137d355593f65e4ca2121d165bdd9e41db565316bcc42
-# autobatch: body-sha256=93c35b9a8623f16096e54c6edc180918317646bf908634009b7f5a3a3c851a3f
+# autobatch: source-sha256=dfc9d756843df484a2cff9fa0bc489633b8d7af2a347fc7ffdb9ae4333a260c1
+# autobatch: body-sha256=b05efa8d520c4ccce06243bd9e6d2d5139b005248407068dd24ac0374c5600bf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -399,6 +399,24 @@ def hide_constants(values):
     return tf.nest.pack_sequence_as(values, hidden)
 
 
+def carried_of(state, stacks, fields, written):
+    """The loop variables of one block's loop: the fields and stacks it writes."""
+    return (
+        tuple((getattr(state, f) for f in fields)),
+        tuple((getattr(stacks, n) for n in written)),
+    )
+
+
+def merged(before, fields, written, carried):
+    """(state, stacks): `before` with the carried fields and stacks in place."""
+    state, stacks = before
+    values, stack_values = carried
+    return (
+        state._replace(**dict(zip(fields, values))),
+        stacks._replace(**dict(zip(written, stack_values))),
+    )
+
+
 def has_vectors(state, stacks):
     """Whether any register holds a per-example vector ([batch, *event])."""
     return any((x.shape.rank > 1 for x in state)) or any(
@@ -406,7 +424,9 @@ def has_vectors(state, stacks):
     )
 
 
-def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
+def run(
+    state, stacks, blocks, xla, profile, looping=(), max_iterations=None, writes=None
+):
     """Runs the program until every example has halted (pc == len(blocks)).
 
     Each iteration runs, for the whole batch, the lowest-numbered block that
@@ -447,6 +467,12 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
     the while loop's own `maximum_iterations` counter, so None traces the
     loop exactly as without a limit.  With a limit every trip is counted, so
     blocks run one per trip, as they do under `profile` with the switch.
+
+    `writes[k]`: the state fields and the stacks block k writes, as the
+    generated module lists them.  A block's loop in the sweep carries only
+    those, and reads the rest from outside: NUTS's blocks write a fifth of
+    its hundred fields, and carrying all of them through eight loops made
+    the first call (tracing, XLA's compile) about 1.4x as long.
     """
     halt = len(blocks)
     sweeping = xla and has_vectors(state, stacks)
@@ -507,30 +533,38 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None):
         earliest = tf.reduce_min(state.pc)
         ran = tf.less(earliest, 0)
         for k, block in enumerate(blocks):
+            fields, written = writes[k] if writes else (state._fields, stacks._fields)
 
-            def runs(earliest, ran, state, stacks, counters, k=k):
+            def runs(earliest, ran, carried, counters, k=k):
                 at = tf.equal(earliest, k)
                 if max_iterations is None:
                     return at
                 return tf.logical_and(at, tf.logical_not(ran))
 
-            def body(earliest, ran, state, stacks, counters, k=k, block=block):
+            def body(
+                earliest,
+                ran,
+                carried,
+                counters,
+                k=k,
+                block=block,
+                fields=fields,
+                written=written,
+                before=(state, stacks),
+            ):
+                state, stacks = merged(before, fields, written, carried)
                 counters = counted(k, state, counters)
                 state, stacks = writes_applied(block, state, stacks)
-                return (
-                    tf.reduce_min(state.pc),
-                    tf.constant(True),
-                    state,
-                    stacks,
-                    counters,
-                )
+                carried = carried_of(state, stacks, fields, written)
+                return (tf.reduce_min(state.pc), tf.constant(True), carried, counters)
 
-            earliest, ran, state, stacks, counters = tf.while_loop(
+            earliest, ran, carried, counters = tf.while_loop(
                 runs,
                 body,
-                (earliest, ran, state, stacks, counters),
+                (earliest, ran, carried_of(state, stacks, fields, written), counters),
                 maximum_iterations=unlimited,
             )
+            state, stacks = merged((state, stacks), fields, written, carried)
         return (state, stacks, counters)
 
     def step(state, stacks, counters):
@@ -1824,6 +1858,213 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_1_LOOPING_BLOCKS = ()
+    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+    NUTS_STEP_1_WRITES = (
+        (
+            (
+                "pc",
+                "nuts_step_joint0",
+                "nuts_step_log_slice",
+                "nuts_step_counter",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_direction",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_counter",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_return_point_x",
+                "nuts_step_return_point_log_prob",
+                "nuts_step_return_point_grad",
+                "nuts_step_return_counter",
+                "nuts_step_return_leapfrogs",
+                "nuts_step_return_depth",
+                "nuts_step_return_accept",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_minus_x",
+                "build_tree_tree_minus_r",
+                "build_tree_tree_minus_grad",
+                "build_tree_tree_plus_x",
+                "build_tree_tree_plus_r",
+                "build_tree_tree_plus_grad",
+                "build_tree_tree_sample_x",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_sample_grad",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_counter",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+    )
     NUTS_STEP_1_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
@@ -1956,6 +2197,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             profile,
             NUTS_STEP_1_LOOPING_BLOCKS,
             max_iterations,
+            NUTS_STEP_1_WRITES,
         )
         return (
             (
@@ -3222,6 +3464,213 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_2_LOOPING_BLOCKS = ()
+    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+    NUTS_STEP_2_WRITES = (
+        (
+            (
+                "pc",
+                "nuts_step_joint0",
+                "nuts_step_log_slice",
+                "nuts_step_counter",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_direction",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_counter",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_return_point_x",
+                "nuts_step_return_point_log_prob",
+                "nuts_step_return_point_grad",
+                "nuts_step_return_counter",
+                "nuts_step_return_leapfrogs",
+                "nuts_step_return_depth",
+                "nuts_step_return_accept",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_minus_x",
+                "build_tree_tree_minus_r",
+                "build_tree_tree_minus_grad",
+                "build_tree_tree_plus_x",
+                "build_tree_tree_plus_r",
+                "build_tree_tree_plus_grad",
+                "build_tree_tree_sample_x",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_sample_grad",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_counter",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+    )
     NUTS_STEP_2_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
@@ -3350,6 +3799,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             profile,
             NUTS_STEP_2_LOOPING_BLOCKS,
             max_iterations,
+            NUTS_STEP_2_WRITES,
         )
         return (
             (
@@ -4616,6 +5066,213 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
     )
     # blocks that may run again at once: a loop body that tests itself
     NUTS_STEP_3_LOOPING_BLOCKS = ()
+    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+    NUTS_STEP_3_WRITES = (
+        (
+            (
+                "pc",
+                "nuts_step_joint0",
+                "nuts_step_log_slice",
+                "nuts_step_counter",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_direction",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_counter",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_return_point_x",
+                "nuts_step_return_point_log_prob",
+                "nuts_step_return_point_grad",
+                "nuts_step_return_counter",
+                "nuts_step_return_leapfrogs",
+                "nuts_step_return_depth",
+                "nuts_step_return_accept",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_minus_x",
+                "build_tree_tree_minus_r",
+                "build_tree_tree_minus_grad",
+                "build_tree_tree_plus_x",
+                "build_tree_tree_plus_r",
+                "build_tree_tree_plus_grad",
+                "build_tree_tree_sample_x",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_sample_grad",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_counter",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+    )
     NUTS_STEP_3_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
@@ -4744,6 +5401,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             profile,
             NUTS_STEP_3_LOOPING_BLOCKS,
             max_iterations,
+            NUTS_STEP_3_WRITES,
         )
         return (
             (

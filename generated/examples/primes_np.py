@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=da1dc020d48f14771034f1e236d608d31adaf5bdd3329153fc1e4851bb92501b
-# autobatch: body-sha256=3f5b56fb71aca4e975a013b002161ea8b17c03fe15d57b5ffe62625d57c91f30
+# autobatch: source-sha256=3a1d3e190c1ad19a8d5578a51b3a8b3ebcfd3d0eec4f8229234a9122f7441152
+# autobatch: body-sha256=bf0381c71937a2facca205edec830598ca207a9ac8a3e2ac128f4e80c76f0078
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -302,7 +302,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -310,8 +317,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
+    only: here a dispatch costs no more than a repeat, and a register that a
+    block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -617,6 +625,18 @@ COUNT_PRIMES_BELOW_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 COUNT_PRIMES_BELOW_LOOPING_BLOCKS = ()
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+COUNT_PRIMES_BELOW_WRITES = (
+    (("pc", "count_primes_below_count", "count_primes_below_k_next_1"), ()),
+    (("pc", "count_primes_below_k", "count_primes_below_k_next_1"), ()),
+    (("pc",), ()),
+    (("pc", "count_primes_below_is_prime", "count_primes_below_d"), ()),
+    (("pc",), ()),
+    (("pc", "count_primes_below_is_prime"), ()),
+    (("pc", "count_primes_below_d"), ()),
+    (("pc", "count_primes_below_count"), ()),
+    (("pc", "count_primes_below_return", "return_sp"), ()),
+)
 COUNT_PRIMES_BELOW_BLOCK_LINES = (
     "in count_primes_below at examples/primes.py:21: count = 0",
     "in count_primes_below at examples/primes.py:23: if k > 2 and k % 2 == 0:",
@@ -656,6 +676,7 @@ def count_primes_below_program(n, max_stack_depth, max_iterations, xla, profile)
         profile,
         COUNT_PRIMES_BELOW_LOOPING_BLOCKS,
         max_iterations,
+        COUNT_PRIMES_BELOW_WRITES,
     )
     return ((state.count_primes_below_return,), state.overflow_at, state.pc, counters)
 
@@ -882,6 +903,15 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS = ()
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+FIRST_MULTIPLE_OF_SEVEN_WRITES = (
+    (("pc", "first_multiple_of_seven_k_next_1"), ()),
+    (("pc", "first_multiple_of_seven_k", "first_multiple_of_seven_k_next_1"), ()),
+    (("pc", "first_multiple_of_seven_found"), ()),
+    (("pc",), ()),
+    (("pc", "first_multiple_of_seven_found"), ()),
+    (("pc", "first_multiple_of_seven_return", "return_sp"), ()),
+)
 FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
     "in first_multiple_of_seven at examples/primes.py:40: for k in range(1, limit):",
     "in first_multiple_of_seven at examples/primes.py:41: if k * n % 7 == 0:",
@@ -919,6 +949,7 @@ def first_multiple_of_seven_program(
         profile,
         FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS,
         max_iterations,
+        FIRST_MULTIPLE_OF_SEVEN_WRITES,
     )
     return (
         (state.first_multiple_of_seven_return,),
@@ -1141,6 +1172,14 @@ SMALLEST_FACTOR_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 SMALLEST_FACTOR_LOOPING_BLOCKS = ()
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+SMALLEST_FACTOR_WRITES = (
+    (("pc", "smallest_factor_d_next_1"), ()),
+    (("pc", "smallest_factor_d", "smallest_factor_d_next_1"), ()),
+    (("pc",), ()),
+    (("pc", "smallest_factor_return", "return_sp"), ()),
+    (("pc", "smallest_factor_return", "return_sp"), ()),
+)
 SMALLEST_FACTOR_BLOCK_LINES = (
     "in smallest_factor at examples/primes.py:11: for d in range(2, n):",
     "in smallest_factor at examples/primes.py:12: if d * d > n:",
@@ -1171,6 +1210,7 @@ def smallest_factor_program(n, max_stack_depth, max_iterations, xla, profile):
         profile,
         SMALLEST_FACTOR_LOOPING_BLOCKS,
         max_iterations,
+        SMALLEST_FACTOR_WRITES,
     )
     return ((state.smallest_factor_return,), state.overflow_at, state.pc, counters)
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=fd722ab3d10e29d3cec1d630219ea67e1c9ed18c57b4ebd732802d11613b8009
-# autobatch: body-sha256=e5d835e3d4addacc863ffb29907102ab36c5776505294c32369a6f17f5816e61
+# autobatch: source-sha256=e48b29cd34f5ef6029f58d397709599b03e8a48ad2ec49d6afcd571db19e1e95
+# autobatch: body-sha256=3e57cab0303f4f1c7a9fd6c54e351509b224abfb1f8619a24c7c514586e5e775
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -285,7 +285,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -293,8 +300,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
+    only: here a dispatch costs no more than a repeat, and a register that a
+    block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -491,6 +499,25 @@ def rotate_block_3(state, stacks):
 ROTATE_BLOCKS = (rotate_block_0, rotate_block_1, rotate_block_2, rotate_block_3)
 # blocks that may run again at once: a loop body that tests itself
 ROTATE_LOOPING_BLOCKS = ()
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+ROTATE_WRITES = (
+    (("pc",), ()),
+    (("pc", "rotate_return_x", "rotate_return_y", "return_sp"), ()),
+    (
+        (
+            "pc",
+            "rotate_p_x",
+            "rotate_p_y",
+            "rotate_turns",
+            "rotate_return_x",
+            "rotate_return_y",
+            "return_sp",
+            "overflow_at",
+        ),
+        ("returns",),
+    ),
+    (("pc", "rotate_return_x", "rotate_return_y", "return_sp"), ()),
+)
 ROTATE_BLOCK_LINES = (
     "in rotate at examples/rotate.py:14: if turns <= 0:",
     "in rotate at examples/rotate.py:15: return p",
@@ -521,6 +548,7 @@ def rotate_program(p_x, p_y, turns, max_stack_depth, max_iterations, xla, profil
         profile,
         ROTATE_LOOPING_BLOCKS,
         max_iterations,
+        ROTATE_WRITES,
     )
     return (
         (state.rotate_return_x, state.rotate_return_y),

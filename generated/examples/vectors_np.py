@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=42c9f03a6f24ba1254507f1d58d56f890d85bf01256909cc5d18caae07935948
-# autobatch: body-sha256=074b4d250d062995a48afb26d9fd73fb2b83feb90d3166f3a98a750d16a8853f
+# autobatch: source-sha256=6782e1ecb4ff58f87722e7c96ed009ff43d4b345958a552b2452d8ea7531cf95
+# autobatch: body-sha256=3ec3b0951cd769972c7f5f13a4bc71619bbaa418a9c7e9d40e4cf3248d6bba92
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -289,7 +289,14 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    writes=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -297,8 +304,9 @@ def run(
     some example is waiting at; the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` matters to the TensorFlow driver only: here a
-    dispatch costs no more than a repeat.)  `max_iterations` (None: no
+    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
+    only: here a dispatch costs no more than a repeat, and a register that a
+    block leaves alone costs nothing.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -467,6 +475,12 @@ def relax_block_2(state, stacks):
 RELAX_BLOCKS = (relax_block_0, relax_block_1, relax_block_2)
 # blocks that may run again at once: a loop body that tests itself
 RELAX_LOOPING_BLOCKS = (1,)
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+RELAX_WRITES = (
+    (("pc", "relax_u"), ()),
+    (("pc", "relax_u", "relax_v", "relax_n"), ()),
+    (("pc", "relax_return", "return_sp"), ()),
+)
 RELAX_BLOCK_LINES = (
     "in relax at examples/vectors.py:28: u = v",
     "in relax at examples/vectors.py:30: u, v = v * 0.5 + 1.0, u - v",
@@ -488,7 +502,14 @@ def relax_program(v, n, max_stack_depth, max_iterations, xla, profile):
     )
     stacks = RelaxStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
     state, stacks, counters = run(
-        state, stacks, RELAX_BLOCKS, xla, profile, RELAX_LOOPING_BLOCKS, max_iterations
+        state,
+        stacks,
+        RELAX_BLOCKS,
+        xla,
+        profile,
+        RELAX_LOOPING_BLOCKS,
+        max_iterations,
+        RELAX_WRITES,
     )
     return ((state.relax_return,), state.overflow_at, state.pc, counters)
 
@@ -736,6 +757,38 @@ SPIRAL_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 SPIRAL_LOOPING_BLOCKS = ()
+# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+SPIRAL_WRITES = (
+    (("pc",), ()),
+    (("pc", "spiral_return_0", "spiral_return_1", "return_sp"), ()),
+    (
+        (
+            "pc",
+            "spiral_v",
+            "spiral_w",
+            "spiral_n",
+            "spiral_return_0",
+            "spiral_return_1",
+            "return_sp",
+            "overflow_at",
+        ),
+        ("spiral_v", "spiral_w", "spiral_n", "returns"),
+    ),
+    (
+        (
+            "pc",
+            "spiral_n",
+            "spiral_v",
+            "spiral_w",
+            "spiral_return_0",
+            "spiral_return_1",
+            "return_sp",
+            "overflow_at",
+        ),
+        ("returns",),
+    ),
+    (("pc", "spiral_return_0", "spiral_return_1", "return_sp"), ()),
+)
 SPIRAL_BLOCK_LINES = (
     "in spiral at examples/vectors.py:19: if n <= 1:",
     "in spiral at examples/vectors.py:20: return v, w",
@@ -772,6 +825,7 @@ def spiral_program(v, w, n, max_stack_depth, max_iterations, xla, profile):
         profile,
         SPIRAL_LOOPING_BLOCKS,
         max_iterations,
+        SPIRAL_WRITES,
     )
     return (
         (state.spiral_return_0, state.spiral_return_1),

@@ -167,6 +167,7 @@ class _ProgramEmitter:
         self.classes: List[type] = []
         self.fields: Dict[str, List[tuple]] = {}  # var -> [(path, leaf, field)]
         self.live_out = liveness.block_liveness(lowered)[1]  # block name -> registers
+        self.block_writes: List[tuple] = []  # per block: (state fields, stacks) it writes
         taken = {"pc", "return_sp", "overflow_at"}
         for var in lowered.registers:
             base = var.replace(".", "_")
@@ -254,6 +255,31 @@ class _ProgramEmitter:
                 ast.Tuple([ast.Constant(i) for i in self.looping_blocks()], ast.Load()),
             )
         )
+        if self.stackless is None:
+            statements.append(
+                comment(
+                    "per block: the state fields and the stacks it writes (under XLA a "
+                    "block's loop carries only these; it reads the others as they are)"
+                )
+            )
+            statements.append(
+                ast.Assign(
+                    [_name(self.const("WRITES"), True)],
+                    ast.Tuple(
+                        [
+                            ast.Tuple(
+                                [
+                                    ast.Tuple([ast.Constant(f) for f in names], ast.Load())
+                                    for names in written
+                                ],
+                                ast.Load(),
+                            )
+                            for written in self.block_writes
+                        ],
+                        ast.Load(),
+                    ),
+                )
+            )
         statements.append(
             ast.Assign(
                 [_name(self.const("BLOCK_LINES"), True)],
@@ -391,6 +417,7 @@ class _ProgramEmitter:
         block_body = _BlockBody(self, i, block)
         body = block_body.statements()
         updates = body.pop()
+        self.block_writes.append(([k.arg for k in updates], list(block_body.stack_written)))
         writes = [ast.keyword(f, _name(f + "_write")) for f in block_body.stack_written]
         return expand(
             program_templates.block_function,
@@ -457,6 +484,7 @@ class _ProgramEmitter:
             STACKS=stacks,
             BLOCKS=self.const("BLOCKS"),
             LOOPING=self.const("LOOPING_BLOCKS"),
+            WRITES=self.const("WRITES"),
             RESULT=self.result_leaves(),
         )
 

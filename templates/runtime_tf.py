@@ -94,19 +94,11 @@ def read(stack, index):
 def push(stack, sp, value, active):
     """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
-    int32, the next free slot; value: [batch, *event] or broadcastable.  The
-    write (mask [batch], index [batch], value [batch, *event]) is applied by
-    `run` after the block; `overflow`: [batch] bool, the active examples whose
-    stack was full (nothing is written for them).
+    `save` at `sp` (the next free slot, [batch] int32), and the pointer
+    moved for the examples it wrote.
     """
-    fits = sp < stack.shape[0]
-    mask = tf.logical_and(active, fits)
-    value = tf.cast(value, stack.dtype)
-    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
-        value = tf.broadcast_to(value, tf.shape(stack)[1:])
-    new_sp = tf.where(mask, sp + 1, sp)
-    return new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits))
+    write, overflow = save(stack, sp, value, active)
+    return tf.where(write[0], sp + 1, sp), write, overflow
 
 
 def save(stack, frame, value, active):
@@ -356,9 +348,9 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None, wr
             functools.partial(writes_after, k, block, state, stacks)
             for k, block in enumerate(blocks)
         ]
-        state, writes = tf.switch_case(index, branches)
+        state, padded = tf.switch_case(index, branches)
         stacks = type(stacks)(
-            *[write_if_written(index, name, s, w) for name, s, w in zip(stacks._fields, stacks, writes)]
+            *[write_if_written(index, name, s, w) for name, s, w in zip(stacks._fields, stacks, padded)]
         )
         return state, stacks, counters
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=7e8b461d5cb248e0b1ee08661b8ca26fb364f8c14e42b52a370eed95331fe02f
-# autobatch: body-sha256=14a7cbe7839d9f0dbb23684926f383af08b2c4c9b0774c9048f495833feec16d
+# autobatch: source-sha256=707090c104aa7a76cc7c34b21150fc4bd0709b031366e38ad37e52830f8ec394
+# autobatch: body-sha256=8186c1ab2b5dc5e2ee4e5387d3e6922b5ba498fe9c5ebc51f12d4e81baef0f84
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -236,15 +236,11 @@ def read(stack, index):
 def push(stack, sp, value, active):
     """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
-    int32, the next free slot; value: [batch, *event] or broadcastable.  The
-    write (mask, index, value) is applied by `run` after the block;
-    `overflow`: [batch] bool, the active examples whose stack was full.
+    `save` at `sp` (the next free slot, [batch] int32), and the pointer
+    moved for the examples it wrote.
     """
-    fits = sp < stack.shape[0]
-    mask = active & fits
-    new_sp = np.where(mask, sp + 1, sp).astype(np.int32)
-    return (new_sp, (mask, sp, value), active & ~fits)
+    write, overflow = save(stack, sp, value, active)
+    return (np.where(write[0], sp + 1, sp).astype(np.int32), write, overflow)
 
 
 def save(stack, frame, value, active):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=f5d48c564d2a3d4a4d8fa15de35d77c49f73d6a38ef3b07ec264ff1cbe55b6ff
-# autobatch: body-sha256=13f69c8ff79c87dd6a5bf2e4906b31c41cd35594db9016a3873391adb4b6b16b
+# autobatch: source-sha256=c74228c61db873d47647e7e7d6b7de7bfded32eeb227658cce09d6c87cfaf299
+# autobatch: body-sha256=2c15e00e088ad140bdaffb81c5f8d168fc96df0fcbf409033fb6593a8a86699a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -276,19 +276,11 @@ def read(stack, index):
 def push(stack, sp, value, active):
     """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
-    int32, the next free slot; value: [batch, *event] or broadcastable.  The
-    write (mask [batch], index [batch], value [batch, *event]) is applied by
-    `run` after the block; `overflow`: [batch] bool, the active examples whose
-    stack was full (nothing is written for them).
+    `save` at `sp` (the next free slot, [batch] int32), and the pointer
+    moved for the examples it wrote.
     """
-    fits = sp < stack.shape[0]
-    mask = tf.logical_and(active, fits)
-    value = tf.cast(value, stack.dtype)
-    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
-        value = tf.broadcast_to(value, tf.shape(stack)[1:])
-    new_sp = tf.where(mask, sp + 1, sp)
-    return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
+    write, overflow = save(stack, sp, value, active)
+    return (tf.where(write[0], sp + 1, sp), write, overflow)
 
 
 def save(stack, frame, value, active):
@@ -572,11 +564,11 @@ def run(
             functools.partial(writes_after, k, block, state, stacks)
             for k, block in enumerate(blocks)
         ]
-        state, writes = tf.switch_case(index, branches)
+        state, padded = tf.switch_case(index, branches)
         stacks = type(stacks)(
             *[
                 write_if_written(index, name, s, w)
-                for name, s, w in zip(stacks._fields, stacks, writes)
+                for name, s, w in zip(stacks._fields, stacks, padded)
             ]
         )
         return (state, stacks, counters)

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f95c1b95dc662564244fa55012b2265b1fd14f9f9b22a52ab9b33ed089b44519
-# autobatch: body-sha256=e6c9a5440ef6c9d9cc1b5bd61971c8bcf099436a2884fbdb5963c893ff192243
+# autobatch: source-sha256=ab65e36c7269792fd601e5be406ea640144b8fe1edcab224631cba3cd4da7d88
+# autobatch: body-sha256=40b75c6e815ac0ce4b586e6716d4c3263445d125050544c296a40073400c8ad3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -230,15 +230,11 @@ def read(stack, index):
 def push(stack, sp, value, active):
     """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
-    int32, the next free slot; value: [batch, *event] or broadcastable.  The
-    write (mask, index, value) is applied by `run` after the block;
-    `overflow`: [batch] bool, the active examples whose stack was full.
+    `save` at `sp` (the next free slot, [batch] int32), and the pointer
+    moved for the examples it wrote.
     """
-    fits = sp < stack.shape[0]
-    mask = active & fits
-    new_sp = np.where(mask, sp + 1, sp).astype(np.int32)
-    return (new_sp, (mask, sp, value), active & ~fits)
+    write, overflow = save(stack, sp, value, active)
+    return (np.where(write[0], sp + 1, sp).astype(np.int32), write, overflow)
 
 
 def save(stack, frame, value, active):

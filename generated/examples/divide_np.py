@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3b25d62b7009b2aa57a8afe59a713846ac3acc4cd3d7f319dc9a2b4c2e330e9d
-# autobatch: body-sha256=5699b547cd22e34c1efc5cd09dcebb548ee36701837aa14e9cc698031ed1e5df
+# autobatch: source-sha256=e5750edd8afaa56b535be73ba8ca898dc1c67ce64ec48a5b54032d0f8cd8fbf2
+# autobatch: body-sha256=2444e35ab8737c999d2b6209afd13ef6fbfa9d88ef6d13f0e8e74ecb0babb59e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -231,15 +231,11 @@ def read(stack, index):
 def push(stack, sp, value, active):
     """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
-    int32, the next free slot; value: [batch, *event] or broadcastable.  The
-    write (mask, index, value) is applied by `run` after the block;
-    `overflow`: [batch] bool, the active examples whose stack was full.
+    `save` at `sp` (the next free slot, [batch] int32), and the pointer
+    moved for the examples it wrote.
     """
-    fits = sp < stack.shape[0]
-    mask = active & fits
-    new_sp = np.where(mask, sp + 1, sp).astype(np.int32)
-    return (new_sp, (mask, sp, value), active & ~fits)
+    write, overflow = save(stack, sp, value, active)
+    return (np.where(write[0], sp + 1, sp).astype(np.int32), write, overflow)
 
 
 def save(stack, frame, value, active):

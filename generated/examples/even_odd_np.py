@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=41bb442619bbad188832ffdb9c937858f111157dd14733fe42f5c70abd54a9bb
-# autobatch: body-sha256=7da3859fae48c9fe80fe517813d3cee76b05804b4379afe88e9b6fc4f8afffee
+# autobatch: source-sha256=e1aab5a05ce1ed0940159141686f404b43d0fbd87ddb0e52eedb20be67771462
+# autobatch: body-sha256=6e16077e62b3e1d139ccb4d43485e003a5e38109099ed485743c5ae98e89cc90
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -234,15 +234,11 @@ def read(stack, index):
 def push(stack, sp, value, active):
     """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
-    int32, the next free slot; value: [batch, *event] or broadcastable.  The
-    write (mask, index, value) is applied by `run` after the block;
-    `overflow`: [batch] bool, the active examples whose stack was full.
+    `save` at `sp` (the next free slot, [batch] int32), and the pointer
+    moved for the examples it wrote.
     """
-    fits = sp < stack.shape[0]
-    mask = active & fits
-    new_sp = np.where(mask, sp + 1, sp).astype(np.int32)
-    return (new_sp, (mask, sp, value), active & ~fits)
+    write, overflow = save(stack, sp, value, active)
+    return (np.where(write[0], sp + 1, sp).astype(np.int32), write, overflow)
 
 
 def save(stack, frame, value, active):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=858d661937a488910a89024e28f1f239fd904af2392990256ffbb5562c4f1884
-# autobatch: body-sha256=77519358074fe4d2d043bb1ce786f3c9c01c62ed56b581a588f39a5bfb6e193e
+# autobatch: source-sha256=04ac6259d21c071dcebc99a0986f2c45dfeeb2b09ecc310d55a71f3ea1270d1b
+# autobatch: body-sha256=e7462a15e38b261151ea4eb4586e3c04bf61aac5c0abcb4d80292fccf87e5c03
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -262,19 +262,11 @@ def read(stack, index):
 def push(stack, sp, value, active):
     """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
-    int32, the next free slot; value: [batch, *event] or broadcastable.  The
-    write (mask [batch], index [batch], value [batch, *event]) is applied by
-    `run` after the block; `overflow`: [batch] bool, the active examples whose
-    stack was full (nothing is written for them).
+    `save` at `sp` (the next free slot, [batch] int32), and the pointer
+    moved for the examples it wrote.
     """
-    fits = sp < stack.shape[0]
-    mask = tf.logical_and(active, fits)
-    value = tf.cast(value, stack.dtype)
-    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
-        value = tf.broadcast_to(value, tf.shape(stack)[1:])
-    new_sp = tf.where(mask, sp + 1, sp)
-    return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
+    write, overflow = save(stack, sp, value, active)
+    return (tf.where(write[0], sp + 1, sp), write, overflow)
 
 
 def save(stack, frame, value, active):
@@ -558,11 +550,11 @@ def run(
             functools.partial(writes_after, k, block, state, stacks)
             for k, block in enumerate(blocks)
         ]
-        state, writes = tf.switch_case(index, branches)
+        state, padded = tf.switch_case(index, branches)
         stacks = type(stacks)(
             *[
                 write_if_written(index, name, s, w)
-                for name, s, w in zip(stacks._fields, stacks, writes)
+                for name, s, w in zip(stacks._fields, stacks, padded)
             ]
         )
         return (state, stacks, counters)

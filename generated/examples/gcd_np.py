@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0d53e8866112432e48abbf0aa89e9e1533abc8a0630275358b5085bfe12f44bb
-# autobatch: body-sha256=d1582800a3414051d540de83c24f4f72a3b96093d934394794e2f2ef5c44107a
+# autobatch: source-sha256=dfb2333f8768188c74a9cc53012983f972ffb2e63cf610b00607ec6c25f25e69
+# autobatch: body-sha256=49c126c2c0be67d00de6becd81899599f2965190433518e78461156797ac40a1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -230,15 +230,11 @@ def read(stack, index):
 def push(stack, sp, value, active):
     """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
-    int32, the next free slot; value: [batch, *event] or broadcastable.  The
-    write (mask, index, value) is applied by `run` after the block;
-    `overflow`: [batch] bool, the active examples whose stack was full.
+    `save` at `sp` (the next free slot, [batch] int32), and the pointer
+    moved for the examples it wrote.
     """
-    fits = sp < stack.shape[0]
-    mask = active & fits
-    new_sp = np.where(mask, sp + 1, sp).astype(np.int32)
-    return (new_sp, (mask, sp, value), active & ~fits)
+    write, overflow = save(stack, sp, value, active)
+    return (np.where(write[0], sp + 1, sp).astype(np.int32), write, overflow)
 
 
 def save(stack, frame, value, active):

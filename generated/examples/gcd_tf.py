@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0d7e8de22fdd6bb29273093f7aabe93087e31ec905334e084efbd213375299a2
-# autobatch: body-sha256=b0062e994dd251db1f890703456642ed5fa439a2539e161cd9daec92408184ff
+# autobatch: source-sha256=c3a35d71c21237613535988193ccddb3f82bbc46e3e67ad8c10382130c0d06d3
+# autobatch: body-sha256=b20bd045d34e4cf7bcbf238f16b3ee8677551c62084e80e1ec4fdf0732f87ffa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -256,19 +256,11 @@ def read(stack, index):
 def push(stack, sp, value, active):
     """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
-    int32, the next free slot; value: [batch, *event] or broadcastable.  The
-    write (mask [batch], index [batch], value [batch, *event]) is applied by
-    `run` after the block; `overflow`: [batch] bool, the active examples whose
-    stack was full (nothing is written for them).
+    `save` at `sp` (the next free slot, [batch] int32), and the pointer
+    moved for the examples it wrote.
     """
-    fits = sp < stack.shape[0]
-    mask = tf.logical_and(active, fits)
-    value = tf.cast(value, stack.dtype)
-    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
-        value = tf.broadcast_to(value, tf.shape(stack)[1:])
-    new_sp = tf.where(mask, sp + 1, sp)
-    return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
+    write, overflow = save(stack, sp, value, active)
+    return (tf.where(write[0], sp + 1, sp), write, overflow)
 
 
 def save(stack, frame, value, active):
@@ -552,11 +544,11 @@ def run(
             functools.partial(writes_after, k, block, state, stacks)
             for k, block in enumerate(blocks)
         ]
-        state, writes = tf.switch_case(index, branches)
+        state, padded = tf.switch_case(index, branches)
         stacks = type(stacks)(
             *[
                 write_if_written(index, name, s, w)
-                for name, s, w in zip(stacks._fields, stacks, writes)
+                for name, s, w in zip(stacks._fields, stacks, padded)
             ]
         )
         return (state, stacks, counters)

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=119b135c191a2ebefd21e65b908040c0d8b11fd29b2a76e8cf73752903a787f6
-# autobatch: body-sha256=d1c59950d27fa4c57296e5719dea5cc1f3246324e30d70b374481b3db033ecf6
+# autobatch: source-sha256=3a8427994cb073ddbe7091a11cb32f4259b9c60792fa36c75859b734defa0cb1
+# autobatch: body-sha256=451782be52dca6232ca95f342054dec35a00834f570a0b390a07f080e3e1a771
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -256,19 +256,11 @@ def read(stack, index):
 def push(stack, sp, value, active):
     """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
-    int32, the next free slot; value: [batch, *event] or broadcastable.  The
-    write (mask [batch], index [batch], value [batch, *event]) is applied by
-    `run` after the block; `overflow`: [batch] bool, the active examples whose
-    stack was full (nothing is written for them).
+    `save` at `sp` (the next free slot, [batch] int32), and the pointer
+    moved for the examples it wrote.
     """
-    fits = sp < stack.shape[0]
-    mask = tf.logical_and(active, fits)
-    value = tf.cast(value, stack.dtype)
-    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
-        value = tf.broadcast_to(value, tf.shape(stack)[1:])
-    new_sp = tf.where(mask, sp + 1, sp)
-    return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
+    write, overflow = save(stack, sp, value, active)
+    return (tf.where(write[0], sp + 1, sp), write, overflow)
 
 
 def save(stack, frame, value, active):
@@ -552,11 +544,11 @@ def run(
             functools.partial(writes_after, k, block, state, stacks)
             for k, block in enumerate(blocks)
         ]
-        state, writes = tf.switch_case(index, branches)
+        state, padded = tf.switch_case(index, branches)
         stacks = type(stacks)(
             *[
                 write_if_written(index, name, s, w)
-                for name, s, w in zip(stacks._fields, stacks, writes)
+                for name, s, w in zip(stacks._fields, stacks, padded)
             ]
         )
         return (state, stacks, counters)

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=38b23d6a9d5f51328b24bab00f4d26958ca363d3089e7b6fcf3a208f556171f0
-# autobatch: body-sha256=f5cffa6d74081703c4005eff3c8b3469337b99dd3970c2d33448c01348b0d32a
+# autobatch: source-sha256=adc5cc00d663c0d42d9524b7d4715f3a4da834fa7fd7765e2ca542414e2ea36d
+# autobatch: body-sha256=6f6c54c82b56af96c0914b8920ba2d5e0a2b6aeae062e615e56d14390ad67f61
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -258,19 +258,11 @@ def read(stack, index):
 def push(stack, sp, value, active):
     """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
-    int32, the next free slot; value: [batch, *event] or broadcastable.  The
-    write (mask [batch], index [batch], value [batch, *event]) is applied by
-    `run` after the block; `overflow`: [batch] bool, the active examples whose
-    stack was full (nothing is written for them).
+    `save` at `sp` (the next free slot, [batch] int32), and the pointer
+    moved for the examples it wrote.
     """
-    fits = sp < stack.shape[0]
-    mask = tf.logical_and(active, fits)
-    value = tf.cast(value, stack.dtype)
-    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
-        value = tf.broadcast_to(value, tf.shape(stack)[1:])
-    new_sp = tf.where(mask, sp + 1, sp)
-    return (new_sp, (mask, sp, value), tf.logical_and(active, tf.logical_not(fits)))
+    write, overflow = save(stack, sp, value, active)
+    return (tf.where(write[0], sp + 1, sp), write, overflow)
 
 
 def save(stack, frame, value, active):
@@ -554,11 +546,11 @@ def run(
             functools.partial(writes_after, k, block, state, stacks)
             for k, block in enumerate(blocks)
         ]
-        state, writes = tf.switch_case(index, branches)
+        state, padded = tf.switch_case(index, branches)
         stacks = type(stacks)(
             *[
                 write_if_written(index, name, s, w)
-                for name, s, w in zip(stacks._fields, stacks, writes)
+                for name, s, w in zip(stacks._fields, stacks, padded)
             ]
         )
         return (state, stacks, counters)

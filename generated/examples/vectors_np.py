@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=6782e1ecb4ff58f87722e7c96ed009ff43d4b345958a552b2452d8ea7531cf95
-# autobatch: body-sha256=3ec3b0951cd769972c7f5f13a4bc71619bbaa418a9c7e9d40e4cf3248d6bba92
+# autobatch: source-sha256=c3c36fae60da52e68d8873a9abb4d1bf9218622e33590bf714efef06477fadb2
+# autobatch: body-sha256=fb807faade5480799c982c5453a74cc580c252ed979c4cbe8b66629704b6bd3c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -236,15 +236,11 @@ def read(stack, index):
 def push(stack, sp, value, active):
     """Pushes `value` for every active example: (new sp, write, overflow).
 
-    stack: [depth, batch, *event] (read for its shape only); sp: [batch]
-    int32, the next free slot; value: [batch, *event] or broadcastable.  The
-    write (mask, index, value) is applied by `run` after the block;
-    `overflow`: [batch] bool, the active examples whose stack was full.
+    `save` at `sp` (the next free slot, [batch] int32), and the pointer
+    moved for the examples it wrote.
     """
-    fits = sp < stack.shape[0]
-    mask = active & fits
-    new_sp = np.where(mask, sp + 1, sp).astype(np.int32)
-    return (new_sp, (mask, sp, value), active & ~fits)
+    write, overflow = save(stack, sp, value, active)
+    return (np.where(write[0], sp + 1, sp).astype(np.int32), write, overflow)
 
 
 def save(stack, frame, value, active):

@@ -353,6 +353,11 @@ def return_at_call_sites(program: ir.LoweredProgram) -> ir.LoweredProgram:
     return dataclasses.replace(program, blocks=tuple(blocks))
 
 
+def _defs(instructions) -> set:
+    """Every variable the instructions write."""
+    return {v for i in instructions for v in liveness.defs(i)}
+
+
 def _returns_at_once(block) -> bool:
     """A few safe instructions, then a return."""
     return (
@@ -380,7 +385,7 @@ def _returned_at_call(block, by_name, live_in):
         ret = by_name[returning]
         if returning == going or not _returns_at_once(ret):
             continue
-        ret_defs = {v for i in ret.instructions for v in liveness.defs(i)}
+        ret_defs = _defs(ret.instructions)
         if t.condition in ret_defs or ret_defs & live_in[going]:
             continue
         true_target, false_target = (t.return_block, going) if when else (going, t.return_block)
@@ -422,13 +427,13 @@ def _continued_at_call(block, by_name, live_in):
     pushed = []
     for k, ins in enumerate(block.instructions):
         if isinstance(ins, ir.Push):
-            later = {v for i in block.instructions[k + 1 :] for v in liveness.defs(i)}
+            later = _defs(block.instructions[k + 1 :])
             if later & set(ins.variables):
                 return None  # the register no longer holds the pushed value
             pushed.extend(ins.variables)
     if sorted(popped) != sorted(pushed) or len(set(pushed)) != len(pushed):
         return None
-    rest_defs = {v for i in rest for v in liveness.defs(i)}
+    rest_defs = _defs(rest)
     if t.condition in rest_defs or rest_defs & live_in[going]:
         return None
     # The pushes move after the condition (the mask of the examples going
@@ -495,18 +500,15 @@ def _merged_return(block, by_name, returning, going, negate, preds, pinned, live
     ret, on = by_name[returning], by_name[going]
     if {returning, going} & pinned or preds[returning] != 1 or preds[going] != 1:
         return None
-    if not isinstance(ret.terminator, ir.IndirectGoto) or len(ret.instructions) > MAX_RETURN:
+    if not _returns_at_once(ret):
         return None
     if not isinstance(on.terminator, (ir.Goto, ir.Branch, ir.PushGoto, ir.PushBranch)):
         return None
     if block.name in liveness.successors(on.terminator):
         return None  # a loop back into the branch: keep it a loop
-    if not all(_safe(i) for i in ret.instructions):
-        return None
     if not all(_safe(i) or isinstance(i, ir.Push) for i in on.instructions):
         return None
-    ret_defs = {v for i in ret.instructions for v in liveness.defs(i)}
-    on_defs = {v for i in on.instructions for v in liveness.defs(i)}
+    ret_defs, on_defs = _defs(ret.instructions), _defs(on.instructions)
     if ret_defs & live_in[going] or on_defs & live_out[returning]:
         return None
     if t.condition in ret_defs | on_defs:

@@ -244,11 +244,11 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None, wr
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
 
-    `looping` names blocks that can jump to themselves and write no stack (a
-    rotated loop body): under XLA's switch such a block repeats in an inner
-    loop for as long as it stays the earliest pending block, the same
-    sequence of blocks without a dispatch per trip.  (The sweep does this
-    for every block.)
+    `looping` names blocks that can jump to themselves, write no stack and
+    otherwise jump forward (a rotated loop body): under XLA's switch such a
+    block repeats in an inner loop for as long as any example waits at it
+    (it stays the earliest pending block), the same sequence of blocks
+    without a dispatch per trip.  (The sweep does this for every block.)
 
     `max_iterations` (None: no limit) stops the loop after that many
     iterations, examples still pending (the caller raises): the count is
@@ -275,7 +275,10 @@ def run(state, stacks, blocks, xla, profile, looping=(), max_iterations=None, wr
         if index in looping and not profile and max_iterations is None and not writes:
 
             def again(state):
-                return tf.equal(tf.reduce_min(state.pc), index)
+                # Its other exits go forward: no example is at an earlier block,
+                # and one compare per example is cheaper than a minimum (Collatz
+                # over 4096 examples: 5.2 against 6.6 ms).
+                return tf.reduce_any(tf.equal(state.pc, index))
 
             def repeat(state):
                 return [block(state, stacks)[0]]

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=707090c104aa7a76cc7c34b21150fc4bd0709b031366e38ad37e52830f8ec394
-# autobatch: body-sha256=8186c1ab2b5dc5e2ee4e5387d3e6922b5ba498fe9c5ebc51f12d4e81baef0f84
+# autobatch: source-sha256=cb6443c00ff067ab097218ffa00989686367c9ba423fbb0b6d6d4a93c865af89
+# autobatch: body-sha256=de42d6bebf722025faea76ed1cf43a148b1f567bdcc65c063142d00cfff6c0c2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -415,6 +415,7 @@ def absolute_block_0(state, stacks):
     x_arm1 = -x
     # examples/branches.py:10  if x < 0:
     x = where(cond_1_test1, x_arm1, x)
+    x = select(active, x, state.absolute_x)
     absolute_return = x
     # examples/branches.py:12  return x
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, ABSOLUTE_HALT)
@@ -422,7 +423,7 @@ def absolute_block_0(state, stacks):
     return (
         state._replace(
             pc=pc,
-            absolute_x=select(active, x, state.absolute_x),
+            absolute_x=x,
             absolute_return=select(active, absolute_return, state.absolute_return),
             return_sp=return_sp,
         ),

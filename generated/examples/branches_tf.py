@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=c74228c61db873d47647e7e7d6b7de7bfded32eeb227658cce09d6c87cfaf299
-# autobatch: body-sha256=2c15e00e088ad140bdaffb81c5f8d168fc96df0fcbf409033fb6593a8a86699a
+# autobatch: source-sha256=f845330bcf542f4f3b96a6679ba4ea8f3fe50edfab457e0340a211ac94f8dfab
+# autobatch: body-sha256=547b6751b08827dc202b1a3efe41c696121e4caa002fa9e05b87621429925448
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -439,11 +439,11 @@ def run(
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
 
-    `looping` names blocks that can jump to themselves and write no stack (a
-    rotated loop body): under XLA's switch such a block repeats in an inner
-    loop for as long as it stays the earliest pending block, the same
-    sequence of blocks without a dispatch per trip.  (The sweep does this
-    for every block.)
+    `looping` names blocks that can jump to themselves, write no stack and
+    otherwise jump forward (a rotated loop body): under XLA's switch such a
+    block repeats in an inner loop for as long as any example waits at it
+    (it stays the earliest pending block), the same sequence of blocks
+    without a dispatch per trip.  (The sweep does this for every block.)
 
     `max_iterations` (None: no limit) stops the loop after that many
     iterations, examples still pending (the caller raises): the count is
@@ -475,7 +475,7 @@ def run(
         ):
 
             def again(state):
-                return tf.equal(tf.reduce_min(state.pc), index)
+                return tf.reduce_any(tf.equal(state.pc, index))
 
             def repeat(state):
                 return [block(state, stacks)[0]]
@@ -707,6 +707,7 @@ def absolute_block_0(state, stacks):
     x_arm1 = -x
     # examples/branches.py:10  if x < 0:
     x = where(cond_1_test1, x_arm1, x)
+    x = select(active, x, state.absolute_x)
     absolute_return = x
     # examples/branches.py:12  return x
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, ABSOLUTE_HALT)
@@ -714,7 +715,7 @@ def absolute_block_0(state, stacks):
     return (
         state._replace(
             pc=pc,
-            absolute_x=select(active, x, state.absolute_x),
+            absolute_x=x,
             absolute_return=select(active, absolute_return, state.absolute_return),
             return_sp=return_sp,
         ),

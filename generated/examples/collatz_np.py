@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=ab65e36c7269792fd601e5be406ea640144b8fe1edcab224631cba3cd4da7d88
-# autobatch: body-sha256=40b75c6e815ac0ce4b586e6716d4c3263445d125050544c296a40073400c8ad3
+# autobatch: source-sha256=8e78ff6e95e626f09fdd6b5af311dc2313abe653179de9147ab83cece6d80ca7
+# autobatch: body-sha256=b11af9140e698c519ce80137d38743411577af10a3657296cb22399890ce5b78
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -431,6 +431,7 @@ def collatz_steps_block_1(state, stacks):
     x_arm2 = 3 * x + 1
     # examples/collatz.py:12  if x % 2 == 0:
     x = where(cond_2_test1, x_arm1, x_arm2)
+    x = select(active, x, state.collatz_steps_x)
     # examples/collatz.py:16  steps += 1
     steps = steps + 1
     # examples/collatz.py:11  while x != 1:
@@ -440,7 +441,7 @@ def collatz_steps_block_1(state, stacks):
     return (
         state._replace(
             pc=pc,
-            collatz_steps_x=select(active, x, state.collatz_steps_x),
+            collatz_steps_x=x,
             collatz_steps_steps=select(active, steps, state.collatz_steps_steps),
         ),
         stack_writes(stacks),

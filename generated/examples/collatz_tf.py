@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=190bf2bcadbf9e41711085c0c55a9fe5d860c8daf2eb2129a3ad44617fd7ccb0
-# autobatch: body-sha256=b0dcae5ca5ec68e7cb4700f6610ce6bcd95f6e7cc9967ec73166b95cb993562f
+# autobatch: source-sha256=7943326c335e7032753e3f44f274fff857e9f247ccb82c0385494b0fc93164fb
+# autobatch: body-sha256=17047d3ad38d66d8f024aff9fb826f303892a0fa4de269222aea7dfefb57cf0a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -419,11 +419,11 @@ def run(
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
 
-    `looping` names blocks that can jump to themselves and write no stack (a
-    rotated loop body): under XLA's switch such a block repeats in an inner
-    loop for as long as it stays the earliest pending block, the same
-    sequence of blocks without a dispatch per trip.  (The sweep does this
-    for every block.)
+    `looping` names blocks that can jump to themselves, write no stack and
+    otherwise jump forward (a rotated loop body): under XLA's switch such a
+    block repeats in an inner loop for as long as any example waits at it
+    (it stays the earliest pending block), the same sequence of blocks
+    without a dispatch per trip.  (The sweep does this for every block.)
 
     `max_iterations` (None: no limit) stops the loop after that many
     iterations, examples still pending (the caller raises): the count is
@@ -455,7 +455,7 @@ def run(
         ):
 
             def again(state):
-                return tf.equal(tf.reduce_min(state.pc), index)
+                return tf.reduce_any(tf.equal(state.pc, index))
 
             def repeat(state):
                 return [block(state, stacks)[0]]
@@ -709,6 +709,7 @@ def collatz_steps_block_1(state, stacks):
     x_arm2 = 3 * x + 1
     # examples/collatz.py:12  if x % 2 == 0:
     x = where(cond_2_test1, x_arm1, x_arm2)
+    x = select(active, x, state.collatz_steps_x)
     # examples/collatz.py:16  steps += 1
     steps = steps + 1
     # examples/collatz.py:11  while x != 1:
@@ -718,7 +719,7 @@ def collatz_steps_block_1(state, stacks):
     return (
         state._replace(
             pc=pc,
-            collatz_steps_x=select(active, x, state.collatz_steps_x),
+            collatz_steps_x=x,
             collatz_steps_steps=select(active, steps, state.collatz_steps_steps),
         ),
         stack_writes(stacks),

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=53ed0dc3dd163aa06995122ac5efa2dae929f2881eca51ade50e1e023201bdac
-# autobatch: body-sha256=1fc901bbc44a8745ba9fb80876127f07c2b172bd88dedcb6b2e5cc53fa6ecae4
+# autobatch: source-sha256=b4a199f3a9cb53f4ed726628fdc041deb73ffbbc0d5d9c3e2c8c094212ba5613
+# autobatch: body-sha256=a165d6a57e7d0271c2bca4ac7032752aada52681d33839155bb7b36130d1d851
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -420,11 +420,11 @@ def run(
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
 
-    `looping` names blocks that can jump to themselves and write no stack (a
-    rotated loop body): under XLA's switch such a block repeats in an inner
-    loop for as long as it stays the earliest pending block, the same
-    sequence of blocks without a dispatch per trip.  (The sweep does this
-    for every block.)
+    `looping` names blocks that can jump to themselves, write no stack and
+    otherwise jump forward (a rotated loop body): under XLA's switch such a
+    block repeats in an inner loop for as long as any example waits at it
+    (it stays the earliest pending block), the same sequence of blocks
+    without a dispatch per trip.  (The sweep does this for every block.)
 
     `max_iterations` (None: no limit) stops the loop after that many
     iterations, examples still pending (the caller raises): the count is
@@ -456,7 +456,7 @@ def run(
         ):
 
             def again(state):
-                return tf.equal(tf.reduce_min(state.pc), index)
+                return tf.reduce_any(tf.equal(state.pc, index))
 
             def repeat(state):
                 return [block(state, stacks)[0]]

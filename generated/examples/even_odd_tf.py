@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=2313483f2d9449c2b5446c3df3d5a69e370a1c5ad5307b18350805ad5d541cc2
-# autobatch: body-sha256=6e62d73e985667aa55daa758708d2862169993ae3b5323f1963c9692f91591e3
+# autobatch: source-sha256=c59a658690e4f13218236da75e9d5426fb081d8bab936e3a5d1956efbfb8b449
+# autobatch: body-sha256=2ae1dec0bb15fb813e0d76e5ac9f60e22758d951ae01cb2a3a44848152f6275e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -423,11 +423,11 @@ def run(
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
 
-    `looping` names blocks that can jump to themselves and write no stack (a
-    rotated loop body): under XLA's switch such a block repeats in an inner
-    loop for as long as it stays the earliest pending block, the same
-    sequence of blocks without a dispatch per trip.  (The sweep does this
-    for every block.)
+    `looping` names blocks that can jump to themselves, write no stack and
+    otherwise jump forward (a rotated loop body): under XLA's switch such a
+    block repeats in an inner loop for as long as any example waits at it
+    (it stays the earliest pending block), the same sequence of blocks
+    without a dispatch per trip.  (The sweep does this for every block.)
 
     `max_iterations` (None: no limit) stops the loop after that many
     iterations, examples still pending (the caller raises): the count is
@@ -459,7 +459,7 @@ def run(
         ):
 
             def again(state):
-                return tf.equal(tf.reduce_min(state.pc), index)
+                return tf.reduce_any(tf.equal(state.pc, index))
 
             def repeat(state):
                 return [block(state, stacks)[0]]

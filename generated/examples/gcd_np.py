@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=dfb2333f8768188c74a9cc53012983f972ffb2e63cf610b00607ec6c25f25e69
+# autobatch: source-sha256=6230071c71ad4cce77c6f86c3767bca753f05c0e4a86277855ead64bad7a6cd4
 # autobatch: body-sha256=49c126c2c0be67d00de6becd81899599f2965190433518e78461156797ac40a1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=c3a35d71c21237613535988193ccddb3f82bbc46e3e67ad8c10382130c0d06d3
-# autobatch: body-sha256=b20bd045d34e4cf7bcbf238f16b3ee8677551c62084e80e1ec4fdf0732f87ffa
+# autobatch: source-sha256=5f5289f7e9ab90b7e8cd45cba7ac88849ff4d137fb38715f06b20fe1a1e31c96
+# autobatch: body-sha256=fcf36a4349673cfecf9e76b898619bb64c3b770755b65f741d7761ad68ddcc67
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -419,11 +419,11 @@ def run(
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
 
-    `looping` names blocks that can jump to themselves and write no stack (a
-    rotated loop body): under XLA's switch such a block repeats in an inner
-    loop for as long as it stays the earliest pending block, the same
-    sequence of blocks without a dispatch per trip.  (The sweep does this
-    for every block.)
+    `looping` names blocks that can jump to themselves, write no stack and
+    otherwise jump forward (a rotated loop body): under XLA's switch such a
+    block repeats in an inner loop for as long as any example waits at it
+    (it stays the earliest pending block), the same sequence of blocks
+    without a dispatch per trip.  (The sweep does this for every block.)
 
     `max_iterations` (None: no limit) stops the loop after that many
     iterations, examples still pending (the caller raises): the count is
@@ -455,7 +455,7 @@ def run(
         ):
 
             def again(state):
-                return tf.equal(tf.reduce_min(state.pc), index)
+                return tf.reduce_any(tf.equal(state.pc, index))
 
             def repeat(state):
                 return [block(state, stacks)[0]]

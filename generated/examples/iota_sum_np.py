@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=926d9525ca708dc38eab185c5493dc4402e2c53bbe96b68d627e81098867ff00
+# autobatch: source-sha256=2a5e87faaa228bab482ab73f1c71d740e7e42295beb581e31411d88fc95825da
 # autobatch: body-sha256=56f22036267b2a9be4953b7b01ccab54373b66898ef8558255db9378f394306a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=3a8427994cb073ddbe7091a11cb32f4259b9c60792fa36c75859b734defa0cb1
-# autobatch: body-sha256=451782be52dca6232ca95f342054dec35a00834f570a0b390a07f080e3e1a771
+# autobatch: source-sha256=1c7c3310cf746f180647bfc4186295e991b083ea4de4b364ecedc471a71c2512
+# autobatch: body-sha256=a31abac5196e70d8acc28f6a2b0c2f6cbc6fdcc7d70c5f68faaa0e2376299be4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -419,11 +419,11 @@ def run(
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
 
-    `looping` names blocks that can jump to themselves and write no stack (a
-    rotated loop body): under XLA's switch such a block repeats in an inner
-    loop for as long as it stays the earliest pending block, the same
-    sequence of blocks without a dispatch per trip.  (The sweep does this
-    for every block.)
+    `looping` names blocks that can jump to themselves, write no stack and
+    otherwise jump forward (a rotated loop body): under XLA's switch such a
+    block repeats in an inner loop for as long as any example waits at it
+    (it stays the earliest pending block), the same sequence of blocks
+    without a dispatch per trip.  (The sweep does this for every block.)
 
     `max_iterations` (None: no limit) stops the loop after that many
     iterations, examples still pending (the caller raises): the count is
@@ -455,7 +455,7 @@ def run(
         ):
 
             def again(state):
-                return tf.equal(tf.reduce_min(state.pc), index)
+                return tf.reduce_any(tf.equal(state.pc, index))
 
             def repeat(state):
                 return [block(state, stacks)[0]]

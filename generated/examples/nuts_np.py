@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=112296e3c4d544534a5053cd7fc34493129a045078f12a9ed630db9887cf7195
-# autobatch: body-sha256=9e73b8d46feea03c1c2f849559fdbe32fafc87a1e664e994f981fa951dd9cdbd
+# autobatch: source-sha256=ab2e3931812ecc6c5425dc30ee768297c97ecc7ea98c85ede35f24ff73f9d7ce
+# autobatch: body-sha256=a1fc132747e6c159ec5f3fcf3c282b442b081ccdd6715e7fa036400d546e3167
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -606,6 +606,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:101  counter = counter + 2
@@ -634,7 +635,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         return (
             state._replace(
                 pc=pc,
-                nuts_step_joint0=select(active, joint0, state.nuts_step_joint0),
+                nuts_step_joint0=joint0,
                 nuts_step_log_slice=select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
@@ -683,6 +684,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         if_false_1 = 1.0
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:112  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
@@ -716,9 +718,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         return (
             state._replace(
                 pc=pc,
-                nuts_step_direction=select(
-                    active, direction, state.nuts_step_direction
-                ),
+                nuts_step_direction=direction,
                 build_tree_edge_x=select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
@@ -841,6 +841,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         going = and__8
         # examples/nuts.py:126  depth = depth + 1
         depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
@@ -870,7 +871,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                     active, sample[2], state.nuts_step_sample_grad
                 ),
                 nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_depth=depth,
             ),
             stack_writes(stacks),
         )
@@ -1451,6 +1452,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
         # examples/nuts.py:84  counter = counter + 1
         counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
         # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
@@ -1510,7 +1512,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=counter,
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
@@ -2212,6 +2214,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:101  counter = counter + 2
@@ -2240,7 +2243,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         return (
             state._replace(
                 pc=pc,
-                nuts_step_joint0=select(active, joint0, state.nuts_step_joint0),
+                nuts_step_joint0=joint0,
                 nuts_step_log_slice=select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
@@ -2289,6 +2292,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         if_false_1 = 1.0
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:112  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
@@ -2322,9 +2326,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         return (
             state._replace(
                 pc=pc,
-                nuts_step_direction=select(
-                    active, direction, state.nuts_step_direction
-                ),
+                nuts_step_direction=direction,
                 build_tree_edge_x=select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
@@ -2447,6 +2449,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         going = and__8
         # examples/nuts.py:126  depth = depth + 1
         depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
@@ -2476,7 +2479,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                     active, sample[2], state.nuts_step_sample_grad
                 ),
                 nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_depth=depth,
             ),
             stack_writes(stacks),
         )
@@ -3057,6 +3060,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
         # examples/nuts.py:84  counter = counter + 1
         counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
         # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
@@ -3116,7 +3120,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=counter,
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
@@ -3814,6 +3818,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:101  counter = counter + 2
@@ -3842,7 +3847,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         return (
             state._replace(
                 pc=pc,
-                nuts_step_joint0=select(active, joint0, state.nuts_step_joint0),
+                nuts_step_joint0=joint0,
                 nuts_step_log_slice=select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
@@ -3891,6 +3896,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         if_false_1 = 1.0
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:112  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
@@ -3924,9 +3930,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         return (
             state._replace(
                 pc=pc,
-                nuts_step_direction=select(
-                    active, direction, state.nuts_step_direction
-                ),
+                nuts_step_direction=direction,
                 build_tree_edge_x=select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
@@ -4049,6 +4053,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         going = and__8
         # examples/nuts.py:126  depth = depth + 1
         depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
@@ -4078,7 +4083,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                     active, sample[2], state.nuts_step_sample_grad
                 ),
                 nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_depth=depth,
             ),
             stack_writes(stacks),
         )
@@ -4659,6 +4664,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
         # examples/nuts.py:84  counter = counter + 1
         counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
         # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
@@ -4718,7 +4724,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=counter,
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),

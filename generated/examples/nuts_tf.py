@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=ded52ed29c89418a2dea9d68dcf4bdaefb8e35ea3e1e72374110e48a6bf4c5f7
-# autobatch: body-sha256=571c76463894e042eb7a28a4bb1e7345db0bc3a69174f7d761bfa76ba81512e4
+# autobatch: source-sha256=fbd582403b144673b6576053e2c289454c901500e702a6668d276b4ad85b95f7
+# autobatch: body-sha256=e359f3b196a4cbdfc9259a418a8317f998c0e078f88d51fc9a4db9d13559b7e4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -448,11 +448,11 @@ def run(
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
 
-    `looping` names blocks that can jump to themselves and write no stack (a
-    rotated loop body): under XLA's switch such a block repeats in an inner
-    loop for as long as it stays the earliest pending block, the same
-    sequence of blocks without a dispatch per trip.  (The sweep does this
-    for every block.)
+    `looping` names blocks that can jump to themselves, write no stack and
+    otherwise jump forward (a rotated loop body): under XLA's switch such a
+    block repeats in an inner loop for as long as any example waits at it
+    (it stays the earliest pending block), the same sequence of blocks
+    without a dispatch per trip.  (The sweep does this for every block.)
 
     `max_iterations` (None: no limit) stops the loop after that many
     iterations, examples still pending (the caller raises): the count is
@@ -484,7 +484,7 @@ def run(
         ):
 
             def again(state):
-                return tf.equal(tf.reduce_min(state.pc), index)
+                return tf.reduce_any(tf.equal(state.pc, index))
 
             def repeat(state):
                 return [block(state, stacks)[0]]
@@ -884,6 +884,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:101  counter = counter + 2
@@ -912,7 +913,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         return (
             state._replace(
                 pc=pc,
-                nuts_step_joint0=select(active, joint0, state.nuts_step_joint0),
+                nuts_step_joint0=joint0,
                 nuts_step_log_slice=select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
@@ -961,6 +962,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         if_false_1 = 1.0
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:112  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
@@ -994,9 +996,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         return (
             state._replace(
                 pc=pc,
-                nuts_step_direction=select(
-                    active, direction, state.nuts_step_direction
-                ),
+                nuts_step_direction=direction,
                 build_tree_edge_x=select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
@@ -1119,6 +1119,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         going = and__8
         # examples/nuts.py:126  depth = depth + 1
         depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
@@ -1148,7 +1149,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                     active, sample[2], state.nuts_step_sample_grad
                 ),
                 nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_depth=depth,
             ),
             stack_writes(stacks),
         )
@@ -1729,6 +1730,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
         # examples/nuts.py:84  counter = counter + 1
         counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
         # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
@@ -1788,7 +1790,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=counter,
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
@@ -2490,6 +2492,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:101  counter = counter + 2
@@ -2518,7 +2521,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         return (
             state._replace(
                 pc=pc,
-                nuts_step_joint0=select(active, joint0, state.nuts_step_joint0),
+                nuts_step_joint0=joint0,
                 nuts_step_log_slice=select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
@@ -2567,6 +2570,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         if_false_1 = 1.0
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:112  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
@@ -2600,9 +2604,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         return (
             state._replace(
                 pc=pc,
-                nuts_step_direction=select(
-                    active, direction, state.nuts_step_direction
-                ),
+                nuts_step_direction=direction,
                 build_tree_edge_x=select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
@@ -2725,6 +2727,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         going = and__8
         # examples/nuts.py:126  depth = depth + 1
         depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
@@ -2754,7 +2757,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                     active, sample[2], state.nuts_step_sample_grad
                 ),
                 nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_depth=depth,
             ),
             stack_writes(stacks),
         )
@@ -3335,6 +3338,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
         # examples/nuts.py:84  counter = counter + 1
         counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
         # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
@@ -3394,7 +3398,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=counter,
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
@@ -4092,6 +4096,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:101  counter = counter + 2
@@ -4120,7 +4125,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         return (
             state._replace(
                 pc=pc,
-                nuts_step_joint0=select(active, joint0, state.nuts_step_joint0),
+                nuts_step_joint0=joint0,
                 nuts_step_log_slice=select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
@@ -4169,6 +4174,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         if_false_1 = 1.0
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:112  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
@@ -4202,9 +4208,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         return (
             state._replace(
                 pc=pc,
-                nuts_step_direction=select(
-                    active, direction, state.nuts_step_direction
-                ),
+                nuts_step_direction=direction,
                 build_tree_edge_x=select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
@@ -4327,6 +4331,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         going = and__8
         # examples/nuts.py:126  depth = depth + 1
         depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
@@ -4356,7 +4361,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                     active, sample[2], state.nuts_step_sample_grad
                 ),
                 nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_depth=depth,
             ),
             stack_writes(stacks),
         )
@@ -4937,6 +4942,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
         # examples/nuts.py:84  counter = counter + 1
         counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
         # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
@@ -4996,7 +5002,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 build_tree_tree_leapfrogs=select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=counter,
                 build_tree_return_minus_x=select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=7ae3c0a028e2d468e5dbf4e61aba0ba4cd634ad360549e2d6a044502515a1f6f
-# autobatch: body-sha256=dffd90b2ba027b4dcf2e635e43398eb7f1c1793b14357093eafcf8d18f8efb13
+# autobatch: source-sha256=ac4bd68208ac712e511e654717e3f9b8c14d7caba0810e8bf5d36c111beb8049
+# autobatch: body-sha256=50179b3069b65c5c543d2984705feb0c79c3a4b7f160f9451ffda90caf4d30e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -436,6 +436,7 @@ def count_primes_below_block_0(state, stacks):
     # examples/primes.py:22  for k in range(2, n):
     range_1 = 2
     k_next_1 = range_1
+    k_next_1 = select(active, k_next_1, state.count_primes_below_k_next_1)
     in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
     pc = choose(in_range_1, 1, 8)
     pc = select(active, pc, state.pc)
@@ -445,9 +446,7 @@ def count_primes_below_block_0(state, stacks):
             count_primes_below_count=select(
                 active, count, state.count_primes_below_count
             ),
-            count_primes_below_k_next_1=select(
-                active, k_next_1, state.count_primes_below_k_next_1
-            ),
+            count_primes_below_k_next_1=k_next_1,
         ),
         stack_writes(stacks),
     )
@@ -459,6 +458,7 @@ def count_primes_below_block_1(state, stacks):
     k_next_1 = state.count_primes_below_k_next_1
     # examples/primes.py:22  for k in range(2, n):
     k = k_next_1
+    k = select(active, k, state.count_primes_below_k)
     k_next_1 = k_next_1 + 1
     # examples/primes.py:23  if k > 2 and k % 2 == 0:
     and__1 = k > 2
@@ -469,7 +469,7 @@ def count_primes_below_block_1(state, stacks):
     return (
         state._replace(
             pc=pc,
-            count_primes_below_k=select(active, k, state.count_primes_below_k),
+            count_primes_below_k=k,
             count_primes_below_k_next_1=select(
                 active, k_next_1, state.count_primes_below_k_next_1
             ),
@@ -548,16 +548,12 @@ def count_primes_below_block_6(state, stacks):
     d = state.count_primes_below_d
     k = state.count_primes_below_k
     d = d + 2
+    d = select(active, d, state.count_primes_below_d)
     # examples/primes.py:27  while d * d <= k:
     cond_1 = d * d <= k
     pc = choose(cond_1, 4, 7)
     pc = select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc, count_primes_below_d=select(active, d, state.count_primes_below_d)
-        ),
-        stack_writes(stacks),
-    )
+    return (state._replace(pc=pc, count_primes_below_d=d), stack_writes(stacks))
 
 
 def count_primes_below_block_7(state, stacks):
@@ -778,16 +774,12 @@ def first_multiple_of_seven_block_0(state, stacks):
     limit = state.first_multiple_of_seven_limit
     range_1 = 1
     k_next_1 = range_1
+    k_next_1 = select(active, k_next_1, state.first_multiple_of_seven_k_next_1)
     in_range_1 = (1 > 0) & (k_next_1 < limit) | (1 < 0) & (k_next_1 > limit)
     pc = choose(in_range_1, 1, 4)
     pc = select(active, pc, state.pc)
     return (
-        state._replace(
-            pc=pc,
-            first_multiple_of_seven_k_next_1=select(
-                active, k_next_1, state.first_multiple_of_seven_k_next_1
-            ),
-        ),
+        state._replace(pc=pc, first_multiple_of_seven_k_next_1=k_next_1),
         stack_writes(stacks),
     )
 
@@ -799,6 +791,7 @@ def first_multiple_of_seven_block_1(state, stacks):
     n = state.first_multiple_of_seven_n
     # examples/primes.py:40  for k in range(1, limit):
     k = k_next_1
+    k = select(active, k, state.first_multiple_of_seven_k)
     k_next_1 = k_next_1 + 1
     # examples/primes.py:41  if k * n % 7 == 0:
     cond_1 = k * n % 7 == 0
@@ -807,9 +800,7 @@ def first_multiple_of_seven_block_1(state, stacks):
     return (
         state._replace(
             pc=pc,
-            first_multiple_of_seven_k=select(
-                active, k, state.first_multiple_of_seven_k
-            ),
+            first_multiple_of_seven_k=k,
             first_multiple_of_seven_k_next_1=select(
                 active, k_next_1, state.first_multiple_of_seven_k_next_1
             ),
@@ -1058,16 +1049,12 @@ def smallest_factor_block_0(state, stacks):
     n = state.smallest_factor_n
     range_1 = 2
     d_next_1 = range_1
+    d_next_1 = select(active, d_next_1, state.smallest_factor_d_next_1)
     in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)
     pc = choose(in_range_1, 1, 4)
     pc = select(active, pc, state.pc)
     return (
-        state._replace(
-            pc=pc,
-            smallest_factor_d_next_1=select(
-                active, d_next_1, state.smallest_factor_d_next_1
-            ),
-        ),
+        state._replace(pc=pc, smallest_factor_d_next_1=d_next_1),
         stack_writes(stacks),
     )
 
@@ -1079,6 +1066,7 @@ def smallest_factor_block_1(state, stacks):
     n = state.smallest_factor_n
     # examples/primes.py:11  for d in range(2, n):
     d = d_next_1
+    d = select(active, d, state.smallest_factor_d)
     d_next_1 = d_next_1 + 1
     # examples/primes.py:12  if d * d > n:
     cond_1 = d * d > n
@@ -1087,7 +1075,7 @@ def smallest_factor_block_1(state, stacks):
     return (
         state._replace(
             pc=pc,
-            smallest_factor_d=select(active, d, state.smallest_factor_d),
+            smallest_factor_d=d,
             smallest_factor_d_next_1=select(
                 active, d_next_1, state.smallest_factor_d_next_1
             ),

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=114cc8863668c4ec441af4c76da7b5942cd803649d9d1e6f335c4d34f79cc34c
-# autobatch: body-sha256=3b4551572d6b5b6dcb18e008f30c12080499341f34e9083d99c2b1adaed3a0c1
+# autobatch: source-sha256=f0b00d43833a1ce29ad1c50350a016808d21a3302b034f52a5d64354f77e7726
+# autobatch: body-sha256=293597cbbd57e478ff9441fc5c3cdd56e7e769b45730e04046a150622daf784e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -438,11 +438,11 @@ def run(
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
 
-    `looping` names blocks that can jump to themselves and write no stack (a
-    rotated loop body): under XLA's switch such a block repeats in an inner
-    loop for as long as it stays the earliest pending block, the same
-    sequence of blocks without a dispatch per trip.  (The sweep does this
-    for every block.)
+    `looping` names blocks that can jump to themselves, write no stack and
+    otherwise jump forward (a rotated loop body): under XLA's switch such a
+    block repeats in an inner loop for as long as any example waits at it
+    (it stays the earliest pending block), the same sequence of blocks
+    without a dispatch per trip.  (The sweep does this for every block.)
 
     `max_iterations` (None: no limit) stops the loop after that many
     iterations, examples still pending (the caller raises): the count is
@@ -474,7 +474,7 @@ def run(
         ):
 
             def again(state):
-                return tf.equal(tf.reduce_min(state.pc), index)
+                return tf.reduce_any(tf.equal(state.pc, index))
 
             def repeat(state):
                 return [block(state, stacks)[0]]
@@ -714,6 +714,7 @@ def count_primes_below_block_0(state, stacks):
     # examples/primes.py:22  for k in range(2, n):
     range_1 = 2
     k_next_1 = range_1
+    k_next_1 = select(active, k_next_1, state.count_primes_below_k_next_1)
     in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
     pc = choose(in_range_1, 1, 8)
     pc = select(active, pc, state.pc)
@@ -723,9 +724,7 @@ def count_primes_below_block_0(state, stacks):
             count_primes_below_count=select(
                 active, count, state.count_primes_below_count
             ),
-            count_primes_below_k_next_1=select(
-                active, k_next_1, state.count_primes_below_k_next_1
-            ),
+            count_primes_below_k_next_1=k_next_1,
         ),
         stack_writes(stacks),
     )
@@ -737,6 +736,7 @@ def count_primes_below_block_1(state, stacks):
     k_next_1 = state.count_primes_below_k_next_1
     # examples/primes.py:22  for k in range(2, n):
     k = k_next_1
+    k = select(active, k, state.count_primes_below_k)
     k_next_1 = k_next_1 + 1
     # examples/primes.py:23  if k > 2 and k % 2 == 0:
     and__1 = k > 2
@@ -747,7 +747,7 @@ def count_primes_below_block_1(state, stacks):
     return (
         state._replace(
             pc=pc,
-            count_primes_below_k=select(active, k, state.count_primes_below_k),
+            count_primes_below_k=k,
             count_primes_below_k_next_1=select(
                 active, k_next_1, state.count_primes_below_k_next_1
             ),
@@ -826,16 +826,12 @@ def count_primes_below_block_6(state, stacks):
     d = state.count_primes_below_d
     k = state.count_primes_below_k
     d = d + 2
+    d = select(active, d, state.count_primes_below_d)
     # examples/primes.py:27  while d * d <= k:
     cond_1 = d * d <= k
     pc = choose(cond_1, 4, 7)
     pc = select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc, count_primes_below_d=select(active, d, state.count_primes_below_d)
-        ),
-        stack_writes(stacks),
-    )
+    return (state._replace(pc=pc, count_primes_below_d=d), stack_writes(stacks))
 
 
 def count_primes_below_block_7(state, stacks):
@@ -1056,16 +1052,12 @@ def first_multiple_of_seven_block_0(state, stacks):
     limit = state.first_multiple_of_seven_limit
     range_1 = 1
     k_next_1 = range_1
+    k_next_1 = select(active, k_next_1, state.first_multiple_of_seven_k_next_1)
     in_range_1 = (1 > 0) & (k_next_1 < limit) | (1 < 0) & (k_next_1 > limit)
     pc = choose(in_range_1, 1, 4)
     pc = select(active, pc, state.pc)
     return (
-        state._replace(
-            pc=pc,
-            first_multiple_of_seven_k_next_1=select(
-                active, k_next_1, state.first_multiple_of_seven_k_next_1
-            ),
-        ),
+        state._replace(pc=pc, first_multiple_of_seven_k_next_1=k_next_1),
         stack_writes(stacks),
     )
 
@@ -1077,6 +1069,7 @@ def first_multiple_of_seven_block_1(state, stacks):
     n = state.first_multiple_of_seven_n
     # examples/primes.py:40  for k in range(1, limit):
     k = k_next_1
+    k = select(active, k, state.first_multiple_of_seven_k)
     k_next_1 = k_next_1 + 1
     # examples/primes.py:41  if k * n % 7 == 0:
     cond_1 = k * n % 7 == 0
@@ -1085,9 +1078,7 @@ def first_multiple_of_seven_block_1(state, stacks):
     return (
         state._replace(
             pc=pc,
-            first_multiple_of_seven_k=select(
-                active, k, state.first_multiple_of_seven_k
-            ),
+            first_multiple_of_seven_k=k,
             first_multiple_of_seven_k_next_1=select(
                 active, k_next_1, state.first_multiple_of_seven_k_next_1
             ),
@@ -1336,16 +1327,12 @@ def smallest_factor_block_0(state, stacks):
     n = state.smallest_factor_n
     range_1 = 2
     d_next_1 = range_1
+    d_next_1 = select(active, d_next_1, state.smallest_factor_d_next_1)
     in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)
     pc = choose(in_range_1, 1, 4)
     pc = select(active, pc, state.pc)
     return (
-        state._replace(
-            pc=pc,
-            smallest_factor_d_next_1=select(
-                active, d_next_1, state.smallest_factor_d_next_1
-            ),
-        ),
+        state._replace(pc=pc, smallest_factor_d_next_1=d_next_1),
         stack_writes(stacks),
     )
 
@@ -1357,6 +1344,7 @@ def smallest_factor_block_1(state, stacks):
     n = state.smallest_factor_n
     # examples/primes.py:11  for d in range(2, n):
     d = d_next_1
+    d = select(active, d, state.smallest_factor_d)
     d_next_1 = d_next_1 + 1
     # examples/primes.py:12  if d * d > n:
     cond_1 = d * d > n
@@ -1365,7 +1353,7 @@ def smallest_factor_block_1(state, stacks):
     return (
         state._replace(
             pc=pc,
-            smallest_factor_d=select(active, d, state.smallest_factor_d),
+            smallest_factor_d=d,
             smallest_factor_d_next_1=select(
                 active, d_next_1, state.smallest_factor_d_next_1
             ),

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=c3c36fae60da52e68d8873a9abb4d1bf9218622e33590bf714efef06477fadb2
-# autobatch: body-sha256=fb807faade5480799c982c5453a74cc580c252ed979c4cbe8b66629704b6bd3c
+# autobatch: source-sha256=0e767ec1567c19b7b7a9c0ff34ed15c734d417d5dc3db8c4a107c8d37abd925d
+# autobatch: body-sha256=f25ecdd7dbfe12efb6a7bdf8de3bb14645751b9b59762ef36a5f1757a0584a3f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -434,6 +434,7 @@ def relax_block_1(state, stacks):
     u, v = (v * 0.5 + 1.0, u - v)
     # examples/vectors.py:31  n = n - 1
     n = n - 1
+    n = select(active, n, state.relax_n)
     # examples/vectors.py:29  while n > 0:
     cond_1 = n > 0
     pc = choose(cond_1, 1, 2)
@@ -443,7 +444,7 @@ def relax_block_1(state, stacks):
             pc=pc,
             relax_u=select(active, u, state.relax_u),
             relax_v=select(active, v, state.relax_v),
-            relax_n=select(active, n, state.relax_n),
+            relax_n=n,
         ),
         stack_writes(stacks),
     )

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=351bf36c9c1c70e162f4ba060e5fa85c5376c4ce0d110bb9760e82b3be97fb84
-# autobatch: body-sha256=51e9fa35955fa628fa3986a4b3c51d1c1fbed1118b6e7159f5d4b458a59c2c00
+# autobatch: source-sha256=e4fba41d2a1388dcbf7c00a1d15946535d45c691bfbc0e970a02f07743bc92f5
+# autobatch: body-sha256=a278dd2bb6f86e87cd762503cc5045d60a4da616540bce941668fd1167f7c1a4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -425,11 +425,11 @@ def run(
     this works under XLA): runs and active examples per block [blocks] and
     the deepest call; otherwise the counters are None and cost nothing.
 
-    `looping` names blocks that can jump to themselves and write no stack (a
-    rotated loop body): under XLA's switch such a block repeats in an inner
-    loop for as long as it stays the earliest pending block, the same
-    sequence of blocks without a dispatch per trip.  (The sweep does this
-    for every block.)
+    `looping` names blocks that can jump to themselves, write no stack and
+    otherwise jump forward (a rotated loop body): under XLA's switch such a
+    block repeats in an inner loop for as long as any example waits at it
+    (it stays the earliest pending block), the same sequence of blocks
+    without a dispatch per trip.  (The sweep does this for every block.)
 
     `max_iterations` (None: no limit) stops the loop after that many
     iterations, examples still pending (the caller raises): the count is
@@ -461,7 +461,7 @@ def run(
         ):
 
             def again(state):
-                return tf.equal(tf.reduce_min(state.pc), index)
+                return tf.reduce_any(tf.equal(state.pc, index))
 
             def repeat(state):
                 return [block(state, stacks)[0]]
@@ -712,6 +712,7 @@ def relax_block_1(state, stacks):
     u, v = (v * 0.5 + 1.0, u - v)
     # examples/vectors.py:31  n = n - 1
     n = n - 1
+    n = select(active, n, state.relax_n)
     # examples/vectors.py:29  while n > 0:
     cond_1 = n > 0
     pc = choose(cond_1, 1, 2)
@@ -721,7 +722,7 @@ def relax_block_1(state, stacks):
             pc=pc,
             relax_u=select(active, u, state.relax_u),
             relax_v=select(active, v, state.relax_v),
-            relax_n=select(active, n, state.relax_n),
+            relax_n=n,
         ),
         stack_writes(stacks),
     )

@@ -318,13 +318,16 @@ class _ProgramEmitter:
         ]
 
     def looping_blocks(self):
-        """Blocks that can jump to themselves and push nothing (no stack writes)."""
+        """Blocks that can jump to themselves, push nothing (no stack writes)
+        and otherwise jump forward (so while any example waits at one, it is
+        the earliest pending block: the runtime's test of whether to repeat)."""
         out = []
         for i, b in enumerate(self.p.blocks):
             t = b.terminator
             targets = liveness.successors(t) if isinstance(t, (ir.Goto, ir.Branch)) else ()
             pushes = any(isinstance(ins, ir.Push) for ins in b.instructions)
-            if b.name in targets and not pushes:
+            forward = all(self.index[target] >= i for target in targets)
+            if b.name in targets and not pushes and forward:
                 out.append(i)
         return out
 
@@ -593,6 +596,7 @@ class _BlockBody:
         self.overflows: List[str] = []
         self.written: List[str] = []
         self.going_mask = None  # the mask of examples going on, in a ReturnIf block
+        self.masked: List[str] = []  # written variables already masked (see early_masks)
 
     def local(self, var):
         if var not in self.locals:
@@ -615,7 +619,8 @@ class _BlockBody:
         )
         self.load_inputs()
         line = b.origin.line if b.origin else None
-        for ins in b.instructions + (b.terminator,):
+        early = self.early_masks()
+        for position, ins in enumerate(b.instructions + (b.terminator,)):
             origin = ins.origin
             if origin is not None and origin.line != line and not isinstance(
                 ins, (ir.Pop, ir.Peek, ir.Move, ir.Push)
@@ -627,8 +632,66 @@ class _BlockBody:
                 self.terminator(ins)
             else:
                 self.instruction(ins)
+            for var in early.get(position, ()):
+                self.mask(var)
         self.out.append(self.updates())
         return self.out
+
+    def early_masks(self):
+        """Written variables that later instructions read, by the position of
+        their last definition (instruction index in the block).
+
+        Such a variable is masked where it is last defined rather than in the
+        state update: the instructions after it then read the value the state
+        will hold, which is the same for the examples at this block.  Masked at
+        the end, XLA computed it twice per run, once masked for the state and
+        once unmasked for the reader: Collatz's `x != 1` after `x = ...` (its
+        loop trip took 1.5x as long).  Copies and constants stay unmasked:
+        they cost nothing to read twice, and a constant folds into its reader.
+        Blocks that divide by a variable keep masking at the end: there the
+        other examples' values must stay the safe divisors they loaded, not
+        the state's (a zero for an example that never set it).
+        """
+        if self.divides():
+            return {}
+        body = self.block.instructions + (self.block.terminator,)
+        last_def = {}
+        for position, ins in enumerate(body):
+            for var in liveness.defs(ins):
+                last_def[var] = position
+                if not (isinstance(ins, (ir.PrimOp, ir.Select)) and ins.vars_in):
+                    del last_def[var]  # a copy or a constant: nothing to compute twice
+        early: Dict[int, List[str]] = {}
+        for var, position in last_def.items():
+            if self.masked_write(var) is not None and any(
+                var in liveness.uses(ins) for ins in body[position + 1 :]
+            ):
+                early.setdefault(position, []).append(var)
+        return early
+
+    def masked_write(self, var):
+        """The state field of a one-leaf variable this block writes with a
+        `select`, or None (a temporary, a tuple, a dead vector)."""
+        leaves = self.e.fields.get(var, [])
+        if len(leaves) != 1 or leaves[0][0] != ():
+            return None
+        _, leaf, field = leaves[0]
+        if var not in self.e.live_out[self.block.name] and leaf.shape:
+            return None
+        return field
+
+    def mask(self, var):
+        """`var = select(active, var, state.<field>)`: from here on it holds its
+        new value at this block's examples and the state's elsewhere."""
+        local = _name(self.local(var))
+        field = self.masked_write(var)
+        self.out.append(
+            ast.Assign(
+                [_name(self.local(var), True)],
+                _call("select", _name("active"), local, _attr("state", field)),
+            )
+        )
+        self.masked.append(var)
 
     def load_inputs(self):
         divides = self.divides()
@@ -950,6 +1013,9 @@ class _BlockBody:
             if var not in self.e.fields:
                 continue  # a temporary: lives only in this block
             value = _name(self.local(var))
+            if var in self.masked:
+                keywords.append(ast.keyword(self.masked_write(var), value))
+                continue
             dead = var not in self.e.live_out[self.block.name]
             for path, leaf, field in self.e.fields[var]:
                 if dead and leaf.shape:

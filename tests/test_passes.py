@@ -192,6 +192,27 @@ def test_a_vector_dead_after_its_block_is_not_written_back():
     assert any({"spiral_v", "spiral_w"} <= written(k) for k in range(len(lines)))
 
 
+def test_a_written_variable_read_again_in_its_block_is_masked_where_computed():
+    # Collatz's loop body computes x, then tests x != 1: the test reads x
+    # masked (the value the state will hold), so XLA computes x once per
+    # trip, and the state update takes it as it is.
+    import inspect
+
+    from generated.examples import collatz_tf
+
+    body = inspect.getsource(collatz_tf.COLLATZ_STEPS_BLOCKS[1])
+    masked = "x = select(active, x, state.collatz_steps_x)"
+    assert body.count(masked) == 1
+    assert body.index("x = where(") < body.index(masked) < body.index("cond_1 = x != 1")
+    assert "collatz_steps_x=x," in body
+    # steps is not read again after `steps + 1`: masked in the update only.
+    assert "collatz_steps_steps=select(active, steps, state.collatz_steps_steps)" in body
+
+    # (A block that divides by a variable keeps its masks at the end, so its
+    # other examples divide by the safe values they loaded: without that,
+    # tests/language.py's first_divisor divides by zero in TF graph mode.)
+
+
 def test_an_early_return_and_the_next_call_share_one_block():
     # build_tree's `if not tree.ok: return tree` then its second call: one
     # block that returns for some examples and calls for the others; only

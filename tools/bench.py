@@ -5,7 +5,8 @@ and the predecessor, in one run.
     python tools/bench.py --quick    # under a minute: fewer sizes and repeats
 
 For every program and batch size, each mode's first call (generate/trace/
-compile) and best and median warm time, its output checked against the plain
+compile) and best and median warm time (at least `--repeats` calls, more until
+they take `--min-seconds`), its output checked against the plain
 Python loop; ratios are taken within the run (this machine is noisy).  Writes
 a PNG of throughput (examples/s) against batch size (`--plot`).
 
@@ -94,28 +95,40 @@ def _predecessor():
             right = fib(n - 1)
             return left + right
 
+    # Its stacks count one more level than ours: at 16, fib(16) comes out
+    # 1596 alone and, in a batch under XLA, does not finish in 10 minutes.
+    # 17 is the smallest depth that gives the right answers, and its fastest
+    # (its loop costs grow with the depth: a call over 4096 examples took 2.3 s
+    # at 17, 6.2 s at 32).
+    depth = 17
     xla = tf.function(
-        lambda n: fib(n, max_stack_depth=16, backend=ab.TensorFlowBackend()),
+        lambda n: fib(n, max_stack_depth=depth, backend=ab.TensorFlowBackend()),
         jit_compile=True,
         autograph=False,
     )
-    numpy = lambda n: fib(n, max_stack_depth=16, backend=ab.NumpyBackend())  # noqa: E731
+    numpy = lambda n: fib(n, max_stack_depth=depth, backend=ab.NumpyBackend())  # noqa: E731
     return {"fib": {"tfp-xla": xla, "tfp-numpy": numpy}}
 
 
-def _time(call, repeats):
+def _time(call, repeats, min_seconds=0.0, max_calls=200):
+    """(first call s, best warm s, median warm s, last output).
+
+    At least `repeats` warm calls, and more (up to `max_calls`) until they
+    add up to `min_seconds`: a call of a few ms is timed dozens of times, so
+    its best is not one unlucky moment of this noisy machine.
+    """
     start = time.perf_counter()
     out = call()
     first = time.perf_counter() - start
     warm = []
-    for _ in range(repeats):
+    while len(warm) < repeats or (sum(warm) < min_seconds and len(warm) < max_calls):
         start = time.perf_counter()
         out = call()
         warm.append(time.perf_counter() - start)
     return first, min(warm), statistics.median(warm), out
 
 
-def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=()):
+def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=(), min_seconds=0.0):
     specs = _programs()
     extra = {}
     if predecessor:  # the modes to time: "xla", "numpy"
@@ -152,7 +165,7 @@ def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=()
             results = {}
             for mode, call in modes.items():
                 try:
-                    first, best, median, value = _time(call, repeats)
+                    first, best, median, value = _time(call, repeats, min_seconds)
                 except Exception as e:  # noqa: BLE001 - reported in the table
                     results[mode] = (None, None, None, f"error: {type(e).__name__}")
                     continue
@@ -211,7 +224,13 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="batch 16 and 256, 2 repeats")
     parser.add_argument("--programs", nargs="*", help="a subset: fib collatz even_odd gcd nuts")
     parser.add_argument("--sizes", type=int, nargs="*", help="batch sizes")
-    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=None, help="at least this many warm calls")
+    parser.add_argument(
+        "--min-seconds",
+        type=float,
+        default=None,
+        help="more warm calls until they take this long (default 0.5; --quick 0.1)",
+    )
     parser.add_argument("--plot", default="bench.png", help="where to write the plot")
     parser.add_argument(
         "--predecessor",
@@ -226,7 +245,8 @@ def main(argv=None):
     others = [p for p in args.programs or [] if p != "nuts"]
     if not args.programs or others:
         predecessor = None if args.predecessor is None else (args.predecessor or ["xla", "numpy"])
-        run(sizes, repeats, others or None, args.plot, predecessor=predecessor)
+        min_seconds = args.min_seconds if args.min_seconds is not None else (0.1 if args.quick else 0.5)
+        run(sizes, repeats, others or None, args.plot, predecessor=predecessor, min_seconds=min_seconds)
     if args.programs and "nuts" in args.programs:
         from tools import bench_nuts
 

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=cb6443c00ff067ab097218ffa00989686367c9ba423fbb0b6d6d4a93c865af89
+# autobatch: source-sha256=1df890fda2a4ea938918e2f8dfca30390e466e1283f23c76b0c41f1f7994c6d4
 # autobatch: body-sha256=de42d6bebf722025faea76ed1cf43a148b1f567bdcc65c063142d00cfff6c0c2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=7943326c335e7032753e3f44f274fff857e9f247ccb82c0385494b0fc93164fb
-# autobatch: body-sha256=17047d3ad38d66d8f024aff9fb826f303892a0fa4de269222aea7dfefb57cf0a
+# autobatch: source-sha256=1fca8aa8506ef8021f992f0712cef30d7a3a53f2a7aece4f4c83c8ed6ba16b9f
+# autobatch: body-sha256=67063ef8eb47118333107038dfff0645eb2f38dfe338d2500aa3f38ddb788b3d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -530,8 +530,7 @@ def run(
             state, stacks = merged((state, stacks), fields, written, carried)
         return (state, stacks, counters)
 
-    def step(state, stacks, counters):
-        index = tf.reduce_min(state.pc)
+    def step(state, stacks, counters, index):
         counters = counted(index, state, counters)
         if not xla:
             branches = [
@@ -539,7 +538,7 @@ def run(
                 for block in blocks
             ]
             state, stacks = tf.switch_case(index, branches)
-            return (state, stacks, counters)
+            return (state, stacks, counters, tf.reduce_min(state.pc))
         branches = [
             functools.partial(writes_after, k, block, state, stacks)
             for k, block in enumerate(blocks)
@@ -551,15 +550,18 @@ def run(
                 for name, s, w in zip(stacks._fields, stacks, padded)
             ]
         )
-        return (state, stacks, counters)
+        return (state, stacks, counters, tf.reduce_min(state.pc))
 
     counters = ()
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
     if not sweeping:
-        state, stacks, counters = tf.while_loop(
-            pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+        state, stacks, counters, _ = tf.while_loop(
+            lambda state, stacks, counters, index: index < halt,
+            step,
+            (state, stacks, counters, tf.reduce_min(state.pc)),
+            maximum_iterations=max_iterations,
         )
     else:
         limits = (2**31 - 1, 2**31 - 1 if max_iterations is None else max_iterations)

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=c470a781513efdbca010b0f3a07fac5e88cb4e283236a0d873dd8f2890dd81b4
+# autobatch: source-sha256=0980700191d155da4868ace9d1e04b566b648b35191a471133fd1863ee908fa6
 # autobatch: body-sha256=2444e35ab8737c999d2b6209afd13ef6fbfa9d88ef6d13f0e8e74ecb0babb59e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=b4a199f3a9cb53f4ed726628fdc041deb73ffbbc0d5d9c3e2c8c094212ba5613
-# autobatch: body-sha256=a165d6a57e7d0271c2bca4ac7032752aada52681d33839155bb7b36130d1d851
+# autobatch: source-sha256=fbe81d60b4c570f1cf6769c9b3c4de5e50355feef3fb3362b51890987067d6ac
+# autobatch: body-sha256=ef9ed56ce0a6f39e420ddc319ea6902f170ee63dd19508ec39b036b8acb4ba6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -531,8 +531,7 @@ def run(
             state, stacks = merged((state, stacks), fields, written, carried)
         return (state, stacks, counters)
 
-    def step(state, stacks, counters):
-        index = tf.reduce_min(state.pc)
+    def step(state, stacks, counters, index):
         counters = counted(index, state, counters)
         if not xla:
             branches = [
@@ -540,7 +539,7 @@ def run(
                 for block in blocks
             ]
             state, stacks = tf.switch_case(index, branches)
-            return (state, stacks, counters)
+            return (state, stacks, counters, tf.reduce_min(state.pc))
         branches = [
             functools.partial(writes_after, k, block, state, stacks)
             for k, block in enumerate(blocks)
@@ -552,15 +551,18 @@ def run(
                 for name, s, w in zip(stacks._fields, stacks, padded)
             ]
         )
-        return (state, stacks, counters)
+        return (state, stacks, counters, tf.reduce_min(state.pc))
 
     counters = ()
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
     if not sweeping:
-        state, stacks, counters = tf.while_loop(
-            pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+        state, stacks, counters, _ = tf.while_loop(
+            lambda state, stacks, counters, index: index < halt,
+            step,
+            (state, stacks, counters, tf.reduce_min(state.pc)),
+            maximum_iterations=max_iterations,
         )
     else:
         limits = (2**31 - 1, 2**31 - 1 if max_iterations is None else max_iterations)

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=0c48ab07a11a2f2c122f436d966f91fdd04ee88d50185711487aa4b1bcc22177
+# autobatch: source-sha256=8ca6da1fbb953208090fc58cf67ae8774b96058a52c1b2052b6fa4814ef6bb27
 # autobatch: body-sha256=6e16077e62b3e1d139ccb4d43485e003a5e38109099ed485743c5ae98e89cc90
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

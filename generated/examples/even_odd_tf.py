@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=c59a658690e4f13218236da75e9d5426fb081d8bab936e3a5d1956efbfb8b449
-# autobatch: body-sha256=2ae1dec0bb15fb813e0d76e5ac9f60e22758d951ae01cb2a3a44848152f6275e
+# autobatch: source-sha256=649678c91bc7495cfca799341bdb329ca0afdeaa4fb977a2c7b13eba132350fa
+# autobatch: body-sha256=8b3c42d47eee5a753c0034493d3e7a08e3c704ebc0cb4762e5976ee483150f0d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -534,8 +534,7 @@ def run(
             state, stacks = merged((state, stacks), fields, written, carried)
         return (state, stacks, counters)
 
-    def step(state, stacks, counters):
-        index = tf.reduce_min(state.pc)
+    def step(state, stacks, counters, index):
         counters = counted(index, state, counters)
         if not xla:
             branches = [
@@ -543,7 +542,7 @@ def run(
                 for block in blocks
             ]
             state, stacks = tf.switch_case(index, branches)
-            return (state, stacks, counters)
+            return (state, stacks, counters, tf.reduce_min(state.pc))
         branches = [
             functools.partial(writes_after, k, block, state, stacks)
             for k, block in enumerate(blocks)
@@ -555,15 +554,18 @@ def run(
                 for name, s, w in zip(stacks._fields, stacks, padded)
             ]
         )
-        return (state, stacks, counters)
+        return (state, stacks, counters, tf.reduce_min(state.pc))
 
     counters = ()
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
     if not sweeping:
-        state, stacks, counters = tf.while_loop(
-            pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+        state, stacks, counters, _ = tf.while_loop(
+            lambda state, stacks, counters, index: index < halt,
+            step,
+            (state, stacks, counters, tf.reduce_min(state.pc)),
+            maximum_iterations=max_iterations,
         )
     else:
         limits = (2**31 - 1, 2**31 - 1 if max_iterations is None else max_iterations)

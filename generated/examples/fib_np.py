@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f690abbd8d22a158302c25407d8375a599b826641e840de67498c8628962f2b9
+# autobatch: source-sha256=225ac706adc31b5fda767bf236ed2ab345ade9f9f35b87b14c06c6764440fc39
 # autobatch: body-sha256=981a4fb73519387de586f88a440fd1081c92f2dd0abdffaf12e64012cec27fe9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

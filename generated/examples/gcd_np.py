@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=6230071c71ad4cce77c6f86c3767bca753f05c0e4a86277855ead64bad7a6cd4
+# autobatch: source-sha256=a75940db3cfb4ef62f88f54c5405c71135f5a64d49fc1e7b8f1709c394abae43
 # autobatch: body-sha256=49c126c2c0be67d00de6becd81899599f2965190433518e78461156797ac40a1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=5f5289f7e9ab90b7e8cd45cba7ac88849ff4d137fb38715f06b20fe1a1e31c96
-# autobatch: body-sha256=fcf36a4349673cfecf9e76b898619bb64c3b770755b65f741d7761ad68ddcc67
+# autobatch: source-sha256=0e14b1c32fb9aca62c38b3c36e8e540043732fa064e2d4ee3bcc0f980792a1ca
+# autobatch: body-sha256=643fa397453524e978eeaae9a853aaa15aece215bf75981f08e893d5ebfcde39
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -530,8 +530,7 @@ def run(
             state, stacks = merged((state, stacks), fields, written, carried)
         return (state, stacks, counters)
 
-    def step(state, stacks, counters):
-        index = tf.reduce_min(state.pc)
+    def step(state, stacks, counters, index):
         counters = counted(index, state, counters)
         if not xla:
             branches = [
@@ -539,7 +538,7 @@ def run(
                 for block in blocks
             ]
             state, stacks = tf.switch_case(index, branches)
-            return (state, stacks, counters)
+            return (state, stacks, counters, tf.reduce_min(state.pc))
         branches = [
             functools.partial(writes_after, k, block, state, stacks)
             for k, block in enumerate(blocks)
@@ -551,15 +550,18 @@ def run(
                 for name, s, w in zip(stacks._fields, stacks, padded)
             ]
         )
-        return (state, stacks, counters)
+        return (state, stacks, counters, tf.reduce_min(state.pc))
 
     counters = ()
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
     if not sweeping:
-        state, stacks, counters = tf.while_loop(
-            pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+        state, stacks, counters, _ = tf.while_loop(
+            lambda state, stacks, counters, index: index < halt,
+            step,
+            (state, stacks, counters, tf.reduce_min(state.pc)),
+            maximum_iterations=max_iterations,
         )
     else:
         limits = (2**31 - 1, 2**31 - 1 if max_iterations is None else max_iterations)

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=2a5e87faaa228bab482ab73f1c71d740e7e42295beb581e31411d88fc95825da
+# autobatch: source-sha256=11251ba1ec9c2bb5f55c3e1ce9a31ca435c00a08963e8ac0a6996823ac2c79fc
 # autobatch: body-sha256=56f22036267b2a9be4953b7b01ccab54373b66898ef8558255db9378f394306a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

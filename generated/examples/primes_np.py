@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=ac4bd68208ac712e511e654717e3f9b8c14d7caba0810e8bf5d36c111beb8049
+# autobatch: source-sha256=24363d11fdc8dd7ef9f486057840e4c7ac6ccde58c0eb167c6686c2424e9c739
 # autobatch: body-sha256=50179b3069b65c5c543d2984705feb0c79c3a4b7f160f9451ffda90caf4d30e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

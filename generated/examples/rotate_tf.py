@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=047880d621ee4c7ee48cdf41ff6afe245137bde0eafc1345e5eef9dc68d82e50
-# autobatch: body-sha256=d37c78d961ab8f0fc86bc95c0bf326776e2ca4a5dadacee7759c4250fbaf1722
+# autobatch: source-sha256=a478e6e7028690f3e89513b51f97cdf6644f773cb3a4c37842b09724830a4349
+# autobatch: body-sha256=4003fb9012e210e6774fc3d9238bd7e37e09a212acf419a437b6c8485a42f73c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -532,8 +532,7 @@ def run(
             state, stacks = merged((state, stacks), fields, written, carried)
         return (state, stacks, counters)
 
-    def step(state, stacks, counters):
-        index = tf.reduce_min(state.pc)
+    def step(state, stacks, counters, index):
         counters = counted(index, state, counters)
         if not xla:
             branches = [
@@ -541,7 +540,7 @@ def run(
                 for block in blocks
             ]
             state, stacks = tf.switch_case(index, branches)
-            return (state, stacks, counters)
+            return (state, stacks, counters, tf.reduce_min(state.pc))
         branches = [
             functools.partial(writes_after, k, block, state, stacks)
             for k, block in enumerate(blocks)
@@ -553,15 +552,18 @@ def run(
                 for name, s, w in zip(stacks._fields, stacks, padded)
             ]
         )
-        return (state, stacks, counters)
+        return (state, stacks, counters, tf.reduce_min(state.pc))
 
     counters = ()
     if profile:
         zeros_ = tf.zeros([halt], tf.int64)
         counters = (zeros_, zeros_, tf.constant(0, tf.int32))
     if not sweeping:
-        state, stacks, counters = tf.while_loop(
-            pending, step, (state, stacks, counters), maximum_iterations=max_iterations
+        state, stacks, counters, _ = tf.while_loop(
+            lambda state, stacks, counters, index: index < halt,
+            step,
+            (state, stacks, counters, tf.reduce_min(state.pc)),
+            maximum_iterations=max_iterations,
         )
     else:
         limits = (2**31 - 1, 2**31 - 1 if max_iterations is None else max_iterations)

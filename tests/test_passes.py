@@ -127,6 +127,38 @@ def test_tail_calls_become_jumps():
         assert program.stacks == ()
 
 
+def test_a_tail_call_back_to_its_entry_test_loops_in_one_block():
+    # gcd's `return gcd(a - b, b)` jumps to the entry test `if a == b:`. The
+    # test is copied onto the jumping block, which then branches to itself
+    # (one iteration per subtraction, not two); the entry block stays, since
+    # the driver starts there.
+    from examples.gcd import ctx as gcd_ctx
+    from examples.gcd import gcd
+
+    program = gcd_ctx.program_lowered("gcd", INT * 2, "numpy")
+    entry = program.blocks[0]
+    assert isinstance(entry.terminator, ir.Branch)
+    loops = [
+        b for b in program.blocks
+        if isinstance(b.terminator, ir.Branch)
+        and b.name in (b.terminator.true_target, b.terminator.false_target)
+    ]
+    assert len(loops) == 1 and loops[0] is not entry
+    assert not any(isinstance(b.terminator, ir.Goto) for b in program.blocks)
+
+    # Runs counted by hand for gcd(12, 5) beside gcd(4, 4): both test once at
+    # the entry; (4, 4) returns at once; (12, 5) subtracts 12-5, 7-5, swaps
+    # to (5, 2), subtracts 5-2, 3-2, swaps to (2, 1), subtracts 2-1 (7 runs
+    # of the loop block, which tests `a == b` itself) and returns.
+    a, b = np.array([12, 4]), np.array([5, 4])
+    plain = gcd_ctx.plain("gcd")
+    for kwargs in (dict(backend="numpy"), dict(backend="tensorflow", xla=True)):
+        result, profile = gcd(a, b, profile=True, **kwargs)
+        assert np.asarray(result).tolist() == [plain(12, 5), plain(4, 4)] == [1, 4]
+        runs = {line.split(": ", 1)[1]: n for line, n in zip(profile.block_lines, profile.block_runs)}
+        assert runs == {"if a == b:": 1, "return a": 2, "if a < b:": 7}, profile.report()
+
+
 def test_tail_call_with_another_return_type_stays_a_call():
     int32 = [TensorType(np.int32, ())]
     for backend in ("numpy", "tensorflow"):

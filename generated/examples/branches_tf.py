@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=cf05a3421848dcae6e372a879c27ce4ff09308515ade823f59729f3730e3f012
+# autobatch: source-sha256=452e7729ef045786400353af808fec068c32c118420cf609a6ef5a0293d9ee90
 # autobatch: body-sha256=59013412428139ffdb04aff9c3f9dfab588800a25e61d6744b2b3a62de18a730
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

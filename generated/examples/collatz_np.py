@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f24d6a4c700f96a322a8cfb8bd3789a3b60b9d6bd18be225d85d41057b03f6d3
+# autobatch: source-sha256=5e6c04b97f3fc210db67635116e38f2a17383c38857e082437a0c44bcc60432f
 # autobatch: body-sha256=b11af9140e698c519ce80137d38743411577af10a3657296cb22399890ce5b78
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

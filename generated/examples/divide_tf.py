@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=fbe81d60b4c570f1cf6769c9b3c4de5e50355feef3fb3362b51890987067d6ac
+# autobatch: source-sha256=7b203f2b2935fba61aea9464ff671ba18f0e6541e4a2cb1b44a42e7ed3bfd954
 # autobatch: body-sha256=ef9ed56ce0a6f39e420ddc319ea6902f170ee63dd19508ec39b036b8acb4ba6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=225ac706adc31b5fda767bf236ed2ab345ade9f9f35b87b14c06c6764440fc39
+# autobatch: source-sha256=5d5a7c9686f72b6807644eb1ddcf4291df971a481afa473a21b59e7c0352a8e4
 # autobatch: body-sha256=981a4fb73519387de586f88a440fd1081c92f2dd0abdffaf12e64012cec27fe9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

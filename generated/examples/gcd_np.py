@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=a75940db3cfb4ef62f88f54c5405c71135f5a64d49fc1e7b8f1709c394abae43
-# autobatch: body-sha256=49c126c2c0be67d00de6becd81899599f2965190433518e78461156797ac40a1
+# autobatch: source-sha256=24eaf1a8a5613a3f94b1c67ace28c6ba333647a1d27b0cff8a0b51c720d7dbee
+# autobatch: body-sha256=b633ec5d3b07a56d7f8d74da1f97715ed193995ac0aff650997a9dbdaa9d44d8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -445,15 +445,19 @@ def gcd_block_2(state, stacks):
     a_arm2, b_arm2 = (gcd_2_a_arm1, b)
     # examples/gcd.py:12  if a < b:
     a = where(cond_2_test1, a_arm1, a_arm2)
+    a = select(active, a, state.gcd_a)
     b = where(cond_2_test1, b_arm1, b_arm2)
+    b = select(active, b, state.gcd_b)
     gcd_2_a = where(cond_2_test1, gcd_2_a, gcd_2_a_arm1)
-    pc = 0
+    # examples/gcd.py:10  if a == b:
+    cond_1 = a == b
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            gcd_a=select(active, a, state.gcd_a),
-            gcd_b=select(active, b, state.gcd_b),
+            gcd_a=a,
+            gcd_b=b,
             gcd_gcd_2_a=select(active, gcd_2_a, state.gcd_gcd_2_a),
         ),
         stack_writes(stacks),

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0e14b1c32fb9aca62c38b3c36e8e540043732fa064e2d4ee3bcc0f980792a1ca
-# autobatch: body-sha256=643fa397453524e978eeaae9a853aaa15aece215bf75981f08e893d5ebfcde39
+# autobatch: source-sha256=c079389d669a437da568c9a15743b52291925c3d2a4c3295684b805149eb9308
+# autobatch: body-sha256=ed24a7d86ec231691d3e35e6c8f22e206bf2c9ab60dcb1c25cd0b14328b80fd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -725,15 +725,19 @@ def gcd_block_2(state, stacks):
     a_arm2, b_arm2 = (gcd_2_a_arm1, b)
     # examples/gcd.py:12  if a < b:
     a = where(cond_2_test1, a_arm1, a_arm2)
+    a = select(active, a, state.gcd_a)
     b = where(cond_2_test1, b_arm1, b_arm2)
+    b = select(active, b, state.gcd_b)
     gcd_2_a = where(cond_2_test1, gcd_2_a, gcd_2_a_arm1)
-    pc = 0
+    # examples/gcd.py:10  if a == b:
+    cond_1 = a == b
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            gcd_a=select(active, a, state.gcd_a),
-            gcd_b=select(active, b, state.gcd_b),
+            gcd_a=a,
+            gcd_b=b,
             gcd_gcd_2_a=select(active, gcd_2_a, state.gcd_gcd_2_a),
         ),
         stack_writes(stacks),

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=11251ba1ec9c2bb5f55c3e1ce9a31ca435c00a08963e8ac0a6996823ac2c79fc
-# autobatch: body-sha256=56f22036267b2a9be4953b7b01ccab54373b66898ef8558255db9378f394306a
+# autobatch: source-sha256=5fc2af05222d81be8b478bc3c63cfd1b1fada2c94f9ab8502d1875369b02b056
+# autobatch: body-sha256=c72ef30e6f5788a6a9518e57d473d1bea1e0a0e2ffa54b62742dfc1b79229a5e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -436,7 +436,9 @@ def iota_sum_block_2(state, stacks):
     iota_sum_1_n = n - 1
     iota_sum_1_acc = acc + n
     n, acc = (iota_sum_1_n, iota_sum_1_acc)
-    pc = 0
+    # examples/iota_sum.py:10  if n <= 0:
+    cond_1 = n <= 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     return (
         state._replace(

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=69c9b5bccb06535c2a9d5cb33ca52d2bbd99c8c3b308ecdf7e0ee8c650deb924
-# autobatch: body-sha256=61e26748cc1d6957816b8bbba160725688245fde2b17e480a2c54c7dafbc6a9f
+# autobatch: source-sha256=5de6a0f79f9516a03790165b68c948e209b4ffcb945ef1ee1b690b2e42c4317e
+# autobatch: body-sha256=ed0ae790d96dcb7d5e3221ad2aa08a482b1426788da2f293562833ad58c5be54
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -716,7 +716,9 @@ def iota_sum_block_2(state, stacks):
     iota_sum_1_n = n - 1
     iota_sum_1_acc = acc + n
     n, acc = (iota_sum_1_n, iota_sum_1_acc)
-    pc = 0
+    # examples/iota_sum.py:10  if n <= 0:
+    cond_1 = n <= 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
     return (
         state._replace(

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=91609dcc682f03097348813736d63f2077cbb40194425380c751bf834d37f4f5
+# autobatch: source-sha256=e702643b19b01d8181b1188078b4a48151c14beb94b04ba1ff3e4e5e85f9481f
 # autobatch: body-sha256=5304961b7509627567ae211f172c021b9928524e30263ef3c38b8d95aae1d294
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

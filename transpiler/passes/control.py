@@ -259,18 +259,24 @@ def rotate_loops(program: ir.LoweredProgram) -> ir.LoweredProgram:
     pinned = fusion.pinned(blocks)
     for test in list(blocks):
         t = test.terminator
-        if test.name in pinned or not _short_test(test):
+        if not _short_test(test):
             continue
         jumped = False
         for i, block in enumerate(blocks):
             if isinstance(block.terminator, ir.Goto) and block.terminator.target == test.name:
                 if block.name == test.name:
                     continue
+                if test.name in pinned and block.name not in (t.true_target, t.false_target):
+                    continue  # the test stays anyway: copy it only where that closes a loop
                 blocks[i] = dataclasses.replace(
                     block, instructions=block.instructions + test.instructions, terminator=t
                 )
                 jumped = True
-        if jumped and fusion.predecessors(blocks)[test.name] == 0:
+        # A pinned test (a function's entry, main's first block) stays for the
+        # examples that enter it other than by a jump; it is copied only onto
+        # a block it leads to, which then loops by itself: gcd's tail call
+        # tests `if a == b:` and subtracts again in one block.
+        if jumped and test.name not in pinned and fusion.predecessors(blocks)[test.name] == 0:
             blocks = [b for b in blocks if b.name != test.name]
     return dataclasses.replace(program, blocks=tuple(blocks))
 

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=452e7729ef045786400353af808fec068c32c118420cf609a6ef5a0293d9ee90
+# autobatch: source-sha256=9f81b12b4cadde5a796ea69087aa6ed689f090d8e38e9640b1e74a9b92719a11
 # autobatch: body-sha256=59013412428139ffdb04aff9c3f9dfab588800a25e61d6744b2b3a62de18a730
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=5e6c04b97f3fc210db67635116e38f2a17383c38857e082437a0c44bcc60432f
+# autobatch: source-sha256=e808ba8a9488d889fe4f9cba2982e30e92124e0faeb61a2bc388191dc3d55161
 # autobatch: body-sha256=b11af9140e698c519ce80137d38743411577af10a3657296cb22399890ce5b78
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=b6a9e1f1fb7dbf0f00e50d9954b52fdf3e798045b7e395ff16ad78d613055fc9
+# autobatch: source-sha256=a27c7f9868298fd053131b9deccb13abb5438ea16a27c92193334fccd074864b
 # autobatch: body-sha256=6e16077e62b3e1d139ccb4d43485e003a5e38109099ed485743c5ae98e89cc90
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

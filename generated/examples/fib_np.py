@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=5d5a7c9686f72b6807644eb1ddcf4291df971a481afa473a21b59e7c0352a8e4
+# autobatch: source-sha256=dd0c74cbf00da13f3388728a39ad9c9426e24a737f07fc71074f3696947a714a
 # autobatch: body-sha256=981a4fb73519387de586f88a440fd1081c92f2dd0abdffaf12e64012cec27fe9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=24eaf1a8a5613a3f94b1c67ace28c6ba333647a1d27b0cff8a0b51c720d7dbee
+# autobatch: source-sha256=153c474f2fb1de25cb6e88f99b8916f9c95db8aead1a090818daf428c2309e8e
 # autobatch: body-sha256=b633ec5d3b07a56d7f8d74da1f97715ed193995ac0aff650997a9dbdaa9d44d8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=5fc2af05222d81be8b478bc3c63cfd1b1fada2c94f9ab8502d1875369b02b056
+# autobatch: source-sha256=4c65c686ffb44c58509a28e30da972640d63847fe6071ab679ada9b0d341996f
 # autobatch: body-sha256=c72ef30e6f5788a6a9518e57d473d1bea1e0a0e2ffa54b62742dfc1b79229a5e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=5de6a0f79f9516a03790165b68c948e209b4ffcb945ef1ee1b690b2e42c4317e
+# autobatch: source-sha256=210cea3566e7509e76371e41e50b1ca25be93f094bac0d9687c83a2fd99af43d
 # autobatch: body-sha256=ed0ae790d96dcb7d5e3221ad2aa08a482b1426788da2f293562833ad58c5be54
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

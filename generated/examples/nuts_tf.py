@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=fd5242c5ca9817f199b30ed9e45f27786479a2c2cb1661805c55d44963c97dfe
+# autobatch: source-sha256=6c3b1d1233278829b74f60ed5ad328c042ba0efee228d6503a5a2ea71607348a
 # autobatch: body-sha256=57d2bf48215570378f5ec0cbe6f4282ad07cff94b69eb43b55492945031a9f9f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=ffa8bc34b83744ec89cbb7083e7bf08b8b216111d2a733c03b29f4dbf8b062f2
+# autobatch: source-sha256=9b2189a4dd45d0d2dc1f510dd853fd9ecbd57b7395925491cc161f917f3ab22c
 # autobatch: body-sha256=4003fb9012e210e6774fc3d9238bd7e37e09a212acf419a437b6c8485a42f73c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

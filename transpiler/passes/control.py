@@ -12,7 +12,9 @@ and returns:
   only cheap, non-raising arms qualify (`x // 2` does; `n // d` does not).
 - `rotate_loops`: a short, safe block that ends in a branch (a loop test) is
   copied onto the end of every block that jumps to it, so a loop body ends
-  by testing and jumping back to itself.
+  by testing and jumping back to itself.  A test that must stay (a
+  function's entry) is copied only onto blocks it leads to: a tail call
+  back to the entry (gcd) then loops in one block.
 - `thread_entry_tests`: the same for calls.  A function whose entry block
   only tests its arguments (`if n <= 1:`, `if depth == 0:`) would spend one
   iteration per call on the test; each call site runs the test itself and

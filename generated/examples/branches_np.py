@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=b706a11b9195b44b2d14ee2d1d63555e29386de82d25869523457f21db1062c9
+# autobatch: source-sha256=56be7c8e8a667bc6da2eeae93904a7be1cef87906640852191253ad59a9e9940
 # autobatch: body-sha256=de42d6bebf722025faea76ed1cf43a148b1f567bdcc65c063142d00cfff6c0c2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=9f81b12b4cadde5a796ea69087aa6ed689f090d8e38e9640b1e74a9b92719a11
+# autobatch: source-sha256=5938ea4927d9aca9569e31fcae0b42bed6a439d69a74d73e949ff3a063b02c16
 # autobatch: body-sha256=59013412428139ffdb04aff9c3f9dfab588800a25e61d6744b2b3a62de18a730
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

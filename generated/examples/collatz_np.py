@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=e808ba8a9488d889fe4f9cba2982e30e92124e0faeb61a2bc388191dc3d55161
+# autobatch: source-sha256=e3d3d549b5bd6a9a5a69d7e8076eb06898ae87a04276842e5dc0cf9593cf1911
 # autobatch: body-sha256=b11af9140e698c519ce80137d38743411577af10a3657296cb22399890ce5b78
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=7302f06ddca7d57ba75f78cc1eb08ac8449e84b5def66cced8d8d34f0e41ae90
+# autobatch: source-sha256=8b2b0f8f1d6a4b42f020d56a332d95371de97da3e20955fff2828121189903cf
 # autobatch: body-sha256=67063ef8eb47118333107038dfff0645eb2f38dfe338d2500aa3f38ddb788b3d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=5dcc54c0ee6f91ca459c0faaf63e24b83f5e91c41b52a94184e5b5ca135f12ba
+# autobatch: source-sha256=e68f42eec1577fb554e975ea8a6c4831467ea04ba68f863eb5d44e3a272e2e75
 # autobatch: body-sha256=ef9ed56ce0a6f39e420ddc319ea6902f170ee63dd19508ec39b036b8acb4ba6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

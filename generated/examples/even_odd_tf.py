@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=b7da935109fcacd0179c2d7e291582736e2710b2f20ff89df28ec3f228e2a58c
+# autobatch: source-sha256=cf25d53f86f8e3849d8c68e4ff766e95b5165c639a78c6680f0e601ec700dd27
 # autobatch: body-sha256=8b3c42d47eee5a753c0034493d3e7a08e3c704ebc0cb4762e5976ee483150f0d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

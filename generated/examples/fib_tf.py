@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=640a37124c1486a51e81b2c5c63b08f9cf9fe804c7bd24a4269c0672bac6d410
+# autobatch: source-sha256=2d4d80f6c6b9d839ac03136574372e96f715fa48f98b8070cc339b98bf7d248e
 # autobatch: body-sha256=f70cf0551598b704d1eae4092046bb99e1319f31b9dfe4c6c4cd4bb085ac0b5e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=153c474f2fb1de25cb6e88f99b8916f9c95db8aead1a090818daf428c2309e8e
+# autobatch: source-sha256=ccffe18cc54d15cb10ed1961ef3be911a3a10ebae8867ab368f423c407dd1749
 # autobatch: body-sha256=b633ec5d3b07a56d7f8d74da1f97715ed193995ac0aff650997a9dbdaa9d44d8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

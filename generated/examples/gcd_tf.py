@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=20aef7978c76b7c4cf18adc8a624232efe068da8aa1a2015442265c6b9419b8a
+# autobatch: source-sha256=bde840480c7eb5f2fa8164de2444d6de882505ad8ad940f777014a50d2faf785
 # autobatch: body-sha256=ed24a7d86ec231691d3e35e6c8f22e206bf2c9ab60dcb1c25cd0b14328b80fd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=4c65c686ffb44c58509a28e30da972640d63847fe6071ab679ada9b0d341996f
+# autobatch: source-sha256=b416e0b12bc8a79eb0e700ef3bf2b9205600fee09af90e02bfeab15470cef54b
 # autobatch: body-sha256=c72ef30e6f5788a6a9518e57d473d1bea1e0a0e2ffa54b62742dfc1b79229a5e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

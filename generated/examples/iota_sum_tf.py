@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=210cea3566e7509e76371e41e50b1ca25be93f094bac0d9687c83a2fd99af43d
+# autobatch: source-sha256=1512f9cc7eadf705876c833f6720510bdd33b0e7f4ce92a27e6905c7b9ae101a
 # autobatch: body-sha256=ed0ae790d96dcb7d5e3221ad2aa08a482b1426788da2f293562833ad58c5be54
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=6c3b1d1233278829b74f60ed5ad328c042ba0efee228d6503a5a2ea71607348a
+# autobatch: source-sha256=ee44ac861282c34701f6d16aeae3b94ade0eb45ee9feead8e98ba1a3e49557a6
 # autobatch: body-sha256=57d2bf48215570378f5ec0cbe6f4282ad07cff94b69eb43b55492945031a9f9f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

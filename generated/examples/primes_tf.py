@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=8ac3a3632ead7573cf56fcefc64d397761fe4417b39e52086c7e3a3fbee4e60c
+# autobatch: source-sha256=f72d12691b99eccf4cc4dea673716facc9bfb1935fc9f4b64cc30a4acf7be85e
 # autobatch: body-sha256=4239994081b2921f24f91ddd902c1b253360c7b88d86ffaa41ae2f4d6a3347a7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=9b2189a4dd45d0d2dc1f510dd853fd9ecbd57b7395925491cc161f917f3ab22c
+# autobatch: source-sha256=9aaa5313ac54a43244a83cdb0ac9e28ae00d681755d99c84cfab2780f70afc65
 # autobatch: body-sha256=4003fb9012e210e6774fc3d9238bd7e37e09a212acf419a437b6c8485a42f73c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=70dbf409e08f97a4cffe1cdcd62fac393a95cdb32f9198cd9098c0616dce74e6
+# autobatch: source-sha256=2387471224178d54933c460bb68170adef21dbc071025e7eaa9040fc23528d82
 # autobatch: body-sha256=41d3656a6cc7a257459d070901eb9a2f1cc349c14a8bad4604c4b35fb8bdbde3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import keyword
 from typing import Dict, List, Optional
 
@@ -596,7 +597,7 @@ class _BlockBody:
         self.overflows: List[str] = []
         self.written: List[str] = []
         self.going_mask = None  # the mask of examples going on, in a ReturnIf block
-        self.masked: List[str] = []  # written variables already masked (see early_masks)
+        self.masked: Dict[str, str] = {}  # written variable -> its field, masked early (early_masks)
 
     def local(self, var):
         if var not in self.locals:
@@ -652,15 +653,17 @@ class _BlockBody:
         other examples' values must stay the safe divisors they loaded, not
         the state's (a zero for an example that never set it).
         """
-        if self.divides():
+        if self.divides:
             return {}
         body = self.block.instructions + (self.block.terminator,)
-        last_def = {}
+        last_def = {}  # var -> position of its last definition, if that computes it
         for position, ins in enumerate(body):
+            computed = isinstance(ins, (ir.PrimOp, ir.Select)) and bool(ins.vars_in)
             for var in liveness.defs(ins):
-                last_def[var] = position
-                if not (isinstance(ins, (ir.PrimOp, ir.Select)) and ins.vars_in):
-                    del last_def[var]  # a copy or a constant: nothing to compute twice
+                if computed:
+                    last_def[var] = position
+                else:
+                    last_def.pop(var, None)  # a copy or a constant: nothing to compute twice
         early: Dict[int, List[str]] = {}
         for var, position in last_def.items():
             if self.masked_write(var) is not None and any(
@@ -683,18 +686,17 @@ class _BlockBody:
     def mask(self, var):
         """`var = select(active, var, state.<field>)`: from here on it holds its
         new value at this block's examples and the state's elsewhere."""
-        local = _name(self.local(var))
         field = self.masked_write(var)
         self.out.append(
             ast.Assign(
                 [_name(self.local(var), True)],
-                _call("select", _name("active"), local, _attr("state", field)),
+                _call("select", _name("active"), _name(self.local(var)), _attr("state", field)),
             )
         )
-        self.masked.append(var)
+        self.masked[var] = field
 
     def load_inputs(self):
-        divides = self.divides()
+        divides = self.divides
         written = set()
         for ins in self.block.instructions + (self.block.terminator,):
             for v in liveness.uses(ins):
@@ -709,6 +711,7 @@ class _BlockBody:
                     self.out.append(ast.Assign([_name(self.local(v), True)], value))
             written.update(liveness.defs(ins))
 
+    @functools.cached_property
     def divides(self):
         """Whether this block divides by something other than a nonzero constant."""
         for ins in self.block.instructions:
@@ -1014,7 +1017,7 @@ class _BlockBody:
                 continue  # a temporary: lives only in this block
             value = _name(self.local(var))
             if var in self.masked:
-                keywords.append(ast.keyword(self.masked_write(var), value))
+                keywords.append(ast.keyword(self.masked[var], value))
                 continue
             dead = var not in self.e.live_out[self.block.name]
             for path, leaf, field in self.e.fields[var]:

@@ -147,6 +147,20 @@ def shadowing(np):
     return np + 1
 
 
+def merged(a, b):
+    # a plain helper that shares its name with a runtime helper of the
+    # generated module: it must stay the user's
+    return a * 10 + b
+
+
+@ctx.batch
+def runtime_names(sweeps):
+    carried_of = merged(sweeps, 1)
+    while carried_of > 30:
+        carried_of = carried_of - 7
+    return carried_of
+
+
 @ctx.batch
 def uses_numpy(x):
     # module attributes, nested attributes, any arguments to plain helpers

@@ -39,6 +39,7 @@ CASES = {
     "assignments": lambda rng, n: (rng.integers(-5, 5, n), rng.integers(-5, 5, n)),
     "loop_with_recursion": ints(0, 7),
     "shadowing": ints(-5, 5),
+    "runtime_names": ints(-5, 9),
     "uses_numpy": lambda rng, n: (rng.normal(size=n),),
     "uses_tensorflow": lambda rng, n: (rng.normal(size=n).astype(np.float32),),
     "calls_with_keywords": ints(-5, 6),

@@ -63,3 +63,33 @@ def test_runtime_stack_helpers_agree_between_backends():
     top_tf, _ = runtime_tf.pop(t(stack_tf), sp_tf, t(active))
     assert top_np[:2].tolist() == top_tf.numpy()[:2].tolist() == [5, 6]
     assert sp2.tolist() == [0, 2, 2, 1]
+
+
+def test_xla_stack_writes_drop_the_idle_examples_rows():
+    """Under XLA a write sends idle examples' rows past the last level,
+    where the scatter drops them; the result must match NumPy's write, for
+    stacks of scalars and of vectors, with full stacks in the batch."""
+    import numpy as np
+    import tensorflow as tf
+
+    from templates import runtime_np, runtime_tf
+
+    rng = np.random.default_rng(3)
+    sp = np.array([0, 2, 3, 1, 2], np.int32)  # depth 3: example 2's stack is full
+    active = np.array([True, True, True, False, True])
+    for event in ((), (4,)):
+        stack = rng.integers(-9, 9, (3, 5) + event)
+        value = rng.integers(10, 99, (5,) + event)
+        _, write_np, _ = runtime_np.push(stack, sp, value, active)
+        expected = stack.copy()
+        runtime_np.apply_write(expected, write_np)
+
+        @tf.function(jit_compile=True)
+        def written(stack, sp, value, active):
+            _, write, _ = runtime_tf.push(stack, sp, value, active)
+            return runtime_tf.apply_write(stack, write, xla=True)
+
+        got = written(tf.constant(stack), tf.constant(sp), tf.constant(value), tf.constant(active))
+        assert np.array_equal(got.numpy(), expected)
+        assert not np.array_equal(expected, stack)  # something was written
+        assert np.array_equal(expected[:, 3], stack[:, 3])  # inactive: untouched

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=2d4d80f6c6b9d839ac03136574372e96f715fa48f98b8070cc339b98bf7d248e
-# autobatch: body-sha256=f70cf0551598b704d1eae4092046bb99e1319f31b9dfe4c6c4cd4bb085ac0b5e
+# autobatch: source-sha256=848caa7724494d33ed916930199196f34d933070d0c0d69433601436b023531a
+# autobatch: body-sha256=0b7467b5e443be461fcdd769f6861a7655f322e190bb8bad2506b90a46d3b096
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -292,38 +292,32 @@ def stack_writes(stacks, **writes):
     return writes
 
 
-def no_write(stack):
-    """A write that changes nothing (mask all False), for a block that has none."""
-    shape = stack.shape[1:] if stack.shape.is_fully_defined() else tf.shape(stack)[1:]
-    return (
-        tf.zeros(shape[:1], tf.bool),
-        tf.zeros(shape[:1], tf.int32),
-        tf.zeros(shape, stack.dtype),
-    )
-
-
-def apply_write(stack, write):
+def apply_write(stack, write, xla=False):
     """stack[index[b], b] = value[b] where mask[b].
 
-    Per-example scalars: a one-hot `where` over [depth, batch], one fused
-    elementwise op, which beat gather + scatter for shallow stacks under XLA
-    on this CPU (fib over 4096 examples: 572 ms against 640 ms).  Per-example
-    vectors: a scatter of one row per example, which touches batch x event
-    values instead of depth x batch x event.
+    Under XLA: one scatter of a row per example, the idle examples' rows sent
+    past the last level, which XLA's scatter drops.  In a sweep's loop the
+    scatter updates the stack in place, so a write touches batch x event
+    values, not the whole stack (fib over 4096 examples: 142 ms against
+    189 ms with one-hot writes under a `cond` per stack after a switch).
+    TensorFlow's own kernels reject such rows, so graph mode writes per-example
+    scalars with a one-hot `where` over [depth, batch] (one op; graph mode
+    pays per op) and vectors by a scatter that rewrites idle rows as they were.
     """
     mask, index, value = write
     depth = stack.shape[0]
+    examples = tf.range(tf.shape(index)[0])
+    if xla:
+        at = tf.stack([tf.where(mask, index, depth), examples], 1)
+        return tf.tensor_scatter_nd_update(stack, at, value)
     if stack.shape.rank > 2:
-        at = tf.stack(
-            [tf.clip_by_value(index, 0, depth - 1), tf.range(tf.shape(index)[0])], 1
-        )
+        at = tf.stack([tf.clip_by_value(index, 0, depth - 1), examples], 1)
         keep = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
         rows = tf.where(keep, value, tf.gather_nd(stack, at))
         return tf.tensor_scatter_nd_update(stack, at, rows)
     hit = tf.logical_and(
         tf.equal(tf.range(depth)[:, None], index[None, :]), mask[None, :]
     )
-    hit = tf.reshape(hit, [depth, -1] + [1] * (stack.shape.rank - 2))
     return tf.where(hit, value[None], stack)
 
 
@@ -386,11 +380,18 @@ def merged(before, fields, written, carried):
     )
 
 
-def has_vectors(state, stacks):
-    """Whether any register holds a per-example vector ([batch, *event])."""
-    return any((x.shape.rank > 1 for x in state)) or any(
+def sweeps(state, stacks, writes):
+    """Whether XLA runs this program as a sweep (see `run`) or a switch.
+
+    A sweep where a switch would copy large arrays: any per-example vector
+    register or stack, or any stack a block writes.  Programs with neither
+    (loops and tail calls over scalars) are faster under the switch
+    (over 4096 examples, Collatz 4.0 against 4.7 ms, gcd 13.9 against 18.5).
+    """
+    vectors = any((x.shape.rank > 1 for x in state)) or any(
         (s.shape.rank > 2 for s in stacks)
     )
+    return vectors or any((written for _, written in writes or ()))
 
 
 def run(
@@ -405,21 +406,21 @@ def run(
     - TF graph: one `switch_case` over the blocks; each branch applies its
       own stack writes and passes the other stacks through (graph mode pays
       per op, not per copy).
-    - XLA, per-example scalars only: the same `switch_case`, but the large
-      stack arrays must not be outputs of it (XLA copies every array a
-      branch returns): branches return their writes, padded with no-ops, and
-      each stack is written after the switch, under a `cond` on whether the
-      block that ran writes it at all.
-    - XLA with per-example vectors: a *sweep*.  Every block is a while loop
-      that runs while it is the earliest pending block, one after the other
-      in block order; the state and the stacks are its loop variables, which
-      XLA updates in place.  A switch would copy every vector register and
-      vector stack its branches pass through: NUTS at 100-d and 256 chains
-      paid about half its run time in such copies.  The sweep runs the same
-      blocks in the same order as the switch (a block that sends examples
-      back to an earlier one ends the sweep, and the next trip starts
-      there); with only scalars its loops cost more than the copies they
-      save (fib over 4096 examples: 295 ms against 261 ms).
+    - XLA, when a block writes a stack or a register holds a per-example
+      vector: a *sweep*.  Every block is a while loop that runs while it is
+      the earliest pending block, one after the other in block order; the
+      state and the stacks are its loop variables, which XLA updates in
+      place, and its writes are scatters into them.  A switch copies every
+      array its branches pass through, and a stack written after it under
+      a `cond` is copied whenever the `cond` does not write it: fib over
+      4096 examples took 142 ms as a sweep against 189 ms as a switch, and
+      NUTS at 100-d and 256 chains paid about half its run time in copies.
+      The sweep runs the same blocks in the same order as the switch (a
+      block that sends examples back to an earlier one ends the sweep, and
+      the next trip starts there).
+    - XLA otherwise (per-example scalars, no stack written): the switch,
+      which costs less than a sweep's chain of loops when there is nothing
+      to copy.
 
     With `profile`, counters ride along in the loop (no host callbacks, so
     this works under XLA): runs and active examples per block [blocks] and
@@ -444,21 +445,24 @@ def run(
     the first call (tracing, XLA's compile) about 1.4x as long.
     """
     halt = len(blocks)
-    sweeping = xla and has_vectors(state, stacks)
+    sweeping = xla and sweeps(state, stacks, writes)
 
     def pending(state, stacks, counters):
         return tf.reduce_any(state.pc < halt)
 
-    writers = {name: [] for name in stacks._fields}
+    def state_after(index, block, state, stacks):
+        """The switch's branch under XLA: the block, repeated if it loops.
 
-    def writes_after(index, block, state, stacks):
+        It returns its own index beside the state, which nothing reads.  With
+        the state as the switch's only output, XLA (TF 2.21) copied every
+        register the branches pass through twice per trip, in the branch and
+        after the switch: gcd over 4096 examples took 19.7 ms against 12.9,
+        even/odd 4.3 against 3.5.  The unused output is removed when XLA
+        compiles, and the copies are gone with it.
+        """
         new_state, writes = block(state, stacks)
-        if (
-            index in looping
-            and (not profile)
-            and (max_iterations is None)
-            and (not writes)
-        ):
+        assert not writes, "a block that writes a stack runs in a sweep"
+        if index in looping and (not profile) and (max_iterations is None):
 
             def again(state):
                 return tf.reduce_any(tf.equal(state.pc, index))
@@ -467,24 +471,13 @@ def run(
                 return [block(state, stacks)[0]]
 
             new_state = tf.while_loop(again, repeat, [new_state])[0]
-        for name in writes:
-            writers[name].append(index)
-        padded = [
-            writes.get(name) or no_write(s) for name, s in zip(stacks._fields, stacks)
-        ]
-        return (new_state, tuple(padded))
-
-    def write_if_written(index, name, stack, write):
-        """Only iterations whose block writes this stack pay for the write."""
-        if not writers[name]:
-            return stack
-        written = tf.reduce_any(tf.equal(index, writers[name]))
-        return tf.cond(written, lambda: apply_write(stack, write), lambda: stack)
+        return (new_state, tf.constant(index))
 
     def writes_applied(block, state, stacks):
         new_state, writes = block(state, stacks)
         applied = {
-            name: apply_write(getattr(stacks, name), w) for name, w in writes.items()
+            name: apply_write(getattr(stacks, name), w, xla)
+            for name, w in writes.items()
         }
         return (new_state, stacks._replace(**applied))
 
@@ -544,18 +537,12 @@ def run(
                 for block in blocks
             ]
             state, stacks = tf.switch_case(index, branches)
-            return (state, stacks, counters, tf.reduce_min(state.pc))
-        branches = [
-            functools.partial(writes_after, k, block, state, stacks)
-            for k, block in enumerate(blocks)
-        ]
-        state, padded = tf.switch_case(index, branches)
-        stacks = type(stacks)(
-            *[
-                write_if_written(index, name, s, w)
-                for name, s, w in zip(stacks._fields, stacks, padded)
+        else:
+            branches = [
+                functools.partial(state_after, k, block, state, stacks)
+                for k, block in enumerate(blocks)
             ]
-        )
+            state, _ = tf.switch_case(index, branches)
         return (state, stacks, counters, tf.reduce_min(state.pc))
 
     counters = ()

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=ccffe18cc54d15cb10ed1961ef3be911a3a10ebae8867ab368f423c407dd1749
+# autobatch: source-sha256=33d096a6437ac3a4e813fb91c229b948d4e0ee2c98a9497925e3fc41059314c4
 # autobatch: body-sha256=b633ec5d3b07a56d7f8d74da1f97715ed193995ac0aff650997a9dbdaa9d44d8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=b416e0b12bc8a79eb0e700ef3bf2b9205600fee09af90e02bfeab15470cef54b
+# autobatch: source-sha256=c66f13a9e61235364f360b48fa336beb318a32f53f00fbee8269be8876eecf66
 # autobatch: body-sha256=c72ef30e6f5788a6a9518e57d473d1bea1e0a0e2ffa54b62742dfc1b79229a5e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -12,9 +12,8 @@ TensorFlow and NumPy.  Names:
   works above it), so saved variables need no pointers of their own;
 - the stacks live apart from the state (`stacks.fib_n`, `stacks.returns`):
   block functions only read them and return *writes* (one per stack at
-  most), which the driver applies after the block.  Under XLA a conditional
-  whose branches rewrite large arrays copies them on every iteration; kept
-  out of the branches, each stack costs one scatter per loop iteration;
+  most), which the driver (`run`) applies after the block: under XLA, a
+  scatter into the stack, in place in the loop that runs the block;
 - inside a block function, the block's own variables keep their source names
   (`n`, `fib_1`), other functions' registers use their field names.
 """
@@ -33,15 +32,43 @@ from transpiler.emit.template import comment, expand
 from transpiler.ir import instructions as ir
 from transpiler.passes import control, liveness
 
+def _runtime_names() -> frozenset:
+    """Every name the runtime templates define at module level.
+
+    A generated module copies the templates in, so a user's name (a variable,
+    a closed-over helper) must not be one of these: a helper called `merged`
+    would otherwise replace the runtime's `merged`.
+    """
+    import importlib.util
+
+    names = set()
+    for template in ("runtime_common", "runtime_tf", "runtime_np"):
+        path = importlib.util.find_spec(f"templates.{template}").origin
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names.update(t.id for t in targets if isinstance(t, ast.Name))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return frozenset(names)
+
+
 # Names that generated code defines itself; user names that collide get a "_".
-RESERVED = frozenset(
-    """state active pc overflow batch leaves result overflow_at max_stack_depth xla
+RESERVED = (
+    frozenset(
+        """state active pc overflow batch leaves result overflow_at max_stack_depth xla
     select choose where as_tensors cast zeros batch_size read push pop peek pop_return run compiled
-    stack_writes no_write apply_write note_source_line safe_divisor profile counters
+    stack_writes apply_write note_source_line safe_divisor profile counters
     make_profile Profile program run_stackless check_stackless
     to_leaf broadcast_batch check_overflow StackOverflowError np tf functools
     typing collections max_iterations max_stack_bytes check_finished check_stack_bytes
     IterationLimitError StackMemoryError DEFAULT_MAX_STACK_BYTES _size""".split()
+    )
+    | _runtime_names()
 )
 
 

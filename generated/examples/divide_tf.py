@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3c1bba8cbd10147460a69468bf0c6acdc1cb7d462d97fa29d9ba0f7ffd38015b
-# autobatch: body-sha256=bb7820b67af83eedbeeafbf4d3d27178c80c525cf84a8b700202407d05fa4bd4
+# autobatch: source-sha256=42a5b74681bae402086bee9f1d436e1763b87994731ca30f8483d478b429e660
+# autobatch: body-sha256=e340b8726c13077fd56828bdbe463664eddc30b1916ec4984bfc3a1f907df225
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -316,6 +316,23 @@ def apply_write(stack, write, xla=False):
     return tf.where(hit, value[None], stack)
 
 
+def after_reads(write, pc):
+    """`write`, made to depend on the block's next `pc` (a mask that is always
+    true there, which XLA cannot tell).
+
+    A block that reads a stack and writes it (a return that pops a return
+    address, a call that pushes one) gives XLA a gather and an in-place
+    scatter with no path between them; XLA then copies the whole stack
+    before the scatter, in case the gather runs second.  The next pc depends
+    on the popped address (and usually on every value a block restores), so
+    the scatter must come after the gathers and needs no copy (fib over 4096
+    examples: 211 against 176 ms).  If a read does not reach pc, XLA copies,
+    as before: slower, never wrong.
+    """
+    mask, index, value = write
+    return (tf.logical_and(mask, pc >= 0), index, value)
+
+
 def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = tf.where(active, sp - 1, sp)
@@ -470,6 +487,8 @@ def run(
 
     def writes_applied(block, state, stacks):
         new_state, writes = block(state, stacks)
+        if xla:
+            writes = {name: after_reads(w, new_state.pc) for name, w in writes.items()}
         applied = {
             name: apply_write(getattr(stacks, name), w, xla)
             for name, w in writes.items()

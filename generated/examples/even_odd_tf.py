@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=21e19a98e24f0af8834deca97ea10dd8344f291339c6f7d3f78259d3aee957bf
-# autobatch: body-sha256=d0cfc9827cd8038da39634497b466f1634d07e0b5a034733f23375393149d030
+# autobatch: source-sha256=9ecca52784d5b27ac26be4dd89ba5b43e829d6830d77a46fd7bb21f80ae1c03a
+# autobatch: body-sha256=f204024e50b003dd0c89d0aae0161e04c00639110b81852dab3dfa7ca03c61fc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -319,6 +319,23 @@ def apply_write(stack, write, xla=False):
     return tf.where(hit, value[None], stack)
 
 
+def after_reads(write, pc):
+    """`write`, made to depend on the block's next `pc` (a mask that is always
+    true there, which XLA cannot tell).
+
+    A block that reads a stack and writes it (a return that pops a return
+    address, a call that pushes one) gives XLA a gather and an in-place
+    scatter with no path between them; XLA then copies the whole stack
+    before the scatter, in case the gather runs second.  The next pc depends
+    on the popped address (and usually on every value a block restores), so
+    the scatter must come after the gathers and needs no copy (fib over 4096
+    examples: 211 against 176 ms).  If a read does not reach pc, XLA copies,
+    as before: slower, never wrong.
+    """
+    mask, index, value = write
+    return (tf.logical_and(mask, pc >= 0), index, value)
+
+
 def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = tf.where(active, sp - 1, sp)
@@ -473,6 +490,8 @@ def run(
 
     def writes_applied(block, state, stacks):
         new_state, writes = block(state, stacks)
+        if xla:
+            writes = {name: after_reads(w, new_state.pc) for name, w in writes.items()}
         applied = {
             name: apply_write(getattr(stacks, name), w, xla)
             for name, w in writes.items()

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=5220679ae6226ba17066b3fc4e8d93182c0a84319a1cc45eb7b1fae556b6c68d
-# autobatch: body-sha256=8bbd85791ca5a0492271f61266a1dde06b666ba3e01aaca0d196be4141fe5029
+# autobatch: source-sha256=78028cf88139c9eaf177bc4f9a8d32269c33eb0d874c4f531e3a10e69f9e375b
+# autobatch: body-sha256=0280146dbbfbb7d27c07d4d21ac473ff2977f1634d3a0a272c081dde36d606ab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -315,6 +315,23 @@ def apply_write(stack, write, xla=False):
     return tf.where(hit, value[None], stack)
 
 
+def after_reads(write, pc):
+    """`write`, made to depend on the block's next `pc` (a mask that is always
+    true there, which XLA cannot tell).
+
+    A block that reads a stack and writes it (a return that pops a return
+    address, a call that pushes one) gives XLA a gather and an in-place
+    scatter with no path between them; XLA then copies the whole stack
+    before the scatter, in case the gather runs second.  The next pc depends
+    on the popped address (and usually on every value a block restores), so
+    the scatter must come after the gathers and needs no copy (fib over 4096
+    examples: 211 against 176 ms).  If a read does not reach pc, XLA copies,
+    as before: slower, never wrong.
+    """
+    mask, index, value = write
+    return (tf.logical_and(mask, pc >= 0), index, value)
+
+
 def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = tf.where(active, sp - 1, sp)
@@ -469,6 +486,8 @@ def run(
 
     def writes_applied(block, state, stacks):
         new_state, writes = block(state, stacks)
+        if xla:
+            writes = {name: after_reads(w, new_state.pc) for name, w in writes.items()}
         applied = {
             name: apply_write(getattr(stacks, name), w, xla)
             for name, w in writes.items()

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=493bc756576de0d4f6c3fd3139196e03294adb7bf981fb1529fa330aa1c4fa6e
-# autobatch: body-sha256=e7877c90c18dfc4915aebe00472a28762535bfdc0c19c30112c19035912588bf
+# autobatch: source-sha256=c2082a3505bc0c24ef53876f812bf980f4cbbebde61c5fb5e81ef9740e663014
+# autobatch: body-sha256=d2cfa358b2e6d7a5b4ba8f9067103e1a97ad090cf4fbc828f47f7d35c1807761
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -344,6 +344,23 @@ def apply_write(stack, write, xla=False):
     return tf.where(hit, value[None], stack)
 
 
+def after_reads(write, pc):
+    """`write`, made to depend on the block's next `pc` (a mask that is always
+    true there, which XLA cannot tell).
+
+    A block that reads a stack and writes it (a return that pops a return
+    address, a call that pushes one) gives XLA a gather and an in-place
+    scatter with no path between them; XLA then copies the whole stack
+    before the scatter, in case the gather runs second.  The next pc depends
+    on the popped address (and usually on every value a block restores), so
+    the scatter must come after the gathers and needs no copy (fib over 4096
+    examples: 211 against 176 ms).  If a read does not reach pc, XLA copies,
+    as before: slower, never wrong.
+    """
+    mask, index, value = write
+    return (tf.logical_and(mask, pc >= 0), index, value)
+
+
 def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = tf.where(active, sp - 1, sp)
@@ -498,6 +515,8 @@ def run(
 
     def writes_applied(block, state, stacks):
         new_state, writes = block(state, stacks)
+        if xla:
+            writes = {name: after_reads(w, new_state.pc) for name, w in writes.items()}
         applied = {
             name: apply_write(getattr(stacks, name), w, xla)
             for name, w in writes.items()

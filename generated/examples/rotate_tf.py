@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=224f619ac73c60c072ab00b8eb9b74767af27f2ef8093a27052459acc9173eea
-# autobatch: body-sha256=2a78ca2f22594b6c012d1ea324e178671a7db05d4abab19401e2c82c7cd16911
+# autobatch: source-sha256=0b6b6e318bf0d567d35bdb8cbf4c4d2e1539d58c54b72e7ddacf6eb6489ae2d6
+# autobatch: body-sha256=dee65760cda10593fd5cb960d4718811900b8714bdbb3a19b20626da6747af4f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -317,6 +317,23 @@ def apply_write(stack, write, xla=False):
     return tf.where(hit, value[None], stack)
 
 
+def after_reads(write, pc):
+    """`write`, made to depend on the block's next `pc` (a mask that is always
+    true there, which XLA cannot tell).
+
+    A block that reads a stack and writes it (a return that pops a return
+    address, a call that pushes one) gives XLA a gather and an in-place
+    scatter with no path between them; XLA then copies the whole stack
+    before the scatter, in case the gather runs second.  The next pc depends
+    on the popped address (and usually on every value a block restores), so
+    the scatter must come after the gathers and needs no copy (fib over 4096
+    examples: 211 against 176 ms).  If a read does not reach pc, XLA copies,
+    as before: slower, never wrong.
+    """
+    mask, index, value = write
+    return (tf.logical_and(mask, pc >= 0), index, value)
+
+
 def pop(stack, sp, active):
     """Pops every active example's top: (value [batch, *event], new sp)."""
     sp = tf.where(active, sp - 1, sp)
@@ -471,6 +488,8 @@ def run(
 
     def writes_applied(block, state, stacks):
         new_state, writes = block(state, stacks)
+        if xla:
+            writes = {name: after_reads(w, new_state.pc) for name, w in writes.items()}
         applied = {
             name: apply_write(getattr(stacks, name), w, xla)
             for name, w in writes.items()

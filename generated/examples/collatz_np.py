@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=c16e766a2ffc9102b5dc897cc1c339f6aa9a118ffae9e495115f0382637dc375
+# autobatch: source-sha256=284cd9795f1a015076cf8c968e5d1dbbd2723ef479f3988cd142ee8e970dbad9
 # autobatch: body-sha256=b11af9140e698c519ce80137d38743411577af10a3657296cb22399890ce5b78
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3f385b877617cc506ba17263b14032c0b7707573aad5d370729852b62c095dd2
+# autobatch: source-sha256=3bc3faf92257547a77ca37160291b94a76b86f950fdc8b24043367c91e3aa8ce
 # autobatch: body-sha256=2444e35ab8737c999d2b6209afd13ef6fbfa9d88ef6d13f0e8e74ecb0babb59e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=7e37fde938f1230f09eabff89906c8cd0063c06ed3860419f225f0634fd8535e
+# autobatch: source-sha256=f3e39b8342d5159d8f93ae8f704739608201102b8e0a95839a3b72e1e2c8e1cb
 # autobatch: body-sha256=981a4fb73519387de586f88a440fd1081c92f2dd0abdffaf12e64012cec27fe9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

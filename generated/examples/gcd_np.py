@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=8560dcd93fb60a44db855abd517b469e85879ee9c8a77a74b9328aa84db8549b
+# autobatch: source-sha256=c3213fc534e051b60f6aee23cdca0f0761c8158fa3d93368844d9c29c6443e8a
 # autobatch: body-sha256=b633ec5d3b07a56d7f8d74da1f97715ed193995ac0aff650997a9dbdaa9d44d8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=0f04a50751efc211ca78925a17577c9140d82743113141dc50fe3a6d24fdc829
+# autobatch: source-sha256=ac13f004cf77b105bc77927b2ef9c51ed9ebf8f2c7ffe9c1294c496752afa909
 # autobatch: body-sha256=c72ef30e6f5788a6a9518e57d473d1bea1e0a0e2ffa54b62742dfc1b79229a5e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=4a59eb5dccfd12871b2bd4d8c1105c9e80afb2ac4b4498240ba0c9ad614f8346
+# autobatch: source-sha256=aaf9179fb0f34d2e5825bb67ffdb3452878110af92b35e16e59538bc9a8885de
 # autobatch: body-sha256=a1fc132747e6c159ec5f3fcf3c282b442b081ccdd6715e7fa036400d546e3167
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

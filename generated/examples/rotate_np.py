@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=37bf12d4e7125df5c409270b188487c748f99d397b271decbb1f214356c884ed
+# autobatch: source-sha256=4e13f0933728dbbec02dd1bcce4ef769bc90ffef6428c6349c91adcaef0b95bb
 # autobatch: body-sha256=5304961b7509627567ae211f172c021b9928524e30263ef3c38b8d95aae1d294
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=74cde11dd147d581a094d7e12bb4a6c4a5437f8fdbe9e6623b2a562c987dc888
+# autobatch: source-sha256=239eee08944ae243f10f697374ae4002a8c31642f96ece09d23706d816b45d1e
 # autobatch: body-sha256=f25ecdd7dbfe12efb6a7bdf8de3bb14645751b9b59762ef36a5f1757a0584a3f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

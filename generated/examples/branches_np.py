@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=04199fc629c15ceb71de1c6096bdb6d2c8acee373a92c78a79acb00d6b2188b5
+# autobatch: source-sha256=ec34d0a4a141856f1fb8da0d844eca0a99150670cbfae47818598a6358c9e8ea
 # autobatch: body-sha256=de42d6bebf722025faea76ed1cf43a148b1f567bdcc65c063142d00cfff6c0c2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=7b1fa770611d49798c5bb58c88e0f043a0b55d541c23db4026d804f0229c9b1c
-# autobatch: body-sha256=521a31eddc41cdbfea5e1b8b0ada77a8b7768a60d8a62e3878ea24102414626d
+# autobatch: source-sha256=bc21fc838881f76cafeac7e997d2bf2b61577788b2878ead6f7f90d327943621
+# autobatch: body-sha256=d9337b23115bfb634ec303688ee5bb8ae575f612bb4c5c597979ebdc51a2f10a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -322,18 +322,17 @@ def apply_write(stack, write, xla=False):
     Under XLA: one scatter of a row per example into `rows(stack)`, the idle
     examples' rows sent past the last level, which XLA's scatter drops.  In
     a sweep's loop the scatter updates the stack in place, so a write
-    touches batch x event values, not the whole stack (fib over 4096
-    examples: 142 ms against 189 ms with one-hot writes under a `cond` per
-    stack after a switch).  TensorFlow's own kernels reject such rows, so
-    graph mode writes per-example scalars with a one-hot `where` over
-    [depth, batch] (one op; graph mode pays per op) and vectors by a scatter
-    that rewrites idle rows as they were.
+    touches batch x event values, not the whole stack.  TensorFlow's own
+    kernels reject such rows, so graph mode writes per-example scalars with
+    a one-hot `where` over [depth, batch] (one op; graph mode pays per op)
+    and vectors by a scatter that rewrites idle rows as they were.
     """
     mask, index, value = write
     depth = stack.shape[0]
-    examples = tf.range(tf.shape(index)[0])
+    batch = tf.shape(index)[0]
+    examples = tf.range(batch)
     if xla:
-        at = tf.where(mask, index, depth) * tf.shape(index)[0] + examples
+        at = tf.where(mask, index, depth) * batch + examples
         written = tf.tensor_scatter_nd_update(rows(stack), at[:, None], value)
         return tf.reshape(written, tf.shape(stack))
     if stack.shape.rank > 2:

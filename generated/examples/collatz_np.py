@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=284cd9795f1a015076cf8c968e5d1dbbd2723ef479f3988cd142ee8e970dbad9
+# autobatch: source-sha256=c2f049d85c3da9231eb5ae9a042b433ccefab2051117fa184ac667831cb31820
 # autobatch: body-sha256=b11af9140e698c519ce80137d38743411577af10a3657296cb22399890ce5b78
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=aeb7ceeaa5ed0709f9eda0939455b505684fa53b180ba8d18096b0f5e8bf3435
-# autobatch: body-sha256=a7bf2a321fd03d09df96889cb67e883e19129b6f06a1f83a7b28e9a0a710e17e
+# autobatch: source-sha256=6ac5b8967f688655a9edbb8d8dbe4a5956bec8ed1098327b59da7b38da9a876c
+# autobatch: body-sha256=4d948468dda9d852944db66873479c28217af88569c1c65633d4b90a627d381f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -302,18 +302,17 @@ def apply_write(stack, write, xla=False):
     Under XLA: one scatter of a row per example into `rows(stack)`, the idle
     examples' rows sent past the last level, which XLA's scatter drops.  In
     a sweep's loop the scatter updates the stack in place, so a write
-    touches batch x event values, not the whole stack (fib over 4096
-    examples: 142 ms against 189 ms with one-hot writes under a `cond` per
-    stack after a switch).  TensorFlow's own kernels reject such rows, so
-    graph mode writes per-example scalars with a one-hot `where` over
-    [depth, batch] (one op; graph mode pays per op) and vectors by a scatter
-    that rewrites idle rows as they were.
+    touches batch x event values, not the whole stack.  TensorFlow's own
+    kernels reject such rows, so graph mode writes per-example scalars with
+    a one-hot `where` over [depth, batch] (one op; graph mode pays per op)
+    and vectors by a scatter that rewrites idle rows as they were.
     """
     mask, index, value = write
     depth = stack.shape[0]
-    examples = tf.range(tf.shape(index)[0])
+    batch = tf.shape(index)[0]
+    examples = tf.range(batch)
     if xla:
-        at = tf.where(mask, index, depth) * tf.shape(index)[0] + examples
+        at = tf.where(mask, index, depth) * batch + examples
         written = tf.tensor_scatter_nd_update(rows(stack), at[:, None], value)
         return tf.reshape(written, tf.shape(stack))
     if stack.shape.rank > 2:

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3bc3faf92257547a77ca37160291b94a76b86f950fdc8b24043367c91e3aa8ce
+# autobatch: source-sha256=7a99b1fb29ac83e28c5157959c0164b6e933492115daf8515f5231d114f7de6d
 # autobatch: body-sha256=2444e35ab8737c999d2b6209afd13ef6fbfa9d88ef6d13f0e8e74ecb0babb59e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

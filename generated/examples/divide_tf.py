@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=7f7089a33b7ed10b6c605f4a33e86171eed9dc032a54d31591f1871dfda90667
-# autobatch: body-sha256=b8dbf351e632146afbf9a93ec283ad9f3beac2998c3cbd1b5682d82e93ffc9b0
+# autobatch: source-sha256=c5bbfed482b3be28fec5a26d1c5599ffd6120419326a875965eb792f1ab0b836
+# autobatch: body-sha256=3ae7304928b5c8a57cd7cb6c38c528ec35d4a3f498931705a9ee1a984a0e0772
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -303,18 +303,17 @@ def apply_write(stack, write, xla=False):
     Under XLA: one scatter of a row per example into `rows(stack)`, the idle
     examples' rows sent past the last level, which XLA's scatter drops.  In
     a sweep's loop the scatter updates the stack in place, so a write
-    touches batch x event values, not the whole stack (fib over 4096
-    examples: 142 ms against 189 ms with one-hot writes under a `cond` per
-    stack after a switch).  TensorFlow's own kernels reject such rows, so
-    graph mode writes per-example scalars with a one-hot `where` over
-    [depth, batch] (one op; graph mode pays per op) and vectors by a scatter
-    that rewrites idle rows as they were.
+    touches batch x event values, not the whole stack.  TensorFlow's own
+    kernels reject such rows, so graph mode writes per-example scalars with
+    a one-hot `where` over [depth, batch] (one op; graph mode pays per op)
+    and vectors by a scatter that rewrites idle rows as they were.
     """
     mask, index, value = write
     depth = stack.shape[0]
-    examples = tf.range(tf.shape(index)[0])
+    batch = tf.shape(index)[0]
+    examples = tf.range(batch)
     if xla:
-        at = tf.where(mask, index, depth) * tf.shape(index)[0] + examples
+        at = tf.where(mask, index, depth) * batch + examples
         written = tf.tensor_scatter_nd_update(rows(stack), at[:, None], value)
         return tf.reshape(written, tf.shape(stack))
     if stack.shape.rank > 2:

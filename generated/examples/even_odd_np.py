@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=da4badb45689b38593822e431aaaae49c3c108ffee668107e87f631cdc0fa44b
+# autobatch: source-sha256=cb46a51504f4d684b3af306254ebfb6b859b758ede27c31af6d911c99d57d111
 # autobatch: body-sha256=6e16077e62b3e1d139ccb4d43485e003a5e38109099ed485743c5ae98e89cc90
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

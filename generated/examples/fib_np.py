@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f3e39b8342d5159d8f93ae8f704739608201102b8e0a95839a3b72e1e2c8e1cb
+# autobatch: source-sha256=8ab8a06bc174838a5edd333e6b24448c0aebc638a070764cf464f36a17e2255a
 # autobatch: body-sha256=981a4fb73519387de586f88a440fd1081c92f2dd0abdffaf12e64012cec27fe9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=c3213fc534e051b60f6aee23cdca0f0761c8158fa3d93368844d9c29c6443e8a
+# autobatch: source-sha256=5678f6467b9af517008e4c1d47fc74c8275af50e0a7e0c9ad0cc8605f31b47b6
 # autobatch: body-sha256=b633ec5d3b07a56d7f8d74da1f97715ed193995ac0aff650997a9dbdaa9d44d8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=ac13f004cf77b105bc77927b2ef9c51ed9ebf8f2c7ffe9c1294c496752afa909
+# autobatch: source-sha256=214ac14ce9caf2b74742bbb526524897fd032ad5e92b6a454336f9e6a78702b4
 # autobatch: body-sha256=c72ef30e6f5788a6a9518e57d473d1bea1e0a0e2ffa54b62742dfc1b79229a5e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

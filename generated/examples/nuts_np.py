@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=aaf9179fb0f34d2e5825bb67ffdb3452878110af92b35e16e59538bc9a8885de
+# autobatch: source-sha256=a59a92be3c8b29a238b5af1e961aef1883042034c5c31de7dbf97dd38c2ee3e1
 # autobatch: body-sha256=a1fc132747e6c159ec5f3fcf3c282b442b081ccdd6715e7fa036400d546e3167
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

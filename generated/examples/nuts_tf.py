@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=27e6cc7312e5e447d63d50ac067a1e1acd903bbf2a446e734654e63eacc6d33b
-# autobatch: body-sha256=bed36ef6bc8777f2dbd20bfcef2aca80e243367718cb3311b0610364914c429c
+# autobatch: source-sha256=ad0cfdbd09ba9058e0c1a5d47a72414147dcf77f5e54c13a8a4fa4a37c0d8f52
+# autobatch: body-sha256=3786a72af0a5bc92a4ccc9567cedf9c334b02af4e1e84e994827e053e8175084
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -331,18 +331,17 @@ def apply_write(stack, write, xla=False):
     Under XLA: one scatter of a row per example into `rows(stack)`, the idle
     examples' rows sent past the last level, which XLA's scatter drops.  In
     a sweep's loop the scatter updates the stack in place, so a write
-    touches batch x event values, not the whole stack (fib over 4096
-    examples: 142 ms against 189 ms with one-hot writes under a `cond` per
-    stack after a switch).  TensorFlow's own kernels reject such rows, so
-    graph mode writes per-example scalars with a one-hot `where` over
-    [depth, batch] (one op; graph mode pays per op) and vectors by a scatter
-    that rewrites idle rows as they were.
+    touches batch x event values, not the whole stack.  TensorFlow's own
+    kernels reject such rows, so graph mode writes per-example scalars with
+    a one-hot `where` over [depth, batch] (one op; graph mode pays per op)
+    and vectors by a scatter that rewrites idle rows as they were.
     """
     mask, index, value = write
     depth = stack.shape[0]
-    examples = tf.range(tf.shape(index)[0])
+    batch = tf.shape(index)[0]
+    examples = tf.range(batch)
     if xla:
-        at = tf.where(mask, index, depth) * tf.shape(index)[0] + examples
+        at = tf.where(mask, index, depth) * batch + examples
         written = tf.tensor_scatter_nd_update(rows(stack), at[:, None], value)
         return tf.reshape(written, tf.shape(stack))
     if stack.shape.rank > 2:

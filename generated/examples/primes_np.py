@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=2ab84898e1771ed340affb0cb270563d338a12af0cb37dc689a33979d853905b
+# autobatch: source-sha256=c76d455e251a21dcaacb54a52c3f32bbf62d08906c3057be4711d4196ede0ac3
 # autobatch: body-sha256=50179b3069b65c5c543d2984705feb0c79c3a4b7f160f9451ffda90caf4d30e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

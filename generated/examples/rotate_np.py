@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=4e13f0933728dbbec02dd1bcce4ef769bc90ffef6428c6349c91adcaef0b95bb
+# autobatch: source-sha256=a76de6070bd4e4b3ffe04908c88498d13780d97ebfbc92cfd8b208a930dba035
 # autobatch: body-sha256=5304961b7509627567ae211f172c021b9928524e30263ef3c38b8d95aae1d294
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=239eee08944ae243f10f697374ae4002a8c31642f96ece09d23706d816b45d1e
+# autobatch: source-sha256=71054971da940363854199a7bd2bb487481a03e21eaaad853302a7679a8064ed
 # autobatch: body-sha256=f25ecdd7dbfe12efb6a7bdf8de3bb14645751b9b59762ef36a5f1757a0584a3f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=5309f4bdb2f3a7e8b1ee595714b3a528a65c73dd2a7a923390a7a71960bcce9b
-# autobatch: body-sha256=54c941419b441504967280272a979a2810ca5b9466007002a1148ff46ffcf3c9
+# autobatch: source-sha256=019658646bf79b13d4692d49686e64cdb00d1c5cdb7714e802820f3ebc7eef73
+# autobatch: body-sha256=67ef0ae73202606672caddce137605258b3988caae43ce42e4e5f0e672c023d3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -308,18 +308,17 @@ def apply_write(stack, write, xla=False):
     Under XLA: one scatter of a row per example into `rows(stack)`, the idle
     examples' rows sent past the last level, which XLA's scatter drops.  In
     a sweep's loop the scatter updates the stack in place, so a write
-    touches batch x event values, not the whole stack (fib over 4096
-    examples: 142 ms against 189 ms with one-hot writes under a `cond` per
-    stack after a switch).  TensorFlow's own kernels reject such rows, so
-    graph mode writes per-example scalars with a one-hot `where` over
-    [depth, batch] (one op; graph mode pays per op) and vectors by a scatter
-    that rewrites idle rows as they were.
+    touches batch x event values, not the whole stack.  TensorFlow's own
+    kernels reject such rows, so graph mode writes per-example scalars with
+    a one-hot `where` over [depth, batch] (one op; graph mode pays per op)
+    and vectors by a scatter that rewrites idle rows as they were.
     """
     mask, index, value = write
     depth = stack.shape[0]
-    examples = tf.range(tf.shape(index)[0])
+    batch = tf.shape(index)[0]
+    examples = tf.range(batch)
     if xla:
-        at = tf.where(mask, index, depth) * tf.shape(index)[0] + examples
+        at = tf.where(mask, index, depth) * batch + examples
         written = tf.tensor_scatter_nd_update(rows(stack), at[:, None], value)
         return tf.reshape(written, tf.shape(stack))
     if stack.shape.rank > 2:

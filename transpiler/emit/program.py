@@ -32,6 +32,7 @@ from transpiler.emit.template import comment, expand
 from transpiler.ir import instructions as ir
 from transpiler.passes import control, liveness
 
+
 def _runtime_names() -> frozenset:
     """Every name the runtime templates define at module level.
 
@@ -45,9 +46,13 @@ def _runtime_names() -> frozenset:
     for template in ("runtime_common", "runtime_tf", "runtime_np"):
         path = importlib.util.find_spec(f"templates.{template}").origin
         with open(path, encoding="utf-8") as f:
-            tree = ast.parse(f.read())
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            statements = list(ast.parse(f.read()).body)
+        while statements:
+            node = statements.pop()
+            if isinstance(node, ast.Try):  # the error classes' fallback
+                statements += node.body + node.orelse + node.finalbody
+                statements += [s for handler in node.handlers for s in handler.body]
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 names.add(node.name)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -58,17 +63,10 @@ def _runtime_names() -> frozenset:
 
 
 # Names that generated code defines itself; user names that collide get a "_".
-RESERVED = (
-    frozenset(
-        """state active pc overflow batch leaves result overflow_at max_stack_depth xla
-    select choose where as_tensors cast zeros batch_size read push pop peek pop_return run compiled
-    stack_writes apply_write note_source_line safe_divisor profile counters
-    make_profile Profile program run_stackless check_stackless
-    to_leaf broadcast_batch check_overflow StackOverflowError np tf functools
-    typing collections max_iterations max_stack_bytes check_finished check_stack_bytes
-    IterationLimitError StackMemoryError DEFAULT_MAX_STACK_BYTES _size""".split()
-    )
-    | _runtime_names()
+# The runtime's are read from the templates; these are the generated code's own.
+RESERVED = _runtime_names() | frozenset(
+    """state active pc overflow overflow_at batch leaves result program counters
+    profile xla max_stack_depth max_iterations max_stack_bytes peek collections""".split()
 )
 
 

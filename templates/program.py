@@ -60,9 +60,9 @@ def entry_function(
         ]
         leaves = broadcast_batch(NAME, LEAF_NAMES, leaves)
         check_stack_bytes(NAME, leaves, max_stack_depth, STACK_BYTES, max_stack_bytes)
-        program = compiled(PROGRAM, xla, profile)
         try:
-            result, overflow_at, pc, counters = program(*leaves, max_stack_depth, max_iterations)
+            program = compiled(PROGRAM, xla, profile, leaves, max_stack_depth, max_iterations)
+            result, overflow_at, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, LINES, BLOCK_PREFIX)
             raise

@@ -149,10 +149,14 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile=False):
+def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False, profile=profile)
+    return functools.partial(
+        program, max_stack_depth=max_stack_depth, max_iterations=max_iterations,
+        xla=False, profile=profile,
+    )
 
 
 def run_stackless(program, leaves, xla):

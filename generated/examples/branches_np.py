@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=ec34d0a4a141856f1fb8da0d844eca0a99150670cbfae47818598a6358c9e8ea
-# autobatch: body-sha256=de42d6bebf722025faea76ed1cf43a148b1f567bdcc65c063142d00cfff6c0c2
+# autobatch: source-sha256=c1b6d331876ad58e6986fa3065e6064db354e0c52c2f108ca2cdc14084d6d7ae
+# autobatch: body-sha256=d3626bc13e70ae75009dbbe6e7665a22647521b208bf6e1a72632de96e2ba155
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -326,10 +326,17 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile=False):
+def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False, profile=profile)
+    return functools.partial(
+        program,
+        max_stack_depth=max_stack_depth,
+        max_iterations=max_iterations,
+        xla=False,
+        profile=profile,
+    )
 
 
 def run_stackless(program, leaves, xla):
@@ -486,11 +493,11 @@ def absolute(
     check_stack_bytes(
         "absolute", leaves, max_stack_depth, ABSOLUTE_STACK_BYTES, max_stack_bytes
     )
-    program = compiled(absolute_program, xla, profile)
     try:
-        result, overflow_at, pc, counters = program(
-            *leaves, max_stack_depth, max_iterations
+        program = compiled(
+            absolute_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
+        result, overflow_at, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
@@ -723,11 +730,11 @@ def quadrant(
     check_stack_bytes(
         "quadrant", leaves, max_stack_depth, QUADRANT_STACK_BYTES, max_stack_bytes
     )
-    program = compiled(quadrant_program, xla, profile)
     try:
-        result, overflow_at, pc, counters = program(
-            *leaves, max_stack_depth, max_iterations
+        program = compiled(
+            quadrant_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
+        result, overflow_at, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise

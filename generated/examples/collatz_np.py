@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=c2f049d85c3da9231eb5ae9a042b433ccefab2051117fa184ac667831cb31820
-# autobatch: body-sha256=b11af9140e698c519ce80137d38743411577af10a3657296cb22399890ce5b78
+# autobatch: source-sha256=ed23742222b0ee9c29c3cee35c59b6da4f0af941c1312c1b5b7e03db386d3f4c
+# autobatch: body-sha256=897365d5e9ab550a4e27d4aa0aede1e328a90d9a5dec4e03a3123e6dcbbc1934
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -320,10 +320,17 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile=False):
+def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False, profile=profile)
+    return functools.partial(
+        program,
+        max_stack_depth=max_stack_depth,
+        max_iterations=max_iterations,
+        xla=False,
+        profile=profile,
+    )
 
 
 def run_stackless(program, leaves, xla):
@@ -541,11 +548,11 @@ def collatz_steps(
         COLLATZ_STEPS_STACK_BYTES,
         max_stack_bytes,
     )
-    program = compiled(collatz_steps_program, xla, profile)
     try:
-        result, overflow_at, pc, counters = program(
-            *leaves, max_stack_depth, max_iterations
+        program = compiled(
+            collatz_steps_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
+        result, overflow_at, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, COLLATZ_STEPS_BLOCK_LINES, "collatz_steps_block_")
         raise

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=7a99b1fb29ac83e28c5157959c0164b6e933492115daf8515f5231d114f7de6d
-# autobatch: body-sha256=2444e35ab8737c999d2b6209afd13ef6fbfa9d88ef6d13f0e8e74ecb0babb59e
+# autobatch: source-sha256=93c22cdde95e49fda3b3ebcef8fe22602006e3d7aee3f488c1c3c9a21ed41e1c
+# autobatch: body-sha256=81efbbd01626327fecae400eff2f3f2f2a13f837642ef8772960abdd5ee0c708
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -321,10 +321,17 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile=False):
+def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False, profile=profile)
+    return functools.partial(
+        program,
+        max_stack_depth=max_stack_depth,
+        max_iterations=max_iterations,
+        xla=False,
+        profile=profile,
+    )
 
 
 def run_stackless(program, leaves, xla):
@@ -578,11 +585,11 @@ def divide(
     check_stack_bytes(
         "divide", leaves, max_stack_depth, DIVIDE_STACK_BYTES, max_stack_bytes
     )
-    program = compiled(divide_program, xla, profile)
     try:
-        result, overflow_at, pc, counters = program(
-            *leaves, max_stack_depth, max_iterations
+        program = compiled(
+            divide_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
+        result, overflow_at, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, DIVIDE_BLOCK_LINES, "divide_block_")
         raise

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=cb46a51504f4d684b3af306254ebfb6b859b758ede27c31af6d911c99d57d111
-# autobatch: body-sha256=6e16077e62b3e1d139ccb4d43485e003a5e38109099ed485743c5ae98e89cc90
+# autobatch: source-sha256=acd57b5f8d9eae5d2a1c0870f2012cd1751762db5ad3e883194572edda11daaf
+# autobatch: body-sha256=61257dbbd106889b51968d44539b44e18b100eee64b8cb39d38e7827fba597a8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -324,10 +324,17 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile=False):
+def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False, profile=profile)
+    return functools.partial(
+        program,
+        max_stack_depth=max_stack_depth,
+        max_iterations=max_iterations,
+        xla=False,
+        profile=profile,
+    )
 
 
 def run_stackless(program, leaves, xla):
@@ -533,11 +540,11 @@ def is_even(
     check_stack_bytes(
         "is_even", leaves, max_stack_depth, IS_EVEN_STACK_BYTES, max_stack_bytes
     )
-    program = compiled(is_even_program, xla, profile)
     try:
-        result, overflow_at, pc, counters = program(
-            *leaves, max_stack_depth, max_iterations
+        program = compiled(
+            is_even_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
+        result, overflow_at, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, IS_EVEN_BLOCK_LINES, "is_even_block_")
         raise
@@ -712,11 +719,11 @@ def is_odd(
     check_stack_bytes(
         "is_odd", leaves, max_stack_depth, IS_ODD_STACK_BYTES, max_stack_bytes
     )
-    program = compiled(is_odd_program, xla, profile)
     try:
-        result, overflow_at, pc, counters = program(
-            *leaves, max_stack_depth, max_iterations
+        program = compiled(
+            is_odd_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
+        result, overflow_at, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, IS_ODD_BLOCK_LINES, "is_odd_block_")
         raise

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=214ac14ce9caf2b74742bbb526524897fd032ad5e92b6a454336f9e6a78702b4
-# autobatch: body-sha256=c72ef30e6f5788a6a9518e57d473d1bea1e0a0e2ffa54b62742dfc1b79229a5e
+# autobatch: source-sha256=c7f32a8802b31d149e09c7244dca2e07bf79cbb657ece75d3f94176df46b5d72
+# autobatch: body-sha256=bc4df965975ad325c25e266b543aaa50d38230e574833e5f0bc2c755483f1d48
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -320,10 +320,17 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile=False):
+def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False, profile=profile)
+    return functools.partial(
+        program,
+        max_stack_depth=max_stack_depth,
+        max_iterations=max_iterations,
+        xla=False,
+        profile=profile,
+    )
 
 
 def run_stackless(program, leaves, xla):
@@ -517,11 +524,11 @@ def iota_sum(
     check_stack_bytes(
         "iota_sum", leaves, max_stack_depth, IOTA_SUM_STACK_BYTES, max_stack_bytes
     )
-    program = compiled(iota_sum_program, xla, profile)
     try:
-        result, overflow_at, pc, counters = program(
-            *leaves, max_stack_depth, max_iterations
+        program = compiled(
+            iota_sum_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
+        result, overflow_at, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, IOTA_SUM_BLOCK_LINES, "iota_sum_block_")
         raise

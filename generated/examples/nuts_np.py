@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=a59a92be3c8b29a238b5af1e961aef1883042034c5c31de7dbf97dd38c2ee3e1
-# autobatch: body-sha256=a1fc132747e6c159ec5f3fcf3c282b442b081ccdd6715e7fa036400d546e3167
+# autobatch: source-sha256=3f057aba694bd13a139d08f4f11b8b30a57140f256f30683be2d91158122ef06
+# autobatch: body-sha256=0708fb1da2eae16825c19f014a1909738e1aaf9cd111d19cb5bd34fceb8af5a3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -349,10 +349,17 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile=False):
+def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False, profile=profile)
+    return functools.partial(
+        program,
+        max_stack_depth=max_stack_depth,
+        max_iterations=max_iterations,
+        xla=False,
+        profile=profile,
+    )
 
 
 def run_stackless(program, leaves, xla):
@@ -1971,11 +1978,16 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             NUTS_STEP_1_STACK_BYTES,
             max_stack_bytes,
         )
-        program = compiled(nuts_step_1_program, xla, profile)
         try:
-            result, overflow_at, pc, counters = program(
-                *leaves, max_stack_depth, max_iterations
+            program = compiled(
+                nuts_step_1_program,
+                xla,
+                profile,
+                leaves,
+                max_stack_depth,
+                max_iterations,
             )
+            result, overflow_at, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
             raise
@@ -3575,11 +3587,16 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             NUTS_STEP_2_STACK_BYTES,
             max_stack_bytes,
         )
-        program = compiled(nuts_step_2_program, xla, profile)
         try:
-            result, overflow_at, pc, counters = program(
-                *leaves, max_stack_depth, max_iterations
+            program = compiled(
+                nuts_step_2_program,
+                xla,
+                profile,
+                leaves,
+                max_stack_depth,
+                max_iterations,
             )
+            result, overflow_at, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
             raise
@@ -5179,11 +5196,16 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             NUTS_STEP_3_STACK_BYTES,
             max_stack_bytes,
         )
-        program = compiled(nuts_step_3_program, xla, profile)
         try:
-            result, overflow_at, pc, counters = program(
-                *leaves, max_stack_depth, max_iterations
+            program = compiled(
+                nuts_step_3_program,
+                xla,
+                profile,
+                leaves,
+                max_stack_depth,
+                max_iterations,
             )
+            result, overflow_at, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
             raise

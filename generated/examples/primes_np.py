@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=c76d455e251a21dcaacb54a52c3f32bbf62d08906c3057be4711d4196ede0ac3
-# autobatch: body-sha256=50179b3069b65c5c543d2984705feb0c79c3a4b7f160f9451ffda90caf4d30e7
+# autobatch: source-sha256=cf62e33600dba8b7fe8866d6590f41b6cf7e9b00bc4b1de44e70a7bb5b061896
+# autobatch: body-sha256=eec7b39599b0d5c9cb393f8419d9c4e73205d52fbd7c5f82a80034222d372409
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -339,10 +339,17 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile=False):
+def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False, profile=profile)
+    return functools.partial(
+        program,
+        max_stack_depth=max_stack_depth,
+        max_iterations=max_iterations,
+        xla=False,
+        profile=profile,
+    )
 
 
 def run_stackless(program, leaves, xla):
@@ -700,11 +707,16 @@ def count_primes_below(
         COUNT_PRIMES_BELOW_STACK_BYTES,
         max_stack_bytes,
     )
-    program = compiled(count_primes_below_program, xla, profile)
     try:
-        result, overflow_at, pc, counters = program(
-            *leaves, max_stack_depth, max_iterations
+        program = compiled(
+            count_primes_below_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
         )
+        result, overflow_at, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(
             error, COUNT_PRIMES_BELOW_BLOCK_LINES, "count_primes_below_block_"
@@ -976,11 +988,16 @@ def first_multiple_of_seven(
         FIRST_MULTIPLE_OF_SEVEN_STACK_BYTES,
         max_stack_bytes,
     )
-    program = compiled(first_multiple_of_seven_program, xla, profile)
     try:
-        result, overflow_at, pc, counters = program(
-            *leaves, max_stack_depth, max_iterations
+        program = compiled(
+            first_multiple_of_seven_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
         )
+        result, overflow_at, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(
             error, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, "first_multiple_of_seven_block_"
@@ -1226,11 +1243,16 @@ def smallest_factor(
         SMALLEST_FACTOR_STACK_BYTES,
         max_stack_bytes,
     )
-    program = compiled(smallest_factor_program, xla, profile)
     try:
-        result, overflow_at, pc, counters = program(
-            *leaves, max_stack_depth, max_iterations
+        program = compiled(
+            smallest_factor_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
         )
+        result, overflow_at, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
         raise

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=a76de6070bd4e4b3ffe04908c88498d13780d97ebfbc92cfd8b208a930dba035
-# autobatch: body-sha256=5304961b7509627567ae211f172c021b9928524e30263ef3c38b8d95aae1d294
+# autobatch: source-sha256=2657d41ca12b09b0cd183b146bcb77192c356694afaf64108b4efe99459090e2
+# autobatch: body-sha256=b2ad81b3667b1eb5e95d729f9526f71e867b87304eb5154a59f2fde9900b4aa9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -322,10 +322,17 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile=False):
+def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False, profile=profile)
+    return functools.partial(
+        program,
+        max_stack_depth=max_stack_depth,
+        max_iterations=max_iterations,
+        xla=False,
+        profile=profile,
+    )
 
 
 def run_stackless(program, leaves, xla):
@@ -582,11 +589,11 @@ def rotate(
     check_stack_bytes(
         "rotate", leaves, max_stack_depth, ROTATE_STACK_BYTES, max_stack_bytes
     )
-    program = compiled(rotate_program, xla, profile)
     try:
-        result, overflow_at, pc, counters = program(
-            *leaves, max_stack_depth, max_iterations
+        program = compiled(
+            rotate_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
+        result, overflow_at, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, ROTATE_BLOCK_LINES, "rotate_block_")
         raise

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=71054971da940363854199a7bd2bb487481a03e21eaaad853302a7679a8064ed
-# autobatch: body-sha256=f25ecdd7dbfe12efb6a7bdf8de3bb14645751b9b59762ef36a5f1757a0584a3f
+# autobatch: source-sha256=ddabf4dd8440e98b29d89b459e347b80fa5bbb4b850285e64217b2971d15d265
+# autobatch: body-sha256=7f79a9db6cdec3b4bdde2f2eafd6b731495ee922301219f4298553d6f980359f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -326,10 +326,17 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile=False):
+def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(program, xla=False, profile=profile)
+    return functools.partial(
+        program,
+        max_stack_depth=max_stack_depth,
+        max_iterations=max_iterations,
+        xla=False,
+        profile=profile,
+    )
 
 
 def run_stackless(program, leaves, xla):
@@ -537,11 +544,11 @@ def relax(
     check_stack_bytes(
         "relax", leaves, max_stack_depth, RELAX_STACK_BYTES, max_stack_bytes
     )
-    program = compiled(relax_program, xla, profile)
     try:
-        result, overflow_at, pc, counters = program(
-            *leaves, max_stack_depth, max_iterations
+        program = compiled(
+            relax_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
+        result, overflow_at, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, RELAX_BLOCK_LINES, "relax_block_")
         raise
@@ -861,11 +868,11 @@ def spiral(
     check_stack_bytes(
         "spiral", leaves, max_stack_depth, SPIRAL_STACK_BYTES, max_stack_bytes
     )
-    program = compiled(spiral_program, xla, profile)
     try:
-        result, overflow_at, pc, counters = program(
-            *leaves, max_stack_depth, max_iterations
+        program = compiled(
+            spiral_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
+        result, overflow_at, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, SPIRAL_BLOCK_LINES, "spiral_block_")
         raise

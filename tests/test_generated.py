@@ -118,3 +118,25 @@ def test_tail_recursion_runs_in_constant_stack():
     result = iota_sum(np.array([12, -13, 100, 1000]), np.array([0, 0, 0, 0]),
                       backend="numpy", max_stack_depth=1)
     assert np.asarray(result).tolist() == [78, 0, 5050, 500500]
+
+
+@pytest.mark.parametrize("xla", [False, True], ids=["tf_graph", "tf_xla"])
+def test_the_tf_entry_traces_once_for_every_batch_size(xla):
+    """A call hands a concrete function its tensors; its batch size is left open.
+
+    One trace (one concrete function) serves batches of 1, 3 and 8, and the
+    results are still right for each.
+    """
+    import math
+
+    from generated.examples import gcd_tf
+
+    for batch in (1, 3, 8):
+        a, b = np.arange(1, batch + 1) * 6, np.arange(batch) * 4 + 2
+        result = gcd_tf.gcd(a, b, xla=xla)
+        assert np.asarray(result).tolist() == [math.gcd(x, y) for x, y in zip(a, b)]
+    traced = [
+        key for key in gcd_tf._COMPILED
+        if key[:5] == (gcd_tf.gcd_program, xla, False, 15, None)
+    ]
+    assert len(traced) == 1

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=6bbde07cdd7b556595503f631645cff0ee04727a56c2599aaa5cc032e6002dea
+# autobatch: source-sha256=c47dfcbc109f8445bf73107f0bcaf97b92dc4c66a356061a44938b34d073ff9a
 # autobatch: body-sha256=af26a6146973ba05e1945b2009335989892bf7dbbe86bd4f184c88c7805e128e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

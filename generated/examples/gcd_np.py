@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=5e479ad0084e3a077a9a33af8f51e3c213efef6a848f8ec941c021eeb18eb367
+# autobatch: source-sha256=1ec50d3a50e47a70c5d2a87582ce22b6d91cb8dc5f3aec532c93f44ac06f2394
 # autobatch: body-sha256=0412b6340fce7bcbbee06dd8fc5567d97539567633ddaa82ded9eb32e12850a0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

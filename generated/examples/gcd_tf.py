@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=d44dd4908a61c5a310a9987f980c44a64a0d03a17d372b02411c5bd8cfb24930
+# autobatch: source-sha256=35bdf28c563cd0de4391bc3212097d8eb39114bffa3b52f39dc6692ac214b441
 # autobatch: body-sha256=b7c1957a6ad790cddc5f48f4676ee0af15fc86a36dc5e181689a1fea6aa07e01
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

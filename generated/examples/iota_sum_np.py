@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c7f32a8802b31d149e09c7244dca2e07bf79cbb657ece75d3f94176df46b5d72
+# autobatch: source-sha256=216eaf94751d8859c6e3a021706598d2365df0270ac57f6dbfc1a78ef90a59d7
 # autobatch: body-sha256=bc4df965975ad325c25e266b543aaa50d38230e574833e5f0bc2c755483f1d48
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=b555e3f9939e7f2f53e49be156a72dd59f2a57b081727891b260d13fb31ccd3a
+# autobatch: source-sha256=c3d01aac3c5b035fc9af552f9b37f2a868fb82ed7217a4857dce594725a20c10
 # autobatch: body-sha256=be174f25d6bf551f0a814c1f648498eb09a8fe4e778e9b3a49c11282230d4aa5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=196e3bc67160f825bfff846a214e578f2065f8d6c31581ba50da9f4811594abc
+# autobatch: source-sha256=3a599d2868b714b82e47a98667b3ee70aab1bc16f77adecb99f0806cab7cf475
 # autobatch: body-sha256=02f25839c2e690455aa1f9d05b91f7d215ca4f2b6cfc922108a40dcda829f6fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

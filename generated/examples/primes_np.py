@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=cf62e33600dba8b7fe8866d6590f41b6cf7e9b00bc4b1de44e70a7bb5b061896
+# autobatch: source-sha256=9df989246d537759ff7558dc1ebed68983ad70d400920a1d4b417695e8e0b2b1
 # autobatch: body-sha256=eec7b39599b0d5c9cb393f8419d9c4e73205d52fbd7c5f82a80034222d372409
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

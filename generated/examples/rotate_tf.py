@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=805b066b243a5ad5022eecc369a77ffcaf26940ac788dfb043dd8cb301e43811
+# autobatch: source-sha256=c30a36a3cfc5e95267731405297718620ecae45b370d1d737471400d0b64e986
 # autobatch: body-sha256=a77bcbc0f00733524272f21bb3eedd1ab4c21d64cedff3685769ebc6024241e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import sys
 import types as pytypes
 from typing import Dict, List, Sequence
@@ -96,7 +97,6 @@ def generate(
     if len(specs) > len(counts):
         sections.extend(_dispatchers(specs, counts, registry))
     sections.extend(_registry(registry))
-    body = _runtime(backend) + sections
     doc = (
         f"Batched programs generated from {source_path} for {_backend_title(backend)}.\n\n"
         "Each example runs its own path through the blocks below; one loop\n"
@@ -104,12 +104,9 @@ def generate(
         + "\n".join(listing)
         + "\n"
     )
-    module = ast.Module(
-        body=[ast.Expr(ast.Constant(doc))] + imports.statements(backend) + body,
-        type_ignores=[],
-    )
-    text = ast.unparse(ast.fix_missing_locations(module))
-    text = _format(render_comments(text))
+    head = _formatted([ast.Expr(ast.Constant(doc))] + imports.statements(backend))
+    # Black puts one blank line after the imports, two before the programs.
+    text = head + "\n" + _formatted_runtime(backend.name) + "\n\n" + _formatted(sections)
     header = _header(source_path, backend, specs, source_hash, functions, text)
     return header + text
 
@@ -118,10 +115,26 @@ def _backend_title(backend):
     return "TensorFlow" if backend.name == "tensorflow" else "NumPy"
 
 
-def _format(text: str) -> str:
+def _formatted(statements: List[ast.stmt]) -> str:
+    """Top-level statements as black formats them."""
     import black
 
+    module = ast.Module(body=statements, type_ignores=[])
+    text = render_comments(ast.unparse(ast.fix_missing_locations(module)))
     return black.format_str(text, mode=black.Mode())
+
+
+@functools.lru_cache(maxsize=None)
+def _formatted_runtime(backend_name: str) -> str:
+    """The runtime helpers, formatted once per process and backend.
+
+    They are the same in every module of a backend and are most of its
+    lines: formatting them once makes `autobatch generate` and the tests'
+    golden checks cheaper.  Black formats top-level statements apart, so
+    the module is the same as when formatted whole
+    (tests/test_generated.py compares every checked-in module).
+    """
+    return _formatted(_runtime(backend_name))
 
 
 def _header(source_path, backend, specs, source_hash, functions, text):
@@ -144,12 +157,12 @@ def programs_text(specs) -> str:
     return "; ".join(s.key for s in specs)
 
 
-def _runtime(backend) -> List[ast.stmt]:
+def _runtime(backend_name: str) -> List[ast.stmt]:
     """The runtime helpers' source, read from templates/ (not imported: the
     TensorFlow template would import TensorFlow into NumPy-only builds)."""
     import importlib.util
 
-    names = ("runtime_common", "runtime_tf" if backend.name == "tensorflow" else "runtime_np")
+    names = ("runtime_common", "runtime_tf" if backend_name == "tensorflow" else "runtime_np")
     templates = [importlib.util.find_spec(f"templates.{name}").origin for name in names]
     out: List[ast.stmt] = []
     for template in templates:

@@ -95,6 +95,10 @@ class Counts:
         )
 
 
+def _unformatted(text):
+    return text
+
+
 @contextlib.contextmanager
 def unformatted_generation():
     """Generated modules skip black while this is active.
@@ -107,7 +111,7 @@ def unformatted_generation():
     from transpiler.emit import module
 
     original = module._format
-    module._format = lambda text: text
+    module._format = _unformatted
     try:
         yield
     finally:

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=9c988a6a66968d3ca57d8f70e50ac2d981e962c95bc40f7ecd5f4ecb2d61b093
+# autobatch: source-sha256=20b6011366d039a5a478e48b27da858dc20346e80ae40cf687c093188e3ad527
 # autobatch: body-sha256=d3626bc13e70ae75009dbbe6e7665a22647521b208bf6e1a72632de96e2ba155
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

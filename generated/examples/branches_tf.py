@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=637975d6de4bed0a05557604b086b3fb3f0d49fe1a87c0f91ee061191a751cfb
+# autobatch: source-sha256=5cbaf188c7f2b430095e17f424805885a5d40d797dd7e13862fc92fcbf56c184
 # autobatch: body-sha256=99777662e777596d39f1844c2b53ce0d096d8b4d4c73e62c5056dc45bee30268
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=5b8a199cbe8829d47742f2d107275026d92b588f4bb3bb87abc9f5464f22fe01
+# autobatch: source-sha256=66812d2e98953ecb1c3cd4a9bd735832d096bd4b421aed0afda3eca71a87b710
 # autobatch: body-sha256=897365d5e9ab550a4e27d4aa0aede1e328a90d9a5dec4e03a3123e6dcbbc1934
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=c47dfcbc109f8445bf73107f0bcaf97b92dc4c66a356061a44938b34d073ff9a
+# autobatch: source-sha256=95815ebc1a763d9a1d7b2e8d3cd97a08f62cf8f904f0975d43c0b18e3ea6b6fc
 # autobatch: body-sha256=af26a6146973ba05e1945b2009335989892bf7dbbe86bd4f184c88c7805e128e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=6844db6cdd1414045c80c399e3d21f5e4a93f9c2c5d0fdd6df10e845510e79ba
+# autobatch: source-sha256=7e415aafe8255abf37ce08df860c810edacf474360d3a032d790222cf3c1dd9e
 # autobatch: body-sha256=81efbbd01626327fecae400eff2f3f2f2a13f837642ef8772960abdd5ee0c708
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

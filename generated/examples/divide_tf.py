@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=c5482e214852d1e61e6c635eaed128d77fae7bd5c00091169b1bbeb9292ca3c5
+# autobatch: source-sha256=037793f28cb0050d104abbe8bbe7d9bde9fc5c27687d2b76d35b323a46950e9f
 # autobatch: body-sha256=f5c34429f1617f4da8b4311aef150159120116dcf3d4ccce8921253dd73d1a5d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

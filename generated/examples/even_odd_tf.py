@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=e2a1f98bd3894b361705c91ec81f8b73da8de9472dc0bef75360b7aa9e3e912e
+# autobatch: source-sha256=1bac0a4189ea3ce48b446e67c478cfd3c01656e7059e3ffd009ad413f94ba503
 # autobatch: body-sha256=db87b9190464873faee9fa4ecdd83ca2a0293208a17611b6c9a07694ed9ff835
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=d01ebde5bcba30a39a573867b2a88d8504348b22f536775258b652a78923b76d
+# autobatch: source-sha256=49c293504719a25cffa133c43ea52835ce17a5fca714b6077f2e248f2f73c0ea
 # autobatch: body-sha256=8cc8621be3afcce923e05280922741eb6220f1281c3ecd2881b681e5c94f2008
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

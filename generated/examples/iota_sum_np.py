@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=216eaf94751d8859c6e3a021706598d2365df0270ac57f6dbfc1a78ef90a59d7
+# autobatch: source-sha256=badf1f6dfdb0a0a1eede6a89ea25986850924cbc9af27adf693dc38952d6d044
 # autobatch: body-sha256=bc4df965975ad325c25e266b543aaa50d38230e574833e5f0bc2c755483f1d48
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c3d01aac3c5b035fc9af552f9b37f2a868fb82ed7217a4857dce594725a20c10
+# autobatch: source-sha256=0a54aacf2feb99a969eb2da83f4f3eb4c87873e195393574cc09ba431053017e
 # autobatch: body-sha256=be174f25d6bf551f0a814c1f648498eb09a8fe4e778e9b3a49c11282230d4aa5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

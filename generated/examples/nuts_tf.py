@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=3a599d2868b714b82e47a98667b3ee70aab1bc16f77adecb99f0806cab7cf475
+# autobatch: source-sha256=af70544c95e29500eb9ad28e300c13a19983e1032180cb57be35b7336b4bbbea
 # autobatch: body-sha256=02f25839c2e690455aa1f9d05b91f7d215ca4f2b6cfc922108a40dcda829f6fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=c30a36a3cfc5e95267731405297718620ecae45b370d1d737471400d0b64e986
+# autobatch: source-sha256=1e32736596ae72970628f22abf69b0578fae063fd4ac6b465d815b37d860d9a7
 # autobatch: body-sha256=a77bcbc0f00733524272f21bb3eedd1ab4c21d64cedff3685769ebc6024241e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

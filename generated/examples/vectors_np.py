@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=474c7ecf851e089a2773c08899d7605898d5c5e8a343b3f712c59263f3add5d3
+# autobatch: source-sha256=d9228115852b477f5663b61ee055051cb0926b089eb2561053e07ac4479457ad
 # autobatch: body-sha256=7f79a9db6cdec3b4bdde2f2eafd6b731495ee922301219f4298553d6f980359f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -106,7 +106,8 @@ def generate(
     )
     head = _formatted([ast.Expr(ast.Constant(doc))] + imports.statements(backend))
     # Black puts one blank line after the imports, two before the programs.
-    text = head + "\n" + _formatted_runtime(backend.name) + "\n\n" + _formatted(sections)
+    runtime = _formatted_runtime(backend.name, _format)
+    text = head + "\n" + runtime + "\n\n" + _formatted(sections)
     header = _header(source_path, backend, specs, source_hash, functions, text)
     return header + text
 
@@ -115,26 +116,32 @@ def _backend_title(backend):
     return "TensorFlow" if backend.name == "tensorflow" else "NumPy"
 
 
-def _formatted(statements: List[ast.stmt]) -> str:
+def _formatted(statements: List[ast.stmt], formatter=None) -> str:
     """Top-level statements as black formats them."""
-    import black
-
     module = ast.Module(body=statements, type_ignores=[])
     text = render_comments(ast.unparse(ast.fix_missing_locations(module)))
+    return (formatter or _format)(text)
+
+
+def _format(text: str) -> str:
+    import black
+
     return black.format_str(text, mode=black.Mode())
 
 
 @functools.lru_cache(maxsize=None)
-def _formatted_runtime(backend_name: str) -> str:
-    """The runtime helpers, formatted once per process and backend.
+def _formatted_runtime(backend_name: str, formatter) -> str:
+    """The runtime helpers, formatted once per process, backend and formatter.
 
     They are the same in every module of a backend and are most of its
     lines: formatting them once makes `autobatch generate` and the tests'
     golden checks cheaper.  Black formats top-level statements apart, so
     the module is the same as when formatted whole
-    (tests/test_generated.py compares every checked-in module).
+    (tests/test_generated.py compares every checked-in module).  The
+    formatter is part of the key: the fuzzer swaps it for one that leaves
+    the text alone.
     """
-    return _formatted(_runtime(backend_name))
+    return _formatted(_runtime(backend_name), formatter)
 
 
 def _header(source_path, backend, specs, source_hash, functions, text):

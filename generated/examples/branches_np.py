@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=20b6011366d039a5a478e48b27da858dc20346e80ae40cf687c093188e3ad527
+# autobatch: source-sha256=a3e32dd3036c074cfeda51dbc78b5cecfbb31ba3c6da560fb382c9bb3242b43e
 # autobatch: body-sha256=d3626bc13e70ae75009dbbe6e7665a22647521b208bf6e1a72632de96e2ba155
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

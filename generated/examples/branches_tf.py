@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=5cbaf188c7f2b430095e17f424805885a5d40d797dd7e13862fc92fcbf56c184
+# autobatch: source-sha256=4dab3ee0479af4d6ce8c21c115c8b3022c4d0e2fe73584da97732161029260d7
 # autobatch: body-sha256=99777662e777596d39f1844c2b53ce0d096d8b4d4c73e62c5056dc45bee30268
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=95815ebc1a763d9a1d7b2e8d3cd97a08f62cf8f904f0975d43c0b18e3ea6b6fc
+# autobatch: source-sha256=c0a62442d0c7f016f59292cc4a8bb72d3331756469d9081e81523c7bf0a947de
 # autobatch: body-sha256=af26a6146973ba05e1945b2009335989892bf7dbbe86bd4f184c88c7805e128e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

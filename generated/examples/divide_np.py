@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=7e415aafe8255abf37ce08df860c810edacf474360d3a032d790222cf3c1dd9e
+# autobatch: source-sha256=87fceefb163a8592007408850e14a7a73729fe4ab4c9282a199ef8514563200d
 # autobatch: body-sha256=81efbbd01626327fecae400eff2f3f2f2a13f837642ef8772960abdd5ee0c708
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

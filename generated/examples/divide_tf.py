@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=037793f28cb0050d104abbe8bbe7d9bde9fc5c27687d2b76d35b323a46950e9f
+# autobatch: source-sha256=d475eea91e7e88826bde65e2c8d7132b5a2bed88199ba9dbc5ff2c9a619495c9
 # autobatch: body-sha256=f5c34429f1617f4da8b4311aef150159120116dcf3d4ccce8921253dd73d1a5d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

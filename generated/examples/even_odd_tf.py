@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=1bac0a4189ea3ce48b446e67c478cfd3c01656e7059e3ffd009ad413f94ba503
+# autobatch: source-sha256=b4a3740f5c5b5ee81614e249fa77e9b4f81a8325a85a7e16f70462c3c05a8da6
 # autobatch: body-sha256=db87b9190464873faee9fa4ecdd83ca2a0293208a17611b6c9a07694ed9ff835
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=49c293504719a25cffa133c43ea52835ce17a5fca714b6077f2e248f2f73c0ea
+# autobatch: source-sha256=cc7964986a518542e16c0c919e712c0c74a0f68077ab99fca13b79837b678365
 # autobatch: body-sha256=8cc8621be3afcce923e05280922741eb6220f1281c3ecd2881b681e5c94f2008
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=219f9192a0a34cc1509cad34b8ec86848df1bfb1f17479d95337f49eb97e1594
+# autobatch: source-sha256=84d8c54549d366c9bf76ed9fdbc664cb2ba39fc1b2e3e2ea232b6c78f1943b48
 # autobatch: body-sha256=cfd3665efa1f0d45d739e004109bfd870cd55a3e89a15a93374bfd5f616732fd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

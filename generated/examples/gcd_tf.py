@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=a44e068dcc928a7b52a3e43725e4d8f1b43b7ac1b74ede1494168a0452b522eb
+# autobatch: source-sha256=0ae060dd35e8f759fdf034fe786f501d3d639ef3c4243ab5a6b27e5352f5e7f0
 # autobatch: body-sha256=b7c1957a6ad790cddc5f48f4676ee0af15fc86a36dc5e181689a1fea6aa07e01
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

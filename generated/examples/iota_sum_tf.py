@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=0a54aacf2feb99a969eb2da83f4f3eb4c87873e195393574cc09ba431053017e
+# autobatch: source-sha256=f9205afdd28cb81d2bfaaf9eca4ac96a8632817e55708c9ead2284ff0b4cd4ef
 # autobatch: body-sha256=be174f25d6bf551f0a814c1f648498eb09a8fe4e778e9b3a49c11282230d4aa5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

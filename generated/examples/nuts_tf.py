@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=af70544c95e29500eb9ad28e300c13a19983e1032180cb57be35b7336b4bbbea
+# autobatch: source-sha256=906c2b30098eb1251248eb9442d5fa579ef4b54e1064569fbb70a38e8e8b3153
 # autobatch: body-sha256=02f25839c2e690455aa1f9d05b91f7d215ca4f2b6cfc922108a40dcda829f6fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

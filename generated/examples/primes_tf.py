@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=78681840af936008cd012cd7f5a68187aad8c7c87f57a894c6e23d291c1ce7a7
+# autobatch: source-sha256=2986e3bb0885f19c5552093446e4c0f1acfde90ab56bef343d73351b21a183ab
 # autobatch: body-sha256=512b6d92282043a47b5ff5fb05375684d136c69c6f5b0180abffe66b1c2beae3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

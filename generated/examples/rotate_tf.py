@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=1e32736596ae72970628f22abf69b0578fae063fd4ac6b465d815b37d860d9a7
+# autobatch: source-sha256=5fbe33f32c885507faf1db4a1c357cd8f139157fc19788b15323d9aba5466003
 # autobatch: body-sha256=a77bcbc0f00733524272f21bb3eedd1ab4c21d64cedff3685769ebc6024241e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=f9f5594849670c79a80ddc7bcd2357ccaaa2ba7b83e6df8e0f4451cfb5637c09
+# autobatch: source-sha256=0d85f0550286c45dcc52e5fbc11cabfb7abf00805ac6290805c71feb1057c5c1
 # autobatch: body-sha256=1a5eecbfde1cb68f25362b69a8e412a83b66d0503e9ceb6342e166d99501c006
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import functools
 import sys
 import types as pytypes
 from typing import Dict, List, Sequence
 
 from transpiler import __version__
 from transpiler.emit import program as program_emitter
-from transpiler.emit.template import render_comments
+from transpiler.emit import runtime
 from transpiler.errors import UnsupportedSyntaxError
 from transpiler.ir import instructions as ir
 from transpiler.loader import HEADER_PREFIX, body_hash
@@ -106,8 +105,8 @@ def generate(
     )
     head = _formatted([ast.Expr(ast.Constant(doc))] + imports.statements(backend))
     # Black puts one blank line after the imports, two before the programs.
-    runtime = _formatted_runtime(backend.name, _format)
-    text = head + "\n" + runtime + "\n\n" + _formatted(sections)
+    helpers = runtime.formatted(backend.name, _format, use_stored=_format is _BLACK)
+    text = head + "\n" + helpers + "\n\n" + _formatted(sections)
     header = _header(source_path, backend, specs, source_hash, functions, text)
     return header + text
 
@@ -116,11 +115,9 @@ def _backend_title(backend):
     return "TensorFlow" if backend.name == "tensorflow" else "NumPy"
 
 
-def _formatted(statements: List[ast.stmt], formatter=None) -> str:
+def _formatted(statements: List[ast.stmt]) -> str:
     """Top-level statements as black formats them."""
-    module = ast.Module(body=statements, type_ignores=[])
-    text = render_comments(ast.unparse(ast.fix_missing_locations(module)))
-    return (formatter or _format)(text)
+    return _format(runtime.unparsed(statements))
 
 
 def _format(text: str) -> str:
@@ -129,19 +126,7 @@ def _format(text: str) -> str:
     return black.format_str(text, mode=black.Mode())
 
 
-@functools.lru_cache(maxsize=None)
-def _formatted_runtime(backend_name: str, formatter) -> str:
-    """The runtime helpers, formatted once per process, backend and formatter.
-
-    They are the same in every module of a backend and are most of its
-    lines: formatting them once makes `autobatch generate` and the tests'
-    golden checks cheaper.  Black formats top-level statements apart, so
-    the module is the same as when formatted whole
-    (tests/test_generated.py compares every checked-in module).  The
-    formatter is part of the key: the fuzzer swaps it for one that leaves
-    the text alone.
-    """
-    return _formatted(_runtime(backend_name), formatter)
+_BLACK = _format  # the fuzzer swaps _format for a formatter that does nothing
 
 
 def _header(source_path, backend, specs, source_hash, functions, text):
@@ -162,26 +147,6 @@ def _header(source_path, backend, specs, source_hash, functions, text):
 
 def programs_text(specs) -> str:
     return "; ".join(s.key for s in specs)
-
-
-def _runtime(backend_name: str) -> List[ast.stmt]:
-    """The runtime helpers' source, read from templates/ (not imported: the
-    TensorFlow template would import TensorFlow into NumPy-only builds)."""
-    import importlib.util
-
-    names = ("runtime_common", "runtime_tf" if backend_name == "tensorflow" else "runtime_np")
-    templates = [importlib.util.find_spec(f"templates.{name}").origin for name in names]
-    out: List[ast.stmt] = []
-    for template in templates:
-        with open(template, encoding="utf-8") as f:
-            tree = ast.parse(f.read())
-        for node in tree.body:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                continue
-            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-                continue  # the template module's docstring
-            out.append(node)
-    return out
 
 
 def _stackless_sections(spec, prefix, free):

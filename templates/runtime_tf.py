@@ -424,11 +424,10 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
     200 us a call here (gcd on one example under XLA: 316 against 114 us),
     more than the whole loop at small batch sizes.
     """
-    signature = tuple(
-        tf.TensorSpec([None, *leaf.shape[1:]], leaf.dtype) for leaf in leaves
-    )
-    key = (program, bool(xla), bool(profile), max_stack_depth, max_iterations, signature)
+    events = tuple((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves)
+    key = (program, bool(xla), bool(profile), max_stack_depth, max_iterations, events)
     if key not in _COMPILED:
+        signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
         def traced(*leaves):
             return program(

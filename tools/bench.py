@@ -180,6 +180,7 @@ def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=()
         for batch in sizes:
             inputs = spec["inputs"](rng, batch)
             columns = list(zip(*[np.asarray(a).tolist() for a in inputs]))
+            expected = np.asarray([plain(*c) for c in columns]).reshape(-1)
             modes = {
                 "python": lambda: [plain(*c) for c in columns],
                 "numpy": lambda: batched(*inputs, backend="numpy", max_stack_depth=spec["depth"]),
@@ -197,8 +198,7 @@ def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=()
                 except Exception as e:  # noqa: BLE001 - reported in the table
                     results[mode] = (None, None, None, f"error: {type(e).__name__}")
                     continue
-                expected = [plain(*c) for c in columns]
-                good = np.array_equal(np.asarray(value).reshape(-1), np.asarray(expected).reshape(-1))
+                good = np.array_equal(np.asarray(value).reshape(-1), expected)
                 results[mode] = (first, best, median, "ok" if good else "MISMATCH")
             python_best = results["python"][1]
             hand_best = results.get("hand-xla", (None, None))[1]
@@ -216,7 +216,7 @@ def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=()
                 )
                 rows.append((name, batch, mode, first, best, check))
         cold, value = _cold_first_call(batched, inputs, spec["depth"])
-        good = np.array_equal(np.asarray(value).reshape(-1), np.asarray(expected).reshape(-1))
+        good = np.array_equal(np.asarray(value).reshape(-1), expected)
         print(
             f"{name:<9} {batch:>5} {'xla, generated anew':<20} {cold:>8.2f}"
             f"  (first call: generate + import + trace + compile)  {'ok' if good else 'MISMATCH'}",

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=a3e32dd3036c074cfeda51dbc78b5cecfbb31ba3c6da560fb382c9bb3242b43e
+# autobatch: source-sha256=15e05c9a1bcf27be2c78f5402ad38c7c7f7609f2c3d53c8cea13091eab1b067e
 # autobatch: body-sha256=d3626bc13e70ae75009dbbe6e7665a22647521b208bf6e1a72632de96e2ba155
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

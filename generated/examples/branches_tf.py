@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=4dab3ee0479af4d6ce8c21c115c8b3022c4d0e2fe73584da97732161029260d7
-# autobatch: body-sha256=99777662e777596d39f1844c2b53ce0d096d8b4d4c73e62c5056dc45bee30268
+# autobatch: source-sha256=7cb901d6a2db63c8733a67d1f7e45f31a50664a0e14c12f42feced695458a630
+# autobatch: body-sha256=aa70e237e41bbf3aba8fb09c39dabcecf2ade72531fffd3909b16bb30475532d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -628,18 +628,10 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
     200 us a call here (gcd on one example under XLA: 316 against 114 us),
     more than the whole loop at small batch sizes.
     """
-    signature = tuple(
-        (tf.TensorSpec([None, *leaf.shape[1:]], leaf.dtype) for leaf in leaves)
-    )
-    key = (
-        program,
-        bool(xla),
-        bool(profile),
-        max_stack_depth,
-        max_iterations,
-        signature,
-    )
+    events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
+    key = (program, bool(xla), bool(profile), max_stack_depth, max_iterations, events)
     if key not in _COMPILED:
+        signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
         def traced(*leaves):
             return program(

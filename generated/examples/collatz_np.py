@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=3b4258773863112372bdeec41ccbb605122d44920d6dd54ae507ff849fbea630
+# autobatch: source-sha256=feb02f46d57c05299a65090253b54262108c4b2e12ddc3d8157d96e6f2f9a46d
 # autobatch: body-sha256=897365d5e9ab550a4e27d4aa0aede1e328a90d9a5dec4e03a3123e6dcbbc1934
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

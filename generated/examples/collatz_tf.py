@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=c0a62442d0c7f016f59292cc4a8bb72d3331756469d9081e81523c7bf0a947de
-# autobatch: body-sha256=af26a6146973ba05e1945b2009335989892bf7dbbe86bd4f184c88c7805e128e
+# autobatch: source-sha256=a52f4e56fd59c1a68c2cbc026a13507e9193701cb1809f0951dcf5756810472a
+# autobatch: body-sha256=d4824e9da21fb2c3f005299eaeafa9e2199b45b5040b7ed08fa793111525dc75
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -608,18 +608,10 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
     200 us a call here (gcd on one example under XLA: 316 against 114 us),
     more than the whole loop at small batch sizes.
     """
-    signature = tuple(
-        (tf.TensorSpec([None, *leaf.shape[1:]], leaf.dtype) for leaf in leaves)
-    )
-    key = (
-        program,
-        bool(xla),
-        bool(profile),
-        max_stack_depth,
-        max_iterations,
-        signature,
-    )
+    events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
+    key = (program, bool(xla), bool(profile), max_stack_depth, max_iterations, events)
     if key not in _COMPILED:
+        signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
         def traced(*leaves):
             return program(

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=87fceefb163a8592007408850e14a7a73729fe4ab4c9282a199ef8514563200d
+# autobatch: source-sha256=982b442fa73f5aca8490e7615c30aff41f6645dc078ff7cc1269e1be83bc4ad9
 # autobatch: body-sha256=81efbbd01626327fecae400eff2f3f2f2a13f837642ef8772960abdd5ee0c708
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

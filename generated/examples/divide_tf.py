@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=d475eea91e7e88826bde65e2c8d7132b5a2bed88199ba9dbc5ff2c9a619495c9
-# autobatch: body-sha256=f5c34429f1617f4da8b4311aef150159120116dcf3d4ccce8921253dd73d1a5d
+# autobatch: source-sha256=10c306df0b7aaa8e4bcd146b2ba883b47c52f6340093eba3c635005dbe737cd1
+# autobatch: body-sha256=f305b04a1a6ae91146225d0c5c52710173c78ea710bd63089e1741e164380eba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -609,18 +609,10 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
     200 us a call here (gcd on one example under XLA: 316 against 114 us),
     more than the whole loop at small batch sizes.
     """
-    signature = tuple(
-        (tf.TensorSpec([None, *leaf.shape[1:]], leaf.dtype) for leaf in leaves)
-    )
-    key = (
-        program,
-        bool(xla),
-        bool(profile),
-        max_stack_depth,
-        max_iterations,
-        signature,
-    )
+    events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
+    key = (program, bool(xla), bool(profile), max_stack_depth, max_iterations, events)
     if key not in _COMPILED:
+        signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
         def traced(*leaves):
             return program(

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=e3ff7bbad9ff97aa8edbbe1dcb3ca1c4f0b659c89dc1089cb048f0311e2cb4a7
+# autobatch: source-sha256=a601ee905157296a0efa617cbb21f775310e85321c667abcf463db15cf9e89ea
 # autobatch: body-sha256=61257dbbd106889b51968d44539b44e18b100eee64b8cb39d38e7827fba597a8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=b4a3740f5c5b5ee81614e249fa77e9b4f81a8325a85a7e16f70462c3c05a8da6
-# autobatch: body-sha256=db87b9190464873faee9fa4ecdd83ca2a0293208a17611b6c9a07694ed9ff835
+# autobatch: source-sha256=dfcbc71e4328b135a7cf16c41b53b23f71c70328417774a4d38fbc036a96b89a
+# autobatch: body-sha256=5de7cea6c2027da16c7afa53aa2b87b4bf1ac427e698668bf80e1cb78cae64c9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -612,18 +612,10 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
     200 us a call here (gcd on one example under XLA: 316 against 114 us),
     more than the whole loop at small batch sizes.
     """
-    signature = tuple(
-        (tf.TensorSpec([None, *leaf.shape[1:]], leaf.dtype) for leaf in leaves)
-    )
-    key = (
-        program,
-        bool(xla),
-        bool(profile),
-        max_stack_depth,
-        max_iterations,
-        signature,
-    )
+    events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
+    key = (program, bool(xla), bool(profile), max_stack_depth, max_iterations, events)
     if key not in _COMPILED:
+        signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
         def traced(*leaves):
             return program(

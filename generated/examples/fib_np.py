@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=cc7964986a518542e16c0c919e712c0c74a0f68077ab99fca13b79837b678365
+# autobatch: source-sha256=a8b2a7fa47836d12d39159a9e66da5ccf6d6c1ad2da0e9c7742a89cfdbc2c603
 # autobatch: body-sha256=8cc8621be3afcce923e05280922741eb6220f1281c3ecd2881b681e5c94f2008
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

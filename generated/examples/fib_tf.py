@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=84d8c54549d366c9bf76ed9fdbc664cb2ba39fc1b2e3e2ea232b6c78f1943b48
-# autobatch: body-sha256=cfd3665efa1f0d45d739e004109bfd870cd55a3e89a15a93374bfd5f616732fd
+# autobatch: source-sha256=eed44c3d1a26fc07d7789c36e10a4e013407d5ce6a47c3a6dd6ec20d1e4e60b0
+# autobatch: body-sha256=7f16d8bb3d0caa552fc244eefd9da9d9f260aca8ab7e886c709f728ccf432770
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -614,18 +614,10 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
     200 us a call here (gcd on one example under XLA: 316 against 114 us),
     more than the whole loop at small batch sizes.
     """
-    signature = tuple(
-        (tf.TensorSpec([None, *leaf.shape[1:]], leaf.dtype) for leaf in leaves)
-    )
-    key = (
-        program,
-        bool(xla),
-        bool(profile),
-        max_stack_depth,
-        max_iterations,
-        signature,
-    )
+    events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
+    key = (program, bool(xla), bool(profile), max_stack_depth, max_iterations, events)
     if key not in _COMPILED:
+        signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
         def traced(*leaves):
             return program(

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=044a39bd76951b053e42fc72a681ed8ef46e6f5284ca3735082a70037bcb6336
+# autobatch: source-sha256=5c5d56e1129407b0f91589a051e2ed5077a6a7000a69e80327034e6e29c01bfe
 # autobatch: body-sha256=0412b6340fce7bcbbee06dd8fc5567d97539567633ddaa82ded9eb32e12850a0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0ae060dd35e8f759fdf034fe786f501d3d639ef3c4243ab5a6b27e5352f5e7f0
-# autobatch: body-sha256=b7c1957a6ad790cddc5f48f4676ee0af15fc86a36dc5e181689a1fea6aa07e01
+# autobatch: source-sha256=93a265d2993b6962234126406aa17aca24f252cc4dd68b47a644193a9424371c
+# autobatch: body-sha256=5451bf53e0a33629ec4d5b40b383707f14e7e88b0e7592e3e079c21d573f84ce
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -608,18 +608,10 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
     200 us a call here (gcd on one example under XLA: 316 against 114 us),
     more than the whole loop at small batch sizes.
     """
-    signature = tuple(
-        (tf.TensorSpec([None, *leaf.shape[1:]], leaf.dtype) for leaf in leaves)
-    )
-    key = (
-        program,
-        bool(xla),
-        bool(profile),
-        max_stack_depth,
-        max_iterations,
-        signature,
-    )
+    events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
+    key = (program, bool(xla), bool(profile), max_stack_depth, max_iterations, events)
     if key not in _COMPILED:
+        signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
         def traced(*leaves):
             return program(

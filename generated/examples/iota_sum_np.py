@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=654c9a547b2b6794b222657af2ce2b89fa90a18f3a5051b885da65c2d7a9d8ef
+# autobatch: source-sha256=e555eb01ce606eb63c159a2db9be713812974466298973228b2d0ae8829140eb
 # autobatch: body-sha256=bc4df965975ad325c25e266b543aaa50d38230e574833e5f0bc2c755483f1d48
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=41c7dbce5bceebc3887af6388ca39e0841219b2f51f3e05576b20aed2e3c8b38
+# autobatch: source-sha256=209915d0a6405de13e177725a7ced9fb80fda45cc83a4584cd07ce61ebe37106
 # autobatch: body-sha256=0708fb1da2eae16825c19f014a1909738e1aaf9cd111d19cb5bd34fceb8af5a3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

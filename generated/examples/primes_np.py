@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=f3d66112fb12f53b4386b6669affb4141dae06ca6c9c53d8188326dc731b2e5b
+# autobatch: source-sha256=dc6142611db20bb297f00d5cc0e34f1324ec6c87c23dd7e6a518a3270ba69ee8
 # autobatch: body-sha256=eec7b39599b0d5c9cb393f8419d9c4e73205d52fbd7c5f82a80034222d372409
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=2986e3bb0885f19c5552093446e4c0f1acfde90ab56bef343d73351b21a183ab
-# autobatch: body-sha256=512b6d92282043a47b5ff5fb05375684d136c69c6f5b0180abffe66b1c2beae3
+# autobatch: source-sha256=a7e9498f9a10eaa7f646ede6dcddae76a177feb71bb3cc33e43cf1da24ce00ca
+# autobatch: body-sha256=d8b8a6c0a38c77a8eb97b0cf9eddb4a7e60ee28d888c3e967960ccab42be532e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -627,18 +627,10 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
     200 us a call here (gcd on one example under XLA: 316 against 114 us),
     more than the whole loop at small batch sizes.
     """
-    signature = tuple(
-        (tf.TensorSpec([None, *leaf.shape[1:]], leaf.dtype) for leaf in leaves)
-    )
-    key = (
-        program,
-        bool(xla),
-        bool(profile),
-        max_stack_depth,
-        max_iterations,
-        signature,
-    )
+    events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
+    key = (program, bool(xla), bool(profile), max_stack_depth, max_iterations, events)
     if key not in _COMPILED:
+        signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
         def traced(*leaves):
             return program(

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=bcee4b8704f64b99299269aa785ff2ffa0c2b08e84e984cf54ba02e20de273b5
+# autobatch: source-sha256=0c1b918140c52bfe57d28ff497c9ef02cd76ab254d00ae847498ff818552ef42
 # autobatch: body-sha256=b2ad81b3667b1eb5e95d729f9526f71e867b87304eb5154a59f2fde9900b4aa9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

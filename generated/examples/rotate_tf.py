@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=5fbe33f32c885507faf1db4a1c357cd8f139157fc19788b15323d9aba5466003
-# autobatch: body-sha256=a77bcbc0f00733524272f21bb3eedd1ab4c21d64cedff3685769ebc6024241e1
+# autobatch: source-sha256=107d8560658b22166b657ef6090848ec8eda7c6e4adac543aaccd9c8f06f7bf8
+# autobatch: body-sha256=b2a320e0a28cb443b45001b8265687078690cfc38a6ea98f7195b4ac43b462cb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -610,18 +610,10 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
     200 us a call here (gcd on one example under XLA: 316 against 114 us),
     more than the whole loop at small batch sizes.
     """
-    signature = tuple(
-        (tf.TensorSpec([None, *leaf.shape[1:]], leaf.dtype) for leaf in leaves)
-    )
-    key = (
-        program,
-        bool(xla),
-        bool(profile),
-        max_stack_depth,
-        max_iterations,
-        signature,
-    )
+    events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
+    key = (program, bool(xla), bool(profile), max_stack_depth, max_iterations, events)
     if key not in _COMPILED:
+        signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
         def traced(*leaves):
             return program(

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=2b04d3990e748c592cec4913736500e440b90d7b5e2ec7803119f08bd0c5c216
+# autobatch: source-sha256=ecbf7566466fb39ea80f174e0e10a91297abfd300baa4f845203b792edac3e12
 # autobatch: body-sha256=7f79a9db6cdec3b4bdde2f2eafd6b731495ee922301219f4298553d6f980359f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

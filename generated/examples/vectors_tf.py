@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=0d85f0550286c45dcc52e5fbc11cabfb7abf00805ac6290805c71feb1057c5c1
-# autobatch: body-sha256=1a5eecbfde1cb68f25362b69a8e412a83b66d0503e9ceb6342e166d99501c006
+# autobatch: source-sha256=9f9559b86156684d045b8e2c19b3939c079077f38bc5104983e1989424bd59a9
+# autobatch: body-sha256=4647c83c605df2c0c89074b13df73e4364bc3dc328d5260731c42e41b04c1cbb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -614,18 +614,10 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
     200 us a call here (gcd on one example under XLA: 316 against 114 us),
     more than the whole loop at small batch sizes.
     """
-    signature = tuple(
-        (tf.TensorSpec([None, *leaf.shape[1:]], leaf.dtype) for leaf in leaves)
-    )
-    key = (
-        program,
-        bool(xla),
-        bool(profile),
-        max_stack_depth,
-        max_iterations,
-        signature,
-    )
+    events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
+    key = (program, bool(xla), bool(profile), max_stack_depth, max_iterations, events)
     if key not in _COMPILED:
+        signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
         def traced(*leaves):
             return program(

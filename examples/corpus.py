@@ -20,6 +20,9 @@ from examples import (
     iota_sum,
     primes,
     rotate,
+    search,
+    sort,
+    tree,
     vectors,
 )
 
@@ -89,6 +92,23 @@ def _relax(rng, batch):
     return rng.normal(size=(batch, 3)), rng.integers(0, 12, batch)
 
 
+def _bisect(rng, batch):
+    v = np.sort(rng.integers(0, 40, (batch, 16)), axis=1)
+    return v, rng.integers(-2, 43, batch)  # below, inside and above each vector
+
+
+def _predict(rng, batch):
+    return (rng.normal(scale=1.5, size=(batch, 2)),)
+
+
+def _sort(rng, batch):
+    return (rng.integers(0, 100, (batch, 8)),)
+
+
+def _histogram(rng, batch):
+    return rng.integers(-1, 6, (batch, 10)), rng.integers(0, 12, batch)
+
+
 CASES = (
     Case("fib", fib.fib, _fib),
     Case("is_even", even_odd.is_even, _parity),
@@ -105,6 +125,10 @@ CASES = (
     Case("multiple7", primes.first_multiple_of_seven, _multiple),
     Case("spiral", vectors.spiral, _spiral),
     Case("relax", vectors.relax, _relax),
+    Case("bisect", search.bisect_left, _bisect),
+    Case("predict", tree.predict, _predict),
+    Case("insertion_sort", sort.insertion_sort, _sort),
+    Case("histogram", sort.histogram, _histogram),
 )
 
 
@@ -116,6 +140,8 @@ def example(inputs, i):
             items = [pick(v) for v in value]
             return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
         row = np.asarray(value)[i]
-        return row.item() if row.ndim == 0 else row  # a per-example vector stays an array
+        # A per-example vector stays an array, the example's own copy (item
+        # assignment in the plain function must not change the batch).
+        return row.item() if row.ndim == 0 else row.copy()
 
     return tuple(pick(v) for v in inputs)

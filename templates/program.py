@@ -18,7 +18,17 @@ def block_function(BLOCK, BODY, UPDATES, WRITES):
 
 
 def program_function(
-    PROGRAM, LEAVES, STATE_TYPE, INITIAL, STACKS_TYPE, STACKS, BLOCKS, LOOPING, WRITES, RESULT
+    PROGRAM,
+    LEAVES,
+    STATE_TYPE,
+    INITIAL,
+    STACKS_TYPE,
+    STACKS,
+    BLOCKS,
+    LOOPING,
+    WRITES,
+    RESULT,
+    ERRORS,
 ):
     def PROGRAM(LEAVES, max_stack_depth, max_iterations, xla, profile):
         """Arguments to results for a whole batch: what tf.function traces."""
@@ -28,7 +38,7 @@ def program_function(
         state, stacks, counters = run(
             state, stacks, BLOCKS, xla, profile, LOOPING, max_iterations, WRITES
         )
-        return RESULT, state.overflow_at, state.pc, counters
+        return RESULT, ERRORS, state.pc, counters
 
 
 def entry_function(
@@ -62,19 +72,30 @@ def entry_function(
         check_stack_bytes(NAME, leaves, max_stack_depth, STACK_BYTES, max_stack_bytes)
         try:
             program = compiled(PROGRAM, xla, profile, leaves, max_stack_depth, max_iterations)
-            result, overflow_at, pc, counters = program(*leaves)
+            result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, LINES, BLOCK_PREFIX)
             raise
-        check_overflow(NAME, overflow_at, LINES, max_stack_depth)
+        check_errors(NAME, errors, LINES, max_stack_depth)
         check_finished(NAME, pc, LINES, max_iterations)
         if profile:
-            return OUT, make_profile(counters, LINES, overflow_at.shape[0])
+            return OUT, make_profile(counters, LINES, errors[0].shape[0])
         return OUT
 
 
 def stackless_program_function(
-    PROGRAM, LEAVES, STATE_TYPE, INITIAL, STACKS_TYPE, STACKS, BLOCKS, RESULT, NAME, RECURSIVE
+    PROGRAM,
+    LEAVES,
+    STATE_TYPE,
+    INITIAL,
+    STACKS_TYPE,
+    STACKS,
+    BLOCKS,
+    RESULT,
+    ERRORS,
+    NAME,
+    LINES,
+    RECURSIVE,
 ):
     def PROGRAM(LEAVES, active):
         """One call for the examples where `active`; callees run inside its blocks."""
@@ -83,6 +104,7 @@ def stackless_program_function(
         state = STATE_TYPE(**INITIAL)
         stacks = STACKS_TYPE(**STACKS)
         state, stacks, _ = run(state, stacks, BLOCKS, False, False)
+        check_errors(NAME, ERRORS, LINES, None)
         return RESULT
 
 

@@ -48,6 +48,61 @@ def cast(value, dtype):
     return np.asarray(value).astype(dtype)
 
 
+def index_key(batch, event_shape, items):
+    """The NumPy key of a per-example subscript `x[items]` on [batch, *event].
+
+    items: one per leading event axis, each a slice (static) or an integer,
+    a Python int or a [batch] array (per example).  Negative integers count
+    from the end, as on one example; out-of-range ones are clipped (idle
+    examples compute junk indices; `index_fault` reports active ones).
+    Advanced indices put the batch axis first: the value is [batch, *rest].
+    """
+    key = [np.arange(batch)]
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            key.append(item)
+        else:
+            item = np.asarray(item)
+            key.append(np.clip(np.where(item < 0, item + size, item), 0, size - 1))
+    return tuple(key)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_key`); [batch, *rest]."""
+    array = np.asarray(array)
+    return array[index_key(array.shape[0], array.shape[1:], items)]
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items; [batch, *rest]."""
+    table = np.asarray(table)
+    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
+    return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`); value is cast to array's dtype."""
+    array = np.array(array)
+    key = index_key(array.shape[0], array.shape[1:], items)
+    value = np.asarray(value).astype(array.dtype, copy=False)
+    array[key] = np.broadcast_to(value, array[key].shape)
+    return array
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`)."""
+    shape = np.shape(array)[1:] if batched else np.shape(array)
+    fault = np.zeros(np.shape(active), bool)
+    for size, item in zip(shape, items):
+        if not isinstance(item, slice):
+            item = np.asarray(item)
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
+
+
 def zeros(leading, shape, dtype):
     """A [*leading, *shape] array of zeros (False for bool)."""
     return np.zeros((*leading, *shape), dtype)

@@ -72,6 +72,79 @@ def cast(value, dtype):
     return tf.cast(value, dtype)
 
 
+def index_positions(batch, event_shape, items, batched=True):
+    """Where per-example subscript `x[items]` reads: [batch, *region, rank].
+
+    items: one per leading event axis, each a slice (static) or an integer,
+    a Python int or a [batch] tensor (per example); the axes after them are
+    taken whole.  `region` is the per-example shape of the value (the axes
+    that slices and whole axes keep).  The last axis holds the coordinates
+    for `gather_nd`: the example first when `batched`, then one per event
+    axis.  Negative integers count from the end, as on one example;
+    out-of-range ones are clipped (idle examples compute junk indices; XLA
+    would clip a gather anyway; `index_fault` reports active ones).
+    """
+    items = list(items) + [slice(None)] * (len(event_shape) - len(items))
+    region, coordinates = [], []  # coordinates: (values, region axis or None)
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            kept = list(range(size))[item]
+            coordinates.append((tf.constant(kept, tf.int32), len(region)))
+            region.append(len(kept))
+        else:
+            item = tf.cast(item, tf.int32)
+            item = tf.clip_by_value(tf.where(item < 0, item + size, item), 0, size - 1)
+            coordinates.append((item, None))
+    shape = tf.concat([[batch], tf.constant(region, tf.int32)], 0)
+
+    def spread(values, axis):
+        dims = [1] * (1 + len(region))
+        dims[0 if axis is None else 1 + axis] = -1
+        return tf.broadcast_to(tf.reshape(values, dims), shape)
+
+    parts = [spread(tf.range(batch), None)] if batched else []
+    parts += [spread(values, axis) for values, axis in coordinates]
+    return tf.stack(parts, -1)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_positions`): one gather."""
+    array = tf.convert_to_tensor(array)
+    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
+    return tf.gather_nd(array, positions)
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items: one gather."""
+    table = np.asarray(table)
+    batch = next(tf.shape(i)[0] for i in items if not isinstance(i, (slice, int)))
+    positions = index_positions(batch, table.shape, items, batched=False)
+    return tf.gather_nd(tf.constant(table), positions)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`): one scatter.  value is cast to
+    array's dtype."""
+    array = tf.convert_to_tensor(array)
+    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
+    value = tf.broadcast_to(tf.cast(value, array.dtype), tf.shape(positions)[:-1])
+    return tf.tensor_scatter_nd_update(array, positions, value)
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`).
+    Static items were checked when the program was built."""
+    shape = tf.convert_to_tensor(array).shape[1:] if batched else np.shape(array)
+    fault = tf.zeros_like(active)
+    for size, item in zip(shape, items):
+        if not isinstance(item, (slice, int)):
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
+
+
 def zeros(leading, shape, dtype):
     """A [*leading, *shape] array of zeros (False for bool)."""
     return tf.zeros([*leading, *shape], dtype)

@@ -354,16 +354,16 @@ CASES = [
         "keyword-only parameters",
     ),
     (
-        "assign_to_subscript",
+        "assign_to_subscript_in_a_tuple_target",
         """
         @ctx.batch
         def f(n):
             m = n + 1
-            m[0] = 2  # <-- here
+            m[0], k = 2, 3  # <-- here
             return m
         """,
         1,
-        "assignment to a subscript or attribute",
+        "item assignment inside a tuple target",
     ),
     (
         "assign_to_attribute",
@@ -375,7 +375,7 @@ CASES = [
             return m
         """,
         1,
-        "assignment to a subscript or attribute",
+        "assignment to an attribute",
     ),
     (
         "batched_function_as_value",

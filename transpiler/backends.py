@@ -141,6 +141,16 @@ def resolve(backend) -> object:
     )
 
 
+def helpers(backend) -> dict:
+    """The runtime helpers that rewritten expressions call (`cast`, `take`,
+    `lookup`, `put`), as the generated module will define them."""
+    if backend.name == "numpy":
+        from templates import runtime_np as runtime
+    else:
+        from templates import runtime_tf as runtime
+    return {name: getattr(runtime, name) for name in ("cast", "take", "lookup", "put")}
+
+
 def placeholder(backend, pattern):
     """A value of the given pattern, each leaf a batch of placeholders."""
     if isinstance(pattern, T.TensorType):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=7cb901d6a2db63c8733a67d1f7e45f31a50664a0e14c12f42feced695458a630
-# autobatch: body-sha256=aa70e237e41bbf3aba8fb09c39dabcecf2ade72531fffd3909b16bb30475532d
+# autobatch: source-sha256=c3c5b55a0f4b58ead9836d77832c2962df2b3b933ae851936b55560f9d76fce1
+# autobatch: body-sha256=084adfee1907b213940b05522b88619a0a743cc46050e3f77f5091ae350f0868
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -62,6 +62,33 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_errors(function, errors, block_lines, max_stack_depth):
+    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+
+    Both are [batch] int32: the block where an example stopped, or -1.
+    Inside a traced function (stackless under XLA) the values are symbolic
+    and cannot be read; the examples then keep their clipped values.
+    """
+    try:
+        errors = [np.asarray(e) for e in errors]
+    except (TypeError, NotImplementedError):
+        return
+    if len(errors) > 1:
+        check_index(function, errors[1], block_lines)
+    if max_stack_depth is not None:
+        check_overflow(function, errors[0], block_lines, max_stack_depth)
+
+
+def check_index(function, index_error_at, block_lines):
+    """Raises IndexError if an active example indexed out of range."""
+    examples = np.nonzero(index_error_at >= 0)[0]
+    if examples.size:
+        where = block_lines[index_error_at[examples[0]]]
+        raise IndexError(
+            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
+        )
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -252,6 +279,79 @@ def safe_divisor(active, value):
 
 def cast(value, dtype):
     return tf.cast(value, dtype)
+
+
+def index_positions(batch, event_shape, items, batched=True):
+    """Where per-example subscript `x[items]` reads: [batch, *region, rank].
+
+    items: one per leading event axis, each a slice (static) or an integer,
+    a Python int or a [batch] tensor (per example); the axes after them are
+    taken whole.  `region` is the per-example shape of the value (the axes
+    that slices and whole axes keep).  The last axis holds the coordinates
+    for `gather_nd`: the example first when `batched`, then one per event
+    axis.  Negative integers count from the end, as on one example;
+    out-of-range ones are clipped (idle examples compute junk indices; XLA
+    would clip a gather anyway; `index_fault` reports active ones).
+    """
+    items = list(items) + [slice(None)] * (len(event_shape) - len(items))
+    region, coordinates = ([], [])
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            kept = list(range(size))[item]
+            coordinates.append((tf.constant(kept, tf.int32), len(region)))
+            region.append(len(kept))
+        else:
+            item = tf.cast(item, tf.int32)
+            item = tf.clip_by_value(tf.where(item < 0, item + size, item), 0, size - 1)
+            coordinates.append((item, None))
+    shape = tf.concat([[batch], tf.constant(region, tf.int32)], 0)
+
+    def spread(values, axis):
+        dims = [1] * (1 + len(region))
+        dims[0 if axis is None else 1 + axis] = -1
+        return tf.broadcast_to(tf.reshape(values, dims), shape)
+
+    parts = [spread(tf.range(batch), None)] if batched else []
+    parts += [spread(values, axis) for values, axis in coordinates]
+    return tf.stack(parts, -1)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_positions`): one gather."""
+    array = tf.convert_to_tensor(array)
+    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
+    return tf.gather_nd(array, positions)
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items: one gather."""
+    table = np.asarray(table)
+    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    positions = index_positions(batch, table.shape, items, batched=False)
+    return tf.gather_nd(tf.constant(table), positions)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`): one scatter.  value is cast to
+    array's dtype."""
+    array = tf.convert_to_tensor(array)
+    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
+    value = tf.broadcast_to(tf.cast(value, array.dtype), tf.shape(positions)[:-1])
+    return tf.tensor_scatter_nd_update(array, positions, value)
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`).
+    Static items were checked when the program was built."""
+    shape = tf.convert_to_tensor(array).shape[1:] if batched else np.shape(array)
+    fault = tf.zeros_like(active)
+    for size, item in zip(shape, items):
+        if not isinstance(item, (slice, int)):
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
 
 
 def zeros(leading, shape, dtype):
@@ -791,7 +891,7 @@ def absolute_program(x, max_stack_depth, max_iterations, xla, profile):
         max_iterations,
         ABSOLUTE_WRITES,
     )
-    return ((state.absolute_return,), state.overflow_at, state.pc, counters)
+    return ((state.absolute_return,), (state.overflow_at,), state.pc, counters)
 
 
 def absolute(
@@ -821,16 +921,16 @@ def absolute(
         program = compiled(
             absolute_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
-    check_overflow("absolute", overflow_at, ABSOLUTE_BLOCK_LINES, max_stack_depth)
+    check_errors("absolute", errors, ABSOLUTE_BLOCK_LINES, max_stack_depth)
     check_finished("absolute", pc, ABSOLUTE_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
-            make_profile(counters, ABSOLUTE_BLOCK_LINES, overflow_at.shape[0]),
+            make_profile(counters, ABSOLUTE_BLOCK_LINES, errors[0].shape[0]),
         )
     return result[0]
 
@@ -1025,7 +1125,7 @@ def quadrant_program(x, y, max_stack_depth, max_iterations, xla, profile):
         max_iterations,
         QUADRANT_WRITES,
     )
-    return ((state.quadrant_return,), state.overflow_at, state.pc, counters)
+    return ((state.quadrant_return,), (state.overflow_at,), state.pc, counters)
 
 
 def quadrant(
@@ -1058,16 +1158,16 @@ def quadrant(
         program = compiled(
             quadrant_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise
-    check_overflow("quadrant", overflow_at, QUADRANT_BLOCK_LINES, max_stack_depth)
+    check_errors("quadrant", errors, QUADRANT_BLOCK_LINES, max_stack_depth)
     check_finished("quadrant", pc, QUADRANT_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
-            make_profile(counters, QUADRANT_BLOCK_LINES, overflow_at.shape[0]),
+            make_profile(counters, QUADRANT_BLOCK_LINES, errors[0].shape[0]),
         )
     return result[0]
 
@@ -1303,6 +1403,9 @@ def quadrant_stackless_quadrant_program(x, y, active):
     stacks = QuadrantStacklessQuadrantStacks(returns=zeros([1, batch], (), "int32"))
     state, stacks, _ = run(
         state, stacks, QUADRANT_STACKLESS_QUADRANT_BLOCKS, False, False
+    )
+    check_errors(
+        "quadrant", (state.overflow_at,), QUADRANT_STACKLESS_QUADRANT_BLOCK_LINES, None
     )
     return (state.quadrant_return,)
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=982b442fa73f5aca8490e7615c30aff41f6645dc078ff7cc1269e1be83bc4ad9
-# autobatch: body-sha256=81efbbd01626327fecae400eff2f3f2f2a13f837642ef8772960abdd5ee0c708
+# autobatch: source-sha256=784cbedf09e739004f7e4949c110a696e06e0b803a45cb04b2e69d022b58e22b
+# autobatch: body-sha256=1b0c561d3d21cff1e925a214ecc08cb28cd77ced93703af509f9c4f0e66ae627
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -42,6 +42,33 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_errors(function, errors, block_lines, max_stack_depth):
+    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+
+    Both are [batch] int32: the block where an example stopped, or -1.
+    Inside a traced function (stackless under XLA) the values are symbolic
+    and cannot be read; the examples then keep their clipped values.
+    """
+    try:
+        errors = [np.asarray(e) for e in errors]
+    except (TypeError, NotImplementedError):
+        return
+    if len(errors) > 1:
+        check_index(function, errors[1], block_lines)
+    if max_stack_depth is not None:
+        check_overflow(function, errors[0], block_lines, max_stack_depth)
+
+
+def check_index(function, index_error_at, block_lines):
+    """Raises IndexError if an active example indexed out of range."""
+    examples = np.nonzero(index_error_at >= 0)[0]
+    if examples.size:
+        where = block_lines[index_error_at[examples[0]]]
+        raise IndexError(
+            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
+        )
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -211,6 +238,61 @@ def safe_divisor(active, value):
 
 def cast(value, dtype):
     return np.asarray(value).astype(dtype)
+
+
+def index_key(batch, event_shape, items):
+    """The NumPy key of a per-example subscript `x[items]` on [batch, *event].
+
+    items: one per leading event axis, each a slice (static) or an integer,
+    a Python int or a [batch] array (per example).  Negative integers count
+    from the end, as on one example; out-of-range ones are clipped (idle
+    examples compute junk indices; `index_fault` reports active ones).
+    Advanced indices put the batch axis first: the value is [batch, *rest].
+    """
+    key = [np.arange(batch)]
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            key.append(item)
+        else:
+            item = np.asarray(item)
+            key.append(np.clip(np.where(item < 0, item + size, item), 0, size - 1))
+    return tuple(key)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_key`); [batch, *rest]."""
+    array = np.asarray(array)
+    return array[index_key(array.shape[0], array.shape[1:], items)]
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items; [batch, *rest]."""
+    table = np.asarray(table)
+    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
+    return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`); value is cast to array's dtype."""
+    array = np.array(array)
+    key = index_key(array.shape[0], array.shape[1:], items)
+    value = np.asarray(value).astype(array.dtype, copy=False)
+    array[key] = np.broadcast_to(value, array[key].shape)
+    return array
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`)."""
+    shape = np.shape(array)[1:] if batched else np.shape(array)
+    fault = np.zeros(np.shape(active), bool)
+    for size, item in zip(shape, items):
+        if not isinstance(item, slice):
+            item = np.asarray(item)
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
 
 
 def zeros(leading, shape, dtype):
@@ -553,7 +635,7 @@ def divide_program(a, b, max_stack_depth, max_iterations, xla, profile):
     )
     return (
         (state.divide_return_0, state.divide_return_1),
-        state.overflow_at,
+        (state.overflow_at,),
         state.pc,
         counters,
     )
@@ -589,16 +671,16 @@ def divide(
         program = compiled(
             divide_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, DIVIDE_BLOCK_LINES, "divide_block_")
         raise
-    check_overflow("divide", overflow_at, DIVIDE_BLOCK_LINES, max_stack_depth)
+    check_errors("divide", errors, DIVIDE_BLOCK_LINES, max_stack_depth)
     check_finished("divide", pc, DIVIDE_BLOCK_LINES, max_iterations)
     if profile:
         return (
             (result[0], result[1]),
-            make_profile(counters, DIVIDE_BLOCK_LINES, overflow_at.shape[0]),
+            make_profile(counters, DIVIDE_BLOCK_LINES, errors[0].shape[0]),
         )
     return (result[0], result[1])
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=a601ee905157296a0efa617cbb21f775310e85321c667abcf463db15cf9e89ea
-# autobatch: body-sha256=61257dbbd106889b51968d44539b44e18b100eee64b8cb39d38e7827fba597a8
+# autobatch: source-sha256=dcabfc223dfd69abc6c408bc19ebd5130aaba24263e23e3bcf851252cf3058dc
+# autobatch: body-sha256=695f088dd756a016f79f41a88a82f76863c0b16a14f303a69b56491f08c7f2d3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -45,6 +45,33 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_errors(function, errors, block_lines, max_stack_depth):
+    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+
+    Both are [batch] int32: the block where an example stopped, or -1.
+    Inside a traced function (stackless under XLA) the values are symbolic
+    and cannot be read; the examples then keep their clipped values.
+    """
+    try:
+        errors = [np.asarray(e) for e in errors]
+    except (TypeError, NotImplementedError):
+        return
+    if len(errors) > 1:
+        check_index(function, errors[1], block_lines)
+    if max_stack_depth is not None:
+        check_overflow(function, errors[0], block_lines, max_stack_depth)
+
+
+def check_index(function, index_error_at, block_lines):
+    """Raises IndexError if an active example indexed out of range."""
+    examples = np.nonzero(index_error_at >= 0)[0]
+    if examples.size:
+        where = block_lines[index_error_at[examples[0]]]
+        raise IndexError(
+            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
+        )
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -214,6 +241,61 @@ def safe_divisor(active, value):
 
 def cast(value, dtype):
     return np.asarray(value).astype(dtype)
+
+
+def index_key(batch, event_shape, items):
+    """The NumPy key of a per-example subscript `x[items]` on [batch, *event].
+
+    items: one per leading event axis, each a slice (static) or an integer,
+    a Python int or a [batch] array (per example).  Negative integers count
+    from the end, as on one example; out-of-range ones are clipped (idle
+    examples compute junk indices; `index_fault` reports active ones).
+    Advanced indices put the batch axis first: the value is [batch, *rest].
+    """
+    key = [np.arange(batch)]
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            key.append(item)
+        else:
+            item = np.asarray(item)
+            key.append(np.clip(np.where(item < 0, item + size, item), 0, size - 1))
+    return tuple(key)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_key`); [batch, *rest]."""
+    array = np.asarray(array)
+    return array[index_key(array.shape[0], array.shape[1:], items)]
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items; [batch, *rest]."""
+    table = np.asarray(table)
+    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
+    return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`); value is cast to array's dtype."""
+    array = np.array(array)
+    key = index_key(array.shape[0], array.shape[1:], items)
+    value = np.asarray(value).astype(array.dtype, copy=False)
+    array[key] = np.broadcast_to(value, array[key].shape)
+    return array
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`)."""
+    shape = np.shape(array)[1:] if batched else np.shape(array)
+    fault = np.zeros(np.shape(active), bool)
+    for size, item in zip(shape, items):
+        if not isinstance(item, slice):
+            item = np.asarray(item)
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
 
 
 def zeros(leading, shape, dtype):
@@ -514,7 +596,7 @@ def is_even_program(n, max_stack_depth, max_iterations, xla, profile):
         max_iterations,
         IS_EVEN_WRITES,
     )
-    return ((state.is_even_return,), state.overflow_at, state.pc, counters)
+    return ((state.is_even_return,), (state.overflow_at,), state.pc, counters)
 
 
 def is_even(
@@ -544,16 +626,16 @@ def is_even(
         program = compiled(
             is_even_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, IS_EVEN_BLOCK_LINES, "is_even_block_")
         raise
-    check_overflow("is_even", overflow_at, IS_EVEN_BLOCK_LINES, max_stack_depth)
+    check_errors("is_even", errors, IS_EVEN_BLOCK_LINES, max_stack_depth)
     check_finished("is_even", pc, IS_EVEN_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
-            make_profile(counters, IS_EVEN_BLOCK_LINES, overflow_at.shape[0]),
+            make_profile(counters, IS_EVEN_BLOCK_LINES, errors[0].shape[0]),
         )
     return result[0]
 
@@ -693,7 +775,7 @@ def is_odd_program(n, max_stack_depth, max_iterations, xla, profile):
         max_iterations,
         IS_ODD_WRITES,
     )
-    return ((state.is_even_return,), state.overflow_at, state.pc, counters)
+    return ((state.is_even_return,), (state.overflow_at,), state.pc, counters)
 
 
 def is_odd(
@@ -723,16 +805,16 @@ def is_odd(
         program = compiled(
             is_odd_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, IS_ODD_BLOCK_LINES, "is_odd_block_")
         raise
-    check_overflow("is_odd", overflow_at, IS_ODD_BLOCK_LINES, max_stack_depth)
+    check_errors("is_odd", errors, IS_ODD_BLOCK_LINES, max_stack_depth)
     check_finished("is_odd", pc, IS_ODD_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
-            make_profile(counters, IS_ODD_BLOCK_LINES, overflow_at.shape[0]),
+            make_profile(counters, IS_ODD_BLOCK_LINES, errors[0].shape[0]),
         )
     return result[0]
 

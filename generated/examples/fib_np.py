@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=a8b2a7fa47836d12d39159a9e66da5ccf6d6c1ad2da0e9c7742a89cfdbc2c603
-# autobatch: body-sha256=8cc8621be3afcce923e05280922741eb6220f1281c3ecd2881b681e5c94f2008
+# autobatch: source-sha256=784633f75ad140ee497f565a81d22d9c54c203637086dbaed9d9be289f80bee0
+# autobatch: body-sha256=a8b0a9b03b571e3e069db5053afa2d04cd1e2b6499bbad940f4b13e885ca88f9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -47,6 +47,33 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_errors(function, errors, block_lines, max_stack_depth):
+    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+
+    Both are [batch] int32: the block where an example stopped, or -1.
+    Inside a traced function (stackless under XLA) the values are symbolic
+    and cannot be read; the examples then keep their clipped values.
+    """
+    try:
+        errors = [np.asarray(e) for e in errors]
+    except (TypeError, NotImplementedError):
+        return
+    if len(errors) > 1:
+        check_index(function, errors[1], block_lines)
+    if max_stack_depth is not None:
+        check_overflow(function, errors[0], block_lines, max_stack_depth)
+
+
+def check_index(function, index_error_at, block_lines):
+    """Raises IndexError if an active example indexed out of range."""
+    examples = np.nonzero(index_error_at >= 0)[0]
+    if examples.size:
+        where = block_lines[index_error_at[examples[0]]]
+        raise IndexError(
+            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
+        )
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -216,6 +243,61 @@ def safe_divisor(active, value):
 
 def cast(value, dtype):
     return np.asarray(value).astype(dtype)
+
+
+def index_key(batch, event_shape, items):
+    """The NumPy key of a per-example subscript `x[items]` on [batch, *event].
+
+    items: one per leading event axis, each a slice (static) or an integer,
+    a Python int or a [batch] array (per example).  Negative integers count
+    from the end, as on one example; out-of-range ones are clipped (idle
+    examples compute junk indices; `index_fault` reports active ones).
+    Advanced indices put the batch axis first: the value is [batch, *rest].
+    """
+    key = [np.arange(batch)]
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            key.append(item)
+        else:
+            item = np.asarray(item)
+            key.append(np.clip(np.where(item < 0, item + size, item), 0, size - 1))
+    return tuple(key)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_key`); [batch, *rest]."""
+    array = np.asarray(array)
+    return array[index_key(array.shape[0], array.shape[1:], items)]
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items; [batch, *rest]."""
+    table = np.asarray(table)
+    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
+    return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`); value is cast to array's dtype."""
+    array = np.array(array)
+    key = index_key(array.shape[0], array.shape[1:], items)
+    value = np.asarray(value).astype(array.dtype, copy=False)
+    array[key] = np.broadcast_to(value, array[key].shape)
+    return array
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`)."""
+    shape = np.shape(array)[1:] if batched else np.shape(array)
+    fault = np.zeros(np.shape(active), bool)
+    for size, item in zip(shape, items):
+        if not isinstance(item, slice):
+            item = np.asarray(item)
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
 
 
 def zeros(leading, shape, dtype):
@@ -593,7 +675,7 @@ def fib_program(n, max_stack_depth, max_iterations, xla, profile):
         max_iterations,
         FIB_WRITES,
     )
-    return ((state.fib_return,), state.overflow_at, state.pc, counters)
+    return ((state.fib_return,), (state.overflow_at,), state.pc, counters)
 
 
 def fib(
@@ -621,17 +703,14 @@ def fib(
         program = compiled(
             fib_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, FIB_BLOCK_LINES, "fib_block_")
         raise
-    check_overflow("fib", overflow_at, FIB_BLOCK_LINES, max_stack_depth)
+    check_errors("fib", errors, FIB_BLOCK_LINES, max_stack_depth)
     check_finished("fib", pc, FIB_BLOCK_LINES, max_iterations)
     if profile:
-        return (
-            result[0],
-            make_profile(counters, FIB_BLOCK_LINES, overflow_at.shape[0]),
-        )
+        return (result[0], make_profile(counters, FIB_BLOCK_LINES, errors[0].shape[0]))
     return result[0]
 
 
@@ -746,6 +825,7 @@ def fib_stackless_fib_program(n, active):
     )
     stacks = FibStacklessFibStacks(returns=zeros([1, batch], (), "int32"))
     state, stacks, _ = run(state, stacks, FIB_STACKLESS_FIB_BLOCKS, False, False)
+    check_errors("fib", (state.overflow_at,), FIB_STACKLESS_FIB_BLOCK_LINES, None)
     return (state.fib_return,)
 
 

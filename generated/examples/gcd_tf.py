@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=93a265d2993b6962234126406aa17aca24f252cc4dd68b47a644193a9424371c
-# autobatch: body-sha256=5451bf53e0a33629ec4d5b40b383707f14e7e88b0e7592e3e079c21d573f84ce
+# autobatch: source-sha256=00add34fc4af554e24437b7993f9faa8bc541df11e55f19026a95e2f58aaac7f
+# autobatch: body-sha256=c160e8ad9ab53e46c5a6460c66e80b15f734c439cb67de40d690396d2d89ff01
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -42,6 +42,33 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_errors(function, errors, block_lines, max_stack_depth):
+    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+
+    Both are [batch] int32: the block where an example stopped, or -1.
+    Inside a traced function (stackless under XLA) the values are symbolic
+    and cannot be read; the examples then keep their clipped values.
+    """
+    try:
+        errors = [np.asarray(e) for e in errors]
+    except (TypeError, NotImplementedError):
+        return
+    if len(errors) > 1:
+        check_index(function, errors[1], block_lines)
+    if max_stack_depth is not None:
+        check_overflow(function, errors[0], block_lines, max_stack_depth)
+
+
+def check_index(function, index_error_at, block_lines):
+    """Raises IndexError if an active example indexed out of range."""
+    examples = np.nonzero(index_error_at >= 0)[0]
+    if examples.size:
+        where = block_lines[index_error_at[examples[0]]]
+        raise IndexError(
+            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
+        )
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -232,6 +259,79 @@ def safe_divisor(active, value):
 
 def cast(value, dtype):
     return tf.cast(value, dtype)
+
+
+def index_positions(batch, event_shape, items, batched=True):
+    """Where per-example subscript `x[items]` reads: [batch, *region, rank].
+
+    items: one per leading event axis, each a slice (static) or an integer,
+    a Python int or a [batch] tensor (per example); the axes after them are
+    taken whole.  `region` is the per-example shape of the value (the axes
+    that slices and whole axes keep).  The last axis holds the coordinates
+    for `gather_nd`: the example first when `batched`, then one per event
+    axis.  Negative integers count from the end, as on one example;
+    out-of-range ones are clipped (idle examples compute junk indices; XLA
+    would clip a gather anyway; `index_fault` reports active ones).
+    """
+    items = list(items) + [slice(None)] * (len(event_shape) - len(items))
+    region, coordinates = ([], [])
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            kept = list(range(size))[item]
+            coordinates.append((tf.constant(kept, tf.int32), len(region)))
+            region.append(len(kept))
+        else:
+            item = tf.cast(item, tf.int32)
+            item = tf.clip_by_value(tf.where(item < 0, item + size, item), 0, size - 1)
+            coordinates.append((item, None))
+    shape = tf.concat([[batch], tf.constant(region, tf.int32)], 0)
+
+    def spread(values, axis):
+        dims = [1] * (1 + len(region))
+        dims[0 if axis is None else 1 + axis] = -1
+        return tf.broadcast_to(tf.reshape(values, dims), shape)
+
+    parts = [spread(tf.range(batch), None)] if batched else []
+    parts += [spread(values, axis) for values, axis in coordinates]
+    return tf.stack(parts, -1)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_positions`): one gather."""
+    array = tf.convert_to_tensor(array)
+    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
+    return tf.gather_nd(array, positions)
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items: one gather."""
+    table = np.asarray(table)
+    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    positions = index_positions(batch, table.shape, items, batched=False)
+    return tf.gather_nd(tf.constant(table), positions)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`): one scatter.  value is cast to
+    array's dtype."""
+    array = tf.convert_to_tensor(array)
+    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
+    value = tf.broadcast_to(tf.cast(value, array.dtype), tf.shape(positions)[:-1])
+    return tf.tensor_scatter_nd_update(array, positions, value)
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`).
+    Static items were checked when the program was built."""
+    shape = tf.convert_to_tensor(array).shape[1:] if batched else np.shape(array)
+    fault = tf.zeros_like(active)
+    for size, item in zip(shape, items):
+        if not isinstance(item, (slice, int)):
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
 
 
 def zeros(leading, shape, dtype):
@@ -820,7 +920,7 @@ def gcd_program(a, b, max_stack_depth, max_iterations, xla, profile):
         max_iterations,
         GCD_WRITES,
     )
-    return ((state.gcd_return,), state.overflow_at, state.pc, counters)
+    return ((state.gcd_return,), (state.overflow_at,), state.pc, counters)
 
 
 def gcd(
@@ -851,17 +951,14 @@ def gcd(
         program = compiled(
             gcd_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, GCD_BLOCK_LINES, "gcd_block_")
         raise
-    check_overflow("gcd", overflow_at, GCD_BLOCK_LINES, max_stack_depth)
+    check_errors("gcd", errors, GCD_BLOCK_LINES, max_stack_depth)
     check_finished("gcd", pc, GCD_BLOCK_LINES, max_iterations)
     if profile:
-        return (
-            result[0],
-            make_profile(counters, GCD_BLOCK_LINES, overflow_at.shape[0]),
-        )
+        return (result[0], make_profile(counters, GCD_BLOCK_LINES, errors[0].shape[0]))
     return result[0]
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=209915d0a6405de13e177725a7ced9fb80fda45cc83a4584cd07ce61ebe37106
-# autobatch: body-sha256=0708fb1da2eae16825c19f014a1909738e1aaf9cd111d19cb5bd34fceb8af5a3
+# autobatch: source-sha256=ac9b59a2483d71c4273bf33b1f4cb93da2d74092a51e2b2c22b01cbae8e5d0ce
+# autobatch: body-sha256=6d2bf737f4066afbe40ab1aaf3a7b9e594eb1c762fe4ddfd1ea61a85b75018d1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -70,6 +70,33 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_errors(function, errors, block_lines, max_stack_depth):
+    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+
+    Both are [batch] int32: the block where an example stopped, or -1.
+    Inside a traced function (stackless under XLA) the values are symbolic
+    and cannot be read; the examples then keep their clipped values.
+    """
+    try:
+        errors = [np.asarray(e) for e in errors]
+    except (TypeError, NotImplementedError):
+        return
+    if len(errors) > 1:
+        check_index(function, errors[1], block_lines)
+    if max_stack_depth is not None:
+        check_overflow(function, errors[0], block_lines, max_stack_depth)
+
+
+def check_index(function, index_error_at, block_lines):
+    """Raises IndexError if an active example indexed out of range."""
+    examples = np.nonzero(index_error_at >= 0)[0]
+    if examples.size:
+        where = block_lines[index_error_at[examples[0]]]
+        raise IndexError(
+            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
+        )
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -239,6 +266,61 @@ def safe_divisor(active, value):
 
 def cast(value, dtype):
     return np.asarray(value).astype(dtype)
+
+
+def index_key(batch, event_shape, items):
+    """The NumPy key of a per-example subscript `x[items]` on [batch, *event].
+
+    items: one per leading event axis, each a slice (static) or an integer,
+    a Python int or a [batch] array (per example).  Negative integers count
+    from the end, as on one example; out-of-range ones are clipped (idle
+    examples compute junk indices; `index_fault` reports active ones).
+    Advanced indices put the batch axis first: the value is [batch, *rest].
+    """
+    key = [np.arange(batch)]
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            key.append(item)
+        else:
+            item = np.asarray(item)
+            key.append(np.clip(np.where(item < 0, item + size, item), 0, size - 1))
+    return tuple(key)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_key`); [batch, *rest]."""
+    array = np.asarray(array)
+    return array[index_key(array.shape[0], array.shape[1:], items)]
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items; [batch, *rest]."""
+    table = np.asarray(table)
+    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
+    return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`); value is cast to array's dtype."""
+    array = np.array(array)
+    key = index_key(array.shape[0], array.shape[1:], items)
+    value = np.asarray(value).astype(array.dtype, copy=False)
+    array[key] = np.broadcast_to(value, array[key].shape)
+    return array
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`)."""
+    shape = np.shape(array)[1:] if batched else np.shape(array)
+    fault = np.zeros(np.shape(active), bool)
+    for size, item in zip(shape, items):
+        if not isinstance(item, slice):
+            item = np.asarray(item)
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
 
 
 def zeros(leading, shape, dtype):
@@ -1932,7 +2014,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 state.nuts_step_return_depth,
                 state.nuts_step_return_accept,
             ),
-            state.overflow_at,
+            (state.overflow_at,),
             state.pc,
             counters,
         )
@@ -1987,13 +2069,11 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 max_stack_depth,
                 max_iterations,
             )
-            result, overflow_at, pc, counters = program(*leaves)
+            result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
             raise
-        check_overflow(
-            "nuts_step", overflow_at, NUTS_STEP_1_BLOCK_LINES, max_stack_depth
-        )
+        check_errors("nuts_step", errors, NUTS_STEP_1_BLOCK_LINES, max_stack_depth)
         check_finished("nuts_step", pc, NUTS_STEP_1_BLOCK_LINES, max_iterations)
         if profile:
             return (
@@ -2004,7 +2084,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                     result[5],
                     result[6],
                 ),
-                make_profile(counters, NUTS_STEP_1_BLOCK_LINES, overflow_at.shape[0]),
+                make_profile(counters, NUTS_STEP_1_BLOCK_LINES, errors[0].shape[0]),
             )
         return Step(
             Point(result[0], result[1], result[2]),
@@ -3541,7 +3621,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 state.nuts_step_return_depth,
                 state.nuts_step_return_accept,
             ),
-            state.overflow_at,
+            (state.overflow_at,),
             state.pc,
             counters,
         )
@@ -3596,13 +3676,11 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 max_stack_depth,
                 max_iterations,
             )
-            result, overflow_at, pc, counters = program(*leaves)
+            result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
             raise
-        check_overflow(
-            "nuts_step", overflow_at, NUTS_STEP_2_BLOCK_LINES, max_stack_depth
-        )
+        check_errors("nuts_step", errors, NUTS_STEP_2_BLOCK_LINES, max_stack_depth)
         check_finished("nuts_step", pc, NUTS_STEP_2_BLOCK_LINES, max_iterations)
         if profile:
             return (
@@ -3613,7 +3691,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                     result[5],
                     result[6],
                 ),
-                make_profile(counters, NUTS_STEP_2_BLOCK_LINES, overflow_at.shape[0]),
+                make_profile(counters, NUTS_STEP_2_BLOCK_LINES, errors[0].shape[0]),
             )
         return Step(
             Point(result[0], result[1], result[2]),
@@ -5150,7 +5228,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 state.nuts_step_return_depth,
                 state.nuts_step_return_accept,
             ),
-            state.overflow_at,
+            (state.overflow_at,),
             state.pc,
             counters,
         )
@@ -5205,13 +5283,11 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 max_stack_depth,
                 max_iterations,
             )
-            result, overflow_at, pc, counters = program(*leaves)
+            result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
             raise
-        check_overflow(
-            "nuts_step", overflow_at, NUTS_STEP_3_BLOCK_LINES, max_stack_depth
-        )
+        check_errors("nuts_step", errors, NUTS_STEP_3_BLOCK_LINES, max_stack_depth)
         check_finished("nuts_step", pc, NUTS_STEP_3_BLOCK_LINES, max_iterations)
         if profile:
             return (
@@ -5222,7 +5298,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                     result[5],
                     result[6],
                 ),
-                make_profile(counters, NUTS_STEP_3_BLOCK_LINES, overflow_at.shape[0]),
+                make_profile(counters, NUTS_STEP_3_BLOCK_LINES, errors[0].shape[0]),
             )
         return Step(
             Point(result[0], result[1], result[2]),

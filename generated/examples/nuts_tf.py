@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=dbe84c9590e8e4fd3616129d3b333323fa2bfe6268e863f5d8765c4949133386
-# autobatch: body-sha256=2d96ce4b04a2794a5c9a49f97040f9677d12a00dd11b9c43a8ed4569179aca5e
+# autobatch: source-sha256=b519f67ac2c17f3cf7a662f62d1837081a7f6d6ed70a37f3049aa143f9848852
+# autobatch: body-sha256=be154b7c5b2c27109e859064362f50f76ced03e7ceb537d1a97a69d8faebae43
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -71,6 +71,33 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_errors(function, errors, block_lines, max_stack_depth):
+    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+
+    Both are [batch] int32: the block where an example stopped, or -1.
+    Inside a traced function (stackless under XLA) the values are symbolic
+    and cannot be read; the examples then keep their clipped values.
+    """
+    try:
+        errors = [np.asarray(e) for e in errors]
+    except (TypeError, NotImplementedError):
+        return
+    if len(errors) > 1:
+        check_index(function, errors[1], block_lines)
+    if max_stack_depth is not None:
+        check_overflow(function, errors[0], block_lines, max_stack_depth)
+
+
+def check_index(function, index_error_at, block_lines):
+    """Raises IndexError if an active example indexed out of range."""
+    examples = np.nonzero(index_error_at >= 0)[0]
+    if examples.size:
+        where = block_lines[index_error_at[examples[0]]]
+        raise IndexError(
+            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
+        )
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -261,6 +288,79 @@ def safe_divisor(active, value):
 
 def cast(value, dtype):
     return tf.cast(value, dtype)
+
+
+def index_positions(batch, event_shape, items, batched=True):
+    """Where per-example subscript `x[items]` reads: [batch, *region, rank].
+
+    items: one per leading event axis, each a slice (static) or an integer,
+    a Python int or a [batch] tensor (per example); the axes after them are
+    taken whole.  `region` is the per-example shape of the value (the axes
+    that slices and whole axes keep).  The last axis holds the coordinates
+    for `gather_nd`: the example first when `batched`, then one per event
+    axis.  Negative integers count from the end, as on one example;
+    out-of-range ones are clipped (idle examples compute junk indices; XLA
+    would clip a gather anyway; `index_fault` reports active ones).
+    """
+    items = list(items) + [slice(None)] * (len(event_shape) - len(items))
+    region, coordinates = ([], [])
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            kept = list(range(size))[item]
+            coordinates.append((tf.constant(kept, tf.int32), len(region)))
+            region.append(len(kept))
+        else:
+            item = tf.cast(item, tf.int32)
+            item = tf.clip_by_value(tf.where(item < 0, item + size, item), 0, size - 1)
+            coordinates.append((item, None))
+    shape = tf.concat([[batch], tf.constant(region, tf.int32)], 0)
+
+    def spread(values, axis):
+        dims = [1] * (1 + len(region))
+        dims[0 if axis is None else 1 + axis] = -1
+        return tf.broadcast_to(tf.reshape(values, dims), shape)
+
+    parts = [spread(tf.range(batch), None)] if batched else []
+    parts += [spread(values, axis) for values, axis in coordinates]
+    return tf.stack(parts, -1)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_positions`): one gather."""
+    array = tf.convert_to_tensor(array)
+    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
+    return tf.gather_nd(array, positions)
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items: one gather."""
+    table = np.asarray(table)
+    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    positions = index_positions(batch, table.shape, items, batched=False)
+    return tf.gather_nd(tf.constant(table), positions)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`): one scatter.  value is cast to
+    array's dtype."""
+    array = tf.convert_to_tensor(array)
+    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
+    value = tf.broadcast_to(tf.cast(value, array.dtype), tf.shape(positions)[:-1])
+    return tf.tensor_scatter_nd_update(array, positions, value)
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`).
+    Static items were checked when the program was built."""
+    shape = tf.convert_to_tensor(array).shape[1:] if batched else np.shape(array)
+    fault = tf.zeros_like(active)
+    for size, item in zip(shape, items):
+        if not isinstance(item, (slice, int)):
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
 
 
 def zeros(leading, shape, dtype):
@@ -2242,7 +2342,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 state.nuts_step_return_depth,
                 state.nuts_step_return_accept,
             ),
-            state.overflow_at,
+            (state.overflow_at,),
             state.pc,
             counters,
         )
@@ -2297,13 +2397,11 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 max_stack_depth,
                 max_iterations,
             )
-            result, overflow_at, pc, counters = program(*leaves)
+            result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
             raise
-        check_overflow(
-            "nuts_step", overflow_at, NUTS_STEP_1_BLOCK_LINES, max_stack_depth
-        )
+        check_errors("nuts_step", errors, NUTS_STEP_1_BLOCK_LINES, max_stack_depth)
         check_finished("nuts_step", pc, NUTS_STEP_1_BLOCK_LINES, max_iterations)
         if profile:
             return (
@@ -2314,7 +2412,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                     result[5],
                     result[6],
                 ),
-                make_profile(counters, NUTS_STEP_1_BLOCK_LINES, overflow_at.shape[0]),
+                make_profile(counters, NUTS_STEP_1_BLOCK_LINES, errors[0].shape[0]),
             )
         return Step(
             Point(result[0], result[1], result[2]),
@@ -3851,7 +3949,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 state.nuts_step_return_depth,
                 state.nuts_step_return_accept,
             ),
-            state.overflow_at,
+            (state.overflow_at,),
             state.pc,
             counters,
         )
@@ -3906,13 +4004,11 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 max_stack_depth,
                 max_iterations,
             )
-            result, overflow_at, pc, counters = program(*leaves)
+            result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
             raise
-        check_overflow(
-            "nuts_step", overflow_at, NUTS_STEP_2_BLOCK_LINES, max_stack_depth
-        )
+        check_errors("nuts_step", errors, NUTS_STEP_2_BLOCK_LINES, max_stack_depth)
         check_finished("nuts_step", pc, NUTS_STEP_2_BLOCK_LINES, max_iterations)
         if profile:
             return (
@@ -3923,7 +4019,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                     result[5],
                     result[6],
                 ),
-                make_profile(counters, NUTS_STEP_2_BLOCK_LINES, overflow_at.shape[0]),
+                make_profile(counters, NUTS_STEP_2_BLOCK_LINES, errors[0].shape[0]),
             )
         return Step(
             Point(result[0], result[1], result[2]),
@@ -5460,7 +5556,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 state.nuts_step_return_depth,
                 state.nuts_step_return_accept,
             ),
-            state.overflow_at,
+            (state.overflow_at,),
             state.pc,
             counters,
         )
@@ -5515,13 +5611,11 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 max_stack_depth,
                 max_iterations,
             )
-            result, overflow_at, pc, counters = program(*leaves)
+            result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
             raise
-        check_overflow(
-            "nuts_step", overflow_at, NUTS_STEP_3_BLOCK_LINES, max_stack_depth
-        )
+        check_errors("nuts_step", errors, NUTS_STEP_3_BLOCK_LINES, max_stack_depth)
         check_finished("nuts_step", pc, NUTS_STEP_3_BLOCK_LINES, max_iterations)
         if profile:
             return (
@@ -5532,7 +5626,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                     result[5],
                     result[6],
                 ),
-                make_profile(counters, NUTS_STEP_3_BLOCK_LINES, overflow_at.shape[0]),
+                make_profile(counters, NUTS_STEP_3_BLOCK_LINES, errors[0].shape[0]),
             )
         return Step(
             Point(result[0], result[1], result[2]),

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=dc6142611db20bb297f00d5cc0e34f1324ec6c87c23dd7e6a518a3270ba69ee8
-# autobatch: body-sha256=eec7b39599b0d5c9cb393f8419d9c4e73205d52fbd7c5f82a80034222d372409
+# autobatch: source-sha256=78ebca56e5aa94a73d1d04fe3cc25f0f0c186a273450320f91051c1c91e0c494
+# autobatch: body-sha256=b1702c89af7cd6846d3fed226f6e793064ea595015d55146796b705b2220fa93
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -60,6 +60,33 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_errors(function, errors, block_lines, max_stack_depth):
+    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+
+    Both are [batch] int32: the block where an example stopped, or -1.
+    Inside a traced function (stackless under XLA) the values are symbolic
+    and cannot be read; the examples then keep their clipped values.
+    """
+    try:
+        errors = [np.asarray(e) for e in errors]
+    except (TypeError, NotImplementedError):
+        return
+    if len(errors) > 1:
+        check_index(function, errors[1], block_lines)
+    if max_stack_depth is not None:
+        check_overflow(function, errors[0], block_lines, max_stack_depth)
+
+
+def check_index(function, index_error_at, block_lines):
+    """Raises IndexError if an active example indexed out of range."""
+    examples = np.nonzero(index_error_at >= 0)[0]
+    if examples.size:
+        where = block_lines[index_error_at[examples[0]]]
+        raise IndexError(
+            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
+        )
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -229,6 +256,61 @@ def safe_divisor(active, value):
 
 def cast(value, dtype):
     return np.asarray(value).astype(dtype)
+
+
+def index_key(batch, event_shape, items):
+    """The NumPy key of a per-example subscript `x[items]` on [batch, *event].
+
+    items: one per leading event axis, each a slice (static) or an integer,
+    a Python int or a [batch] array (per example).  Negative integers count
+    from the end, as on one example; out-of-range ones are clipped (idle
+    examples compute junk indices; `index_fault` reports active ones).
+    Advanced indices put the batch axis first: the value is [batch, *rest].
+    """
+    key = [np.arange(batch)]
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            key.append(item)
+        else:
+            item = np.asarray(item)
+            key.append(np.clip(np.where(item < 0, item + size, item), 0, size - 1))
+    return tuple(key)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_key`); [batch, *rest]."""
+    array = np.asarray(array)
+    return array[index_key(array.shape[0], array.shape[1:], items)]
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items; [batch, *rest]."""
+    table = np.asarray(table)
+    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
+    return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`); value is cast to array's dtype."""
+    array = np.array(array)
+    key = index_key(array.shape[0], array.shape[1:], items)
+    value = np.asarray(value).astype(array.dtype, copy=False)
+    array[key] = np.broadcast_to(value, array[key].shape)
+    return array
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`)."""
+    shape = np.shape(array)[1:] if batched else np.shape(array)
+    fault = np.zeros(np.shape(active), bool)
+    for size, item in zip(shape, items):
+        if not isinstance(item, slice):
+            item = np.asarray(item)
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
 
 
 def zeros(leading, shape, dtype):
@@ -677,7 +759,12 @@ def count_primes_below_program(n, max_stack_depth, max_iterations, xla, profile)
         max_iterations,
         COUNT_PRIMES_BELOW_WRITES,
     )
-    return ((state.count_primes_below_return,), state.overflow_at, state.pc, counters)
+    return (
+        (state.count_primes_below_return,),
+        (state.overflow_at,),
+        state.pc,
+        counters,
+    )
 
 
 def count_primes_below(
@@ -716,17 +803,14 @@ def count_primes_below(
             max_stack_depth,
             max_iterations,
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(
             error, COUNT_PRIMES_BELOW_BLOCK_LINES, "count_primes_below_block_"
         )
         raise
-    check_overflow(
-        "count_primes_below",
-        overflow_at,
-        COUNT_PRIMES_BELOW_BLOCK_LINES,
-        max_stack_depth,
+    check_errors(
+        "count_primes_below", errors, COUNT_PRIMES_BELOW_BLOCK_LINES, max_stack_depth
     )
     check_finished(
         "count_primes_below", pc, COUNT_PRIMES_BELOW_BLOCK_LINES, max_iterations
@@ -734,9 +818,7 @@ def count_primes_below(
     if profile:
         return (
             result[0],
-            make_profile(
-                counters, COUNT_PRIMES_BELOW_BLOCK_LINES, overflow_at.shape[0]
-            ),
+            make_profile(counters, COUNT_PRIMES_BELOW_BLOCK_LINES, errors[0].shape[0]),
         )
     return result[0]
 
@@ -952,7 +1034,7 @@ def first_multiple_of_seven_program(
     )
     return (
         (state.first_multiple_of_seven_return,),
-        state.overflow_at,
+        (state.overflow_at,),
         state.pc,
         counters,
     )
@@ -997,15 +1079,15 @@ def first_multiple_of_seven(
             max_stack_depth,
             max_iterations,
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(
             error, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, "first_multiple_of_seven_block_"
         )
         raise
-    check_overflow(
+    check_errors(
         "first_multiple_of_seven",
-        overflow_at,
+        errors,
         FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,
         max_stack_depth,
     )
@@ -1019,7 +1101,7 @@ def first_multiple_of_seven(
         return (
             result[0],
             make_profile(
-                counters, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, overflow_at.shape[0]
+                counters, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, errors[0].shape[0]
             ),
         )
     return result[0]
@@ -1213,7 +1295,7 @@ def smallest_factor_program(n, max_stack_depth, max_iterations, xla, profile):
         max_iterations,
         SMALLEST_FACTOR_WRITES,
     )
-    return ((state.smallest_factor_return,), state.overflow_at, state.pc, counters)
+    return ((state.smallest_factor_return,), (state.overflow_at,), state.pc, counters)
 
 
 def smallest_factor(
@@ -1252,18 +1334,18 @@ def smallest_factor(
             max_stack_depth,
             max_iterations,
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
         raise
-    check_overflow(
-        "smallest_factor", overflow_at, SMALLEST_FACTOR_BLOCK_LINES, max_stack_depth
+    check_errors(
+        "smallest_factor", errors, SMALLEST_FACTOR_BLOCK_LINES, max_stack_depth
     )
     check_finished("smallest_factor", pc, SMALLEST_FACTOR_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
-            make_profile(counters, SMALLEST_FACTOR_BLOCK_LINES, overflow_at.shape[0]),
+            make_profile(counters, SMALLEST_FACTOR_BLOCK_LINES, errors[0].shape[0]),
         )
     return result[0]
 

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=a7e9498f9a10eaa7f646ede6dcddae76a177feb71bb3cc33e43cf1da24ce00ca
-# autobatch: body-sha256=d8b8a6c0a38c77a8eb97b0cf9eddb4a7e60ee28d888c3e967960ccab42be532e
+# autobatch: source-sha256=6da60dfede3430be12db218724d9a99962b1b65df705608dee4809d9e14955f1
+# autobatch: body-sha256=63bb59e040c118246358d6e1584d49fa5b863c65a27191247f49aab06b84476d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -61,6 +61,33 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_errors(function, errors, block_lines, max_stack_depth):
+    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+
+    Both are [batch] int32: the block where an example stopped, or -1.
+    Inside a traced function (stackless under XLA) the values are symbolic
+    and cannot be read; the examples then keep their clipped values.
+    """
+    try:
+        errors = [np.asarray(e) for e in errors]
+    except (TypeError, NotImplementedError):
+        return
+    if len(errors) > 1:
+        check_index(function, errors[1], block_lines)
+    if max_stack_depth is not None:
+        check_overflow(function, errors[0], block_lines, max_stack_depth)
+
+
+def check_index(function, index_error_at, block_lines):
+    """Raises IndexError if an active example indexed out of range."""
+    examples = np.nonzero(index_error_at >= 0)[0]
+    if examples.size:
+        where = block_lines[index_error_at[examples[0]]]
+        raise IndexError(
+            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
+        )
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -251,6 +278,79 @@ def safe_divisor(active, value):
 
 def cast(value, dtype):
     return tf.cast(value, dtype)
+
+
+def index_positions(batch, event_shape, items, batched=True):
+    """Where per-example subscript `x[items]` reads: [batch, *region, rank].
+
+    items: one per leading event axis, each a slice (static) or an integer,
+    a Python int or a [batch] tensor (per example); the axes after them are
+    taken whole.  `region` is the per-example shape of the value (the axes
+    that slices and whole axes keep).  The last axis holds the coordinates
+    for `gather_nd`: the example first when `batched`, then one per event
+    axis.  Negative integers count from the end, as on one example;
+    out-of-range ones are clipped (idle examples compute junk indices; XLA
+    would clip a gather anyway; `index_fault` reports active ones).
+    """
+    items = list(items) + [slice(None)] * (len(event_shape) - len(items))
+    region, coordinates = ([], [])
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            kept = list(range(size))[item]
+            coordinates.append((tf.constant(kept, tf.int32), len(region)))
+            region.append(len(kept))
+        else:
+            item = tf.cast(item, tf.int32)
+            item = tf.clip_by_value(tf.where(item < 0, item + size, item), 0, size - 1)
+            coordinates.append((item, None))
+    shape = tf.concat([[batch], tf.constant(region, tf.int32)], 0)
+
+    def spread(values, axis):
+        dims = [1] * (1 + len(region))
+        dims[0 if axis is None else 1 + axis] = -1
+        return tf.broadcast_to(tf.reshape(values, dims), shape)
+
+    parts = [spread(tf.range(batch), None)] if batched else []
+    parts += [spread(values, axis) for values, axis in coordinates]
+    return tf.stack(parts, -1)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_positions`): one gather."""
+    array = tf.convert_to_tensor(array)
+    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
+    return tf.gather_nd(array, positions)
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items: one gather."""
+    table = np.asarray(table)
+    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    positions = index_positions(batch, table.shape, items, batched=False)
+    return tf.gather_nd(tf.constant(table), positions)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`): one scatter.  value is cast to
+    array's dtype."""
+    array = tf.convert_to_tensor(array)
+    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
+    value = tf.broadcast_to(tf.cast(value, array.dtype), tf.shape(positions)[:-1])
+    return tf.tensor_scatter_nd_update(array, positions, value)
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`).
+    Static items were checked when the program was built."""
+    shape = tf.convert_to_tensor(array).shape[1:] if batched else np.shape(array)
+    fault = tf.zeros_like(active)
+    for size, item in zip(shape, items):
+        if not isinstance(item, (slice, int)):
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
 
 
 def zeros(leading, shape, dtype):
@@ -987,7 +1087,12 @@ def count_primes_below_program(n, max_stack_depth, max_iterations, xla, profile)
         max_iterations,
         COUNT_PRIMES_BELOW_WRITES,
     )
-    return ((state.count_primes_below_return,), state.overflow_at, state.pc, counters)
+    return (
+        (state.count_primes_below_return,),
+        (state.overflow_at,),
+        state.pc,
+        counters,
+    )
 
 
 def count_primes_below(
@@ -1026,17 +1131,14 @@ def count_primes_below(
             max_stack_depth,
             max_iterations,
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(
             error, COUNT_PRIMES_BELOW_BLOCK_LINES, "count_primes_below_block_"
         )
         raise
-    check_overflow(
-        "count_primes_below",
-        overflow_at,
-        COUNT_PRIMES_BELOW_BLOCK_LINES,
-        max_stack_depth,
+    check_errors(
+        "count_primes_below", errors, COUNT_PRIMES_BELOW_BLOCK_LINES, max_stack_depth
     )
     check_finished(
         "count_primes_below", pc, COUNT_PRIMES_BELOW_BLOCK_LINES, max_iterations
@@ -1044,9 +1146,7 @@ def count_primes_below(
     if profile:
         return (
             result[0],
-            make_profile(
-                counters, COUNT_PRIMES_BELOW_BLOCK_LINES, overflow_at.shape[0]
-            ),
+            make_profile(counters, COUNT_PRIMES_BELOW_BLOCK_LINES, errors[0].shape[0]),
         )
     return result[0]
 
@@ -1262,7 +1362,7 @@ def first_multiple_of_seven_program(
     )
     return (
         (state.first_multiple_of_seven_return,),
-        state.overflow_at,
+        (state.overflow_at,),
         state.pc,
         counters,
     )
@@ -1307,15 +1407,15 @@ def first_multiple_of_seven(
             max_stack_depth,
             max_iterations,
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(
             error, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, "first_multiple_of_seven_block_"
         )
         raise
-    check_overflow(
+    check_errors(
         "first_multiple_of_seven",
-        overflow_at,
+        errors,
         FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,
         max_stack_depth,
     )
@@ -1329,7 +1429,7 @@ def first_multiple_of_seven(
         return (
             result[0],
             make_profile(
-                counters, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, overflow_at.shape[0]
+                counters, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, errors[0].shape[0]
             ),
         )
     return result[0]
@@ -1523,7 +1623,7 @@ def smallest_factor_program(n, max_stack_depth, max_iterations, xla, profile):
         max_iterations,
         SMALLEST_FACTOR_WRITES,
     )
-    return ((state.smallest_factor_return,), state.overflow_at, state.pc, counters)
+    return ((state.smallest_factor_return,), (state.overflow_at,), state.pc, counters)
 
 
 def smallest_factor(
@@ -1562,18 +1662,18 @@ def smallest_factor(
             max_stack_depth,
             max_iterations,
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
         raise
-    check_overflow(
-        "smallest_factor", overflow_at, SMALLEST_FACTOR_BLOCK_LINES, max_stack_depth
+    check_errors(
+        "smallest_factor", errors, SMALLEST_FACTOR_BLOCK_LINES, max_stack_depth
     )
     check_finished("smallest_factor", pc, SMALLEST_FACTOR_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
-            make_profile(counters, SMALLEST_FACTOR_BLOCK_LINES, overflow_at.shape[0]),
+            make_profile(counters, SMALLEST_FACTOR_BLOCK_LINES, errors[0].shape[0]),
         )
     return result[0]
 

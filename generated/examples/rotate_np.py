@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=0c1b918140c52bfe57d28ff497c9ef02cd76ab254d00ae847498ff818552ef42
-# autobatch: body-sha256=b2ad81b3667b1eb5e95d729f9526f71e867b87304eb5154a59f2fde9900b4aa9
+# autobatch: source-sha256=ad4db8527eac3cfd5d47f7c90f899a7821ed9f0bcd790a844f2920fd853ac14b
+# autobatch: body-sha256=f1f3b94855259d800c985155988ff8cc117e8b2ed7980062968687d92f90bc27
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -43,6 +43,33 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_errors(function, errors, block_lines, max_stack_depth):
+    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+
+    Both are [batch] int32: the block where an example stopped, or -1.
+    Inside a traced function (stackless under XLA) the values are symbolic
+    and cannot be read; the examples then keep their clipped values.
+    """
+    try:
+        errors = [np.asarray(e) for e in errors]
+    except (TypeError, NotImplementedError):
+        return
+    if len(errors) > 1:
+        check_index(function, errors[1], block_lines)
+    if max_stack_depth is not None:
+        check_overflow(function, errors[0], block_lines, max_stack_depth)
+
+
+def check_index(function, index_error_at, block_lines):
+    """Raises IndexError if an active example indexed out of range."""
+    examples = np.nonzero(index_error_at >= 0)[0]
+    if examples.size:
+        where = block_lines[index_error_at[examples[0]]]
+        raise IndexError(
+            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
+        )
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -212,6 +239,61 @@ def safe_divisor(active, value):
 
 def cast(value, dtype):
     return np.asarray(value).astype(dtype)
+
+
+def index_key(batch, event_shape, items):
+    """The NumPy key of a per-example subscript `x[items]` on [batch, *event].
+
+    items: one per leading event axis, each a slice (static) or an integer,
+    a Python int or a [batch] array (per example).  Negative integers count
+    from the end, as on one example; out-of-range ones are clipped (idle
+    examples compute junk indices; `index_fault` reports active ones).
+    Advanced indices put the batch axis first: the value is [batch, *rest].
+    """
+    key = [np.arange(batch)]
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            key.append(item)
+        else:
+            item = np.asarray(item)
+            key.append(np.clip(np.where(item < 0, item + size, item), 0, size - 1))
+    return tuple(key)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_key`); [batch, *rest]."""
+    array = np.asarray(array)
+    return array[index_key(array.shape[0], array.shape[1:], items)]
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items; [batch, *rest]."""
+    table = np.asarray(table)
+    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
+    return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`); value is cast to array's dtype."""
+    array = np.array(array)
+    key = index_key(array.shape[0], array.shape[1:], items)
+    value = np.asarray(value).astype(array.dtype, copy=False)
+    array[key] = np.broadcast_to(value, array[key].shape)
+    return array
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`)."""
+    shape = np.shape(array)[1:] if batched else np.shape(array)
+    fault = np.zeros(np.shape(active), bool)
+    for size, item in zip(shape, items):
+        if not isinstance(item, slice):
+            item = np.asarray(item)
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
 
 
 def zeros(leading, shape, dtype):
@@ -555,7 +637,7 @@ def rotate_program(p_x, p_y, turns, max_stack_depth, max_iterations, xla, profil
     )
     return (
         (state.rotate_return_x, state.rotate_return_y),
-        state.overflow_at,
+        (state.overflow_at,),
         state.pc,
         counters,
     )
@@ -593,16 +675,16 @@ def rotate(
         program = compiled(
             rotate_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, ROTATE_BLOCK_LINES, "rotate_block_")
         raise
-    check_overflow("rotate", overflow_at, ROTATE_BLOCK_LINES, max_stack_depth)
+    check_errors("rotate", errors, ROTATE_BLOCK_LINES, max_stack_depth)
     check_finished("rotate", pc, ROTATE_BLOCK_LINES, max_iterations)
     if profile:
         return (
             Point(result[0], result[1]),
-            make_profile(counters, ROTATE_BLOCK_LINES, overflow_at.shape[0]),
+            make_profile(counters, ROTATE_BLOCK_LINES, errors[0].shape[0]),
         )
     return Point(result[0], result[1])
 

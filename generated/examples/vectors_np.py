@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=ecbf7566466fb39ea80f174e0e10a91297abfd300baa4f845203b792edac3e12
-# autobatch: body-sha256=7f79a9db6cdec3b4bdde2f2eafd6b731495ee922301219f4298553d6f980359f
+# autobatch: source-sha256=99eb7b2be140e68723015cb78003c4d417753dd1e0bac71857ee2783a6029e8a
+# autobatch: body-sha256=db7679b689b92ebda1882132827fae1c7a8bc135dd30d3acf7e145b5a55f30bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -47,6 +47,33 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_errors(function, errors, block_lines, max_stack_depth):
+    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+
+    Both are [batch] int32: the block where an example stopped, or -1.
+    Inside a traced function (stackless under XLA) the values are symbolic
+    and cannot be read; the examples then keep their clipped values.
+    """
+    try:
+        errors = [np.asarray(e) for e in errors]
+    except (TypeError, NotImplementedError):
+        return
+    if len(errors) > 1:
+        check_index(function, errors[1], block_lines)
+    if max_stack_depth is not None:
+        check_overflow(function, errors[0], block_lines, max_stack_depth)
+
+
+def check_index(function, index_error_at, block_lines):
+    """Raises IndexError if an active example indexed out of range."""
+    examples = np.nonzero(index_error_at >= 0)[0]
+    if examples.size:
+        where = block_lines[index_error_at[examples[0]]]
+        raise IndexError(
+            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
+        )
 
 
 def check_overflow(function, overflow_at, block_lines, max_stack_depth):
@@ -216,6 +243,61 @@ def safe_divisor(active, value):
 
 def cast(value, dtype):
     return np.asarray(value).astype(dtype)
+
+
+def index_key(batch, event_shape, items):
+    """The NumPy key of a per-example subscript `x[items]` on [batch, *event].
+
+    items: one per leading event axis, each a slice (static) or an integer,
+    a Python int or a [batch] array (per example).  Negative integers count
+    from the end, as on one example; out-of-range ones are clipped (idle
+    examples compute junk indices; `index_fault` reports active ones).
+    Advanced indices put the batch axis first: the value is [batch, *rest].
+    """
+    key = [np.arange(batch)]
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            key.append(item)
+        else:
+            item = np.asarray(item)
+            key.append(np.clip(np.where(item < 0, item + size, item), 0, size - 1))
+    return tuple(key)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_key`); [batch, *rest]."""
+    array = np.asarray(array)
+    return array[index_key(array.shape[0], array.shape[1:], items)]
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items; [batch, *rest]."""
+    table = np.asarray(table)
+    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
+    return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`); value is cast to array's dtype."""
+    array = np.array(array)
+    key = index_key(array.shape[0], array.shape[1:], items)
+    value = np.asarray(value).astype(array.dtype, copy=False)
+    array[key] = np.broadcast_to(value, array[key].shape)
+    return array
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`)."""
+    shape = np.shape(array)[1:] if batched else np.shape(array)
+    fault = np.zeros(np.shape(active), bool)
+    for size, item in zip(shape, items):
+        if not isinstance(item, slice):
+            item = np.asarray(item)
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
 
 
 def zeros(leading, shape, dtype):
@@ -515,7 +597,7 @@ def relax_program(v, n, max_stack_depth, max_iterations, xla, profile):
         max_iterations,
         RELAX_WRITES,
     )
-    return ((state.relax_return,), state.overflow_at, state.pc, counters)
+    return ((state.relax_return,), (state.overflow_at,), state.pc, counters)
 
 
 def relax(
@@ -548,16 +630,16 @@ def relax(
         program = compiled(
             relax_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, RELAX_BLOCK_LINES, "relax_block_")
         raise
-    check_overflow("relax", overflow_at, RELAX_BLOCK_LINES, max_stack_depth)
+    check_errors("relax", errors, RELAX_BLOCK_LINES, max_stack_depth)
     check_finished("relax", pc, RELAX_BLOCK_LINES, max_iterations)
     if profile:
         return (
             result[0],
-            make_profile(counters, RELAX_BLOCK_LINES, overflow_at.shape[0]),
+            make_profile(counters, RELAX_BLOCK_LINES, errors[0].shape[0]),
         )
     return result[0]
 
@@ -833,7 +915,7 @@ def spiral_program(v, w, n, max_stack_depth, max_iterations, xla, profile):
     )
     return (
         (state.spiral_return_0, state.spiral_return_1),
-        state.overflow_at,
+        (state.overflow_at,),
         state.pc,
         counters,
     )
@@ -872,16 +954,16 @@ def spiral(
         program = compiled(
             spiral_program, xla, profile, leaves, max_stack_depth, max_iterations
         )
-        result, overflow_at, pc, counters = program(*leaves)
+        result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, SPIRAL_BLOCK_LINES, "spiral_block_")
         raise
-    check_overflow("spiral", overflow_at, SPIRAL_BLOCK_LINES, max_stack_depth)
+    check_errors("spiral", errors, SPIRAL_BLOCK_LINES, max_stack_depth)
     check_finished("spiral", pc, SPIRAL_BLOCK_LINES, max_iterations)
     if profile:
         return (
             (result[0], result[1]),
-            make_profile(counters, SPIRAL_BLOCK_LINES, overflow_at.shape[0]),
+            make_profile(counters, SPIRAL_BLOCK_LINES, errors[0].shape[0]),
         )
     return (result[0], result[1])
 

@@ -21,6 +21,7 @@ TensorFlow and NumPy.  Names:
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import functools
 import keyword
@@ -30,7 +31,7 @@ from templates import program as program_templates
 from transpiler import types as T
 from transpiler.emit.template import comment, expand
 from transpiler.ir import instructions as ir
-from transpiler.passes import control, liveness
+from transpiler.passes import control, liveness, subscripts
 
 
 def _runtime_names() -> frozenset:
@@ -68,6 +69,31 @@ RESERVED = _runtime_names() | frozenset(
     """state active pc overflow overflow_at batch leaves result program counters
     profile xla max_stack_depth max_iterations max_stack_bytes peek collections""".split()
 )
+
+
+def _index_check(node) -> bool:
+    """A `take`/`lookup`/`put` call (passes/subscripts.py) with an item that
+    differs per example (not a literal, not a static `slice(...)`)."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in subscripts.HELPERS
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Tuple)
+    ):
+        return False
+    return any(
+        not (
+            isinstance(item, ast.Constant)
+            or (isinstance(item, ast.UnaryOp) and isinstance(item.operand, ast.Constant))
+            or (isinstance(item, ast.Call) and isinstance(item.func, ast.Name) and item.func.id == "slice")
+        )
+        for item in node.args[1].elts
+    )
+
+
+def _index_checks(expr: str) -> bool:
+    return any(_index_check(node) for node in ast.walk(ast.parse(expr, mode="eval")))
 
 
 @dataclasses.dataclass
@@ -194,7 +220,15 @@ class _ProgramEmitter:
         self.fields: Dict[str, List[tuple]] = {}  # var -> [(path, leaf, field)]
         self.live_out = liveness.block_liveness(lowered)[1]  # block name -> registers
         self.block_writes: List[tuple] = []  # per block: (state fields, stacks) it writes
-        taken = {"pc", "return_sp", "overflow_at"}
+        taken = {"pc", "return_sp", "overflow_at", "index_error_at"}
+        # Whether some block indexes by a per-example value (take, lookup,
+        # put): then examples that index out of range stop and are reported.
+        self.checks_indices = any(
+            _index_checks(ins.expr)
+            for b in lowered.blocks
+            for ins in b.instructions
+            if isinstance(ins, ir.PrimOp)
+        )
         for var in lowered.registers:
             base = var.replace(".", "_")
             leaves = []
@@ -400,6 +434,9 @@ class _ProgramEmitter:
                 body.append(self.field(field))
         body.append(comment("[batch] int32: block where an example overflowed a stack, or -1"))
         body.append(self.field("overflow_at"))
+        if self.checks_indices:
+            body.append(comment("[batch] int32: block where an example indexed out of range, or -1"))
+            body.append(self.field("index_error_at"))
         return self.named_tuple(self.state_type, body)
 
     def stacks_class(self):
@@ -484,7 +521,14 @@ class _ProgramEmitter:
                 initial.append(ast.keyword(field, value))
         minus_one = ast.BinOp(_zeros(["batch"], (), "int32"), ast.Sub(), ast.Constant(1))
         initial.append(ast.keyword("overflow_at", minus_one))
+        if self.checks_indices:
+            initial.append(ast.keyword("index_error_at", minus_one))
         return initial
+
+    def errors(self):
+        """`(state.overflow_at, state.index_error_at)`: what stopped examples."""
+        fields = ["overflow_at"] + (["index_error_at"] if self.checks_indices else [])
+        return ast.Tuple([_attr("state", f) for f in fields], ast.Load())
 
     def result_leaves(self):
         return ast.Tuple(
@@ -515,6 +559,7 @@ class _ProgramEmitter:
             LOOPING=self.const("LOOPING_BLOCKS"),
             WRITES=self.const("WRITES"),
             RESULT=self.result_leaves(),
+            ERRORS=self.errors(),
         )
 
     def stackless_program_function(self):
@@ -530,7 +575,9 @@ class _ProgramEmitter:
             STACKS=[ast.keyword("returns", _zeros([1, "batch"], (), "int32"))],
             BLOCKS=self.const("BLOCKS"),
             RESULT=self.result_leaves(),
+            ERRORS=self.errors(),
             NAME=ast.Constant(self.entry),
+            LINES=_name(self.const("BLOCK_LINES")),
             RECURSIVE=ast.Constant(self.stackless[1]),
         )
 
@@ -620,6 +667,7 @@ class _BlockBody:
         self.stack_written: List[str] = []  # stacks this block writes (one write each)
         self.return_moved = False  # whether it pushed or popped a return address
         self.overflows: List[str] = []
+        self.faults: List[str] = []  # [batch] bool locals: examples indexing out of range
         self.written: List[str] = []
         self.going_mask = None  # the mask of examples going on, in a ReturnIf block
         self.masked: Dict[str, str] = {}  # written variable -> its field, masked early (early_masks)
@@ -788,6 +836,7 @@ class _BlockBody:
     def instruction(self, ins):
         if isinstance(ins, ir.PrimOp):
             value = self.rename(ins.expr, ins.vars_in)
+            self.check_indices(value)
             if ins.cast_to:
                 value = _call("cast", value, ins.cast_to)
             if ins.vars_out is None:
@@ -837,6 +886,22 @@ class _BlockBody:
                 self.restore(var)
         else:
             raise TypeError(f"unexpected instruction {ins!r}")
+
+    def check_indices(self, value):
+        """`fault_1 = index_fault(active, v, (i,))` for each `take`, `lookup`
+        and `put` in `value` that indexes by a per-example value: the active
+        examples whose index is out of range stop at this block, and the
+        entry raises IndexError (as each would on its own).  The index
+        expressions are repeated (cheap, pure; XLA computes them once)."""
+        for node in ast.walk(value):
+            if _index_check(node):
+                flag = f"fault_{len(self.faults) + 1}"
+                self.faults.append(flag)
+                arguments = [_name("active"), copy.deepcopy(node.args[0]), copy.deepcopy(node.args[1])]
+                keywords = [ast.keyword("batched", ast.Constant(False))] if node.func.id == "lookup" else []
+                self.out.append(
+                    ast.Assign([_name(flag, True)], ast.Call(_name("index_fault"), arguments, keywords))
+                )
 
     def tuple_select(self, var, pattern, condition, sides):
         """A per-example choice between two tuples: one `where` per leaf."""
@@ -930,9 +995,12 @@ class _BlockBody:
     def restore(self, var):
         """`var` as its call site saved it: its slot in the frame (`return_sp`)."""
         leaves = self.e.fields[var]
+        # Only a bare tensor is its own leaf: a one-leaf tuple, `(x,)` or
+        # `(x, None)`, is read into a leaf and rebuilt below.
+        bare = isinstance(self.e.types[var], T.TensorType)
         names = []
         for _, _, field in leaves:
-            target = self.local(var) if len(leaves) == 1 else _safe(field + "_top", self.taken)
+            target = self.local(var) if bare else _safe(field + "_top", self.taken)
             self.taken.add(target)
             names.append(target)
             # A pop and a peek read the same slot; a peek's value stays
@@ -942,7 +1010,7 @@ class _BlockBody:
                 ast.Assign([_name(target, True)], _call("read", _attr("stacks", field), frame))
             )
         self.defined(var)
-        if len(leaves) != 1:
+        if not bare:
             self.out.append(
                 ast.Assign(
                     [_name(self.local(var), True)],
@@ -1024,15 +1092,21 @@ class _BlockBody:
         self.out.append(
             ast.Assign([pc], _call("select", _name("active"), _name("pc"), _attr("state", "pc")))
         )
-        if self.overflows:
-            flags = [_name(f) for f in self.overflows]
+        stops = (
+            ("overflow", self.overflows, "examples whose stack is full stop here; the caller raises"),
+            ("fault", self.faults, "examples that indexed out of range stop here; the caller raises"),
+        )
+        for name, flags, note in stops:
+            if not flags:
+                continue
+            flags = [_name(f) for f in flags]
             any_flag = flags[0]
             for f in flags[1:]:
                 any_flag = ast.BinOp(any_flag, ast.BitOr(), f)
-            self.out.append(comment("examples whose stack is full stop here; the caller raises"))
-            self.out.append(ast.Assign([_name("overflow", True)], any_flag))
+            self.out.append(comment(note))
+            self.out.append(ast.Assign([_name(name, True)], any_flag))
             self.out.append(
-                ast.Assign([pc], _call("select", _name("overflow"), _name(self.e.const("HALT")), _name("pc")))
+                ast.Assign([pc], _call("select", _name(name), _name(self.e.const("HALT")), _name("pc")))
             )
 
     def updates(self):
@@ -1065,6 +1139,13 @@ class _BlockBody:
                 ast.keyword(
                     "overflow_at",
                     _call("select", _name("overflow"), self.index, _attr("state", "overflow_at")),
+                )
+            )
+        if self.faults:
+            keywords.append(
+                ast.keyword(
+                    "index_error_at",
+                    _call("select", _name("fault"), self.index, _attr("state", "index_error_at")),
                 )
             )
         return keywords

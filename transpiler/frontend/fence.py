@@ -118,11 +118,16 @@ class _Fence:
         if kind in _STATEMENT_HINTS:
             self.fail(stmt, f"{_NAMES[kind]} is not supported", _STATEMENT_HINTS[kind])
         if isinstance(stmt, gast.Assign):
-            for target in stmt.targets:
-                self.check_target(target)
+            if len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Subscript):
+                self.check_item_target(stmt.targets[0])
+            else:
+                for target in stmt.targets:
+                    self.check_target(target)
             self.check_expression(stmt.value)
         elif isinstance(stmt, gast.AugAssign):
-            if not isinstance(stmt.target, gast.Name):
+            if isinstance(stmt.target, gast.Subscript):
+                self.check_item_target(stmt.target)
+            elif not isinstance(stmt.target, gast.Name):
                 self.check_target(stmt.target)
             self.check_expression(stmt.value)
         elif isinstance(stmt, gast.AnnAssign):
@@ -203,14 +208,40 @@ class _Fence:
         if isinstance(target, gast.Starred) and isinstance(target.value, gast.Name):
             self.check_target(target.value)
             return
-        if isinstance(target, (gast.Subscript, gast.Attribute)):
+        if isinstance(target, gast.Subscript):
             self.fail(
                 target,
-                "assignment to a subscript or attribute is not supported",
-                "build a new value (e.g. `x = np.where(...)` or "
-                "`state = state._replace(...)`) and assign it to a name",
+                "item assignment inside a tuple target or a chained assignment is not supported",
+                "assign one item per statement: `v[i] = x`",
+            )
+        if isinstance(target, gast.Attribute):
+            self.fail(
+                target,
+                "assignment to an attribute is not supported",
+                "build a new value (e.g. `state = state._replace(...)`) and assign it to a name",
             )
         self.fail(target, "this assignment target is not supported", "assign to a name")
+
+    def check_item_target(self, target):
+        """`v[i] = x`, `m[i, j] += 1`, `m[i][j] = x`: a functional update of a
+        local array (passes/subscripts.py gives it its per-example meaning)."""
+        root = target
+        while isinstance(root, gast.Subscript):
+            self.check_expression(root.slice)
+            root = root.value
+        if not isinstance(root, gast.Name):
+            self.fail(
+                target,
+                "item assignment is supported on a variable's elements only (`v[i] = x`)",
+                "assign the inner value to a name first",
+            )
+        if root.id not in self.locals:
+            self.fail(
+                target,
+                f"item assignment to {root.id!r}, which is not a variable of this function",
+                f"copy it into a local first (`{root.id.lower()}_copy = np.array({root.id})`)"
+                " and assign to that",
+            )
 
     def is_batched_call(self, node):
         return (

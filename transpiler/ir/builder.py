@@ -69,6 +69,7 @@ class _FunctionBuilder:
         self.blocks: List[_PendingBlock] = []
         self.loops: List[tuple] = []  # (continue_target, break_target)
         self.free_names: List[str] = []
+        self.last_origin = None  # of the latest statement built (implicit returns)
         self.current = self.new_block(None)  # takes its first statement's origin
 
     # ---- blocks ----------------------------------------------------------
@@ -117,7 +118,9 @@ class _FunctionBuilder:
     def build(self) -> ir.Function:
         for stmt in self.fn.body:
             self.statement(stmt)
-        self.terminate(ir.Return(None, origin_of(self.fn)))
+        # Falling off the end returns None; an error about it names the last
+        # statement the example ran, not the `def`.
+        self.terminate(ir.Return(None, self.last_origin or origin_of(self.fn)))
         blocks = self.reachable_blocks()
         return ir.Function(
             name=self.source.name,
@@ -160,10 +163,15 @@ class _FunctionBuilder:
 
     def statement(self, stmt):
         origin = origin_of(stmt)
+        self.last_origin = origin
         if self.current.terminator is not None:
             # Code after return/break/continue: unreachable, built and dropped.
             self.start(self.new_block(origin))
-        if isinstance(stmt, gast.Assign):
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
+            self.assign_item(stmt.targets[0], stmt.value, origin)
+        elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Subscript):
+            self.augment_item(stmt, origin)
+        elif isinstance(stmt, gast.Assign):
             self.assign(stmt.targets, stmt.value, origin)
         elif isinstance(stmt, gast.AnnAssign):
             if stmt.value is not None:
@@ -208,6 +216,63 @@ class _FunctionBuilder:
             self.primop(first, self.flatten(value, origin), origin)
         for other in patterns[1:]:  # a = b = value
             self.primop(other, gast.Name(_single(first), gast.Load(), None, None), origin)
+
+    # ---- item assignment -------------------------------------------------
+
+    def assign_item(self, target, value, origin, items=None):
+        """`v[i] = x` (and `m[i][j] = x`): a functional update of the root name.
+
+        Python evaluates the value first, then the subscripts; both are
+        hoisted into variables, so `v[f(i)] = g(x)` calls each function once.
+        The update is `v = __setitem__(v, (i,), x)`, which type inference
+        turns into the runtime's `put` (passes/subscripts.py).
+        """
+        value_name = self.operand(value, origin, "value")
+        chain = items or self.subscript_chain(target, origin)
+        root = _root_name(target)
+        expr = value_name
+        for depth in reversed(range(len(chain))):
+            base = root + "".join(f"[{_read_items(c)}]" for c in chain[:depth])
+            expr = f"{SET_ITEM}({base}, ({_set_items(chain[depth])}), {expr})"
+        self.primop_text(root, expr, origin)
+
+    def augment_item(self, stmt, origin):
+        """`v[i] += x`: the subscripts are evaluated once, as in Python."""
+        chain = self.subscript_chain(stmt.target, origin)
+        root = _root_name(stmt.target)
+        read = gast.parse(
+            root + "".join(f"[{_read_items(c)}]" for c in chain), mode="eval"
+        ).body
+        value = gast.BinOp(left=read, op=stmt.op, right=stmt.value)
+        self.assign_item(stmt.target, value, origin, items=chain)
+
+    def subscript_chain(self, target, origin):
+        """The items of `root[a][b, c]` as [[a], [b, c]], each item's text,
+        with per-example indices hoisted into variables (literals and
+        slices stay as written: they are static)."""
+        chain = []
+        node = target
+        while isinstance(node, gast.Subscript):
+            index = node.slice
+            elements = index.elts if isinstance(index, gast.Tuple) else [index]
+            chain.append(elements)
+            node = node.value
+        out = []
+        for elements in reversed(chain):
+            items = []
+            for element in elements:
+                if isinstance(element, gast.Slice):
+                    parts = [
+                        None if p is None else _unparse(self.flatten(p, origin))
+                        for p in (element.lower, element.upper, element.step)
+                    ]
+                    items.append(("slice", parts))
+                elif _is_literal_int(element):
+                    items.append(("index", _unparse(element)))
+                else:
+                    items.append(("index", self.operand(element, origin, "index")))
+            out.append(items)
+        return out
 
     def pattern(self, target) -> ir.Pattern:
         if isinstance(target, gast.Name):
@@ -260,6 +325,12 @@ class _FunctionBuilder:
         header = self.new_block(origin)
         self.terminate(ir.Goto(header.name, origin))
         self.start(header)
+        if isinstance(stmt.test, gast.Constant) and stmt.test.value:
+            # `while True:` leaves only by `break` or `return`: no test, and
+            # with no `break` the code after it (an implicit `return None`
+            # too) is unreachable.
+            self.loop(stmt, None, header.name, origin, before_body=None)
+            return
         condition = self.condition(stmt.test, origin)
         self.loop(stmt, condition, header.name, origin, before_body=None)
 
@@ -296,9 +367,14 @@ class _FunctionBuilder:
 
     def loop(self, stmt, condition, header, origin, before_body):
         body = self.new_block(origin_of(stmt.body[0], origin))
-        orelse = self.new_block(origin_of(stmt.orelse[0], origin)) if stmt.orelse else None
+        # `else:` runs when the test fails, so never after `while True:`.
+        has_else = stmt.orelse and condition is not None
+        orelse = self.new_block(origin_of(stmt.orelse[0], origin)) if has_else else None
         exit_block = self.new_block(None)
-        self.terminate(ir.Branch(condition, body.name, (orelse or exit_block).name, origin))
+        if condition is None:
+            self.terminate(ir.Goto(body.name, origin))
+        else:
+            self.terminate(ir.Branch(condition, body.name, (orelse or exit_block).name, origin))
         self.loops.append((header, exit_block.name))
         self.start(body)
         if before_body is not None:
@@ -464,7 +540,13 @@ class _FunctionBuilder:
         return _load(result)
 
     def has_batched_call(self, expr) -> bool:
-        return any(self.is_batched_call(n) for n in gast.walk(expr))
+        """Whether `expr` must run only for the examples that reach it: it calls
+        a batched function, or it indexes by a value (which may be out of
+        range where Python would not evaluate it: `i < n and v[i] > 0`)."""
+        return any(
+            self.is_batched_call(n) or (isinstance(n, gast.Subscript) and _indexes_by_value(n))
+            for n in gast.walk(expr)
+        )
 
     def bool_op(self, expr, origin):
         is_and = isinstance(expr.op, gast.And)
@@ -552,8 +634,8 @@ class _FunctionBuilder:
 
     def note_free_name(self, node, origin):
         name = node.id
-        if name in self.free_names:
-            return
+        if name in self.free_names or name == SET_ITEM:
+            return  # SET_ITEM: item assignment, given its meaning by type inference
         known = (
             name in self.source.closure
             or name in self.source.globals
@@ -567,6 +649,48 @@ class _FunctionBuilder:
                 "or assign it in the function",
             )
         self.free_names.append(name)
+
+
+SET_ITEM = "__setitem__"  # see passes/subscripts.py
+
+
+def _root_name(target) -> str:
+    while isinstance(target, gast.Subscript):
+        target = target.value
+    return target.id
+
+
+def _is_literal_int(node) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and type(node.value) is int
+
+
+def _indexes_by_value(node) -> bool:
+    index = node.slice
+    elements = index.elts if isinstance(index, gast.Tuple) else [index]
+    return not all(_is_literal_int(e) or isinstance(e, gast.Slice) for e in elements)
+
+
+def _read_items(items) -> str:
+    """`i, 1:3` (a subscript's text)."""
+
+    def text(kind, value):
+        if kind != "slice":
+            return value
+        lower, upper, step = ("" if p is None else p for p in value)
+        return f"{lower}:{upper}" + (f":{step}" if step else "")
+
+    return ", ".join(text(kind, value) for kind, value in items)
+
+
+def _set_items(items) -> str:
+    """`i, slice(1, 3, None),` (a tuple display's text: slices as calls)."""
+    return "".join(
+        (f"slice({', '.join('None' if p is None else p for p in value)})" if kind == "slice" else value)
+        + ", "
+        for kind, value in items
+    )
 
 
 class _NoDefault:

@@ -30,7 +30,7 @@ from transpiler import backends as B
 from transpiler import types as T
 from transpiler.errors import BatchTypeError
 from transpiler.ir import instructions as ir
-from transpiler.passes import broadcast
+from transpiler.passes import broadcast, subscripts
 
 
 def infer(
@@ -159,7 +159,11 @@ class _Inference:
                 promoted[k] = t
             promoted = tuple(promoted)
             used_inputs = tuple(promoted[k] for k in used)
-            text = self.aligned(fn, expr, vars_in, inputs)
+            try:
+                text = self.aligned(fn, expr, vars_in, inputs)
+            except subscripts.SubscriptError as e:
+                self.cache[key] = (None, e, None)
+                return self.cache[key]
             value_type, error, _ = self._try(fn, text, names, used_inputs)
             if error is not None:  # `abs(0.5) <= n` on TF: align it after all
                 forced = self.aligned(fn, expr, vars_in, inputs, force=True)
@@ -184,13 +188,28 @@ class _Inference:
             leaves = [leaf for t in inputs for leaf in T.leaves(t)]
             ranks = {len(leaf.shape) for leaf in leaves}
             text = expr
+            promoted = _promote_weak(inputs)
+            env = dict(B.helpers(self.backend))
+            env.update((n, B.placeholder(self.backend, t)) for n, t in zip(vars_in, promoted))
+            if subscripts.mentions(expr):
+                text = subscripts.rewrite(text, self._values(fn, env))
             if force or ranks - {0}:
-                promoted = _promote_weak(inputs)
-                env = {"cast": self.backend.cast}
-                env.update((n, B.placeholder(self.backend, t)) for n, t in zip(vars_in, promoted))
-                text = broadcast.align(expr, lambda sub: self._describe(fn, sub, env))
+                text = broadcast.align(text, lambda sub: self._describe(fn, sub, env))
             self.cache[key] = text
         return self.cache[key]
+
+    def _values(self, fn, env):
+        """Subexpressions' values and per-example shapes, for passes/subscripts.py."""
+
+        def evaluate(text):
+            return eval(text, self.namespaces[fn], dict(env))  # noqa: S307
+
+        def event_shape(value):
+            if self.backend.batched_rank(value) is None:
+                return None
+            return B.type_of(self.backend, value).shape
+
+        return subscripts.Values(evaluate, event_shape)
 
     def _describe(self, fn, expr, env):
         """(per-example rank, dtype) of a batched subexpression, else None."""
@@ -205,7 +224,7 @@ class _Inference:
         return rank, np.dtype(getattr(value.dtype, "as_numpy_dtype", value.dtype))
 
     def _try(self, fn, expr, vars_in, inputs):
-        env = {"cast": self.backend.cast}  # inserted by broadcast.align
+        env = dict(B.helpers(self.backend))  # inserted by broadcast.align and subscripts.rewrite
         env.update((name, B.placeholder(self.backend, t)) for name, t in zip(vars_in, inputs))
         try:
             value = eval(expr, self.namespaces[fn], env)  # noqa: S307
@@ -368,6 +387,8 @@ class _Inference:
         sides, failure = self.select_sides(fn, op, inputs)
         if failure is not None:
             expr, error = failure
+            if isinstance(error, subscripts.SubscriptError):
+                raise BatchTypeError(_where(op.origin) + str(error)) from None
             raise BatchTypeError(
                 _where(op.origin) + f"evaluating `{expr}` on a batch of placeholders "
                 f"raised {type(error).__name__}: {error}"
@@ -403,6 +424,8 @@ class _Inference:
                 "assigned (or only in code that is never reached)"
             )
         result, error, _ = self.evaluate(fn, op.expr, op.vars_in, inputs)
+        if isinstance(error, subscripts.SubscriptError):
+            raise BatchTypeError(_where(op.origin) + str(error)) from None
         if error is not None:
             described = ", ".join(
                 f"{n}: {T.strong(t)}" for n, t in zip(op.vars_in, inputs)

@@ -1,0 +1,335 @@
+"""Per-example subscripts, lengths, shapes and item assignment.
+
+Code is written for one example, so `v[i]` means element `i` of *this
+example's* vector.  On the batch, `v` is [batch, n] and `i` is [batch]:
+NumPy would read `v[i]` as rows of the batch (a [batch, batch, n] array,
+silently) and TensorFlow would refuse it.  `rewrite` gives every such form
+its per-example meaning before anything is evaluated or emitted:
+
+    v[2], m[1:3, ::-1]     ->  v[:, 2], m[:, 1:3, ::-1]   (static: the batch axis kept)
+    v[i], m[i, j], m[:, j] ->  take(v, (i,)), take(m, (i, j)), take(m, (slice(None), j))
+    VALUE[node]            ->  lookup(VALUE, (node,))      (a module-level constant table)
+    len(v), v.shape        ->  5, (5,)                     (static per-example shape)
+    v[i] = x               ->  v = put(v, (i,), x)         (builder: `__setitem__(v, (i,), x)`)
+
+`take`, `lookup` and `put` are runtime helpers: one gather or scatter each,
+with negative indices counted from the end and out-of-range indices
+clipped (idle examples compute junk); the emitter adds an `index_fault`
+check per call so that an *active* example with an out-of-range index
+stops with an IndexError (emit/program.py).  A static index out of range
+is an error here, at build time, as it would be on every example.
+
+Whatever has no per-example meaning that this module can produce is
+refused with a `BatchTypeError` naming the line: a per-example index into
+a tuple, a float index, `len` of a scalar, `.T` of a per-example array.
+Subscripts of tuples by literals and of constants by constants keep their
+Python meaning and are left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from typing import Callable, Optional, Tuple
+
+import numpy as np
+
+SET_ITEM = "__setitem__"  # the builder's marker for `x[items] = value`
+HELPERS = ("take", "lookup", "put")  # the runtime helpers this module writes
+
+
+class SubscriptError(Exception):
+    """A subscript with no per-example meaning (type inference adds the line)."""
+
+
+class Values:
+    """What the rewrite needs to know of a subexpression.
+
+    `evaluate(text)` returns its value on placeholders (or raises);
+    `event_shape(value)` its per-example shape if it is batched, else None.
+    """
+
+    def __init__(self, evaluate: Callable[[str], object], event_shape: Callable[[object], Optional[Tuple[int, ...]]]):
+        self.evaluate = evaluate
+        self.event_shape = event_shape
+
+    def of(self, node: ast.expr):
+        try:
+            return self.evaluate(ast.unparse(node))
+        except Exception:  # noqa: BLE001 - the whole expression reports it
+            return _UNKNOWN
+
+
+_UNKNOWN = object()
+
+
+def mentions(expr: str) -> bool:
+    """Whether `expr` has anything this module may rewrite (a cheap test)."""
+    return "[" in expr or "len" in expr or "shape" in expr or SET_ITEM in expr or ".T" in expr or "ndim" in expr or "size" in expr
+
+
+def rewrite(expr: str, values: Values) -> str:
+    """`expr` with per-example subscripts, lengths and shapes made explicit."""
+    tree = ast.parse(expr, mode="eval")
+    rewriter = _Rewriter(values)
+    new = rewriter.visit(tree)
+    if not rewriter.changed:
+        return expr
+    return ast.unparse(ast.fix_missing_locations(new))
+
+
+def _static_int(node) -> Optional[int]:
+    """A literal integer (`3`, `-1`), else None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, (ast.USub, ast.UAdd))
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
+    return None
+
+
+def _static_slice(node: ast.Slice) -> bool:
+    parts = (node.lower, node.upper, node.step)
+    return all(p is None or _static_int(p) is not None or (isinstance(p, ast.Constant) and p.value is None) for p in parts)
+
+
+def _slice_call(node: ast.Slice) -> ast.expr:
+    parts = [p if p is not None else ast.Constant(None) for p in (node.lower, node.upper, node.step)]
+    while len(parts) > 1 and isinstance(parts[-1], ast.Constant) and parts[-1].value is None:
+        parts.pop()
+    return ast.Call(ast.Name("slice", ast.Load()), parts, [])
+
+
+def _items(node: ast.Subscript):
+    index = node.slice
+    return list(index.elts) if isinstance(index, ast.Tuple) else [index]
+
+
+def _has_batched_leaf(value, values: Values) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_has_batched_leaf(v, values) for v in value)
+    return values.event_shape(value) is not None
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, values: Values):
+        self.values = values
+        self.changed = False
+
+    # ---- classification --------------------------------------------------
+
+    def item_kind(self, item, size):
+        """('slice' | 'static' | 'dynamic', node) of one subscript item on an
+        axis of `size` elements (None when the axis is unknown)."""
+        if isinstance(item, ast.Slice):
+            if not _static_slice(item):
+                raise SubscriptError(
+                    "a slice with per-example bounds has no fixed per-example shape; "
+                    "use literal bounds, or index element by element in a loop"
+                )
+            return "slice", item
+        static = _static_int(item)
+        if static is not None:
+            if size is not None:
+                self.in_range(static, size)
+            return "static", item
+        if isinstance(item, ast.Constant) and item.value is Ellipsis:
+            raise SubscriptError("`...` in a subscript is not supported: write the axes out")
+        if isinstance(item, ast.Constant) and item.value is None:
+            raise SubscriptError("`None` (a new axis) in a subscript is not supported: use np.expand_dims")
+        value = self.values.of(item)
+        if value is _UNKNOWN:
+            return "dynamic", item  # reported when the whole expression is evaluated
+        shape = self.values.event_shape(value)
+        dtype = getattr(value, "dtype", None)
+        dtype = np.asarray(value).dtype if dtype is None else np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
+        if shape is None:
+            shape = np.shape(value)  # a constant: a global, or arithmetic on literals
+            if dtype.kind in "iu" and shape == () and size is not None:
+                self.in_range(int(value), size)
+            if dtype.kind in "iu" and shape == ():
+                return "static", item
+        if dtype.kind not in "iu" or shape != ():
+            what = f"of dtype {dtype.name}" if dtype.kind not in "iu" else f"of shape {tuple(shape)}"
+            raise SubscriptError(
+                f"an index must be one integer per example; `{ast.unparse(item)}` is {what}"
+            )
+        return "dynamic", item
+
+    @staticmethod
+    def in_range(index, size):
+        if not -size <= index < size:
+            raise SubscriptError(f"index {index} is out of range for an axis of {size} element(s)")
+
+    # ---- x[items] --------------------------------------------------------
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load):
+            return node
+        base = self.values.of(node.value)
+        if base is _UNKNOWN:
+            return node
+        shape = self.values.event_shape(base)
+        items = _items(node)
+        if shape is not None:
+            return self.per_example(node, shape, items)
+        if isinstance(base, (tuple, list)) and _has_batched_leaf(base, self.values):
+            # A per-example tuple (or namedtuple): Python's own indexing, by literals.
+            for item in items:
+                if not isinstance(item, ast.Slice) and _static_int(item) is None:
+                    raise SubscriptError(
+                        f"`{ast.unparse(node)}` indexes a tuple with a value that differs per "
+                        "example; tuples have a fixed structure: use an array (np.stack) "
+                        "or a literal index"
+                    )
+            return node
+        kinds = [self.item_kind(item, None) for item in items]
+        if not any(kind == "dynamic" for kind, _ in kinds):
+            return node  # a constant indexed by constants: Python's meaning
+        table = np.asarray(base) if not hasattr(base, "shape") else base
+        if getattr(table, "dtype", np.dtype(object)) == object or len(np.shape(table)) < len(items):
+            raise SubscriptError(
+                f"`{ast.unparse(node.value)}` is indexed per example, so it must be a "
+                "numeric array (a module-level NumPy array or a tuple of numbers) with "
+                f"at least {len(items)} axes"
+            )
+        for size, (kind, item) in zip(np.shape(table), kinds):
+            self.item_kind(item, size)  # static items: in range
+        self.changed = True
+        return _helper("lookup", node.value, [self.item_node(k, i) for k, i in kinds])
+
+    def item_node(self, kind, item):
+        return _slice_call(item) if kind == "slice" else item
+
+    def per_example(self, node, shape, items):
+        if not shape:
+            raise SubscriptError(
+                f"`{ast.unparse(node.value)}` is one number per example: it has no elements to index"
+            )
+        if len(items) > len(shape):
+            raise SubscriptError(
+                f"too many indices: `{ast.unparse(node.value)}` has per-example shape "
+                f"{tuple(shape)} ({len(shape)} axes), the subscript gives {len(items)}"
+            )
+        kinds = [self.item_kind(item, size) for item, size in zip(items, shape)]
+        self.changed = True
+        if all(kind != "dynamic" for kind, _ in kinds):
+            index = [ast.Slice()] + [item for _, item in kinds]
+            return ast.Subscript(node.value, ast.Tuple(index, ast.Load()), ast.Load())
+        return _helper("take", node.value, [self.item_node(k, i) for k, i in kinds])
+
+    # ---- len(x), x.shape, x[items] = value --------------------------------
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == SET_ITEM:
+            return self.set_item(node)
+        if not (isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1):
+            return node
+        if self.values.of(node.func) is not builtins.len:
+            return node  # a user's own `len`
+        shape = self.values.event_shape(self.values.of(node.args[0]))
+        if shape is None:
+            return node  # a tuple or a constant: Python's len
+        if not shape:
+            raise SubscriptError(
+                f"len() of `{ast.unparse(node.args[0])}`, which is one number per example"
+            )
+        self.changed = True
+        return ast.Constant(shape[0])
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if node.attr not in ("shape", "ndim", "size", "T", "mT"):
+            return node
+        value = self.values.of(node.value)
+        shape = None if value is _UNKNOWN else self.values.event_shape(value)
+        if shape is None:
+            return node
+        if node.attr in ("T", "mT"):
+            raise SubscriptError(
+                f"`.{node.attr}` of a per-example array would move the batch axis: "
+                "use np.swapaxes(x, -1, -2) (or tf.linalg.matrix_transpose)"
+            )
+        self.changed = True
+        if node.attr == "shape":
+            return ast.Tuple([ast.Constant(d) for d in shape], ast.Load())
+        if node.attr == "ndim":
+            return ast.Constant(len(shape))
+        return ast.Constant(int(np.prod(shape, dtype=np.int64)))
+
+    def set_item(self, node):
+        """`__setitem__(x, (items...), value)` -> `put(x, (items...), value)`."""
+        target, index, value = node.args
+        base = self.values.of(target)
+        shape = None if base is _UNKNOWN else self.values.event_shape(base)
+        if base is not _UNKNOWN and shape is None:
+            raise SubscriptError(
+                f"item assignment needs a per-example array; `{ast.unparse(target)}` is not "
+                "one (tuples are immutable: build a new one, or `t = t._replace(...)`)"
+            )
+        items = list(index.elts)
+        if shape is not None:
+            if not shape:
+                raise SubscriptError(
+                    f"`{ast.unparse(target)}` is one number per example: it has no elements to assign"
+                )
+            if len(items) > len(shape):
+                raise SubscriptError(
+                    f"too many indices: `{ast.unparse(target)}` has per-example shape "
+                    f"{tuple(shape)}, the assignment gives {len(items)}"
+                )
+            kinds = [self.item_kind(_as_slice(i), size) for i, size in zip(items, shape)]
+            items = [self.item_node(k, i) for k, i in kinds]
+            value = self.aligned_value(node, value, shape, kinds)
+        self.changed = True
+        return _helper("put", target, items, value)
+
+    def aligned_value(self, node, value, shape, kinds):
+        """The assigned value with its per-example axes placed as on one
+        example: a per-example scalar assigned to a slice is [batch] against a
+        [batch, k] region, and must be expanded after the batch axis."""
+        region = list(shape[len(kinds):])
+        for (kind, item), size in zip(reversed(kinds), reversed(shape[: len(kinds)])):
+            if kind == "slice":
+                region.insert(0, len(range(size)[_slice_of(item)]))
+        assigned = self.values.of(value)
+        value_shape = None if assigned is _UNKNOWN else self.values.event_shape(assigned)
+        if value_shape is None:
+            return value  # a constant: broadcasts from the right, as on one example
+        if len(value_shape) > len(region):
+            raise SubscriptError(
+                f"cannot assign a value of per-example shape {tuple(value_shape)} to "
+                f"a region of per-example shape {tuple(region)}"
+            )
+        missing = len(region) - len(value_shape)
+        if missing:
+            index = [ast.Slice()] + [ast.Constant(None)] * missing
+            return ast.Subscript(value, ast.Tuple(index, ast.Load()), ast.Load())
+        return value
+
+
+def _as_slice(item):
+    """The builder writes slices of assignment targets as `slice(a, b, c)`."""
+    if isinstance(item, ast.Call) and isinstance(item.func, ast.Name) and item.func.id == "slice":
+        parts = list(item.args) + [None] * (3 - len(item.args))
+        parts = [None if isinstance(p, ast.Constant) and p.value is None else p for p in parts]
+        return ast.Slice(*parts)
+    return item
+
+
+def _slice_of(node: ast.Slice) -> slice:
+    def value(p):
+        return None if p is None else _static_int(p) if _static_int(p) is not None else None
+
+    return slice(value(node.lower), value(node.upper), value(node.step))
+
+
+def _helper(name, array, items, *rest):
+    index = ast.Tuple(list(items), ast.Load())
+    return ast.Call(ast.Name(name, ast.Load()), [array, index, *rest], [])

@@ -53,6 +53,7 @@ def entry_function(
     LINES,
     BLOCK_PREFIX,
     STACK_BYTES,
+    ERROR_LINES,
     OUT,
 ):
     def ENTRY(
@@ -76,7 +77,7 @@ def entry_function(
         except Exception as error:
             note_source_line(error, LINES, BLOCK_PREFIX)
             raise
-        check_errors(NAME, errors, LINES, max_stack_depth)
+        check_errors(NAME, errors, ERROR_LINES, max_stack_depth)
         check_finished(NAME, pc, LINES, max_iterations)
         if profile:
             return OUT, make_profile(counters, LINES, errors[0].shape[0])
@@ -94,7 +95,7 @@ def stackless_program_function(
     RESULT,
     ERRORS,
     NAME,
-    LINES,
+    ERROR_LINES,
     RECURSIVE,
 ):
     def PROGRAM(LEAVES, active):
@@ -104,7 +105,7 @@ def stackless_program_function(
         state = STATE_TYPE(**INITIAL)
         stacks = STACKS_TYPE(**STACKS)
         state, stacks, _ = run(state, stacks, BLOCKS, False, False)
-        check_errors(NAME, ERRORS, LINES, None)
+        check_errors(NAME, ERRORS, ERROR_LINES, None)
         return RESULT
 
 

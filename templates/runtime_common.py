@@ -27,28 +27,30 @@ except ImportError:  # running without the compiler
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):  # a symbolic tensor
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range "
             f"({where}); each stopped there, as it would on its own"

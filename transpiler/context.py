@@ -22,7 +22,7 @@ from transpiler import loader
 from transpiler.paths import project_root, relative_path
 from transpiler import signature as S
 from transpiler import types as T
-from transpiler.errors import BatchTypeError, StaleGeneratedCodeError
+from transpiler.errors import BatchTypeError, StaleGeneratedCodeError, UnsupportedSyntaxError
 
 DEFAULT_MAX_STACK_DEPTH = 15
 # Stacks larger than this are refused before they are allocated (4 GiB);
@@ -371,7 +371,7 @@ class Context:
         for entry, signature, mode in programs:
             try:
                 spec = self._compile(entry, signature, backend, root, mode)
-            except BatchTypeError as error:
+            except (BatchTypeError, UnsupportedSyntaxError) as error:
                 if required is None or (entry, signature, mode) == required:
                     raise
                 warnings.warn(
@@ -398,7 +398,7 @@ class Context:
         typed = self._typed_program(entry, signature, backend, root)
         lowered = pipeline.lower_program(typed)
         stackless = pipeline.lower_stackless(typed) if mode == "stackless" else {}
-        built = self._built(root)
+        built = self._built(root, entry)
         namespaces = {name: b[2] for name, b in built.items()}
         modules = {f: self._functions[f].function.__module__ for f in namespaces}
         closures = {name: frozenset(b[1].closure) for name, b in built.items()}
@@ -406,20 +406,49 @@ class Context:
             entry, signature, typed, lowered, namespaces, modules, closures, mode, stackless
         )
 
-    def _built(self, root=None):
+    def _built(self, root=None, main=None):
+        """{name: (IR function, source, namespace)} of every batched function,
+        or (with `main`) of those `main` reaches, in call order.
+
+        A function that cannot be built (the fence refused it) raises only
+        when it is needed: for itself, and for the functions that call it.
+        The other functions of its file keep working.
+        """
         from transpiler import pipeline
+        from transpiler.ir import instructions as ir
 
         cache = self.__dict__.setdefault("_built_cache", {})
         batched = {n: f.function for n, f in self._functions.items()}
-        out = {}
-        for name, fn in batched.items():
+
+        def build(name):
             if name not in cache:
-                cache[name] = pipeline.build_function(fn, batched, root)
-            out[name] = cache[name]
+                try:
+                    cache[name] = pipeline.build_function(batched[name], batched, root)
+                except UnsupportedSyntaxError as error:
+                    cache[name] = error
+            if isinstance(cache[name], Exception):
+                raise cache[name]
+            return cache[name]
+
+        names = list(batched) if main is None else [main]
+        out = {}
+        while names:
+            name = names.pop(0)
+            if name in out:
+                continue
+            out[name] = build(name)
+            if main is not None:
+                calls = (
+                    ins.function
+                    for block in out[name][0].blocks
+                    for ins in block.instructions
+                    if isinstance(ins, ir.Call)
+                )
+                names.extend(c for c in calls if c not in out and c in batched)
         return out
 
     def _namespaces(self, main, root=None):
-        return {name: built[2] for name, built in self._built(root).items()}
+        return {name: built[2] for name, built in self._built(root, main).items()}
 
     def _typed_program(self, main, signature, backend, root=None):
         from transpiler import pipeline
@@ -469,7 +498,7 @@ class Context:
                 f"{main!r} is not a batched function of this Context "
                 f"(known: {self.function_names()})"
             )
-        built = {name: b[0] for name, b in self._built(root).items()}
+        built = {name: b[0] for name, b in self._built(root, main).items()}
         return pipeline.build_program(main, built)
 
     def program_compiled(self, main, sig=None, backend=None):

@@ -22,6 +22,7 @@ from transpiler.emit import module as module_emitter
 from transpiler.frontend import fence
 from transpiler.frontend import source as frontend
 from transpiler.ir import builder
+from transpiler.errors import UnsupportedSyntaxError
 from transpiler.ir import instructions as ir
 from transpiler.passes import allocation, control, fusion, lowering, type_inference
 
@@ -30,7 +31,7 @@ def build_function(fn: Callable, batched: Mapping[str, Callable], root=None):
     """Stages 1-4 for one function: (IR function, its source, its namespace)."""
     source = frontend.load(fn, root)
     fence.check(source, batched.keys())
-    params = {name: parameters(f) for name, f in batched.items()}
+    params = {name: parameters(f) if f is fn else _names_only(f) for name, f in batched.items()}
     function = builder.build(source, params)
     namespace = dict(source.globals)
     namespace.update(source.closure)
@@ -82,6 +83,15 @@ def lower_stackless(typed: ir.Program):
 
 def emit_module(source_path, backend, specs, source_hash, functions) -> str:
     return module_emitter.generate(source_path, backend, specs, source_hash, functions)
+
+
+def _names_only(fn):
+    """Another function's parameters, for calls to it; its own build checks
+    its defaults (a bad default there must not break this function)."""
+    try:
+        return parameters(fn)
+    except UnsupportedSyntaxError:
+        return [(name, builder.NO_DEFAULT) for name in inspect.signature(inspect.unwrap(fn)).parameters]
 
 
 def parameters(fn):

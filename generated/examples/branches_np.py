@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=de1397d776dbfdd51b1c9524e29acef60ea3be0f850dd374639c5a1164e0e1b7
-# autobatch: body-sha256=b652fb1275ec2d52f4225d6d1cfcd2f344df40fa03f818587e3702caae84edaf
+# autobatch: source-sha256=1aa097c15be251005adf71820d8fa68fe85103cbfb133ad245fe183eaad1dd9c
+# autobatch: body-sha256=930ff152e19e75116c359cead6682060f8729ff12e4db10c08a08de4a7808018
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -49,28 +49,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -583,7 +585,7 @@ def absolute(
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
-    check_errors("absolute", errors, ABSOLUTE_BLOCK_LINES, max_stack_depth)
+    check_errors("absolute", errors, (ABSOLUTE_BLOCK_LINES,), max_stack_depth)
     check_finished("absolute", pc, ABSOLUTE_BLOCK_LINES, max_iterations)
     if profile:
         return (
@@ -820,7 +822,7 @@ def quadrant(
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise
-    check_errors("quadrant", errors, QUADRANT_BLOCK_LINES, max_stack_depth)
+    check_errors("quadrant", errors, (QUADRANT_BLOCK_LINES,), max_stack_depth)
     check_finished("quadrant", pc, QUADRANT_BLOCK_LINES, max_iterations)
     if profile:
         return (

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=c3c5b55a0f4b58ead9836d77832c2962df2b3b933ae851936b55560f9d76fce1
-# autobatch: body-sha256=084adfee1907b213940b05522b88619a0a743cc46050e3f77f5091ae350f0868
+# autobatch: source-sha256=f091316d71f4cad3b5a9acc078739791317064aee1a31a56a63cd421ff1b8532
+# autobatch: body-sha256=bb334afbb55cd0acc275d6d368ab6b753bbd8ce8b3e3cff0f2b67479dea7b870
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -64,28 +64,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -925,7 +927,7 @@ def absolute(
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
-    check_errors("absolute", errors, ABSOLUTE_BLOCK_LINES, max_stack_depth)
+    check_errors("absolute", errors, (ABSOLUTE_BLOCK_LINES,), max_stack_depth)
     check_finished("absolute", pc, ABSOLUTE_BLOCK_LINES, max_iterations)
     if profile:
         return (
@@ -1162,7 +1164,7 @@ def quadrant(
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise
-    check_errors("quadrant", errors, QUADRANT_BLOCK_LINES, max_stack_depth)
+    check_errors("quadrant", errors, (QUADRANT_BLOCK_LINES,), max_stack_depth)
     check_finished("quadrant", pc, QUADRANT_BLOCK_LINES, max_iterations)
     if profile:
         return (
@@ -1405,7 +1407,10 @@ def quadrant_stackless_quadrant_program(x, y, active):
         state, stacks, QUADRANT_STACKLESS_QUADRANT_BLOCKS, False, False
     )
     check_errors(
-        "quadrant", (state.overflow_at,), QUADRANT_STACKLESS_QUADRANT_BLOCK_LINES, None
+        "quadrant",
+        (state.overflow_at,),
+        (QUADRANT_STACKLESS_QUADRANT_BLOCK_LINES,),
+        None,
     )
     return (state.quadrant_return,)
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=3f507f3fbe42e216d2bea9000c327e5bba5a80569279680517d7372f8b752191
-# autobatch: body-sha256=5d53d56d2696048021c5cce88d74ce4431f398a1137b56c825a961e16894445c
+# autobatch: source-sha256=d26c3378b5815a0da7d1ff2dc0ad658cc0297cbd7768e04c39cc1803b275ef6a
+# autobatch: body-sha256=d01c21d6172749f6ca2496db7c3de74056d2ce40fab11dddb830731cb106ce26
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -43,28 +43,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -638,7 +640,7 @@ def collatz_steps(
     except Exception as error:
         note_source_line(error, COLLATZ_STEPS_BLOCK_LINES, "collatz_steps_block_")
         raise
-    check_errors("collatz_steps", errors, COLLATZ_STEPS_BLOCK_LINES, max_stack_depth)
+    check_errors("collatz_steps", errors, (COLLATZ_STEPS_BLOCK_LINES,), max_stack_depth)
     check_finished("collatz_steps", pc, COLLATZ_STEPS_BLOCK_LINES, max_iterations)
     if profile:
         return (

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=bf8e6826963d6af3ae5df5d941bca4c159d3f715152804a03b9e63030ac545ff
-# autobatch: body-sha256=3f9a51a763aeb5d28453198cf79f1d1211176f08f670ee991ec48852a5800263
+# autobatch: source-sha256=23f0a310ef87c1012cc19fc140a0a4434db1382a994ab0696ee2447ac243a5af
+# autobatch: body-sha256=a7d41004bf031ee24bb7010d240563cdd2ecbd2f95cf848d145eb95be8eb4c4b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -44,28 +44,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -966,7 +968,7 @@ def collatz_steps(
     except Exception as error:
         note_source_line(error, COLLATZ_STEPS_BLOCK_LINES, "collatz_steps_block_")
         raise
-    check_errors("collatz_steps", errors, COLLATZ_STEPS_BLOCK_LINES, max_stack_depth)
+    check_errors("collatz_steps", errors, (COLLATZ_STEPS_BLOCK_LINES,), max_stack_depth)
     check_finished("collatz_steps", pc, COLLATZ_STEPS_BLOCK_LINES, max_iterations)
     if profile:
         return (

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=784cbedf09e739004f7e4949c110a696e06e0b803a45cb04b2e69d022b58e22b
-# autobatch: body-sha256=1b0c561d3d21cff1e925a214ecc08cb28cd77ced93703af509f9c4f0e66ae627
+# autobatch: source-sha256=172958f4aef3ed06c566f8c986f847ab60798da11410c0660a6add012de64e13
+# autobatch: body-sha256=53548ad456358730a8896c4defeeabfc90c21babb75f22109d74037337ba4546
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -44,28 +44,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -675,7 +677,7 @@ def divide(
     except Exception as error:
         note_source_line(error, DIVIDE_BLOCK_LINES, "divide_block_")
         raise
-    check_errors("divide", errors, DIVIDE_BLOCK_LINES, max_stack_depth)
+    check_errors("divide", errors, (DIVIDE_BLOCK_LINES,), max_stack_depth)
     check_finished("divide", pc, DIVIDE_BLOCK_LINES, max_iterations)
     if profile:
         return (

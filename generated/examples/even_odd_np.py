@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=dcabfc223dfd69abc6c408bc19ebd5130aaba24263e23e3bcf851252cf3058dc
-# autobatch: body-sha256=695f088dd756a016f79f41a88a82f76863c0b16a14f303a69b56491f08c7f2d3
+# autobatch: source-sha256=2ca3447505a041841f14c9248bf0b031d14a7ec4982fb5cd673927f686c5d290
+# autobatch: body-sha256=dc66684d080816a68224d3fd2f47be4ca2d8890586055cf5a917e514b35a3d14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -47,28 +47,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -630,7 +632,7 @@ def is_even(
     except Exception as error:
         note_source_line(error, IS_EVEN_BLOCK_LINES, "is_even_block_")
         raise
-    check_errors("is_even", errors, IS_EVEN_BLOCK_LINES, max_stack_depth)
+    check_errors("is_even", errors, (IS_EVEN_BLOCK_LINES,), max_stack_depth)
     check_finished("is_even", pc, IS_EVEN_BLOCK_LINES, max_iterations)
     if profile:
         return (
@@ -809,7 +811,7 @@ def is_odd(
     except Exception as error:
         note_source_line(error, IS_ODD_BLOCK_LINES, "is_odd_block_")
         raise
-    check_errors("is_odd", errors, IS_ODD_BLOCK_LINES, max_stack_depth)
+    check_errors("is_odd", errors, (IS_ODD_BLOCK_LINES,), max_stack_depth)
     check_finished("is_odd", pc, IS_ODD_BLOCK_LINES, max_iterations)
     if profile:
         return (

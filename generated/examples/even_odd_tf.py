@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=6787c066d98539d8998799cf637caff865ce36e58489978d8a9efe58aae6eed0
-# autobatch: body-sha256=a8083abb3ec8ddab2c2d697464ecb51722054571a5889b01675f6a3ad6507a00
+# autobatch: source-sha256=1e81b7b7a245837b27240ce7be2020db813ab191c145aab503db109c0f69f180
+# autobatch: body-sha256=8bcbdfddb467a0b40394c5049e136af36d41d311454f2017ff486dfc9f97764e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -48,28 +48,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -958,7 +960,7 @@ def is_even(
     except Exception as error:
         note_source_line(error, IS_EVEN_BLOCK_LINES, "is_even_block_")
         raise
-    check_errors("is_even", errors, IS_EVEN_BLOCK_LINES, max_stack_depth)
+    check_errors("is_even", errors, (IS_EVEN_BLOCK_LINES,), max_stack_depth)
     check_finished("is_even", pc, IS_EVEN_BLOCK_LINES, max_iterations)
     if profile:
         return (
@@ -1137,7 +1139,7 @@ def is_odd(
     except Exception as error:
         note_source_line(error, IS_ODD_BLOCK_LINES, "is_odd_block_")
         raise
-    check_errors("is_odd", errors, IS_ODD_BLOCK_LINES, max_stack_depth)
+    check_errors("is_odd", errors, (IS_ODD_BLOCK_LINES,), max_stack_depth)
     check_finished("is_odd", pc, IS_ODD_BLOCK_LINES, max_iterations)
     if profile:
         return (

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=784633f75ad140ee497f565a81d22d9c54c203637086dbaed9d9be289f80bee0
-# autobatch: body-sha256=a8b0a9b03b571e3e069db5053afa2d04cd1e2b6499bbad940f4b13e885ca88f9
+# autobatch: source-sha256=18524e041a51c543997a271539cfb9c845041f727f3e0ef3db9c176d2c6bad0b
+# autobatch: body-sha256=1de6d61373d6cb33fc7d0e1e3bf55ec5f6f6871a3f88217ed4201932fe1b5700
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -49,28 +49,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -707,7 +709,7 @@ def fib(
     except Exception as error:
         note_source_line(error, FIB_BLOCK_LINES, "fib_block_")
         raise
-    check_errors("fib", errors, FIB_BLOCK_LINES, max_stack_depth)
+    check_errors("fib", errors, (FIB_BLOCK_LINES,), max_stack_depth)
     check_finished("fib", pc, FIB_BLOCK_LINES, max_iterations)
     if profile:
         return (result[0], make_profile(counters, FIB_BLOCK_LINES, errors[0].shape[0]))
@@ -825,7 +827,7 @@ def fib_stackless_fib_program(n, active):
     )
     stacks = FibStacklessFibStacks(returns=zeros([1, batch], (), "int32"))
     state, stacks, _ = run(state, stacks, FIB_STACKLESS_FIB_BLOCKS, False, False)
-    check_errors("fib", (state.overflow_at,), FIB_STACKLESS_FIB_BLOCK_LINES, None)
+    check_errors("fib", (state.overflow_at,), (FIB_STACKLESS_FIB_BLOCK_LINES,), None)
     return (state.fib_return,)
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=98d9a284e0b4a41439866fff2692ce147f563f2826a0411fa3631ffe3a47264f
-# autobatch: body-sha256=331ac73961d458a1e177e6713557a5e8e634a94c1066089e373151795c4e88c5
+# autobatch: source-sha256=8a83f4133e9629e77f76816ff52834d90069f6558378eda30d74f572d39c08bc
+# autobatch: body-sha256=5407a9da7010ee91025d960ab834c9e3d91258e968266e3dba42d8273735f91a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -43,28 +43,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -627,7 +629,7 @@ def gcd(
     except Exception as error:
         note_source_line(error, GCD_BLOCK_LINES, "gcd_block_")
         raise
-    check_errors("gcd", errors, GCD_BLOCK_LINES, max_stack_depth)
+    check_errors("gcd", errors, (GCD_BLOCK_LINES,), max_stack_depth)
     check_finished("gcd", pc, GCD_BLOCK_LINES, max_iterations)
     if profile:
         return (result[0], make_profile(counters, GCD_BLOCK_LINES, errors[0].shape[0]))

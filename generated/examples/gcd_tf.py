@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=00add34fc4af554e24437b7993f9faa8bc541df11e55f19026a95e2f58aaac7f
-# autobatch: body-sha256=c160e8ad9ab53e46c5a6460c66e80b15f734c439cb67de40d690396d2d89ff01
+# autobatch: source-sha256=2f0748f393e627b994712955bed8dfcfdd660dbc6e5367abc4b4794257fe62fe
+# autobatch: body-sha256=a2823b9b5d0253b99a717ea0c0c9c9aeb03e3f65f3a960a18dea65c096fde881
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -44,28 +44,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -955,7 +957,7 @@ def gcd(
     except Exception as error:
         note_source_line(error, GCD_BLOCK_LINES, "gcd_block_")
         raise
-    check_errors("gcd", errors, GCD_BLOCK_LINES, max_stack_depth)
+    check_errors("gcd", errors, (GCD_BLOCK_LINES,), max_stack_depth)
     check_finished("gcd", pc, GCD_BLOCK_LINES, max_iterations)
     if profile:
         return (result[0], make_profile(counters, GCD_BLOCK_LINES, errors[0].shape[0]))

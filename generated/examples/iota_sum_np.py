@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=07e57ffc109579276c3e5bd5375cf198c1323ffd1493ba5a92640933789cd3d3
-# autobatch: body-sha256=383790b6b9e8466ab556a5368d6f3ef7e1ecfa5b9bc2840d07321c3d3a0a9f47
+# autobatch: source-sha256=43c12ef47f895b5ee341d3620d0e320439da63597d620065fab2e052ee37d1a8
+# autobatch: body-sha256=8ee6e9e8453369b600cdb8c08eca331c75f182612f1e19921d28c6e21fbb4625
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -43,28 +43,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -614,7 +616,7 @@ def iota_sum(
     except Exception as error:
         note_source_line(error, IOTA_SUM_BLOCK_LINES, "iota_sum_block_")
         raise
-    check_errors("iota_sum", errors, IOTA_SUM_BLOCK_LINES, max_stack_depth)
+    check_errors("iota_sum", errors, (IOTA_SUM_BLOCK_LINES,), max_stack_depth)
     check_finished("iota_sum", pc, IOTA_SUM_BLOCK_LINES, max_iterations)
     if profile:
         return (

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=6c733ce3bcc472b78a91a9ef5cca4fdf3c40b7143e2bf04c9419a95a6f144be8
-# autobatch: body-sha256=a59b1fbae2794567657b0f1ac6abcf933e8cb89216e70bb129997d755f51788d
+# autobatch: source-sha256=c33473f6e6811f5961051f3569d5af46f4ca82dc820c57b4963e2f07f7f96f1d
+# autobatch: body-sha256=ca9f1f5dd2518c5a7ebbd8c63f55a081cb74f14650b4980810cad4b923172a81
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -44,28 +44,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -942,7 +944,7 @@ def iota_sum(
     except Exception as error:
         note_source_line(error, IOTA_SUM_BLOCK_LINES, "iota_sum_block_")
         raise
-    check_errors("iota_sum", errors, IOTA_SUM_BLOCK_LINES, max_stack_depth)
+    check_errors("iota_sum", errors, (IOTA_SUM_BLOCK_LINES,), max_stack_depth)
     check_finished("iota_sum", pc, IOTA_SUM_BLOCK_LINES, max_iterations)
     if profile:
         return (

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=ac9b59a2483d71c4273bf33b1f4cb93da2d74092a51e2b2c22b01cbae8e5d0ce
-# autobatch: body-sha256=6d2bf737f4066afbe40ab1aaf3a7b9e594eb1c762fe4ddfd1ea61a85b75018d1
+# autobatch: source-sha256=2d1315aa6e1e1046943ebe3e2527937a727ddd08856044a2dc07b9b2b6ea4f5a
+# autobatch: body-sha256=8016a11da3a19cb1502f8695b996aa030cd29b41d0fdf97c6a094c1cdd7dad1f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -72,28 +72,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -2073,7 +2075,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         except Exception as error:
             note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
             raise
-        check_errors("nuts_step", errors, NUTS_STEP_1_BLOCK_LINES, max_stack_depth)
+        check_errors("nuts_step", errors, (NUTS_STEP_1_BLOCK_LINES,), max_stack_depth)
         check_finished("nuts_step", pc, NUTS_STEP_1_BLOCK_LINES, max_iterations)
         if profile:
             return (
@@ -3680,7 +3682,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         except Exception as error:
             note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
             raise
-        check_errors("nuts_step", errors, NUTS_STEP_2_BLOCK_LINES, max_stack_depth)
+        check_errors("nuts_step", errors, (NUTS_STEP_2_BLOCK_LINES,), max_stack_depth)
         check_finished("nuts_step", pc, NUTS_STEP_2_BLOCK_LINES, max_iterations)
         if profile:
             return (
@@ -5287,7 +5289,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         except Exception as error:
             note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
             raise
-        check_errors("nuts_step", errors, NUTS_STEP_3_BLOCK_LINES, max_stack_depth)
+        check_errors("nuts_step", errors, (NUTS_STEP_3_BLOCK_LINES,), max_stack_depth)
         check_finished("nuts_step", pc, NUTS_STEP_3_BLOCK_LINES, max_iterations)
         if profile:
             return (

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=6da60dfede3430be12db218724d9a99962b1b65df705608dee4809d9e14955f1
-# autobatch: body-sha256=63bb59e040c118246358d6e1584d49fa5b863c65a27191247f49aab06b84476d
+# autobatch: source-sha256=a6f5b025468cbed7cbb0d89b6e664501c512c4e2d06665306b66bfc9a256994d
+# autobatch: body-sha256=a395d16b4a7c7711482677c75217025a3de96d1e7d689451c2d0f77d705e1520
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -63,28 +63,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -1138,7 +1140,7 @@ def count_primes_below(
         )
         raise
     check_errors(
-        "count_primes_below", errors, COUNT_PRIMES_BELOW_BLOCK_LINES, max_stack_depth
+        "count_primes_below", errors, (COUNT_PRIMES_BELOW_BLOCK_LINES,), max_stack_depth
     )
     check_finished(
         "count_primes_below", pc, COUNT_PRIMES_BELOW_BLOCK_LINES, max_iterations
@@ -1416,7 +1418,7 @@ def first_multiple_of_seven(
     check_errors(
         "first_multiple_of_seven",
         errors,
-        FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,
+        (FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,),
         max_stack_depth,
     )
     check_finished(
@@ -1667,7 +1669,7 @@ def smallest_factor(
         note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
         raise
     check_errors(
-        "smallest_factor", errors, SMALLEST_FACTOR_BLOCK_LINES, max_stack_depth
+        "smallest_factor", errors, (SMALLEST_FACTOR_BLOCK_LINES,), max_stack_depth
     )
     check_finished("smallest_factor", pc, SMALLEST_FACTOR_BLOCK_LINES, max_iterations)
     if profile:

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=9399b7afe342fbdd1897aa58d74137ca906cc009cbb038cc34717f3e3f87c137
-# autobatch: body-sha256=eba6b5be86338348c70e2e7439bf04b0030f3af16a2ab4e11a6a205432cd78bc
+# autobatch: source-sha256=1985e5f5281564c07bc676e87ceeceaafd4fadbfe1b6dab50e973f01fa3e3ce0
+# autobatch: body-sha256=57729fa43fb3c864ccb76dfa9388ccd469a0eb7f60f4dbd723193f745933cb8e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -46,28 +46,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -1007,7 +1009,7 @@ def rotate(
     except Exception as error:
         note_source_line(error, ROTATE_BLOCK_LINES, "rotate_block_")
         raise
-    check_errors("rotate", errors, ROTATE_BLOCK_LINES, max_stack_depth)
+    check_errors("rotate", errors, (ROTATE_BLOCK_LINES,), max_stack_depth)
     check_finished("rotate", pc, ROTATE_BLOCK_LINES, max_iterations)
     if profile:
         return (

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=e5f154b3da6c12de441514a42e5a708d8747345bd985c913ab1f620a9057e255
-# autobatch: body-sha256=accb4cd4eb818ed735a6c6d850b9b8c37bfb7ec3ab2c80593c2da2c588eded15
+# autobatch: source-sha256=ae4d92126f463d7a01ee727201041096e0d2d8d1ef60c065e7146969457e4a1d
+# autobatch: body-sha256=6a23165cf166a4f0410f5144040ee724ff35b5ab21f9ca9c11364c41f37683c2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -43,28 +43,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -551,7 +553,7 @@ def bisect_left_block_1(state, stacks):
             pc=pc,
             bisect_left_lo=lo,
             bisect_left_hi=hi,
-            index_error_at=select(fault, 1, state.index_error_at),
+            index_error_at=select(fault_1, 0, state.index_error_at),
         ),
         stack_writes(stacks),
     )
@@ -592,6 +594,8 @@ BISECT_LEFT_BLOCK_LINES = (
     "in bisect_left at examples/search.py:19: mid = (lo + hi) // 2",
     "in bisect_left at examples/search.py:24: return lo",
 )
+# per subscript that can be out of range: its line (index_error_at)
+BISECT_LEFT_INDEX_LINES = ("in bisect_left at examples/search.py:20: if v[mid] < x:",)
 
 
 def bisect_left_program(v, x, max_stack_depth, max_iterations, xla, profile):
@@ -661,7 +665,12 @@ def bisect_left(
     except Exception as error:
         note_source_line(error, BISECT_LEFT_BLOCK_LINES, "bisect_left_block_")
         raise
-    check_errors("bisect_left", errors, BISECT_LEFT_BLOCK_LINES, max_stack_depth)
+    check_errors(
+        "bisect_left",
+        errors,
+        (BISECT_LEFT_BLOCK_LINES, BISECT_LEFT_INDEX_LINES),
+        max_stack_depth,
+    )
     check_finished("bisect_left", pc, BISECT_LEFT_BLOCK_LINES, max_iterations)
     if profile:
         return (

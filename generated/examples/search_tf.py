@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=d943b8b390ad2e06cded5111c6349e740321613cc74293faceaad6f3f22b72aa
-# autobatch: body-sha256=c61a2ad64ca9919addd3cc8be2bed77ebd806bdca1fda6ecf9f3694f6fde9249
+# autobatch: source-sha256=f4de0f24a78c1b5fc0edcf1babaacadfc60cafdface519c483a447937c7542a5
+# autobatch: body-sha256=182740400f3d3f9e8803b17d860ed8b3cb154a95752cbd886260793f81372e5e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -44,28 +44,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -879,7 +881,7 @@ def bisect_left_block_1(state, stacks):
             pc=pc,
             bisect_left_lo=lo,
             bisect_left_hi=hi,
-            index_error_at=select(fault, 1, state.index_error_at),
+            index_error_at=select(fault_1, 0, state.index_error_at),
         ),
         stack_writes(stacks),
     )
@@ -920,6 +922,8 @@ BISECT_LEFT_BLOCK_LINES = (
     "in bisect_left at examples/search.py:19: mid = (lo + hi) // 2",
     "in bisect_left at examples/search.py:24: return lo",
 )
+# per subscript that can be out of range: its line (index_error_at)
+BISECT_LEFT_INDEX_LINES = ("in bisect_left at examples/search.py:20: if v[mid] < x:",)
 
 
 def bisect_left_program(v, x, max_stack_depth, max_iterations, xla, profile):
@@ -989,7 +993,12 @@ def bisect_left(
     except Exception as error:
         note_source_line(error, BISECT_LEFT_BLOCK_LINES, "bisect_left_block_")
         raise
-    check_errors("bisect_left", errors, BISECT_LEFT_BLOCK_LINES, max_stack_depth)
+    check_errors(
+        "bisect_left",
+        errors,
+        (BISECT_LEFT_BLOCK_LINES, BISECT_LEFT_INDEX_LINES),
+        max_stack_depth,
+    )
     check_finished("bisect_left", pc, BISECT_LEFT_BLOCK_LINES, max_iterations)
     if profile:
         return (

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=6167e8f5eafa855c1e0c4b0a027fac7260ee88e28815a06bc952a6f8af6b5e09
-# autobatch: body-sha256=d09dd96303eae819c8257705ff915772534eedad1a5ce70d34d37474647865c6
+# autobatch: source-sha256=fe23c9987d68d4153da1ca2318bd8c6bd4c4d44138f4ba272c89d617d2235aca
+# autobatch: body-sha256=c0ddfc9d74d5b987718dad62d8d5d68c469711ab640b25159971d35a3f623f91
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -53,28 +53,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -564,7 +566,7 @@ def histogram_block_1(state, stacks):
             pc=pc,
             histogram_i_next_1=select(active, i_next_1, state.histogram_i_next_1),
             histogram_b=b,
-            index_error_at=select(fault, 1, state.index_error_at),
+            index_error_at=select(fault_1, 0, state.index_error_at),
         ),
         stack_writes(stacks),
     )
@@ -589,7 +591,7 @@ def histogram_block_2(state, stacks):
         state._replace(
             pc=pc,
             histogram_counts=select(active, counts, state.histogram_counts),
-            index_error_at=select(fault, 2, state.index_error_at),
+            index_error_at=select(fault_1, 1, select(fault_2, 2, state.index_error_at)),
         ),
         stack_writes(stacks),
     )
@@ -646,6 +648,12 @@ HISTOGRAM_BLOCK_LINES = (
     "in histogram at examples/sort.py:36: counts[b] += 1",
     "in histogram at examples/sort.py:33: for i in range(len(xs)):",
     "in histogram at examples/sort.py:37: return counts",
+)
+# per subscript that can be out of range: its line (index_error_at)
+HISTOGRAM_INDEX_LINES = (
+    "in histogram at examples/sort.py:34: b = xs[i]",
+    "in histogram at examples/sort.py:36: counts[b] += 1",
+    "in histogram at examples/sort.py:36: counts[b] += 1",
 )
 
 
@@ -718,7 +726,12 @@ def histogram(
     except Exception as error:
         note_source_line(error, HISTOGRAM_BLOCK_LINES, "histogram_block_")
         raise
-    check_errors("histogram", errors, HISTOGRAM_BLOCK_LINES, max_stack_depth)
+    check_errors(
+        "histogram",
+        errors,
+        (HISTOGRAM_BLOCK_LINES, HISTOGRAM_INDEX_LINES),
+        max_stack_depth,
+    )
     check_finished("histogram", pc, HISTOGRAM_BLOCK_LINES, max_iterations)
     if profile:
         return (
@@ -823,7 +836,7 @@ def insertion_sort_block_1(state, stacks):
             insertion_sort_key=select(active, key, state.insertion_sort_key),
             insertion_sort_j=j,
             insertion_sort_and__1=and__1,
-            index_error_at=select(fault, 1, state.index_error_at),
+            index_error_at=select(fault_1, 0, state.index_error_at),
         ),
         stack_writes(stacks),
     )
@@ -848,7 +861,7 @@ def insertion_sort_block_2(state, stacks):
         state._replace(
             pc=pc,
             insertion_sort_and__1=and__1,
-            index_error_at=select(fault, 2, state.index_error_at),
+            index_error_at=select(fault_1, 1, state.index_error_at),
         ),
         stack_writes(stacks),
     )
@@ -891,7 +904,7 @@ def insertion_sort_block_4(state, stacks):
             insertion_sort_v=select(active, v, state.insertion_sort_v),
             insertion_sort_j=j,
             insertion_sort_and__1=and__1,
-            index_error_at=select(fault, 4, state.index_error_at),
+            index_error_at=select(fault_1, 2, select(fault_2, 3, state.index_error_at)),
         ),
         stack_writes(stacks),
     )
@@ -919,7 +932,7 @@ def insertion_sort_block_5(state, stacks):
         state._replace(
             pc=pc,
             insertion_sort_v=select(active, v, state.insertion_sort_v),
-            index_error_at=select(fault, 5, state.index_error_at),
+            index_error_at=select(fault_1, 4, state.index_error_at),
         ),
         stack_writes(stacks),
     )
@@ -994,6 +1007,14 @@ INSERTION_SORT_BLOCK_LINES = (
     "in insertion_sort at examples/sort.py:22: v[j + 1] = v[j]",
     "in insertion_sort at examples/sort.py:24: v[j + 1] = key",
     "in insertion_sort at examples/sort.py:25: return v",
+)
+# per subscript that can be out of range: its line (index_error_at)
+INSERTION_SORT_INDEX_LINES = (
+    "in insertion_sort at examples/sort.py:19: key = v[i]",
+    "in insertion_sort at examples/sort.py:21: while j >= 0 and v[j] > key:",
+    "in insertion_sort at examples/sort.py:22: v[j + 1] = v[j]",
+    "in insertion_sort at examples/sort.py:22: v[j + 1] = v[j]",
+    "in insertion_sort at examples/sort.py:24: v[j + 1] = key",
 )
 
 
@@ -1072,7 +1093,12 @@ def insertion_sort(
     except Exception as error:
         note_source_line(error, INSERTION_SORT_BLOCK_LINES, "insertion_sort_block_")
         raise
-    check_errors("insertion_sort", errors, INSERTION_SORT_BLOCK_LINES, max_stack_depth)
+    check_errors(
+        "insertion_sort",
+        errors,
+        (INSERTION_SORT_BLOCK_LINES, INSERTION_SORT_INDEX_LINES),
+        max_stack_depth,
+    )
     check_finished("insertion_sort", pc, INSERTION_SORT_BLOCK_LINES, max_iterations)
     if profile:
         return (

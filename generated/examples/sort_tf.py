@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=fb43613187a9c092ee9a88b4fc406161a122ef171ea57360283fe989d9b56e81
-# autobatch: body-sha256=b916e65e7784ae8aa1f7790680341949b1c5f3969c5c349a06493f707568846e
+# autobatch: source-sha256=45ca65463c7492870296250ced61ec7f4ac41b885fee62ab8d46d2ad9a840b82
+# autobatch: body-sha256=1e833664a61eb2a90600035f2809498f02484fef4a16d02ea5a9c02cf44ee36c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -54,28 +54,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -892,7 +894,7 @@ def histogram_block_1(state, stacks):
             pc=pc,
             histogram_i_next_1=select(active, i_next_1, state.histogram_i_next_1),
             histogram_b=b,
-            index_error_at=select(fault, 1, state.index_error_at),
+            index_error_at=select(fault_1, 0, state.index_error_at),
         ),
         stack_writes(stacks),
     )
@@ -917,7 +919,7 @@ def histogram_block_2(state, stacks):
         state._replace(
             pc=pc,
             histogram_counts=select(active, counts, state.histogram_counts),
-            index_error_at=select(fault, 2, state.index_error_at),
+            index_error_at=select(fault_1, 1, select(fault_2, 2, state.index_error_at)),
         ),
         stack_writes(stacks),
     )
@@ -974,6 +976,12 @@ HISTOGRAM_BLOCK_LINES = (
     "in histogram at examples/sort.py:36: counts[b] += 1",
     "in histogram at examples/sort.py:33: for i in range(len(xs)):",
     "in histogram at examples/sort.py:37: return counts",
+)
+# per subscript that can be out of range: its line (index_error_at)
+HISTOGRAM_INDEX_LINES = (
+    "in histogram at examples/sort.py:34: b = xs[i]",
+    "in histogram at examples/sort.py:36: counts[b] += 1",
+    "in histogram at examples/sort.py:36: counts[b] += 1",
 )
 
 
@@ -1046,7 +1054,12 @@ def histogram(
     except Exception as error:
         note_source_line(error, HISTOGRAM_BLOCK_LINES, "histogram_block_")
         raise
-    check_errors("histogram", errors, HISTOGRAM_BLOCK_LINES, max_stack_depth)
+    check_errors(
+        "histogram",
+        errors,
+        (HISTOGRAM_BLOCK_LINES, HISTOGRAM_INDEX_LINES),
+        max_stack_depth,
+    )
     check_finished("histogram", pc, HISTOGRAM_BLOCK_LINES, max_iterations)
     if profile:
         return (
@@ -1151,7 +1164,7 @@ def insertion_sort_block_1(state, stacks):
             insertion_sort_key=select(active, key, state.insertion_sort_key),
             insertion_sort_j=j,
             insertion_sort_and__1=and__1,
-            index_error_at=select(fault, 1, state.index_error_at),
+            index_error_at=select(fault_1, 0, state.index_error_at),
         ),
         stack_writes(stacks),
     )
@@ -1176,7 +1189,7 @@ def insertion_sort_block_2(state, stacks):
         state._replace(
             pc=pc,
             insertion_sort_and__1=and__1,
-            index_error_at=select(fault, 2, state.index_error_at),
+            index_error_at=select(fault_1, 1, state.index_error_at),
         ),
         stack_writes(stacks),
     )
@@ -1219,7 +1232,7 @@ def insertion_sort_block_4(state, stacks):
             insertion_sort_v=select(active, v, state.insertion_sort_v),
             insertion_sort_j=j,
             insertion_sort_and__1=and__1,
-            index_error_at=select(fault, 4, state.index_error_at),
+            index_error_at=select(fault_1, 2, select(fault_2, 3, state.index_error_at)),
         ),
         stack_writes(stacks),
     )
@@ -1247,7 +1260,7 @@ def insertion_sort_block_5(state, stacks):
         state._replace(
             pc=pc,
             insertion_sort_v=select(active, v, state.insertion_sort_v),
-            index_error_at=select(fault, 5, state.index_error_at),
+            index_error_at=select(fault_1, 4, state.index_error_at),
         ),
         stack_writes(stacks),
     )
@@ -1322,6 +1335,14 @@ INSERTION_SORT_BLOCK_LINES = (
     "in insertion_sort at examples/sort.py:22: v[j + 1] = v[j]",
     "in insertion_sort at examples/sort.py:24: v[j + 1] = key",
     "in insertion_sort at examples/sort.py:25: return v",
+)
+# per subscript that can be out of range: its line (index_error_at)
+INSERTION_SORT_INDEX_LINES = (
+    "in insertion_sort at examples/sort.py:19: key = v[i]",
+    "in insertion_sort at examples/sort.py:21: while j >= 0 and v[j] > key:",
+    "in insertion_sort at examples/sort.py:22: v[j + 1] = v[j]",
+    "in insertion_sort at examples/sort.py:22: v[j + 1] = v[j]",
+    "in insertion_sort at examples/sort.py:24: v[j + 1] = key",
 )
 
 
@@ -1400,7 +1421,12 @@ def insertion_sort(
     except Exception as error:
         note_source_line(error, INSERTION_SORT_BLOCK_LINES, "insertion_sort_block_")
         raise
-    check_errors("insertion_sort", errors, INSERTION_SORT_BLOCK_LINES, max_stack_depth)
+    check_errors(
+        "insertion_sort",
+        errors,
+        (INSERTION_SORT_BLOCK_LINES, INSERTION_SORT_INDEX_LINES),
+        max_stack_depth,
+    )
     check_finished("insertion_sort", pc, INSERTION_SORT_BLOCK_LINES, max_iterations)
     if profile:
         return (

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=d41d6ef80db1393e683e1dcbeecdf9eb94c527bdda622396f7107446127e4b3c
-# autobatch: body-sha256=7a603ecafb96ba3c6a5a03a50845afb462ead5fb77d7e76874bc0f138c5ab198
+# autobatch: source-sha256=90ed8b2bfe993dd1375b6e0eeeb7459422cdec2c709f015264eca2e5fd2b039a
+# autobatch: body-sha256=7c59b326a7fa7abc3a95bf109ddcd0bd1dea82a6e87660e0eb0f27ae13edcc48
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -52,28 +52,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -537,7 +539,7 @@ def predict_block_1(state, stacks):
     fault = fault_1
     pc = select(fault, PREDICT_HALT, pc)
     return (
-        state._replace(pc=pc, index_error_at=select(fault, 1, state.index_error_at)),
+        state._replace(pc=pc, index_error_at=select(fault_1, 0, state.index_error_at)),
         stack_writes(stacks),
     )
 
@@ -561,7 +563,7 @@ def predict_block_2(state, stacks):
             predict_return_0=select(active, predict_return[0], state.predict_return_0),
             predict_return_1=select(active, predict_return[1], state.predict_return_1),
             return_sp=return_sp,
-            index_error_at=select(fault, 2, state.index_error_at),
+            index_error_at=select(fault_1, 1, state.index_error_at),
         ),
         stack_writes(stacks),
     )
@@ -582,7 +584,12 @@ def predict_block_3(state, stacks):
     fault = fault_1 | fault_2 | fault_3
     pc = select(fault, PREDICT_HALT, pc)
     return (
-        state._replace(pc=pc, index_error_at=select(fault, 3, state.index_error_at)),
+        state._replace(
+            pc=pc,
+            index_error_at=select(
+                fault_1, 2, select(fault_2, 3, select(fault_3, 4, state.index_error_at))
+            ),
+        ),
         stack_writes(stacks),
     )
 
@@ -603,7 +610,7 @@ def predict_block_4(state, stacks):
         state._replace(
             pc=pc,
             predict_node=select(active, node, state.predict_node),
-            index_error_at=select(fault, 4, state.index_error_at),
+            index_error_at=select(fault_1, 5, state.index_error_at),
         ),
         stack_writes(stacks),
     )
@@ -625,7 +632,7 @@ def predict_block_5(state, stacks):
         state._replace(
             pc=pc,
             predict_node=select(active, node, state.predict_node),
-            index_error_at=select(fault, 5, state.index_error_at),
+            index_error_at=select(fault_1, 6, state.index_error_at),
         ),
         stack_writes(stacks),
     )
@@ -674,6 +681,16 @@ PREDICT_BLOCK_LINES = (
     "in predict at examples/tree.py:33: node = LEFT[node]",
     "in predict at examples/tree.py:35: node = RIGHT[node]",
     "in predict at examples/tree.py:36: depth += 1",
+)
+# per subscript that can be out of range: its line (index_error_at)
+PREDICT_INDEX_LINES = (
+    "in predict at examples/tree.py:30: if LEFT[node] < 0:",
+    "in predict at examples/tree.py:31: return VALUE[node], depth",
+    "in predict at examples/tree.py:32: if x[FEATURE[node]] <= THRESHOLD[node]:",
+    "in predict at examples/tree.py:32: if x[FEATURE[node]] <= THRESHOLD[node]:",
+    "in predict at examples/tree.py:32: if x[FEATURE[node]] <= THRESHOLD[node]:",
+    "in predict at examples/tree.py:33: node = LEFT[node]",
+    "in predict at examples/tree.py:35: node = RIGHT[node]",
 )
 
 
@@ -741,7 +758,9 @@ def predict(
     except Exception as error:
         note_source_line(error, PREDICT_BLOCK_LINES, "predict_block_")
         raise
-    check_errors("predict", errors, PREDICT_BLOCK_LINES, max_stack_depth)
+    check_errors(
+        "predict", errors, (PREDICT_BLOCK_LINES, PREDICT_INDEX_LINES), max_stack_depth
+    )
     check_finished("predict", pc, PREDICT_BLOCK_LINES, max_iterations)
     if profile:
         return (

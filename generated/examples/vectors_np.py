@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=99eb7b2be140e68723015cb78003c4d417753dd1e0bac71857ee2783a6029e8a
-# autobatch: body-sha256=db7679b689b92ebda1882132827fae1c7a8bc135dd30d3acf7e145b5a55f30bd
+# autobatch: source-sha256=1949b056587d1c9d276d4259da32890c043a5119080bb7eb94a36e531b774336
+# autobatch: body-sha256=2b73e5d2d78325d7ec54363aea44dd8ea25730f18c55e20f0f1d301d1a348395
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -49,28 +49,30 @@ except ImportError:
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
-def check_errors(function, errors, block_lines, max_stack_depth):
-    """Raises what stopped examples early: (overflow_at[, index_error_at]).
+def check_errors(function, errors, error_lines, max_stack_depth):
+    """Raises what stopped examples early.
 
-    Both are [batch] int32: the block where an example stopped, or -1.
-    Inside a traced function (stackless under XLA) the values are symbolic
-    and cannot be read; the examples then keep their clipped values.
+    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
+    example that did not stop; error_lines: what each value means, (the
+    block lines[, the source lines of the subscripts]).  Inside a traced
+    function (stackless under XLA) the values are symbolic and cannot be
+    read; the examples then keep their clipped values.
     """
     try:
         errors = [np.asarray(e) for e in errors]
     except (TypeError, NotImplementedError):
         return
     if len(errors) > 1:
-        check_index(function, errors[1], block_lines)
+        check_index(function, errors[1], error_lines[1])
     if max_stack_depth is not None:
-        check_overflow(function, errors[0], block_lines, max_stack_depth)
+        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
-def check_index(function, index_error_at, block_lines):
+def check_index(function, index_error_at, index_lines):
     """Raises IndexError if an active example indexed out of range."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
-        where = block_lines[index_error_at[examples[0]]]
+        where = index_lines[index_error_at[examples[0]]]
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
         )
@@ -634,7 +636,7 @@ def relax(
     except Exception as error:
         note_source_line(error, RELAX_BLOCK_LINES, "relax_block_")
         raise
-    check_errors("relax", errors, RELAX_BLOCK_LINES, max_stack_depth)
+    check_errors("relax", errors, (RELAX_BLOCK_LINES,), max_stack_depth)
     check_finished("relax", pc, RELAX_BLOCK_LINES, max_iterations)
     if profile:
         return (
@@ -958,7 +960,7 @@ def spiral(
     except Exception as error:
         note_source_line(error, SPIRAL_BLOCK_LINES, "spiral_block_")
         raise
-    check_errors("spiral", errors, SPIRAL_BLOCK_LINES, max_stack_depth)
+    check_errors("spiral", errors, (SPIRAL_BLOCK_LINES,), max_stack_depth)
     check_finished("spiral", pc, SPIRAL_BLOCK_LINES, max_iterations)
     if profile:
         return (

@@ -223,6 +223,7 @@ class _ProgramEmitter:
         taken = {"pc", "return_sp", "overflow_at", "index_error_at"}
         # Whether some block indexes by a per-example value (take, lookup,
         # put): then examples that index out of range stop and are reported.
+        self.index_lines: List[str] = []  # the source line of each checked subscript
         self.checks_indices = any(
             _index_checks(ins.expr)
             for b in lowered.blocks
@@ -348,6 +349,14 @@ class _ProgramEmitter:
                 ),
             )
         )
+        if self.checks_indices:
+            statements.append(comment("per subscript that can be out of range: its line (index_error_at)"))
+            statements.append(
+                ast.Assign(
+                    [_name(self.const("INDEX_LINES"), True)],
+                    ast.Tuple([ast.Constant(line) for line in self.index_lines], ast.Load()),
+                )
+            )
         if self.stackless is None:
             statements.extend(self.program_function())
             statements.extend(self.entry_function())
@@ -525,6 +534,11 @@ class _ProgramEmitter:
             initial.append(ast.keyword("index_error_at", minus_one))
         return initial
 
+    def error_lines(self):
+        """What `errors()` values mean: block lines[, subscript lines]."""
+        names = ["BLOCK_LINES"] + (["INDEX_LINES"] if self.checks_indices else [])
+        return ast.Tuple([_name(self.const(n)) for n in names], ast.Load())
+
     def errors(self):
         """`(state.overflow_at, state.index_error_at)`: what stopped examples."""
         fields = ["overflow_at"] + (["index_error_at"] if self.checks_indices else [])
@@ -577,7 +591,7 @@ class _ProgramEmitter:
             RESULT=self.result_leaves(),
             ERRORS=self.errors(),
             NAME=ast.Constant(self.entry),
-            LINES=_name(self.const("BLOCK_LINES")),
+            ERROR_LINES=self.error_lines(),
             RECURSIVE=ast.Constant(self.stackless[1]),
         )
 
@@ -650,6 +664,7 @@ class _ProgramEmitter:
             DOC=[ast.Expr(ast.Constant(doc))],
             BLOCK_PREFIX=ast.Constant(self.block_name("")),
             STACK_BYTES=self.const("STACK_BYTES"),
+            ERROR_LINES=self.error_lines(),
             **common,
         )
 
@@ -667,7 +682,7 @@ class _BlockBody:
         self.stack_written: List[str] = []  # stacks this block writes (one write each)
         self.return_moved = False  # whether it pushed or popped a return address
         self.overflows: List[str] = []
-        self.faults: List[str] = []  # [batch] bool locals: examples indexing out of range
+        self.faults: List[tuple] = []  # (local [batch] bool: examples indexing out of range, INDEX_LINES entry)
         self.written: List[str] = []
         self.going_mask = None  # the mask of examples going on, in a ReturnIf block
         self.masked: Dict[str, str] = {}  # written variable -> its field, masked early (early_masks)
@@ -702,6 +717,7 @@ class _BlockBody:
                 # A new source line: quote it, so readers (and error notes) can map back.
                 self.out.append(comment(f"{origin}  {origin.text}"))
                 line = origin.line
+            self.origin = origin or b.origin
             if ins is b.terminator:
                 self.terminator(ins)
             else:
@@ -896,7 +912,11 @@ class _BlockBody:
         for node in ast.walk(value):
             if _index_check(node):
                 flag = f"fault_{len(self.faults) + 1}"
-                self.faults.append(flag)
+                self.faults.append((flag, len(self.e.index_lines)))
+                origin = self.origin
+                self.e.index_lines.append(
+                    f"in {self.block.function} at {origin}: {origin.text}" if origin else f"in {self.block.function}"
+                )
                 arguments = [_name("active"), copy.deepcopy(node.args[0]), copy.deepcopy(node.args[1])]
                 keywords = [ast.keyword("batched", ast.Constant(False))] if node.func.id == "lookup" else []
                 self.out.append(
@@ -1094,7 +1114,7 @@ class _BlockBody:
         )
         stops = (
             ("overflow", self.overflows, "examples whose stack is full stop here; the caller raises"),
-            ("fault", self.faults, "examples that indexed out of range stop here; the caller raises"),
+            ("fault", [f for f, _ in self.faults], "examples that indexed out of range stop here; the caller raises"),
         )
         for name, flags, note in stops:
             if not flags:
@@ -1142,10 +1162,9 @@ class _BlockBody:
                 )
             )
         if self.faults:
-            keywords.append(
-                ast.keyword(
-                    "index_error_at",
-                    _call("select", _name("fault"), self.index, _attr("state", "index_error_at")),
-                )
-            )
+            # the first subscript an example failed at (each has its INDEX_LINES entry)
+            where = _attr("state", "index_error_at")
+            for flag, site in reversed(self.faults):
+                where = _call("select", _name(flag), site, where)
+            keywords.append(ast.keyword("index_error_at", where))
         return keywords

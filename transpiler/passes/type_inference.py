@@ -323,6 +323,13 @@ class _Inference:
         try:
             new = T.join(old, pattern)
         except T.TypeJoinError as e:
+            if T.NONE in (old, pattern):
+                value = old if pattern is T.NONE else pattern
+                raise BatchTypeError(
+                    _where(origin) + f"{fn!r} returns None on some path (a bare `return`, "
+                    f"or falling off the end of the function after this line) and "
+                    f"{T.strong(value)} on another: return a value on every path"
+                ) from None
             raise BatchTypeError(
                 _where(origin) + f"{fn!r} returns values of incompatible types: {e}"
             ) from None

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=1aa097c15be251005adf71820d8fa68fe85103cbfb133ad245fe183eaad1dd9c
+# autobatch: source-sha256=774d3635722b015ca92cc65c97ceb054ff7c8b079554ec0b4dab5d22f3832531
 # autobatch: body-sha256=930ff152e19e75116c359cead6682060f8729ff12e4db10c08a08de4a7808018
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

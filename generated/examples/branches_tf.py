@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=f091316d71f4cad3b5a9acc078739791317064aee1a31a56a63cd421ff1b8532
+# autobatch: source-sha256=d6c49ee6516b72de8035d44e1c23bb045542f8a69eed5b9f21e639cffcc3683f
 # autobatch: body-sha256=bb334afbb55cd0acc275d6d368ab6b753bbd8ce8b3e3cff0f2b67479dea7b870
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=d26c3378b5815a0da7d1ff2dc0ad658cc0297cbd7768e04c39cc1803b275ef6a
+# autobatch: source-sha256=8e915247eabd6b34834f676729f3b236318f6e0a3c0a9092f42b17ea1946a431
 # autobatch: body-sha256=d01c21d6172749f6ca2496db7c3de74056d2ce40fab11dddb830731cb106ce26
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=23f0a310ef87c1012cc19fc140a0a4434db1382a994ab0696ee2447ac243a5af
+# autobatch: source-sha256=6ed707e0008a7add8072df95c66d87af619a19ebc593379930df0b49158c45ca
 # autobatch: body-sha256=a7d41004bf031ee24bb7010d240563cdd2ecbd2f95cf848d145eb95be8eb4c4b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

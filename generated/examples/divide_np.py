@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=172958f4aef3ed06c566f8c986f847ab60798da11410c0660a6add012de64e13
+# autobatch: source-sha256=d55748fefd325eecc086df1a7a3cc65e5832c56e64acb6961f1e62a9cbebc59d
 # autobatch: body-sha256=53548ad456358730a8896c4defeeabfc90c21babb75f22109d74037337ba4546
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=c9f71abb4c18da5febcd20b87fbba1ba2ff74940bfabd5b3fe4978d353aa06e0
+# autobatch: source-sha256=4eaf390c2eec63f607b3c4a2da7994e44bc54d94023b30e43b986766880e0d0d
 # autobatch: body-sha256=d6ec464838f0da2f27aebf43b1823807c7183942bc036cf80251b1d014b52464
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

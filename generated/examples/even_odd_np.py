@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=2ca3447505a041841f14c9248bf0b031d14a7ec4982fb5cd673927f686c5d290
+# autobatch: source-sha256=ff943c1beb2d8635bb15a07fc4ec10d0ac52e490fdde9381abced440bfac0020
 # autobatch: body-sha256=dc66684d080816a68224d3fd2f47be4ca2d8890586055cf5a917e514b35a3d14
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=1e81b7b7a245837b27240ce7be2020db813ab191c145aab503db109c0f69f180
+# autobatch: source-sha256=752f3d5b171a3beab8cf2a68d1dd3f5d616fa1bb7bb3d97f7a9a7bd27f151f9f
 # autobatch: body-sha256=8bcbdfddb467a0b40394c5049e136af36d41d311454f2017ff486dfc9f97764e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

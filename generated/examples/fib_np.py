@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=18524e041a51c543997a271539cfb9c845041f727f3e0ef3db9c176d2c6bad0b
+# autobatch: source-sha256=f3ef06032e54e689d8c52d6bc69dddcad49429a0e87dc247d8463c45bcef3227
 # autobatch: body-sha256=1de6d61373d6cb33fc7d0e1e3bf55ec5f6f6871a3f88217ed4201932fe1b5700
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=173f5d60b333439c21f8d25e4b2a8d724c951bd7f43218b7be23c07f78288ed6
+# autobatch: source-sha256=5bc75a7d46ba824cab894ec4f0967b68216251ac27fce23bf91da9e30910173c
 # autobatch: body-sha256=d0e16902a0993ba8404629d2fc3fbd4583ab68a49b4e1fe97b2bfd98a7b6e9e2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

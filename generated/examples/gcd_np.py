@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=8a83f4133e9629e77f76816ff52834d90069f6558378eda30d74f572d39c08bc
+# autobatch: source-sha256=5320b2c0550881216818fa42e9fa310d284dd05c390093457ac793c61bf8a524
 # autobatch: body-sha256=5407a9da7010ee91025d960ab834c9e3d91258e968266e3dba42d8273735f91a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2f0748f393e627b994712955bed8dfcfdd660dbc6e5367abc4b4794257fe62fe
+# autobatch: source-sha256=ea4dfda41d2312ce2519bd7f38cea950daa99d015be3e7ebb9520ad294e1856b
 # autobatch: body-sha256=a2823b9b5d0253b99a717ea0c0c9c9aeb03e3f65f3a960a18dea65c096fde881
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=43c12ef47f895b5ee341d3620d0e320439da63597d620065fab2e052ee37d1a8
+# autobatch: source-sha256=80deddfad46236963fbb40a88362783f37a8a6a684aeb91746c16636933ff31d
 # autobatch: body-sha256=8ee6e9e8453369b600cdb8c08eca331c75f182612f1e19921d28c6e21fbb4625
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

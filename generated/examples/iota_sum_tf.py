@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c33473f6e6811f5961051f3569d5af46f4ca82dc820c57b4963e2f07f7f96f1d
+# autobatch: source-sha256=b8d7bd7900e8d52994412bff4aa35e1d48b3c7dbc6d66e04582a07dd76f01d24
 # autobatch: body-sha256=ca9f1f5dd2518c5a7ebbd8c63f55a081cb74f14650b4980810cad4b923172a81
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=2d1315aa6e1e1046943ebe3e2527937a727ddd08856044a2dc07b9b2b6ea4f5a
+# autobatch: source-sha256=aa95c138996ff26e5552aa128c0da832142c2676a61ad6647f830098d9af3570
 # autobatch: body-sha256=8016a11da3a19cb1502f8695b996aa030cd29b41d0fdf97c6a094c1cdd7dad1f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=24b49dfb65e17c803e3d4d822aa0a14b9a18b11cceda66b4ca7b49c04df2e706
+# autobatch: source-sha256=40e5adc61c43ee45efa4c484e0ba1e362e06ca02118a111ab50502191d811ed5
 # autobatch: body-sha256=e72d04eb0c428852c56f9d0c25a02d3aa06789f261e99d3cc8fc7c21315d44f8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=ff4d58369966fae71432feb651d758726ebbcdafb49f3dfdf0e565e132fac38f
+# autobatch: source-sha256=1a7e8392a5f002020da9013a78bab752df4a2d01e09d3287fe73230d566f7549
 # autobatch: body-sha256=33d7f0c04cfcdaa34000fb06220db3d1bb15e5303d0ebc5025578f52a2d0e239
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

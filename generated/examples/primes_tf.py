@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=a6f5b025468cbed7cbb0d89b6e664501c512c4e2d06665306b66bfc9a256994d
+# autobatch: source-sha256=38f110a548ff1c794159c8a5918d5ab988bcd6a29c55d0815f965722834b89a6
 # autobatch: body-sha256=a395d16b4a7c7711482677c75217025a3de96d1e7d689451c2d0f77d705e1520
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

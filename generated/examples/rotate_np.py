@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=0d17247623f43c4d4f88c837edead99b0a4b5e3c71ec881f9a10c6cf28aa0d5f
+# autobatch: source-sha256=235765df5bbf7b3d30a74cafd9d859e3c7b4359b466fcd9e0b1492eace572b2e
 # autobatch: body-sha256=024a06197e9df66db3fee59f335fcd68b0e83871d912a7fe3b7ca9d19ac6228b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=1985e5f5281564c07bc676e87ceeceaafd4fadbfe1b6dab50e973f01fa3e3ce0
+# autobatch: source-sha256=596583028bb68bc17c1773691ff79e5971a26ca381eb4eec50bc6a8676ecc1ee
 # autobatch: body-sha256=57729fa43fb3c864ccb76dfa9388ccd469a0eb7f60f4dbd723193f745933cb8e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=ae4d92126f463d7a01ee727201041096e0d2d8d1ef60c065e7146969457e4a1d
+# autobatch: source-sha256=9f73738fb8ea3cd3bc273d103900b503939a7bebba2e6c764284c9cf7e391514
 # autobatch: body-sha256=6a23165cf166a4f0410f5144040ee724ff35b5ab21f9ca9c11364c41f37683c2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

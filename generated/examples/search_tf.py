@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=f4de0f24a78c1b5fc0edcf1babaacadfc60cafdface519c483a447937c7542a5
+# autobatch: source-sha256=bd56a6aa8af592c44d9a8c6968d6499537c1e28df68cd19dec9002708e08d7ba
 # autobatch: body-sha256=182740400f3d3f9e8803b17d860ed8b3cb154a95752cbd886260793f81372e5e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

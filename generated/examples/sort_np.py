@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=fe23c9987d68d4153da1ca2318bd8c6bd4c4d44138f4ba272c89d617d2235aca
+# autobatch: source-sha256=821d7be4943fefb41910741e00f3830988ff20d8ba150e333d2a0e3b432121a8
 # autobatch: body-sha256=c0ddfc9d74d5b987718dad62d8d5d68c469711ab640b25159971d35a3f623f91
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

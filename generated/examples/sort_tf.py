@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=45ca65463c7492870296250ced61ec7f4ac41b885fee62ab8d46d2ad9a840b82
+# autobatch: source-sha256=9861488fc274a092310684f8b12eb8cc6fbcbfa4147f256a4ffecadb113a96b3
 # autobatch: body-sha256=1e833664a61eb2a90600035f2809498f02484fef4a16d02ea5a9c02cf44ee36c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

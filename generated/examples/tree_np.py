@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=90ed8b2bfe993dd1375b6e0eeeb7459422cdec2c709f015264eca2e5fd2b039a
+# autobatch: source-sha256=3907e0cf865d7655d726b69ab7ba37ea441a473bf8eab912eaf30cd0fea61ec6
 # autobatch: body-sha256=7c59b326a7fa7abc3a95bf109ddcd0bd1dea82a6e87660e0eb0f27ae13edcc48
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

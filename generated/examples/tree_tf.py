@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=21a0e8df01c9589f54b27fe9169bca8cc78fc64ec1122088c01262aa00d0ecb5
+# autobatch: source-sha256=e87f07c5497dfd08dc6b13a4422b3b6e56ae0f63647220d0095002aab83b8e5c
 # autobatch: body-sha256=bd3949e9720ef5b383cb79a80e9a5ec768133ee0a407110dd3b5c6072ca1f8e3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=1949b056587d1c9d276d4259da32890c043a5119080bb7eb94a36e531b774336
+# autobatch: source-sha256=b7443d88e58acff85e45d341082b039b4c318d707dc4a3114031f3b4cb9af87c
 # autobatch: body-sha256=2b73e5d2d78325d7ec54363aea44dd8ea25730f18c55e20f0f1d301d1a348395
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=6ce0fdd4817bdeb47d8ee94756357d4998335c6a7b72df8faf42c602d78e84ee
+# autobatch: source-sha256=e612c9c23d0447283ac61d8b77ebe07f55d12b61292c9053b265a0208bbfd8ba
 # autobatch: body-sha256=aa9de89092c621b91fda7630e1b10c5286eb28ddf4b0cfeca2d1926fe9d3d372
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -65,7 +65,7 @@ _UNKNOWN = object()
 
 def mentions(expr: str) -> bool:
     """Whether `expr` has anything this module may rewrite (a cheap test)."""
-    return "[" in expr or "len" in expr or "shape" in expr or SET_ITEM in expr or ".T" in expr or "ndim" in expr or "size" in expr
+    return any(word in expr for word in ("[", "len", "shape", "ndim", "size", "rank", ".T", ".mT", SET_ITEM))
 
 
 def rewrite(expr: str, values: Values) -> str:
@@ -119,6 +119,7 @@ class _Rewriter(ast.NodeTransformer):
     def __init__(self, values: Values):
         self.values = values
         self.changed = False
+        self.queries = _shape_queries()
 
     # ---- classification --------------------------------------------------
 
@@ -229,19 +230,22 @@ class _Rewriter(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == SET_ITEM:
             return self.set_item(node)
-        if not (isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1):
+        if len(node.args) != 1 or node.keywords:
             return node
-        if self.values.of(node.func) is not builtins.len:
-            return node  # a user's own `len`
+        query = self.queries.get(id(self.values.of(node.func)))
+        if query is None:
+            return node  # not len (a user's own `len` too), np.shape, ...
         shape = self.values.event_shape(self.values.of(node.args[0]))
         if shape is None:
             return node  # a tuple or a constant: Python's len
-        if not shape:
-            raise SubscriptError(
-                f"len() of `{ast.unparse(node.args[0])}`, which is one number per example"
-            )
         self.changed = True
-        return ast.Constant(shape[0])
+        if query == "len":
+            if not shape:
+                raise SubscriptError(
+                    f"len() of `{ast.unparse(node.args[0])}`, which is one number per example"
+                )
+            return ast.Constant(shape[0])
+        return _shape_constant(query, shape)
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
@@ -257,11 +261,7 @@ class _Rewriter(ast.NodeTransformer):
                 "use np.swapaxes(x, -1, -2) (or tf.linalg.matrix_transpose)"
             )
         self.changed = True
-        if node.attr == "shape":
-            return ast.Tuple([ast.Constant(d) for d in shape], ast.Load())
-        if node.attr == "ndim":
-            return ast.Constant(len(shape))
-        return ast.Constant(int(np.prod(shape, dtype=np.int64)))
+        return _shape_constant(node.attr, shape)
 
     def set_item(self, node):
         """`__setitem__(x, (items...), value)` -> `put(x, (items...), value)`."""
@@ -312,6 +312,36 @@ class _Rewriter(ast.NodeTransformer):
             index = [ast.Slice()] + [ast.Constant(None)] * missing
             return ast.Subscript(value, ast.Tuple(index, ast.Load()), ast.Load())
         return value
+
+
+def _shape_constant(query, shape) -> ast.expr:
+    """The per-example answer to a shape query: static, so a constant."""
+    if query == "shape":
+        return ast.Tuple([ast.Constant(d) for d in shape], ast.Load())
+    if query == "ndim":
+        return ast.Constant(len(shape))
+    return ast.Constant(int(np.prod(shape, dtype=np.int64)))
+
+
+def _shape_queries():
+    """Functions whose per-example answer is a static shape: {id: query}.
+
+    On the batch they would answer for the whole batch (`np.shape(v)` is
+    (batch, n)), so each is replaced by its per-example constant.
+    """
+    queries = {id(builtins.len): "len"}
+    for fn, query in ((np.shape, "shape"), (np.ndim, "ndim"), (np.size, "size")):
+        queries[id(fn)] = query
+    try:  # TensorFlow only when it is installed and already imported
+        import sys
+
+        tf = sys.modules.get("tensorflow")
+        if tf is not None:
+            for fn, query in ((tf.shape, "shape"), (tf.rank, "ndim"), (tf.size, "size")):
+                queries[id(fn)] = query
+    except Exception:  # noqa: BLE001 - a partial TensorFlow: no TF queries
+        pass
+    return queries
 
 
 def _as_slice(item):

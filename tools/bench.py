@@ -14,8 +14,9 @@ against batch size (`--plot`).
 
 Modes: `xla`, `graph`, `numpy` (the generated modules); `python` (a loop over
 the examples calling the plain function); `hand-xla`, `hand-numpy` (tools/
-handwritten.py); `tfp` (TensorFlow Probability's auto_batching, when
-installed and `--predecessor` is given).
+handwritten.py; for bisect also `hand-xla-one-hot`, its loop reading v[mid]
+by a one-hot `where` instead of a gather); `tfp` (TensorFlow Probability's
+auto_batching, when installed and `--predecessor` is given).
 
 `--programs nuts` runs the NUTS benchmark (tools/bench_nuts.py: 100-d normal,
 ours against TFP's hand-batched and auto-batched NUTS); only when named.
@@ -41,8 +42,11 @@ def _programs():
     from examples.even_odd import is_even
     from examples.fib import fib
     from examples.gcd import gcd
+    from examples.search import bisect_left
     from tools import handwritten
 
+    tf = handwritten.tf
+    rows = (tf.TensorSpec([None, None], tf.int64), tf.TensorSpec([None], tf.int64))
     return {
         "fib": dict(
             batched=fib,
@@ -70,6 +74,29 @@ def _programs():
             inputs=lambda rng, b: (rng.integers(1, 300, b), rng.integers(1, 300, b)),
             depth=15,
             hand={},
+        ),
+        # Binary search in each example's own sorted vector of 16 (the
+        # checked-in module's signature, and the corpus case's inputs):
+        # x below, inside and above the vector, 1 to 5 halvings per example.
+        # `hand-xla-one-hot` is the hand-written loop reading v[mid] by a
+        # one-hot `where` and a row sum instead of a gather.  Both are called
+        # through concrete functions, as the generated entry is: at 4096
+        # examples tf.function's dispatch alone is about 0.1 ms of a 0.15 ms
+        # call.
+        "bisect": dict(
+            batched=bisect_left,
+            inputs=lambda rng, b: (
+                np.sort(rng.integers(0, 40, (b, 16)), axis=1),
+                rng.integers(-2, 43, b),
+            ),
+            depth=15,
+            hand={
+                "hand-xla": handwritten.without_dispatch(handwritten.bisect_left_xla, *rows),
+                "hand-xla-one-hot": handwritten.without_dispatch(
+                    handwritten.bisect_left_one_hot_xla, *rows
+                ),
+                "hand-numpy": handwritten.bisect_left_numpy,
+            },
         ),
     }
 
@@ -128,6 +155,11 @@ def _time(call, repeats, min_seconds=0.0, max_calls=200):
         out = call()
         warm.append(time.perf_counter() - start)
     return first, min(warm), statistics.median(warm), out
+
+
+def _ms(seconds):
+    """Milliseconds, to 3 decimals under 1 ms (bisect's calls take 0.1 to 1 ms)."""
+    return f"{seconds * 1e3:.3f}" if seconds < 1e-3 else f"{seconds * 1e3:.1f}"
 
 
 def _cold_first_call(batched, inputs, depth):
@@ -209,8 +241,8 @@ def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=()
                 vs_python = best / python_best if python_best else float("nan")
                 vs_hand = f"{best / hand_best:>10.2f}x" if hand_best else f"{'':>11}"
                 print(
-                    f"{name:<9} {batch:>5} {mode:<20} {first:>8.2f} {best * 1e3:>9.1f} "
-                    f"{median * 1e3:>9.1f} {vs_python:>8.2f}x {vs_hand}  {check}",
+                    f"{name:<9} {batch:>5} {mode:<20} {first:>8.2f} {_ms(best):>9} "
+                    f"{_ms(median):>9} {vs_python:>8.2f}x {vs_hand}  {check}",
                     file=out,
                     flush=True,
                 )
@@ -258,7 +290,9 @@ def _plot(rows, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="batch 16 and 256, 2 repeats")
-    parser.add_argument("--programs", nargs="*", help="a subset: fib collatz even_odd gcd nuts")
+    parser.add_argument(
+        "--programs", nargs="*", help="a subset: fib collatz even_odd gcd bisect nuts"
+    )
     parser.add_argument("--sizes", type=int, nargs="*", help="batch sizes")
     parser.add_argument("--repeats", type=int, default=None, help="at least this many warm calls")
     parser.add_argument(

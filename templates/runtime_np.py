@@ -41,7 +41,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))  # [batch, 1, ...]
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

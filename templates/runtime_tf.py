@@ -65,6 +65,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:  # a per-example vector: [batch, 1, ...] mask
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

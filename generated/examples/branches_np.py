@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=774d3635722b015ca92cc65c97ceb054ff7c8b079554ec0b4dab5d22f3832531
-# autobatch: body-sha256=930ff152e19e75116c359cead6682060f8729ff12e4db10c08a08de4a7808018
+# autobatch: source-sha256=202d38c623c03d1f3f021b1cfbaa56f0ce85d64eaf04597d827c567498c3120a
+# autobatch: body-sha256=eb4657b9b7b3cfa27774cc272391baf32f5312cc52f767a844c1507dd1ab19ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -240,7 +240,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=d6c49ee6516b72de8035d44e1c23bb045542f8a69eed5b9f21e639cffcc3683f
-# autobatch: body-sha256=bb334afbb55cd0acc275d6d368ab6b753bbd8ce8b3e3cff0f2b67479dea7b870
+# autobatch: source-sha256=d1a85b41eca756dac157398e6291de08304186fd6a03bd3695bf9dcf73412297
+# autobatch: body-sha256=d8c32cd1abfcc9a31cdfa09d3cca28d32a3b4b508064f1c3b6672bbfdbb322d4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -276,6 +276,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

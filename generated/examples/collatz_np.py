@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8e915247eabd6b34834f676729f3b236318f6e0a3c0a9092f42b17ea1946a431
-# autobatch: body-sha256=d01c21d6172749f6ca2496db7c3de74056d2ce40fab11dddb830731cb106ce26
+# autobatch: source-sha256=8e32e3f724edcc3f664aa5fafd80eb9420730464c9726da9fe71c6914fc2679d
+# autobatch: body-sha256=3feaf9a9d9fa56bb9c947e9071da30d62f43e6d730b936198b69e14cbc43a2de
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -234,7 +234,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=6ed707e0008a7add8072df95c66d87af619a19ebc593379930df0b49158c45ca
-# autobatch: body-sha256=a7d41004bf031ee24bb7010d240563cdd2ecbd2f95cf848d145eb95be8eb4c4b
+# autobatch: source-sha256=2364318d47c6cc46761d266cda8dae303620d8cdce69a4d9d1f94c9ac270c6f5
+# autobatch: body-sha256=157388e406f4c3e9de865c984bdbd86e5cfd230b6659192a066c0b1c59b884b5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -256,6 +256,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

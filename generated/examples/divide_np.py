@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=d55748fefd325eecc086df1a7a3cc65e5832c56e64acb6961f1e62a9cbebc59d
-# autobatch: body-sha256=53548ad456358730a8896c4defeeabfc90c21babb75f22109d74037337ba4546
+# autobatch: source-sha256=7a4651fb2f8d7dfd316f77c05af8e0e17d0f8b11dd95466ab638c2a449263bc4
+# autobatch: body-sha256=f355d6d5afeb40b42ab6671063d31abfb9c7ecf90667bdf7536efcf9913eee4a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -235,7 +235,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

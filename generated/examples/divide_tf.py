@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4eaf390c2eec63f607b3c4a2da7994e44bc54d94023b30e43b986766880e0d0d
-# autobatch: body-sha256=d6ec464838f0da2f27aebf43b1823807c7183942bc036cf80251b1d014b52464
+# autobatch: source-sha256=60c28ef7a5c6f9014a5b08c4dfc3f28dee528bf5f707fc1d509330bcbbcf8609
+# autobatch: body-sha256=cd2d746ebb74d7a253d8b23028ff77b6f19652685a77764ea80eb095e059f233
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -257,6 +257,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

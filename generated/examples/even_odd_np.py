@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=ff943c1beb2d8635bb15a07fc4ec10d0ac52e490fdde9381abced440bfac0020
-# autobatch: body-sha256=dc66684d080816a68224d3fd2f47be4ca2d8890586055cf5a917e514b35a3d14
+# autobatch: source-sha256=1e5ad03c498a3be8976b37cf11ec57b611b8eaec7683da51e04e34237506ded6
+# autobatch: body-sha256=086eda7aef3cc1e074e98a6686fbdce5a39115372c794d6c9e00d486533c4326
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -238,7 +238,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=752f3d5b171a3beab8cf2a68d1dd3f5d616fa1bb7bb3d97f7a9a7bd27f151f9f
-# autobatch: body-sha256=8bcbdfddb467a0b40394c5049e136af36d41d311454f2017ff486dfc9f97764e
+# autobatch: source-sha256=e6fd7e8cebd8201890e471bc342331310e4506700925511f5ecfae5819939cc3
+# autobatch: body-sha256=c10bd833be5214cf5b7c1a5e3f660af0452e1f4a2b748b3de3092b92e44722fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -260,6 +260,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

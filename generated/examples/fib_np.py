@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f3ef06032e54e689d8c52d6bc69dddcad49429a0e87dc247d8463c45bcef3227
-# autobatch: body-sha256=1de6d61373d6cb33fc7d0e1e3bf55ec5f6f6871a3f88217ed4201932fe1b5700
+# autobatch: source-sha256=d0ea303b42857154ed2cd3e3704209905842870f437d9f19d1b1c483c64472da
+# autobatch: body-sha256=3991021ddf82e2873b9a841865fe9167ce5c5536577e81c87ac2d3c4837331b8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -240,7 +240,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

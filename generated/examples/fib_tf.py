@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=5bc75a7d46ba824cab894ec4f0967b68216251ac27fce23bf91da9e30910173c
-# autobatch: body-sha256=d0e16902a0993ba8404629d2fc3fbd4583ab68a49b4e1fe97b2bfd98a7b6e9e2
+# autobatch: source-sha256=d83d8802826c73a49e218838133ebf108edd7a6d690507efe3f6c52c87fc2b4c
+# autobatch: body-sha256=5d7bac37151f3d80fa5c002656487db5258cfcbbfdf08cfed0389352fb4796f5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -262,6 +262,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=5320b2c0550881216818fa42e9fa310d284dd05c390093457ac793c61bf8a524
-# autobatch: body-sha256=5407a9da7010ee91025d960ab834c9e3d91258e968266e3dba42d8273735f91a
+# autobatch: source-sha256=693ad5f2c012e575ab96d25cd3a8f9002329e525c8f347282cb53144b98e73b3
+# autobatch: body-sha256=03ecee134253bd8ff0018c53b179a726bf8d3639162dc636f2db64c01e1b81fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -234,7 +234,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=ea4dfda41d2312ce2519bd7f38cea950daa99d015be3e7ebb9520ad294e1856b
-# autobatch: body-sha256=a2823b9b5d0253b99a717ea0c0c9c9aeb03e3f65f3a960a18dea65c096fde881
+# autobatch: source-sha256=0e7ea4074750cee58f42c5e1879f5694291465bf7586f3235c4815ff29d16d87
+# autobatch: body-sha256=baef7e8c2126743373e8e88e5ad04d65f8afd7976a7aee8871a6cf98b06344a6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -256,6 +256,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=80deddfad46236963fbb40a88362783f37a8a6a684aeb91746c16636933ff31d
-# autobatch: body-sha256=8ee6e9e8453369b600cdb8c08eca331c75f182612f1e19921d28c6e21fbb4625
+# autobatch: source-sha256=04687d3173fed7d83fd5b2d3b0bd8f31aabbddddcbcb9ea520956b18d5226dcf
+# autobatch: body-sha256=68088b0f879af107ba35a831cad2419fc46eb093f1b74f38ba9077a49e8467c2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -234,7 +234,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=b8d7bd7900e8d52994412bff4aa35e1d48b3c7dbc6d66e04582a07dd76f01d24
-# autobatch: body-sha256=ca9f1f5dd2518c5a7ebbd8c63f55a081cb74f14650b4980810cad4b923172a81
+# autobatch: source-sha256=feef3e2846363fdc9a7792c092502a5802ad292c4acd294db8269e9487fe098f
+# autobatch: body-sha256=c9e02ec279cf1dd5bfd8596928c8301371f91e2811bacee97cb7964275d2788e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -256,6 +256,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=aa95c138996ff26e5552aa128c0da832142c2676a61ad6647f830098d9af3570
-# autobatch: body-sha256=8016a11da3a19cb1502f8695b996aa030cd29b41d0fdf97c6a094c1cdd7dad1f
+# autobatch: source-sha256=e2f19b7e4a5cc52a710641214a83895ba28aab493e91b5d0483769f573b5f9b1
+# autobatch: body-sha256=5a72b808d1b4197c1442edebdd6a916f992a2c05ed1eb233ed6fdfe8b570800b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -263,7 +263,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

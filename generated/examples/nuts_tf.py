@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=40e5adc61c43ee45efa4c484e0ba1e362e06ca02118a111ab50502191d811ed5
-# autobatch: body-sha256=e72d04eb0c428852c56f9d0c25a02d3aa06789f261e99d3cc8fc7c21315d44f8
+# autobatch: source-sha256=ce4086978d2771e13b16da1aefde807e0c0e758bc76168296b169f95ff190e05
+# autobatch: body-sha256=9178bda956d5a14a3f345fea733c8ac28f9bf2c223fc08048618c095b96bd4c2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -285,6 +285,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=1a7e8392a5f002020da9013a78bab752df4a2d01e09d3287fe73230d566f7549
-# autobatch: body-sha256=33d7f0c04cfcdaa34000fb06220db3d1bb15e5303d0ebc5025578f52a2d0e239
+# autobatch: source-sha256=1a1fe9d4b7c121b0e5bb3e892b8452342fc98c94ce64a51c38cce86c0119aa86
+# autobatch: body-sha256=92dd5232c908dabaf878c28db717a2716de81730ba8c976cff48bc2a6da28feb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -253,7 +253,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

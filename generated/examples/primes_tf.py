@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=38f110a548ff1c794159c8a5918d5ab988bcd6a29c55d0815f965722834b89a6
-# autobatch: body-sha256=a395d16b4a7c7711482677c75217025a3de96d1e7d689451c2d0f77d705e1520
+# autobatch: source-sha256=c98c7c254dda7d5606dadb0fdaac74dcd4f9ad280e40f82dee9ec54ef4092a73
+# autobatch: body-sha256=c471325590eebec8312f8e2a6d16c018eb5f3c4db78e9789fdada12412143185
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -275,6 +275,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

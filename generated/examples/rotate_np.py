@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=235765df5bbf7b3d30a74cafd9d859e3c7b4359b466fcd9e0b1492eace572b2e
-# autobatch: body-sha256=024a06197e9df66db3fee59f335fcd68b0e83871d912a7fe3b7ca9d19ac6228b
+# autobatch: source-sha256=5f0fc792725b2bb563e4fd3451dded0025e2928637d41df31a1206f967116c86
+# autobatch: body-sha256=8083776e0691d09df50d50de2c1dfc13b4e9972f9c33f7ad20d841ed1f2ef02a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -236,7 +236,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

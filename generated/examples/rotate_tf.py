@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=596583028bb68bc17c1773691ff79e5971a26ca381eb4eec50bc6a8676ecc1ee
-# autobatch: body-sha256=57729fa43fb3c864ccb76dfa9388ccd469a0eb7f60f4dbd723193f745933cb8e
+# autobatch: source-sha256=cd111a0d236b020870e4f382b08f75fde2f7233a2d9ed19ca173cf0088a157da
+# autobatch: body-sha256=66ba7ddb2a3ce949b8518534ec362279afb759474d338412be3dcb2ba0943858
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -258,6 +258,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

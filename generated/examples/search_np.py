@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=9f73738fb8ea3cd3bc273d103900b503939a7bebba2e6c764284c9cf7e391514
-# autobatch: body-sha256=6a23165cf166a4f0410f5144040ee724ff35b5ab21f9ca9c11364c41f37683c2
+# autobatch: source-sha256=ffe76ceef8c606f005918814e7b649aa6d36059ad804c5c1399af41c28c059c8
+# autobatch: body-sha256=09b143afcd805fa22a037061b01b9f8877178ba4be2c01f344322201bbc0f0f1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -234,7 +234,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=bd56a6aa8af592c44d9a8c6968d6499537c1e28df68cd19dec9002708e08d7ba
-# autobatch: body-sha256=182740400f3d3f9e8803b17d860ed8b3cb154a95752cbd886260793f81372e5e
+# autobatch: source-sha256=10ea1d524788e12d4ec1951212ab1b689c6954d03d70099649d8020a47c84ca5
+# autobatch: body-sha256=3d725340683aa71bd8a10c9cc03c433cb3a794fe8d3b57508202977acc0d0232
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -256,6 +256,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

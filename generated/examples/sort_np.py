@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=821d7be4943fefb41910741e00f3830988ff20d8ba150e333d2a0e3b432121a8
-# autobatch: body-sha256=c0ddfc9d74d5b987718dad62d8d5d68c469711ab640b25159971d35a3f623f91
+# autobatch: source-sha256=7a4d503a3b25ff5c37090ec0060d264c951e7021e2a95dca8e66ee5953cbbbe1
+# autobatch: body-sha256=7c5942d99f6d3f12b153625b7960be8da03b32a02531b2eadc27711df5b18364
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -244,7 +244,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=9861488fc274a092310684f8b12eb8cc6fbcbfa4147f256a4ffecadb113a96b3
-# autobatch: body-sha256=1e833664a61eb2a90600035f2809498f02484fef4a16d02ea5a9c02cf44ee36c
+# autobatch: source-sha256=c38fef7798c320e787a5a6d81ccbec648f8a15060b9599932dcc1f9f3562f1e3
+# autobatch: body-sha256=bd253ee3caa7ae55487ad1b331ef657544794f6bb8023461d8c26891b640143f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -266,6 +266,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=3907e0cf865d7655d726b69ab7ba37ea441a473bf8eab912eaf30cd0fea61ec6
-# autobatch: body-sha256=7c59b326a7fa7abc3a95bf109ddcd0bd1dea82a6e87660e0eb0f27ae13edcc48
+# autobatch: source-sha256=9bf9bf7887ff8f80cf63d3315f1273ec08cb77dc975ab264bf089e58f70a20e2
+# autobatch: body-sha256=90cdd4c4b4255a79ba2d64f79d3b034077e0fa4a4f1a7793b2774df062769aae
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -243,7 +243,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=e87f07c5497dfd08dc6b13a4422b3b6e56ae0f63647220d0095002aab83b8e5c
-# autobatch: body-sha256=bd3949e9720ef5b383cb79a80e9a5ec768133ee0a407110dd3b5c6072ca1f8e3
+# autobatch: source-sha256=a63b0db8bb1c0e26427cb9a210b9db6cce665fa8a59ec52be2878aec64c27026
+# autobatch: body-sha256=a95417adb321bcfbf8bf08057d497df6d1a02423d6f0dc882bc7760a2a65d18c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -265,6 +265,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

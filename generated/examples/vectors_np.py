@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=b7443d88e58acff85e45d341082b039b4c318d707dc4a3114031f3b4cb9af87c
-# autobatch: body-sha256=2b73e5d2d78325d7ec54363aea44dd8ea25730f18c55e20f0f1d301d1a348395
+# autobatch: source-sha256=1beffcc931918fd66a72327aa5bceb0cbc083d8bc33ef5c6551c96c83a070392
+# autobatch: body-sha256=d06f1917405d0d838c49994ea267be500e9bd24af13a7317d12a42fbba1a6346
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -240,7 +240,9 @@ def where(condition, if_true, if_false):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    return np.where(active, value, np.ones_like(value))
+    value = np.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return np.where(mask, value, np.ones_like(value))
 
 
 def cast(value, dtype):

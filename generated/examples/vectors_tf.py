@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=e612c9c23d0447283ac61d8b77ebe07f55d12b61292c9053b265a0208bbfd8ba
-# autobatch: body-sha256=aa9de89092c621b91fda7630e1b10c5286eb28ddf4b0cfeca2d1926fe9d3d372
+# autobatch: source-sha256=f344fc5acbb4b6c1d2190f4606d54488b9df904a11e0a880052e60bfeca7daca
+# autobatch: body-sha256=d0e8189ae262766c879bbf3a798786f9aad3efbd892e58fd3371b5d62249756e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -262,6 +262,8 @@ def as_tensors(a, b):
 
 def safe_divisor(active, value):
     """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    if value.shape.rank > 1:
+        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
 
 

@@ -191,6 +191,10 @@ class _Rewriter(ast.NodeTransformer):
             return node
         kinds = [self.item_kind(item, None) for item in items]
         if not any(kind == "dynamic" for kind, _ in kinds):
+            static = _static_int(items[0]) if len(items) == 1 else None
+            if isinstance(node.value, ast.Tuple) and static is not None and -len(node.value.elts) <= static < len(node.value.elts):
+                self.changed = True  # `v.shape[0]` -> `(6,)[0]` -> `6`: a constant divisor
+                return node.value.elts[static]
             return node  # a constant indexed by constants: Python's meaning
         table = np.asarray(base) if not hasattr(base, "shape") else base
         if getattr(table, "dtype", np.dtype(object)) == object or len(np.shape(table)) < len(items):

@@ -1,0 +1,420 @@
+"""Per-example subscripts: batched == per-example Python.
+
+Every program of tests/subscript_programs.py on NumPy, TF graph and TF+XLA
+at batch sizes 1, 7 and 64, with inputs whose examples take different paths
+(different indices, negative ones too, trip counts, recursion depths and
+branches); then value semantics of item assignment; then the errors: an
+active example indexing out of range raises IndexError naming the line on
+every backend (idle lanes are clipped and never raise), and subscripts with
+no per-example meaning are refused at build time with a BatchTypeError
+naming the user's file and line.
+"""
+
+import os
+import re
+import zlib
+
+import numpy as np
+import pytest
+
+import transpiler
+from examples.corpus import example
+from tests import subscript_programs as S
+from transpiler.demo import agrees
+
+MODES = {
+    "numpy": dict(backend="numpy"),
+    "tf_graph": dict(backend="tensorflow"),
+    "tf_xla": dict(backend="tensorflow", xla=True),
+}
+BACKENDS = ("numpy", "tensorflow")  # build-time errors: XLA builds what TF builds
+
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "subscript_programs.py")
+
+
+def marked_line(name):
+    """The 1-based number of the line of subscript_programs.py marked `# <-- name`."""
+    with open(SOURCE) as f:
+        hits = [k for k, line in enumerate(f, start=1) if line.rstrip().endswith(f"# <-- {name}")]
+    assert len(hits) == 1, (name, hits)
+    return hits[0]
+
+
+def sorted_ints(rng, n, size, high=40):
+    return np.sort(rng.integers(0, high, (n, size)), axis=1)
+
+
+CASES = {
+    # ---- reading: straight-line code, negative literal and per-example indices
+    "read_int": lambda rng, n: (rng.integers(-20, 20, (n, 8)), rng.integers(-8, 8, n)),
+    "read_float": lambda rng, n: (rng.normal(size=(n, 5)), rng.integers(0, 5, n)),
+    "read_matrix": lambda rng, n: (
+        rng.integers(-50, 50, (n, 4, 5)),
+        rng.integers(-4, 4, n),
+        rng.integers(-5, 5, n),
+    ),
+    "read_slices": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.integers(-9, 9, (n, 4, 5))),
+    # ---- len, shape, ndim, constant tables, division by elements and shapes
+    "shapes": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.normal(size=(n, 3, 4))),
+    "tables": lambda rng, n: (rng.integers(-8, 8, n), rng.integers(-5, 5, n)),
+    "divide_by_element": lambda rng, n: (rng.integers(1, 9, (n, 5)), rng.integers(-3, 5, n)),
+    "divide_by_shape": lambda rng, n: (
+        rng.integers(-9, 9, (n, 6)),
+        rng.integers(-9, 9, (n, 4, 5)),
+        rng.integers(-20, 20, n),
+    ),
+    # ---- conditions, loop bounds, loops
+    "branch_on_element": lambda rng, n: (rng.integers(-3, 4, (n, 5)), rng.integers(-5, 5, n)),
+    "loop_over_elements": lambda rng, n: (rng.integers(0, 40, (n, 6)), rng.integers(0, 6, n)),
+    "matrix_walk": lambda rng, n: (
+        rng.integers(0, 30, (n, 4, 5)),
+        rng.integers(0, 4, n),
+        rng.integers(0, 5, n),
+    ),
+    "float_search": lambda rng, n: (np.sort(rng.normal(size=(n, 9)), axis=1), rng.normal(scale=1.5, size=n)),
+    "follow_links": lambda rng, n: (rng.integers(0, 8, n),),
+    "table_bounds": lambda rng, n: (rng.integers(-8, 8, n),),
+    # ---- while True: left by return, left by break
+    "find_first_return": lambda rng, n: (rng.integers(0, 6, (n, 7)), rng.integers(0, 8, n)),
+    "count_up_break": lambda rng, n: (rng.integers(1, 6, (n, 5)), rng.integers(0, 40, n)),
+    # ---- short-circuits and guards around reads Python never evaluates
+    "scan_up": lambda rng, n: (sorted_ints(rng, n, 6, 10), rng.integers(0, 12, n)),
+    "scan_down": lambda rng, n: (sorted_ints(rng, n, 8, 10), rng.integers(-20, 8, n), rng.integers(0, 10, n)),
+    "guards": lambda rng, n: (rng.integers(0, 4, (n, 6)), rng.integers(-12, 12, n)),
+    # ---- item assignment
+    "assign_items": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.integers(-6, 6, n), rng.integers(-9, 9, n)),
+    "assign_floats": lambda rng, n: (rng.normal(size=(n, 5)), rng.integers(0, 5, n), rng.integers(-5, 5, n)),
+    # the same program at other dtypes: a float32 vector, int32 indices
+    "assign_floats:float32": lambda rng, n: (
+        rng.normal(size=(n, 5)).astype(np.float32),
+        rng.integers(0, 5, n).astype(np.int32),
+        rng.integers(-5, 5, n).astype(np.int32),
+    ),
+    "assign_matrix": lambda rng, n: (
+        rng.integers(-9, 9, (n, 4, 5)),
+        rng.integers(0, 4, n),
+        rng.integers(0, 5, n),
+        rng.integers(-9, 9, n),
+    ),
+    "assign_slices": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.integers(-9, 9, n)),
+    "assign_in_branches": lambda rng, n: (rng.integers(-5, 5, (n, 6)), rng.integers(0, 6, n), rng.integers(-3, 4, n)),
+    "histogram": lambda rng, n: (rng.integers(-1, 6, (n, 10)), rng.integers(0, 12, n)),
+    "insertion_sort": lambda rng, n: (rng.integers(0, 100, (n, 8)),),
+    "caller_keeps_its_array": lambda rng, n: (rng.integers(1, 9, (n, 5)), rng.integers(-5, 5, n)),
+    "augment_by_call": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.integers(-20, 20, n), rng.integers(1, 9, n)),
+    # ---- recursion
+    "suffix_sum": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.integers(0, 8, n)),
+    "recursive_bisect": lambda rng, n: (
+        sorted_ints(rng, n, 8),
+        rng.integers(-2, 43, n),
+        rng.integers(0, 4, n),
+        rng.integers(4, 9, n),
+    ),
+    "fill_down": lambda rng, n: (rng.integers(-9, 9, (n, 5)), rng.integers(-1, 5, n)),
+    "float_recursion": lambda rng, n: (rng.normal(size=(n, 4)), rng.integers(0, 7, n)),
+    "matrix_path": lambda rng, n: (rng.integers(0, 9, (n, 4, 5)), rng.integers(0, 5, n), rng.integers(0, 5, n)),
+    "table_walk": lambda rng, n: (rng.integers(0, 8, n),),
+    "slice_control": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.integers(-1, 5, n)),
+    "descend": lambda rng, n: (rng.integers(-3, 9, (n, 6)), rng.integers(0, 7, n)),
+    "chase": lambda rng, n: (
+        np.array([rng.permutation(6) for _ in range(n)]),
+        rng.integers(0, 6, n),
+        rng.integers(0, 12, n),
+    ),
+}
+
+# Programs whose callee assigns items of its parameter.  With NumPy arrays a
+# plain call writes through to the caller's array; a batched function has
+# value semantics (a call gets the values, as with numbers), so these are
+# compared with the plain functions called by value.
+BY_VALUE = {"caller_keeps_its_array", "fill_down", "float_recursion", "descend", "matrix_path"}
+
+
+def plain(name):
+    """The per-example function the batched `name` must agree with."""
+    context = getattr(S, name).context
+    function = context.plain(name)
+    if name not in BY_VALUE:
+        return function
+    # Every function of the context, called by value: copies of array arguments.
+    namespace = function.__globals__
+    copies = {n: namespace[n] for n in context.function_names()}
+
+    def by_value(fn):
+        return lambda *args: fn(*(np.array(a) if isinstance(a, np.ndarray) else a for a in args))
+
+    wrapped = {n: by_value(f) for n, f in copies.items()}
+    for f in copies.values():
+        f.__globals__.update(wrapped)
+    return wrapped[name]
+
+
+def expected(name, inputs, batch):
+    function = plain(name)
+    return [function(*example(inputs, i)) for i in range(batch)]
+
+
+def leaves(value):
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in leaves(v)]
+    return [np.asarray(value)]
+
+
+# NumPy and TF graph at every batch size.  An XLA compile costs about half a
+# second per program and batch size, so under XLA each program runs at one of
+# the three sizes, in turn (all three sizes are covered across programs).
+BATCHES = (1, 7, 64)
+PARAMS = [
+    (case, batch, mode)
+    for k, case in enumerate(CASES)
+    for batch in BATCHES
+    for mode in MODES
+    if mode != "tf_xla" or batch == BATCHES[k % len(BATCHES)]
+]
+
+
+@pytest.mark.parametrize("case, batch, mode", PARAMS)
+def test_batched_equals_per_example(case, batch, mode):
+    name = case.split(":")[0]  # "program" or "program:variant"
+    rng = np.random.default_rng(zlib.crc32(f"{case}/{batch}".encode()))
+    inputs = CASES[case](rng, batch)
+    before = [np.array(x, copy=True) for x in inputs]
+    result = getattr(S, name)(*inputs, **MODES[mode])
+    want = expected(name, inputs, batch)
+    assert agrees(result, want)
+    # ints stay ints, floats floats (a leaf that is an int on some examples
+    # and a float on others, as Python allows, is a float)
+    kinds = [leaf.dtype.kind for leaf in leaves(result)]
+    per_example = zip(*(leaves(w) for w in want))
+    assert kinds == [np.asarray(leaf).dtype.kind for leaf in per_example]
+    for x, y in zip(inputs, before):  # item assignment never writes to the caller's arrays
+        assert np.array_equal(x, y)
+
+
+def test_cases_take_different_paths():
+    # The inputs reach every side: both kinds of exit, out-of-range indices
+    # behind guards, and per-example recursion depths.
+    rng = np.random.default_rng(0)
+    v, key = CASES["find_first_return"](rng, 64)
+    found = np.array([plain("find_first_return")(*example((v, key), i)) for i in range(64)])
+    assert (found == -1).any() and (found >= 0).any()
+    v, j, key = CASES["scan_down"](rng, 64)
+    assert (j < -len(v[0])).any()  # v[j] would raise in Python if it were read
+    v, key = CASES["scan_up"](rng, 64)
+    assert (v.max(axis=1) <= key).any()  # k reaches len(v) for these
+    v, i = CASES["guards"](rng, 64)
+    assert (i >= 6).any() and (i < -6).any()
+
+
+# ---- guards and short-circuits ----------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_reads_python_never_evaluates_do_not_raise(mode):
+    kw = MODES[mode]
+    v = np.array([[1, 2, 3, 4], [5, 6, 7, 8], [0, 0, 0, 0]])
+    # scan_up: k reaches len(v) = 4 for the examples whose elements are all <= key
+    assert np.asarray(S.scan_up(v, np.array([9, 9, 0]), **kw)).tolist() == [4, 4, 4]
+    # scan_down: `j >= 0 and v[j] > key` never reads v[-20] (out of range)
+    # nor v[-1] (which would wrap)
+    got = S.scan_down(v, np.array([-20, 3, -5]), np.array([0, 0, 0]), **kw)
+    assert np.asarray(got).tolist() == [-20, -1, -5]
+    a, b, c, d, e, f, g = S.guards(v, np.array([11, -11, 2]), **kw)
+    assert np.asarray(a).tolist() == [0, 0, 0]
+    assert np.asarray(b).tolist() == [False, False, False]
+    assert np.asarray(c).tolist() == [True, True, True]
+    assert np.asarray(d).tolist() == [-1, -1, 0]
+    assert np.asarray(e).tolist() == [4, 6, 0]  # v[i % len(v)] or v[-1]: v[3], v[1], v[2] -> v[-1]
+    assert np.asarray(f).tolist() == [1, 5, 0]  # v[i % len(v)] and v[0]
+    assert np.asarray(g).tolist() == [1, 0, 0]  # `... and v[i] > 1 or i == 11`
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_batch_of_one_broadcasts_against_per_example_indices(mode):
+    # one vector for seven indices (and seven values): each example writes
+    # its own copy
+    v, i, x = np.array([[1, 2, 3, 4, 5, 6]]), np.array([0, 1, 2, 3, -1, -2, 5]), np.arange(7)
+    full = (np.repeat(v, 7, axis=0), i, x)
+    assert agrees(S.assign_items(v, i, x, **MODES[mode]), expected("assign_items", full, 7))
+    assert agrees(S.tables(i, np.array([2]), **MODES[mode]), expected("tables", (i, np.full(7, 2)), 7))
+
+
+@pytest.mark.parametrize("mode", ["numpy", "tf_graph"])
+def test_an_empty_batch_gives_empty_results(mode):
+    v, m = np.zeros((0, 4, 5), np.int64), np.zeros((0,), np.int64)
+    a, b, row, col, *_ = S.read_matrix(v, m, m, **MODES[mode])
+    assert np.shape(a) == (0,) and np.shape(row) == (0, 5) and np.shape(col) == (0, 4)
+    assert np.shape(S.assign_items(np.zeros((0, 6), np.int64), m, m, **MODES[mode])) == (0, 6)
+
+
+# ---- value semantics ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_item_assignment_has_value_semantics(mode):
+    # `w = v; s = v[1:3]; v[i] = 100; u = v; u[0] = -5`: w and s keep the old
+    # elements and v does not see u's write (plain NumPy, with aliases and
+    # views, would change all four)
+    v = np.array([[1, 2, 3, 4], [5, 6, 7, 8]])
+    i = np.array([2, -1])
+    w, v2, u, s = (np.asarray(x) for x in S.aliasing(v, i, **MODES[mode]))
+    assert w.tolist() == [[1, 2, 3, 4], [5, 6, 7, 8]]
+    assert v2.tolist() == [[1, 2, 100, 4], [5, 6, 7, 100]]
+    assert u.tolist() == [[-5, 2, 100, 4], [-5, 6, 7, 100]]
+    assert s.tolist() == [[2, 3], [6, 7]]
+    assert v.tolist() == [[1, 2, 3, 4], [5, 6, 7, 8]]  # the caller's array
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_callee_assignment_does_not_change_the_callers_array(mode):
+    v = np.array([[3, 4, 5], [6, 7, 8], [9, 1, 2]])
+    i = np.array([1, -1, 0])
+    kept, t, at_i = (np.asarray(x) for x in S.caller_keeps_its_array(v, i, **MODES[mode]))
+    assert kept.tolist() == v.tolist()
+    assert t.tolist() == [3, 6, 0]  # the callee saw its own write: v[i] = 0
+    assert at_i.tolist() == [4, 8, 9]
+
+
+@pytest.mark.parametrize("mode", ["numpy", "tf_graph"])
+def test_index_computed_by_a_batched_call_is_evaluated_once(mode):
+    # `v[wrap(i, len(v))] += x`, `v[wrap(i + 1, len(v))] = wrap(x, 5)` and
+    # `TABLE[wrap(i, 8)]`: Python calls wrap four times per example (the
+    # index of an augmented assignment once, not once to read and once to write).
+    v = np.zeros((5, 6), np.int64)
+    i = np.array([1, -2, 3, 9, 30])
+    x = np.array([1, 2, 3, 4, 7])
+    result, profile = S.augment_by_call(v, i, x, profile=True, **MODES[mode])
+    assert agrees(result, expected("augment_by_call", (v, i, x), 5))
+    calls = [a for where, a in zip(profile.block_lines, profile.block_active) if "in wrap at" in where]
+    assert sum(calls) == 4 * 5, profile.report()
+
+
+# ---- out of range for an active example -------------------------------------------
+
+# (program, arguments, the examples that index out of range, the marked line)
+OUT_OF_RANGE = [
+    ("read_out_of_range", (np.arange(15).reshape(3, 5), np.array([0, 5, -6])), [1, 2], "read_out_of_range"),
+    (
+        "read_out_of_range_later",
+        (np.arange(15).reshape(3, 5), np.array([-5, 4, 7])),
+        [2],
+        "read_out_of_range_later",
+    ),
+    # i = 20 never reaches the assignment (an idle lane, clipped): only 5 and -4 raise
+    ("write_out_of_range", (np.zeros((4, 3), np.int64), np.array([0, 20, 5, -4])), [2, 3], "write_out_of_range"),
+    ("table_out_of_range", (np.array([0, 8, -9, 3, -8]),), [1, 2], "table_out_of_range"),
+    # example 2 runs off the end on its fifth trip
+    ("loop_out_of_range", (np.ones((3, 4), np.int64), np.array([2, 4, 6])), [2], "loop_out_of_range"),
+    ("callee_out_of_range", (np.ones((3, 4), np.int64), np.array([2, 4, -1])), [1], "clear_at"),
+    ("loop_calls_out_of_range", (np.ones((3, 4), np.int64), np.array([2, 4, 6])), [2], "clear_at"),
+    ("recursive_out_of_range", (np.ones((4, 3), np.int64), np.array([2, 1, 3, 5])), [2, 3], "recursive_out_of_range"),
+]
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("name, args, examples, mark", OUT_OF_RANGE, ids=[c[0] for c in OUT_OF_RANGE])
+def test_out_of_range_for_an_active_example_raises_index_error(name, args, examples, mark, mode):
+    # Python raises IndexError for these examples: so does the batched call,
+    # naming the examples and the line, on every backend
+    plain_fn = plain(name)
+    for k in range(len(args[-1])):
+        if k in examples:
+            with pytest.raises(IndexError):
+                plain_fn(*example(args, k))
+        else:
+            plain_fn(*example(args, k))
+    with pytest.raises(IndexError) as info:
+        getattr(S, name)(*args, **MODES[mode])
+    message = str(info.value)
+    assert f"example(s) {examples}" in message
+    assert f"tests/subscript_programs.py:{marked_line(mark)}:" in message
+    assert f"# <-- {mark}" in message  # the line's text
+
+
+# many_faults: per kind, (an in-range k, an out-of-range k); the marked line
+FAULT_KINDS = [
+    (0, 2, 7, "weak_guard"),  # `k < 10 and v[k] > 0`: Python reads v[7]
+    (1, 0, 0, "while_condition"),  # no zero in v: k runs off the end
+    (2, -4, 4, "column"),  # m[:, 4] of a [3, 4] matrix
+    (3, -4, -5, "augmented"),  # v[-5] += 1
+    (4, 3, 9, "second_axis"),  # m[1][9]
+]
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("kind, good, bad, mark", FAULT_KINDS, ids=[c[3] for c in FAULT_KINDS])
+def test_out_of_range_inside_conditions_loops_and_assignments(kind, good, bad, mark, mode):
+    # example 0: this kind, in range; 1: another kind, in range; 2: this
+    # kind, out of range (and, for kind 1, a vector without a zero)
+    other, other_good = (kind + 1) % 5, FAULT_KINDS[(kind + 1) % 5][1]
+    v = np.array([[1, 2, 0, 3], [1, 2, 0, 3], [1, 2, 3, 4]])
+    m = np.arange(36).reshape(3, 3, 4)
+    args = (v, m, np.array([kind, other, kind]), np.array([good, other_good, bad]))
+    function = plain("many_faults")
+    function(*example(args, 0)), function(*example(args, 1))
+    with pytest.raises(IndexError):
+        function(*example(args, 2))
+    with pytest.raises(IndexError) as info:
+        S.many_faults(*args, **MODES[mode])
+    message = str(info.value)
+    assert "example(s) [2]" in message
+    assert f"tests/subscript_programs.py:{marked_line(mark)}:" in message
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_in_range_examples_beside_out_of_range_idle_ones_do_not_raise(mode):
+    # the same programs, with every out-of-range index in an idle lane
+    v = np.zeros((3, 3), np.int64)
+    got = np.asarray(S.write_out_of_range(v, np.array([0, 20, -3]), **MODES[mode]))
+    assert got.tolist() == [[7, 0, 0], [0, 0, 0], [7, 0, 0]]
+    total = np.asarray(S.loop_out_of_range(np.arange(12).reshape(3, 4), np.array([0, 4, 2]), **MODES[mode]))
+    assert total.tolist() == [0, 4 + 5 + 6 + 7, 8 + 9]
+
+
+# ---- refused at build time -----------------------------------------------------------
+
+# (program, arguments, a fragment of the message)
+REFUSED = [
+    ("static_out_of_range", (np.zeros((2, 6), np.int64),), "index 6 is out of range"),
+    ("static_negative_out_of_range", (np.zeros((2, 6), np.int64),), "index -7 is out of range"),
+    ("static_assign_out_of_range", (np.zeros((2, 6), np.int64),), "index 6 is out of range"),
+    ("table_static_out_of_range", (np.array([1, 2]),), "8"),
+    ("index_into_tuple", (np.array([1, 2]), np.array([0, 1])), "tuple"),
+    ("float_index", (np.zeros((2, 6)), np.array([0.0, 1.0])), "float64"),
+    ("len_of_scalar", (np.array([1, 2]),), "len()"),
+    ("transpose", (np.zeros((2, 3, 4)),), "`.T`"),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name, args, fragment", REFUSED, ids=[c[0] for c in REFUSED])
+def test_refused_at_build_time_with_file_and_line(name, args, fragment, backend):
+    with pytest.raises(transpiler.BatchTypeError) as info:
+        getattr(S, name)(*args, backend=backend)
+    message = str(info.value)
+    assert re.search(rf"tests[/\\]subscript_programs\.py:{marked_line(name)}:", message), message
+    assert fragment in message
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_falling_off_the_end_names_a_line_in_the_body(backend):
+    # `falls_off` returns a number on one path and falls off its end on the
+    # other: the error names the last statement run, not the `def`
+    with pytest.raises(transpiler.BatchTypeError) as info:
+        S.falls_off(np.array([[1, 2], [-1, 3]]), np.array([0, 0]), backend=backend)
+    message = str(info.value)
+    assert re.search(rf"subscript_programs\.py:{marked_line('falls_off')}:", message), message
+    assert "returns None on some path" in message
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_falling_off_after_while_true_names_a_line_in_the_body(backend):
+    import inspect
+
+    lines, first = inspect.getsourcelines(S.falls_off_after_loop.context.plain("falls_off_after_loop"))
+    body = range(first + 2, first + len(lines))  # after the decorator and the def
+    with pytest.raises(transpiler.BatchTypeError) as info:
+        S.falls_off_after_loop(np.array([[1, 2], [-1, 3]]), backend=backend)
+    message = str(info.value)
+    line = int(re.search(r"subscript_programs\.py:(\d+):", message).group(1))
+    assert line in body, message

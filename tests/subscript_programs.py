@@ -97,7 +97,7 @@ def shapes(v, m):
     # len(v), v.shape, v.ndim, v.size: static per-example facts
     n = len(v)
     rows, cols = m.shape
-    facts = n + 10 * v.shape[0] + 100 * v.ndim + 1000 * m.ndim
+    facts = n + 10 * v.shape[0] + 100 * v.ndim + 1000 * m.ndim + 10000 * np.shape(m)[1]
     return facts, rows * cols + len(m) + m.shape[-1] + m.size, v[n - 1]
 
 
@@ -657,3 +657,23 @@ def len_of_scalar(x):
 @batch
 def transpose(m):
     return m.T  # <-- transpose
+
+
+@batch
+def slice_by_example(v, i):
+    return v[i:]  # <-- slice_by_example
+
+
+# ---- refused before anything runs (UnsupportedSyntaxError) --------------------------
+
+
+@batch
+def assign_to_global(i):
+    TABLE[i] = 0  # <-- assign_to_global
+    return i
+
+
+@batch
+def chained_item_assignment(v, i):
+    w = v[i] = 0  # <-- chained_item_assignment
+    return w

@@ -10,6 +10,7 @@ no per-example meaning are refused at build time with a BatchTypeError
 naming the user's file and line.
 """
 
+import inspect
 import os
 import re
 import zlib
@@ -82,7 +83,11 @@ CASES = {
     "scan_down": lambda rng, n: (sorted_ints(rng, n, 8, 10), rng.integers(-20, 8, n), rng.integers(0, 10, n)),
     "guards": lambda rng, n: (rng.integers(0, 4, (n, 6)), rng.integers(-12, 12, n)),
     # ---- item assignment
-    "assign_items": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.integers(-6, 6, n), rng.integers(-9, 9, n)),
+    "assign_items": lambda rng, n: (
+        rng.integers(-9, 9, (n, 6)),
+        rng.integers(-6, 6, n),
+        rng.integers(-9, 9, n),
+    ),
     "assign_floats": lambda rng, n: (rng.normal(size=(n, 5)), rng.integers(0, 5, n), rng.integers(-5, 5, n)),
     # the same program at other dtypes: a float32 vector, int32 indices
     "assign_floats:float32": lambda rng, n: (
@@ -97,11 +102,19 @@ CASES = {
         rng.integers(-9, 9, n),
     ),
     "assign_slices": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.integers(-9, 9, n)),
-    "assign_in_branches": lambda rng, n: (rng.integers(-5, 5, (n, 6)), rng.integers(0, 6, n), rng.integers(-3, 4, n)),
+    "assign_in_branches": lambda rng, n: (
+        rng.integers(-5, 5, (n, 6)),
+        rng.integers(0, 6, n),
+        rng.integers(-3, 4, n),
+    ),
     "histogram": lambda rng, n: (rng.integers(-1, 6, (n, 10)), rng.integers(0, 12, n)),
     "insertion_sort": lambda rng, n: (rng.integers(0, 100, (n, 8)),),
     "caller_keeps_its_array": lambda rng, n: (rng.integers(1, 9, (n, 5)), rng.integers(-5, 5, n)),
-    "augment_by_call": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.integers(-20, 20, n), rng.integers(1, 9, n)),
+    "augment_by_call": lambda rng, n: (
+        rng.integers(-9, 9, (n, 6)),
+        rng.integers(-20, 20, n),
+        rng.integers(1, 9, n),
+    ),
     # ---- recursion
     "suffix_sum": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.integers(0, 8, n)),
     "recursive_bisect": lambda rng, n: (
@@ -112,7 +125,11 @@ CASES = {
     ),
     "fill_down": lambda rng, n: (rng.integers(-9, 9, (n, 5)), rng.integers(-1, 5, n)),
     "float_recursion": lambda rng, n: (rng.normal(size=(n, 4)), rng.integers(0, 7, n)),
-    "matrix_path": lambda rng, n: (rng.integers(0, 9, (n, 4, 5)), rng.integers(0, 5, n), rng.integers(0, 5, n)),
+    "matrix_path": lambda rng, n: (
+        rng.integers(0, 9, (n, 4, 5)),
+        rng.integers(0, 5, n),
+        rng.integers(0, 5, n),
+    ),
     "table_walk": lambda rng, n: (rng.integers(0, 8, n),),
     "slice_control": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.integers(-1, 5, n)),
     "descend": lambda rng, n: (rng.integers(-3, 9, (n, 6)), rng.integers(0, 7, n)),
@@ -173,11 +190,15 @@ PARAMS = [
 ]
 
 
+def inputs_of(case, batch):
+    """The inputs of `case` at `batch` (the same on every run)."""
+    return CASES[case](np.random.default_rng(zlib.crc32(f"{case}/{batch}".encode())), batch)
+
+
 @pytest.mark.parametrize("case, batch, mode", PARAMS)
 def test_batched_equals_per_example(case, batch, mode):
     name = case.split(":")[0]  # "program" or "program:variant"
-    rng = np.random.default_rng(zlib.crc32(f"{case}/{batch}".encode()))
-    inputs = CASES[case](rng, batch)
+    inputs = inputs_of(case, batch)
     before = [np.array(x, copy=True) for x in inputs]
     result = getattr(S, name)(*inputs, **MODES[mode])
     want = expected(name, inputs, batch)
@@ -192,18 +213,24 @@ def test_batched_equals_per_example(case, batch, mode):
 
 
 def test_cases_take_different_paths():
-    # The inputs reach every side: both kinds of exit, out-of-range indices
-    # behind guards, and per-example recursion depths.
-    rng = np.random.default_rng(0)
-    v, key = CASES["find_first_return"](rng, 64)
-    found = np.array([plain("find_first_return")(*example((v, key), i)) for i in range(64)])
+    # At batch 64 the inputs reach every side: both kinds of exit, reads
+    # that a guard keeps Python from evaluating, wrapping negative indices,
+    # different recursion depths and trip counts.
+    def outputs(case):
+        return [plain(case)(*example(inputs_of(case, 64), k)) for k in range(64)]
+
+    found = np.array(outputs("find_first_return"))
     assert (found == -1).any() and (found >= 0).any()
-    v, j, key = CASES["scan_down"](rng, 64)
-    assert (j < -len(v[0])).any()  # v[j] would raise in Python if it were read
-    v, key = CASES["scan_up"](rng, 64)
-    assert (v.max(axis=1) <= key).any()  # k reaches len(v) for these
-    v, i = CASES["guards"](rng, 64)
-    assert (i >= 6).any() and (i < -6).any()
+    v, j, key = inputs_of("scan_down", 64)
+    assert (j < -v.shape[1]).any() and (j >= 0).any()  # v[j] would raise if it were read
+    v, key = inputs_of("scan_up", 64)
+    assert (v.max(axis=1) <= key).any() and (v.max(axis=1) > key).any()  # k reaches len(v)
+    v, i = inputs_of("guards", 64)
+    assert (i >= v.shape[1]).any() and (i < -v.shape[1]).any() and (abs(i) < v.shape[1]).any()
+    assert (inputs_of("read_int", 64)[1] < 0).any()
+    assert len(set(np.asarray(outputs("suffix_sum")).tolist())) > 10
+    assert len({steps for _, steps in outputs("follow_links")}) > 2
+    assert len({k for k, _, _ in outputs("count_up_break")}) > 5
 
 
 # ---- guards and short-circuits ----------------------------------------------------
@@ -211,20 +238,22 @@ def test_cases_take_different_paths():
 
 @pytest.mark.parametrize("mode", list(MODES))
 def test_reads_python_never_evaluates_do_not_raise(mode):
+    # (the shapes of CASES: these calls reuse the programs generated above)
     kw = MODES[mode]
-    v = np.array([[1, 2, 3, 4], [5, 6, 7, 8], [0, 0, 0, 0]])
-    # scan_up: k reaches len(v) = 4 for the examples whose elements are all <= key
-    assert np.asarray(S.scan_up(v, np.array([9, 9, 0]), **kw)).tolist() == [4, 4, 4]
+    v = np.array([[1, 2, 3, 4, 5, 6], [5, 6, 7, 8, 9, 9], [0, 0, 0, 0, 0, 0]])
+    # scan_up: k reaches len(v) = 6 for the examples whose elements are all <= key
+    assert np.asarray(S.scan_up(v, np.array([9, 9, 0]), **kw)).tolist() == [6, 6, 6]
     # scan_down: `j >= 0 and v[j] > key` never reads v[-20] (out of range)
     # nor v[-1] (which would wrap)
-    got = S.scan_down(v, np.array([-20, 3, -5]), np.array([0, 0, 0]), **kw)
+    w = np.array([np.arange(1, 9), np.arange(5, 13), np.zeros(8, np.int64)])
+    got = S.scan_down(w, np.array([-20, 3, -5]), np.array([0, 0, 0]), **kw)
     assert np.asarray(got).tolist() == [-20, -1, -5]
     a, b, c, d, e, f, g = S.guards(v, np.array([11, -11, 2]), **kw)
     assert np.asarray(a).tolist() == [0, 0, 0]
     assert np.asarray(b).tolist() == [False, False, False]
     assert np.asarray(c).tolist() == [True, True, True]
     assert np.asarray(d).tolist() == [-1, -1, 0]
-    assert np.asarray(e).tolist() == [4, 6, 0]  # v[i % len(v)] or v[-1]: v[3], v[1], v[2] -> v[-1]
+    assert np.asarray(e).tolist() == [6, 6, 0]  # v[i % len(v)] or v[-1]: v[5], v[1], v[2] -> v[-1]
     assert np.asarray(f).tolist() == [1, 5, 0]  # v[i % len(v)] and v[0]
     assert np.asarray(g).tolist() == [1, 0, 0]  # `... and v[i] > 1 or i == 11`
 
@@ -267,12 +296,12 @@ def test_item_assignment_has_value_semantics(mode):
 
 @pytest.mark.parametrize("mode", list(MODES))
 def test_callee_assignment_does_not_change_the_callers_array(mode):
-    v = np.array([[3, 4, 5], [6, 7, 8], [9, 1, 2]])
+    v = np.array([[3, 4, 5, 6, 7], [6, 7, 8, 9, 1], [9, 1, 2, 3, 4]])
     i = np.array([1, -1, 0])
     kept, t, at_i = (np.asarray(x) for x in S.caller_keeps_its_array(v, i, **MODES[mode]))
     assert kept.tolist() == v.tolist()
     assert t.tolist() == [3, 6, 0]  # the callee saw its own write: v[i] = 0
-    assert at_i.tolist() == [4, 8, 9]
+    assert at_i.tolist() == [4, 1, 9]
 
 
 @pytest.mark.parametrize("mode", ["numpy", "tf_graph"])
@@ -301,13 +330,23 @@ OUT_OF_RANGE = [
         "read_out_of_range_later",
     ),
     # i = 20 never reaches the assignment (an idle lane, clipped): only 5 and -4 raise
-    ("write_out_of_range", (np.zeros((4, 3), np.int64), np.array([0, 20, 5, -4])), [2, 3], "write_out_of_range"),
+    (
+        "write_out_of_range",
+        (np.zeros((4, 3), np.int64), np.array([0, 20, 5, -4])),
+        [2, 3],
+        "write_out_of_range",
+    ),
     ("table_out_of_range", (np.array([0, 8, -9, 3, -8]),), [1, 2], "table_out_of_range"),
     # example 2 runs off the end on its fifth trip
     ("loop_out_of_range", (np.ones((3, 4), np.int64), np.array([2, 4, 6])), [2], "loop_out_of_range"),
     ("callee_out_of_range", (np.ones((3, 4), np.int64), np.array([2, 4, -1])), [1], "clear_at"),
     ("loop_calls_out_of_range", (np.ones((3, 4), np.int64), np.array([2, 4, 6])), [2], "clear_at"),
-    ("recursive_out_of_range", (np.ones((4, 3), np.int64), np.array([2, 1, 3, 5])), [2, 3], "recursive_out_of_range"),
+    (
+        "recursive_out_of_range",
+        (np.ones((4, 3), np.int64), np.array([2, 1, 3, 5])),
+        [2, 3],
+        "recursive_out_of_range",
+    ),
 ]
 
 
@@ -362,8 +401,9 @@ def test_out_of_range_inside_conditions_loops_and_assignments(kind, good, bad, m
 
 
 @pytest.mark.parametrize("mode", list(MODES))
-def test_in_range_examples_beside_out_of_range_idle_ones_do_not_raise(mode):
-    # the same programs, with every out-of-range index in an idle lane
+def test_out_of_range_indices_in_idle_lanes_do_not_raise(mode):
+    # the same programs, with every out-of-range index in an example that
+    # never reaches the subscript (its lane computes a clipped junk index)
     v = np.zeros((3, 3), np.int64)
     got = np.asarray(S.write_out_of_range(v, np.array([0, 20, -3]), **MODES[mode]))
     assert got.tolist() == [[7, 0, 0], [0, 0, 0], [7, 0, 0]]
@@ -383,6 +423,7 @@ REFUSED = [
     ("float_index", (np.zeros((2, 6)), np.array([0.0, 1.0])), "float64"),
     ("len_of_scalar", (np.array([1, 2]),), "len()"),
     ("transpose", (np.zeros((2, 3, 4)),), "`.T`"),
+    ("slice_by_example", (np.zeros((2, 6)), np.array([1, 2])), "per-example bounds"),
 ]
 
 
@@ -409,8 +450,6 @@ def test_falling_off_the_end_names_a_line_in_the_body(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_falling_off_after_while_true_names_a_line_in_the_body(backend):
-    import inspect
-
     lines, first = inspect.getsourcelines(S.falls_off_after_loop.context.plain("falls_off_after_loop"))
     body = range(first + 2, first + len(lines))  # after the decorator and the def
     with pytest.raises(transpiler.BatchTypeError) as info:
@@ -418,3 +457,19 @@ def test_falling_off_after_while_true_names_a_line_in_the_body(backend):
     message = str(info.value)
     line = int(re.search(r"subscript_programs\.py:(\d+):", message).group(1))
     assert line in body, message
+
+
+# (program, arguments, a fragment of the message)
+FENCED = [
+    ("assign_to_global", (np.array([1, 2]),), "item assignment to 'TABLE'"),
+    ("chained_item_assignment", (np.zeros((2, 3), np.int64), np.array([0, 1])), "item assignment"),
+]
+
+
+@pytest.mark.parametrize("name, args, fragment", FENCED, ids=[c[0] for c in FENCED])
+def test_item_assignment_the_fence_refuses(name, args, fragment):
+    with pytest.raises(transpiler.UnsupportedSyntaxError) as info:
+        getattr(S, name)(*args, backend="numpy")
+    assert info.value.lineno == marked_line(name)
+    assert info.value.filename.endswith("subscript_programs.py")
+    assert fragment in str(info.value)

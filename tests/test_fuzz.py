@@ -10,6 +10,12 @@ Budgets (about two minutes on two cores): NumPy costs only generation, so it
 gets most programs; the TF graph costs a trace (~1-2 s) and XLA a compile per
 batch size (~3-6 s), so they get fewer and smaller programs, and XLA one
 batch size per program.  `python -m tools.fuzz` runs thousands.
+
+A second set of programs (VECTOR_PLANS, under a minute more) also has
+per-example arrays: subscripts, slices, `len`, item assignment, constant
+tables, arrays through calls and recursion, and sometimes an index out of
+range (the batched call must raise IndexError exactly when an example's
+plain run does).  It leaves out the constructs of `fuzzgen.KNOWN_BUGS`.
 """
 
 import numpy as np
@@ -27,14 +33,31 @@ PLANS = {
 }
 
 
+# the same, for programs with per-example arrays
+VECTOR_PLANS = {
+    "numpy": (250, 24, (1, 5, 16), 3),
+    "tf": (16, 12, (1, 5, 16), 2),
+    "xla": (6, 10, (1, 7, 16), 1),
+}
+
+
 @pytest.mark.parametrize("backend", list(PLANS))
 def test_batched_equals_plain_python(backend, tmp_path, capsys):
-    programs, statements, sizes, per_program = PLANS[backend]
+    _check_programs(backend, PLANS[backend], False, sorted(PLANS).index(backend), tmp_path, capsys)
+
+
+@pytest.mark.parametrize("backend", list(VECTOR_PLANS))
+def test_batched_equals_plain_python_with_arrays(backend, tmp_path, capsys):
+    _check_programs(backend, VECTOR_PLANS[backend], True, 10 + sorted(VECTOR_PLANS).index(backend), tmp_path, capsys)
+
+
+def _check_programs(backend, plan, vectors, hypothesis_seed, tmp_path, capsys):
+    programs, statements, sizes, per_program = plan
     counts = fuzzrun.Counts()
     known = []  # crashes of a cause pinned in tests/test_fuzz_regressions.py
     phases = [Phase.explicit, Phase.generate] + ([Phase.shrink] if backend == "numpy" else [])
 
-    @seed(sorted(PLANS).index(backend))
+    @seed(hypothesis_seed)
     @settings(
         database=None,
         deadline=None,
@@ -43,7 +66,7 @@ def test_batched_equals_plain_python(backend, tmp_path, capsys):
         suppress_health_check=list(HealthCheck),
     )
     @given(
-        program=fuzzgen.programs(statements),
+        program=fuzzgen.programs(statements, vectors=vectors),
         input_seed=st.integers(0, 2**32 - 1),
         batches=st.lists(st.sampled_from(sizes), min_size=per_program, max_size=per_program),
     )
@@ -74,7 +97,22 @@ def test_compare_flags_wrong_values_and_dtypes():
 def test_generator_is_reproducible_and_programs_are_valid_python(tmp_path):
     import random
 
-    a = fuzzgen.generate(random.Random(7))
-    assert a.source == fuzzgen.generate(random.Random(7)).source
-    assert a.source != fuzzgen.generate(random.Random(8)).source
-    compile(a.source, "program.py", "exec")
+    for vectors in (False, True):
+        a = fuzzgen.generate(random.Random(7), vectors=vectors)
+        assert a.source == fuzzgen.generate(random.Random(7), vectors=vectors).source
+        assert a.source != fuzzgen.generate(random.Random(8), vectors=vectors).source
+        compile(a.source, "program.py", "exec")
+    assert "np." not in fuzzgen.generate(random.Random(7)).source  # arrays only when asked for
+
+
+def test_compare_flags_index_errors():
+    """The batched call must raise IndexError exactly when an example's plain
+    run does, naming those examples; array results compare per example."""
+    raised = fuzzrun.Raised(1, "index 5 is out of bounds")
+    message = "f0: example(s) [1] indexed out of range (f.py:3  v[i]); each stopped there"
+    assert fuzzrun.compare_raised(message, [(1,), raised]) == []
+    assert fuzzrun.compare_raised(None, [(1,), raised])  # no error, but one was due
+    assert fuzzrun.compare_raised(message, [(1,), (2,)])  # an error, but none was due
+    assert fuzzrun.compare_raised(message.replace("[1]", "[0, 1]"), [(1,), raised])  # the wrong examples
+    assert fuzzrun.compare(np.array([[1, 2], [3, 4]]), [np.array([1, 2]), np.array([3, 4])], ("int[2]",)) == []
+    assert fuzzrun.compare(np.array([[1, 2], [3, 5]]), [np.array([1, 2]), np.array([3, 4])], ("int[2]",))

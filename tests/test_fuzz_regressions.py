@@ -201,6 +201,23 @@ def f0(d, x):
         (np.array([0, 1, 2]), np.array([0.5, 1.5, 2.5])),
         [0, 100, 100],
     ),
+    # A block dividing by anything but a literal passed every variable it
+    # loads through safe_divisor(active, x), whose [batch] mask did not
+    # broadcast against a per-example vector: ValueError on NumPy and TF
+    # (and, where the batch size equals the vector's length, ones written
+    # into idle examples' vectors).  Found by the array fuzzer (seed 104 of
+    # `--seed 1 --vectors 1`); fixed in bbad6cf.
+    "division_in_a_block_that_holds_a_vector": (
+        '''
+@ctx.batch
+def f0(d, v):
+    w = v + 1
+    return w[0] // (d % 3 + 1)
+''',
+        "f0",
+        (np.array([1, 0, 1, 1]), np.array([[-814, 5, 5], [8, -3, 9], [0, 7, 12], [-3, -4958, -5]])),
+        [-407, 9, 0, -1],
+    ),
 }
 
 # Regressions still open: name -> (reason, the modes that fail); marked

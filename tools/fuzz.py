@@ -3,13 +3,20 @@
     python -m tools.fuzz --programs 2000 --seed 0 --backends numpy,tf,xla
 
 Program k is `tools.fuzzgen.generate(random.Random(seed + k))`, so any
-finding reproduces from its seed.  Every program runs on NumPy; a sample
+finding reproduces from its seed; a fraction (`--vectors`, drawn apart from the
+program) also has per-example arrays, subscripts, item assignment and constant
+tables, and may index out of range (the batched call must then raise
+IndexError exactly when an example's plain run does).  Every program runs on NumPy; a sample
 runs on the TF graph and on XLA too (`--sample tf=0.1,xla=0.02`), since a
 trace costs a second or two and an XLA compile several.  Programs run in
 worker processes (`--jobs`), each with a time limit (`--timeout`): a hang is
 reported, not waited for.  Every mismatch, crash or timeout is printed and
 its program saved under `--out` with the inputs and the command to rerun it;
 the run ends with how many programs and inputs each backend tried.
+
+`--minimize FILE` shrinks a saved finding instead: fewer examples, fewer
+statements, smaller expressions, as long as the batched call fails the same
+way (on the backend in the file's name) and the plain function still runs.
 
 Exit status: 0 when everything agreed, 1 when something did not.
 """
@@ -38,13 +45,23 @@ def plan(index: int, seed: int, backends, sample) -> list:
     return [b for b in backends if rng.random() < sample.get(b, 1.0)]
 
 
+def make_program(program_seed, options, note=""):
+    """Program `program_seed` of a run with these options."""
+    from tools import fuzzgen
+
+    vectors = fuzzgen.uses_vectors(program_seed, options.vectors)
+    avoid = () if options.allow_known else None
+    return fuzzgen.generate(
+        random.Random(program_seed), options.statements, options.max_depth, note=note, vectors=vectors,
+        avoid=avoid,
+    )
+
+
 def _work(program_seed, backends, options, scratch):
     """In a worker: one program's counts and findings, as plain data."""
     from tools import fuzzgen, fuzzrun
 
-    program = fuzzgen.generate(
-        random.Random(program_seed), options.statements, options.max_depth, note=f" (seed {program_seed})"
-    )
+    program = make_program(program_seed, options, note=f" (seed {program_seed})")
     counts = fuzzrun.Counts()
     try:
         findings = fuzzrun.run_program(program, backends, program_seed, scratch, counts=counts)
@@ -130,14 +147,39 @@ class Worker:
             self.process.kill()
 
 
-def _save(out, program_seed, backend, kind, report, source):
+def _save(out, program_seed, backend, kind, report, source, options):
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, f"seed{program_seed}_{backend}_{kind}.py")
     header = "".join(f"# {line}\n" for line in report.rstrip().splitlines())
-    rerun = f"# rerun: python -m tools.fuzz --programs 1 --seed {program_seed} --backends {backend} --sample {backend}=1\n"
+    rerun = (
+        f"# rerun: python -m tools.fuzz --programs 1 --seed {program_seed} --backends {backend} "
+        f"--sample {backend}=1 --vectors {options.vectors:g} --statements {options.statements} "
+        f"--max-depth {options.max_depth}{' --allow-known' if options.allow_known else ''}\n"
+    )
     with open(path, "w") as f:
         f.write(header + rerun + source)
     return path
+
+
+def minimize(options) -> int:
+    """`--minimize FILE`: the finding shrunk, printed with its inputs."""
+    import numpy as np
+
+    from tools import fuzzrun
+
+    name = os.path.basename(options.minimize)
+    parts = name[: -len(".py")].split("_")
+    backend = parts[1] if len(parts) == 3 and parts[1] in DEFAULT_SAMPLE else options.backends.split(",")[0]
+    source, entry, inputs = fuzzrun.read_finding(options.minimize)
+    scratch = tempfile.mkdtemp(prefix="autobatch-shrink-")
+    with fuzzrun.unformatted_generation():
+        source, inputs, (kind, what) = fuzzrun.shrink(
+            source, entry, inputs, backend, scratch, options.strict,
+            log=lambda text: print(text, file=sys.stderr, flush=True),
+        )
+    args = ", ".join(f"np.array({np.asarray(a).tolist()!r})" for a in inputs)
+    print(f"# {kind} on {backend}: {what}\n# inputs: {entry}({args})\n{source}")
+    return 0
 
 
 def parse_sample(text):
@@ -156,6 +198,11 @@ def main(argv=None) -> int:
     parser.add_argument("--sample", default="", help="fraction of programs per backend, e.g. tf=0.1,xla=0.02")
     parser.add_argument("--statements", type=int, default=20, help="about how many statements per program")
     parser.add_argument("--max-depth", type=int, default=2, help="the largest recursion depth argument")
+    parser.add_argument("--vectors", type=float, default=0.5,
+                        help="fraction of programs with per-example arrays, subscripts and tables "
+                        "(0: the programs each seed gave before they existed)")
+    parser.add_argument("--allow-known", action="store_true",
+                        help="generate the constructs of fuzzgen.KNOWN_BUGS too (left out by default)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per program")
     parser.add_argument("--recycle", type=int, default=100, help="programs per worker process")
@@ -164,7 +211,12 @@ def main(argv=None) -> int:
     parser.add_argument("--max-seconds", type=float, default=None,
                         help="stop starting programs after this long, and report what ran")
     parser.add_argument("--black", action="store_true", help="format generated code with black (slower)")
+    parser.add_argument("--minimize", metavar="FILE", help="shrink a saved finding and print it")
+    parser.add_argument("--strict", action="store_true",
+                        help="with --minimize: keep the values that differ, not only that some do")
     options = parser.parse_args(argv)
+    if options.minimize:
+        return minimize(options)
     backends = [b.strip() for b in options.backends.split(",") if b.strip()]
     unknown = set(backends) - set(DEFAULT_SAMPLE)
     if unknown:
@@ -199,11 +251,7 @@ def main(argv=None) -> int:
                 finished += 1
                 (program_seed, job_backends), result = done
                 if result is None:
-                    from tools import fuzzgen
-
-                    source = fuzzgen.generate(
-                        random.Random(program_seed), options.statements, options.max_depth
-                    ).source
+                    source = make_program(program_seed, options).source
                     what = f"timeout (> {options.timeout:g} s) or worker crash on {','.join(job_backends)}"
                     result = (Counts(), [("+".join(job_backends), "timeout", what, what + "\n", source)])
                 counts, found = result
@@ -213,7 +261,7 @@ def main(argv=None) -> int:
                         known += 1
                         continue
                     findings += 1
-                    path = _save(options.out, program_seed, backend, kind, report, source)
+                    path = _save(options.out, program_seed, backend, kind, report, source, options)
                     print(f"\n=== program seed {program_seed}: {report.rstrip()}\n    saved to {path}", flush=True)
                 if finished % 100 == 0:
                     print(f"[{finished}/{len(jobs)} programs, {time.monotonic() - start:.0f} s] "
@@ -227,7 +275,8 @@ def main(argv=None) -> int:
           f"{elapsed:.0f} s")
     for backend in backends:
         print(f"  {backend}: {totals.programs.get(backend, 0)} programs, "
-              f"{totals.inputs.get(backend, 0)} inputs (examples)")
+              f"{totals.inputs.get(backend, 0)} inputs (examples), "
+              f"{totals.raised.get(backend, 0)} batches expected to raise IndexError")
     print(f"findings: {findings}" + (f" (saved under {options.out}/)" if findings else ""))
     from tools.fuzzrun import KNOWN
 

@@ -30,13 +30,41 @@ terminating and deterministic for the plain Python oracle:
   recursive calls and in loops), and fresh names are never reused.  An
   int operand may meet a float one in `+`, `-`, `*` and comparisons:
   Python promotes it, and so must the batched code.
+
+With `vectors=True` (per-example subscripts) a program also has int64 and
+float64 arrays of a fixed small shape (`int[4]`, `float[2,3]`): parameters,
+results, locals made with `np.zeros`/`np.arange`/arithmetic, and module-level
+constant tables `T0, T1, ...` (NumPy arrays or tuples of numbers).  They are
+read element by element (`v[i]`, `v[-1]`, `m[i, j]`, `m[i][j]`, `v[1:3][k]`,
+`(v + w)[k]`, `T0[k]`), measured (`len(v)`, `v.shape[0]`, `v.size`) and
+updated in place (`v[i] = x`, `v[i] += x`, `m[i] = row`, `v[1:3] = x`):
+
+- An index is in range on every example by construction: a literal, a
+  `for` variable over `range(len(v))` and the like, a name inside
+  `if 0 <= i < len(v):`, `e % n` (or `-(e % n) - 1`), an index table's entry,
+  or a read behind `0 <= i < n and v[i]` / `v[i] if 0 <= i < n else e`.
+  Only in a program with `Program.raises` may an index be out of range
+  (`v[n0]`, `e % (n + 1)`): then the batched call must raise IndexError
+  exactly when some example's plain run does.
+- Item assignment has value semantics when batched and reference semantics
+  in Python, so no array is ever reachable from two names: an array value
+  stored in a name is fresh (`w + 0` where it could be a name, a slice or a
+  table), a parameter that the callee assigns into gets a fresh argument,
+  and a result is never an alias of anything the caller still holds.
+  Parameters the callee does not own (`Signature.mutable`) are never
+  assigned into.
+- Element values keep the bounds above: an assignment whose worst case
+  leaves them is followed by `v[i] %= m`.
+- The constructs of KNOWN_BUGS (compiler bugs still open) are left out
+  unless `avoid` says otherwise.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import random
-from typing import Dict, List, Tuple
+import re
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 INT_BOUND = 10_000
 FLOAT_BOUND = 1e6
@@ -51,6 +79,87 @@ INT_WRAPS = (1000, 97, 10, 7, -13)
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 # One-leaf tuples: (display of the element, how to read it back).
 BOX_FORMS = (("({},)", "[0]"), ("Box({})", ".v"), ("(({},),)", "[0][0]"), ("({}, None)", "[0]"))
+VECTOR_LENGTHS = (2, 3, 4, 5, 6)
+# Static slices of a 1-D array, as written.
+SLICES = ("1:3", "::-1", ":2", "-2:", "::2", "1:", "1:-1", "-3:-1", "::-2", ":-1", "2:", "0:1")
+
+
+# Constructs that trip a known, still open compiler bug: left out of the
+# programs with arrays (unless `avoid` says otherwise, `tools/fuzz.py
+# --allow-known`), so that a run finds the other bugs.  Drop an entry when
+# its bug is fixed.
+KNOWN_BUGS = {
+    "scalar_with_constant_array": (
+        "a per-example number (or row) meeting an array constant of higher rank "
+        "(`d + np.ones(2)`, `x * T0`, `v - np.ones((2, 3))` with `v` a per-example row of 3) "
+        "is not broadcast per example: BatchTypeError"
+    ),
+    "constant_arrays": (
+        "an array constant (`np.zeros(3)`, a table, or a local holding one in the block that "
+        "assigned it) has no batch axis where it meets per-example control: "
+        "`np.ones(3) if d else np.zeros(3)` selects across the elements (wrong values), "
+        "`w = np.ones(3); w[d] = 0` writes every example's index (wrong values), "
+        "`w = np.arange(3); x = w[d % 3]` and `f(d, np.ones(2))` raise ValueError; "
+        "so a new array is `v * 0 + np.zeros(3)` with `v` a per-example array of its type, "
+        "and a constant is only the right operand of an operator with a per-example array"
+    ),
+    "slice_assignment": (
+        "item assignment to a static slice: `w[1:] = d` assigns w[0] (wrong values), "
+        "`w[1:] = v[:2] * 2` and `w[1:] += 2` raise BatchTypeError"
+    ),
+    "array_result_of_another_function": (
+        "a call to another batched function whose array result comes from one of several "
+        "`return`s (`return g(d, v)` with `def g(d, v): if d >= 0: return v + 1` / `return v`) "
+        "gives zeros on every backend: only recursive calls return arrays"
+    ),
+    "subscript_of_broadcast": (
+        "a subscript of an expression that broadcasts a number (or a row) per example "
+        "against an array, `(v - d)[0]` or `(v - d)[d % 3]`, is not rewritten per example: "
+        "rows of the batch (wrong values) on NumPy, and on TF for a literal index; "
+        "BatchTypeError on TF for a per-example one"
+    ),
+    "constant_scalar_with_array": (
+        "a local (or an if-else) holding a constant number, meeting a per-example array in "
+        "the block that assigned it, is aligned as if it were per example: `x = 4; return v - x` "
+        "raises IndexError: too many indices for array (NumPy) / ValueError: Attempting to "
+        "slice scalar input (TF); so a number meeting an array is `(e) + d * 0`"
+    ),
+    "constant_table_index": (
+        "a constant table indexed by a constant that is not a literal (`k = 2; return T0[k]`, "
+        "`T0[4 and 2]`) raises StopIteration or ValueError: slice index 0 of dimension 0 out "
+        "of bounds on TF graph and XLA (lookup reads the batch size off the index); so a "
+        "table's index is a literal or `(e) + d * 0`"
+    ),
+    "constant_into_region": (
+        "a constant assigned to a row, column or slice (`m[i] = 3`, `v[1:3] = 5.7`): "
+        "TypeError: 'int' object is not subscriptable"
+    ),
+}
+
+
+def array_type(elem: str, shape) -> str:
+    """`int[4]`, `float[2,3]`: an array of `elem` per example."""
+    return f"{elem}[{','.join(str(s) for s in shape)}]"
+
+
+def is_array(kind) -> bool:
+    return isinstance(kind, str) and "[" in kind
+
+
+def elem_of(kind: str) -> str:
+    return kind.partition("[")[0]
+
+
+def shape_of(kind: str) -> Tuple[int, ...]:
+    """The per-example shape of a type: () for a scalar."""
+    if not is_array(kind):
+        return ()
+    return tuple(int(s) for s in kind[kind.index("[") + 1:-1].split(","))
+
+
+def slice_length(text: str, size: int) -> int:
+    parts = [int(p) if p else None for p in text.split(":")]
+    return len(range(size)[slice(*parts)])
 
 HEADER = '''"""Generated by tools/fuzzgen.py{note}."""
 
@@ -112,6 +221,7 @@ class Signature:
     name: str
     params: Tuple[Tuple[str, str], ...]  # (name, type); the first is ("d", INT)
     returns: Tuple[str, ...]
+    mutable: FrozenSet[str] = frozenset()  # array parameters the function assigns into
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,42 +233,130 @@ class Program:
     params: Tuple[Tuple[str, str], ...]
     returns: Tuple[str, ...]
     max_depth: int  # the entry's `d` is drawn from 0..max_depth
+    raises: bool = False  # an index may be out of range: plain Python may raise IndexError
 
 
 @dataclasses.dataclass
 class _Expr:
     text: str
-    bound: float  # |value| <= bound
+    bound: float  # |value| <= bound (of every element, for an array)
     leaves: int
+    fresh: bool = True  # an array: a new one (not a name, a slice, a table)
+    const: bool = False  # an array: the same on every example (np.zeros(3), a table)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Table:
+    """A module-level constant table."""
+
+    name: str
+    elem: str
+    shape: Tuple[int, ...]
+    flat: Tuple[float, ...]
+    is_tuple: bool
+
+    @property
+    def bound(self):
+        return max(abs(v) for v in self.flat)
+
+    def fits(self, size):
+        """Whether every entry is an index into an axis of `size`."""
+        return self.elem == INT and len(self.shape) == 1 and all(-size <= v < size for v in self.flat)
+
+    def line(self):
+        values = list(self.flat)
+        if len(self.shape) == 2:
+            cols = self.shape[1]
+            values = [values[k:k + cols] for k in range(0, len(values), cols)]
+        if self.is_tuple:
+            return f"{self.name} = {tuple(values)!r}"
+        return f"{self.name} = np.array({values!r})"
 
 
 class _Writer:
     """Writes one module; `scope` maps the names readable here to their types."""
 
-    def __init__(self, choices: Choices, max_depth: int, statements: int):
+    def __init__(self, choices: Choices, max_depth: int, statements: int, vectors: bool = False,
+                 avoid=None):
         self.c = choices
+        self.avoid = frozenset(KNOWN_BUGS if avoid is None else avoid) if vectors else frozenset()
         self.max_depth = max_depth
         self.budget = statements  # tracing and XLA time grow with the program's size
         self.lines: List[str] = []
+        self.vectors = vectors  # per-example arrays, subscripts and tables (all draws behind it)
+        self.tables: List[_Table] = []
+        self.array_types: List[str] = []
+        self.unsafe = False  # may write an index out of range
+        self.raises = False  # did write one
+        self.ranges: Dict[str, Tuple[int, int]] = {}  # int names of a known range, while it holds
+        self.frozen = set()  # arrays this function must not assign into
+        self.reads = 0  # nesting of subscripts being written (index expressions)
+        self.same_rank = False  # array expressions without a number or row broadcast per example
 
     # ---- module and functions ------------------------------------------
 
     def module(self, note="") -> Program:
         count = self.c.integer(1, 4)
+        if self.vectors:
+            self._plan_arrays()
         self.signatures = [self._signature(f"f{k}") for k in range(count)]
-        self.lines = HEADER.format(note=note).splitlines()
+        header = HEADER.format(note=note)
+        if self.vectors:
+            header = header.replace("import os\n", "import os\n\nimport numpy as np\n", 1)
+        self.lines = header.splitlines()
+        if self.tables:
+            self.lines += [""] + [t.line() for t in self.tables]
         for sig in self.signatures:
             self._function(sig)
         entry = self.signatures[0]
         source = "\n".join(self.lines) + "\n"
-        return Program(source, entry.name, entry.params, entry.returns, self.max_depth)
+        return Program(source, entry.name, entry.params, entry.returns, self.max_depth, self.raises)
+
+    def _plan_arrays(self):
+        """The array types of this program, its tables, and whether it may index out of range."""
+        lengths = sorted({self.c.choice(VECTOR_LENGTHS) for _ in range(self.c.integer(1, 2))})
+        self.array_types = [array_type(e, (n,)) for n in lengths for e in (INT, FLOAT)]
+        if self.c.chance(0.3):
+            shape = (self.c.integer(2, 3), self.c.integer(2, 4))
+            self.array_types.append(array_type(self.c.choice((INT, FLOAT)), shape))
+        self.unsafe = self.c.chance(0.2)
+        for k in range(self.c.integer(0, 3)):
+            self.tables.append(self._table(f"T{k}", lengths))
+
+    def _table(self, name, lengths):
+        form = self.c.choice(("ints", "floats", "index", "index", "matrix"))
+        n = self.c.choice(lengths) if self.c.chance(0.6) else self.c.integer(2, 7)
+        shape = (n,) if form != "matrix" else (self.c.integer(2, 3), self.c.integer(2, 4))
+        size = n if form != "matrix" else shape[0] * shape[1]
+        if form == "index":  # entries index every array of the program
+            flat = [self.c.integer(-lengths[0], lengths[0] - 1) for _ in range(size)]
+        elif form == "floats":
+            flat = [self.c.integer(-40, 40) / 4 for _ in range(size)]
+        else:
+            flat = [self.c.integer(-20, 20) for _ in range(size)]
+        is_tuple = form != "matrix" and self.c.chance(0.35)
+        return _Table(name, FLOAT if form == "floats" else INT, shape, tuple(flat), is_tuple)
 
     def _signature(self, name):
         params = [("d", INT)]
+        mutable = set()
         for k in range(self.c.integer(1, 3)):
+            if self.vectors and self.c.chance(0.5):
+                kind = self.c.choice(self.array_types)
+                params.append((f"{'m' if len(shape_of(kind)) == 2 else 'v'}{k}", kind))
+                if self.c.chance(0.5):
+                    mutable.add(params[-1][0])
+                continue
             kind = self.c.choice((INT, FLOAT))
             params.append((f"{'n' if kind == INT else 'x'}{k}", kind))
-        return Signature(name, tuple(params), self.c.choice(RETURN_TYPES))
+        returns = self.c.choice(RETURN_TYPES)
+        if self.vectors and self.c.chance(0.4):
+            kind = self.c.choice(self.array_types)
+            returns = self.c.choice(((kind,), (INT, kind), (kind, FLOAT), (kind, kind)))
+            if "constant_arrays" in self.avoid and kind not in dict(params).values():
+                # a new array needs a per-example one of its type to start from
+                params.append((f"{'m' if len(shape_of(kind)) == 2 else 'v'}{len(params) - 1}", kind))
+        return Signature(name, tuple(params), returns, frozenset(mutable))
 
     def _function(self, sig):
         self.sig = sig
@@ -166,6 +364,8 @@ class _Writer:
         self.calls_left = self.c.integer(0, 3)
         self.scope: Dict[str, str] = dict(sig.params)
         self.readonly = {"d"}
+        self.frozen = {p for p, t in sig.params if is_array(t) and p not in sig.mutable}
+        self.ranges = {}
         self.loops = 0
         self.guarded = False  # inside `if d > 0:`
         self.indent = 1
@@ -211,10 +411,18 @@ class _Writer:
         if self._may_call() and self.guarded and self._tuple_callees():
             kinds.append("unpack")
         kinds.append("return")
+        if self.vectors:
+            kinds += ["array", "array", "set_item", "set_item", "set_item", "augment_item", "augment_item"]
+            if self._arrays(writable=True):
+                kinds.append("rebind_array")
+            if not deep:
+                kinds += ["index_loop", "index_loop", "index_guard"]
         getattr(self, "_stmt_" + self.c.choice(kinds))()
 
     def _new_name(self, kind):
         self.fresh += 1  # never a parameter's (n0, x1) or a function's (f0) name
+        if is_array(kind):
+            return f"{'w' if len(shape_of(kind)) == 1 else 'g'}{self.fresh}"
         return f"{dict(int='i', float='r', bool='b')[kind]}{self.fresh}"
 
     def _writable(self, kind):
@@ -284,6 +492,189 @@ class _Writer:
         targets = [self._new_name(k) for k in callee.returns]
         self._emit(f"{', '.join(targets)} = {call}")
         self.scope.update(zip(targets, callee.returns))
+
+    # ---- array statements (vectors=True) ----------------------------------
+
+    def _arrays(self, elem=None, rank=None, writable=False, owned=False):
+        """Array names in scope: of `elem` and `rank` if given; `writable`: may
+        be rebound; `owned`: may be assigned into."""
+        return [
+            n for n, t in self.scope.items()
+            if is_array(t)
+            and (elem is None or elem_of(t) == elem)
+            and (rank is None or len(shape_of(t)) == rank)
+            and not (writable and n in self.readonly)
+            and not (owned and n in self.frozen)
+        ]
+
+    def _kinds(self):
+        """The array types a new array may have here."""
+        if "constant_arrays" in self.avoid:
+            return sorted({t for t in self.scope.values() if is_array(t)})
+        return self.array_types
+
+    def _based(self, kind) -> bool:
+        """Whether an array of `kind` can be made here (see "constant_arrays")."""
+        return "constant_arrays" not in self.avoid or kind in self.scope.values()
+
+    def _stmt_array(self):
+        """`w = <a new array>`."""
+        kinds = self._kinds()
+        if not kinds:
+            return self._stmt_assign()
+        kind = self.c.choice(kinds)
+        value = self._array_value(kind)
+        name = self._new_name(kind)
+        self._emit(f"{name} = {value}")
+        self.scope[name] = kind
+
+    def _stmt_rebind_array(self):
+        name = self.c.choice(self._arrays(writable=True))
+        self._emit(f"{name} = {self._array_value(self.scope[name])}")
+
+    def _stmt_set_item(self):
+        """`v[i] = x`, `m[i, j] = x`, `m[i][j] = x`, `m[i] = row`, `v[1:3] = x`."""
+        names = self._arrays(owned=True)
+        if not names:
+            return self._stmt_array()
+        name = self.c.choice(names)
+        elem = elem_of(self.scope[name])
+        target, region = self._item_target(name, reads=True, slices=True)
+        if region:
+            if self.c.chance(0.5) and self._based(array_type(elem, region)):
+                value = self._array_value(array_type(elem, region), fresh=False)
+            else:
+                value = self._scalar_for_array(self._value(elem))
+        elif elem == FLOAT and self.c.chance(0.2):
+            value = self._value(INT)  # numpy converts it
+        elif elem == INT and self.c.chance(0.05):
+            # numpy truncates a float toward zero (within the int bound)
+            e = self._expr(FLOAT, self.c.integer(1, 2))
+            value = f"{_paren(e.text)} % {self.c.choice(('1000.0', '-20.0', '7.5'))}"
+        else:
+            value = self._value(elem)
+        self._emit(f"{target} = {value}")
+
+    def _stmt_augment_item(self):
+        """`v[i] += e` (then `v[i] %= m` where the bound could be left)."""
+        names = self._arrays(owned=True)
+        if not names:
+            return self._stmt_array()
+        name = self.c.choice(names)
+        elem = elem_of(self.scope[name])
+        # no reads in the index: the wrap below must index the same element
+        target, region = self._item_target(name, reads=False, slices=True)
+        if elem == INT:
+            op = self.c.choice(("+=", "-=", "*=", "+=", "//=", "%="))
+        else:
+            op = self.c.choice(("+=", "-=", "*=", "+="))
+        if op in ("//=", "%="):
+            self._emit(f"{target} {op} {self.c.choice((2, 3, 7, -3, 10))}")
+            return
+        limit = INT_BOUND if elem == INT else FLOAT_BOUND
+        if region and self.c.chance(0.3) and self._based(array_type(elem, region)):
+            e = self._vexpr(array_type(elem, region), self.c.integer(1, 2))
+        else:
+            mixed = elem == FLOAT and self.c.chance(0.2)
+            e = self._expr(INT if mixed else elem, self.c.integer(1, 2))
+            if region:
+                e.text = self._scalar_for_array(e.text)
+        self._emit(f"{target} {op} {e.text}")
+        worst = limit * e.bound if op == "*=" else limit + e.bound
+        if worst > limit:
+            wrap = self.c.choice(INT_WRAPS if elem == INT else (100.0, 7.5, -20.0))
+            self._emit(f"{target} %= {wrap}")
+
+    def _item_target(self, name, reads, slices):
+        """The text of an assignment target into array `name`, and the
+        per-example shape of the region it names (() for one element)."""
+        shape = shape_of(self.scope[name])
+        saved = self.reads
+        if not reads:
+            self.reads = 2  # no subscripts inside the indices
+        try:
+            slices = slices and "slice_assignment" not in self.avoid
+            if len(shape) == 1:
+                if slices and self.c.chance(0.12):
+                    sl = self._slice(shape[0])
+                    return f"{name}[{sl}]", (slice_length(sl, shape[0]),)
+                return f"{name}[{self._index(shape[0])}]", ()
+            form = self.c.choice(("pair", "pair", "chain", "row", "column") if slices else ("pair", "chain"))
+            if form == "row":
+                return f"{name}[{self._index(shape[0])}]", (shape[1],)
+            if form == "column":
+                return f"{name}[:, {self._index(shape[1])}]", (shape[0],)
+            i, j = self._index(shape[0]), self._index(shape[1])
+            return (f"{name}[{i}, {j}]" if form == "pair" else f"{name}[{i}][{j}]"), ()
+        finally:
+            self.reads = saved
+
+    def _sized(self):
+        """(text of its length, length, range of its indices' text) of an array or table in scope."""
+        options = [(f"len({n})", shape_of(t)[0]) for n, t in self.scope.items() if is_array(t)]
+        options += [(f"{n}.shape[{self.c.choice((0, -1))}]", shape_of(t)[-1]) for n, t in self.scope.items()
+                    if is_array(t) and len(shape_of(t)) == 1 and self.c.chance(0.2)]
+        options += [(f"{n}.shape[1]", shape_of(t)[1]) for n, t in self.scope.items()
+                    if is_array(t) and len(shape_of(t)) == 2]
+        options += [(f"len({t.name})", t.shape[0]) for t in self.tables]
+        if not options:
+            n = self.c.choice(VECTOR_LENGTHS)
+            return str(n), n
+        return self.c.choice(options)
+
+    def _stmt_index_loop(self):
+        """`for i in range(len(v))` and its variants: `i` indexes `v` in the body."""
+        size_text, size = self._sized()
+        var = self._new_name(INT)
+        form = self.c.choice(("all", "all", "literal", "from1", "reverse", "but_last", "step2"))
+        if form == "literal":
+            header, span = f"range({size})", (0, size - 1)
+        elif form == "from1":
+            header, span = f"range(1, {size_text})", (1, size - 1)
+        elif form == "reverse":
+            header, span = f"range({size_text} - 1, -1, -1)", (0, size - 1)
+        elif form == "but_last":
+            header, span = f"range({size_text} - 1)", (0, size - 2)
+        elif form == "step2":
+            header, span = f"range(0, {size_text}, 2)", (0, size - 1)
+        else:
+            header, span = f"range({size_text})", (0, size - 1)
+        self._emit(f"for {var} in {header}:")
+        self.readonly.add(var)
+        self.ranges[var] = span
+        self._loop_body(loop_var=var)
+        self.ranges.pop(var, None)
+
+    def _stmt_index_guard(self):
+        """`if 0 <= i < len(v):`: inside, `i` indexes `v` (and is not rebound)."""
+        ints = [n for n, t in self.scope.items() if t == INT]
+        name = self.c.choice(ints)
+        size_text, size = self._sized()
+        form = self.c.choice(("chain", "chain", "and", "negative", "le"))
+        if form == "chain":
+            test, span = f"0 <= {name} < {size_text}", (0, size - 1)
+        elif form == "and":
+            test, span = f"{name} >= 0 and {name} < {size_text}", (0, size - 1)
+        elif form == "negative":
+            test, span = f"-{size_text} <= {name} < {size_text}", (-size, size - 1)
+        else:
+            test, span = f"0 <= {name} <= {size_text} - 1", (0, size - 1)
+        if self.c.chance(0.2):
+            test = f"{test} and {_paren(self._cond(1))}"
+        self._emit(f"if {test}:")
+        was_readonly, old = name in self.readonly, self.ranges.get(name)
+        self.readonly.add(name)
+        self.ranges[name] = span
+        self._nested(self.c.integer(1, 3))
+        if not was_readonly:
+            self.readonly.discard(name)
+        if old is None:
+            self.ranges.pop(name, None)
+        else:
+            self.ranges[name] = old
+        if self.c.chance(0.4):
+            self._emit("else:")
+            self._nested(self.c.integer(1, 2))
 
     def _stmt_if(self):
         self._emit(f"if {self._cond(self.c.integer(1, 3))}:")
@@ -376,14 +767,26 @@ class _Writer:
     def _return_value(self):
         returns = self.sig.returns
         if self._may_call() and self.c.chance(0.25):
-            same = [s for s in self.signatures if s.returns == returns]
+            same = [s for s in self._callees() if s.returns == returns]
             callee = self.c.choice(same)
             call = self._call_text(callee)
             if self.guarded:
                 return call  # a tail call
-            other = ", ".join(self._value(k) for k in returns)
+            other = self._results(returns)
             return f"{call} if d > 0 else {_paren(other) if len(returns) > 1 else other}"
-        return ", ".join(self._value(k) for k in returns)
+        return self._results(returns)
+
+    def _results(self, returns):
+        """Return values; of the arrays, only the first may be a name (a
+        result must not alias another one, nor an array the caller holds)."""
+        values, bare = [], True
+        for kind in returns:
+            if is_array(kind):
+                values.append(self._array_value(kind, bare_ok=bare))
+                bare = False
+            else:
+                values.append(self._value(kind))
+        return ", ".join(values)
 
     # ---- expressions -----------------------------------------------------
 
@@ -391,8 +794,303 @@ class _Writer:
         """An expression of `kind` within its bound (wrapped if it could leave it)."""
         if kind == BOOL:
             return self._cond(self.c.integer(1, 3))
+        if is_array(kind):
+            return self._array_value(kind)
         e = self._expr(kind, self.c.integer(1, MAX_LEAVES))
         return self._wrap(e, kind)
+
+    # ---- arrays (vectors=True) -------------------------------------------
+
+    def _array_value(self, kind, fresh=True, bare_ok=False):
+        """An array expression of `kind` within the bounds.  `fresh`: a new
+        array (`+ 0` after a name, a slice or a table), unless `bare_ok` and
+        it is a name that no other name can reach (the function's own)."""
+        e = self._vexpr(kind, self.c.integer(1, 3))
+        text = self._wrap(e, elem_of(kind))
+        if not fresh or e.fresh or text != e.text:
+            return text
+        if bare_ok and text in self.scope and text not in self.frozen:
+            return text
+        return f"{_paren(text)} + {'0' if elem_of(kind) == INT else self.c.choice(('0', '0.0'))}"
+
+    def _vexpr(self, kind, leaves, const_ok=False) -> _Expr:
+        """An array expression of `kind` (`int[4]`): elementwise arithmetic.
+        `const_ok`: it may be the same on every example (else, where
+        "constant_arrays" is avoided, it is per example)."""
+        elem, shape = elem_of(kind), shape_of(kind)
+        if leaves <= 1:
+            return self._vatom(kind, const_ok)
+        op = self.c.choice(("+", "-", "*", "scalar", "scalar", "neg", "abs", "mod", "ifexp", "call"))
+        if op == "ifexp" and not self._based(kind):  # both sides could be constants
+            op = "+"
+        if op == "scalar" and self.same_rank:  # see "subscript_of_broadcast"
+            op = "*"
+        if op in ("neg", "abs"):
+            inner = self._vexpr(kind, leaves - 1, const_ok)
+            text = f"-{_paren(inner.text)}" if op == "neg" else f"abs({inner.text})"
+            return _Expr(text, inner.bound, inner.leaves, const=inner.const)
+        if op == "mod":
+            inner = self._vexpr(kind, leaves - 1, const_ok)
+            if elem == INT:
+                k = self.c.choice((7, 10, 97, -13))
+                return _Expr(f"{_paren(inner.text)} % {k}", abs(k), inner.leaves + 1, const=inner.const)
+            return _Expr(f"{_paren(inner.text)} % 2.5", 2.5, inner.leaves + 1, const=inner.const)
+        if op == "call":
+            call = self._call_expr(kind)
+            return call if call is not None else self._vexpr(kind, leaves - 1, const_ok)
+        if op == "ifexp":
+            left, right = self._vexpr(kind, leaves - 1), self._vatom(kind)
+            return _Expr(f"{_paren(left.text)} if {self._cond(1)} else {_paren(right.text)}",
+                         max(left.bound, right.bound), left.leaves + right.leaves, left.fresh and right.fresh)
+        split = self.c.integer(1, leaves - 1)
+        left = self._vexpr(kind, split, const_ok)
+        if op == "scalar":  # an array with a number per example
+            mixed = elem == FLOAT and self.c.chance(0.25)
+            if left.const and "scalar_with_constant_array" in self.avoid:
+                right = self._leaf_literal(INT if mixed else elem)
+            else:
+                right = self._expr(INT if mixed else elem, leaves - split)
+                right.text = self._scalar_for_array(right.text)
+            right.const = left.const
+            op = self.c.choice(("+", "-", "*"))
+            if self.c.chance(0.3):
+                left, right = right, left
+        else:
+            mixed = elem == FLOAT and self.c.chance(0.2)
+            other = array_type(INT if mixed else elem, shape)
+            lower_ok = not (left.const and "scalar_with_constant_array" in self.avoid)
+            if len(shape) == 2 and not self.same_rank and lower_ok and self.c.chance(0.3):  # a row per example
+                other = array_type(INT if mixed else elem, shape[1:])
+            # a constant meets a per-example array here: broadcast from the right
+            right = self._vexpr(other, leaves - split, const_ok=True)
+            if left.const and not right.const:
+                left, right = right, left
+        bound = left.bound * right.bound if op == "*" else left.bound + right.bound
+        return _Expr(f"{_paren(left.text)} {op} {_paren(right.text)}", bound, left.leaves + right.leaves,
+                     const=left.const and right.const)
+
+    def _table_index(self, text):
+        """A constant table's index: per example unless it is a literal (see
+        "constant_table_index")."""
+        if "constant_table_index" in self.avoid and not re.fullmatch(r"-?\d+", text):
+            return f"{_paren(text)} + d * 0"
+        return text
+
+    def _scalar_for_array(self, text):
+        """A number that meets an array: made per example where a constant
+        would trip "constant_scalar_with_array" or "constant_into_region"."""
+        if {"constant_scalar_with_array", "constant_into_region"} & self.avoid:
+            return f"{_paren(text)} + d * 0"
+        return text
+
+    def _leaf_literal(self, kind):
+        value = self.c.choice(INT_LITERALS if kind == INT else FLOAT_LITERALS)
+        return _Expr(repr(value), abs(value), 1)
+
+    def _vatom(self, kind, const_ok=False) -> _Expr:
+        """A name, a new array, a slice or row of another, a table or a call."""
+        const_ok = const_ok or "constant_arrays" not in self.avoid
+        elem, shape = elem_of(kind), shape_of(kind)
+        limit = INT_BOUND if elem == INT else FLOAT_BOUND
+        options = ["new", "new"]
+        names = [n for n, t in self.scope.items() if t == kind]
+        options += ["name"] * (3 * bool(names))
+        longer = [n for n, t in self.scope.items() if is_array(t) and elem_of(t) == elem
+                  and len(shape_of(t)) == 1 and len(shape) == 1
+                  and any(slice_length(sl, shape_of(t)[0]) == shape[0] for sl in SLICES)]
+        options += ["slice"] * bool(longer)
+        rows = [n for n, t in self.scope.items() if is_array(t) and elem_of(t) == elem
+                and len(shape_of(t)) == 2 and len(shape) == 1 and shape[0] in shape_of(t)]
+        options += ["row"] * bool(rows)
+        tables = [t for t in self.tables if not t.is_tuple and t.elem == elem
+                  and ((t.shape == shape and const_ok) or (len(t.shape) == 2 and t.shape[1:] == shape))]
+        options += ["table"] * bool(tables)
+        if self._may_call() and any(kind in s.returns for s in self.signatures):
+            options.append("call")
+        form = self.c.choice(options) if self.reads < 2 else self.c.choice(("new", "name") if names else ("new",))
+        if form == "call" and "constant_arrays" in self.avoid and not self._callees(kind):
+            form = "new"
+        if form == "name":
+            return _Expr(self.c.choice(names), limit, 1, fresh=False)
+        if form == "slice":
+            name = self.c.choice(longer)
+            size = shape_of(self.scope[name])[0]
+            sl = self.c.choice([sl for sl in SLICES if slice_length(sl, size) == shape[0]])
+            return _Expr(f"{name}[{sl}]", limit, 1, fresh=False)
+        if form == "row":
+            name = self.c.choice(rows)
+            rows_, cols = shape_of(self.scope[name])
+            if cols == shape[0] and (rows_ != shape[0] or self.c.chance(0.5)):
+                return _Expr(f"{name}[{self._index(rows_)}]", limit, 1, fresh=False)
+            return _Expr(f"{name}[:, {self._index(cols)}]", limit, 1, fresh=False)
+        if form == "table":
+            table = self.c.choice(tables)
+            if table.shape == shape:
+                return _Expr(table.name, table.bound, 1, fresh=False, const=True)
+            index = self._table_index(self._index(table.shape[0]))
+            const = _is_constant(index)
+            if const_ok or not const:
+                return _Expr(f"{table.name}[{index}]", table.bound, 1, fresh=False, const=const)
+        if form == "call":
+            call = self._call_expr(kind)
+            if call is not None:
+                return call
+        return self._new_array(kind, const_ok)
+
+    def _new_array(self, kind, const_ok=True):
+        e = self._constant_array(kind)
+        names = [n for n, t in self.scope.items() if t == kind]
+        if not const_ok and names:  # see "constant_arrays"
+            return _Expr(f"{self.c.choice(names)} * 0 + {e.text}", e.bound, 1)
+        return e
+
+    def _constant_array(self, kind):
+        elem, shape = elem_of(kind), shape_of(kind)
+        dims = str(shape[0]) if len(shape) == 1 else str(shape)
+        size = 1
+        for n in shape:
+            size *= n
+        options = ["zeros", "ones"] + (["arange"] if elem == INT or len(shape) == 1 else [])
+        form = self.c.choice(options)
+        if form == "arange":
+            text = f"np.arange({size})" if len(shape) == 1 else f"np.arange({size}).reshape{shape}"
+            if elem == FLOAT:
+                text = self.c.choice((f"np.arange({size}.0)", f"np.linspace(-1.0, 1.0, {size})"))
+            return _Expr(text, size, 1, const=True)
+        dtype = ", dtype=np.int64" if elem == INT else ""
+        return _Expr(f"np.{form}({dims}{dtype})", 1, 1, const=True)
+
+    def _slice(self, size):
+        """A static slice of an axis of `size` with at least one element."""
+        return self.c.choice([sl for sl in SLICES if slice_length(sl, size) > 0])
+
+    def _index(self, size):
+        """An int index into an axis of `size` elements: in range on every
+        example (but, rarely, not, in a program that may raise)."""
+        if self.unsafe and self.c.chance(0.08):
+            return self._unsafe_index(size)
+        self.reads += 1
+        try:
+            named = [n for n, (lo, hi) in self.ranges.items() if n in self.scope and -size <= lo and hi < size]
+            tables = [t for t in self.tables if t.fits(size)] if self.reads < 2 else []
+            sizes = [f"len({n})" for n, t in self.scope.items() if is_array(t) and shape_of(t)[0] == size]
+            forms = ["literal", "mod", "mod", "negative"] + ["name"] * (4 * bool(named)) + ["table"] * bool(tables)
+            form = self.c.choice(forms)
+            if form == "literal":
+                return str(self.c.integer(-size, size - 1))
+            if form == "name":
+                name = self.c.choice(named)
+                lo, hi = self.ranges[name]
+                step = self.c.integer(0, 3)
+                if step == 1 and lo >= 0:  # counts down while `name` counts up
+                    return f"{self.c.choice(sizes) if sizes else size} - 1 - {name}"
+                if step == 2 and hi + 1 < size:
+                    return f"{name} + 1"
+                if step == 3 and lo - 1 >= -size:
+                    return f"{name} - 1"
+                return name
+            if form == "table":
+                table = self.c.choice(tables)
+                return f"{table.name}[{self._table_index(self._index(table.shape[0]))}]"
+            e = _paren(self._expr(INT, self.c.integer(1, 2)).text)
+            modulus = self.c.choice(sizes) if sizes and self.c.chance(0.4) else str(size)
+            if form == "negative":
+                return f"-({e} % {modulus}) - 1" if self.c.chance(0.5) else f"{e} % {modulus} - {modulus}"
+            return f"{e} % {modulus}"
+        finally:
+            self.reads -= 1
+
+    def _unsafe_index(self, size):
+        """An index that may be out of range (the batched call must raise IndexError then)."""
+        self.raises = True
+        ints = [n for n, t in self.scope.items() if t == INT]
+        form = self.c.choice(("name", "wide", "shifted"))
+        if form == "name" and ints:
+            return self.c.choice(ints)
+        # a name, not a constant: a constant index out of range is refused when compiling
+        e = self.c.choice(ints) if ints else "d"
+        if form == "wide":
+            return f"{e} % {size + self.c.integer(1, 3)}"  # a literal
+        return f"{e} % {size} + 1" if self.c.chance(0.5) else f"-({e} % {size}) - 2"
+
+    def _element(self, kind) -> Optional[_Expr]:
+        """A read of one element (`v[i]`, `m[i, j]`, `T0[k]`, `v[1:3][k]`,
+        `(v + w)[k]`), or for an int a length (`len(v)`), or None."""
+        arrays = [n for n, t in self.scope.items() if is_array(t) and elem_of(t) == kind]
+        tables = [t for t in self.tables if t.elem == kind]
+        options = ["array"] * (3 * bool(arrays)) + ["table"] * bool(tables)
+        if kind == INT and (self.tables or any(is_array(t) for t in self.scope.values())):
+            options.append("length")
+        if self.reads < 1 and self.c.chance(0.1):
+            options.append("expression")
+        if not options:
+            return None
+        form = self.c.choice(options)
+        limit = INT_BOUND if kind == INT else FLOAT_BOUND
+        if form == "length":
+            forms = [(f"len({t.name})", t.shape[0]) for t in self.tables]
+            for n, t in self.scope.items():
+                if is_array(t):
+                    shape = shape_of(t)
+                    k = self.c.integer(0, len(shape) - 1)
+                    size = 1
+                    for m in shape:
+                        size *= m
+                    forms += [(f"len({n})", shape[0]), (f"{n}.shape[{k}]", shape[k]), (f"{n}.size", size),
+                              (f"{n}.ndim", len(shape))]
+            text, value = self.c.choice(forms)
+            return _Expr(text, value, 1)
+        if form == "table":
+            table = self.c.choice(tables)
+            if len(table.shape) == 1:
+                return _Expr(f"{table.name}[{self._table_index(self._index(table.shape[0]))}]", table.bound, 1)
+            i, j = self._table_index(self._index(table.shape[0])), self._table_index(self._index(table.shape[1]))
+            text = f"{table.name}[{i}, {j}]" if self.c.chance(0.6) else f"{table.name}[{i}][{j}]"
+            return _Expr(text, table.bound, 1)
+        if form == "expression":  # an element of an array expression
+            kinds = [t for t in self.array_types if elem_of(t) == kind and self._based(t)]
+            if not kinds:
+                return self._leaf_literal(kind)
+            kind_ = self.c.choice(kinds)
+            self.same_rank = "subscript_of_broadcast" in self.avoid
+            try:
+                e = self._vexpr(kind_, self.c.integer(1, 2))
+            finally:
+                self.same_rank = False
+            base = _paren(self._wrap(e, kind))
+        else:
+            name = self.c.choice(arrays)
+            kind_, base = self.scope[name], name
+        shape = shape_of(kind_)
+        bound = limit  # what every element of an array stays within
+        if len(shape) == 1:
+            if self.c.chance(0.15):
+                sl = self._slice(shape[0])
+                return _Expr(f"{base}[{sl}][{self._index(slice_length(sl, shape[0]))}]", bound, 1)
+            return _Expr(f"{base}[{self._index(shape[0])}]", bound, 1)
+        i, j = self._index(shape[0]), self._index(shape[1])
+        form = self.c.choice(("pair", "pair", "chain", "column"))
+        if form == "pair":
+            return _Expr(f"{base}[{i}, {j}]", bound, 1)
+        if form == "chain":
+            return _Expr(f"{base}[{i}][{j}]", bound, 1)
+        return _Expr(f"{base}[:, {j}][{i}]", bound, 1)
+
+    def _guarded_read(self, kind) -> Optional[Tuple[str, str, str]]:
+        """(test, read, name): a read of `v[i]` for any int `i`, behind a test
+        that it is in range (`0 <= i < len(v)`), as `and`/`or`/`if-else` would
+        put it: the batched code must not read it (nor raise) elsewhere."""
+        arrays = [(n, shape_of(t)[0]) for n, t in self.scope.items()
+                  if is_array(t) and elem_of(t) == kind and len(shape_of(t)) == 1]
+        arrays += [(t.name, t.shape[0]) for t in self.tables if t.elem == kind and len(t.shape) == 1]
+        ints = [n for n, t in self.scope.items() if t == INT]
+        if not arrays or not ints:
+            return None
+        array, size = self.c.choice(arrays)
+        name = self.c.choice(ints)
+        size_text = self.c.choice((str(size), f"len({array})"))
+        index = self._table_index(name) if re.fullmatch(r"T\d+", array) else name
+        return f"0 <= {name} < {size_text}", f"{array}[{index}]", f"{name} < 0 or {name} >= {size_text}"
 
     def _wrap(self, e, kind):
         assert kind != INT or e.bound < 2**62, e
@@ -407,7 +1105,18 @@ class _Writer:
     def _expr(self, kind, leaves) -> _Expr:
         if leaves <= 1:
             return self._leaf(kind)
-        op = self.c.choice(("+", "-", "*", "ifexp", "neg", "div", "mod", "abs", "call", "value_or"))
+        ops = ("+", "-", "*", "ifexp", "neg", "div", "mod", "abs", "call", "value_or")
+        op = self.c.choice(ops + (("guarded_read",) if self.vectors else ()))
+        if op == "guarded_read":  # `v[i] if 0 <= i < len(v) else e`: reads only where in range
+            guarded = self._guarded_read(kind)
+            if guarded is None:
+                return self._expr(kind, leaves)
+            test, read, outside = guarded
+            other = self._expr(kind, leaves - 1)
+            bound = max(other.bound, INT_BOUND if kind == INT else FLOAT_BOUND)
+            if self.c.chance(0.5):
+                return _Expr(f"{read} if {test} else {_paren(other.text)}", bound, other.leaves + 1)
+            return _Expr(f"{_paren(other.text)} if {outside} else {read}", bound, other.leaves + 1)
         if op in ("neg", "abs"):
             inner = self._expr(kind, leaves)
             text = f"-{_paren(inner.text)}" if op == "neg" else f"abs({inner.text})"
@@ -458,6 +1167,10 @@ class _Writer:
         return _Expr(f"{_paren(left.text)} % 2.5", 2.5, left.leaves + 1)
 
     def _leaf(self, kind) -> _Expr:
+        if self.vectors and self.reads < 2 and self.c.chance(0.3):
+            element = self._element(kind)
+            if element is not None:
+                return element
         names = [n for n, t in self.scope.items() if t == kind]
         names += [n + BOX_FORMS[t[1]][1] for n, t in self.scope.items() if isinstance(t, tuple) and t[0] == kind]
         if names and self.c.chance(0.7):
@@ -480,6 +1193,15 @@ class _Writer:
             call = self._call_expr(INT, guarded=True)
             if call is not None:  # short-circuit: the call runs only where d > 0
                 return f"d > 0 and {call.text} {self.c.choice(COMPARISONS)} {self._leaf(INT).text}"
+        if self.vectors and self.c.chance(0.12):
+            kind = self.c.choice((INT, FLOAT))
+            guarded = self._guarded_read(kind)
+            if guarded is not None:  # the read runs only where the test lets it
+                test, read, outside = guarded
+                comparison = f"{read} {self.c.choice(COMPARISONS)} {_paren(self._leaf(kind).text)}"
+                if self.c.chance(0.5):
+                    return f"{test} and {comparison}"
+                return f"{outside} or {comparison}"
         kind = self.c.choice((INT, INT, FLOAT))
         mixed = kind == FLOAT and self.c.chance(0.2)  # a float compared with an int
         left, right = self._expr(kind, self.c.integer(1, 2)), self._expr(INT if mixed else kind, 1)
@@ -491,12 +1213,25 @@ class _Writer:
     # ---- calls -----------------------------------------------------------
 
     def _tuple_callees(self):
-        return [s for s in self.signatures if len(s.returns) > 1]
+        return [s for s in self._callees() if len(s.returns) > 1]
+
+    def _callees(self, kind=None):
+        """The functions this one can pass arguments to (an array argument
+        needs an array of its type here, see "constant_arrays"), returning
+        `kind` (or an element of a tuple of that type) if given."""
+        return [s for s in self.signatures
+                if all(self._based(t) for _, t in s.params if is_array(t))
+                and (kind is None or kind in s.returns)
+                and not ("array_result_of_another_function" in self.avoid and s is not self.sig
+                         and any(is_array(t) for t in s.returns))]
 
     def _call_text(self, callee):
         self.calls_left -= 1
         args = ["d - 1"]
-        for _, kind in callee.params[1:]:
+        for name, kind in callee.params[1:]:
+            if is_array(kind):  # a new array where the callee assigns into it
+                args.append(self._array_value(kind, fresh=name in callee.mutable))
+                continue
             args.append(self._wrap(self._expr(kind, self.c.integer(1, 2)), kind))
         return f"{callee.name}({', '.join(args)})"
 
@@ -512,18 +1247,26 @@ class _Writer:
         """
         if not self._may_call():
             return None
-        options = [(s, k) for s in self.signatures for k, r in enumerate(s.returns) if r == kind]
+        options = [(s, k) for s in self._callees() for k, r in enumerate(s.returns) if r == kind]
         if not options:
             return None
         callee, index = self.c.choice(options)
         text = self._call_text(callee)
         if len(callee.returns) > 1:
             text = f"{text}[{index}]"
-        bound = INT_BOUND if kind == INT else FLOAT_BOUND
+        bound = INT_BOUND if elem_of(kind) == INT else FLOAT_BOUND
         if not (self.guarded or guarded):
-            default = self._leaf(kind)
+            default = self._vatom(kind, const_ok=True) if is_array(kind) else self._leaf(kind)
             text = f"({text} if d > 0 else {default.text})"
+            return _Expr(text, max(bound, default.bound), 2, fresh=default.fresh)
         return _Expr(text, bound, 2)
+
+
+def _is_constant(text: str) -> bool:
+    """Whether an int expression is the same on every example: no names but
+    tables and lengths (`len(v)`, `v.shape[0]`, `v.size`, `v.ndim`)."""
+    text = re.sub(r"len\(\w+\)|\w+\.(shape\[-?\d+\]|size|ndim)", "0", text)
+    return all(re.fullmatch(r"T\d+", name) for name in re.findall(r"[A-Za-z_]\w*", text))
 
 
 def _paren(text: str) -> str:
@@ -545,21 +1288,31 @@ def _balanced_outer(text):
     return True
 
 
-def generate(rng: random.Random, statements: int = 30, max_depth: int = 2, note: str = "") -> Program:
+def generate(rng: random.Random, statements: int = 30, max_depth: int = 2, note: str = "",
+             vectors: bool = False, avoid=None) -> Program:
     """A random program from a seeded `random.Random` (same seed, same program).
 
     `statements`: about how many statements in all (each function has at
-    least its return); `max_depth`: the entry's largest `d`.
+    least its return); `max_depth`: the entry's largest `d`; `vectors`:
+    per-example arrays, subscripts and constant tables too (without it, a
+    seed gives the program it gave before they existed); `avoid`: the
+    KNOWN_BUGS constructs to leave out (None: all of them).
     """
-    return _Writer(RandomChoices(rng), max_depth, statements).module(note)
+    return _Writer(RandomChoices(rng), max_depth, statements, vectors, avoid).module(note)
 
 
-def programs(statements: int = 30, max_depth: int = 2):
+def uses_vectors(seed: int, probability: float) -> bool:
+    """Whether program `seed` of `tools/fuzz.py` has arrays (its own draw, so
+    that the program's other draws do not depend on `probability`)."""
+    return random.Random(f"vectors:{seed}").random() < probability
+
+
+def programs(statements: int = 30, max_depth: int = 2, vectors: bool = False, avoid=None):
     """A hypothesis strategy of programs (shrinks toward fewer, smaller constructs)."""
     from hypothesis import strategies as st
 
     @st.composite
     def strategy(draw):
-        return _Writer(DrawChoices(draw), max_depth, statements).module()
+        return _Writer(DrawChoices(draw), max_depth, statements, vectors, avoid).module()
 
     return strategy()

@@ -2,26 +2,31 @@
 
 Shared by tests/test_fuzz.py and tools/fuzz.py.  The oracle is the plain
 Python function (`Context.plain`: the undecorated functions calling each
-other) on Python ints and floats, one example at a time; the batched program
-must agree with it exactly for ints and bools, and to a tolerance for floats.
+other) on Python ints and floats (and per-example NumPy rows), one example at a time;
+the batched program must agree with it exactly for ints and bools, and to a
+tolerance for floats.  A program that may index out of range
+(`Program.raises`) must raise IndexError from the batched call exactly when
+some example's plain run raises IndexError.
 Each program lives in a file of its own in a scratch folder, with its
 generated modules next to it, so nothing is written into the repository.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 import traceback
 from typing import Dict, List, Sequence
 
 import numpy as np
 
-from tools.fuzzgen import FLOAT, INT, Program  # noqa: F401 - Program is re-exported
+from tools.fuzzgen import FLOAT, INT, Program, elem_of, shape_of  # noqa: F401 - Program is re-exported
 
 BACKENDS = {
     "numpy": dict(backend="numpy"),
@@ -54,6 +59,14 @@ class InvalidProgram(Exception):
 
 
 @dataclasses.dataclass
+class Raised:
+    """An example whose plain run raised IndexError (in a program that may)."""
+
+    example: int
+    message: str
+
+
+@dataclasses.dataclass
 class Finding:
     """A disagreement (or a crash) of one backend on one batch."""
 
@@ -77,6 +90,7 @@ class Counts:
 
     programs: Dict[str, int] = dataclasses.field(default_factory=dict)
     inputs: Dict[str, int] = dataclasses.field(default_factory=dict)
+    raised: Dict[str, int] = dataclasses.field(default_factory=dict)  # batches expected to raise IndexError
 
     def add(self, backend, examples):
         self.inputs[backend] = self.inputs.get(backend, 0) + examples
@@ -84,14 +98,20 @@ class Counts:
     def add_program(self, backend):
         self.programs[backend] = self.programs.get(backend, 0) + 1
 
+    def add_raised(self, backend):
+        self.raised[backend] = self.raised.get(backend, 0) + 1
+
     def merge(self, other):
-        for mine, theirs in ((self.programs, other.programs), (self.inputs, other.inputs)):
+        for mine, theirs in ((self.programs, other.programs), (self.inputs, other.inputs),
+                             (self.raised, other.raised)):
             for k, v in theirs.items():
                 mine[k] = mine.get(k, 0) + v
 
     def summary(self) -> str:
         return ", ".join(
-            f"{b}: {self.programs[b]} programs / {self.inputs.get(b, 0)} inputs" for b in self.programs
+            f"{b}: {self.programs[b]} programs / {self.inputs.get(b, 0)} inputs"
+            + (f" / {self.raised[b]} batches raising IndexError" if self.raised.get(b) else "")
+            for b in self.programs
         )
 
 
@@ -148,30 +168,39 @@ def make_inputs(program: Program, rng: np.random.Generator, batch: int) -> tuple
     out = []
     for k, (name, kind) in enumerate(program.params):
         n = 1 if k == broadcast else batch
+        size = (n,) + shape_of(kind)  # an array per example: its elements drawn alike
         if name == "d":
             out.append(rng.integers(0, program.max_depth + 1, n))
-        elif kind == INT:
-            small = rng.integers(-12, 13, n)
-            large = rng.integers(-9999, 10000, n)
-            out.append(np.where(rng.random(n) < 0.85, small, large))
+        elif elem_of(kind) == INT:
+            small = rng.integers(-12, 13, size)
+            large = rng.integers(-9999, 10000, size)
+            out.append(np.where(rng.random(size) < 0.85, small, large))
         else:
-            smooth = np.round(rng.normal(0.0, 4.0, n), 3)
-            special = rng.choice([0.0, 0.5, -1.5, 1.0, 3.0, 1e5], n)
-            out.append(np.where(rng.random(n) < 0.7, smooth, special))
+            smooth = np.round(rng.normal(0.0, 4.0, size), 3)
+            special = rng.choice([0.0, 0.5, -1.5, 1.0, 3.0, 1e5], size)
+            out.append(np.where(rng.random(size) < 0.7, smooth, special))
     return tuple(out)
 
 
 def example(inputs, i):
-    """The i-th example as Python scalars (a batch of one is broadcast)."""
-    return tuple(a[i if len(a) > 1 else 0].item() for a in inputs)
+    """The i-th example as Python scalars, or a NumPy array of its own for an
+    array argument (the plain function may assign into it); a batch of one
+    is broadcast."""
+    rows = (a[i if len(a) > 1 else 0] for a in inputs)
+    return tuple(r.copy() if np.ndim(r) else r.item() for r in rows)
 
 
 def expected(module, program: Program, inputs, batch: int) -> list:
+    """Each example's plain result (a `Raised` where it raised IndexError)."""
     plain = module.ctx.plain(program.entry)
     results = []
     for i in range(batch):
         try:
             results.append(plain(*example(inputs, i)))
+        except IndexError as e:
+            if not program.raises:  # every index was to be in range by construction
+                raise InvalidProgram(f"the plain function raised on example {i}: {e!r}") from e
+            results.append(Raised(i, str(e)))
         except Exception as e:
             raise InvalidProgram(f"the plain function raised on example {i}: {e!r}") from e
     return results
@@ -192,7 +221,7 @@ def compare(got, want: list, returns: Sequence[str]) -> List[str]:
         if leaf.shape != column.shape:
             problems.append(f"result {k}: shape {leaf.shape}, expected {column.shape}")
             continue
-        if kind == FLOAT:
+        if elem_of(kind) == FLOAT:
             if leaf.dtype.kind != "f":
                 problems.append(f"result {k}: dtype {leaf.dtype}, expected a float")
             close = np.isclose(leaf, column, rtol=RTOL, atol=ATOL, equal_nan=True)
@@ -200,14 +229,38 @@ def compare(got, want: list, returns: Sequence[str]) -> List[str]:
             if leaf.dtype.kind not in ("i", "b") or column.dtype.kind not in ("i", "b"):
                 problems.append(f"result {k}: dtype {leaf.dtype}, expected {column.dtype}")
             close = leaf == column
+        close = close.reshape(len(close), -1).all(axis=1) if close.ndim > 1 else close
         bad = np.flatnonzero(~close)
         if bad.size:
             i = int(bad[0])
+            got_i, want_i = (leaf[i].tolist(), column[i].tolist()) if leaf.ndim > 1 else (leaf[i], column[i])
             problems.append(
                 f"result {k}: {bad.size} example(s) differ, first #{i}: "
-                f"got {leaf[i]!r}, expected {column[i]!r}"
+                f"got {got_i!r}, expected {want_i!r}"
             )
     return problems
+
+
+_INDEX_ERROR = re.compile(r"example\(s\) \[([\d, ]*)\] indexed out of range")
+
+
+def compare_raised(error, want: list) -> List[str]:
+    """What differs between the batched call's IndexError message (or None)
+    and the examples' plain runs (`Raised` entries where they raised it): it
+    must name the same examples (the first ten)."""
+    raised = [w for w in want if isinstance(w, Raised)]
+    if error is None and raised:
+        return [f"no IndexError, but example #{raised[0].example} raises one in plain Python "
+                f"({raised[0].message}; {len(raised)} of {len(want)} examples raise)"]
+    if error is not None and not raised:
+        return [f"IndexError ({error}), but no example raises one in plain Python"]
+    if error is not None:
+        match = _INDEX_ERROR.search(error)
+        named = [int(k) for k in match.group(1).split(",") if k.strip()] if match else None
+        expected_examples = sorted(w.example for w in raised)[:10]
+        if named is not None and named != expected_examples:
+            return [f"IndexError names example(s) {named}, but {expected_examples} raise one in plain Python"]
+    return []
 
 
 def run_program(program: Program, backends, seed: int, directory: str,
@@ -228,17 +281,239 @@ def run_program(program: Program, backends, seed: int, directory: str,
             for inputs, batch, want in cases:
                 if counts is not None:
                     counts.add(backend, batch)
+                    if any(isinstance(w, Raised) for w in want):
+                        counts.add_raised(backend)
                 try:
                     got = entry(*inputs, **BACKENDS[backend])
+                except IndexError as e:
+                    if not _INDEX_ERROR.search(str(e)):  # not the checked error: NumPy's own, say
+                        detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+                        findings.append(Finding(backend, "crash", detail, inputs, program))
+                        break
+                    problems = compare_raised(str(e).splitlines()[0], want)
+                    if problems:
+                        findings.append(Finding(backend, "mismatch", "; ".join(problems), inputs, program))
+                        break
+                    continue
                 except Exception as e:
                     detail = "".join(traceback.format_exception_only(type(e), e)).strip()
                     kind = "known" if known_cause(backend, detail) else "crash"
                     findings.append(Finding(backend, kind, detail, inputs, program))
                     break
-                problems = compare(got, want, program.returns)
+                problems = compare_raised(None, want) or compare(got, want, program.returns)
                 if problems:
                     findings.append(Finding(backend, "mismatch", "; ".join(problems), inputs, program))
                     break
     finally:
         unload(module)
     return findings
+
+
+# ---- shrinking a finding ----------------------------------------------------
+#
+# `python -m tools.fuzz --minimize FILE` reads a saved finding (its program,
+# entry and inputs) and shrinks it: fewer examples, then statements deleted or
+# replaced by their bodies and expressions replaced by a subexpression or a
+# literal, as long as the batched call still fails the same way and the plain
+# function still runs (no exception but the IndexError it raised before).
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(*_):
+    raise _Timeout()
+
+
+def outcome(source: str, entry: str, inputs: tuple, backend: str, directory: str,
+            index_errors: bool = False, strict: bool = False, seconds: int = 60):
+    """How the batched call of `entry` in `source` fares against the plain
+    function on `inputs`: ("ok" | "mismatch" | "crash" | "invalid", what),
+    where "invalid" means the plain function failed (or took too long), and
+    `what` is a description to compare across shrinking steps (with the
+    values that differ if `strict`)."""
+    import signal
+    import warnings
+
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(seconds)
+    module = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                module = load(Program(source, entry, (), (), 0, True), directory)
+                plain = module.ctx.plain(entry)
+            except Exception as e:  # noqa: BLE001 - a shrinking step broke the program
+                return "invalid", repr(e)
+            batch = max(len(a) for a in inputs)
+            want = []
+            for i in range(batch):
+                try:
+                    result = plain(*example(inputs, i))
+                except IndexError as e:
+                    if not index_errors:
+                        return "invalid", repr(e)
+                    want.append(Raised(i, str(e)))
+                    continue
+                except Exception as e:  # noqa: BLE001
+                    return "invalid", repr(e)
+                if any(r is None or isinstance(r, (str, list, dict)) for r in _leaves(result)):
+                    return "invalid", "a result is not a number or an array"
+                want.append(result)
+            try:
+                got = getattr(module, entry)(*inputs, max_iterations=10**6, **BACKENDS[backend])
+            except IndexError as e:
+                if not _INDEX_ERROR.search(str(e)):
+                    return "crash", "IndexError: " + _normalized(str(e))
+                problems = compare_raised(str(e).splitlines()[0], want)
+                return ("mismatch", _normalized(problems[0])) if problems else ("ok", "")
+            except _Timeout:
+                raise
+            except Exception as e:  # noqa: BLE001
+                message = "".join(traceback.format_exception_only(type(e), e)).strip().splitlines()[0]
+                return "crash", _normalized(re.sub(r"^.*? in `.*?`: ", "", message))
+            problems = compare_raised(None, want)
+            if problems:
+                return "mismatch", _normalized(problems[0])
+            returns = []
+            for leaf in _leaves(want[0]) if not isinstance(want[0], Raised) else ():
+                returns.append(FLOAT if np.asarray(leaf).dtype.kind == "f" else INT)
+            plain_results = [w for w in want if not isinstance(w, Raised)]
+            problems = compare(got, plain_results, returns) if plain_results else []
+            if problems:
+                return "mismatch", problems[0] if strict else re.sub(r":.*", "", problems[0])
+            return "ok", ""
+    except _Timeout:
+        return "invalid", "timeout"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        if module is not None:
+            unload(module)
+
+
+def _normalized(text):
+    return re.sub(r"\d+", "N", text)[:100]
+
+
+def shrink(source: str, entry: str, inputs: tuple, backend: str, directory: str,
+           strict: bool = False, log=None):
+    """A smaller program and batch failing as `source` does on `inputs`:
+    (source, inputs, outcome)."""
+    index_errors = outcome(source, entry, inputs, backend, directory, index_errors=False)[0] == "invalid"
+    target = outcome(source, entry, inputs, backend, directory, index_errors, strict)
+    if target[0] not in ("mismatch", "crash"):
+        raise ValueError(f"the finding does not reproduce: {target}")
+
+    def fails(text, batch=None):
+        return outcome(text, entry, batch or inputs, backend, directory, index_errors, strict) == target
+
+    batch = max(len(a) for a in inputs)
+    for i in reversed(range(batch)):  # fewer examples
+        if max(len(a) for a in inputs) > 1:
+            fewer = tuple(np.delete(a, i, axis=0) if len(a) > 1 else a for a in inputs)
+            if fails(source, fewer):
+                inputs = fewer
+    while True:
+        before = source
+        for edit in (_statement_edits, _expression_edits):
+            k = 0
+            while True:
+                candidate, k = edit(source, k)
+                if candidate is None:
+                    break
+                if candidate != source and fails(candidate):
+                    source = candidate
+                    if log:
+                        log(f"{len(source)} characters")
+                else:
+                    k += 1
+        if source == before:
+            return source, inputs, target
+
+
+def _kept(node, statement):
+    """Module-level statements that stay: imports, `ctx = ...`, `Box = ...`."""
+    if not isinstance(node, ast.Module):
+        return False
+    return not (isinstance(statement, ast.FunctionDef) or (
+        isinstance(statement, ast.Assign) and re.fullmatch(r"T\d+", ast.unparse(statement.targets[0]))))
+
+
+def _blocks(tree):
+    return [(node, field) for node in ast.walk(tree) for field in ("body", "orelse")
+            if isinstance(getattr(node, field, None), list)]
+
+
+def _statement_edits(source, k):
+    """The k-th statement edit of `source` (deleting a statement, or keeping
+    a compound statement's body or else-branch only), and k; (None, k) past
+    the last one."""
+    sites = [(b, i, action) for b, (node, field) in enumerate(_blocks(ast.parse(source)))
+             for i in range(len(getattr(node, field))) for action in ("delete", "body", "orelse")]
+    while k < len(sites):
+        b, i, action = sites[k]
+        tree = ast.parse(source)
+        node, field = _blocks(tree)[b]
+        block = getattr(node, field)
+        statement = block[i]
+        if _kept(node, statement):
+            k += 1
+            continue
+        if action == "delete":
+            new = block[:i] + block[i + 1:] or ([] if isinstance(node, ast.Module) else [ast.Pass()])
+        elif isinstance(statement, (ast.If, ast.For, ast.While)) and getattr(statement, action):
+            new = block[:i] + getattr(statement, action) + block[i + 1:]
+        else:
+            k += 1
+            continue
+        setattr(node, field, new)
+        return ast.unparse(ast.fix_missing_locations(tree)), k
+    return None, k
+
+
+def _expression_edits(source, k):
+    """The k-th expression edit: an expression replaced by one of its
+    subexpressions or by 0, 1 or 0.5."""
+    tree = ast.parse(source)
+    kept = {id(n) for s in tree.body if _kept(tree, s) for n in ast.walk(s)}
+    sites = []
+    for position, node in enumerate(n for n in ast.walk(tree) if isinstance(n, ast.expr)):
+        if id(node) in kept:
+            continue
+        children = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
+        sites += [(position, c) for c in range(len(children) + 3)]
+    while k < len(sites):
+        position, choice = sites[k]
+        tree = ast.parse(source)
+        nodes = [n for n in ast.walk(tree) if isinstance(n, ast.expr)]
+        node = nodes[position]
+        children = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
+        new = children[choice] if choice < len(children) else ast.Constant((0, 1, 0.5)[choice - len(children)])
+        parent = next((p for p in ast.walk(tree) if node in list(ast.iter_child_nodes(p))), None)
+        replaced = False
+        for field, value in ast.iter_fields(parent) if parent is not None else ():
+            if value is node:
+                setattr(parent, field, new)
+                replaced = True
+            elif isinstance(value, list) and any(v is node for v in value):
+                value[[id(v) for v in value].index(id(node))] = new
+                replaced = True
+        text = ast.unparse(ast.fix_missing_locations(tree)) if replaced else None
+        if text is not None and len(text) < len(source):
+            return text, k
+        k += 1
+    return None, k
+
+
+def read_finding(path: str):
+    """(source, entry, inputs) of a finding saved by tools/fuzz.py."""
+    text = open(path).read()
+    comments = [line[2:] for line in text.splitlines() if line.startswith("# ")]
+    call = next(line for line in comments if line.startswith("inputs: "))[len("inputs: "):]
+    entry = call[: call.index("(")]
+    inputs = eval("(" + call[len(entry) + 1: -1] + ",)", {"np": np})  # noqa: S307 - our own file
+    source = "\n".join(line for line in text.splitlines() if not line.startswith("# ")) + "\n"
+    return source, entry, inputs

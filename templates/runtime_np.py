@@ -83,6 +83,30 @@ def lookup(table, items):
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
 
 
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
+
+
 def put(array, items, value):
     """Per example: a copy of array[b] with [items] set to value[b] (the
     functional form of `x[items] = value`); value is cast to array's dtype."""

@@ -20,6 +20,7 @@ import os
 import tempfile
 
 import numpy as np
+import tensorflow as tf
 
 from transpiler import Context
 
@@ -504,6 +505,69 @@ def chase(v, k, n):
     return chase(v, v[k], n - 1)
 
 
+# ---- constants meeting per-example values (fuzzer findings) -----------------
+# A constant (`np.ones(3)`, `4`, a table) is the same for every example; once
+# it is in a variable, or meets a per-example value, it must behave as that
+# example's own copy.
+
+
+@batch
+def constant_arrays(v, d):
+    w = np.ones(3)
+    w[d % 3] = 0.0  # a new array, then one element per example
+    u = np.ones(3) if d > 0 else np.zeros(3)  # a choice between two constants
+    r = np.arange(3.0)
+    m = np.zeros((2, 3)) + v  # a row per example against a constant matrix
+    m[d % 2] = 3  # a constant into a row
+    return w + u * r[d % 3] + d + np.ones(3) + m[1] - v
+
+
+@batch
+def constant_scalars(v, d):
+    x = 4
+    k = 2
+    t = (d, 0.5)  # one constant element of a tuple
+    return v - x + TABLE[k] * t[1] + TABLE[k + 1]
+
+
+@batch
+def subscript_of_broadcast(v, d):
+    return (v - d)[0] + (v * d)[d % 3] + (d - v)[1:][0]
+
+
+@batch
+def open_slices(v, d):
+    w = v * 1.0
+    w[1:] = d
+    w[:1] += 2
+    w[-2:] -= 0.5
+    w[0:2] = 5.5
+    return w
+
+
+@values.batch
+def array_through_a_tail_call(d, v):
+    # the callee's array result is the caller's (a tail call): from either return
+    return offset_by_sign(d, v * 2.0)
+
+
+@values.batch
+def offset_by_sign(d, v):
+    if d >= 0:
+        return v + 1.0
+    return v
+
+
+@values.batch
+def constant_argument(d, v):
+    return scaled(d, np.ones(3)) + v
+
+
+@values.batch
+def scaled(d, u):
+    return u * d
+
+
 # ---- a function that falls off its end on one path ----------------------------
 
 
@@ -652,6 +716,34 @@ def float_index(v, x):
 @batch
 def len_of_scalar(x):
     return len(x)  # <-- len_of_scalar
+
+
+@batch
+def reduce_whole(v):
+    return tf.reduce_sum(v)  # <-- reduce_whole
+
+
+@batch
+def stack_first(x, y):
+    return tf.stack([x, y])  # <-- stack_first
+
+
+@batch
+def reduce_axis_zero(m):
+    return tf.reduce_max(m, axis=0)  # <-- reduce_axis_zero
+
+
+@batch
+def sum_method(v):
+    return v.sum() + 1  # <-- sum_method
+
+
+@batch
+def axes_from_the_end(v, m, x):
+    # reductions and stacks with axes counted from the end: per example
+    s = tf.reduce_sum(v, axis=-1) + tf.reduce_max(m, axis=-1)[1] + tf.reduce_min(m, axis=-2)[0]
+    pair = tf.stack([x, s], axis=-1)
+    return pair[0] * 2.0 + pair[1]
 
 
 @batch

@@ -138,6 +138,14 @@ CASES = {
         rng.integers(0, 6, n),
         rng.integers(0, 12, n),
     ),
+    # ---- constants meeting per-example values
+    "axes_from_the_end": lambda rng, n: (rng.normal(size=(n, 4)), rng.normal(size=(n, 2, 3)), rng.normal(size=n)),
+    "constant_arrays": lambda rng, n: (rng.normal(size=(n, 3)), rng.integers(-6, 6, n)),
+    "constant_scalars": lambda rng, n: (rng.normal(size=(n, 3)), rng.integers(-6, 6, n)),
+    "subscript_of_broadcast": lambda rng, n: (rng.normal(size=(n, 3)), rng.integers(-6, 6, n)),
+    "open_slices": lambda rng, n: (rng.normal(size=(n, 4)), rng.integers(-6, 6, n)),
+    "array_through_a_tail_call": lambda rng, n: (rng.integers(-6, 6, n), rng.normal(size=(n, 3))),
+    "constant_argument": lambda rng, n: (rng.integers(-6, 6, n), rng.normal(size=(n, 3))),
 }
 
 # Programs whose callee assigns items of its parameter.  With NumPy arrays a
@@ -424,7 +432,20 @@ REFUSED = [
     ("len_of_scalar", (np.array([1, 2]),), "len()"),
     ("transpose", (np.zeros((2, 3, 4)),), "`.T`"),
     ("slice_by_example", (np.zeros((2, 6)), np.array([1, 2])), "per-example bounds"),
+    # library calls that would drop or move the batch axis
+    ("reduce_whole", (np.zeros((2, 6)),), "does not keep the batch axis first"),
+    ("stack_first", (np.zeros(2), np.ones(2)), "does not keep the batch axis first"),
+    ("reduce_axis_zero", (np.zeros((2, 3, 4)),), "count them from the end"),
 ]
+
+
+def test_a_method_that_reduces_the_batch_is_refused():
+    # NumPy only: a TensorFlow tensor has no `.sum()`
+    with pytest.raises(transpiler.BatchTypeError) as info:
+        S.sum_method(np.zeros((2, 6)), backend="numpy")
+    message = str(info.value)
+    assert re.search(rf"tests[/\\]subscript_programs\.py:{marked_line('sum_method')}:", message), message
+    assert "`v.sum()` does not keep the batch axis first" in message
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -88,52 +88,13 @@ SLICES = ("1:3", "::-1", ":2", "-2:", "::2", "1:", "1:-1", "-3:-1", "::-2", ":-1
 # programs with arrays (unless `avoid` says otherwise, `tools/fuzz.py
 # --allow-known`), so that a run finds the other bugs.  Drop an entry when
 # its bug is fixed.
-KNOWN_BUGS = {
-    "scalar_with_constant_array": (
-        "a per-example number (or row) meeting an array constant of higher rank "
-        "(`d + np.ones(2)`, `x * T0`, `v - np.ones((2, 3))` with `v` a per-example row of 3) "
-        "is not broadcast per example: BatchTypeError"
-    ),
-    "constant_arrays": (
-        "an array constant (`np.zeros(3)`, a table, or a local holding one in the block that "
-        "assigned it) has no batch axis where it meets per-example control: "
-        "`np.ones(3) if d else np.zeros(3)` selects across the elements (wrong values), "
-        "`w = np.ones(3); w[d] = 0` writes every example's index (wrong values), "
-        "`w = np.arange(3); x = w[d % 3]` and `f(d, np.ones(2))` raise ValueError; "
-        "so a new array is `v * 0 + np.zeros(3)` with `v` a per-example array of its type, "
-        "and a constant is only the right operand of an operator with a per-example array"
-    ),
-    "slice_assignment": (
-        "item assignment to a static slice: `w[1:] = d` assigns w[0] (wrong values), "
-        "`w[1:] = v[:2] * 2` and `w[1:] += 2` raise BatchTypeError"
-    ),
-    "array_result_of_another_function": (
-        "a call to another batched function whose array result comes from one of several "
-        "`return`s (`return g(d, v)` with `def g(d, v): if d >= 0: return v + 1` / `return v`) "
-        "gives zeros on every backend: only recursive calls return arrays"
-    ),
-    "subscript_of_broadcast": (
-        "a subscript of an expression that broadcasts a number (or a row) per example "
-        "against an array, `(v - d)[0]` or `(v - d)[d % 3]`, is not rewritten per example: "
-        "rows of the batch (wrong values) on NumPy, and on TF for a literal index; "
-        "BatchTypeError on TF for a per-example one"
-    ),
-    "constant_scalar_with_array": (
-        "a local (or an if-else) holding a constant number, meeting a per-example array in "
-        "the block that assigned it, is aligned as if it were per example: `x = 4; return v - x` "
-        "raises IndexError: too many indices for array (NumPy) / ValueError: Attempting to "
-        "slice scalar input (TF); so a number meeting an array is `(e) + d * 0`"
-    ),
-    "constant_table_index": (
-        "a constant table indexed by a constant that is not a literal (`k = 2; return T0[k]`, "
-        "`T0[4 and 2]`) raises StopIteration or ValueError: slice index 0 of dimension 0 out "
-        "of bounds on TF graph and XLA (lookup reads the batch size off the index); so a "
-        "table's index is a literal or `(e) + d * 0`"
-    ),
-    "constant_into_region": (
-        "a constant assigned to a row, column or slice (`m[i] = 3`, `v[1:3] = 5.7`): "
-        "TypeError: 'int' object is not subscriptable"
-    ),
+KNOWN_BUGS: Dict[str, str] = {
+    # None open.  Fixed, with the names the generator still checks:
+    # "scalar_with_constant_array", "constant_arrays", "slice_assignment",
+    # "array_result_of_another_function", "subscript_of_broadcast",
+    # "constant_scalar_with_array", "constant_table_index",
+    # "constant_into_region" (tests/test_subscripts.py, "constants meeting
+    # per-example values").
 }
 
 

@@ -49,7 +49,14 @@ class NumpyBackend:
 
     def batched_rank(self, value) -> Optional[int]:
         """Per-example rank of a placeholder-derived array; None if not batched."""
-        shape = np.shape(value) if isinstance(value, (np.ndarray, np.generic)) else ()
+        # An array, or anything with a shape that came from one (a TensorFlow
+        # eager tensor: `tf.math.sqrt(x)` runs on NumPy batches too).
+        if not hasattr(value, "dtype") or isinstance(value, type):
+            return None  # a module, a function, a class: not a value
+        try:
+            shape = tuple(value.shape)
+        except (AttributeError, TypeError):
+            return None
         return len(shape) - 1 if shape and shape[0] == PLACEHOLDER_BATCH else None
 
     def __eq__(self, other):
@@ -143,12 +150,12 @@ def resolve(backend) -> object:
 
 def helpers(backend) -> dict:
     """The runtime helpers that rewritten expressions call (`cast`, `take`,
-    `lookup`, `put`), as the generated module will define them."""
+    `lookup`, `put`, `spread`), as the generated module will define them."""
     if backend.name == "numpy":
         from templates import runtime_np as runtime
     else:
         from templates import runtime_tf as runtime
-    return {name: getattr(runtime, name) for name in ("cast", "take", "lookup", "put")}
+    return {name: getattr(runtime, name) for name in ("cast", "take", "lookup", "put", "spread")}
 
 
 def placeholder(backend, pattern):
@@ -172,3 +179,13 @@ def type_of(backend, value) -> T.Pattern:
     if isinstance(value, (tuple, list)):
         return T.TupleType(tuple(type_of(backend, v) for v in value))
     return backend.leaf_type(value)
+
+
+def value_leaves(value):
+    """The array leaves of a value (tuples, lists and namedtuples walked
+    depth first; None has none), in the order of `types.leaves`."""
+    if value is None:
+        return []
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in value_leaves(v)]
+    return [value]

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=202d38c623c03d1f3f021b1cfbaa56f0ce85d64eaf04597d827c567498c3120a
-# autobatch: body-sha256=eb4657b9b7b3cfa27774cc272391baf32f5312cc52f767a844c1507dd1ab19ed
+# autobatch: source-sha256=cd02c07f11d7e30bc511109ee96af8aed8d49a2721d2251f15abeeec35267753
+# autobatch: body-sha256=03725d1d07cd00372d509624502a8be452ed80b241721806a0a8fe16f1e4c50a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -280,6 +280,30 @@ def lookup(table, items):
     table = np.asarray(table)
     batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
 
 
 def put(array, items, value):
@@ -649,9 +673,9 @@ def quadrant_block_1(state, stacks):
     cond_2 = y > 0
     cond_2_test1 = cond_2
     # examples/branches.py:19  q = 1
-    q_arm1 = 1
+    q_arm1 = spread(active, 1)
     # examples/branches.py:21  q = 4
-    q_arm2 = 4
+    q_arm2 = spread(active, 4)
     # examples/branches.py:18  if y > 0:
     q = where(cond_2_test1, q_arm1, q_arm2)
     # examples/branches.py:17  if x > 0:
@@ -680,9 +704,9 @@ def quadrant_block_3(state, stacks):
     cond_4 = y > 0
     cond_4_test1 = cond_4
     # examples/branches.py:24  q = 2
-    q_arm3 = 2
+    q_arm3 = spread(active, 2)
     # examples/branches.py:26  q = 3
-    q_arm4 = 3
+    q_arm4 = spread(active, 3)
     # examples/branches.py:23  if y > 0:
     q = where(cond_4_test1, q_arm3, q_arm4)
     # examples/branches.py:22  elif x < 0:
@@ -697,7 +721,7 @@ def quadrant_block_3(state, stacks):
 def quadrant_block_4(state, stacks):
     # examples/branches.py:28  q = 0
     active = state.pc == 4
-    q = 0
+    q = spread(active, 0)
     # examples/branches.py:22  elif x < 0:
     pc = 5
     pc = select(active, pc, state.pc)

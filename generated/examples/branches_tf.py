@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=d1a85b41eca756dac157398e6291de08304186fd6a03bd3695bf9dcf73412297
-# autobatch: body-sha256=d8c32cd1abfcc9a31cdfa09d3cca28d32a3b4b508064f1c3b6672bbfdbb322d4
+# autobatch: source-sha256=9608486241c693c0c93aff99bf57bcd39ebee8ef5b0e1a7a92efe1d2b329a043
+# autobatch: body-sha256=b889a38fae68d1acf50160d5b3aecf3289834895228f21aa0c3f48d01e6bbda1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -334,6 +334,37 @@ def lookup(table, items):
     batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    if isinstance(value, bool):
+        value = tf.constant(value)
+    elif isinstance(value, int):
+        value = tf.constant(value, tf.int64)
+    elif isinstance(value, float):
+        value = tf.constant(value, tf.float64)
+    value = tf.convert_to_tensor(value)
+    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
 
 
 def put(array, items, value):
@@ -991,9 +1022,9 @@ def quadrant_block_1(state, stacks):
     cond_2 = y > 0
     cond_2_test1 = cond_2
     # examples/branches.py:19  q = 1
-    q_arm1 = 1
+    q_arm1 = spread(active, 1)
     # examples/branches.py:21  q = 4
-    q_arm2 = 4
+    q_arm2 = spread(active, 4)
     # examples/branches.py:18  if y > 0:
     q = where(cond_2_test1, q_arm1, q_arm2)
     # examples/branches.py:17  if x > 0:
@@ -1022,9 +1053,9 @@ def quadrant_block_3(state, stacks):
     cond_4 = y > 0
     cond_4_test1 = cond_4
     # examples/branches.py:24  q = 2
-    q_arm3 = 2
+    q_arm3 = spread(active, 2)
     # examples/branches.py:26  q = 3
-    q_arm4 = 3
+    q_arm4 = spread(active, 3)
     # examples/branches.py:23  if y > 0:
     q = where(cond_4_test1, q_arm3, q_arm4)
     # examples/branches.py:22  elif x < 0:
@@ -1039,7 +1070,7 @@ def quadrant_block_3(state, stacks):
 def quadrant_block_4(state, stacks):
     # examples/branches.py:28  q = 0
     active = state.pc == 4
-    q = 0
+    q = spread(active, 0)
     # examples/branches.py:22  elif x < 0:
     pc = 5
     pc = select(active, pc, state.pc)
@@ -1242,7 +1273,7 @@ def quadrant_stackless_quadrant_block_2(state, stacks):
 def quadrant_stackless_quadrant_block_3(state, stacks):
     # examples/branches.py:19  q = 1
     active = state.pc == 3
-    q = 1
+    q = spread(active, 1)
     # examples/branches.py:18  if y > 0:
     pc = 5
     pc = select(active, pc, state.pc)
@@ -1255,7 +1286,7 @@ def quadrant_stackless_quadrant_block_3(state, stacks):
 def quadrant_stackless_quadrant_block_4(state, stacks):
     # examples/branches.py:21  q = 4
     active = state.pc == 4
-    q = 4
+    q = spread(active, 4)
     # examples/branches.py:18  if y > 0:
     pc = 5
     pc = select(active, pc, state.pc)
@@ -1286,7 +1317,7 @@ def quadrant_stackless_quadrant_block_6(state, stacks):
 def quadrant_stackless_quadrant_block_7(state, stacks):
     # examples/branches.py:28  q = 0
     active = state.pc == 7
-    q = 0
+    q = spread(active, 0)
     # examples/branches.py:22  elif x < 0:
     pc = 11
     pc = select(active, pc, state.pc)
@@ -1299,7 +1330,7 @@ def quadrant_stackless_quadrant_block_7(state, stacks):
 def quadrant_stackless_quadrant_block_8(state, stacks):
     # examples/branches.py:24  q = 2
     active = state.pc == 8
-    q = 2
+    q = spread(active, 2)
     # examples/branches.py:23  if y > 0:
     pc = 10
     pc = select(active, pc, state.pc)
@@ -1312,7 +1343,7 @@ def quadrant_stackless_quadrant_block_8(state, stacks):
 def quadrant_stackless_quadrant_block_9(state, stacks):
     # examples/branches.py:26  q = 3
     active = state.pc == 9
-    q = 3
+    q = spread(active, 3)
     # examples/branches.py:23  if y > 0:
     pc = 10
     pc = select(active, pc, state.pc)

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8e32e3f724edcc3f664aa5fafd80eb9420730464c9726da9fe71c6914fc2679d
-# autobatch: body-sha256=3feaf9a9d9fa56bb9c947e9071da30d62f43e6d730b936198b69e14cbc43a2de
+# autobatch: source-sha256=3bef0c6378f61ddd4b4b8e2a73a168b662ec7f9a1f2bb03ed7da43283c788d67
+# autobatch: body-sha256=3305d96fa4eb53e5aa710706992c561b5d21bc8fd3b3725f2eb27f63ed8ef353
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -276,6 +276,30 @@ def lookup(table, items):
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
 
 
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
+
+
 def put(array, items, value):
     """Per example: a copy of array[b] with [items] set to value[b] (the
     functional form of `x[items] = value`); value is cast to array's dtype."""
@@ -498,7 +522,7 @@ def collatz_steps_block_0(state, stacks):
     # examples/collatz.py:10  steps = 0
     active = state.pc == 0
     x = state.collatz_steps_x
-    steps = 0
+    steps = spread(active, 0)
     # examples/collatz.py:11  while x != 1:
     cond_1 = x != 1
     pc = choose(cond_1, 1, 2)

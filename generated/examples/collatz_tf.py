@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=2364318d47c6cc46761d266cda8dae303620d8cdce69a4d9d1f94c9ac270c6f5
-# autobatch: body-sha256=157388e406f4c3e9de865c984bdbd86e5cfd230b6659192a066c0b1c59b884b5
+# autobatch: source-sha256=44f9e78bb3617de8953ced1b1ff3bbe4ca14ad65139df63bf01c396bcc076260
+# autobatch: body-sha256=018152c65acc9c41907b75b1fbe3a2e1e626bc647505ed6a2b0950110e07afd5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -314,6 +314,37 @@ def lookup(table, items):
     batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    if isinstance(value, bool):
+        value = tf.constant(value)
+    elif isinstance(value, int):
+        value = tf.constant(value, tf.int64)
+    elif isinstance(value, float):
+        value = tf.constant(value, tf.float64)
+    value = tf.convert_to_tensor(value)
+    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
 
 
 def put(array, items, value):
@@ -826,7 +857,7 @@ def collatz_steps_block_0(state, stacks):
     # examples/collatz.py:10  steps = 0
     active = state.pc == 0
     x = state.collatz_steps_x
-    steps = 0
+    steps = spread(active, 0)
     # examples/collatz.py:11  while x != 1:
     cond_1 = x != 1
     pc = choose(cond_1, 1, 2)

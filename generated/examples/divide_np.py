@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=7a4651fb2f8d7dfd316f77c05af8e0e17d0f8b11dd95466ab638c2a449263bc4
-# autobatch: body-sha256=f355d6d5afeb40b42ab6671063d31abfb9c7ecf90667bdf7536efcf9913eee4a
+# autobatch: source-sha256=277cc3e8634bb5d8a9859856248c60f3501e7b2d9298eaacef0e72c6afd4b4a7
+# autobatch: body-sha256=9d1b01f602ec532f84175ee73c0385c848ebc553c060b01c8b9c2ba1702d2efb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -277,6 +277,30 @@ def lookup(table, items):
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
 
 
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
+
+
 def put(array, items, value):
     """Per example: a copy of array[b] with [items] set to value[b] (the
     functional form of `x[items] = value`); value is cast to array's dtype."""
@@ -512,7 +536,7 @@ def divide_block_1(state, stacks):
     # examples/divide.py:11  return 0, a
     active = state.pc == 1
     a = state.divide_a
-    result_1 = (0, a)
+    result_1 = (spread(active, 0), a)
     divide_return = result_1
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, DIVIDE_HALT)
     pc = select(active, pc, state.pc)
@@ -537,7 +561,7 @@ def divide_block_2(state, stacks):
     # examples/divide.py:10  if a < b:
     cond_1 = a < b
     # examples/divide.py:11  return 0, a
-    result_1 = (0, a)
+    result_1 = (spread(active, 0), a)
     divide_return = result_1
     # examples/divide.py:12  q, r = divide(a - b, b)
     # the examples that enter the call (the others returned here)

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=60c28ef7a5c6f9014a5b08c4dfc3f28dee528bf5f707fc1d509330bcbbcf8609
-# autobatch: body-sha256=cd2d746ebb74d7a253d8b23028ff77b6f19652685a77764ea80eb095e059f233
+# autobatch: source-sha256=c6b118b5b63d721cc012670821f1c470b040a3ae5f1ea0c8f82b2a34afb34b3b
+# autobatch: body-sha256=3afc77112c4ebae4888726e55e3ebe7c59510e1e83238f1cd81983743bca405e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -315,6 +315,37 @@ def lookup(table, items):
     batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    if isinstance(value, bool):
+        value = tf.constant(value)
+    elif isinstance(value, int):
+        value = tf.constant(value, tf.int64)
+    elif isinstance(value, float):
+        value = tf.constant(value, tf.float64)
+    value = tf.convert_to_tensor(value)
+    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
 
 
 def put(array, items, value):
@@ -840,7 +871,7 @@ def divide_block_1(state, stacks):
     # examples/divide.py:11  return 0, a
     active = state.pc == 1
     a = state.divide_a
-    result_1 = (0, a)
+    result_1 = (spread(active, 0), a)
     divide_return = result_1
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, DIVIDE_HALT)
     pc = select(active, pc, state.pc)
@@ -865,7 +896,7 @@ def divide_block_2(state, stacks):
     # examples/divide.py:10  if a < b:
     cond_1 = a < b
     # examples/divide.py:11  return 0, a
-    result_1 = (0, a)
+    result_1 = (spread(active, 0), a)
     divide_return = result_1
     # examples/divide.py:12  q, r = divide(a - b, b)
     # the examples that enter the call (the others returned here)

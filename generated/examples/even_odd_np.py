@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=1e5ad03c498a3be8976b37cf11ec57b611b8eaec7683da51e04e34237506ded6
-# autobatch: body-sha256=086eda7aef3cc1e074e98a6686fbdce5a39115372c794d6c9e00d486533c4326
+# autobatch: source-sha256=69601dc27208d7f7e6b6dc8c713a633914452696eb2dd355746a2a3fcc981eb9
+# autobatch: body-sha256=32363fc90906bcdec28a924b208c1c7004a8d303429d25c691684d52fda59207
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -280,6 +280,30 @@ def lookup(table, items):
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
 
 
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
+
+
 def put(array, items, value):
     """Per example: a copy of array[b] with [items] set to value[b] (the
     functional form of `x[items] = value`); value is cast to array's dtype."""
@@ -504,7 +528,7 @@ def is_even_block_0(state, stacks):
     n = state.is_even_n
     cond_1 = n == 0
     # examples/even_odd.py:11  return True
-    result_1 = True
+    result_1 = spread(active, True)
     is_even_return = result_1
     # examples/even_odd.py:12  return is_odd(n - 1)
     is_odd_1_n = n - 1
@@ -534,7 +558,7 @@ def is_even_block_0(state, stacks):
 def is_even_block_1(state, stacks):
     # examples/even_odd.py:18  return False
     active = state.pc == 1
-    result_1 = False
+    result_1 = spread(active, False)
     is_even_return = result_1
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_EVEN_HALT)
     pc = select(active, pc, state.pc)
@@ -683,7 +707,7 @@ def is_odd_block_0(state, stacks):
     n = state.is_odd_n
     cond_1 = n == 0
     # examples/even_odd.py:18  return False
-    result_1 = False
+    result_1 = spread(active, False)
     is_even_return = result_1
     # examples/even_odd.py:19  return is_even(n - 1)
     is_even_1_n = n - 1
@@ -713,7 +737,7 @@ def is_odd_block_0(state, stacks):
 def is_odd_block_1(state, stacks):
     # examples/even_odd.py:11  return True
     active = state.pc == 1
-    result_1 = True
+    result_1 = spread(active, True)
     is_even_return = result_1
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_ODD_HALT)
     pc = select(active, pc, state.pc)

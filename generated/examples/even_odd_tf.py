@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=e6fd7e8cebd8201890e471bc342331310e4506700925511f5ecfae5819939cc3
-# autobatch: body-sha256=c10bd833be5214cf5b7c1a5e3f660af0452e1f4a2b748b3de3092b92e44722fb
+# autobatch: source-sha256=c0a28338fcd19a5c34d3d78d85a1b9051a144dd90cc7f2355af1a9f585be0c58
+# autobatch: body-sha256=b5219cbe7d92429f3ca4c26348f32543b4e43d03cb23d3f2b465b9ed0072ece3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -318,6 +318,37 @@ def lookup(table, items):
     batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    if isinstance(value, bool):
+        value = tf.constant(value)
+    elif isinstance(value, int):
+        value = tf.constant(value, tf.int64)
+    elif isinstance(value, float):
+        value = tf.constant(value, tf.float64)
+    value = tf.convert_to_tensor(value)
+    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
 
 
 def put(array, items, value):
@@ -832,7 +863,7 @@ def is_even_block_0(state, stacks):
     n = state.is_even_n
     cond_1 = n == 0
     # examples/even_odd.py:11  return True
-    result_1 = True
+    result_1 = spread(active, True)
     is_even_return = result_1
     # examples/even_odd.py:12  return is_odd(n - 1)
     is_odd_1_n = n - 1
@@ -862,7 +893,7 @@ def is_even_block_0(state, stacks):
 def is_even_block_1(state, stacks):
     # examples/even_odd.py:18  return False
     active = state.pc == 1
-    result_1 = False
+    result_1 = spread(active, False)
     is_even_return = result_1
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_EVEN_HALT)
     pc = select(active, pc, state.pc)
@@ -1011,7 +1042,7 @@ def is_odd_block_0(state, stacks):
     n = state.is_odd_n
     cond_1 = n == 0
     # examples/even_odd.py:18  return False
-    result_1 = False
+    result_1 = spread(active, False)
     is_even_return = result_1
     # examples/even_odd.py:19  return is_even(n - 1)
     is_even_1_n = n - 1
@@ -1041,7 +1072,7 @@ def is_odd_block_0(state, stacks):
 def is_odd_block_1(state, stacks):
     # examples/even_odd.py:11  return True
     active = state.pc == 1
-    result_1 = True
+    result_1 = spread(active, True)
     is_even_return = result_1
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, IS_ODD_HALT)
     pc = select(active, pc, state.pc)

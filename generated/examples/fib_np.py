@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=d0ea303b42857154ed2cd3e3704209905842870f437d9f19d1b1c483c64472da
-# autobatch: body-sha256=3991021ddf82e2873b9a841865fe9167ce5c5536577e81c87ac2d3c4837331b8
+# autobatch: source-sha256=99022286ad00d92a0053dff5a99ebeb8b46f6de8cb3ca43086b360830b12eeb1
+# autobatch: body-sha256=cbcdb092f505eb71350f8741048ba73e8d95d37143a6587ae7771f2b6e253fbc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -282,6 +282,30 @@ def lookup(table, items):
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
 
 
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
+
+
 def put(array, items, value):
     """Per example: a copy of array[b] with [items] set to value[b] (the
     functional form of `x[items] = value`); value is cast to array's dtype."""
@@ -517,7 +541,7 @@ def fib_block_0(state, stacks):
 def fib_block_1(state, stacks):
     # examples/fib.py:11  return 1
     active = state.pc == 1
-    result_1 = 1
+    result_1 = spread(active, 1)
     fib_return = result_1
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, FIB_HALT)
     pc = select(active, pc, state.pc)
@@ -541,7 +565,7 @@ def fib_block_2(state, stacks):
     # examples/fib.py:10  if n <= 1:
     cond_1 = n <= 1
     # examples/fib.py:11  return 1
-    result_1 = 1
+    result_1 = spread(active, 1)
     fib_return = result_1
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     # the examples that enter the call (the others returned here)
@@ -577,7 +601,7 @@ def fib_block_3(state, stacks):
     # examples/fib.py:10  if n <= 1:
     cond_1 = n <= 1
     # examples/fib.py:11  return 1
-    result_1 = 1
+    result_1 = spread(active, 1)
     fib_return = result_1
     # the examples that go on (the others return)
     going = where(cond_1, False, active)
@@ -760,7 +784,7 @@ def fib_stackless_fib_block_0(state, stacks):
 def fib_stackless_fib_block_1(state, stacks):
     # examples/fib.py:11  return 1
     active = state.pc == 1
-    result_1 = 1
+    result_1 = spread(active, 1)
     fib_return = result_1
     pc, return_sp = pop_return(
         stacks.returns, state.return_sp, active, FIB_STACKLESS_FIB_HALT

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=d83d8802826c73a49e218838133ebf108edd7a6d690507efe3f6c52c87fc2b4c
-# autobatch: body-sha256=5d7bac37151f3d80fa5c002656487db5258cfcbbfdf08cfed0389352fb4796f5
+# autobatch: source-sha256=a2e0f8c9a4ebfce0cb30603456fd38e3cdb19727461475ec41aa48461196a48e
+# autobatch: body-sha256=cc2142db3c698ff718aa748a35ea9aa22b27ca3fa2d9f81455f31727302e4de2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -320,6 +320,37 @@ def lookup(table, items):
     batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    if isinstance(value, bool):
+        value = tf.constant(value)
+    elif isinstance(value, int):
+        value = tf.constant(value, tf.int64)
+    elif isinstance(value, float):
+        value = tf.constant(value, tf.float64)
+    value = tf.convert_to_tensor(value)
+    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
 
 
 def put(array, items, value):
@@ -845,7 +876,7 @@ def fib_block_0(state, stacks):
 def fib_block_1(state, stacks):
     # examples/fib.py:11  return 1
     active = state.pc == 1
-    result_1 = 1
+    result_1 = spread(active, 1)
     fib_return = result_1
     pc, return_sp = pop_return(stacks.returns, state.return_sp, active, FIB_HALT)
     pc = select(active, pc, state.pc)
@@ -869,7 +900,7 @@ def fib_block_2(state, stacks):
     # examples/fib.py:10  if n <= 1:
     cond_1 = n <= 1
     # examples/fib.py:11  return 1
-    result_1 = 1
+    result_1 = spread(active, 1)
     fib_return = result_1
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     # the examples that enter the call (the others returned here)
@@ -905,7 +936,7 @@ def fib_block_3(state, stacks):
     # examples/fib.py:10  if n <= 1:
     cond_1 = n <= 1
     # examples/fib.py:11  return 1
-    result_1 = 1
+    result_1 = spread(active, 1)
     fib_return = result_1
     # the examples that go on (the others return)
     going = where(cond_1, False, active)
@@ -1088,7 +1119,7 @@ def fib_stackless_fib_block_0(state, stacks):
 def fib_stackless_fib_block_1(state, stacks):
     # examples/fib.py:11  return 1
     active = state.pc == 1
-    result_1 = 1
+    result_1 = spread(active, 1)
     fib_return = result_1
     pc, return_sp = pop_return(
         stacks.returns, state.return_sp, active, FIB_STACKLESS_FIB_HALT

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=693ad5f2c012e575ab96d25cd3a8f9002329e525c8f347282cb53144b98e73b3
-# autobatch: body-sha256=03ecee134253bd8ff0018c53b179a726bf8d3639162dc636f2db64c01e1b81fb
+# autobatch: source-sha256=85d1b2bdc9934364d209bc290be30f2c481a65e67b39e561ecbbe93378c108e8
+# autobatch: body-sha256=6909122dad5e27b1cdda12dba248c93c34ec53c5de13642f809ec272368e2f30
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -274,6 +274,30 @@ def lookup(table, items):
     table = np.asarray(table)
     batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
 
 
 def put(array, items, value):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0e7ea4074750cee58f42c5e1879f5694291465bf7586f3235c4815ff29d16d87
-# autobatch: body-sha256=baef7e8c2126743373e8e88e5ad04d65f8afd7976a7aee8871a6cf98b06344a6
+# autobatch: source-sha256=70f6bf493618d73492c9ba59ed8bd86034ae5aaed53faef86200bad2a1eb0fba
+# autobatch: body-sha256=c1d2ef99e18b2feb517c0975e139a8862b49a29ed65c8f8b9ca6ca094d681c8a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -314,6 +314,37 @@ def lookup(table, items):
     batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    if isinstance(value, bool):
+        value = tf.constant(value)
+    elif isinstance(value, int):
+        value = tf.constant(value, tf.int64)
+    elif isinstance(value, float):
+        value = tf.constant(value, tf.float64)
+    value = tf.convert_to_tensor(value)
+    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
 
 
 def put(array, items, value):

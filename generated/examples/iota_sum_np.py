@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=04687d3173fed7d83fd5b2d3b0bd8f31aabbddddcbcb9ea520956b18d5226dcf
-# autobatch: body-sha256=68088b0f879af107ba35a831cad2419fc46eb093f1b74f38ba9077a49e8467c2
+# autobatch: source-sha256=b8be6006885a275ede6d47cc63729a9149c2c629f4025ef22af2e5521bd851d5
+# autobatch: body-sha256=f5f32a0ea281e6a99bf058bab54a2836bbdfd1739a2f0ea6394d3497fee10862
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -274,6 +274,30 @@ def lookup(table, items):
     table = np.asarray(table)
     batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
 
 
 def put(array, items, value):

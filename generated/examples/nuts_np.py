@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=e2f19b7e4a5cc52a710641214a83895ba28aab493e91b5d0483769f573b5f9b1
-# autobatch: body-sha256=5a72b808d1b4197c1442edebdd6a916f992a2c05ed1eb233ed6fdfe8b570800b
+# autobatch: source-sha256=58e6928d9df88887bebbc065103154ed55f1ac41d7b04b62c2cea3da722765fe
+# autobatch: body-sha256=079572e9fbddf793aec310234867da135df9f2ab7bb281e7649d745875420c32
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -303,6 +303,30 @@ def lookup(table, items):
     table = np.asarray(table)
     batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
 
 
 def put(array, items, value):
@@ -711,15 +735,15 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:104  sample = point
         sample = point
         # examples/nuts.py:105  size = 1.0
-        size = 1.0
+        size = spread(active, 1.0)
         # examples/nuts.py:106  depth = 0
-        depth = 0
+        depth = spread(active, 0)
         # examples/nuts.py:107  leapfrogs = 0
-        leapfrogs = 0
+        leapfrogs = spread(active, 0)
         # examples/nuts.py:108  accept = 0.0
-        accept = 0.0
+        accept = spread(active, 0.0)
         # examples/nuts.py:109  going = True
-        going = True
+        going = spread(active, True)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
@@ -773,8 +797,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = -1.0
-        if_false_1 = 1.0
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
         direction = select(active, direction, state.nuts_step_direction)
@@ -1050,8 +1074,25 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = Tree(
-            new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
         )
         build_tree_return = result_1
         pc, return_sp = pop_return(
@@ -2322,15 +2363,15 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:104  sample = point
         sample = point
         # examples/nuts.py:105  size = 1.0
-        size = 1.0
+        size = spread(active, 1.0)
         # examples/nuts.py:106  depth = 0
-        depth = 0
+        depth = spread(active, 0)
         # examples/nuts.py:107  leapfrogs = 0
-        leapfrogs = 0
+        leapfrogs = spread(active, 0)
         # examples/nuts.py:108  accept = 0.0
-        accept = 0.0
+        accept = spread(active, 0.0)
         # examples/nuts.py:109  going = True
-        going = True
+        going = spread(active, True)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
@@ -2384,8 +2425,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = -1.0
-        if_false_1 = 1.0
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
         direction = select(active, direction, state.nuts_step_direction)
@@ -2661,8 +2702,25 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = Tree(
-            new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
         )
         build_tree_return = result_1
         pc, return_sp = pop_return(
@@ -3929,15 +3987,15 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:104  sample = point
         sample = point
         # examples/nuts.py:105  size = 1.0
-        size = 1.0
+        size = spread(active, 1.0)
         # examples/nuts.py:106  depth = 0
-        depth = 0
+        depth = spread(active, 0)
         # examples/nuts.py:107  leapfrogs = 0
-        leapfrogs = 0
+        leapfrogs = spread(active, 0)
         # examples/nuts.py:108  accept = 0.0
-        accept = 0.0
+        accept = spread(active, 0.0)
         # examples/nuts.py:109  going = True
-        going = True
+        going = spread(active, True)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
@@ -3991,8 +4049,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = -1.0
-        if_false_1 = 1.0
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
         direction = select(active, direction, state.nuts_step_direction)
@@ -4268,8 +4326,25 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = Tree(
-            new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
         )
         build_tree_return = result_1
         pc, return_sp = pop_return(

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=ce4086978d2771e13b16da1aefde807e0c0e758bc76168296b169f95ff190e05
-# autobatch: body-sha256=9178bda956d5a14a3f345fea733c8ac28f9bf2c223fc08048618c095b96bd4c2
+# autobatch: source-sha256=a77d60145253124cb6c2049fcc1059ec2133bd897cec449ef07f0040bec627b7
+# autobatch: body-sha256=4a3320af26c75a69936bedde3ff064908bd18c6034e0adfe2ee755661b0384ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -343,6 +343,37 @@ def lookup(table, items):
     batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    if isinstance(value, bool):
+        value = tf.constant(value)
+    elif isinstance(value, int):
+        value = tf.constant(value, tf.int64)
+    elif isinstance(value, float):
+        value = tf.constant(value, tf.float64)
+    value = tf.convert_to_tensor(value)
+    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
 
 
 def put(array, items, value):
@@ -1039,15 +1070,15 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:104  sample = point
         sample = point
         # examples/nuts.py:105  size = 1.0
-        size = 1.0
+        size = spread(active, 1.0)
         # examples/nuts.py:106  depth = 0
-        depth = 0
+        depth = spread(active, 0)
         # examples/nuts.py:107  leapfrogs = 0
-        leapfrogs = 0
+        leapfrogs = spread(active, 0)
         # examples/nuts.py:108  accept = 0.0
-        accept = 0.0
+        accept = spread(active, 0.0)
         # examples/nuts.py:109  going = True
-        going = True
+        going = spread(active, True)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
@@ -1101,8 +1132,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = -1.0
-        if_false_1 = 1.0
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
         direction = select(active, direction, state.nuts_step_direction)
@@ -1378,8 +1409,25 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = Tree(
-            new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
         )
         build_tree_return = result_1
         pc, return_sp = pop_return(
@@ -2650,15 +2698,15 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:104  sample = point
         sample = point
         # examples/nuts.py:105  size = 1.0
-        size = 1.0
+        size = spread(active, 1.0)
         # examples/nuts.py:106  depth = 0
-        depth = 0
+        depth = spread(active, 0)
         # examples/nuts.py:107  leapfrogs = 0
-        leapfrogs = 0
+        leapfrogs = spread(active, 0)
         # examples/nuts.py:108  accept = 0.0
-        accept = 0.0
+        accept = spread(active, 0.0)
         # examples/nuts.py:109  going = True
-        going = True
+        going = spread(active, True)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
@@ -2712,8 +2760,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = -1.0
-        if_false_1 = 1.0
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
         direction = select(active, direction, state.nuts_step_direction)
@@ -2989,8 +3037,25 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = Tree(
-            new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
         )
         build_tree_return = result_1
         pc, return_sp = pop_return(
@@ -4257,15 +4322,15 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:104  sample = point
         sample = point
         # examples/nuts.py:105  size = 1.0
-        size = 1.0
+        size = spread(active, 1.0)
         # examples/nuts.py:106  depth = 0
-        depth = 0
+        depth = spread(active, 0)
         # examples/nuts.py:107  leapfrogs = 0
-        leapfrogs = 0
+        leapfrogs = spread(active, 0)
         # examples/nuts.py:108  accept = 0.0
-        accept = 0.0
+        accept = spread(active, 0.0)
         # examples/nuts.py:109  going = True
-        going = True
+        going = spread(active, True)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
@@ -4319,8 +4384,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = -1.0
-        if_false_1 = 1.0
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
         direction = select(active, direction, state.nuts_step_direction)
@@ -4596,8 +4661,25 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = Tree(
-            new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
         )
         build_tree_return = result_1
         pc, return_sp = pop_return(

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=1a1fe9d4b7c121b0e5bb3e892b8452342fc98c94ce64a51c38cce86c0119aa86
-# autobatch: body-sha256=92dd5232c908dabaf878c28db717a2716de81730ba8c976cff48bc2a6da28feb
+# autobatch: source-sha256=9dbc215bba15aabc9cc20e944e8dba88257736b41127b071e87b5eada875ba47
+# autobatch: body-sha256=29a4b3e8ba275a92d5e86ad888a59827ed3a3bd50029232f13dea12f2689397f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -295,6 +295,30 @@ def lookup(table, items):
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
 
 
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
+
+
 def put(array, items, value):
     """Per example: a copy of array[b] with [items] set to value[b] (the
     functional form of `x[items] = value`); value is cast to array's dtype."""
@@ -525,9 +549,9 @@ def count_primes_below_block_0(state, stacks):
     # examples/primes.py:21  count = 0
     active = state.pc == 0
     n = state.count_primes_below_n
-    count = 0
+    count = spread(active, 0)
     # examples/primes.py:22  for k in range(2, n):
-    range_1 = 2
+    range_1 = spread(active, 2)
     k_next_1 = range_1
     k_next_1 = select(active, k_next_1, state.count_primes_below_k_next_1)
     in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
@@ -587,9 +611,9 @@ def count_primes_below_block_3(state, stacks):
     # examples/primes.py:25  is_prime = True
     active = state.pc == 3
     k = state.count_primes_below_k
-    is_prime = True
+    is_prime = spread(active, True)
     # examples/primes.py:26  d = 3
-    d = 3
+    d = spread(active, 3)
     # examples/primes.py:27  while d * d <= k:
     cond_1 = d * d <= k
     pc = choose(cond_1, 4, 7)
@@ -620,7 +644,7 @@ def count_primes_below_block_4(state, stacks):
 def count_primes_below_block_5(state, stacks):
     # examples/primes.py:29  is_prime = False
     active = state.pc == 5
-    is_prime = False
+    is_prime = spread(active, False)
     # examples/primes.py:30  break
     pc = 7
     pc = select(active, pc, state.pc)
@@ -870,7 +894,7 @@ def first_multiple_of_seven_block_0(state, stacks):
     # examples/primes.py:40  for k in range(1, limit):
     active = state.pc == 0
     limit = state.first_multiple_of_seven_limit
-    range_1 = 1
+    range_1 = spread(active, 1)
     k_next_1 = range_1
     k_next_1 = select(active, k_next_1, state.first_multiple_of_seven_k_next_1)
     in_range_1 = (1 > 0) & (k_next_1 < limit) | (1 < 0) & (k_next_1 > limit)
@@ -940,7 +964,7 @@ def first_multiple_of_seven_block_3(state, stacks):
 def first_multiple_of_seven_block_4(state, stacks):
     # examples/primes.py:45  found = -1
     active = state.pc == 4
-    found = -1
+    found = spread(active, -1)
     # examples/primes.py:40  for k in range(1, limit):
     pc = 5
     pc = select(active, pc, state.pc)
@@ -1150,7 +1174,7 @@ def smallest_factor_block_0(state, stacks):
     # examples/primes.py:11  for d in range(2, n):
     active = state.pc == 0
     n = state.smallest_factor_n
-    range_1 = 2
+    range_1 = spread(active, 2)
     d_next_1 = range_1
     d_next_1 = select(active, d_next_1, state.smallest_factor_d_next_1)
     in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=c98c7c254dda7d5606dadb0fdaac74dcd4f9ad280e40f82dee9ec54ef4092a73
-# autobatch: body-sha256=c471325590eebec8312f8e2a6d16c018eb5f3c4db78e9789fdada12412143185
+# autobatch: source-sha256=1b8785c27d3d7becd1b62458d00ab4a851387196782aac0f1ce2a4d761331350
+# autobatch: body-sha256=cc52ab90a72eeed2893c471e2abd51b20973fe28e61d9bcfcc519513e836a738
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -333,6 +333,37 @@ def lookup(table, items):
     batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    if isinstance(value, bool):
+        value = tf.constant(value)
+    elif isinstance(value, int):
+        value = tf.constant(value, tf.int64)
+    elif isinstance(value, float):
+        value = tf.constant(value, tf.float64)
+    value = tf.convert_to_tensor(value)
+    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
 
 
 def put(array, items, value):
@@ -853,9 +884,9 @@ def count_primes_below_block_0(state, stacks):
     # examples/primes.py:21  count = 0
     active = state.pc == 0
     n = state.count_primes_below_n
-    count = 0
+    count = spread(active, 0)
     # examples/primes.py:22  for k in range(2, n):
-    range_1 = 2
+    range_1 = spread(active, 2)
     k_next_1 = range_1
     k_next_1 = select(active, k_next_1, state.count_primes_below_k_next_1)
     in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
@@ -915,9 +946,9 @@ def count_primes_below_block_3(state, stacks):
     # examples/primes.py:25  is_prime = True
     active = state.pc == 3
     k = state.count_primes_below_k
-    is_prime = True
+    is_prime = spread(active, True)
     # examples/primes.py:26  d = 3
-    d = 3
+    d = spread(active, 3)
     # examples/primes.py:27  while d * d <= k:
     cond_1 = d * d <= k
     pc = choose(cond_1, 4, 7)
@@ -948,7 +979,7 @@ def count_primes_below_block_4(state, stacks):
 def count_primes_below_block_5(state, stacks):
     # examples/primes.py:29  is_prime = False
     active = state.pc == 5
-    is_prime = False
+    is_prime = spread(active, False)
     # examples/primes.py:30  break
     pc = 7
     pc = select(active, pc, state.pc)
@@ -1198,7 +1229,7 @@ def first_multiple_of_seven_block_0(state, stacks):
     # examples/primes.py:40  for k in range(1, limit):
     active = state.pc == 0
     limit = state.first_multiple_of_seven_limit
-    range_1 = 1
+    range_1 = spread(active, 1)
     k_next_1 = range_1
     k_next_1 = select(active, k_next_1, state.first_multiple_of_seven_k_next_1)
     in_range_1 = (1 > 0) & (k_next_1 < limit) | (1 < 0) & (k_next_1 > limit)
@@ -1268,7 +1299,7 @@ def first_multiple_of_seven_block_3(state, stacks):
 def first_multiple_of_seven_block_4(state, stacks):
     # examples/primes.py:45  found = -1
     active = state.pc == 4
-    found = -1
+    found = spread(active, -1)
     # examples/primes.py:40  for k in range(1, limit):
     pc = 5
     pc = select(active, pc, state.pc)
@@ -1478,7 +1509,7 @@ def smallest_factor_block_0(state, stacks):
     # examples/primes.py:11  for d in range(2, n):
     active = state.pc == 0
     n = state.smallest_factor_n
-    range_1 = 2
+    range_1 = spread(active, 2)
     d_next_1 = range_1
     d_next_1 = select(active, d_next_1, state.smallest_factor_d_next_1)
     in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)

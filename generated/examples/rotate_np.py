@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=5f0fc792725b2bb563e4fd3451dded0025e2928637d41df31a1206f967116c86
-# autobatch: body-sha256=8083776e0691d09df50d50de2c1dfc13b4e9972f9c33f7ad20d841ed1f2ef02a
+# autobatch: source-sha256=5e9b445fbea0af908bf45f571eae7b0d0064c415ade403728121b1b3a4abe3da
+# autobatch: body-sha256=4d2168b77ff302e6d6efb3f118f62bc50876d67996b61e4d396b2013fc026732
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -276,6 +276,30 @@ def lookup(table, items):
     table = np.asarray(table)
     batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
 
 
 def put(array, items, value):

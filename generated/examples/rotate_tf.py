@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=cd111a0d236b020870e4f382b08f75fde2f7233a2d9ed19ca173cf0088a157da
-# autobatch: body-sha256=66ba7ddb2a3ce949b8518534ec362279afb759474d338412be3dcb2ba0943858
+# autobatch: source-sha256=a67b38318546c7d8978d00c7c615ea987e9bce7d5fdf83b2da59dc9b2f21ce03
+# autobatch: body-sha256=c9b12a01dc74153875e12b937aaa649648867ce9a6a4537c236e40a20ea7c46c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -316,6 +316,37 @@ def lookup(table, items):
     batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    if isinstance(value, bool):
+        value = tf.constant(value)
+    elif isinstance(value, int):
+        value = tf.constant(value, tf.int64)
+    elif isinstance(value, float):
+        value = tf.constant(value, tf.float64)
+    value = tf.convert_to_tensor(value)
+    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
 
 
 def put(array, items, value):

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=ffe76ceef8c606f005918814e7b649aa6d36059ad804c5c1399af41c28c059c8
-# autobatch: body-sha256=09b143afcd805fa22a037061b01b9f8877178ba4be2c01f344322201bbc0f0f1
+# autobatch: source-sha256=2794dd9039ce54528498bfb1d9830c71fe0156ec266d3d4507d598c25010d118
+# autobatch: body-sha256=47e24862d6a5505ac6d568401933c35bb315105386d86c93378d483b897ed71c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -276,6 +276,30 @@ def lookup(table, items):
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
 
 
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
+
+
 def put(array, items, value):
     """Per example: a copy of array[b] with [items] set to value[b] (the
     functional form of `x[items] = value`); value is cast to array's dtype."""
@@ -504,9 +528,9 @@ def bisect_left_block_0(state, stacks):
     # examples/search.py:16  lo = 0
     active = state.pc == 0
     v = state.bisect_left_v
-    lo = 0
+    lo = spread(active, 0)
     # examples/search.py:17  hi = len(v)
-    hi = 16
+    hi = spread(active, 16)
     hi = select(active, hi, state.bisect_left_hi)
     # examples/search.py:18  while lo < hi:
     cond_1 = lo < hi

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=10ea1d524788e12d4ec1951212ab1b689c6954d03d70099649d8020a47c84ca5
-# autobatch: body-sha256=3d725340683aa71bd8a10c9cc03c433cb3a794fe8d3b57508202977acc0d0232
+# autobatch: source-sha256=3f0dd18ae2e06d7f1b7ef27e3ffa0cbdccc8b03b719128c99eef20e7348a0515
+# autobatch: body-sha256=865254b1de9daed219766b548b88c8503099461767f5d6baf0e8d92da50e2b78
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -314,6 +314,37 @@ def lookup(table, items):
     batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    if isinstance(value, bool):
+        value = tf.constant(value)
+    elif isinstance(value, int):
+        value = tf.constant(value, tf.int64)
+    elif isinstance(value, float):
+        value = tf.constant(value, tf.float64)
+    value = tf.convert_to_tensor(value)
+    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
 
 
 def put(array, items, value):
@@ -832,9 +863,9 @@ def bisect_left_block_0(state, stacks):
     # examples/search.py:16  lo = 0
     active = state.pc == 0
     v = state.bisect_left_v
-    lo = 0
+    lo = spread(active, 0)
     # examples/search.py:17  hi = len(v)
-    hi = 16
+    hi = spread(active, 16)
     hi = select(active, hi, state.bisect_left_hi)
     # examples/search.py:18  while lo < hi:
     cond_1 = lo < hi

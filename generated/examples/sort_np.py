@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=7a4d503a3b25ff5c37090ec0060d264c951e7021e2a95dca8e66ee5953cbbbe1
-# autobatch: body-sha256=7c5942d99f6d3f12b153625b7960be8da03b32a02531b2eadc27711df5b18364
+# autobatch: source-sha256=0b5ab3d0d605cbd1995b3958b4d7cd76f67f20b5e3bcb7fa303abf066f27e107
+# autobatch: body-sha256=657d72a3820c77569f48a6669161f542755c8274e55fc285d0233161ba44849c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -286,6 +286,30 @@ def lookup(table, items):
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
 
 
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
+
+
 def put(array, items, value):
     """Per example: a copy of array[b] with [items] set to value[b] (the
     functional form of `x[items] = value`); value is cast to array's dtype."""
@@ -518,11 +542,11 @@ def histogram_block_0(state, stacks):
     # examples/sort.py:32  counts = np.zeros(4, dtype=np.int64)
     active = state.pc == 0
     xs = state.histogram_xs
-    counts = np.zeros(4, dtype=np.int64)
+    counts = spread(active, np.zeros(4, dtype=np.int64))
     # examples/sort.py:33  for i in range(len(xs)):
-    range_1 = 10
+    range_1 = spread(active, 10)
     range_1 = select(active, range_1, state.histogram_range_1)
-    i_next_1 = 0
+    i_next_1 = spread(active, 0)
     in_range_1 = (1 > 0) & (i_next_1 < range_1) | (1 < 0) & (i_next_1 > range_1)
     pc = choose(in_range_1, 1, 4)
     pc = select(active, pc, state.pc)
@@ -552,8 +576,8 @@ def histogram_block_1(state, stacks):
     b = select(active, b, state.histogram_b)
     # examples/sort.py:35  if i < n and 0 <= b < 4:
     and__1 = i < n
-    operand_1 = 0
-    operand_2 = 4
+    operand_1 = spread(active, 0)
+    operand_2 = spread(active, 4)
     compare_1 = operand_1 <= b
     compare_2 = b < operand_2
     compare_3 = where(compare_1, compare_2, compare_1)
@@ -790,8 +814,8 @@ def insertion_sort_block_0(state, stacks):
     # examples/sort.py:18  for i in range(1, len(v)):
     active = state.pc == 0
     v = state.insertion_sort_v
-    range_1 = 1
-    range_2 = 8
+    range_1 = spread(active, 1)
+    range_2 = spread(active, 8)
     range_2 = select(active, range_2, state.insertion_sort_range_2)
     i_next_1 = range_1
     i_next_1 = select(active, i_next_1, state.insertion_sort_i_next_1)

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=c38fef7798c320e787a5a6d81ccbec648f8a15060b9599932dcc1f9f3562f1e3
-# autobatch: body-sha256=bd253ee3caa7ae55487ad1b331ef657544794f6bb8023461d8c26891b640143f
+# autobatch: source-sha256=9d67350c92107eccd8dd40cac08a786cde7e66363bc17aeaaf7502471c784cd4
+# autobatch: body-sha256=b116ac4acc960c69008fa3c99c4466173b3a87d564a35436556b7452e0810ab0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -324,6 +324,37 @@ def lookup(table, items):
     batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    if isinstance(value, bool):
+        value = tf.constant(value)
+    elif isinstance(value, int):
+        value = tf.constant(value, tf.int64)
+    elif isinstance(value, float):
+        value = tf.constant(value, tf.float64)
+    value = tf.convert_to_tensor(value)
+    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
 
 
 def put(array, items, value):
@@ -846,11 +877,11 @@ def histogram_block_0(state, stacks):
     # examples/sort.py:32  counts = np.zeros(4, dtype=np.int64)
     active = state.pc == 0
     xs = state.histogram_xs
-    counts = np.zeros(4, dtype=np.int64)
+    counts = spread(active, np.zeros(4, dtype=np.int64))
     # examples/sort.py:33  for i in range(len(xs)):
-    range_1 = 10
+    range_1 = spread(active, 10)
     range_1 = select(active, range_1, state.histogram_range_1)
-    i_next_1 = 0
+    i_next_1 = spread(active, 0)
     in_range_1 = (1 > 0) & (i_next_1 < range_1) | (1 < 0) & (i_next_1 > range_1)
     pc = choose(in_range_1, 1, 4)
     pc = select(active, pc, state.pc)
@@ -880,8 +911,8 @@ def histogram_block_1(state, stacks):
     b = select(active, b, state.histogram_b)
     # examples/sort.py:35  if i < n and 0 <= b < 4:
     and__1 = i < n
-    operand_1 = 0
-    operand_2 = 4
+    operand_1 = spread(active, 0)
+    operand_2 = spread(active, 4)
     compare_1 = operand_1 <= b
     compare_2 = b < operand_2
     compare_3 = where(compare_1, compare_2, compare_1)
@@ -1118,8 +1149,8 @@ def insertion_sort_block_0(state, stacks):
     # examples/sort.py:18  for i in range(1, len(v)):
     active = state.pc == 0
     v = state.insertion_sort_v
-    range_1 = 1
-    range_2 = 8
+    range_1 = spread(active, 1)
+    range_2 = spread(active, 8)
     range_2 = select(active, range_2, state.insertion_sort_range_2)
     i_next_1 = range_1
     i_next_1 = select(active, i_next_1, state.insertion_sort_i_next_1)

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=9bf9bf7887ff8f80cf63d3315f1273ec08cb77dc975ab264bf089e58f70a20e2
-# autobatch: body-sha256=90cdd4c4b4255a79ba2d64f79d3b034077e0fa4a4f1a7793b2774df062769aae
+# autobatch: source-sha256=e0732003527d18191f185694c74bbd713282ef716b1e202ee3bd5193a55e3df9
+# autobatch: body-sha256=06e3dca0e16b3d5d29c84647337e07a427d6bd0bfb71ca2722995c3f00b277a5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -285,6 +285,30 @@ def lookup(table, items):
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
 
 
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
+
+
 def put(array, items, value):
     """Per example: a copy of array[b] with [items] set to value[b] (the
     functional form of `x[items] = value`); value is cast to array's dtype."""
@@ -512,9 +536,9 @@ PREDICT_STACK_BYTES = 4
 def predict_block_0(state, stacks):
     # examples/tree.py:27  node = 0
     active = state.pc == 0
-    node = 0
+    node = spread(active, 0)
     # examples/tree.py:28  depth = 0
-    depth = 0
+    depth = spread(active, 0)
     # examples/tree.py:29  while True:
     pc = 1
     pc = select(active, pc, state.pc)

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=a63b0db8bb1c0e26427cb9a210b9db6cce665fa8a59ec52be2878aec64c27026
-# autobatch: body-sha256=a95417adb321bcfbf8bf08057d497df6d1a02423d6f0dc882bc7760a2a65d18c
+# autobatch: source-sha256=81e72675de8cfdd59d3486ed1c96ce3fb990561704f936ba4783f5af717b6967
+# autobatch: body-sha256=3153dc60b4741a96deda983d04bfb500d474ffa58cbd49a797711fdbf9d653c8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -323,6 +323,37 @@ def lookup(table, items):
     batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    if isinstance(value, bool):
+        value = tf.constant(value)
+    elif isinstance(value, int):
+        value = tf.constant(value, tf.int64)
+    elif isinstance(value, float):
+        value = tf.constant(value, tf.float64)
+    value = tf.convert_to_tensor(value)
+    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
 
 
 def put(array, items, value):
@@ -840,9 +871,9 @@ PREDICT_STACK_BYTES = 4
 def predict_block_0(state, stacks):
     # examples/tree.py:27  node = 0
     active = state.pc == 0
-    node = 0
+    node = spread(active, 0)
     # examples/tree.py:28  depth = 0
-    depth = 0
+    depth = spread(active, 0)
     # examples/tree.py:29  while True:
     pc = 1
     pc = select(active, pc, state.pc)

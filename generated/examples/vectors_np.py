@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=1beffcc931918fd66a72327aa5bceb0cbc083d8bc33ef5c6551c96c83a070392
-# autobatch: body-sha256=d06f1917405d0d838c49994ea267be500e9bd24af13a7317d12a42fbba1a6346
+# autobatch: source-sha256=23eda58532c989d6bb08eec1532fb237e6c773b6791983be5340869777be4017
+# autobatch: body-sha256=48a72e8507128cc4cdc61664e88ff51e2abd34234fea5e43fa3e3a5aa266dcb3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -280,6 +280,30 @@ def lookup(table, items):
     table = np.asarray(table)
     batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
     return take(np.broadcast_to(table, (batch, *table.shape)), items)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape] (a copy per example, so it can be updated per example).
+
+    active: [batch] (only its length is used).  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = np.asarray(value)
+    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
 
 
 def put(array, items, value):

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=f344fc5acbb4b6c1d2190f4606d54488b9df904a11e0a880052e60bfeca7daca
-# autobatch: body-sha256=d0e8189ae262766c879bbf3a798786f9aad3efbd892e58fd3371b5d62249756e
+# autobatch: source-sha256=1a8eacfe6b08e1d577dc820343098bcbc939d5fc1cf99c69ef20c707eb35b05a
+# autobatch: body-sha256=ebd260b7053957111a89ea658f27e37e1d4f280bc3e5cf1193d3ec89859e3388
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -320,6 +320,37 @@ def lookup(table, items):
     batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    if isinstance(value, bool):
+        value = tf.constant(value)
+    elif isinstance(value, int):
+        value = tf.constant(value, tf.int64)
+    elif isinstance(value, float):
+        value = tf.constant(value, tf.float64)
+    value = tf.convert_to_tensor(value)
+    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
 
 
 def put(array, items, value):

@@ -11,22 +11,37 @@ sees operands of equal per-example rank, inserting `[:, None, ...]` right
 after the batch axis of the lower-rank side.  It also converts an integer
 operand met by a floating one (`accept / leapfrogs`), as Python would:
 TensorFlow refuses to mix them.  Operands that are not batched
-(literals, module constants) are left alone: they broadcast from the right
-per example and on the batch alike.  The rewrite is visible in the generated
+(literals, module constants, `np.ones(3)`) are never expanded: they
+broadcast from the right per example and on the batch alike; but their
+rank counts, so `d + np.ones(3)` becomes `d[:, None] + np.ones(3)`.  The rewrite is visible in the generated
 code, where a reader sees exactly which value was expanded.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Callable, Optional, Tuple
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
-# describe(expression text) -> (per-example rank, dtype) of its value; rank
-# None for a Python float (no batch, but a float); None when the value is
-# another constant or cannot be evaluated.
-Describe = Callable[[str], Optional[Tuple[int, np.dtype]]]
+# describe(expression text) -> Operand, or None when the value cannot be
+# evaluated (the whole expression reports it).
+Describe = Callable[[str], Optional["Operand"]]
+
+
+class Operand(NamedTuple):
+    """What alignment needs to know of one operand's value.
+
+    `rank` is its per-example rank if `batched`, else its own rank (a
+    module constant, `np.ones(3)`, a Python number: the same for every
+    example).  `python_number`: an int/float/bool literal or global, which
+    NumPy and TensorFlow convert to the other operand's dtype by themselves.
+    """
+
+    rank: int
+    dtype: np.dtype
+    batched: bool
+    python_number: bool = False
 
 
 def align(expr: str, describe: Describe) -> str:
@@ -55,31 +70,33 @@ class _Aligner(ast.NodeTransformer):
         self.describe = describe
         self.changed = False
 
-    def info(self, node: ast.expr):
+    def info(self, node: ast.expr) -> Optional[Operand]:
         if isinstance(node, ast.Constant):
-            # A Python float is no batch but still a float (`n * 1.5`).
-            return (None, np.dtype(np.float64)) if isinstance(node.value, float) else None
+            value = node.value
+            if isinstance(value, (bool, int, float)):
+                return Operand(0, np.asarray(value).dtype, False, True)
+            return None
         return self.describe(ast.unparse(node))
 
     def aligned(self, operands):
-        """The operands, expanded to the highest rank and converted to float if any is."""
+        """The operands, batched ones expanded after their batch axis to the
+        highest per-example rank (a constant's rank counts: it broadcasts from
+        the right, `d + np.ones(3)` is [batch, 1] + [3]), and integer ones
+        converted to float if any is a float."""
         infos = [self.info(o) for o in operands]
-        floats = [i[1] for i in infos if i is not None and i[1].kind == "f"]
-        # Batched operands; a Python float (rank None) only lends its kind.
-        known = [i for i in infos if i is not None and i[0] is not None]
-        infos = [i if i is not None and i[0] is not None else None for i in infos]
-        if not known or (len(known) < 2 and not floats):
-            return operands
-        top = max(rank for rank, _ in known)
+        batched = [i for i in infos if i is not None and i.batched]
+        if not batched:
+            return operands  # no batch axis to place: Python's own meaning
+        floats = [i.dtype for i in infos if i is not None and i.dtype.kind == "f"]
+        top = max(i.rank for i in infos if i is not None)
         out = []
         for operand, info in zip(operands, infos):
-            if info is not None:
-                rank, dtype = info
-                if floats and dtype.kind in "iu":
+            if info is not None and not info.python_number:
+                if floats and info.dtype.kind in "iub" and (info.batched or info.rank):
                     operand = convert(operand, floats[0])
                     self.changed = True
-                if rank < top:
-                    operand = expand(operand, top - rank)
+                if info.batched and info.rank < top:
+                    operand = expand(operand, top - info.rank)
                     self.changed = True
             out.append(operand)
         return out

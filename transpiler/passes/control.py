@@ -78,9 +78,15 @@ def _safe_expr(text: str) -> bool:
             continue
         if isinstance(node, (ast.Div, ast.FloorDiv, ast.Mod)):
             continue
+        if _is_spread(node):
+            continue  # a constant given the batch axis (type_inference.spread)
         if not isinstance(node, _SAFE_NODES):
             return False
     return True
+
+
+def _is_spread(node) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "spread"
 
 
 def _safe(ins) -> bool:

@@ -61,7 +61,8 @@ def block_liveness(program: ir.LoweredProgram):
 
     Calls and returns are edges too: a push-jump continues at the callee's
     entry, and a return (`IndirectGoto`) may continue at any call's return
-    block, or (from main) halt, where the driver reads the program's result.
+    block, or halt, where the driver reads the program's result (from main,
+    or from a function main reached by tail calls).
     Treating every return block as a successor of every return over-approximates,
     which is safe: a register is only called dead when no path at all reads
     it before writing it.  (A register live across a call is live through
@@ -75,6 +76,7 @@ def block_liveness(program: ir.LoweredProgram):
             continuations.add(t.return_block)
     halt = "<halt>"
     continuations = tuple(sorted(continuations))
+    halting = _halting_functions(program)
 
     def after(t, function):
         if isinstance(t, ir.ReturnIf):
@@ -84,8 +86,9 @@ def block_liveness(program: ir.LoweredProgram):
         if isinstance(t, ir.PushBranch):
             return (t.true_target, t.false_target)
         if isinstance(t, (ir.IndirectGoto, ir.Return)):
-            # only main's returns can empty the return stack
-            return continuations + ((halt,) if function in (program.main, "") else ())
+            # main's returns may empty the return stack, and so may those of
+            # a function main reached by tail calls (it writes main's result)
+            return continuations + ((halt,) if function in halting else ())
         return successors(t)
 
     return _fixpoint(
@@ -93,6 +96,25 @@ def block_liveness(program: ir.LoweredProgram):
         lambda block: after(block.terminator, block.function),
         {halt: frozenset([program.result])},
     )
+
+
+def _halting_functions(program) -> frozenset:
+    """main, and the functions it reaches by tail calls (a jump into another
+    function's blocks, no return address pushed): their returns may halt."""
+    function_of = {b.name: b.function for b in program.blocks}
+    halting = {program.main, ""}
+    changed = True
+    while changed:
+        changed = False
+        for block in program.blocks:
+            if block.function not in halting:
+                continue
+            for target in successors(block.terminator):
+                callee = function_of.get(target)
+                if callee is not None and callee not in halting:
+                    halting.add(callee)
+                    changed = True
+    return frozenset(halting)
 
 
 def _fixpoint(blocks, successors_of, fixed):

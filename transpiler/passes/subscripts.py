@@ -46,18 +46,36 @@ class Values:
     """What the rewrite needs to know of a subexpression.
 
     `evaluate(text)` returns its value on placeholders (or raises);
-    `event_shape(value)` its per-example shape if it is batched, else None.
+    `event_shape(value)` its per-example shape if it is batched, else None;
+    `align(text)` the text with per-example broadcasting made explicit
+    (passes/broadcast.py): `(v - d)[0]` subscripts the per-example
+    difference, which is `v - d[:, None]` on the batch.
     """
 
-    def __init__(self, evaluate: Callable[[str], object], event_shape: Callable[[object], Optional[Tuple[int, ...]]]):
+    def __init__(
+        self,
+        evaluate: Callable[[str], object],
+        event_shape: Callable[[object], Optional[Tuple[int, ...]]],
+        align: Callable[[str], str] = lambda text: text,
+    ):
         self.evaluate = evaluate
         self.event_shape = event_shape
+        self.align = align
 
     def of(self, node: ast.expr):
         try:
-            return self.evaluate(ast.unparse(node))
+            return self.evaluate(self.align(ast.unparse(node)))
         except Exception:  # noqa: BLE001 - the whole expression reports it
             return _UNKNOWN
+
+    def aligned(self, node: ast.expr) -> Optional[ast.expr]:
+        """`node` with its broadcasting made explicit, or None if unchanged."""
+        text = ast.unparse(node)
+        try:
+            new = self.align(text)
+        except Exception:  # noqa: BLE001 - the whole expression reports it
+            return None
+        return None if new == text else ast.parse(new, mode="eval").body
 
 
 _UNKNOWN = object()
@@ -98,8 +116,9 @@ def _static_slice(node: ast.Slice) -> bool:
 
 
 def _slice_call(node: ast.Slice) -> ast.expr:
+    """`slice(lower, upper[, step])`; never `slice(x)`, which means `:x`."""
     parts = [p if p is not None else ast.Constant(None) for p in (node.lower, node.upper, node.step)]
-    while len(parts) > 1 and isinstance(parts[-1], ast.Constant) and parts[-1].value is None:
+    if node.step is None:
         parts.pop()
     return ast.Call(ast.Name("slice", ast.Load()), parts, [])
 
@@ -172,6 +191,10 @@ class _Rewriter(ast.NodeTransformer):
         self.generic_visit(node)
         if not isinstance(node.ctx, ast.Load):
             return node
+        aligned = self.values.aligned(node.value)
+        if aligned is not None:  # `(v - d)[0]`: the per-example difference first
+            node.value = aligned
+            self.changed = True
         base = self.values.of(node.value)
         if base is _UNKNOWN:
             return node

@@ -30,7 +30,7 @@ from transpiler import backends as B
 from transpiler import types as T
 from transpiler.errors import BatchTypeError
 from transpiler.ir import instructions as ir
-from transpiler.passes import broadcast, subscripts
+from transpiler.passes import batch_axis, broadcast, subscripts
 
 
 def infer(
@@ -164,13 +164,14 @@ class _Inference:
             except subscripts.SubscriptError as e:
                 self.cache[key] = (None, e, None)
                 return self.cache[key]
-            value_type, error, _ = self._try(fn, text, names, used_inputs)
+            value_type, error, leaf_info = self._try(fn, text, names, used_inputs)
             if error is not None:  # `abs(0.5) <= n` on TF: align it after all
                 forced = self.aligned(fn, expr, vars_in, inputs, force=True)
                 if forced != text:
-                    value_type, error, _ = self._try(fn, forced, names, used_inputs)
+                    value_type, error, leaf_info = self._try(fn, forced, names, used_inputs)
                     if error is None:
                         self.cache[("aligned", fn, expr, vars_in, inputs)] = forced
+            self.cache[("leaves", fn, expr, vars_in, inputs)] = leaf_info
             self.cache[key] = (value_type, error, promoted if promoted != inputs else None)
         return self.cache[key]
 
@@ -178,7 +179,9 @@ class _Inference:
         """`expr` with per-example broadcasting made explicit (passes/broadcast.py).
 
         Needed when some input has a per-example rank above 0 (a silent
-        misalignment is possible), or (`force`) when the expression as
+        misalignment is possible), when the expression reads something other
+        than its inputs (a call or a global may give an array: `d +
+        np.ones(3)` is [batch] against [3]), or (`force`) when the expression as
         written fails: ints meeting floats on TF (`accept / steps`,
         `abs(0.5) <= n`).  NumPy promotes by itself, so there the
         expression stays as written and is evaluated once.
@@ -193,7 +196,7 @@ class _Inference:
             env.update((n, B.placeholder(self.backend, t)) for n, t in zip(vars_in, promoted))
             if subscripts.mentions(expr):
                 text = subscripts.rewrite(text, self._values(fn, env))
-            if force or ranks - {0}:
+            if force or ranks - {0} or _reads_beyond(expr, vars_in):
                 text = broadcast.align(text, lambda sub: self._describe(fn, sub, env))
             self.cache[key] = text
         return self.cache[key]
@@ -209,19 +212,63 @@ class _Inference:
                 return None
             return B.type_of(self.backend, value).shape
 
-        return subscripts.Values(evaluate, event_shape)
+        def align(text):
+            return broadcast.align(text, lambda sub: self._describe(fn, sub, env))
+
+        return subscripts.Values(evaluate, event_shape, align)
+
+    def check_batch_axis(self, fn, op, exprs, inputs):
+        """Refuses a library call that moves or drops the batch axis
+        (passes/batch_axis.py): `np.sum(v)` would add up the whole batch."""
+        env = dict(B.helpers(self.backend))
+        env.update((n, B.placeholder(self.backend, t)) for n, t in zip(op.vars_in, _promote_weak(inputs)))
+
+        def evaluate(text):
+            return eval(text, self.namespaces[fn], dict(env))  # noqa: S307
+
+        for expr in exprs:
+            text = self.aligned(fn, expr, op.vars_in, inputs)
+            problem = batch_axis.check(text, evaluate, self.backend.batched_rank)
+            if problem is not None:
+                raise BatchTypeError(_where(op.origin) + problem)
+
+    def spread(self, fn, expr, vars_in, inputs, arrays_only=False):
+        """`expr`, as aligned, with its leaves that are the same for every
+        example (`0`, `np.ones(3)`, a table) given the batch axis:
+        `spread(active, ...)`.
+
+        Type inference gives a variable a per-example type, and every later
+        expression treats it as [batch, ...]: `w[d] = 0` scatters into
+        example b's row, `v - x` expands `x` after the batch axis, a side of
+        a choice is picked per example.  A value without the batch axis would
+        be read as its own elements there (a silent wrong answer, or a shape
+        error), so each variable holds its batch axis from its first
+        assignment on.  `arrays_only`: numbers stay as they are.
+        """
+        value_type, _, _ = self.evaluate(fn, expr, vars_in, inputs)
+        leaf_info = self.cache.get(("leaves", fn, expr, vars_in, inputs))
+        text = self.aligned(fn, expr, vars_in, inputs)
+        if leaf_info is None or value_type is None:
+            return text
+        flags = [constant and not (arrays_only and rank == 0) for constant, rank in leaf_info]
+        return _spread_leaves(ast.parse(text, mode="eval").body, value_type, flags)
 
     def _describe(self, fn, expr, env):
-        """(per-example rank, dtype) of a batched subexpression, else None."""
+        """A subexpression's `broadcast.Operand`, or None if it fails."""
         try:
             value = eval(expr, self.namespaces[fn], dict(env))  # noqa: S307
         except Exception:  # noqa: BLE001 - the whole expression reports it
             return None
+        if isinstance(value, (bool, int, float)):
+            return broadcast.Operand(0, np.asarray(value).dtype, False, True)
         rank = self.backend.batched_rank(value)
+        dtype = getattr(value, "dtype", None)
+        if dtype is None:
+            return None  # a tuple, a string, a function: not an operand
+        dtype = np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
         if rank is None:
-            # A Python float is no batch but still a float: `n * abs(0.5)`.
-            return (None, np.dtype(np.float64)) if isinstance(value, float) else None
-        return rank, np.dtype(getattr(value.dtype, "as_numpy_dtype", value.dtype))
+            return broadcast.Operand(_rank(value), dtype, False)
+        return broadcast.Operand(rank, dtype, True)
 
     def _try(self, fn, expr, vars_in, inputs):
         env = dict(B.helpers(self.backend))  # inserted by broadcast.align and subscripts.rewrite
@@ -231,11 +278,15 @@ class _Inference:
             result = B.type_of(self.backend, value)
         except Exception as e:  # noqa: BLE001 - reported once types settle
             return None, e, None
+        # Per leaf: (lacks the batch axis, rank), for `spread`.
+        leaf_info = tuple(
+            (self.backend.batched_rank(leaf) is None, _rank(leaf)) for leaf in B.value_leaves(value)
+        )
         # Only literals went in (`n = n + 1` with a literal `n`): the result
         # stays weak, as a Python number would; so does each element of a
         # tuple display made of literals only (`(0, x)`).
         strong = {name for name, t in zip(vars_in, inputs) if any(not leaf.weak for leaf in T.leaves(t))}
-        return _weaken_literal_parts(ast.parse(expr, mode="eval").body, strong, result), None, None
+        return _weaken_literal_parts(ast.parse(expr, mode="eval").body, strong, result), None, leaf_info
 
     def strengthen(self, fn, vars_in, promoted, origin):
         if promoted is not None:
@@ -396,6 +447,7 @@ class _Inference:
             expr, error = failure
             if isinstance(error, subscripts.SubscriptError):
                 raise BatchTypeError(_where(op.origin) + str(error)) from None
+            self.check_batch_axis(fn, op, [expr], inputs)
             raise BatchTypeError(
                 _where(op.origin) + f"evaluating `{expr}` on a batch of placeholders "
                 f"raised {type(error).__name__}: {error}"
@@ -406,12 +458,18 @@ class _Inference:
                 _where(op.origin) + f"a condition must be one value per example; "
                 f"`{op.condition}` has type {condition}"
             )
+        self.check_batch_axis(fn, op, [op.condition, op.if_true, op.if_false], inputs)
+        # A constant condition picks for no one: give it the batch axis.  A
+        # constant side then needs it only for its arrays (`np.ones(3) if d
+        # else np.zeros(3)` would pick element by element); numbers
+        # broadcast against the condition as they are.
+        condition = self.spread(fn, op.condition, op.vars_in, inputs)
+        arrays_only = condition == self.aligned(fn, op.condition, op.vars_in, inputs)
         op = dataclasses.replace(
             op,
-            **{
-                side: self.aligned(fn, getattr(op, side), op.vars_in, inputs)
-                for side in ("condition", "if_true", "if_false")
-            },
+            condition=condition,
+            if_true=self.spread(fn, op.if_true, op.vars_in, inputs, arrays_only),
+            if_false=self.spread(fn, op.if_false, op.vars_in, inputs, arrays_only),
         )
         stored = T.strong(self.types[ir.qualify(fn, op.vars_out)])
         if isinstance(stored, T.TensorType):
@@ -434,6 +492,9 @@ class _Inference:
         if isinstance(error, subscripts.SubscriptError):
             raise BatchTypeError(_where(op.origin) + str(error)) from None
         if error is not None:
+            # `tf.stack([x, y])`: the batch axis moved, so no per-example type;
+            # say that rather than what the placeholders raised.
+            self.check_batch_axis(fn, op, [op.expr], inputs)
             described = ", ".join(
                 f"{n}: {T.strong(t)}" for n, t in zip(op.vars_in, inputs)
             )
@@ -442,13 +503,53 @@ class _Inference:
                 f"placeholders ({described or 'no inputs'}) raised "
                 f"{type(error).__name__}: {error}"
             ) from error
-        op = dataclasses.replace(op, expr=self.aligned(fn, op.expr, op.vars_in, inputs))
+        self.check_batch_axis(fn, op, [op.expr], inputs)
+        if op.vars_out is None:
+            expr = self.aligned(fn, op.expr, op.vars_in, inputs)
+        else:
+            expr = self.spread(fn, op.expr, op.vars_in, inputs)
+        op = dataclasses.replace(op, expr=expr)
         if isinstance(op.vars_out, str):
             stored = T.strong(self.types[ir.qualify(fn, op.vars_out)])
             if isinstance(result, T.TensorType) and isinstance(stored, T.TensorType):
                 if result.dtype != stored.dtype:
                     return dataclasses.replace(op, cast_to=stored.dtype.name)
         return op
+
+
+@functools.lru_cache(maxsize=None)
+def _reads_beyond(expr: str, vars_in: tuple) -> bool:
+    """Whether `expr` calls something or reads a name other than `vars_in`."""
+    for node in ast.walk(ast.parse(expr, mode="eval")):
+        if isinstance(node, (ast.Call, ast.Attribute)):
+            return True
+        if isinstance(node, ast.Name) and node.id not in vars_in:
+            return True
+    return False
+
+
+def _spread_leaves(node, pattern, flags) -> str:
+    """The text of `node` with the leaves marked in `flags` (depth first)
+    wrapped in `spread(active, ...)`: element by element in a tuple display,
+    else the whole value (naming its constant leaves if not all are)."""
+    text = ast.unparse(node)
+    if not any(flags):
+        return text
+    if isinstance(node, ast.Tuple) and isinstance(pattern, T.TupleType) and len(node.elts) == len(pattern.elements):
+        parts, k = [], 0
+        for element, element_type in zip(node.elts, pattern.elements):
+            n = len(T.leaves(element_type))
+            parts.append(_spread_leaves(element, element_type, flags[k : k + n]))
+            k += n
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    if all(flags):
+        return f"spread(active, {text})"
+    return f"spread(active, {text}, {tuple(flags)!r})"
+
+
+def _rank(value) -> int:
+    shape = getattr(value, "shape", None)
+    return np.ndim(value) if shape is None else len(shape)
 
 
 def _weaken(pattern):

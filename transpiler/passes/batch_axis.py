@@ -1,0 +1,158 @@
+"""Library calls must keep the batch axis where it is.
+
+Code is written for one example, so `np.sum(v)` means the sum of this
+example's vector.  On the batch, `v` is [batch, n], and NumPy's `np.sum(v)`
+adds up the whole batch: a silent wrong answer (TensorFlow's
+`tf.reduce_sum(v)` does the same).  Operators and elementwise functions keep
+the batch axis first by themselves; functions that take axes (reductions,
+`np.stack`, `np.transpose`, `np.cumsum` without `axis`...) count them from
+the left, where the batch axis now is.
+
+`check` calls each NumPy/TensorFlow function (or array method, or Python
+builtin) of an expression twice on placeholders: on its batched arguments,
+and on one example's arguments (the first example of each batched one).  Per
+example the result has some shape; on the batch it must have the batch axis
+first and that same shape after it.  When it does not, the call has no
+per-example meaning as written and the program is refused at build time,
+with the fix: axes counted from the end (`axis=-1`).
+
+The check sees shapes, not values: a call that keeps the shape but mixes
+examples (`np.cumsum(m, axis=0)` on a per-example matrix, `np.roll(v, 1)`
+without an axis) is not caught; the README says to count axes from the end.
+User functions are never called by the check (they may have side effects,
+and are checked through their own primitives when batched).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from typing import Callable, Optional
+
+# Builtins that are per example on a batch as they are, or that the
+# subscript pass has already rewritten (`len`), or that build no values.
+_PER_EXAMPLE_BUILTINS = frozenset(
+    id(getattr(builtins, name))
+    for name in ("abs", "len", "isinstance", "type", "print", "repr", "str", "slice", "range")
+)
+# The generated module's own helpers, inserted by earlier passes: per
+# example by construction.
+_HELPERS = frozenset(("take", "lookup", "put", "cast", "spread"))
+
+
+def check(
+    expr: str,
+    evaluate: Callable[[str], object],
+    batched_rank: Callable[[object], Optional[int]],
+) -> Optional[str]:
+    """A message for the first library call in `expr` that moves or drops
+    the batch axis, or None.  `evaluate(text)` gives a subexpression's value
+    on placeholders (or raises); `batched_rank(value)` its per-example rank
+    if it has the batch axis, else None."""
+    for node in ast.walk(ast.parse(expr, mode="eval")):
+        if not isinstance(node, ast.Call) or _is_helper(node):
+            continue
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            continue
+        try:
+            function = evaluate(ast.unparse(node.func))
+            if not _library(function) or not _only_library_calls(node, evaluate):
+                continue
+            args = [evaluate(ast.unparse(a)) for a in node.args]
+            keywords = {k.arg: evaluate(ast.unparse(k.value)) for k in node.keywords}
+        except Exception:  # noqa: BLE001 - the whole expression reports it
+            continue
+        owner = getattr(function, "__self__", None)
+        if not any(_has_batch(v, batched_rank) for v in [owner, *args, *keywords.values()]):
+            continue  # constants only: the same for every example
+        per_example = function
+        if owner is not None and _has_batch(owner, batched_rank):
+            # a method of a batched array, `v.sum()`: one example's `v[0].sum`
+            per_example = getattr(_first(owner, batched_rank), function.__name__)
+        try:
+            batched = function(*args, **keywords)
+            one = per_example(
+                *[_first(a, batched_rank) for a in args],
+                **{k: _first(v, batched_rank) for k, v in keywords.items()},
+            )
+        except Exception:  # noqa: BLE001 - no per-example reading to compare
+            continue
+        problem = _mismatch(batched, one, batched_rank)
+        if problem is not None:
+            return (
+                f"`{ast.unparse(node)}` does not keep the batch axis first: per example it gives "
+                f"{problem[1]}, on the batch {problem[0]}.  Functions that take axes count them "
+                "from the left, where the batch axis is: count them from the end instead "
+                "(`np.sum(v, axis=-1)`, `np.stack([a, b], axis=-1)`, `tf.reduce_max(x, axis=-1)`)"
+            )
+    return None
+
+
+def _only_library_calls(node: ast.Call, evaluate) -> bool:
+    """Whether every call inside `node`'s arguments is a library call or a
+    helper: evaluating them never runs the user's own functions twice."""
+    for inner in ast.walk(node):
+        if inner is node or not isinstance(inner, ast.Call) or _is_helper(inner):
+            continue
+        try:
+            if not _library(evaluate(ast.unparse(inner.func))) and id(evaluate(ast.unparse(inner.func))) not in _PER_EXAMPLE_BUILTINS:
+                return False
+        except Exception:  # noqa: BLE001
+            return False
+    return True
+
+
+def _is_helper(node: ast.Call) -> bool:
+    return isinstance(node.func, ast.Name) and node.func.id in _HELPERS
+
+
+def _library(function) -> bool:
+    """NumPy, TensorFlow, a method of an array, or a builtin that may reduce."""
+    if id(function) in _PER_EXAMPLE_BUILTINS or isinstance(function, type):
+        return False
+    owner = getattr(function, "__self__", None)
+    if owner is not None and not isinstance(owner, type) and hasattr(owner, "shape"):
+        return True  # `v.sum()`, `x.mean(axis=0)`
+    module = getattr(function, "__module__", None) or type(function).__module__ or ""
+    return module.split(".")[0] in ("numpy", "tensorflow", "builtins", "keras")
+
+
+def _has_batch(value, batched_rank) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_has_batch(v, batched_rank) for v in value)
+    return batched_rank(value) is not None
+
+
+def _first(value, batched_rank):
+    """One example's value: the first row of each batched leaf."""
+    if isinstance(value, (tuple, list)):
+        parts = [_first(v, batched_rank) for v in value]
+        return type(value)(*parts) if hasattr(value, "_fields") else type(value)(parts)
+    return value[0] if batched_rank(value) is not None else value
+
+
+def _shape(value):
+    shape = getattr(value, "shape", None)
+    return () if shape is None else tuple(getattr(shape, "as_list", lambda: list(shape))())
+
+
+def _mismatch(batched, one, batched_rank):
+    """(batched shape text, per-example shape text) of the first leaf where
+    the batched result is not [batch, *per-example shape], else None."""
+    if isinstance(batched, (tuple, list)) and isinstance(one, (tuple, list)):
+        if len(batched) != len(one):
+            return (f"{len(batched)} values", f"{len(one)} values")
+        for b, o in zip(batched, one):
+            found = _mismatch(b, o, batched_rank)
+            if found is not None:
+                return found
+        return None
+    if isinstance(batched, (tuple, list)) or isinstance(one, (tuple, list)):
+        return None  # not arrays on both sides: nothing to compare
+    rank = batched_rank(batched)
+    shape, per_example = _shape(batched), _shape(one)
+    if rank is None:
+        return (f"shape {shape} without the batch axis", f"shape {per_example}")
+    if shape[1:] != per_example:
+        return (f"shape (batch, {', '.join(str(d) for d in shape[1:])})", f"shape {per_example}")
+    return None

@@ -22,8 +22,21 @@ PLACEHOLDER_BATCH = 13
 
 
 class NumpyBackend:
+    """Run the generated NumPy module (no TensorFlow needed).
+
+    Like the predecessor's, it takes no constructor arguments; its checks
+    are always on (NumPy runs eagerly, so an early stop is always raised).
+    """
+
     name = "numpy"
     suffix = "np"
+    safety_checks = True
+    while_maximum_iterations = None
+    basic_block_xla_device = None
+
+    def call_options(self):
+        """Keywords of the generated entry that this backend sets."""
+        return {}
 
     def inference_scope(self):
         return contextlib.nullcontext()
@@ -63,8 +76,53 @@ class NumpyBackend:
 
 
 class TensorFlowBackend:
+    """Run the generated TensorFlow module (the default backend).
+
+    The predecessor's constructor keywords keep their meaning:
+
+    - `safety_checks` (default True): stop on, and report, an example that
+      overflows its stack (and here also one that indexes out of range or
+      runs past the iteration limit).  False skips the checks: such examples
+      return whatever they hold, as the predecessor's unchecked stacks did.
+    - `while_parallel_iterations` (default 10): `parallel_iterations` of the
+      batched `tf.while_loop`; 1 keeps stateful random primitives
+      reproducible under a seed.
+    - `while_maximum_iterations` (default None): our `max_iterations`, the
+      limit on the batched loop's iterations; a call's own `max_iterations`
+      wins.  Unlike the predecessor's silent stop, reaching it raises
+      IterationLimitError naming the examples still running.
+    - `basic_block_xla_device` (default None): the predecessor compiled each
+      block with XLA for that device ('CPU:0', 'GPU:0'); here the whole loop
+      is compiled (as `xla=True`) and placed on that device.
+    """
+
     name = "tensorflow"
     suffix = "tf"
+
+    def __init__(
+        self,
+        safety_checks=True,
+        while_parallel_iterations=10,
+        while_maximum_iterations=None,
+        basic_block_xla_device=None,
+    ):
+        if while_parallel_iterations is not None and int(while_parallel_iterations) < 1:
+            raise ValueError(
+                f"while_parallel_iterations must be at least 1, got {while_parallel_iterations}"
+            )
+        self.safety_checks = bool(safety_checks)
+        self.while_parallel_iterations = (
+            10 if while_parallel_iterations is None else int(while_parallel_iterations)
+        )
+        self.while_maximum_iterations = while_maximum_iterations
+        self.basic_block_xla_device = basic_block_xla_device
+
+    def call_options(self):
+        """Keywords of the generated entry that this backend sets."""
+        return dict(
+            safety_checks=self.safety_checks,
+            parallel_iterations=self.while_parallel_iterations,
+        )
 
     def inference_scope(self):
         # A function graph, as under tf.function: there `a == b` on tensors is
@@ -118,13 +176,23 @@ class TensorFlowBackend:
         return shape.rank - 1
 
     def __eq__(self, other):
+        # Backends that generate the same module: options change calls, not code.
         return type(self) is type(other)
 
     def __hash__(self):
         return hash(self.name)
 
     def __repr__(self):
-        return "TensorFlowBackend()"
+        defaults = dict(
+            safety_checks=True,
+            while_parallel_iterations=10,
+            while_maximum_iterations=None,
+            basic_block_xla_device=None,
+        )
+        changed = [
+            f"{k}={getattr(self, k)!r}" for k, v in defaults.items() if getattr(self, k) != v
+        ]
+        return f"TensorFlowBackend({', '.join(changed)})"
 
 
 def resolve(backend) -> object:

@@ -61,6 +61,12 @@ def truthy(x):
 class BatchedFunction:
     """A decorated function: call it on batches (see `Context.batch`)."""
 
+    # Called inside the user's tf.function, AutoGraph would convert this
+    # call and the generated entry beneath it (and warn that it cannot read
+    # the entry's source): they hold no data-dependent Python control flow
+    # to convert.  AutoGraph calls what carries this marker as it is.
+    autograph_info__ = None
+
     def __init__(self, context, function, type_inference=None, signature=None):
         self.context = context
         self.function = function
@@ -88,14 +94,15 @@ class BatchedFunction:
         if kwargs.get("dry_run") or self.context._dry_run_depth():
             return self.context._dry_run(self.function, args)
         backend = B.resolve(kwargs.get("backend"))
-        xla = bool(kwargs.get("xla", False))
+        device = backend.basic_block_xla_device
+        xla = bool(kwargs.get("xla", False)) or device is not None
         if xla and backend.name != "tensorflow":
             raise ValueError("xla=True needs the TensorFlow backend")
         depth = kwargs.get("max_stack_depth")
         depth = DEFAULT_MAX_STACK_DEPTH if depth is None else int(depth)
         if depth < 1:
             raise ValueError(f"max_stack_depth must be at least 1, got {depth}")
-        limits = self.context._limits(kwargs)
+        limits = self.context._limits(kwargs, backend)
         if self.plain_parameters and len(args) != len(self.parameters):
             raise TypeError(
                 f"{self.name}() takes {len(self.parameters)} positional argument(s) "
@@ -116,7 +123,14 @@ class BatchedFunction:
         if backend.name == "numpy":
             args = tuple(_to_numpy(a) for a in args)
         profile = bool(kwargs.get("profile", False))
-        return entry(*args, max_stack_depth=depth, xla=xla, profile=profile, **limits)
+        options = dict(max_stack_depth=depth, xla=xla, profile=profile, **limits)
+        options.update(backend.call_options())
+        if device is None:
+            return entry(*args, **options)
+        import tensorflow as tf
+
+        with tf.device(device):
+            return entry(*args, **options)
 
     def _bind(self, args, arguments):
         """Positional arguments, with keywords placed and literal defaults filled in."""
@@ -198,9 +212,13 @@ class Context:
         self._definitions = 0  # redefinitions so far: part of every entry's cache key
         self._local = threading.local()
 
-    def _limits(self, kwargs):
-        """The call's max_iterations and max_stack_bytes: its own, else the Context's."""
-        iterations = kwargs.get("max_iterations", self.max_iterations)
+    def _limits(self, kwargs, backend=None):
+        """The call's max_iterations and max_stack_bytes: its own, else the
+        backend's (`while_maximum_iterations`), else the Context's."""
+        iterations = getattr(backend, "while_maximum_iterations", None)
+        if iterations is None:
+            iterations = self.max_iterations
+        iterations = kwargs.get("max_iterations", iterations)
         if iterations is not None:
             iterations = int(iterations)
             if iterations < 1:

@@ -35,7 +35,9 @@ def of_value(value, name="1") -> T.Pattern:
     if isinstance(value, (bool, int, float, complex)):
         return T.TensorType(np.asarray(value).dtype, ())
     dtype, shape = _dtype_and_shape(value, name)
-    if any(d is None for d in shape):
+    # The batch size may be unknown (a tensor inside the user's tf.function
+    # traced for any batch size); the per-example shape must be known.
+    if any(d is None for d in shape[1:]):
         raise TypeError(f"argument {name} has shape {shape}, not fully known")
     return T.TensorType(dtype, tuple(shape[1:]) if len(shape) else ())
 
@@ -118,7 +120,7 @@ def check_batch_sizes(args, signature, names):
     sizes = []
     for value, pattern, name in zip(args, signature, names):
         sizes.extend(_leaf_batch_sizes(value, pattern, name))
-    if len({s for _, s in sizes} - {1}) > 1:
+    if len({s for _, s in sizes} - {1, None}) > 1:  # None: known when the graph runs
         described = ", ".join(f"{n}: {s}" for n, s in sizes)
         raise ValueError(f"batch sizes must be equal or 1 (broadcast), got {described}")
 

@@ -97,8 +97,13 @@ def from_user(spec) -> Pattern:
         return from_user(spec.tensors)
     if isinstance(spec, TensorType):
         return spec
-    if spec is None:
+    if spec is None or spec is NONE:
         return NONE
+    if isinstance(spec, TupleType):
+        # What a `type_inference=` callable receives for a tuple argument;
+        # handing it back (`lambda args: args[0]`) means "same type".  Its
+        # elements may themselves be user-written (a Type, a plain tuple).
+        return TupleType(tuple(from_user(e) for e in spec.elements), spec.cls)
     if isinstance(spec, tuple) and hasattr(spec, "_fields"):
         return TupleType(tuple(from_user(s) for s in spec), type(spec))
     if isinstance(spec, (tuple, list)):

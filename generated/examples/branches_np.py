@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=202d38c623c03d1f3f021b1cfbaa56f0ce85d64eaf04597d827c567498c3120a
-# autobatch: body-sha256=eb4657b9b7b3cfa27774cc272391baf32f5312cc52f767a844c1507dd1ab19ed
+# autobatch: source-sha256=784799fbbafe153b68a1760fe193f02fbddad53b78a0d39ea6a39d2a47651990
+# autobatch: body-sha256=27b36cf87c2385ee9a9800a226575625a5b57382cc084e063c95117389fdef1d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -47,6 +47,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -379,6 +389,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -388,7 +399,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -412,7 +424,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -423,6 +443,12 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -532,7 +558,9 @@ ABSOLUTE_WRITES = ((("pc", "absolute_x", "absolute_return", "return_sp"), ()),)
 ABSOLUTE_BLOCK_LINES = ("in absolute at examples/branches.py:10: if x < 0:",)
 
 
-def absolute_program(x, max_stack_depth, max_iterations, xla, profile):
+def absolute_program(
+    x, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
     state = AbsoluteState(
@@ -552,6 +580,7 @@ def absolute_program(x, max_stack_depth, max_iterations, xla, profile):
         ABSOLUTE_LOOPING_BLOCKS,
         max_iterations,
         ABSOLUTE_WRITES,
+        parallel_iterations,
     )
     return ((state.absolute_return,), (state.overflow_at,), state.pc, counters)
 
@@ -563,6 +592,8 @@ def absolute(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `absolute`: every argument has a leading batch dimension.
 
@@ -581,14 +612,28 @@ def absolute(
     )
     try:
         program = compiled(
-            absolute_program, xla, profile, leaves, max_stack_depth, max_iterations
+            absolute_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
-    check_errors("absolute", errors, (ABSOLUTE_BLOCK_LINES,), max_stack_depth)
-    check_finished("absolute", pc, ABSOLUTE_BLOCK_LINES, max_iterations)
+    if safety_checks:
+        result = checked(
+            "absolute",
+            result,
+            errors,
+            pc,
+            (ABSOLUTE_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],
@@ -764,7 +809,9 @@ QUADRANT_BLOCK_LINES = (
 )
 
 
-def quadrant_program(x, y, max_stack_depth, max_iterations, xla, profile):
+def quadrant_program(
+    x, y, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x, y)
     state = QuadrantState(
@@ -786,6 +833,7 @@ def quadrant_program(x, y, max_stack_depth, max_iterations, xla, profile):
         QUADRANT_LOOPING_BLOCKS,
         max_iterations,
         QUADRANT_WRITES,
+        parallel_iterations,
     )
     return ((state.quadrant_return,), (state.overflow_at,), state.pc, counters)
 
@@ -798,6 +846,8 @@ def quadrant(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `quadrant`: every argument has a leading batch dimension.
 
@@ -818,14 +868,28 @@ def quadrant(
     )
     try:
         program = compiled(
-            quadrant_program, xla, profile, leaves, max_stack_depth, max_iterations
+            quadrant_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise
-    check_errors("quadrant", errors, (QUADRANT_BLOCK_LINES,), max_stack_depth)
-    check_finished("quadrant", pc, QUADRANT_BLOCK_LINES, max_iterations)
+    if safety_checks:
+        result = checked(
+            "quadrant",
+            result,
+            errors,
+            pc,
+            (QUADRANT_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],

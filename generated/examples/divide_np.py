@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=7a4651fb2f8d7dfd316f77c05af8e0e17d0f8b11dd95466ab638c2a449263bc4
-# autobatch: body-sha256=f355d6d5afeb40b42ab6671063d31abfb9c7ecf90667bdf7536efcf9913eee4a
+# autobatch: source-sha256=13af3f4ae28bb1a9e1cd5950235f801c2157a39ec95593d9830df459796f5959
+# autobatch: body-sha256=bce890e1556a7b41df74c7dbb2788cbebd228a0e9976f739d1aeafbd4e2bfc77
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -42,6 +42,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -374,6 +384,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -383,7 +394,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -407,7 +419,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -418,6 +438,12 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -614,7 +640,9 @@ DIVIDE_BLOCK_LINES = (
 )
 
 
-def divide_program(a, b, max_stack_depth, max_iterations, xla, profile):
+def divide_program(
+    a, b, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(a, b)
     state = DivideState(
@@ -636,6 +664,7 @@ def divide_program(a, b, max_stack_depth, max_iterations, xla, profile):
         DIVIDE_LOOPING_BLOCKS,
         max_iterations,
         DIVIDE_WRITES,
+        parallel_iterations,
     )
     return (
         (state.divide_return_0, state.divide_return_1),
@@ -653,6 +682,8 @@ def divide(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `divide`: every argument has a leading batch dimension.
 
@@ -673,14 +704,28 @@ def divide(
     )
     try:
         program = compiled(
-            divide_program, xla, profile, leaves, max_stack_depth, max_iterations
+            divide_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, DIVIDE_BLOCK_LINES, "divide_block_")
         raise
-    check_errors("divide", errors, (DIVIDE_BLOCK_LINES,), max_stack_depth)
-    check_finished("divide", pc, DIVIDE_BLOCK_LINES, max_iterations)
+    if safety_checks:
+        result = checked(
+            "divide",
+            result,
+            errors,
+            pc,
+            (DIVIDE_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             (result[0], result[1]),

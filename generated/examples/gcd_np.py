@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=693ad5f2c012e575ab96d25cd3a8f9002329e525c8f347282cb53144b98e73b3
-# autobatch: body-sha256=03ecee134253bd8ff0018c53b179a726bf8d3639162dc636f2db64c01e1b81fb
+# autobatch: source-sha256=0152481389ba814b339024d443036d69b14c3473b62e890cc8fcc041dbabb95a
+# autobatch: body-sha256=eee22d039b7d37f12c424ddebd823f4e029da95122f5c2a3f32f8bca2ce72189
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -41,6 +41,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -373,6 +383,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -382,7 +393,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -406,7 +418,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -417,6 +437,12 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -573,7 +599,9 @@ GCD_BLOCK_LINES = (
 )
 
 
-def gcd_program(a, b, max_stack_depth, max_iterations, xla, profile):
+def gcd_program(
+    a, b, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(a, b)
     state = GcdState(
@@ -595,6 +623,7 @@ def gcd_program(a, b, max_stack_depth, max_iterations, xla, profile):
         GCD_LOOPING_BLOCKS,
         max_iterations,
         GCD_WRITES,
+        parallel_iterations,
     )
     return ((state.gcd_return,), (state.overflow_at,), state.pc, counters)
 
@@ -607,6 +636,8 @@ def gcd(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `gcd`: every argument has a leading batch dimension.
 
@@ -625,14 +656,28 @@ def gcd(
     check_stack_bytes("gcd", leaves, max_stack_depth, GCD_STACK_BYTES, max_stack_bytes)
     try:
         program = compiled(
-            gcd_program, xla, profile, leaves, max_stack_depth, max_iterations
+            gcd_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, GCD_BLOCK_LINES, "gcd_block_")
         raise
-    check_errors("gcd", errors, (GCD_BLOCK_LINES,), max_stack_depth)
-    check_finished("gcd", pc, GCD_BLOCK_LINES, max_iterations)
+    if safety_checks:
+        result = checked(
+            "gcd",
+            result,
+            errors,
+            pc,
+            (GCD_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (result[0], make_profile(counters, GCD_BLOCK_LINES, errors[0].shape[0]))
     return result[0]

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=e2f19b7e4a5cc52a710641214a83895ba28aab493e91b5d0483769f573b5f9b1
-# autobatch: body-sha256=5a72b808d1b4197c1442edebdd6a916f992a2c05ed1eb233ed6fdfe8b570800b
+# autobatch: source-sha256=b19348cd41149b16156bb7e6babbcc6ca0451f0853737f546335454deb27e70e
+# autobatch: body-sha256=9a932707724f0e930fe914aeca1b7961e747b89630f3466bcc9c0e55c6f36374
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -70,6 +70,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -402,6 +412,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -411,7 +422,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -435,7 +447,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -446,6 +466,12 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -1895,6 +1921,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         max_iterations,
         xla,
         profile,
+        parallel_iterations=10,
     ):
         """Arguments to results for a whole batch: what tf.function traces."""
         batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
@@ -2007,6 +2034,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             NUTS_STEP_1_LOOPING_BLOCKS,
             max_iterations,
             NUTS_STEP_1_WRITES,
+            parallel_iterations,
         )
         return (
             (
@@ -2032,6 +2060,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         profile=False,
         max_iterations=None,
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
     ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
@@ -2072,13 +2102,22 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 leaves,
                 max_stack_depth,
                 max_iterations,
+                parallel_iterations,
             )
             result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
             raise
-        check_errors("nuts_step", errors, (NUTS_STEP_1_BLOCK_LINES,), max_stack_depth)
-        check_finished("nuts_step", pc, NUTS_STEP_1_BLOCK_LINES, max_iterations)
+        if safety_checks:
+            result = checked(
+                "nuts_step",
+                result,
+                errors,
+                pc,
+                (NUTS_STEP_1_BLOCK_LINES,),
+                max_stack_depth,
+                max_iterations,
+            )
         if profile:
             return (
                 Step(
@@ -3506,6 +3545,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         max_iterations,
         xla,
         profile,
+        parallel_iterations=10,
     ):
         """Arguments to results for a whole batch: what tf.function traces."""
         batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
@@ -3614,6 +3654,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             NUTS_STEP_2_LOOPING_BLOCKS,
             max_iterations,
             NUTS_STEP_2_WRITES,
+            parallel_iterations,
         )
         return (
             (
@@ -3639,6 +3680,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         profile=False,
         max_iterations=None,
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
     ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
@@ -3679,13 +3722,22 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 leaves,
                 max_stack_depth,
                 max_iterations,
+                parallel_iterations,
             )
             result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
             raise
-        check_errors("nuts_step", errors, (NUTS_STEP_2_BLOCK_LINES,), max_stack_depth)
-        check_finished("nuts_step", pc, NUTS_STEP_2_BLOCK_LINES, max_iterations)
+        if safety_checks:
+            result = checked(
+                "nuts_step",
+                result,
+                errors,
+                pc,
+                (NUTS_STEP_2_BLOCK_LINES,),
+                max_stack_depth,
+                max_iterations,
+            )
         if profile:
             return (
                 Step(
@@ -5113,6 +5165,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         max_iterations,
         xla,
         profile,
+        parallel_iterations=10,
     ):
         """Arguments to results for a whole batch: what tf.function traces."""
         batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
@@ -5221,6 +5274,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             NUTS_STEP_3_LOOPING_BLOCKS,
             max_iterations,
             NUTS_STEP_3_WRITES,
+            parallel_iterations,
         )
         return (
             (
@@ -5246,6 +5300,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         profile=False,
         max_iterations=None,
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
     ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
@@ -5286,13 +5342,22 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 leaves,
                 max_stack_depth,
                 max_iterations,
+                parallel_iterations,
             )
             result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
             raise
-        check_errors("nuts_step", errors, (NUTS_STEP_3_BLOCK_LINES,), max_stack_depth)
-        check_finished("nuts_step", pc, NUTS_STEP_3_BLOCK_LINES, max_iterations)
+        if safety_checks:
+            result = checked(
+                "nuts_step",
+                result,
+                errors,
+                pc,
+                (NUTS_STEP_3_BLOCK_LINES,),
+                max_stack_depth,
+                max_iterations,
+            )
         if profile:
             return (
                 Step(

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=1a1fe9d4b7c121b0e5bb3e892b8452342fc98c94ce64a51c38cce86c0119aa86
-# autobatch: body-sha256=92dd5232c908dabaf878c28db717a2716de81730ba8c976cff48bc2a6da28feb
+# autobatch: source-sha256=9e9858df5fdb56eeec0fbc86707fc8eae45f04f361ee201cce18e1eb761e1a9c
+# autobatch: body-sha256=97bbb9a326b400e5c166c324a24b0970ae83fc603a500620256579c424671810
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -60,6 +60,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -392,6 +402,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -401,7 +412,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -425,7 +437,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -436,6 +456,12 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -735,7 +761,9 @@ COUNT_PRIMES_BELOW_BLOCK_LINES = (
 )
 
 
-def count_primes_below_program(n, max_stack_depth, max_iterations, xla, profile):
+def count_primes_below_program(
+    n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = CountPrimesBelowState(
@@ -762,6 +790,7 @@ def count_primes_below_program(n, max_stack_depth, max_iterations, xla, profile)
         COUNT_PRIMES_BELOW_LOOPING_BLOCKS,
         max_iterations,
         COUNT_PRIMES_BELOW_WRITES,
+        parallel_iterations,
     )
     return (
         (state.count_primes_below_return,),
@@ -778,6 +807,8 @@ def count_primes_below(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `count_primes_below`: every argument has a leading batch dimension.
 
@@ -806,6 +837,7 @@ def count_primes_below(
             leaves,
             max_stack_depth,
             max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
@@ -813,12 +845,16 @@ def count_primes_below(
             error, COUNT_PRIMES_BELOW_BLOCK_LINES, "count_primes_below_block_"
         )
         raise
-    check_errors(
-        "count_primes_below", errors, (COUNT_PRIMES_BELOW_BLOCK_LINES,), max_stack_depth
-    )
-    check_finished(
-        "count_primes_below", pc, COUNT_PRIMES_BELOW_BLOCK_LINES, max_iterations
-    )
+    if safety_checks:
+        result = checked(
+            "count_primes_below",
+            result,
+            errors,
+            pc,
+            (COUNT_PRIMES_BELOW_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],
@@ -1008,7 +1044,7 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
 
 
 def first_multiple_of_seven_program(
-    n, limit, max_stack_depth, max_iterations, xla, profile
+    n, limit, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
 ):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n, limit)
@@ -1035,6 +1071,7 @@ def first_multiple_of_seven_program(
         FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS,
         max_iterations,
         FIRST_MULTIPLE_OF_SEVEN_WRITES,
+        parallel_iterations,
     )
     return (
         (state.first_multiple_of_seven_return,),
@@ -1052,6 +1089,8 @@ def first_multiple_of_seven(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `first_multiple_of_seven`: every argument has a leading batch dimension.
 
@@ -1082,6 +1121,7 @@ def first_multiple_of_seven(
             leaves,
             max_stack_depth,
             max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
@@ -1089,18 +1129,16 @@ def first_multiple_of_seven(
             error, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, "first_multiple_of_seven_block_"
         )
         raise
-    check_errors(
-        "first_multiple_of_seven",
-        errors,
-        (FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,),
-        max_stack_depth,
-    )
-    check_finished(
-        "first_multiple_of_seven",
-        pc,
-        FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,
-        max_iterations,
-    )
+    if safety_checks:
+        result = checked(
+            "first_multiple_of_seven",
+            result,
+            errors,
+            pc,
+            (FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],
@@ -1276,7 +1314,9 @@ SMALLEST_FACTOR_BLOCK_LINES = (
 )
 
 
-def smallest_factor_program(n, max_stack_depth, max_iterations, xla, profile):
+def smallest_factor_program(
+    n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = SmallestFactorState(
@@ -1298,6 +1338,7 @@ def smallest_factor_program(n, max_stack_depth, max_iterations, xla, profile):
         SMALLEST_FACTOR_LOOPING_BLOCKS,
         max_iterations,
         SMALLEST_FACTOR_WRITES,
+        parallel_iterations,
     )
     return ((state.smallest_factor_return,), (state.overflow_at,), state.pc, counters)
 
@@ -1309,6 +1350,8 @@ def smallest_factor(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `smallest_factor`: every argument has a leading batch dimension.
 
@@ -1337,15 +1380,22 @@ def smallest_factor(
             leaves,
             max_stack_depth,
             max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
         raise
-    check_errors(
-        "smallest_factor", errors, (SMALLEST_FACTOR_BLOCK_LINES,), max_stack_depth
-    )
-    check_finished("smallest_factor", pc, SMALLEST_FACTOR_BLOCK_LINES, max_iterations)
+    if safety_checks:
+        result = checked(
+            "smallest_factor",
+            result,
+            errors,
+            pc,
+            (SMALLEST_FACTOR_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],

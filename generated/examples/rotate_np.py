@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=5f0fc792725b2bb563e4fd3451dded0025e2928637d41df31a1206f967116c86
-# autobatch: body-sha256=8083776e0691d09df50d50de2c1dfc13b4e9972f9c33f7ad20d841ed1f2ef02a
+# autobatch: source-sha256=9ef9926a95ffce783ddba0a0c39b5bbb0b4e9352baf130c188c1404f2e8fbb6a
+# autobatch: body-sha256=3e4a9c133250d9b994809c6e8ca3827acea510dab069ac940402a1e8cf5b044c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -43,6 +43,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -375,6 +385,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -384,7 +395,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -408,7 +420,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -419,6 +439,12 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -615,7 +641,16 @@ ROTATE_BLOCK_LINES = (
 )
 
 
-def rotate_program(p_x, p_y, turns, max_stack_depth, max_iterations, xla, profile):
+def rotate_program(
+    p_x,
+    p_y,
+    turns,
+    max_stack_depth,
+    max_iterations,
+    xla,
+    profile,
+    parallel_iterations=10,
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(p_x, p_y, turns)
     state = RotateState(
@@ -638,6 +673,7 @@ def rotate_program(p_x, p_y, turns, max_stack_depth, max_iterations, xla, profil
         ROTATE_LOOPING_BLOCKS,
         max_iterations,
         ROTATE_WRITES,
+        parallel_iterations,
     )
     return (
         (state.rotate_return_x, state.rotate_return_y),
@@ -655,6 +691,8 @@ def rotate(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `rotate`: every argument has a leading batch dimension.
 
@@ -677,14 +715,28 @@ def rotate(
     )
     try:
         program = compiled(
-            rotate_program, xla, profile, leaves, max_stack_depth, max_iterations
+            rotate_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, ROTATE_BLOCK_LINES, "rotate_block_")
         raise
-    check_errors("rotate", errors, (ROTATE_BLOCK_LINES,), max_stack_depth)
-    check_finished("rotate", pc, ROTATE_BLOCK_LINES, max_iterations)
+    if safety_checks:
+        result = checked(
+            "rotate",
+            result,
+            errors,
+            pc,
+            (ROTATE_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             Point(result[0], result[1]),

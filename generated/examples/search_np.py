@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=ffe76ceef8c606f005918814e7b649aa6d36059ad804c5c1399af41c28c059c8
-# autobatch: body-sha256=09b143afcd805fa22a037061b01b9f8877178ba4be2c01f344322201bbc0f0f1
+# autobatch: source-sha256=a7bef8990d9e602bdacdb625cfffc5d56770122c7c2b11b7247ddc182dcbd5a5
+# autobatch: body-sha256=06971de1c3ee312449603f8e3e4d58f5d799383cad180c232ebfcb60567eb0a8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -41,6 +41,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -373,6 +383,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -382,7 +393,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -406,7 +418,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -417,6 +437,12 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -600,7 +626,9 @@ BISECT_LEFT_BLOCK_LINES = (
 BISECT_LEFT_INDEX_LINES = ("in bisect_left at examples/search.py:20: if v[mid] < x:",)
 
 
-def bisect_left_program(v, x, max_stack_depth, max_iterations, xla, profile):
+def bisect_left_program(
+    v, x, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(v, x)
     state = BisectLeftState(
@@ -624,6 +652,7 @@ def bisect_left_program(v, x, max_stack_depth, max_iterations, xla, profile):
         BISECT_LEFT_LOOPING_BLOCKS,
         max_iterations,
         BISECT_LEFT_WRITES,
+        parallel_iterations,
     )
     return (
         (state.bisect_left_return,),
@@ -641,6 +670,8 @@ def bisect_left(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `bisect_left`: every argument has a leading batch dimension.
 
@@ -661,19 +692,28 @@ def bisect_left(
     )
     try:
         program = compiled(
-            bisect_left_program, xla, profile, leaves, max_stack_depth, max_iterations
+            bisect_left_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, BISECT_LEFT_BLOCK_LINES, "bisect_left_block_")
         raise
-    check_errors(
-        "bisect_left",
-        errors,
-        (BISECT_LEFT_BLOCK_LINES, BISECT_LEFT_INDEX_LINES),
-        max_stack_depth,
-    )
-    check_finished("bisect_left", pc, BISECT_LEFT_BLOCK_LINES, max_iterations)
+    if safety_checks:
+        result = checked(
+            "bisect_left",
+            result,
+            errors,
+            pc,
+            (BISECT_LEFT_BLOCK_LINES, BISECT_LEFT_INDEX_LINES),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],

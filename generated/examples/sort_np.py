@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=7a4d503a3b25ff5c37090ec0060d264c951e7021e2a95dca8e66ee5953cbbbe1
-# autobatch: body-sha256=7c5942d99f6d3f12b153625b7960be8da03b32a02531b2eadc27711df5b18364
+# autobatch: source-sha256=17c8442eed25e68c547c1e2e8716126cc07bf77931574ac8a7e0ac2e4ad6cfa2
+# autobatch: body-sha256=b42791ffdeb601a531f18be530cd46926b0460cd7e31520183c660e22c895f27
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -51,6 +51,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -383,6 +393,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -392,7 +403,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -416,7 +428,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -427,6 +447,12 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -659,7 +685,9 @@ HISTOGRAM_INDEX_LINES = (
 )
 
 
-def histogram_program(xs, n, max_stack_depth, max_iterations, xla, profile):
+def histogram_program(
+    xs, n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(xs, n)
     state = HistogramState(
@@ -685,6 +713,7 @@ def histogram_program(xs, n, max_stack_depth, max_iterations, xla, profile):
         HISTOGRAM_LOOPING_BLOCKS,
         max_iterations,
         HISTOGRAM_WRITES,
+        parallel_iterations,
     )
     return (
         (state.histogram_return,),
@@ -702,6 +731,8 @@ def histogram(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `histogram`: every argument has a leading batch dimension.
 
@@ -722,19 +753,28 @@ def histogram(
     )
     try:
         program = compiled(
-            histogram_program, xla, profile, leaves, max_stack_depth, max_iterations
+            histogram_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, HISTOGRAM_BLOCK_LINES, "histogram_block_")
         raise
-    check_errors(
-        "histogram",
-        errors,
-        (HISTOGRAM_BLOCK_LINES, HISTOGRAM_INDEX_LINES),
-        max_stack_depth,
-    )
-    check_finished("histogram", pc, HISTOGRAM_BLOCK_LINES, max_iterations)
+    if safety_checks:
+        result = checked(
+            "histogram",
+            result,
+            errors,
+            pc,
+            (HISTOGRAM_BLOCK_LINES, HISTOGRAM_INDEX_LINES),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],
@@ -1020,7 +1060,9 @@ INSERTION_SORT_INDEX_LINES = (
 )
 
 
-def insertion_sort_program(v, max_stack_depth, max_iterations, xla, profile):
+def insertion_sort_program(
+    v, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(v)
     state = InsertionSortState(
@@ -1046,6 +1088,7 @@ def insertion_sort_program(v, max_stack_depth, max_iterations, xla, profile):
         INSERTION_SORT_LOOPING_BLOCKS,
         max_iterations,
         INSERTION_SORT_WRITES,
+        parallel_iterations,
     )
     return (
         (state.insertion_sort_return,),
@@ -1062,6 +1105,8 @@ def insertion_sort(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `insertion_sort`: every argument has a leading batch dimension.
 
@@ -1090,18 +1135,22 @@ def insertion_sort(
             leaves,
             max_stack_depth,
             max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, INSERTION_SORT_BLOCK_LINES, "insertion_sort_block_")
         raise
-    check_errors(
-        "insertion_sort",
-        errors,
-        (INSERTION_SORT_BLOCK_LINES, INSERTION_SORT_INDEX_LINES),
-        max_stack_depth,
-    )
-    check_finished("insertion_sort", pc, INSERTION_SORT_BLOCK_LINES, max_iterations)
+    if safety_checks:
+        result = checked(
+            "insertion_sort",
+            result,
+            errors,
+            pc,
+            (INSERTION_SORT_BLOCK_LINES, INSERTION_SORT_INDEX_LINES),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],

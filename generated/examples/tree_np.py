@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=9bf9bf7887ff8f80cf63d3315f1273ec08cb77dc975ab264bf089e58f70a20e2
-# autobatch: body-sha256=90cdd4c4b4255a79ba2d64f79d3b034077e0fa4a4f1a7793b2774df062769aae
+# autobatch: source-sha256=2e6f54c4e97950c280306befee9f58b5170ef85cc129d843e62e32f47b830fcd
+# autobatch: body-sha256=b4f3a0e4ddd280b774522efeddff4c54323755a86afdddf1998c6228d1caee05
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -50,6 +50,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -382,6 +392,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -391,7 +402,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -415,7 +427,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -426,6 +446,12 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -696,7 +722,9 @@ PREDICT_INDEX_LINES = (
 )
 
 
-def predict_program(x, max_stack_depth, max_iterations, xla, profile):
+def predict_program(
+    x, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
     state = PredictState(
@@ -720,6 +748,7 @@ def predict_program(x, max_stack_depth, max_iterations, xla, profile):
         PREDICT_LOOPING_BLOCKS,
         max_iterations,
         PREDICT_WRITES,
+        parallel_iterations,
     )
     return (
         (state.predict_return_0, state.predict_return_1),
@@ -736,6 +765,8 @@ def predict(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `predict`: every argument has a leading batch dimension.
 
@@ -754,16 +785,28 @@ def predict(
     )
     try:
         program = compiled(
-            predict_program, xla, profile, leaves, max_stack_depth, max_iterations
+            predict_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, PREDICT_BLOCK_LINES, "predict_block_")
         raise
-    check_errors(
-        "predict", errors, (PREDICT_BLOCK_LINES, PREDICT_INDEX_LINES), max_stack_depth
-    )
-    check_finished("predict", pc, PREDICT_BLOCK_LINES, max_iterations)
+    if safety_checks:
+        result = checked(
+            "predict",
+            result,
+            errors,
+            pc,
+            (PREDICT_BLOCK_LINES, PREDICT_INDEX_LINES),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             (result[0], result[1]),

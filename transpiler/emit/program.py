@@ -145,6 +145,17 @@ def _safe(name, taken):
     return name
 
 
+def _field_name(name):
+    """`name` as a NamedTuple field: no leading underscore, no leading digit.
+
+    Fields are `<function>_<variable>`, and namedtuple refuses names that
+    start with `_` (a function `_build_tree`, a function `_`), so those
+    lose their leading underscores; `_safe` then keeps fields distinct.
+    """
+    name = name.lstrip("_") or "value"
+    return "v_" + name if name[0].isdigit() else name
+
+
 def _leaf_paths(pattern, path=()):
     """[(index path, leaf type, field suffix)] of a pattern's leaves."""
     if isinstance(pattern, T.TensorType):
@@ -234,7 +245,7 @@ class _ProgramEmitter:
             base = var.replace(".", "_")
             leaves = []
             for path, leaf, suffix in _leaf_paths(self.types[var]):
-                field = _safe(base + suffix, taken)
+                field = _safe(_field_name(base + suffix), taken)
                 taken.add(field)
                 leaves.append((path, leaf, field))
             self.fields[var] = leaves

@@ -608,7 +608,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

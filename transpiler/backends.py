@@ -44,14 +44,14 @@ class NumpyBackend:
     def placeholder(self, leaf: T.TensorType):
         return np.ones((PLACEHOLDER_BATCH,) + leaf.shape, dtype=leaf.dtype)
 
-    def leaf_type(self, value) -> T.TensorType:
+    def leaf_type(self, value, batch_of_one=False) -> T.TensorType:
         if isinstance(value, (bool, int, float, complex)):
             return T.TensorType(np.asarray(value).dtype, (), weak=True)
         array = np.asarray(value)
         if array.dtype == object:
             raise TypeError(f"a value of type {type(value).__name__} is not an array")
         shape = array.shape
-        if shape and shape[0] == PLACEHOLDER_BATCH:
+        if shape and (shape[0] == PLACEHOLDER_BATCH or (batch_of_one and shape[0] == 1)):
             shape = shape[1:]
         return T.TensorType(array.dtype, shape)
 
@@ -137,7 +137,7 @@ class TensorFlowBackend:
 
         return tf.compat.v1.placeholder(leaf.dtype, (None,) + leaf.shape)
 
-    def leaf_type(self, value) -> T.TensorType:
+    def leaf_type(self, value, batch_of_one=False) -> T.TensorType:
         import tensorflow as tf
 
         # Python numbers are weak (they take the type they meet); left alone
@@ -151,7 +151,7 @@ class TensorFlowBackend:
             return T.TensorType(np.float64, (), weak=True)
         tensor = tf.convert_to_tensor(value)
         shape = tensor.shape.as_list()
-        if shape and shape[0] is None:
+        if shape and (shape[0] is None or (batch_of_one and shape[0] == 1)):
             shape = shape[1:]
         if any(d is None for d in shape):
             raise TypeError(f"per-example shape {shape} is not static")
@@ -225,18 +225,33 @@ def placeholder(backend, pattern):
         return backend.placeholder(pattern)
     if isinstance(pattern, T.TupleType):
         values = [placeholder(backend, e) for e in pattern.elements]
+        if pattern.cls is list:
+            return values
         if pattern.cls is not None:
             return pattern.cls(*values)
         return tuple(values)
     return None
 
 
-def type_of(backend, value) -> T.Pattern:
-    """The per-example pattern of a (placeholder-derived) value."""
+def type_of(backend, value, batch_of_one=False) -> T.Pattern:
+    """The per-example pattern of a (placeholder-derived) value.
+
+    `batch_of_one`: the predecessor's convention, kept for functions batched
+    with `type_inference=` (code written for it): every value a primitive
+    returns has a batch dimension, so an unbatched value whose leading
+    dimension is 1 (`tf.constant([0])`) is a batch of one, broadcast: one
+    scalar per example.  In code written for this compiler, the same value
+    is what it is on one example, a vector of length 1.
+    """
     if value is None:
         return T.NONE
     if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return T.TupleType(tuple(type_of(backend, v) for v in value), type(value))
+        return T.TupleType(
+            tuple(type_of(backend, v, batch_of_one) for v in value), type(value)
+        )
     if isinstance(value, (tuple, list)):
-        return T.TupleType(tuple(type_of(backend, v) for v in value))
-    return backend.leaf_type(value)
+        return T.TupleType(
+            tuple(type_of(backend, v, batch_of_one) for v in value),
+            list if isinstance(value, list) else None,
+        )
+    return backend.leaf_type(value, batch_of_one)

@@ -172,6 +172,56 @@ class BatchedFunction:
         return f"<batched function {self.name}>"
 
 
+def _referenced_names(code):
+    """Global and free names read by `code` and the code objects nested in it."""
+    names = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _referenced_names(const)
+    return names
+
+
+def _callable_text(fn):
+    """A `type_inference=` callable as text: its source and what it closes over."""
+    fn = inspect.unwrap(fn)
+    try:
+        text = inspect.getsource(fn).strip()
+    except (OSError, TypeError):
+        text = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}"
+    code = getattr(fn, "__code__", None)
+    for free, cell in zip(code.co_freevars if code else (), getattr(fn, "__closure__", None) or ()):
+        try:
+            text += f"\n  {free} = {_value_kind(cell.cell_contents, repr_small=True)}"
+        except ValueError:
+            pass
+    return text
+
+
+def _value_kind(value, repr_small=False):
+    """What a closed-over value contributes to types: dtype and shape, or its kind.
+
+    Deterministic text (no addresses): an array's dtype and shape, a
+    number's type, a function's qualified name.  With `repr_small`,
+    numbers, strings, dtypes and types are written out too (a
+    `type_inference` callable closing over `dtype` depends on its value).
+    """
+    if isinstance(value, BatchedFunction):
+        return f"batched function {value.name}"
+    if repr_small and isinstance(value, (bool, int, float, str, type, np.dtype)):
+        return repr(value)
+    if repr_small and hasattr(value, "as_numpy_dtype"):  # a tf.DType
+        return repr(value)
+    dtype, shape = getattr(value, "dtype", None), getattr(value, "shape", None)
+    if dtype is not None and shape is not None:
+        return f"array {np.dtype(getattr(dtype, 'as_numpy_dtype', dtype)).name}{list(shape)}"
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_value_kind(v, repr_small) for v in value)
+        return f"{type(value).__name__}({inner})"
+    if callable(value):
+        return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', type(value).__name__)}"
+    return type(value).__name__
+
+
 def _to_numpy(value):
     if hasattr(value, "numpy") and not isinstance(value, type):
         return value.numpy()
@@ -341,9 +391,37 @@ class Context:
         for path, fname in loader.header_functions(header):
             if fname not in self._functions:
                 return False
-            sources.append((path, fname, loader.function_source(self._functions[fname].function)))
+            sources.append((path, fname, self._function_text(fname)))
         expected = loader.source_hash(header.get("backend", ""), header.get("programs", ""), sources)
         return expected == header.get("source-sha256")
+
+    def _function_text(self, name):
+        """What a module's source hash covers of batched function `name`.
+
+        Its source, and what this Context adds to it that shapes the
+        program: which names it calls are batched here (in another Context
+        the same call may be a primitive), its `type_inference=` callable,
+        and the kinds of the values it closes over (their dtypes and shapes
+        become types).  Two Contexts whose functions share a name and a
+        file write the same module; without these, the second would find
+        the first's program fresh and run it (frontend-style tests defining
+        `function` in one test after another got each other's programs,
+        depending on test order).
+        """
+        batched = self._functions[name]
+        fn = inspect.unwrap(batched.function)
+        parts = [loader.function_source(fn)]
+        callees = sorted(n for n in _referenced_names(fn.__code__) if n in self._functions)
+        parts.append("batched callees: " + ", ".join(callees))
+        if batched.type_inference is not None:
+            parts.append("type_inference: " + _callable_text(batched.type_inference))
+        for free, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # a cell not yet filled
+                continue
+            parts.append(f"closes over {free}: {_value_kind(value)}")
+        return "\n".join(parts)
 
     def _file_programs(self, relpath, text, backend, requested):
         """Programs the regenerated file holds: its old ones still valid, plus `requested`."""
@@ -389,7 +467,9 @@ class Context:
         for entry, signature, mode in programs:
             try:
                 spec = self._compile(entry, signature, backend, root, mode)
-            except (BatchTypeError, UnsupportedSyntaxError) as error:
+            except Exception as error:
+                # Another Context's function of the same name and file, or
+                # an edited one, may not take this signature at all.
                 if required is None or (entry, signature, mode) == required:
                     raise
                 warnings.warn(
@@ -402,9 +482,7 @@ class Context:
             for fname in spec.functions:
                 functions.add((self._source_info(fname)[2], fname))
         functions = sorted(functions)
-        sources = [
-            (p, f, loader.function_source(self._functions[f].function)) for p, f in functions
-        ]
+        sources = [(p, f, self._function_text(f)) for p, f in functions]
         digest = loader.source_hash(backend.name, programs_text(specs), sources)
         return pipeline.emit_module(relpath, backend, specs, digest, functions)
 

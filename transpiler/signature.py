@@ -31,7 +31,11 @@ def of_value(value, name="1") -> T.Pattern:
     if isinstance(value, (str, bytes)):
         raise TypeError(f"argument {name} is a string ({value!r:.40}); {_NUMBERS}")
     if isinstance(value, (tuple, list)) and not _is_numeric_list(value):
-        return T.TupleType(tuple(of_value(v, f"{name}[{i}]") for i, v in enumerate(value)))
+        # A list of arrays (a list of chain states) stays a list on the way out.
+        return T.TupleType(
+            tuple(of_value(v, f"{name}[{i}]") for i, v in enumerate(value)),
+            list if isinstance(value, list) else None,
+        )
     if isinstance(value, (bool, int, float, complex)):
         return T.TensorType(np.asarray(value).dtype, ())
     dtype, shape = _dtype_and_shape(value, name)
@@ -157,20 +161,22 @@ def parse(text: str, classes=None) -> tuple:
         pos[0] += 1
         return token
 
-    def sequence():
-        take("(")
+    def sequence(opening="(", closing=")"):
+        take(opening)
         items = []
-        while peek() != ")":
+        while peek() != closing:
             items.append(pattern())
             if peek() == ",":
                 take(",")
-        take(")")
+        take(closing)
         return tuple(items)
 
     def pattern():
         token = peek()
         if token == "(":
             return T.TupleType(sequence())
+        if token == "[":  # a list: "[float32[3], int64[]]"
+            return T.TupleType(sequence("[", "]"), list)
         name = take()
         if name == "NONE":
             return T.NONE

@@ -58,13 +58,17 @@ NONE = _NoneType()
 
 @dataclasses.dataclass(frozen=True)
 class TupleType:
-    """A fixed-length tuple of patterns; `cls` is the namedtuple class or None."""
+    """A fixed-length tuple of patterns; `cls` is the namedtuple class, `list`
+    for a list (kept a list on the way out, as code written for the
+    predecessor expects of a list of chain states), or None for a tuple."""
 
     elements: Tuple["Pattern", ...]
     cls: Any = None
 
     def __str__(self):
         inner = ", ".join(str(e) for e in self.elements)
+        if self.cls is list:
+            return f"[{inner}]"
         if self.cls is None:
             return f"({inner}{',' if len(self.elements) == 1 else ''})"
         return f"{self.cls.__name__}({inner})"
@@ -150,10 +154,14 @@ def join(a: Optional[Pattern], b: Optional[Pattern]) -> Optional[Pattern]:
             return TensorType(np.promote_types(a.dtype, b.dtype), a.shape, weak=True)
         raise TypeJoinError(f"dtypes differ: {a} vs {b}")
     if isinstance(a, TupleType) and isinstance(b, TupleType):
-        if len(a.elements) != len(b.elements) or a.cls is not b.cls:
+        # A list meets a tuple of its length: both are sequences of those
+        # elements, and the list wins (the predecessor returned lists).
+        sequences = {a.cls, b.cls} <= {None, list}
+        if len(a.elements) != len(b.elements) or (a.cls is not b.cls and not sequences):
             raise TypeJoinError(f"tuple structures differ: {a} vs {b}")
         return TupleType(
-            tuple(join(x, y) for x, y in zip(a.elements, b.elements)), a.cls
+            tuple(join(x, y) for x, y in zip(a.elements, b.elements)),
+            list if list in (a.cls, b.cls) else a.cls,
         )
     if a is NONE and b is NONE:
         return NONE

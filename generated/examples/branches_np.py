@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=784799fbbafe153b68a1760fe193f02fbddad53b78a0d39ea6a39d2a47651990
+# autobatch: source-sha256=84e5071647528da7bb480424a1fa9ead3446477e14b563983c7b1bf6f9b95ba0
 # autobatch: body-sha256=27b36cf87c2385ee9a9800a226575625a5b57382cc084e063c95117389fdef1d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

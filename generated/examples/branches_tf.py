@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=7b66aeb7d18b0ae68e0813617d421cf633807bfe6daaebb3ec637e04c0c272a7
-# autobatch: body-sha256=e1c381ad1d35e9080a3360e731f73fca941ec617ed745bdd88f84086618eabc4
+# autobatch: source-sha256=bc6d9a3235e17d24cb8f0d54e8a7e10cd689d36ddc42067dbac35301ae4ff0c3
+# autobatch: body-sha256=e5579d90278704e2b1340447171936b700083966acd25a2bbe88785a0ee500aa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -850,7 +850,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=5def36f69701e7194eb765ee2181533650dc9da72665f628dfbce330b23547a1
+# autobatch: source-sha256=961f51901155bd490136f9ffe9e0a3361679a407fe39d59ac864f624ee7c18d8
 # autobatch: body-sha256=06d53b4f16e1d2039aa6e6176290fee65d595f36180a2aff7b09a679ededcb02
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=20851c525fe8036d4cc98f5a74f18153510c56541d5a9803c0ed16029719b961
-# autobatch: body-sha256=da68dfe20e200fb7481e9daa507dbd226462c3990ad9723994d9e644c52429d7
+# autobatch: source-sha256=21981f5dbabef4d97c582f0cf8a9827e9572e6228637e7e29837c81dcc2eb3a8
+# autobatch: body-sha256=edd895ef16fd4af112c0011c07f2164252c92d97cdc01d6082bd09e2a00d8fd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -830,7 +830,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=13af3f4ae28bb1a9e1cd5950235f801c2157a39ec95593d9830df459796f5959
+# autobatch: source-sha256=2c45dacf903e80570c1343f602509df8c4d228509de742756427771ca64e01ec
 # autobatch: body-sha256=bce890e1556a7b41df74c7dbb2788cbebd228a0e9976f739d1aeafbd4e2bfc77
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

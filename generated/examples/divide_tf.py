@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=f5588bb1b42130a8659ac73240cbeec76166b5ce3cd4e1a45b8b4c230d15c246
-# autobatch: body-sha256=198f268d84de2b14bb6a22141bed2317323f012723e1ac9b770468687f86dea6
+# autobatch: source-sha256=eb2077ba30620b5d1d1ab62ac54c7f7fb52c8658b0208a10abe210a44c5c9aeb
+# autobatch: body-sha256=9ec8512d0fffc6ece7d18e430a2b24c77f666c35e94f4f0d6bc9ab6381c356dd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -831,7 +831,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=799d3e89d74b5ab27984ddc78b294b7b44ac24a699f99142b26e6c4042015774
+# autobatch: source-sha256=657cc7d5dbf62896495e50b18f1ce7c4ff5cd34a4f7bfa2dbf4481a9f64d2de1
 # autobatch: body-sha256=3635f8256424d2f0c1dfe685f8dbb02f7a3a5012d7de00cba8873643551514d5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=0552eec47eab0309570a746832494c6142b57e4b87d9e0e8a62e292238b2e757
-# autobatch: body-sha256=f54091dd8ff6c6d21c1ccb2c734519d8df956272c87e24666906e6143c85013d
+# autobatch: source-sha256=82a78d93c1af112ece9489648359800bf15bb05115eda092bc5abff25eb2251a
+# autobatch: body-sha256=6164e84997bb7cb7ef4302b03e7256696c5cf80ca34cfa32d473b4016b097863
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -834,7 +834,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=e300ce988a2c4a1c3b50d3ed70e148eba0e8b96a290b20eaff16fc6cc3561392
+# autobatch: source-sha256=97083919e8856d895900ca45444c0144550163b53ba35c0c74b1351ee5931837
 # autobatch: body-sha256=85b9ddfb78032764f2916cee7a96910ed5febaaa7a1979d34183e3e8512463f9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

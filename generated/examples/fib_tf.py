@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=e8ec576fa302f4e9ce5b0f9a80e803baca4a014660d67f36adfd974249f99be5
-# autobatch: body-sha256=5c12f033f4c0a516af5ecf9da42c31e902ee78029b1f425e536962ca6355e681
+# autobatch: source-sha256=d580bd2641e9b3b9fd85029692dd168dd62ff0b781e3608f91c6790b17d236b6
+# autobatch: body-sha256=41457996d31ad40f212be6e51c3f735099a101a529629b7b094193ab54918048
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -836,7 +836,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

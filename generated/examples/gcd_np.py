@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0152481389ba814b339024d443036d69b14c3473b62e890cc8fcc041dbabb95a
+# autobatch: source-sha256=a8c0dd0b5aefff86df1297b25dcce8a9c19ab904be9061cb438eb71fb1da85b4
 # autobatch: body-sha256=eee22d039b7d37f12c424ddebd823f4e029da95122f5c2a3f32f8bca2ce72189
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

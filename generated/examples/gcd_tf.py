@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=ba58c5f533a00fbc81eb32bbc1f910f4156303d33ffdda99bec6e64b377e72f2
-# autobatch: body-sha256=16ddca902bf85fd14c7e86399206ca86308fdf9aff74410cc96153260bcdfd09
+# autobatch: source-sha256=dc85ed8744111fa624fc5cdccee220ece5ce2c0dd4cd5858d61a8fd8c874b79c
+# autobatch: body-sha256=01dd489a3f1809bc8ddfc7740a6b570b102cbe6c6016844d0bd3a8877a89d5e4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -830,7 +830,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=71f3d4b6f246616d871b9e22029a45277cd64581d36f67ad96939f2c89a5e0fb
+# autobatch: source-sha256=ac356da46e807d812409ea33b41afb3de98449d5c1e71ef125405252584ef920
 # autobatch: body-sha256=aca6e3d94433cb4348f31b578b371b91cbdff51ddc3ec50b4cca14bf2710108d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

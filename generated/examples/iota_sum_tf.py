@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c82474a7ccd167a8a5973afaa2441b601ee8239e7744c79dfeaedbcc3e02a4eb
-# autobatch: body-sha256=5b9bf5288602e3ca384c03d21ddd1ba3375b41d90a2e9e44b25aec4b6097d1a0
+# autobatch: source-sha256=c83dda3ee24bc98f92614c84b65e2e6fcaaea8053674323b1ef465eb9025bac5
+# autobatch: body-sha256=58b031cdb46f3e174a0678338f2f8f8d75dbb8cc788127a12609f1ac64a6abd5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -830,7 +830,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

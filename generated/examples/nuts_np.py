@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=b19348cd41149b16156bb7e6babbcc6ca0451f0853737f546335454deb27e70e
+# autobatch: source-sha256=f8b1e5176f0041831ead6b574d2655ca40b26b38f5c7a3eedca895c2b84d685e
 # autobatch: body-sha256=9a932707724f0e930fe914aeca1b7961e747b89630f3466bcc9c0e55c6f36374
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

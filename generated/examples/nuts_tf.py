@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=9781866e9b57242d19aeefbf16cd41d5f51444b7bb3cb81892f858a4c5b36432
-# autobatch: body-sha256=8f9706be8a574ce80650bc66992f60fa85bf3dd1cf471788aeaf3891679da6eb
+# autobatch: source-sha256=ff87867d9dc3f92bfff8bff8ace15a0326c1f75e81b3708be8e3fd1970bce6f6
+# autobatch: body-sha256=0283169f0eeded5e8cf7fa8162e4203ebe6ae4542459165467f18ecaf10a2b93
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -859,7 +859,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

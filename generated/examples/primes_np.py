@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=9e9858df5fdb56eeec0fbc86707fc8eae45f04f361ee201cce18e1eb761e1a9c
+# autobatch: source-sha256=50814c70128e116cab8510525c33337fec76fb2900f33133c73b1750caaeb6ee
 # autobatch: body-sha256=97bbb9a326b400e5c166c324a24b0970ae83fc603a500620256579c424671810
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

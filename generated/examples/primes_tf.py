@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=776d3cb3220c2556133d7b9f910880bcb60f5db1f58e356aed9bb79440375a07
-# autobatch: body-sha256=115fbe329883977e216073df1424baad98a764aa3bfdd885a5ef0858e8de2f33
+# autobatch: source-sha256=edf9d744aaecc9dac16caac7665897ad042464b8141a9f017749b4f855376b9f
+# autobatch: body-sha256=4585c359f51bb09afc51db1d036052d5f64b1c4e3d6580f308ef8df27fbf4521
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -849,7 +849,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=9ef9926a95ffce783ddba0a0c39b5bbb0b4e9352baf130c188c1404f2e8fbb6a
+# autobatch: source-sha256=47a8b12d98e5f58a23381590b79289d5b7a7eb0170782ce3e578346b5d761e9a
 # autobatch: body-sha256=3e4a9c133250d9b994809c6e8ca3827acea510dab069ac940402a1e8cf5b044c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

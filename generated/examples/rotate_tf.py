@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=d3475495fa50a7b5b2d7a7e820c77bdc46be6a73d108048b906a5717d6c6aef5
-# autobatch: body-sha256=d2c85a238bb928776c83acd755d6c74fdc4a498563a6a7af97c60149b0b23c15
+# autobatch: source-sha256=144baeed3766843bf2737488a68ebb6c59ad99c62fbe27ae67b3a73e2e23a722
+# autobatch: body-sha256=35bc0c1614d7f186575539f82419e275a4dffc5bf6c8db0b9f15f0e822dcab9d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -832,7 +832,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=a7bef8990d9e602bdacdb625cfffc5d56770122c7c2b11b7247ddc182dcbd5a5
+# autobatch: source-sha256=9ed2897c6ef371e2c0b692b7e05847a8a0c3fe9aa676146a495f746d7a05a381
 # autobatch: body-sha256=06971de1c3ee312449603f8e3e4d58f5d799383cad180c232ebfcb60567eb0a8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=fb819bdfd808128289fefc9b908992975811bdcdcdf7a8a033b2a62188668d73
-# autobatch: body-sha256=460623c2a4921c2acc65035252a05edb53cd549dffdd2301c7e696a47a98372d
+# autobatch: source-sha256=eaf4bdb832fcdbdaba5d07fa5850d65a23a8e5a16f5faf165aa63211b13f2669
+# autobatch: body-sha256=e9b055559bbce5874dd5cb4ac78f096970b598f0390993f32d3dcdb2ce186505
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -830,7 +830,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=17c8442eed25e68c547c1e2e8716126cc07bf77931574ac8a7e0ac2e4ad6cfa2
+# autobatch: source-sha256=f8d29d62b17f0dcbfccae2553c6b7646a36332a89df3359c04c1daf8813f829b
 # autobatch: body-sha256=b42791ffdeb601a531f18be530cd46926b0460cd7e31520183c660e22c895f27
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

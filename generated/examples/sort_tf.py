@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=2afe400edceddc23311c3d1e48cbc800a138d8649fc5fdd8159d5de1d82ab648
-# autobatch: body-sha256=eae1aeb0da55d4d9b3798d62a6e9aec59c8c28b1b01ef5dad8de5abb2e994042
+# autobatch: source-sha256=0a721b4305c086f4664bfab0383e1388e0ab712c552626008d8812abdc22997e
+# autobatch: body-sha256=7083fc41c1554414b671e64ccf94f12bc81fbb394784c94ad8cc915a74413845
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -840,7 +840,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

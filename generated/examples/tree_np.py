@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=2e6f54c4e97950c280306befee9f58b5170ef85cc129d843e62e32f47b830fcd
+# autobatch: source-sha256=95dc50f2414309313f0e7de55212e510826091a69633e5f947d88f991b96a397
 # autobatch: body-sha256=b4f3a0e4ddd280b774522efeddff4c54323755a86afdddf1998c6228d1caee05
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

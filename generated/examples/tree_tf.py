@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=ffd4e11d7cdc843bddce330d21616856a95973f735c4b80baeceebb50404e4ee
-# autobatch: body-sha256=53430d9969cd1e4f01d9f440a246cebfe65d086a3057e8b2a204d4212edd046d
+# autobatch: source-sha256=4df865a3d0e17aee0da17a574cea77e7a4d279058e4fdd51804345394f284d02
+# autobatch: body-sha256=8d680c085825f14010f1daa0383756642bb0d2ed5d17538c2a7e3dc9b4431fb8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -839,7 +839,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=da82296fae49cae97de9c4b59441ed990ded592c91f4ef2ca321bdd23bd981d5
+# autobatch: source-sha256=e8e4f7a7e1a96f2aeb4a222380ee006221c199b33dae85d25ac7b025bf0b412a
 # autobatch: body-sha256=bd3bde34fe45700403023c598e1f6662b403b33709f0e2795b3f41e0e7289eec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

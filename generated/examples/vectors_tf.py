@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=4353525fab81e02895f381811e98cd6c9211632944a43f50816d391b52aace3c
-# autobatch: body-sha256=293d06f5c6b10416c891372a0941fd1a80a5462aa06ec6a509a0619aea76d7cb
+# autobatch: source-sha256=ae3235169a24d60b0d2533f6d8e999ddadc7ab5474cac4b45d7227c335e0c919
+# autobatch: body-sha256=fc679cc3d52f67a72515bc91c7c798dfddf7326a8eb767330c09bedfd9159129
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -836,7 +836,8 @@ def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iter
     if max_iterations is not None:
         halt = len(error_lines[0])
         earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        running = tf.where(tf.equal(pc, earliest), earliest, -1)
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
         asserts.append(
             assert_none_stopped(
                 function,

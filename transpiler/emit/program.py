@@ -253,7 +253,7 @@ class _ProgramEmitter:
 
     def note_classes(self, pattern):
         if isinstance(pattern, T.TupleType):
-            if pattern.cls is not None and pattern.cls not in self.classes:
+            if pattern.cls not in (None, list) and pattern.cls not in self.classes:
                 self.classes.append(pattern.cls)
             for e in pattern.elements:
                 self.note_classes(e)
@@ -290,6 +290,8 @@ class _ProgramEmitter:
                 elements = [build(e) for e in p.elements]
                 if p.cls is None:
                     return ast.Tuple(elements, ast.Load())
+                if p.cls is list:
+                    return ast.List(elements, ast.Load())
                 return ast.Call(_name(p.cls.__name__), elements, [])
             return ast.Constant(None)
 

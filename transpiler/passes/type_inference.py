@@ -228,7 +228,9 @@ class _Inference:
         env.update((name, B.placeholder(self.backend, t)) for name, t in zip(vars_in, inputs))
         try:
             value = eval(expr, self.namespaces[fn], env)  # noqa: S307
-            result = B.type_of(self.backend, value)
+            # Code written for the predecessor (it declares `type_inference=`)
+            # keeps the predecessor's batch-of-one constants: see B.type_of.
+            result = B.type_of(self.backend, value, batch_of_one=fn in self.overrides)
         except Exception as e:  # noqa: BLE001 - reported once types settle
             return None, e, None
         # Only literals went in (`n = n + 1` with a literal `n`): the result

@@ -89,6 +89,7 @@ def entry_function(
         except Exception as error:
             note_source_line(error, LINES, BLOCK_PREFIX)
             raise
+        result = static_batch(leaves, result)
         if safety_checks:
             result = checked(NAME, result, errors, pc, ERROR_LINES, max_stack_depth, max_iterations)
         if profile:

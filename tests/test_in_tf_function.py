@@ -96,6 +96,10 @@ def test_fib_inside_a_user_graph_equals_per_example(mode, batch):
         user = in_graph(lambda n: fib(n, xla=options["xla"]) * 2 + 1, options["jit_compile"])
         got = user(tf.constant(n)).numpy()
     assert got.tolist() == [plain(k) * 2 + 1 for k in n.tolist()]
+    # the result keeps the argument's static batch size inside the graph
+    # (a user's tf.while_loop refuses a state that comes back as [None])
+    static = user.get_concrete_function(tf.TensorSpec([batch], tf.int64)).outputs[0].shape
+    assert static.as_list() == [batch]
 
 
 @pytest.mark.parametrize("mode", list(MODES))

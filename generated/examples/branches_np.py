@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=84e5071647528da7bb480424a1fa9ead3446477e14b563983c7b1bf6f9b95ba0
-# autobatch: body-sha256=27b36cf87c2385ee9a9800a226575625a5b57382cc084e063c95117389fdef1d
+# autobatch: source-sha256=4fb12d04b354078c8f627187743c22c634b7e1bc90de6d20b9e9333bdb277299
+# autobatch: body-sha256=9f763f904654945f5703bd74f91805dc32090618490cb8eb228566c0bc13005c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -445,6 +445,11 @@ def compiled(
     )
 
 
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early (else the error is raised)."""
     check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
@@ -624,6 +629,7 @@ def absolute(
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "absolute",
@@ -880,6 +886,7 @@ def quadrant(
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "quadrant",

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=bc6d9a3235e17d24cb8f0d54e8a7e10cd689d36ddc42067dbac35301ae4ff0c3
-# autobatch: body-sha256=e5579d90278704e2b1340447171936b700083966acd25a2bbe88785a0ee500aa
+# autobatch: source-sha256=f4c0f1f07b642cb6e7267d72402b38471b568e381b6619fa1f0487fcd199f751
+# autobatch: body-sha256=b42f3693d5d52900483c2c10a607475efdc77fcd6535ec13e847b109647eeeb1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -796,6 +796,21 @@ def compiled(
     return _COMPILED[key]
 
 
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early; else the error.
 
@@ -1094,6 +1109,7 @@ def absolute(
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "absolute",
@@ -1350,6 +1366,7 @@ def quadrant(
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "quadrant",

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=21981f5dbabef4d97c582f0cf8a9827e9572e6228637e7e29837c81dcc2eb3a8
-# autobatch: body-sha256=edd895ef16fd4af112c0011c07f2164252c92d97cdc01d6082bd09e2a00d8fd2
+# autobatch: source-sha256=5a2bbd257dddfdbe4440ca964906957f94287911ad2818a194c483f4eaa9577f
+# autobatch: body-sha256=21331cc5736f325b88f334165ed6535b7894a0077a7a3b8af8ebfc527c728a40
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -776,6 +776,21 @@ def compiled(
     return _COMPILED[key]
 
 
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early; else the error.
 
@@ -1135,6 +1150,7 @@ def collatz_steps(
     except Exception as error:
         note_source_line(error, COLLATZ_STEPS_BLOCK_LINES, "collatz_steps_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "collatz_steps",

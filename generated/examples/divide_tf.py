@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=eb2077ba30620b5d1d1ab62ac54c7f7fb52c8658b0208a10abe210a44c5c9aeb
-# autobatch: body-sha256=9ec8512d0fffc6ece7d18e430a2b24c77f666c35e94f4f0d6bc9ab6381c356dd
+# autobatch: source-sha256=229b4429533885d1c9a9ad8937b01da147133ce578a977ca1e5976dfd2c747dc
+# autobatch: body-sha256=4e33a03310a746b1ba5c0f418c301543fdc1ff19c85e22ba79c840a5cd9eafa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -777,6 +777,21 @@ def compiled(
     return _COMPILED[key]
 
 
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early; else the error.
 
@@ -1172,6 +1187,7 @@ def divide(
     except Exception as error:
         note_source_line(error, DIVIDE_BLOCK_LINES, "divide_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "divide",

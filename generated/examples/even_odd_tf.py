@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=82a78d93c1af112ece9489648359800bf15bb05115eda092bc5abff25eb2251a
-# autobatch: body-sha256=6164e84997bb7cb7ef4302b03e7256696c5cf80ca34cfa32d473b4016b097863
+# autobatch: source-sha256=1653ccbdcb144f1e8b54bc20f105e4b8712574ea0b3fb8e3068ea47d8ba4ea38
+# autobatch: body-sha256=c38312ee9b9e852cd5d0ba307ccf2d8244cca316672cdbc3e2481c31d6d7ea2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -780,6 +780,21 @@ def compiled(
     return _COMPILED[key]
 
 
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early; else the error.
 
@@ -1127,6 +1142,7 @@ def is_even(
     except Exception as error:
         note_source_line(error, IS_EVEN_BLOCK_LINES, "is_even_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "is_even",
@@ -1325,6 +1341,7 @@ def is_odd(
     except Exception as error:
         note_source_line(error, IS_ODD_BLOCK_LINES, "is_odd_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "is_odd",

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=d580bd2641e9b3b9fd85029692dd168dd62ff0b781e3608f91c6790b17d236b6
-# autobatch: body-sha256=41457996d31ad40f212be6e51c3f735099a101a529629b7b094193ab54918048
+# autobatch: source-sha256=d60ae7c053c04d973813cecf5d36b2bf1acee07348de8aa099ed9099168b2dca
+# autobatch: body-sha256=bb433e4b89e79c0eb698f250de2c940dbca1f32759be1207c26274869e9f168c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -782,6 +782,21 @@ def compiled(
     return _COMPILED[key]
 
 
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early; else the error.
 
@@ -1204,6 +1219,7 @@ def fib(
     except Exception as error:
         note_source_line(error, FIB_BLOCK_LINES, "fib_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "fib",

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=dc85ed8744111fa624fc5cdccee220ece5ce2c0dd4cd5858d61a8fd8c874b79c
-# autobatch: body-sha256=01dd489a3f1809bc8ddfc7740a6b570b102cbe6c6016844d0bd3a8877a89d5e4
+# autobatch: source-sha256=8a842df7bbfffacfa317d40bb6a34bf615ac459db4141fc14812ba60b2fe3313
+# autobatch: body-sha256=32cf17c9a1fc8d865d9eb79d6ef4ae16bf45a165916abb54d33526b997e6a0e6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -776,6 +776,21 @@ def compiled(
     return _COMPILED[key]
 
 
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early; else the error.
 
@@ -1124,6 +1139,7 @@ def gcd(
     except Exception as error:
         note_source_line(error, GCD_BLOCK_LINES, "gcd_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "gcd",

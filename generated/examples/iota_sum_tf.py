@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c83dda3ee24bc98f92614c84b65e2e6fcaaea8053674323b1ef465eb9025bac5
-# autobatch: body-sha256=58b031cdb46f3e174a0678338f2f8f8d75dbb8cc788127a12609f1ac64a6abd5
+# autobatch: source-sha256=21b073ec32b51d4b9c63689ddce0081afbcfe11ec0648af7ab602da392c29ab5
+# autobatch: body-sha256=e989dad0968ce3b9de823e5d471577cf760fff40e5e02581aa58d5e9428b66f2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -776,6 +776,21 @@ def compiled(
     return _COMPILED[key]
 
 
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early; else the error.
 
@@ -1111,6 +1126,7 @@ def iota_sum(
     except Exception as error:
         note_source_line(error, IOTA_SUM_BLOCK_LINES, "iota_sum_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "iota_sum",

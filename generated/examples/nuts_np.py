@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=f8b1e5176f0041831ead6b574d2655ca40b26b38f5c7a3eedca895c2b84d685e
-# autobatch: body-sha256=9a932707724f0e930fe914aeca1b7961e747b89630f3466bcc9c0e55c6f36374
+# autobatch: source-sha256=a97876f9c57cab4645a29a20398054f7652c294a26cea0b05a3641e6528c3385
+# autobatch: body-sha256=701fad978c6f953ca338fa0ae7fad527d8875aba996769517a4ab503ad65d45a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -466,6 +466,11 @@ def compiled(
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
 
 
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
@@ -2108,6 +2113,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         except Exception as error:
             note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
             raise
+        result = static_batch(leaves, result)
         if safety_checks:
             result = checked(
                 "nuts_step",
@@ -3728,6 +3734,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         except Exception as error:
             note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
             raise
+        result = static_batch(leaves, result)
         if safety_checks:
             result = checked(
                 "nuts_step",
@@ -5348,6 +5355,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         except Exception as error:
             note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
             raise
+        result = static_batch(leaves, result)
         if safety_checks:
             result = checked(
                 "nuts_step",

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=ff87867d9dc3f92bfff8bff8ace15a0326c1f75e81b3708be8e3fd1970bce6f6
-# autobatch: body-sha256=0283169f0eeded5e8cf7fa8162e4203ebe6ae4542459165467f18ecaf10a2b93
+# autobatch: source-sha256=7206c659ff18cf722affd5e31cc47685805a59aec1ecce419addfcbad78b4c83
+# autobatch: body-sha256=a8ed9c4c3f599df48700d267b1a7041a0420a80d50ee2a5914fed8605c369a3b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -803,6 +803,21 @@ def compiled(
         )
         _COMPILED[key] = function.get_concrete_function()
     return _COMPILED[key]
+
+
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
 
 
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
@@ -2564,6 +2579,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         except Exception as error:
             note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
             raise
+        result = static_batch(leaves, result)
         if safety_checks:
             result = checked(
                 "nuts_step",
@@ -4184,6 +4200,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         except Exception as error:
             note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
             raise
+        result = static_batch(leaves, result)
         if safety_checks:
             result = checked(
                 "nuts_step",
@@ -5804,6 +5821,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         except Exception as error:
             note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
             raise
+        result = static_batch(leaves, result)
         if safety_checks:
             result = checked(
                 "nuts_step",

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=50814c70128e116cab8510525c33337fec76fb2900f33133c73b1750caaeb6ee
-# autobatch: body-sha256=97bbb9a326b400e5c166c324a24b0970ae83fc603a500620256579c424671810
+# autobatch: source-sha256=6a1af5b32078c2f5797147d45a002bebd256c2b59aac86f89f94115fd48634ac
+# autobatch: body-sha256=597755119f967bd3253c372bdc7ffb14505c28f522bc8a7c076942f78c8ac08e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -458,6 +458,11 @@ def compiled(
     )
 
 
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early (else the error is raised)."""
     check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
@@ -845,6 +850,7 @@ def count_primes_below(
             error, COUNT_PRIMES_BELOW_BLOCK_LINES, "count_primes_below_block_"
         )
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "count_primes_below",
@@ -1129,6 +1135,7 @@ def first_multiple_of_seven(
             error, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, "first_multiple_of_seven_block_"
         )
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "first_multiple_of_seven",
@@ -1386,6 +1393,7 @@ def smallest_factor(
     except Exception as error:
         note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "smallest_factor",

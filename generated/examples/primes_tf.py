@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=edf9d744aaecc9dac16caac7665897ad042464b8141a9f017749b4f855376b9f
-# autobatch: body-sha256=4585c359f51bb09afc51db1d036052d5f64b1c4e3d6580f308ef8df27fbf4521
+# autobatch: source-sha256=d308b197f7aa0d760fa29cb56b67050c0e87ed125d50c5862ec3c24012501bcf
+# autobatch: body-sha256=07a1fe83a5820d25ae501c670108855b46dafe12169b42d1166815ced5523af1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -795,6 +795,21 @@ def compiled(
     return _COMPILED[key]
 
 
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early; else the error.
 
@@ -1301,6 +1316,7 @@ def count_primes_below(
             error, COUNT_PRIMES_BELOW_BLOCK_LINES, "count_primes_below_block_"
         )
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "count_primes_below",
@@ -1585,6 +1601,7 @@ def first_multiple_of_seven(
             error, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, "first_multiple_of_seven_block_"
         )
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "first_multiple_of_seven",
@@ -1842,6 +1859,7 @@ def smallest_factor(
     except Exception as error:
         note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "smallest_factor",

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=47a8b12d98e5f58a23381590b79289d5b7a7eb0170782ce3e578346b5d761e9a
-# autobatch: body-sha256=3e4a9c133250d9b994809c6e8ca3827acea510dab069ac940402a1e8cf5b044c
+# autobatch: source-sha256=fc5a18a9f9afecb45c84627cb42fb6dce2dced5c2222d04c84a9b1fe25750345
+# autobatch: body-sha256=facdc4006982ed0eb276399f3af97db0eaf5de1b89052357b9296befec969aca
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -441,6 +441,11 @@ def compiled(
     )
 
 
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early (else the error is raised)."""
     check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
@@ -727,6 +732,7 @@ def rotate(
     except Exception as error:
         note_source_line(error, ROTATE_BLOCK_LINES, "rotate_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "rotate",

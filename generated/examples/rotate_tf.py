@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=144baeed3766843bf2737488a68ebb6c59ad99c62fbe27ae67b3a73e2e23a722
-# autobatch: body-sha256=35bc0c1614d7f186575539f82419e275a4dffc5bf6c8db0b9f15f0e822dcab9d
+# autobatch: source-sha256=3d8a2eb779da6aa1ee3f01cb6d2e871468843f3a4c6c7bdd7cf84b1685a1eafe
+# autobatch: body-sha256=b00761b1a33fdbfb7ae23813c9c2a062636f7103130c5918f26233ce9bc78553
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -778,6 +778,21 @@ def compiled(
     return _COMPILED[key]
 
 
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early; else the error.
 
@@ -1183,6 +1198,7 @@ def rotate(
     except Exception as error:
         note_source_line(error, ROTATE_BLOCK_LINES, "rotate_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "rotate",

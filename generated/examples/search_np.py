@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=9ed2897c6ef371e2c0b692b7e05847a8a0c3fe9aa676146a495f746d7a05a381
-# autobatch: body-sha256=06971de1c3ee312449603f8e3e4d58f5d799383cad180c232ebfcb60567eb0a8
+# autobatch: source-sha256=32f20df78c0fff963e697045a3ad91d56d0a1dfb4a5f07c1cdee72a750bd777c
+# autobatch: body-sha256=ce3360eac06acc8db2174c174275edcb60da94a38e3225a8817d8df2fa941860
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -439,6 +439,11 @@ def compiled(
     )
 
 
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early (else the error is raised)."""
     check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
@@ -704,6 +709,7 @@ def bisect_left(
     except Exception as error:
         note_source_line(error, BISECT_LEFT_BLOCK_LINES, "bisect_left_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "bisect_left",

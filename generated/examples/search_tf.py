@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=eaf4bdb832fcdbdaba5d07fa5850d65a23a8e5a16f5faf165aa63211b13f2669
-# autobatch: body-sha256=e9b055559bbce5874dd5cb4ac78f096970b598f0390993f32d3dcdb2ce186505
+# autobatch: source-sha256=8796bcdd28cc6ca6090d697ea0f68485cdbe3d9c6b7cfec2dc6ca71bcbdc6102
+# autobatch: body-sha256=a7dd479073aceb5c86732bcec13f1a84bc22a6fd2c3449547aa50e4873228694
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -776,6 +776,21 @@ def compiled(
     return _COMPILED[key]
 
 
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early; else the error.
 
@@ -1160,6 +1175,7 @@ def bisect_left(
     except Exception as error:
         note_source_line(error, BISECT_LEFT_BLOCK_LINES, "bisect_left_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "bisect_left",

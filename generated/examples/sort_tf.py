@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=0a721b4305c086f4664bfab0383e1388e0ab712c552626008d8812abdc22997e
-# autobatch: body-sha256=7083fc41c1554414b671e64ccf94f12bc81fbb394784c94ad8cc915a74413845
+# autobatch: source-sha256=857a5a8ced64dc7015d872c42d61c2d4d7e32cc5a1f27029c11407ef28877940
+# autobatch: body-sha256=3fdc24ecab112127abc9da82731443565918b71e3816ac4bb6872126fd2b1ea8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -786,6 +786,21 @@ def compiled(
     return _COMPILED[key]
 
 
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early; else the error.
 
@@ -1221,6 +1236,7 @@ def histogram(
     except Exception as error:
         note_source_line(error, HISTOGRAM_BLOCK_LINES, "histogram_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "histogram",
@@ -1597,6 +1613,7 @@ def insertion_sort(
     except Exception as error:
         note_source_line(error, INSERTION_SORT_BLOCK_LINES, "insertion_sort_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "insertion_sort",

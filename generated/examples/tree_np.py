@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=95dc50f2414309313f0e7de55212e510826091a69633e5f947d88f991b96a397
-# autobatch: body-sha256=b4f3a0e4ddd280b774522efeddff4c54323755a86afdddf1998c6228d1caee05
+# autobatch: source-sha256=b3f30e133b5adbb7be823712f4715c62512a4cba985f1737fbd8efd5186db987
+# autobatch: body-sha256=053afacb5030de7a27e0134cfa1a6b151c57b99c93850f519b8625e12a2a3e06
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -448,6 +448,11 @@ def compiled(
     )
 
 
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early (else the error is raised)."""
     check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
@@ -797,6 +802,7 @@ def predict(
     except Exception as error:
         note_source_line(error, PREDICT_BLOCK_LINES, "predict_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "predict",

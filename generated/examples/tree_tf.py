@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=4df865a3d0e17aee0da17a574cea77e7a4d279058e4fdd51804345394f284d02
-# autobatch: body-sha256=8d680c085825f14010f1daa0383756642bb0d2ed5d17538c2a7e3dc9b4431fb8
+# autobatch: source-sha256=4e8b5911926abe86e69b26268a74c6a3efd14df9fdecd1a0900d3c40e64fe996
+# autobatch: body-sha256=1a958d891d72356d864cd25809c5170970a81c693700e4d5d08481a1e915b50a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -785,6 +785,21 @@ def compiled(
     return _COMPILED[key]
 
 
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early; else the error.
 
@@ -1253,6 +1268,7 @@ def predict(
     except Exception as error:
         note_source_line(error, PREDICT_BLOCK_LINES, "predict_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "predict",

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=ae3235169a24d60b0d2533f6d8e999ddadc7ab5474cac4b45d7227c335e0c919
-# autobatch: body-sha256=fc679cc3d52f67a72515bc91c7c798dfddf7326a8eb767330c09bedfd9159129
+# autobatch: source-sha256=e8d51477cf1bca7c27d5d176fae07103ff242dd66a57a2620a6978a032e3a3eb
+# autobatch: body-sha256=45898ce149aee60f24e2d6164f623ea711a1f4aa4e34a19a71d5d2ef4e1a84d8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -782,6 +782,21 @@ def compiled(
     return _COMPILED[key]
 
 
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
 def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
     """`result`, once no example stopped early; else the error.
 
@@ -1131,6 +1146,7 @@ def relax(
     except Exception as error:
         note_source_line(error, RELAX_BLOCK_LINES, "relax_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "relax",
@@ -1474,6 +1490,7 @@ def spiral(
     except Exception as error:
         note_source_line(error, SPIRAL_BLOCK_LINES, "spiral_block_")
         raise
+    result = static_batch(leaves, result)
     if safety_checks:
         result = checked(
             "spiral",

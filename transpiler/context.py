@@ -201,7 +201,7 @@ def _value_kind(value, repr_small=False):
     """What a closed-over value contributes to types: dtype and shape, or its kind.
 
     Deterministic text (no addresses): an array's dtype and shape, a
-    number's type, a function's qualified name.  With `repr_small`,
+    number's type, "callable" for a function.  With `repr_small`,
     numbers, strings, dtypes and types are written out too (a
     `type_inference` callable closing over `dtype` depends on its value).
     """
@@ -218,7 +218,9 @@ def _value_kind(value, repr_small=False):
         inner = ", ".join(_value_kind(v, repr_small) for v in value)
         return f"{type(value).__name__}({inner})"
     if callable(value):
-        return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', type(value).__name__)}"
+        # Any function: the module is a factory taking it (a NUTS sampler's
+        # target), and one module serves every target of the same types.
+        return "callable"
     return type(value).__name__
 
 

@@ -3,7 +3,7 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=a97876f9c57cab4645a29a20398054f7652c294a26cea0b05a3641e6528c3385
+# autobatch: source-sha256=e476982d4573f4176f120ea10886f7ca1b5ce8e5c726d3fe6888e7b32bccdc92
 # autobatch: body-sha256=701fad978c6f953ca338fa0ae7fad527d8875aba996769517a4ab503ad65d45a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -3,7 +3,7 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=7206c659ff18cf722affd5e31cc47685805a59aec1ecce419addfcbad78b4c83
+# autobatch: source-sha256=4a52d49abfb5e4bd69f76d20cd036b70d1073fbe12640f4f819f73ecc9afa54c
 # autobatch: body-sha256=a8ed9c4c3f599df48700d267b1a7041a0420a80d50ee2a5914fed8605c369a3b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -30,13 +30,21 @@ def program_function(
     RESULT,
     ERRORS,
 ):
-    def PROGRAM(LEAVES, max_stack_depth, max_iterations, xla, profile):
+    def PROGRAM(LEAVES, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10):
         """Arguments to results for a whole batch: what tf.function traces."""
         batch = batch_size(*LEAVES)
         state = STATE_TYPE(**INITIAL)
         stacks = STACKS_TYPE(**STACKS)
         state, stacks, counters = run(
-            state, stacks, BLOCKS, xla, profile, LOOPING, max_iterations, WRITES
+            state,
+            stacks,
+            BLOCKS,
+            xla,
+            profile,
+            LOOPING,
+            max_iterations,
+            WRITES,
+            parallel_iterations,
         )
         return RESULT, ERRORS, state.pc, counters
 
@@ -63,6 +71,8 @@ def entry_function(
         profile=False,
         max_iterations=None,
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
     ):
         DOC
         leaves = [
@@ -72,13 +82,16 @@ def entry_function(
         leaves = broadcast_batch(NAME, LEAF_NAMES, leaves)
         check_stack_bytes(NAME, leaves, max_stack_depth, STACK_BYTES, max_stack_bytes)
         try:
-            program = compiled(PROGRAM, xla, profile, leaves, max_stack_depth, max_iterations)
+            program = compiled(
+                PROGRAM, xla, profile, leaves, max_stack_depth, max_iterations, parallel_iterations
+            )
             result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, LINES, BLOCK_PREFIX)
             raise
-        check_errors(NAME, errors, ERROR_LINES, max_stack_depth)
-        check_finished(NAME, pc, LINES, max_iterations)
+        result = static_batch(leaves, result)
+        if safety_checks:
+            result = checked(NAME, result, errors, pc, ERROR_LINES, max_stack_depth, max_iterations)
         if profile:
             return OUT, make_profile(counters, LINES, errors[0].shape[0])
         return OUT
@@ -119,6 +132,8 @@ def stackless_entry_function(
         profile=False,
         max_iterations=None,
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
     ):
         DOC
         if profile:

@@ -27,6 +27,16 @@ except ImportError:  # running without the compiler
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
+
+
 def check_errors(function, errors, error_lines, max_stack_depth):
     """Raises what stopped examples early.
 

@@ -196,7 +196,15 @@ def pop_return(stack, sp, active, halt):
 
 
 def run(
-    state, stacks, blocks, xla=False, profile=False, looping=(), max_iterations=None, writes=None
+    state,
+    stacks,
+    blocks,
+    xla=False,
+    profile=False,
+    looping=(),
+    max_iterations=None,
+    writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -206,7 +214,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -230,7 +239,7 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations, parallel_iterations=10):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -238,6 +247,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         program, max_stack_depth=max_stack_depth, max_iterations=max_iterations,
         xla=False, profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):

@@ -22,8 +22,21 @@ PLACEHOLDER_BATCH = 13
 
 
 class NumpyBackend:
+    """Run the generated NumPy module (no TensorFlow needed).
+
+    Like the predecessor's, it takes no constructor arguments; its checks
+    are always on (NumPy runs eagerly, so an early stop is always raised).
+    """
+
     name = "numpy"
     suffix = "np"
+    safety_checks = True
+    while_maximum_iterations = None
+    basic_block_xla_device = None
+
+    def call_options(self):
+        """Keywords of the generated entry that this backend sets."""
+        return {}
 
     def inference_scope(self):
         return contextlib.nullcontext()
@@ -31,14 +44,14 @@ class NumpyBackend:
     def placeholder(self, leaf: T.TensorType):
         return np.ones((PLACEHOLDER_BATCH,) + leaf.shape, dtype=leaf.dtype)
 
-    def leaf_type(self, value) -> T.TensorType:
+    def leaf_type(self, value, batch_of_one=False) -> T.TensorType:
         if isinstance(value, (bool, int, float, complex)):
             return T.TensorType(np.asarray(value).dtype, (), weak=True)
         array = np.asarray(value)
         if array.dtype == object:
             raise TypeError(f"a value of type {type(value).__name__} is not an array")
         shape = array.shape
-        if shape and shape[0] == PLACEHOLDER_BATCH:
+        if shape and (shape[0] == PLACEHOLDER_BATCH or (batch_of_one and shape[0] == 1)):
             shape = shape[1:]
         return T.TensorType(array.dtype, shape)
 
@@ -70,8 +83,53 @@ class NumpyBackend:
 
 
 class TensorFlowBackend:
+    """Run the generated TensorFlow module (the default backend).
+
+    The predecessor's constructor keywords keep their meaning:
+
+    - `safety_checks` (default True): stop on, and report, an example that
+      overflows its stack (and here also one that indexes out of range or
+      runs past the iteration limit).  False skips the checks: such examples
+      return whatever they hold, as the predecessor's unchecked stacks did.
+    - `while_parallel_iterations` (default 10): `parallel_iterations` of the
+      batched `tf.while_loop`; 1 keeps stateful random primitives
+      reproducible under a seed.
+    - `while_maximum_iterations` (default None): our `max_iterations`, the
+      limit on the batched loop's iterations; a call's own `max_iterations`
+      wins.  Unlike the predecessor's silent stop, reaching it raises
+      IterationLimitError naming the examples still running.
+    - `basic_block_xla_device` (default None): the predecessor compiled each
+      block with XLA for that device ('CPU:0', 'GPU:0'); here the whole loop
+      is compiled (as `xla=True`) and placed on that device.
+    """
+
     name = "tensorflow"
     suffix = "tf"
+
+    def __init__(
+        self,
+        safety_checks=True,
+        while_parallel_iterations=10,
+        while_maximum_iterations=None,
+        basic_block_xla_device=None,
+    ):
+        if while_parallel_iterations is not None and int(while_parallel_iterations) < 1:
+            raise ValueError(
+                f"while_parallel_iterations must be at least 1, got {while_parallel_iterations}"
+            )
+        self.safety_checks = bool(safety_checks)
+        self.while_parallel_iterations = (
+            10 if while_parallel_iterations is None else int(while_parallel_iterations)
+        )
+        self.while_maximum_iterations = while_maximum_iterations
+        self.basic_block_xla_device = basic_block_xla_device
+
+    def call_options(self):
+        """Keywords of the generated entry that this backend sets."""
+        return dict(
+            safety_checks=self.safety_checks,
+            parallel_iterations=self.while_parallel_iterations,
+        )
 
     def inference_scope(self):
         # A function graph, as under tf.function: there `a == b` on tensors is
@@ -86,7 +144,7 @@ class TensorFlowBackend:
 
         return tf.compat.v1.placeholder(leaf.dtype, (None,) + leaf.shape)
 
-    def leaf_type(self, value) -> T.TensorType:
+    def leaf_type(self, value, batch_of_one=False) -> T.TensorType:
         import tensorflow as tf
 
         # Python numbers are weak (they take the type they meet); left alone
@@ -100,7 +158,7 @@ class TensorFlowBackend:
             return T.TensorType(np.float64, (), weak=True)
         tensor = tf.convert_to_tensor(value)
         shape = tensor.shape.as_list()
-        if shape and shape[0] is None:
+        if shape and (shape[0] is None or (batch_of_one and shape[0] == 1)):
             shape = shape[1:]
         if any(d is None for d in shape):
             raise TypeError(f"per-example shape {shape} is not static")
@@ -125,13 +183,23 @@ class TensorFlowBackend:
         return shape.rank - 1
 
     def __eq__(self, other):
+        # Backends that generate the same module: options change calls, not code.
         return type(self) is type(other)
 
     def __hash__(self):
         return hash(self.name)
 
     def __repr__(self):
-        return "TensorFlowBackend()"
+        defaults = dict(
+            safety_checks=True,
+            while_parallel_iterations=10,
+            while_maximum_iterations=None,
+            basic_block_xla_device=None,
+        )
+        changed = [
+            f"{k}={getattr(self, k)!r}" for k, v in defaults.items() if getattr(self, k) != v
+        ]
+        return f"TensorFlowBackend({', '.join(changed)})"
 
 
 def resolve(backend) -> object:
@@ -164,21 +232,36 @@ def placeholder(backend, pattern):
         return backend.placeholder(pattern)
     if isinstance(pattern, T.TupleType):
         values = [placeholder(backend, e) for e in pattern.elements]
+        if pattern.cls is list:
+            return values
         if pattern.cls is not None:
             return pattern.cls(*values)
         return tuple(values)
     return None
 
 
-def type_of(backend, value) -> T.Pattern:
-    """The per-example pattern of a (placeholder-derived) value."""
+def type_of(backend, value, batch_of_one=False) -> T.Pattern:
+    """The per-example pattern of a (placeholder-derived) value.
+
+    `batch_of_one`: the predecessor's convention, kept for functions batched
+    with `type_inference=` (code written for it): every value a primitive
+    returns has a batch dimension, so an unbatched value whose leading
+    dimension is 1 (`tf.constant([0])`) is a batch of one, broadcast: one
+    scalar per example.  In code written for this compiler, the same value
+    is what it is on one example, a vector of length 1.
+    """
     if value is None:
         return T.NONE
     if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return T.TupleType(tuple(type_of(backend, v) for v in value), type(value))
+        return T.TupleType(
+            tuple(type_of(backend, v, batch_of_one) for v in value), type(value)
+        )
     if isinstance(value, (tuple, list)):
-        return T.TupleType(tuple(type_of(backend, v) for v in value))
-    return backend.leaf_type(value)
+        return T.TupleType(
+            tuple(type_of(backend, v, batch_of_one) for v in value),
+            list if isinstance(value, list) else None,
+        )
+    return backend.leaf_type(value, batch_of_one)
 
 
 def value_leaves(value):

@@ -61,6 +61,12 @@ def truthy(x):
 class BatchedFunction:
     """A decorated function: call it on batches (see `Context.batch`)."""
 
+    # Called inside the user's tf.function, AutoGraph would convert this
+    # call and the generated entry beneath it (and warn that it cannot read
+    # the entry's source): they hold no data-dependent Python control flow
+    # to convert.  AutoGraph calls what carries this marker as it is.
+    autograph_info__ = None
+
     def __init__(self, context, function, type_inference=None, signature=None):
         self.context = context
         self.function = function
@@ -88,14 +94,15 @@ class BatchedFunction:
         if kwargs.get("dry_run") or self.context._dry_run_depth():
             return self.context._dry_run(self.function, args)
         backend = B.resolve(kwargs.get("backend"))
-        xla = bool(kwargs.get("xla", False))
+        device = backend.basic_block_xla_device
+        xla = bool(kwargs.get("xla", False)) or device is not None
         if xla and backend.name != "tensorflow":
             raise ValueError("xla=True needs the TensorFlow backend")
         depth = kwargs.get("max_stack_depth")
         depth = DEFAULT_MAX_STACK_DEPTH if depth is None else int(depth)
         if depth < 1:
             raise ValueError(f"max_stack_depth must be at least 1, got {depth}")
-        limits = self.context._limits(kwargs)
+        limits = self.context._limits(kwargs, backend)
         if self.plain_parameters and len(args) != len(self.parameters):
             raise TypeError(
                 f"{self.name}() takes {len(self.parameters)} positional argument(s) "
@@ -116,7 +123,14 @@ class BatchedFunction:
         if backend.name == "numpy":
             args = tuple(_to_numpy(a) for a in args)
         profile = bool(kwargs.get("profile", False))
-        return entry(*args, max_stack_depth=depth, xla=xla, profile=profile, **limits)
+        options = dict(max_stack_depth=depth, xla=xla, profile=profile, **limits)
+        options.update(backend.call_options())
+        if device is None:
+            return entry(*args, **options)
+        import tensorflow as tf
+
+        with tf.device(device):
+            return entry(*args, **options)
 
     def _bind(self, args, arguments):
         """Positional arguments, with keywords placed and literal defaults filled in."""
@@ -156,6 +170,58 @@ class BatchedFunction:
 
     def __repr__(self):
         return f"<batched function {self.name}>"
+
+
+def _referenced_names(code):
+    """Global and free names read by `code` and the code objects nested in it."""
+    names = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _referenced_names(const)
+    return names
+
+
+def _callable_text(fn):
+    """A `type_inference=` callable as text: its source and what it closes over."""
+    fn = inspect.unwrap(fn)
+    try:
+        text = inspect.getsource(fn).strip()
+    except (OSError, TypeError):
+        text = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}"
+    code = getattr(fn, "__code__", None)
+    for free, cell in zip(code.co_freevars if code else (), getattr(fn, "__closure__", None) or ()):
+        try:
+            text += f"\n  {free} = {_value_kind(cell.cell_contents, repr_small=True)}"
+        except ValueError:
+            pass
+    return text
+
+
+def _value_kind(value, repr_small=False):
+    """What a closed-over value contributes to types: dtype and shape, or its kind.
+
+    Deterministic text (no addresses): an array's dtype and shape, a
+    number's type, "callable" for a function.  With `repr_small`,
+    numbers, strings, dtypes and types are written out too (a
+    `type_inference` callable closing over `dtype` depends on its value).
+    """
+    if isinstance(value, BatchedFunction):
+        return f"batched function {value.name}"
+    if repr_small and isinstance(value, (bool, int, float, str, type, np.dtype)):
+        return repr(value)
+    if repr_small and hasattr(value, "as_numpy_dtype"):  # a tf.DType
+        return repr(value)
+    dtype, shape = getattr(value, "dtype", None), getattr(value, "shape", None)
+    if dtype is not None and shape is not None:
+        return f"array {np.dtype(getattr(dtype, 'as_numpy_dtype', dtype)).name}{list(shape)}"
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_value_kind(v, repr_small) for v in value)
+        return f"{type(value).__name__}({inner})"
+    if callable(value):
+        # Any function: the module is a factory taking it (a NUTS sampler's
+        # target), and one module serves every target of the same types.
+        return "callable"
+    return type(value).__name__
 
 
 def _to_numpy(value):
@@ -198,9 +264,13 @@ class Context:
         self._definitions = 0  # redefinitions so far: part of every entry's cache key
         self._local = threading.local()
 
-    def _limits(self, kwargs):
-        """The call's max_iterations and max_stack_bytes: its own, else the Context's."""
-        iterations = kwargs.get("max_iterations", self.max_iterations)
+    def _limits(self, kwargs, backend=None):
+        """The call's max_iterations and max_stack_bytes: its own, else the
+        backend's (`while_maximum_iterations`), else the Context's."""
+        iterations = getattr(backend, "while_maximum_iterations", None)
+        if iterations is None:
+            iterations = self.max_iterations
+        iterations = kwargs.get("max_iterations", iterations)
         if iterations is not None:
             iterations = int(iterations)
             if iterations < 1:
@@ -323,9 +393,37 @@ class Context:
         for path, fname in loader.header_functions(header):
             if fname not in self._functions:
                 return False
-            sources.append((path, fname, loader.function_source(self._functions[fname].function)))
+            sources.append((path, fname, self._function_text(fname)))
         expected = loader.source_hash(header.get("backend", ""), header.get("programs", ""), sources)
         return expected == header.get("source-sha256")
+
+    def _function_text(self, name):
+        """What a module's source hash covers of batched function `name`.
+
+        Its source, and what this Context adds to it that shapes the
+        program: which names it calls are batched here (in another Context
+        the same call may be a primitive), its `type_inference=` callable,
+        and the kinds of the values it closes over (their dtypes and shapes
+        become types).  Two Contexts whose functions share a name and a
+        file write the same module; without these, the second would find
+        the first's program fresh and run it (frontend-style tests defining
+        `function` in one test after another got each other's programs,
+        depending on test order).
+        """
+        batched = self._functions[name]
+        fn = inspect.unwrap(batched.function)
+        parts = [loader.function_source(fn)]
+        callees = sorted(n for n in _referenced_names(fn.__code__) if n in self._functions)
+        parts.append("batched callees: " + ", ".join(callees))
+        if batched.type_inference is not None:
+            parts.append("type_inference: " + _callable_text(batched.type_inference))
+        for free, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # a cell not yet filled
+                continue
+            parts.append(f"closes over {free}: {_value_kind(value)}")
+        return "\n".join(parts)
 
     def _file_programs(self, relpath, text, backend, requested):
         """Programs the regenerated file holds: its old ones still valid, plus `requested`."""
@@ -371,7 +469,9 @@ class Context:
         for entry, signature, mode in programs:
             try:
                 spec = self._compile(entry, signature, backend, root, mode)
-            except (BatchTypeError, UnsupportedSyntaxError) as error:
+            except Exception as error:
+                # Another Context's function of the same name and file, or
+                # an edited one, may not take this signature at all.
                 if required is None or (entry, signature, mode) == required:
                     raise
                 warnings.warn(
@@ -384,9 +484,7 @@ class Context:
             for fname in spec.functions:
                 functions.add((self._source_info(fname)[2], fname))
         functions = sorted(functions)
-        sources = [
-            (p, f, loader.function_source(self._functions[f].function)) for p, f in functions
-        ]
+        sources = [(p, f, self._function_text(f)) for p, f in functions]
         digest = loader.source_hash(backend.name, programs_text(specs), sources)
         return pipeline.emit_module(relpath, backend, specs, digest, functions)
 

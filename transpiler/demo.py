@@ -25,13 +25,13 @@ MODES = (
 
 
 def _to_numpy(value):
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):  # a list of arrays: a result kept a list
         return tuple(_to_numpy(v) for v in value)
     return np.asarray(value)
 
 
 def _flatten(value):
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):
         return [leaf for v in value for leaf in _flatten(v)]
     return [np.asarray(value)]
 

@@ -210,12 +210,18 @@ _IMPORTED: Dict[Tuple[str, str], object] = {}
 
 
 def import_file(path: str, text: str):
-    """Imports a generated module from its file (cached on path and content)."""
+    """Imports a generated module from its file (cached on path and content).
+
+    The module runs `text`, the content the caller checked or wrote, not
+    what the file holds by the time it is read: another process generating
+    the same module may have replaced it in between (with its own
+    programs), and reading it back lost the program this call needs.
+    """
     key = (os.path.abspath(path), hashlib.sha256(text.encode()).hexdigest())
     if key not in _IMPORTED:
         name = "autobatch_generated_" + key[1][:16]
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102
         _IMPORTED[key] = module
     return _IMPORTED[key]

@@ -31,11 +31,17 @@ def of_value(value, name="1") -> T.Pattern:
     if isinstance(value, (str, bytes)):
         raise TypeError(f"argument {name} is a string ({value!r:.40}); {_NUMBERS}")
     if isinstance(value, (tuple, list)) and not _is_numeric_list(value):
-        return T.TupleType(tuple(of_value(v, f"{name}[{i}]") for i, v in enumerate(value)))
+        # A list of arrays (a list of chain states) stays a list on the way out.
+        return T.TupleType(
+            tuple(of_value(v, f"{name}[{i}]") for i, v in enumerate(value)),
+            list if isinstance(value, list) else None,
+        )
     if isinstance(value, (bool, int, float, complex)):
         return T.TensorType(np.asarray(value).dtype, ())
     dtype, shape = _dtype_and_shape(value, name)
-    if any(d is None for d in shape):
+    # The batch size may be unknown (a tensor inside the user's tf.function
+    # traced for any batch size); the per-example shape must be known.
+    if any(d is None for d in shape[1:]):
         raise TypeError(f"argument {name} has shape {shape}, not fully known")
     return T.TensorType(dtype, tuple(shape[1:]) if len(shape) else ())
 
@@ -118,7 +124,7 @@ def check_batch_sizes(args, signature, names):
     sizes = []
     for value, pattern, name in zip(args, signature, names):
         sizes.extend(_leaf_batch_sizes(value, pattern, name))
-    if len({s for _, s in sizes} - {1}) > 1:
+    if len({s for _, s in sizes} - {1, None}) > 1:  # None: known when the graph runs
         described = ", ".join(f"{n}: {s}" for n, s in sizes)
         raise ValueError(f"batch sizes must be equal or 1 (broadcast), got {described}")
 
@@ -155,20 +161,22 @@ def parse(text: str, classes=None) -> tuple:
         pos[0] += 1
         return token
 
-    def sequence():
-        take("(")
+    def sequence(opening="(", closing=")"):
+        take(opening)
         items = []
-        while peek() != ")":
+        while peek() != closing:
             items.append(pattern())
             if peek() == ",":
                 take(",")
-        take(")")
+        take(closing)
         return tuple(items)
 
     def pattern():
         token = peek()
         if token == "(":
             return T.TupleType(sequence())
+        if token == "[":  # a list: "[float32[3], int64[]]"
+            return T.TupleType(sequence("[", "]"), list)
         name = take()
         if name == "NONE":
             return T.NONE

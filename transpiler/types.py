@@ -58,13 +58,17 @@ NONE = _NoneType()
 
 @dataclasses.dataclass(frozen=True)
 class TupleType:
-    """A fixed-length tuple of patterns; `cls` is the namedtuple class or None."""
+    """A fixed-length tuple of patterns; `cls` is the namedtuple class, `list`
+    for a list (kept a list on the way out, as code written for the
+    predecessor expects of a list of chain states), or None for a tuple."""
 
     elements: Tuple["Pattern", ...]
     cls: Any = None
 
     def __str__(self):
         inner = ", ".join(str(e) for e in self.elements)
+        if self.cls is list:
+            return f"[{inner}]"
         if self.cls is None:
             return f"({inner}{',' if len(self.elements) == 1 else ''})"
         return f"{self.cls.__name__}({inner})"
@@ -97,8 +101,13 @@ def from_user(spec) -> Pattern:
         return from_user(spec.tensors)
     if isinstance(spec, TensorType):
         return spec
-    if spec is None:
+    if spec is None or spec is NONE:
         return NONE
+    if isinstance(spec, TupleType):
+        # What a `type_inference=` callable receives for a tuple argument;
+        # handing it back (`lambda args: args[0]`) means "same type".  Its
+        # elements may themselves be user-written (a Type, a plain tuple).
+        return TupleType(tuple(from_user(e) for e in spec.elements), spec.cls)
     if isinstance(spec, tuple) and hasattr(spec, "_fields"):
         return TupleType(tuple(from_user(s) for s in spec), type(spec))
     if isinstance(spec, (tuple, list)):
@@ -145,10 +154,14 @@ def join(a: Optional[Pattern], b: Optional[Pattern]) -> Optional[Pattern]:
             return TensorType(np.promote_types(a.dtype, b.dtype), a.shape, weak=True)
         raise TypeJoinError(f"dtypes differ: {a} vs {b}")
     if isinstance(a, TupleType) and isinstance(b, TupleType):
-        if len(a.elements) != len(b.elements) or a.cls is not b.cls:
+        # A list meets a tuple of its length: both are sequences of those
+        # elements, and the list wins (the predecessor returned lists).
+        sequences = {a.cls, b.cls} <= {None, list}
+        if len(a.elements) != len(b.elements) or (a.cls is not b.cls and not sequences):
             raise TypeJoinError(f"tuple structures differ: {a} vs {b}")
         return TupleType(
-            tuple(join(x, y) for x, y in zip(a.elements, b.elements)), a.cls
+            tuple(join(x, y) for x, y in zip(a.elements, b.elements)),
+            list if list in (a.cls, b.cls) else a.cls,
         )
     if a is NONE and b is NONE:
         return NONE

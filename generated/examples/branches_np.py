@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[])
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=cd02c07f11d7e30bc511109ee96af8aed8d49a2721d2251f15abeeec35267753
-# autobatch: body-sha256=03725d1d07cd00372d509624502a8be452ed80b241721806a0a8fe16f1e4c50a
+# autobatch: source-sha256=c1615efb3e67a919c83b55d287ab8b455db68e9af01d3c1fc475983371f6616c
+# autobatch: body-sha256=fffd3ac55752a13a0b70a05b1749a2ce2f1484cb1839a1e4cafc0e42c240bf45
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -47,6 +47,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -403,6 +413,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -412,7 +423,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -436,7 +448,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -447,6 +467,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -556,7 +587,9 @@ ABSOLUTE_WRITES = ((("pc", "absolute_x", "absolute_return", "return_sp"), ()),)
 ABSOLUTE_BLOCK_LINES = ("in absolute at examples/branches.py:10: if x < 0:",)
 
 
-def absolute_program(x, max_stack_depth, max_iterations, xla, profile):
+def absolute_program(
+    x, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
     state = AbsoluteState(
@@ -576,6 +609,7 @@ def absolute_program(x, max_stack_depth, max_iterations, xla, profile):
         ABSOLUTE_LOOPING_BLOCKS,
         max_iterations,
         ABSOLUTE_WRITES,
+        parallel_iterations,
     )
     return ((state.absolute_return,), (state.overflow_at,), state.pc, counters)
 
@@ -587,6 +621,8 @@ def absolute(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `absolute`: every argument has a leading batch dimension.
 
@@ -605,14 +641,29 @@ def absolute(
     )
     try:
         program = compiled(
-            absolute_program, xla, profile, leaves, max_stack_depth, max_iterations
+            absolute_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
-    check_errors("absolute", errors, (ABSOLUTE_BLOCK_LINES,), max_stack_depth)
-    check_finished("absolute", pc, ABSOLUTE_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "absolute",
+            result,
+            errors,
+            pc,
+            (ABSOLUTE_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],
@@ -788,7 +839,9 @@ QUADRANT_BLOCK_LINES = (
 )
 
 
-def quadrant_program(x, y, max_stack_depth, max_iterations, xla, profile):
+def quadrant_program(
+    x, y, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x, y)
     state = QuadrantState(
@@ -810,6 +863,7 @@ def quadrant_program(x, y, max_stack_depth, max_iterations, xla, profile):
         QUADRANT_LOOPING_BLOCKS,
         max_iterations,
         QUADRANT_WRITES,
+        parallel_iterations,
     )
     return ((state.quadrant_return,), (state.overflow_at,), state.pc, counters)
 
@@ -822,6 +876,8 @@ def quadrant(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `quadrant`: every argument has a leading batch dimension.
 
@@ -842,14 +898,29 @@ def quadrant(
     )
     try:
         program = compiled(
-            quadrant_program, xla, profile, leaves, max_stack_depth, max_iterations
+            quadrant_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise
-    check_errors("quadrant", errors, (QUADRANT_BLOCK_LINES,), max_stack_depth)
-    check_finished("quadrant", pc, QUADRANT_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "quadrant",
+            result,
+            errors,
+            pc,
+            (QUADRANT_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=9608486241c693c0c93aff99bf57bcd39ebee8ef5b0e1a7a92efe1d2b329a043
-# autobatch: body-sha256=b889a38fae68d1acf50160d5b3aecf3289834895228f21aa0c3f48d01e6bbda1
+# autobatch: source-sha256=5eb46dc3eaf59c2821193df9de2801f14788ce0cca6ddebe2515abf47977ab3d
+# autobatch: body-sha256=bef4a741673136335846714602d5a5b618f00f76674995c98ced63b67bfc3d0f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -40,6 +40,7 @@ quadrant(int64[], int64[]) stackless:
 import functools
 import linecache
 import typing
+import warnings
 import numpy as np
 import tensorflow as tf
 
@@ -62,6 +63,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -572,7 +583,15 @@ def sweeps(state, stacks, writes):
 
 
 def run(
-    state, stacks, blocks, xla, profile, looping=(), max_iterations=None, writes=None
+    state,
+    stacks,
+    blocks,
+    xla,
+    profile,
+    looping=(),
+    max_iterations=None,
+    writes=None,
+    parallel_iterations=10,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -620,6 +639,11 @@ def run(
     those, and reads the rest from outside: NUTS's blocks write a fifth of
     its hundred fields, and carrying all of them through eight loops made
     the first call (tracing, XLA's compile) about 1.4x as long.
+
+    `parallel_iterations` goes to the outer `tf.while_loop` (the
+    predecessor's `TensorFlowBackend(while_parallel_iterations=...)`): 1
+    runs iterations strictly one after the other, which keeps stateful
+    random ops in a primitive reproducible under a seed.
     """
     halt = len(blocks)
     sweeping = xla and sweeps(state, stacks, writes)
@@ -734,6 +758,7 @@ def run(
             step,
             (state, stacks, counters, tf.reduce_min(state.pc)),
             maximum_iterations=max_iterations,
+            parallel_iterations=parallel_iterations,
         )
     else:
         limits = (2**31 - 1, 2**31 - 1 if max_iterations is None else max_iterations)
@@ -745,6 +770,7 @@ def run(
             lambda state, stacks, counters: sweep(state, stacks, counters, unlimited),
             (state, stacks, counters),
             maximum_iterations=limit,
+            parallel_iterations=parallel_iterations,
         )
     return (state, stacks, counters if profile else None)
 
@@ -752,7 +778,15 @@ def run(
 _COMPILED = {}
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` traced for these leaves: a function of the leaves alone.
 
     Traced once per program, mode, limits and leaf signature (dtypes and
@@ -764,7 +798,15 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
     more than the whole loop at small batch sizes.
     """
     events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
-    key = (program, bool(xla), bool(profile), max_stack_depth, max_iterations, events)
+    key = (
+        program,
+        bool(xla),
+        bool(profile),
+        max_stack_depth,
+        max_iterations,
+        parallel_iterations,
+        events,
+    )
     if key not in _COMPILED:
         signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
@@ -775,6 +817,7 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
                 max_iterations,
                 xla=bool(xla),
                 profile=bool(profile),
+                parallel_iterations=parallel_iterations,
             )
 
         function = tf.function(
@@ -782,6 +825,121 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         )
         _COMPILED[key] = function.get_concrete_function()
     return _COMPILED[key]
+
+
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early; else the error.
+
+    Called eagerly (the usual call), the loop's final state is read and an
+    early stop raises StackOverflowError, IndexError or IterationLimitError.
+    Called inside the user's own `tf.function`, the values are symbolic and
+    nothing can be read yet: each check becomes a `tf.debugging.Assert` that
+    the results depend on, so running the graph raises
+    `tf.errors.InvalidArgumentError` with the same words (the error's name,
+    the examples, the source line).  XLA drops Assert ops, so inside a
+    `jit_compile=True` function no check can stop the computation: the
+    call warns once, when it is traced, and returns what the examples hold.
+    """
+    if tf.executing_eagerly():
+        check_results(
+            function,
+            [e.numpy() for e in errors],
+            pc.numpy(),
+            error_lines,
+            max_stack_depth,
+            max_iterations,
+        )
+        return result
+    if in_xla_function():
+        warnings.warn(
+            f"{function}: called inside an XLA-compiled function (jit_compile=True), where errors cannot stop the computation (XLA drops assertions): an example that overflows its stack, indexes out of range or runs past max_iterations would return its last values unnoticed. Call it outside jit_compile with xla=True (errors are then raised), or pass backend=TensorFlowBackend(safety_checks=False) to accept this",
+            stacklevel=4,
+        )
+        return result
+    block_lines = tf.constant(list(error_lines[0]))
+    asserts = [
+        assert_none_stopped(
+            function,
+            errors[0],
+            block_lines,
+            "StackOverflowError",
+            f"recursed deeper than max_stack_depth={max_stack_depth} at",
+            "; call again with a larger max_stack_depth",
+        )
+    ]
+    if len(errors) > 1:
+        asserts.append(
+            assert_none_stopped(
+                function,
+                errors[1],
+                tf.constant(list(error_lines[1])),
+                "IndexError",
+                "indexed out of range at",
+                "; each stopped there, as it would on its own",
+            )
+        )
+    if max_iterations is not None:
+        halt = len(error_lines[0])
+        earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
+        asserts.append(
+            assert_none_stopped(
+                function,
+                running,
+                block_lines,
+                "IterationLimitError",
+                f"still running after max_iterations={max_iterations} loop iterations, at",
+                "; a loop that never ends? If they only need longer, call again with a larger max_iterations",
+            )
+        )
+    with tf.control_dependencies(asserts):
+        return tuple((tf.identity(leaf) for leaf in result))
+
+
+def assert_none_stopped(function, stopped_at, lines, error, words, hint):
+    """An Assert op that fails when some example stopped (`stopped_at` >= 0).
+
+    stopped_at: [batch] int32, the block or subscript index where each
+    example stopped, or -1; lines: the source line of each index, a string
+    tensor.  The message names the error, up to ten examples and the line
+    where the first of them stopped.
+    """
+    stopped = stopped_at >= 0
+    examples = tf.reshape(tf.where(stopped), [-1])[:10]
+    first = tf.gather(stopped_at, examples[:1])
+    where = tf.gather(lines, tf.clip_by_value(first, 0, tf.size(lines) - 1))
+    return tf.debugging.Assert(
+        tf.logical_not(tf.reduce_any(stopped)),
+        [f"{function}: {error}: example(s)", examples, words, where, hint],
+        summarize=10,
+    )
+
+
+def in_xla_function():
+    """Whether the graph being built is compiled by XLA (a jit_compile function)."""
+    try:
+        from tensorflow.python.ops import control_flow_util
+    except ImportError:
+        return False
+    return control_flow_util.GraphOrParentsInXlaContext(
+        tf.compat.v1.get_default_graph()
+    )
 
 
 def run_stackless(program, leaves, xla):
@@ -827,8 +985,19 @@ def to_leaf(function, name, value, dtype, event_shape):
 
 
 def broadcast_batch(function, names, leaves):
-    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1."""
-    sizes = [int(leaf.shape[0]) for leaf in leaves]
+    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1.
+
+    Inside the user's `tf.function` a batch size may be unknown until the
+    graph runs: the leaves are then broadcast by `tf.broadcast_to`, which
+    raises InvalidArgumentError at run time if the sizes do not fit.
+    """
+    sizes = [leaf.shape[0] for leaf in leaves]
+    if any((s is None for s in sizes)):
+        batch = tf.reduce_max(tf.stack([tf.shape(leaf)[0] for leaf in leaves]))
+        return [
+            tf.broadcast_to(leaf, tf.concat([[batch], tf.shape(leaf)[1:]], 0))
+            for leaf in leaves
+        ]
     others = sorted(set(sizes) - {1})
     batch = others[0] if others else 1
     if len(others) > 1:
@@ -905,7 +1074,9 @@ ABSOLUTE_WRITES = ((("pc", "absolute_x", "absolute_return", "return_sp"), ()),)
 ABSOLUTE_BLOCK_LINES = ("in absolute at examples/branches.py:10: if x < 0:",)
 
 
-def absolute_program(x, max_stack_depth, max_iterations, xla, profile):
+def absolute_program(
+    x, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
     state = AbsoluteState(
@@ -925,6 +1096,7 @@ def absolute_program(x, max_stack_depth, max_iterations, xla, profile):
         ABSOLUTE_LOOPING_BLOCKS,
         max_iterations,
         ABSOLUTE_WRITES,
+        parallel_iterations,
     )
     return ((state.absolute_return,), (state.overflow_at,), state.pc, counters)
 
@@ -936,6 +1108,8 @@ def absolute(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `absolute`: every argument has a leading batch dimension.
 
@@ -954,14 +1128,29 @@ def absolute(
     )
     try:
         program = compiled(
-            absolute_program, xla, profile, leaves, max_stack_depth, max_iterations
+            absolute_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
-    check_errors("absolute", errors, (ABSOLUTE_BLOCK_LINES,), max_stack_depth)
-    check_finished("absolute", pc, ABSOLUTE_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "absolute",
+            result,
+            errors,
+            pc,
+            (ABSOLUTE_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],
@@ -1137,7 +1326,9 @@ QUADRANT_BLOCK_LINES = (
 )
 
 
-def quadrant_program(x, y, max_stack_depth, max_iterations, xla, profile):
+def quadrant_program(
+    x, y, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x, y)
     state = QuadrantState(
@@ -1159,6 +1350,7 @@ def quadrant_program(x, y, max_stack_depth, max_iterations, xla, profile):
         QUADRANT_LOOPING_BLOCKS,
         max_iterations,
         QUADRANT_WRITES,
+        parallel_iterations,
     )
     return ((state.quadrant_return,), (state.overflow_at,), state.pc, counters)
 
@@ -1171,6 +1363,8 @@ def quadrant(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `quadrant`: every argument has a leading batch dimension.
 
@@ -1191,14 +1385,29 @@ def quadrant(
     )
     try:
         program = compiled(
-            quadrant_program, xla, profile, leaves, max_stack_depth, max_iterations
+            quadrant_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise
-    check_errors("quadrant", errors, (QUADRANT_BLOCK_LINES,), max_stack_depth)
-    check_finished("quadrant", pc, QUADRANT_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "quadrant",
+            result,
+            errors,
+            pc,
+            (QUADRANT_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],
@@ -1456,6 +1665,8 @@ def quadrant_stackless(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Stackless batched `quadrant`: each function runs its own masked loop
     and calls its callees directly (the host's recursion is the stack).

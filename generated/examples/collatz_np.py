@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=3bef0c6378f61ddd4b4b8e2a73a168b662ec7f9a1f2bb03ed7da43283c788d67
-# autobatch: body-sha256=3305d96fa4eb53e5aa710706992c561b5d21bc8fd3b3725f2eb27f63ed8ef353
+# autobatch: source-sha256=c00cffdd3848284ea58676a5746f06981c131f67f6f2871a1960c2df89d6bfc9
+# autobatch: body-sha256=335ea49fad08dbb62ee20430b52d4056dd1e43ad5d32a901cb30ae2639874728
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -41,6 +41,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -397,6 +407,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -406,7 +417,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -430,7 +442,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -441,6 +461,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -606,7 +637,9 @@ COLLATZ_STEPS_BLOCK_LINES = (
 )
 
 
-def collatz_steps_program(x, max_stack_depth, max_iterations, xla, profile):
+def collatz_steps_program(
+    x, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
     state = CollatzStepsState(
@@ -627,6 +660,7 @@ def collatz_steps_program(x, max_stack_depth, max_iterations, xla, profile):
         COLLATZ_STEPS_LOOPING_BLOCKS,
         max_iterations,
         COLLATZ_STEPS_WRITES,
+        parallel_iterations,
     )
     return ((state.collatz_steps_return,), (state.overflow_at,), state.pc, counters)
 
@@ -638,6 +672,8 @@ def collatz_steps(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `collatz_steps`: every argument has a leading batch dimension.
 
@@ -660,14 +696,29 @@ def collatz_steps(
     )
     try:
         program = compiled(
-            collatz_steps_program, xla, profile, leaves, max_stack_depth, max_iterations
+            collatz_steps_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, COLLATZ_STEPS_BLOCK_LINES, "collatz_steps_block_")
         raise
-    check_errors("collatz_steps", errors, (COLLATZ_STEPS_BLOCK_LINES,), max_stack_depth)
-    check_finished("collatz_steps", pc, COLLATZ_STEPS_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "collatz_steps",
+            result,
+            errors,
+            pc,
+            (COLLATZ_STEPS_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=277cc3e8634bb5d8a9859856248c60f3501e7b2d9298eaacef0e72c6afd4b4a7
-# autobatch: body-sha256=9d1b01f602ec532f84175ee73c0385c848ebc553c060b01c8b9c2ba1702d2efb
+# autobatch: source-sha256=24ed7455102ca8de85c7c0feb757e47b2abdf633ebb3d6ab2cb9a96cd4620541
+# autobatch: body-sha256=6818db40152097eee9adac255b00c16a6b9e16542afc02e2a89075611dd4e714
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -42,6 +42,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -398,6 +408,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -407,7 +418,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -431,7 +443,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -442,6 +462,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -638,7 +669,9 @@ DIVIDE_BLOCK_LINES = (
 )
 
 
-def divide_program(a, b, max_stack_depth, max_iterations, xla, profile):
+def divide_program(
+    a, b, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(a, b)
     state = DivideState(
@@ -660,6 +693,7 @@ def divide_program(a, b, max_stack_depth, max_iterations, xla, profile):
         DIVIDE_LOOPING_BLOCKS,
         max_iterations,
         DIVIDE_WRITES,
+        parallel_iterations,
     )
     return (
         (state.divide_return_0, state.divide_return_1),
@@ -677,6 +711,8 @@ def divide(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `divide`: every argument has a leading batch dimension.
 
@@ -697,14 +733,29 @@ def divide(
     )
     try:
         program = compiled(
-            divide_program, xla, profile, leaves, max_stack_depth, max_iterations
+            divide_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, DIVIDE_BLOCK_LINES, "divide_block_")
         raise
-    check_errors("divide", errors, (DIVIDE_BLOCK_LINES,), max_stack_depth)
-    check_finished("divide", pc, DIVIDE_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "divide",
+            result,
+            errors,
+            pc,
+            (DIVIDE_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             (result[0], result[1]),

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=69601dc27208d7f7e6b6dc8c713a633914452696eb2dd355746a2a3fcc981eb9
-# autobatch: body-sha256=32363fc90906bcdec28a924b208c1c7004a8d303429d25c691684d52fda59207
+# autobatch: source-sha256=98483787a3ba91993d30f56066d61cddfb5836af9c35b0c921f21fec5c8acb3c
+# autobatch: body-sha256=23f6380c58764f7198256580c61708f03d8c0b35eedc40d5205fb1cc0c1ecf2c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -45,6 +45,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -401,6 +411,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -410,7 +421,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -434,7 +446,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -445,6 +465,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -602,7 +633,9 @@ IS_EVEN_BLOCK_LINES = (
 )
 
 
-def is_even_program(n, max_stack_depth, max_iterations, xla, profile):
+def is_even_program(
+    n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = IsEvenState(
@@ -623,6 +656,7 @@ def is_even_program(n, max_stack_depth, max_iterations, xla, profile):
         IS_EVEN_LOOPING_BLOCKS,
         max_iterations,
         IS_EVEN_WRITES,
+        parallel_iterations,
     )
     return ((state.is_even_return,), (state.overflow_at,), state.pc, counters)
 
@@ -634,6 +668,8 @@ def is_even(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `is_even`: every argument has a leading batch dimension.
 
@@ -652,14 +688,29 @@ def is_even(
     )
     try:
         program = compiled(
-            is_even_program, xla, profile, leaves, max_stack_depth, max_iterations
+            is_even_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, IS_EVEN_BLOCK_LINES, "is_even_block_")
         raise
-    check_errors("is_even", errors, (IS_EVEN_BLOCK_LINES,), max_stack_depth)
-    check_finished("is_even", pc, IS_EVEN_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "is_even",
+            result,
+            errors,
+            pc,
+            (IS_EVEN_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],
@@ -781,7 +832,9 @@ IS_ODD_BLOCK_LINES = (
 )
 
 
-def is_odd_program(n, max_stack_depth, max_iterations, xla, profile):
+def is_odd_program(
+    n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = IsOddState(
@@ -802,6 +855,7 @@ def is_odd_program(n, max_stack_depth, max_iterations, xla, profile):
         IS_ODD_LOOPING_BLOCKS,
         max_iterations,
         IS_ODD_WRITES,
+        parallel_iterations,
     )
     return ((state.is_even_return,), (state.overflow_at,), state.pc, counters)
 
@@ -813,6 +867,8 @@ def is_odd(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `is_odd`: every argument has a leading batch dimension.
 
@@ -831,14 +887,29 @@ def is_odd(
     )
     try:
         program = compiled(
-            is_odd_program, xla, profile, leaves, max_stack_depth, max_iterations
+            is_odd_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, IS_ODD_BLOCK_LINES, "is_odd_block_")
         raise
-    check_errors("is_odd", errors, (IS_ODD_BLOCK_LINES,), max_stack_depth)
-    check_finished("is_odd", pc, IS_ODD_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "is_odd",
+            result,
+            errors,
+            pc,
+            (IS_ODD_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=99022286ad00d92a0053dff5a99ebeb8b46f6de8cb3ca43086b360830b12eeb1
-# autobatch: body-sha256=cbcdb092f505eb71350f8741048ba73e8d95d37143a6587ae7771f2b6e253fbc
+# autobatch: source-sha256=a2b00669f7a0ef15d93f96a1cdfeeb831620814ab1b8acba3eb6422f8c9c60b3
+# autobatch: body-sha256=f46ec77035ef470ab0f19c23710919ff67ee42740e8f89dcd1a2d1180cf2c5e6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -47,6 +47,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -403,6 +413,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -412,7 +423,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -436,7 +448,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -447,6 +467,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -677,7 +708,9 @@ FIB_BLOCK_LINES = (
 )
 
 
-def fib_program(n, max_stack_depth, max_iterations, xla, profile):
+def fib_program(
+    n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = FibState(
@@ -702,6 +735,7 @@ def fib_program(n, max_stack_depth, max_iterations, xla, profile):
         FIB_LOOPING_BLOCKS,
         max_iterations,
         FIB_WRITES,
+        parallel_iterations,
     )
     return ((state.fib_return,), (state.overflow_at,), state.pc, counters)
 
@@ -713,6 +747,8 @@ def fib(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `fib`: every argument has a leading batch dimension.
 
@@ -729,14 +765,29 @@ def fib(
     check_stack_bytes("fib", leaves, max_stack_depth, FIB_STACK_BYTES, max_stack_bytes)
     try:
         program = compiled(
-            fib_program, xla, profile, leaves, max_stack_depth, max_iterations
+            fib_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, FIB_BLOCK_LINES, "fib_block_")
         raise
-    check_errors("fib", errors, (FIB_BLOCK_LINES,), max_stack_depth)
-    check_finished("fib", pc, FIB_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "fib",
+            result,
+            errors,
+            pc,
+            (FIB_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (result[0], make_profile(counters, FIB_BLOCK_LINES, errors[0].shape[0]))
     return result[0]
@@ -864,6 +915,8 @@ def fib_stackless(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Stackless batched `fib`: each function runs its own masked loop
     and calls its callees directly (the host's recursion is the stack).

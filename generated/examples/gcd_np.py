@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=85d1b2bdc9934364d209bc290be30f2c481a65e67b39e561ecbbe93378c108e8
-# autobatch: body-sha256=6909122dad5e27b1cdda12dba248c93c34ec53c5de13642f809ec272368e2f30
+# autobatch: source-sha256=5877346cc4c4e86ae16ae25be1b672de17641ddf04a1a7e7ed46ba30c3b54284
+# autobatch: body-sha256=22cd2a08fd4e03b6152d2c50d6d3f6da739dca7f402453ef64b10563966f0a56
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -41,6 +41,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -397,6 +407,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -406,7 +417,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -430,7 +442,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -441,6 +461,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -597,7 +628,9 @@ GCD_BLOCK_LINES = (
 )
 
 
-def gcd_program(a, b, max_stack_depth, max_iterations, xla, profile):
+def gcd_program(
+    a, b, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(a, b)
     state = GcdState(
@@ -619,6 +652,7 @@ def gcd_program(a, b, max_stack_depth, max_iterations, xla, profile):
         GCD_LOOPING_BLOCKS,
         max_iterations,
         GCD_WRITES,
+        parallel_iterations,
     )
     return ((state.gcd_return,), (state.overflow_at,), state.pc, counters)
 
@@ -631,6 +665,8 @@ def gcd(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `gcd`: every argument has a leading batch dimension.
 
@@ -649,14 +685,29 @@ def gcd(
     check_stack_bytes("gcd", leaves, max_stack_depth, GCD_STACK_BYTES, max_stack_bytes)
     try:
         program = compiled(
-            gcd_program, xla, profile, leaves, max_stack_depth, max_iterations
+            gcd_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, GCD_BLOCK_LINES, "gcd_block_")
         raise
-    check_errors("gcd", errors, (GCD_BLOCK_LINES,), max_stack_depth)
-    check_finished("gcd", pc, GCD_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "gcd",
+            result,
+            errors,
+            pc,
+            (GCD_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (result[0], make_profile(counters, GCD_BLOCK_LINES, errors[0].shape[0]))
     return result[0]

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=b8be6006885a275ede6d47cc63729a9149c2c629f4025ef22af2e5521bd851d5
-# autobatch: body-sha256=f5f32a0ea281e6a99bf058bab54a2836bbdfd1739a2f0ea6394d3497fee10862
+# autobatch: source-sha256=d4fcc32796e002ddec7f4cf8a15647cc2054674a517439bbfab0ccc33a9114f6
+# autobatch: body-sha256=dfa22b4e50286067dd55828a476e6e7aee9bfae5780eece1db126441faf069a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -41,6 +41,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -397,6 +407,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -406,7 +417,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -430,7 +442,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -441,6 +461,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -583,7 +614,9 @@ IOTA_SUM_BLOCK_LINES = (
 )
 
 
-def iota_sum_program(n, acc, max_stack_depth, max_iterations, xla, profile):
+def iota_sum_program(
+    n, acc, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n, acc)
     state = IotaSumState(
@@ -604,6 +637,7 @@ def iota_sum_program(n, acc, max_stack_depth, max_iterations, xla, profile):
         IOTA_SUM_LOOPING_BLOCKS,
         max_iterations,
         IOTA_SUM_WRITES,
+        parallel_iterations,
     )
     return ((state.iota_sum_return,), (state.overflow_at,), state.pc, counters)
 
@@ -616,6 +650,8 @@ def iota_sum(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `iota_sum`: every argument has a leading batch dimension.
 
@@ -636,14 +672,29 @@ def iota_sum(
     )
     try:
         program = compiled(
-            iota_sum_program, xla, profile, leaves, max_stack_depth, max_iterations
+            iota_sum_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, IOTA_SUM_BLOCK_LINES, "iota_sum_block_")
         raise
-    check_errors("iota_sum", errors, (IOTA_SUM_BLOCK_LINES,), max_stack_depth)
-    check_finished("iota_sum", pc, IOTA_SUM_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "iota_sum",
+            result,
+            errors,
+            pc,
+            (IOTA_SUM_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],

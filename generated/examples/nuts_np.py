@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=58e6928d9df88887bebbc065103154ed55f1ac41d7b04b62c2cea3da722765fe
-# autobatch: body-sha256=079572e9fbddf793aec310234867da135df9f2ab7bb281e7649d745875420c32
+# autobatch: source-sha256=c956d3527090fa1fd8dc268708be17434849e16ffacf66493766cf22a99bd5db
+# autobatch: body-sha256=67f23cf7fb8cb62e52c6f6009f606a8989eb2ab6419b52a2a8f709c4cab34184
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -70,6 +70,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -426,6 +436,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -435,7 +446,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -459,7 +471,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -470,6 +490,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -1936,6 +1967,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         max_iterations,
         xla,
         profile,
+        parallel_iterations=10,
     ):
         """Arguments to results for a whole batch: what tf.function traces."""
         batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
@@ -2048,6 +2080,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             NUTS_STEP_1_LOOPING_BLOCKS,
             max_iterations,
             NUTS_STEP_1_WRITES,
+            parallel_iterations,
         )
         return (
             (
@@ -2073,6 +2106,8 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         profile=False,
         max_iterations=None,
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
     ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
@@ -2113,13 +2148,23 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 leaves,
                 max_stack_depth,
                 max_iterations,
+                parallel_iterations,
             )
             result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
             raise
-        check_errors("nuts_step", errors, (NUTS_STEP_1_BLOCK_LINES,), max_stack_depth)
-        check_finished("nuts_step", pc, NUTS_STEP_1_BLOCK_LINES, max_iterations)
+        result = static_batch(leaves, result)
+        if safety_checks:
+            result = checked(
+                "nuts_step",
+                result,
+                errors,
+                pc,
+                (NUTS_STEP_1_BLOCK_LINES,),
+                max_stack_depth,
+                max_iterations,
+            )
         if profile:
             return (
                 Step(
@@ -3564,6 +3609,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         max_iterations,
         xla,
         profile,
+        parallel_iterations=10,
     ):
         """Arguments to results for a whole batch: what tf.function traces."""
         batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
@@ -3672,6 +3718,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             NUTS_STEP_2_LOOPING_BLOCKS,
             max_iterations,
             NUTS_STEP_2_WRITES,
+            parallel_iterations,
         )
         return (
             (
@@ -3697,6 +3744,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         profile=False,
         max_iterations=None,
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
     ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
@@ -3737,13 +3786,23 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 leaves,
                 max_stack_depth,
                 max_iterations,
+                parallel_iterations,
             )
             result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
             raise
-        check_errors("nuts_step", errors, (NUTS_STEP_2_BLOCK_LINES,), max_stack_depth)
-        check_finished("nuts_step", pc, NUTS_STEP_2_BLOCK_LINES, max_iterations)
+        result = static_batch(leaves, result)
+        if safety_checks:
+            result = checked(
+                "nuts_step",
+                result,
+                errors,
+                pc,
+                (NUTS_STEP_2_BLOCK_LINES,),
+                max_stack_depth,
+                max_iterations,
+            )
         if profile:
             return (
                 Step(
@@ -5188,6 +5247,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         max_iterations,
         xla,
         profile,
+        parallel_iterations=10,
     ):
         """Arguments to results for a whole batch: what tf.function traces."""
         batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
@@ -5296,6 +5356,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             NUTS_STEP_3_LOOPING_BLOCKS,
             max_iterations,
             NUTS_STEP_3_WRITES,
+            parallel_iterations,
         )
         return (
             (
@@ -5321,6 +5382,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         profile=False,
         max_iterations=None,
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
     ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
@@ -5361,13 +5424,23 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 leaves,
                 max_stack_depth,
                 max_iterations,
+                parallel_iterations,
             )
             result, errors, pc, counters = program(*leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
             raise
-        check_errors("nuts_step", errors, (NUTS_STEP_3_BLOCK_LINES,), max_stack_depth)
-        check_finished("nuts_step", pc, NUTS_STEP_3_BLOCK_LINES, max_iterations)
+        result = static_batch(leaves, result)
+        if safety_checks:
+            result = checked(
+                "nuts_step",
+                result,
+                errors,
+                pc,
+                (NUTS_STEP_3_BLOCK_LINES,),
+                max_stack_depth,
+                max_iterations,
+            )
         if profile:
             return (
                 Step(

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=9dbc215bba15aabc9cc20e944e8dba88257736b41127b071e87b5eada875ba47
-# autobatch: body-sha256=29a4b3e8ba275a92d5e86ad888a59827ed3a3bd50029232f13dea12f2689397f
+# autobatch: source-sha256=864cbf9dbdf5a622fff071d6e9319ce82bb425d12fafdf37cd74ea42b54de934
+# autobatch: body-sha256=880d62b93e684059ec57d95d09d6ac1d441f7b07ff9dfc24c92067c613f37ced
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -60,6 +60,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -416,6 +426,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -425,7 +436,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -449,7 +461,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -460,6 +480,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -759,7 +790,9 @@ COUNT_PRIMES_BELOW_BLOCK_LINES = (
 )
 
 
-def count_primes_below_program(n, max_stack_depth, max_iterations, xla, profile):
+def count_primes_below_program(
+    n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = CountPrimesBelowState(
@@ -786,6 +819,7 @@ def count_primes_below_program(n, max_stack_depth, max_iterations, xla, profile)
         COUNT_PRIMES_BELOW_LOOPING_BLOCKS,
         max_iterations,
         COUNT_PRIMES_BELOW_WRITES,
+        parallel_iterations,
     )
     return (
         (state.count_primes_below_return,),
@@ -802,6 +836,8 @@ def count_primes_below(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `count_primes_below`: every argument has a leading batch dimension.
 
@@ -830,6 +866,7 @@ def count_primes_below(
             leaves,
             max_stack_depth,
             max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
@@ -837,12 +874,17 @@ def count_primes_below(
             error, COUNT_PRIMES_BELOW_BLOCK_LINES, "count_primes_below_block_"
         )
         raise
-    check_errors(
-        "count_primes_below", errors, (COUNT_PRIMES_BELOW_BLOCK_LINES,), max_stack_depth
-    )
-    check_finished(
-        "count_primes_below", pc, COUNT_PRIMES_BELOW_BLOCK_LINES, max_iterations
-    )
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "count_primes_below",
+            result,
+            errors,
+            pc,
+            (COUNT_PRIMES_BELOW_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],
@@ -1032,7 +1074,7 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
 
 
 def first_multiple_of_seven_program(
-    n, limit, max_stack_depth, max_iterations, xla, profile
+    n, limit, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
 ):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n, limit)
@@ -1059,6 +1101,7 @@ def first_multiple_of_seven_program(
         FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS,
         max_iterations,
         FIRST_MULTIPLE_OF_SEVEN_WRITES,
+        parallel_iterations,
     )
     return (
         (state.first_multiple_of_seven_return,),
@@ -1076,6 +1119,8 @@ def first_multiple_of_seven(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `first_multiple_of_seven`: every argument has a leading batch dimension.
 
@@ -1106,6 +1151,7 @@ def first_multiple_of_seven(
             leaves,
             max_stack_depth,
             max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
@@ -1113,18 +1159,17 @@ def first_multiple_of_seven(
             error, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, "first_multiple_of_seven_block_"
         )
         raise
-    check_errors(
-        "first_multiple_of_seven",
-        errors,
-        (FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,),
-        max_stack_depth,
-    )
-    check_finished(
-        "first_multiple_of_seven",
-        pc,
-        FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,
-        max_iterations,
-    )
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "first_multiple_of_seven",
+            result,
+            errors,
+            pc,
+            (FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],
@@ -1300,7 +1345,9 @@ SMALLEST_FACTOR_BLOCK_LINES = (
 )
 
 
-def smallest_factor_program(n, max_stack_depth, max_iterations, xla, profile):
+def smallest_factor_program(
+    n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(n)
     state = SmallestFactorState(
@@ -1322,6 +1369,7 @@ def smallest_factor_program(n, max_stack_depth, max_iterations, xla, profile):
         SMALLEST_FACTOR_LOOPING_BLOCKS,
         max_iterations,
         SMALLEST_FACTOR_WRITES,
+        parallel_iterations,
     )
     return ((state.smallest_factor_return,), (state.overflow_at,), state.pc, counters)
 
@@ -1333,6 +1381,8 @@ def smallest_factor(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `smallest_factor`: every argument has a leading batch dimension.
 
@@ -1361,15 +1411,23 @@ def smallest_factor(
             leaves,
             max_stack_depth,
             max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
         raise
-    check_errors(
-        "smallest_factor", errors, (SMALLEST_FACTOR_BLOCK_LINES,), max_stack_depth
-    )
-    check_finished("smallest_factor", pc, SMALLEST_FACTOR_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "smallest_factor",
+            result,
+            errors,
+            pc,
+            (SMALLEST_FACTOR_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=5e9b445fbea0af908bf45f571eae7b0d0064c415ade403728121b1b3a4abe3da
-# autobatch: body-sha256=4d2168b77ff302e6d6efb3f118f62bc50876d67996b61e4d396b2013fc026732
+# autobatch: source-sha256=c5e73ad21f56732c9520e7614b85ddefb75273ce9c0e4e57496dcab02414b208
+# autobatch: body-sha256=7ba40f1824e17183530df69f231780ff059d416ed00f16bbc8456f2852111523
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -43,6 +43,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -399,6 +409,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -408,7 +419,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -432,7 +444,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -443,6 +463,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -639,7 +670,16 @@ ROTATE_BLOCK_LINES = (
 )
 
 
-def rotate_program(p_x, p_y, turns, max_stack_depth, max_iterations, xla, profile):
+def rotate_program(
+    p_x,
+    p_y,
+    turns,
+    max_stack_depth,
+    max_iterations,
+    xla,
+    profile,
+    parallel_iterations=10,
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(p_x, p_y, turns)
     state = RotateState(
@@ -662,6 +702,7 @@ def rotate_program(p_x, p_y, turns, max_stack_depth, max_iterations, xla, profil
         ROTATE_LOOPING_BLOCKS,
         max_iterations,
         ROTATE_WRITES,
+        parallel_iterations,
     )
     return (
         (state.rotate_return_x, state.rotate_return_y),
@@ -679,6 +720,8 @@ def rotate(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `rotate`: every argument has a leading batch dimension.
 
@@ -701,14 +744,29 @@ def rotate(
     )
     try:
         program = compiled(
-            rotate_program, xla, profile, leaves, max_stack_depth, max_iterations
+            rotate_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, ROTATE_BLOCK_LINES, "rotate_block_")
         raise
-    check_errors("rotate", errors, (ROTATE_BLOCK_LINES,), max_stack_depth)
-    check_finished("rotate", pc, ROTATE_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "rotate",
+            result,
+            errors,
+            pc,
+            (ROTATE_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             Point(result[0], result[1]),

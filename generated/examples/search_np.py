@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=2794dd9039ce54528498bfb1d9830c71fe0156ec266d3d4507d598c25010d118
-# autobatch: body-sha256=47e24862d6a5505ac6d568401933c35bb315105386d86c93378d483b897ed71c
+# autobatch: source-sha256=6deab76efabdefce89a8e36d49f023db256c7f769df5fb05be15550487c57736
+# autobatch: body-sha256=26e49bddc16d380907f399ccc1b75552adeb10c29d127dfd73f6832e29f391ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -41,6 +41,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -397,6 +407,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -406,7 +417,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -430,7 +442,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -441,6 +461,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -624,7 +655,9 @@ BISECT_LEFT_BLOCK_LINES = (
 BISECT_LEFT_INDEX_LINES = ("in bisect_left at examples/search.py:20: if v[mid] < x:",)
 
 
-def bisect_left_program(v, x, max_stack_depth, max_iterations, xla, profile):
+def bisect_left_program(
+    v, x, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(v, x)
     state = BisectLeftState(
@@ -648,6 +681,7 @@ def bisect_left_program(v, x, max_stack_depth, max_iterations, xla, profile):
         BISECT_LEFT_LOOPING_BLOCKS,
         max_iterations,
         BISECT_LEFT_WRITES,
+        parallel_iterations,
     )
     return (
         (state.bisect_left_return,),
@@ -665,6 +699,8 @@ def bisect_left(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `bisect_left`: every argument has a leading batch dimension.
 
@@ -685,19 +721,29 @@ def bisect_left(
     )
     try:
         program = compiled(
-            bisect_left_program, xla, profile, leaves, max_stack_depth, max_iterations
+            bisect_left_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, BISECT_LEFT_BLOCK_LINES, "bisect_left_block_")
         raise
-    check_errors(
-        "bisect_left",
-        errors,
-        (BISECT_LEFT_BLOCK_LINES, BISECT_LEFT_INDEX_LINES),
-        max_stack_depth,
-    )
-    check_finished("bisect_left", pc, BISECT_LEFT_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "bisect_left",
+            result,
+            errors,
+            pc,
+            (BISECT_LEFT_BLOCK_LINES, BISECT_LEFT_INDEX_LINES),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],

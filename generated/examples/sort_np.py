@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=0b5ab3d0d605cbd1995b3958b4d7cd76f67f20b5e3bcb7fa303abf066f27e107
-# autobatch: body-sha256=657d72a3820c77569f48a6669161f542755c8274e55fc285d0233161ba44849c
+# autobatch: source-sha256=8a54430c248e390d5957f07d3d18235cfcd01ea0f092b3843b9eacf72351f90b
+# autobatch: body-sha256=bcd6b7a808e941b951a428c404ef61ca92f0d76ace788c3b68c410137d3e19c2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -51,6 +51,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -407,6 +417,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -416,7 +427,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -440,7 +452,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -451,6 +471,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -683,7 +714,9 @@ HISTOGRAM_INDEX_LINES = (
 )
 
 
-def histogram_program(xs, n, max_stack_depth, max_iterations, xla, profile):
+def histogram_program(
+    xs, n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(xs, n)
     state = HistogramState(
@@ -709,6 +742,7 @@ def histogram_program(xs, n, max_stack_depth, max_iterations, xla, profile):
         HISTOGRAM_LOOPING_BLOCKS,
         max_iterations,
         HISTOGRAM_WRITES,
+        parallel_iterations,
     )
     return (
         (state.histogram_return,),
@@ -726,6 +760,8 @@ def histogram(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `histogram`: every argument has a leading batch dimension.
 
@@ -746,19 +782,29 @@ def histogram(
     )
     try:
         program = compiled(
-            histogram_program, xla, profile, leaves, max_stack_depth, max_iterations
+            histogram_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, HISTOGRAM_BLOCK_LINES, "histogram_block_")
         raise
-    check_errors(
-        "histogram",
-        errors,
-        (HISTOGRAM_BLOCK_LINES, HISTOGRAM_INDEX_LINES),
-        max_stack_depth,
-    )
-    check_finished("histogram", pc, HISTOGRAM_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "histogram",
+            result,
+            errors,
+            pc,
+            (HISTOGRAM_BLOCK_LINES, HISTOGRAM_INDEX_LINES),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],
@@ -1044,7 +1090,9 @@ INSERTION_SORT_INDEX_LINES = (
 )
 
 
-def insertion_sort_program(v, max_stack_depth, max_iterations, xla, profile):
+def insertion_sort_program(
+    v, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(v)
     state = InsertionSortState(
@@ -1070,6 +1118,7 @@ def insertion_sort_program(v, max_stack_depth, max_iterations, xla, profile):
         INSERTION_SORT_LOOPING_BLOCKS,
         max_iterations,
         INSERTION_SORT_WRITES,
+        parallel_iterations,
     )
     return (
         (state.insertion_sort_return,),
@@ -1086,6 +1135,8 @@ def insertion_sort(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `insertion_sort`: every argument has a leading batch dimension.
 
@@ -1114,18 +1165,23 @@ def insertion_sort(
             leaves,
             max_stack_depth,
             max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, INSERTION_SORT_BLOCK_LINES, "insertion_sort_block_")
         raise
-    check_errors(
-        "insertion_sort",
-        errors,
-        (INSERTION_SORT_BLOCK_LINES, INSERTION_SORT_INDEX_LINES),
-        max_stack_depth,
-    )
-    check_finished("insertion_sort", pc, INSERTION_SORT_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "insertion_sort",
+            result,
+            errors,
+            pc,
+            (INSERTION_SORT_BLOCK_LINES, INSERTION_SORT_INDEX_LINES),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],

@@ -3,8 +3,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=9d67350c92107eccd8dd40cac08a786cde7e66363bc17aeaaf7502471c784cd4
-# autobatch: body-sha256=b116ac4acc960c69008fa3c99c4466173b3a87d564a35436556b7452e0810ab0
+# autobatch: source-sha256=aa6595826a511fc559ac757295986f479fc3b8368c641d45ad618ca8731d8fc6
+# autobatch: body-sha256=fb943c833f5d5c0a01a4256c194842b4e430ce458d05f915c39fc609263802a1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -30,6 +30,7 @@ insertion_sort(int64[8]):
 import functools
 import linecache
 import typing
+import warnings
 import numpy as np
 import tensorflow as tf
 
@@ -52,6 +53,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -562,7 +573,15 @@ def sweeps(state, stacks, writes):
 
 
 def run(
-    state, stacks, blocks, xla, profile, looping=(), max_iterations=None, writes=None
+    state,
+    stacks,
+    blocks,
+    xla,
+    profile,
+    looping=(),
+    max_iterations=None,
+    writes=None,
+    parallel_iterations=10,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -610,6 +629,11 @@ def run(
     those, and reads the rest from outside: NUTS's blocks write a fifth of
     its hundred fields, and carrying all of them through eight loops made
     the first call (tracing, XLA's compile) about 1.4x as long.
+
+    `parallel_iterations` goes to the outer `tf.while_loop` (the
+    predecessor's `TensorFlowBackend(while_parallel_iterations=...)`): 1
+    runs iterations strictly one after the other, which keeps stateful
+    random ops in a primitive reproducible under a seed.
     """
     halt = len(blocks)
     sweeping = xla and sweeps(state, stacks, writes)
@@ -724,6 +748,7 @@ def run(
             step,
             (state, stacks, counters, tf.reduce_min(state.pc)),
             maximum_iterations=max_iterations,
+            parallel_iterations=parallel_iterations,
         )
     else:
         limits = (2**31 - 1, 2**31 - 1 if max_iterations is None else max_iterations)
@@ -735,6 +760,7 @@ def run(
             lambda state, stacks, counters: sweep(state, stacks, counters, unlimited),
             (state, stacks, counters),
             maximum_iterations=limit,
+            parallel_iterations=parallel_iterations,
         )
     return (state, stacks, counters if profile else None)
 
@@ -742,7 +768,15 @@ def run(
 _COMPILED = {}
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` traced for these leaves: a function of the leaves alone.
 
     Traced once per program, mode, limits and leaf signature (dtypes and
@@ -754,7 +788,15 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
     more than the whole loop at small batch sizes.
     """
     events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
-    key = (program, bool(xla), bool(profile), max_stack_depth, max_iterations, events)
+    key = (
+        program,
+        bool(xla),
+        bool(profile),
+        max_stack_depth,
+        max_iterations,
+        parallel_iterations,
+        events,
+    )
     if key not in _COMPILED:
         signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
@@ -765,6 +807,7 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
                 max_iterations,
                 xla=bool(xla),
                 profile=bool(profile),
+                parallel_iterations=parallel_iterations,
             )
 
         function = tf.function(
@@ -772,6 +815,121 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         )
         _COMPILED[key] = function.get_concrete_function()
     return _COMPILED[key]
+
+
+def static_batch(leaves, result):
+    """The results, with the arguments' batch size in their static shapes.
+
+    The program is traced once for any batch size, so inside the user's
+    graph its results have shape [None, ...] even where the arguments' batch
+    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
+    then refuses a state that enters as [16, 3] and comes back as [None, 3].
+    """
+    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
+        return result
+    for leaf in result:
+        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early; else the error.
+
+    Called eagerly (the usual call), the loop's final state is read and an
+    early stop raises StackOverflowError, IndexError or IterationLimitError.
+    Called inside the user's own `tf.function`, the values are symbolic and
+    nothing can be read yet: each check becomes a `tf.debugging.Assert` that
+    the results depend on, so running the graph raises
+    `tf.errors.InvalidArgumentError` with the same words (the error's name,
+    the examples, the source line).  XLA drops Assert ops, so inside a
+    `jit_compile=True` function no check can stop the computation: the
+    call warns once, when it is traced, and returns what the examples hold.
+    """
+    if tf.executing_eagerly():
+        check_results(
+            function,
+            [e.numpy() for e in errors],
+            pc.numpy(),
+            error_lines,
+            max_stack_depth,
+            max_iterations,
+        )
+        return result
+    if in_xla_function():
+        warnings.warn(
+            f"{function}: called inside an XLA-compiled function (jit_compile=True), where errors cannot stop the computation (XLA drops assertions): an example that overflows its stack, indexes out of range or runs past max_iterations would return its last values unnoticed. Call it outside jit_compile with xla=True (errors are then raised), or pass backend=TensorFlowBackend(safety_checks=False) to accept this",
+            stacklevel=4,
+        )
+        return result
+    block_lines = tf.constant(list(error_lines[0]))
+    asserts = [
+        assert_none_stopped(
+            function,
+            errors[0],
+            block_lines,
+            "StackOverflowError",
+            f"recursed deeper than max_stack_depth={max_stack_depth} at",
+            "; call again with a larger max_stack_depth",
+        )
+    ]
+    if len(errors) > 1:
+        asserts.append(
+            assert_none_stopped(
+                function,
+                errors[1],
+                tf.constant(list(error_lines[1])),
+                "IndexError",
+                "indexed out of range at",
+                "; each stopped there, as it would on its own",
+            )
+        )
+    if max_iterations is not None:
+        halt = len(error_lines[0])
+        earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
+        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
+        running = tf.where(waiting, earliest, -1)
+        asserts.append(
+            assert_none_stopped(
+                function,
+                running,
+                block_lines,
+                "IterationLimitError",
+                f"still running after max_iterations={max_iterations} loop iterations, at",
+                "; a loop that never ends? If they only need longer, call again with a larger max_iterations",
+            )
+        )
+    with tf.control_dependencies(asserts):
+        return tuple((tf.identity(leaf) for leaf in result))
+
+
+def assert_none_stopped(function, stopped_at, lines, error, words, hint):
+    """An Assert op that fails when some example stopped (`stopped_at` >= 0).
+
+    stopped_at: [batch] int32, the block or subscript index where each
+    example stopped, or -1; lines: the source line of each index, a string
+    tensor.  The message names the error, up to ten examples and the line
+    where the first of them stopped.
+    """
+    stopped = stopped_at >= 0
+    examples = tf.reshape(tf.where(stopped), [-1])[:10]
+    first = tf.gather(stopped_at, examples[:1])
+    where = tf.gather(lines, tf.clip_by_value(first, 0, tf.size(lines) - 1))
+    return tf.debugging.Assert(
+        tf.logical_not(tf.reduce_any(stopped)),
+        [f"{function}: {error}: example(s)", examples, words, where, hint],
+        summarize=10,
+    )
+
+
+def in_xla_function():
+    """Whether the graph being built is compiled by XLA (a jit_compile function)."""
+    try:
+        from tensorflow.python.ops import control_flow_util
+    except ImportError:
+        return False
+    return control_flow_util.GraphOrParentsInXlaContext(
+        tf.compat.v1.get_default_graph()
+    )
 
 
 def run_stackless(program, leaves, xla):
@@ -817,8 +975,19 @@ def to_leaf(function, name, value, dtype, event_shape):
 
 
 def broadcast_batch(function, names, leaves):
-    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1."""
-    sizes = [int(leaf.shape[0]) for leaf in leaves]
+    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1.
+
+    Inside the user's `tf.function` a batch size may be unknown until the
+    graph runs: the leaves are then broadcast by `tf.broadcast_to`, which
+    raises InvalidArgumentError at run time if the sizes do not fit.
+    """
+    sizes = [leaf.shape[0] for leaf in leaves]
+    if any((s is None for s in sizes)):
+        batch = tf.reduce_max(tf.stack([tf.shape(leaf)[0] for leaf in leaves]))
+        return [
+            tf.broadcast_to(leaf, tf.concat([[batch], tf.shape(leaf)[1:]], 0))
+            for leaf in leaves
+        ]
     others = sorted(set(sizes) - {1})
     batch = others[0] if others else 1
     if len(others) > 1:
@@ -1018,7 +1187,9 @@ HISTOGRAM_INDEX_LINES = (
 )
 
 
-def histogram_program(xs, n, max_stack_depth, max_iterations, xla, profile):
+def histogram_program(
+    xs, n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(xs, n)
     state = HistogramState(
@@ -1044,6 +1215,7 @@ def histogram_program(xs, n, max_stack_depth, max_iterations, xla, profile):
         HISTOGRAM_LOOPING_BLOCKS,
         max_iterations,
         HISTOGRAM_WRITES,
+        parallel_iterations,
     )
     return (
         (state.histogram_return,),
@@ -1061,6 +1233,8 @@ def histogram(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `histogram`: every argument has a leading batch dimension.
 
@@ -1081,19 +1255,29 @@ def histogram(
     )
     try:
         program = compiled(
-            histogram_program, xla, profile, leaves, max_stack_depth, max_iterations
+            histogram_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, HISTOGRAM_BLOCK_LINES, "histogram_block_")
         raise
-    check_errors(
-        "histogram",
-        errors,
-        (HISTOGRAM_BLOCK_LINES, HISTOGRAM_INDEX_LINES),
-        max_stack_depth,
-    )
-    check_finished("histogram", pc, HISTOGRAM_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "histogram",
+            result,
+            errors,
+            pc,
+            (HISTOGRAM_BLOCK_LINES, HISTOGRAM_INDEX_LINES),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],
@@ -1379,7 +1563,9 @@ INSERTION_SORT_INDEX_LINES = (
 )
 
 
-def insertion_sort_program(v, max_stack_depth, max_iterations, xla, profile):
+def insertion_sort_program(
+    v, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(v)
     state = InsertionSortState(
@@ -1405,6 +1591,7 @@ def insertion_sort_program(v, max_stack_depth, max_iterations, xla, profile):
         INSERTION_SORT_LOOPING_BLOCKS,
         max_iterations,
         INSERTION_SORT_WRITES,
+        parallel_iterations,
     )
     return (
         (state.insertion_sort_return,),
@@ -1421,6 +1608,8 @@ def insertion_sort(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `insertion_sort`: every argument has a leading batch dimension.
 
@@ -1449,18 +1638,23 @@ def insertion_sort(
             leaves,
             max_stack_depth,
             max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, INSERTION_SORT_BLOCK_LINES, "insertion_sort_block_")
         raise
-    check_errors(
-        "insertion_sort",
-        errors,
-        (INSERTION_SORT_BLOCK_LINES, INSERTION_SORT_INDEX_LINES),
-        max_stack_depth,
-    )
-    check_finished("insertion_sort", pc, INSERTION_SORT_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "insertion_sort",
+            result,
+            errors,
+            pc,
+            (INSERTION_SORT_BLOCK_LINES, INSERTION_SORT_INDEX_LINES),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=e0732003527d18191f185694c74bbd713282ef716b1e202ee3bd5193a55e3df9
-# autobatch: body-sha256=06e3dca0e16b3d5d29c84647337e07a427d6bd0bfb71ca2722995c3f00b277a5
+# autobatch: source-sha256=1766d2d0585f43b8d658541c30383869df55d081225fdb892eee9f92d9952757
+# autobatch: body-sha256=20c9558d4b27a9608df383b06082f0b3558cf02cf38275281677578c0e9612b2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -50,6 +50,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -406,6 +416,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -415,7 +426,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -439,7 +451,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -450,6 +470,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -720,7 +751,9 @@ PREDICT_INDEX_LINES = (
 )
 
 
-def predict_program(x, max_stack_depth, max_iterations, xla, profile):
+def predict_program(
+    x, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(x)
     state = PredictState(
@@ -744,6 +777,7 @@ def predict_program(x, max_stack_depth, max_iterations, xla, profile):
         PREDICT_LOOPING_BLOCKS,
         max_iterations,
         PREDICT_WRITES,
+        parallel_iterations,
     )
     return (
         (state.predict_return_0, state.predict_return_1),
@@ -760,6 +794,8 @@ def predict(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `predict`: every argument has a leading batch dimension.
 
@@ -778,16 +814,29 @@ def predict(
     )
     try:
         program = compiled(
-            predict_program, xla, profile, leaves, max_stack_depth, max_iterations
+            predict_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, PREDICT_BLOCK_LINES, "predict_block_")
         raise
-    check_errors(
-        "predict", errors, (PREDICT_BLOCK_LINES, PREDICT_INDEX_LINES), max_stack_depth
-    )
-    check_finished("predict", pc, PREDICT_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "predict",
+            result,
+            errors,
+            pc,
+            (PREDICT_BLOCK_LINES, PREDICT_INDEX_LINES),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             (result[0], result[1]),

@@ -3,8 +3,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=23eda58532c989d6bb08eec1532fb237e6c773b6791983be5340869777be4017
-# autobatch: body-sha256=48a72e8507128cc4cdc61664e88ff51e2abd34234fea5e43fa3e3a5aa266dcb3
+# autobatch: source-sha256=5228ef5bc324863bfa7c797ef783362ef523e89a2824f9702d2ca9d4ecff3ce6
+# autobatch: body-sha256=d8725f29d651a643ae8f0f1dd41136eaf4acd20c7650bc21aa9c1f76dd9f790a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -47,6 +47,16 @@ except ImportError:
 
 
 DEFAULT_MAX_STACK_BYTES = 2**32
+
+
+def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """Raises what stopped examples early, read off the loop's final state.
+
+    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
+    error_lines: (the block lines[, the source lines of the subscripts]).
+    """
+    check_errors(function, errors, error_lines, max_stack_depth)
+    check_finished(function, pc, error_lines[0], max_iterations)
 
 
 def check_errors(function, errors, error_lines, max_stack_depth):
@@ -403,6 +413,7 @@ def run(
     looping=(),
     max_iterations=None,
     writes=None,
+    parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -412,7 +423,8 @@ def run(
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
     only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing.)  `max_iterations` (None: no
+    block leaves alone costs nothing; `parallel_iterations` is
+    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
     limit) stops the loop after that many iterations, examples still
     pending (the caller raises).
     """
@@ -436,7 +448,15 @@ def run(
                 apply_write(getattr(stacks, name), write)
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+):
     """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
@@ -447,6 +467,17 @@ def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations):
         xla=False,
         profile=profile,
     )
+
+
+def static_batch(leaves, result):
+    """The results as they are (NumPy shapes are always known)."""
+    return result
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early (else the error is raised)."""
+    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
+    return result
 
 
 def run_stackless(program, leaves, xla):
@@ -602,7 +633,9 @@ RELAX_BLOCK_LINES = (
 )
 
 
-def relax_program(v, n, max_stack_depth, max_iterations, xla, profile):
+def relax_program(
+    v, n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(v, n)
     state = RelaxState(
@@ -624,6 +657,7 @@ def relax_program(v, n, max_stack_depth, max_iterations, xla, profile):
         RELAX_LOOPING_BLOCKS,
         max_iterations,
         RELAX_WRITES,
+        parallel_iterations,
     )
     return ((state.relax_return,), (state.overflow_at,), state.pc, counters)
 
@@ -636,6 +670,8 @@ def relax(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `relax`: every argument has a leading batch dimension.
 
@@ -656,14 +692,29 @@ def relax(
     )
     try:
         program = compiled(
-            relax_program, xla, profile, leaves, max_stack_depth, max_iterations
+            relax_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, RELAX_BLOCK_LINES, "relax_block_")
         raise
-    check_errors("relax", errors, (RELAX_BLOCK_LINES,), max_stack_depth)
-    check_finished("relax", pc, RELAX_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "relax",
+            result,
+            errors,
+            pc,
+            (RELAX_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             result[0],
@@ -912,7 +963,9 @@ SPIRAL_BLOCK_LINES = (
 )
 
 
-def spiral_program(v, w, n, max_stack_depth, max_iterations, xla, profile):
+def spiral_program(
+    v, w, n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
+):
     """Arguments to results for a whole batch: what tf.function traces."""
     batch = batch_size(v, w, n)
     state = SpiralState(
@@ -940,6 +993,7 @@ def spiral_program(v, w, n, max_stack_depth, max_iterations, xla, profile):
         SPIRAL_LOOPING_BLOCKS,
         max_iterations,
         SPIRAL_WRITES,
+        parallel_iterations,
     )
     return (
         (state.spiral_return_0, state.spiral_return_1),
@@ -958,6 +1012,8 @@ def spiral(
     profile=False,
     max_iterations=None,
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
 ):
     """Batched `spiral`: every argument has a leading batch dimension.
 
@@ -980,14 +1036,29 @@ def spiral(
     )
     try:
         program = compiled(
-            spiral_program, xla, profile, leaves, max_stack_depth, max_iterations
+            spiral_program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
         )
         result, errors, pc, counters = program(*leaves)
     except Exception as error:
         note_source_line(error, SPIRAL_BLOCK_LINES, "spiral_block_")
         raise
-    check_errors("spiral", errors, (SPIRAL_BLOCK_LINES,), max_stack_depth)
-    check_finished("spiral", pc, SPIRAL_BLOCK_LINES, max_iterations)
+    result = static_batch(leaves, result)
+    if safety_checks:
+        result = checked(
+            "spiral",
+            result,
+            errors,
+            pc,
+            (SPIRAL_BLOCK_LINES,),
+            max_stack_depth,
+            max_iterations,
+        )
     if profile:
         return (
             (result[0], result[1]),

@@ -334,13 +334,16 @@ class _Imports:
 
     def statements(self, backend) -> List[ast.stmt]:
         lines = ["import functools", "import linecache", "import typing"]
+        if backend.name == "tensorflow":
+            lines.append("import warnings")  # runtime_tf's `checked`
         lines.append("import numpy as np")
         if backend.name == "tensorflow":
             lines.append("import tensorflow as tf")
         extra = []
-        own = {("np", "numpy")}
+        own = {("np", "numpy"), ("functools", "functools"), ("linecache", "linecache"),
+               ("typing", "typing")}
         if backend.name == "tensorflow":
-            own.add(("tf", "tensorflow"))
+            own.update({("tf", "tensorflow"), ("warnings", "warnings")})
         for local, module in sorted(self.modules.items()):
             if (local, module) in own:
                 continue

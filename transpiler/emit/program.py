@@ -145,6 +145,17 @@ def _safe(name, taken):
     return name
 
 
+def _field_name(name):
+    """`name` as a NamedTuple field: no leading underscore, no leading digit.
+
+    Fields are `<function>_<variable>`, and namedtuple refuses names that
+    start with `_` (a function `_build_tree`, a function `_`), so those
+    lose their leading underscores; `_safe` then keeps fields distinct.
+    """
+    name = name.lstrip("_") or "value"
+    return "v_" + name if name[0].isdigit() else name
+
+
 def _leaf_paths(pattern, path=()):
     """[(index path, leaf type, field suffix)] of a pattern's leaves."""
     if isinstance(pattern, T.TensorType):
@@ -234,7 +245,7 @@ class _ProgramEmitter:
             base = var.replace(".", "_")
             leaves = []
             for path, leaf, suffix in _leaf_paths(self.types[var]):
-                field = _safe(base + suffix, taken)
+                field = _safe(_field_name(base + suffix), taken)
                 taken.add(field)
                 leaves.append((path, leaf, field))
             self.fields[var] = leaves
@@ -242,7 +253,7 @@ class _ProgramEmitter:
 
     def note_classes(self, pattern):
         if isinstance(pattern, T.TupleType):
-            if pattern.cls is not None and pattern.cls not in self.classes:
+            if pattern.cls not in (None, list) and pattern.cls not in self.classes:
                 self.classes.append(pattern.cls)
             for e in pattern.elements:
                 self.note_classes(e)
@@ -279,6 +290,8 @@ class _ProgramEmitter:
                 elements = [build(e) for e in p.elements]
                 if p.cls is None:
                     return ast.Tuple(elements, ast.Load())
+                if p.cls is list:
+                    return ast.List(elements, ast.Load())
                 return ast.Call(_name(p.cls.__name__), elements, [])
             return ast.Constant(None)
 

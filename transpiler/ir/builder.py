@@ -630,7 +630,7 @@ class _FunctionBuilder:
                 else:
                     self.note_free_name(node, origin)
         expr = _unparse(residual)
-        self.emit(ir.PrimOp(tuple(vars_in), vars_out, expr, origin, namespace=self.namespace))
+        self.emit(ir.PrimOp(tuple(vars_in), vars_out, expr, origin=origin, namespace=self.namespace))
 
     def note_free_name(self, node, origin):
         name = node.id

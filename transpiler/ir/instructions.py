@@ -18,7 +18,7 @@ into one list of blocks that a single program counter walks.
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Tuple, Union
+from typing import Any, Optional, Tuple, Union
 
 Pattern = Union[str, Tuple["Pattern", ...]]  # "*rest" marks a starred target
 
@@ -60,7 +60,7 @@ class Origin:
 # ---- instructions (before and after lowering) -----------------------------
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class PrimOp:
     """An already-batched computation: `vars_out = expr(vars_in)`.
 
@@ -68,15 +68,45 @@ class PrimOp:
     user's module); it sees whole batches and may compute junk in lanes that
     are not at this instruction.  `skip_push_mask` is kept for the
     predecessor's API; this compiler saves variables at call sites instead.
+
+    The constructor takes the predecessor's positional order,
+    `PrimOp(vars_in, vars_out, function, skip_push_mask)`, where `function`
+    is either a callable (the predecessor's form: code that builds its own
+    instructions) or the expression's source (what the builder makes from
+    your function).  `op.function` is a callable either way.
     """
 
     vars_in: Tuple[str, ...]
     vars_out: Pattern
-    expr: str
-    origin: Optional[Origin] = None
+    expr: Any  # source text, or a callable given by hand
     skip_push_mask: frozenset = frozenset()
+    origin: Optional[Origin] = None
     cast_to: Optional[str] = None  # dtype name when a literal's weak type was widened
     namespace: Optional[dict] = dataclasses.field(default=None, compare=False, repr=False)
+
+    def __init__(
+        self,
+        vars_in,
+        vars_out,
+        function=None,
+        skip_push_mask=None,
+        origin=None,
+        cast_to=None,
+        namespace=None,
+        *,
+        expr=None,
+    ):
+        if expr is None:
+            expr = function
+        if expr is None:
+            raise TypeError("PrimOp needs a function (a callable or an expression's source)")
+        object.__setattr__(self, "vars_in", vars_in)
+        object.__setattr__(self, "vars_out", vars_out)
+        object.__setattr__(self, "expr", expr)
+        object.__setattr__(self, "skip_push_mask", frozenset(skip_push_mask or ()))
+        object.__setattr__(self, "origin", origin)
+        object.__setattr__(self, "cast_to", cast_to)
+        object.__setattr__(self, "namespace", namespace)
 
     def replace(self, vars_out=None) -> "PrimOp":
         return dataclasses.replace(
@@ -86,6 +116,8 @@ class PrimOp:
     @property
     def function(self):
         """The primitive as a callable of `vars_in` (the predecessor's `function`)."""
+        if callable(self.expr):
+            return self.expr
         names, expr, namespace = self.vars_in, self.expr, self.namespace or {}
         code = compile(expr, self.origin.filename if self.origin else "<primop>", "eval")
 

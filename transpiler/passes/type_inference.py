@@ -275,12 +275,20 @@ class _Inference:
         env.update((name, B.placeholder(self.backend, t)) for name, t in zip(vars_in, inputs))
         try:
             value = eval(expr, self.namespaces[fn], env)  # noqa: S307
-            result = B.type_of(self.backend, value)
+            # Code written for the predecessor (it declares `type_inference=`)
+            # keeps the predecessor's batch-of-one constants: see B.type_of.
+            result = B.type_of(self.backend, value, batch_of_one=fn in self.overrides)
         except Exception as e:  # noqa: BLE001 - reported once types settle
             return None, e, None
-        # Per leaf: (lacks the batch axis, rank), for `spread`.
+        # Per leaf: (lacks the batch axis, rank), for `spread`.  A batch of
+        # one (the predecessor's constants, above) broadcasts as a batch.
         leaf_info = tuple(
-            (self.backend.batched_rank(leaf) is None, _rank(leaf)) for leaf in B.value_leaves(value)
+            (
+                self.backend.batched_rank(leaf) is None
+                and not (fn in self.overrides and _rank(leaf) and _shape(leaf)[0] == 1),
+                _rank(leaf),
+            )
+            for leaf in B.value_leaves(value)
         )
         # Only literals went in (`n = n + 1` with a literal `n`): the result
         # stays weak, as a Python number would; so does each element of a
@@ -545,6 +553,11 @@ def _spread_leaves(node, pattern, flags) -> str:
     if all(flags):
         return f"spread(active, {text})"
     return f"spread(active, {text}, {tuple(flags)!r})"
+
+
+def _shape(value) -> tuple:
+    shape = getattr(value, "shape", None)
+    return np.shape(value) if shape is None else tuple(shape)
 
 
 def _rank(value) -> int:

@@ -295,3 +295,13 @@ def test_tensorflow_start_up_lines_do_not_reach_the_terminal(project):
     assert done.returncode == 0
     assert "absl" not in done.stderr and "oneDNN" not in done.stderr, done.stderr
     assert "I0000" not in done.stderr
+
+
+def test_profile_reports_user_mistakes_with_exit_1(capsys):
+    assert cli.main(["profile", "examples.nonexistent:fib", "--args", "[3]"]) == 1
+    assert "cannot import module 'examples.nonexistent'" in capsys.readouterr().err
+    assert cli.main(["profile", "examples.fib:nope", "--args", "[3]"]) == 1
+    assert "has no function 'nope'" in capsys.readouterr().err
+    deep = ["profile", "examples.fib:fib", "--args", "[30]", "--backend", "numpy"]
+    assert cli.main(deep + ["--max-stack-depth", "2"]) == 1
+    assert "StackOverflowError" in capsys.readouterr().err

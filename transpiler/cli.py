@@ -1,15 +1,20 @@
 """The `autobatch` command line (also `python -m transpiler`).
 
     autobatch demo                 batch every example, check it, time it
-    autobatch generate [PATHS...]  write the generated modules that are stale
-    autobatch check [PATHS...]     write nothing; exit 1 with a diff if stale
-    autobatch diff [PATHS...]      print what `generate` would change
+    autobatch generate [PATHS...]  write the modules that are stale or missing,
+                                   remove orphans
+    autobatch check [PATHS...]     write nothing; exit 1 naming each problem
+                                   (missing, orphan, stale, unreached function)
+    autobatch diff [PATHS...]      print what `generate` would change; exit 1 if anything
     autobatch profile MODULE:FUNCTION --args A [B ...]
                                    per-block counts and utilization of one call
 
 PATHS are source files or folders (default: `sources` in [tool.autobatch]).
-Exit codes: 0 success; 1 stale (check), refused (generate over a hand-edited
-module without --force) or a mismatch (demo); 2 usage; 123 internal error.
+Programs come from inputs only: signature=, [tool.autobatch.signatures] and
+autobatch.lock (transpiler/inputs.py); check reads hashes (transpiler/gate.py).
+Exit codes: 0 success; 1 a problem (check), a difference (diff), refused
+(generate over a hand-edited module without --force), a mismatch (demo) or a
+user mistake (profile); 2 usage; 123 internal error.
 Results go to stdout; progress and logs to stderr.
 """
 
@@ -36,7 +41,10 @@ def _parser():
     profile.add_argument(
         "--args", nargs="+", required=True, help="one Python literal per argument, e.g. '[3, 7, 4]'"
     )
-    profile.add_argument("--backend", default="numpy", choices=["numpy", "tensorflow"])
+    profile.add_argument(
+        "--backend", default=None, choices=["numpy", "tensorflow"],
+        help="default: the library's (TensorFlow)",
+    )
     profile.add_argument("--xla", action="store_true")
     profile.add_argument("--max-stack-depth", type=int, default=15)
     for name, text in (
@@ -81,20 +89,43 @@ def _profile(args):
 
     import numpy as np
 
+    from transpiler import errors
+
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     module_name, _, function_name = args.target.partition(":")
     if not function_name:
         raise ValueError("name the function as MODULE:FUNCTION, e.g. examples.fib:fib")
-    function = getattr(importlib.import_module(module_name), function_name)
-    values = [np.asarray(ast.literal_eval(text)) for text in args.args]
-    result, profile = function(
-        *values,
-        backend=args.backend,
-        xla=args.xla,
-        max_stack_depth=args.max_stack_depth,
-        profile=True,
-    )
+    backend = args.backend or ("tensorflow" if args.xla else None)
+    if backend != "numpy":
+        import_tensorflow_quietly()
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"cannot import module {module_name!r}: {error}") from None
+    function = getattr(module, function_name, None)
+    if function is None:
+        raise ValueError(f"module {module_name!r} has no function {function_name!r}")
+    try:
+        values = [np.asarray(ast.literal_eval(text)) for text in args.args]
+    except (ValueError, SyntaxError) as error:
+        raise ValueError(f"--args takes Python literals, e.g. '[3, 7, 4]': {error}") from None
+    try:
+        result, profile = function(
+            *values,
+            backend=backend,
+            xla=args.xla,
+            max_stack_depth=args.max_stack_depth,
+            profile=True,
+        )
+    except (
+        errors.StackOverflowError,
+        errors.IterationLimitError,
+        errors.StackMemoryError,
+        errors.StaleGeneratedCodeError,
+    ) as error:
+        print(f"autobatch: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
     print(f"result: {np.asarray(result).tolist() if not isinstance(result, tuple) else result}")
     print(profile.report())
     return 0

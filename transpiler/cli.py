@@ -67,6 +67,7 @@ def main(argv=None):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     try:
         if args.command == "demo":
+            import_tensorflow_quietly()
             from transpiler import demo
 
             return demo.main(args.batch, args.headline_batch)

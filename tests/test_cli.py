@@ -1,6 +1,7 @@
 """`autobatch generate / check / diff`, freshness, frozen mode, atomic writes."""
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -36,7 +37,8 @@ def twice_plus_one(n):
 
 
 def run_cli(project, *args):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("TF_CPP_MIN_LOG_LEVEL", None)  # the CLI quiets TensorFlow itself
     return subprocess.run(
         [sys.executable, "-m", "transpiler", *args, "--root", str(project)],
         capture_output=True,
@@ -103,12 +105,12 @@ def test_usage_and_internal_errors(monkeypatch):
         cli.main(["frobnicate"])
     assert exit_info.value.code == 2
 
-    from transpiler import regenerate
+    from transpiler import gate
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(regenerate, "targets", broken)
+    monkeypatch.setattr(gate, "survey", broken)
     assert cli.main(["check", "--root", ROOT]) == 123
 
 
@@ -177,3 +179,129 @@ def test_two_processes_generating_at_once_end_with_a_correct_file(project):
     assert [p.wait() for p in procs] == [0, 0]
     assert run_cli(project, "check").returncode == 0
     assert not [f for f in os.listdir(module_file(project).parent) if f.endswith(".tmp")]
+
+
+def test_check_is_a_gate_missing_orphan_unreached_and_bad_lock_lines(project):
+    assert run_cli(project, "generate", "-q").returncode == 0
+    assert run_cli(project, "check").returncode == 0
+    module_file(project).unlink()
+    missing = run_cli(project, "check", "-q")
+    assert missing.returncode == 1
+    assert "generated/pkg/prog_np.py is missing; run `autobatch generate pkg/prog.py`" in missing.stderr
+    assert run_cli(project, "generate", "-q").returncode == 0
+
+    # A new batched function that no declared program reaches.
+    prog = project / "pkg" / "prog.py"
+    prog.write_text(PROG + "\n\n@ctx.batch\ndef extra(n):\n    return n - 1\n")
+    unreached = run_cli(project, "check", "-q")
+    assert unreached.returncode == 1
+    assert "pkg/prog.py::extra is batched but no declared program reaches it" in unreached.stderr
+    assert "autobatch.lock" in unreached.stderr
+    (project / "autobatch.lock").write_text("pkg/prog.py::extra(int64[])\n")
+    assert run_cli(project, "generate", "-q").returncode == 0
+    header = loader.read_header(module_file(project).read_text())
+    assert header["programs"] == "extra(int64[]); twice_plus_one(int64[])"
+    assert run_cli(project, "check").returncode == 0
+
+    # A module no input asks for.
+    orphan = project / "generated" / "pkg" / "gone_np.py"
+    orphan.write_text("# autobatch: source=pkg/gone.py\n")
+    stray = run_cli(project, "check", "-q")
+    assert stray.returncode == 1 and "generated/pkg/gone_np.py is an orphan" in stray.stderr
+    assert run_cli(project, "generate", "-q").returncode == 0
+    assert not orphan.exists()
+
+    # A lock line naming no batched function.
+    (project / "autobatch.lock").write_text(
+        "pkg/prog.py::extra(int64[])\npkg/prog.py::missing(int64[])\n"
+    )
+    bad = run_cli(project, "check", "-q")
+    assert bad.returncode == 1
+    assert "`pkg/prog.py::missing(int64[])` names no batched function of pkg/prog.py" in bad.stderr
+
+
+def test_check_suggests_force_after_a_hand_edit_and_diff_exits_1(project):
+    assert run_cli(project, "generate", "-q").returncode == 0
+    assert run_cli(project, "diff").returncode == 0
+    path = module_file(project)
+    path.write_text(path.read_text() + "# mine\n")
+    edited = run_cli(project, "check", "-q")
+    assert edited.returncode == 1
+    assert "run `autobatch generate --force pkg/prog.py`" in edited.stderr
+    changed = run_cli(project, "diff")
+    assert changed.returncode == 1 and "-# mine" in changed.stdout
+
+
+def test_check_of_a_current_tree_imports_neither_tensorflow_nor_black(project):
+    assert run_cli(project, "generate", "-q").returncode == 0
+    script = (
+        "import sys, time\n"
+        "from transpiler import cli\n"
+        "start = time.perf_counter()\n"
+        f"status = cli.main(['check', '--root', {str(project)!r}])\n"
+        "print(status, 'tensorflow' in sys.modules, 'black' in sys.modules,"
+        " time.perf_counter() - start)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=project
+    )
+    status, tf, black, seconds = out.stdout.split()
+    assert (status, tf, black) == ("0", "False", "False"), out.stderr
+    assert float(seconds) < 1.0
+
+
+DEV = """
+from transpiler import Context
+
+ctx = Context()
+
+
+@ctx.batch
+def triple(n):
+    return n * 3
+"""
+
+
+def test_a_development_call_appends_to_the_lock_file(project, monkeypatch):
+    (project / "pkg" / "dev.py").write_text(DEV)
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.delenv("AUTOBATCH_FROZEN", raising=False)
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from pkg import dev
+
+    dev.ctx.frozen = True
+    with pytest.raises(StaleGeneratedCodeError, match=r"add the line `pkg/dev\.py::triple\(int64\[\]\)` to autobatch\.lock"):
+        dev.triple(np.array([1, 2]), backend="numpy")
+    dev.ctx.frozen = False
+    assert dev.triple(np.array([1, 2]), backend="numpy").tolist() == [3, 6]
+    lock = (project / "autobatch.lock").read_text()
+    assert "pkg/dev.py::triple(int64[])\n" in lock
+    written = (project / "generated" / "pkg" / "dev_np.py").read_text()
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    # The call's module is what the CLI makes from the inputs, twice over.
+    assert run_cli(project, "generate", "-q").returncode == 0
+    assert (project / "generated" / "pkg" / "dev_np.py").read_text() == written
+    assert run_cli(project, "check").returncode == 0
+    shutil.rmtree(project / "generated")
+    assert run_cli(project, "generate", "-q").returncode == 0
+    assert (project / "generated" / "pkg" / "dev_np.py").read_text() == written
+
+
+def test_tensorflow_start_up_lines_do_not_reach_the_terminal(project):
+    done = run_cli(project, "generate")
+    assert done.returncode == 0
+    assert "absl" not in done.stderr and "oneDNN" not in done.stderr, done.stderr
+    assert "I0000" not in done.stderr
+
+
+def test_profile_reports_user_mistakes_with_exit_1(capsys):
+    assert cli.main(["profile", "examples.nonexistent:fib", "--args", "[3]"]) == 1
+    assert "cannot import module 'examples.nonexistent'" in capsys.readouterr().err
+    assert cli.main(["profile", "examples.fib:nope", "--args", "[3]"]) == 1
+    assert "has no function 'nope'" in capsys.readouterr().err
+    deep = ["profile", "examples.fib:fib", "--args", "[30]", "--backend", "numpy"]
+    assert cli.main(deep + ["--max-stack-depth", "2"]) == 1
+    assert "StackOverflowError" in capsys.readouterr().err

@@ -1,15 +1,20 @@
 """The `autobatch` command line (also `python -m transpiler`).
 
     autobatch demo                 batch every example, check it, time it
-    autobatch generate [PATHS...]  write the generated modules that are stale
-    autobatch check [PATHS...]     write nothing; exit 1 with a diff if stale
-    autobatch diff [PATHS...]      print what `generate` would change
+    autobatch generate [PATHS...]  write the modules that are stale or missing,
+                                   remove orphans
+    autobatch check [PATHS...]     write nothing; exit 1 naming each problem
+                                   (missing, orphan, stale, unreached function)
+    autobatch diff [PATHS...]      print what `generate` would change; exit 1 if anything
     autobatch profile MODULE:FUNCTION --args A [B ...]
                                    per-block counts and utilization of one call
 
 PATHS are source files or folders (default: `sources` in [tool.autobatch]).
-Exit codes: 0 success; 1 stale (check), refused (generate over a hand-edited
-module without --force) or a mismatch (demo); 2 usage; 123 internal error.
+Programs come from inputs only: signature=, [tool.autobatch.signatures] and
+autobatch.lock (transpiler/inputs.py); check reads hashes (transpiler/gate.py).
+Exit codes: 0 success; 1 a problem (check), a difference (diff), refused
+(generate over a hand-edited module without --force), a mismatch (demo) or a
+user mistake (profile); 2 usage; 123 internal error.
 Results go to stdout; progress and logs to stderr.
 """
 
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 REGENERATE = "autobatch generate"
@@ -35,7 +41,10 @@ def _parser():
     profile.add_argument(
         "--args", nargs="+", required=True, help="one Python literal per argument, e.g. '[3, 7, 4]'"
     )
-    profile.add_argument("--backend", default="numpy", choices=["numpy", "tensorflow"])
+    profile.add_argument(
+        "--backend", default=None, choices=["numpy", "tensorflow"],
+        help="default: the library's (TensorFlow)",
+    )
     profile.add_argument("--xla", action="store_true")
     profile.add_argument("--max-stack-depth", type=int, default=15)
     for name, text in (
@@ -58,6 +67,7 @@ def main(argv=None):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     try:
         if args.command == "demo":
+            import_tensorflow_quietly()
             from transpiler import demo
 
             return demo.main(args.batch, args.headline_batch)
@@ -80,20 +90,43 @@ def _profile(args):
 
     import numpy as np
 
+    from transpiler import errors
+
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     module_name, _, function_name = args.target.partition(":")
     if not function_name:
         raise ValueError("name the function as MODULE:FUNCTION, e.g. examples.fib:fib")
-    function = getattr(importlib.import_module(module_name), function_name)
-    values = [np.asarray(ast.literal_eval(text)) for text in args.args]
-    result, profile = function(
-        *values,
-        backend=args.backend,
-        xla=args.xla,
-        max_stack_depth=args.max_stack_depth,
-        profile=True,
-    )
+    backend = args.backend or ("tensorflow" if args.xla else None)
+    if backend != "numpy":
+        import_tensorflow_quietly()
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"cannot import module {module_name!r}: {error}") from None
+    function = getattr(module, function_name, None)
+    if function is None:
+        raise ValueError(f"module {module_name!r} has no function {function_name!r}")
+    try:
+        values = [np.asarray(ast.literal_eval(text)) for text in args.args]
+    except (ValueError, SyntaxError) as error:
+        raise ValueError(f"--args takes Python literals, e.g. '[3, 7, 4]': {error}") from None
+    try:
+        result, profile = function(
+            *values,
+            backend=backend,
+            xla=args.xla,
+            max_stack_depth=args.max_stack_depth,
+            profile=True,
+        )
+    except (
+        errors.StackOverflowError,
+        errors.IterationLimitError,
+        errors.StackMemoryError,
+        errors.StaleGeneratedCodeError,
+    ) as error:
+        print(f"autobatch: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
     print(f"result: {np.asarray(result).tolist() if not isinstance(result, tuple) else result}")
     print(profile.report())
     return 0
@@ -105,67 +138,191 @@ def _log(args, message, verbose_only=False):
     print(f"autobatch: {message}", file=sys.stderr)
 
 
+def _problem(message):
+    """An error `check` fails on: printed even with --quiet."""
+    print(f"autobatch: {message}", file=sys.stderr)
+
+
+# Lines TensorFlow's C++ libraries write to file descriptor 2 while they load,
+# whatever TF_CPP_MIN_LOG_LEVEL says (absl logs before it is initialized).
+_TF_NOISE = re.compile(
+    r"^(WARNING: All log messages before absl::InitializeLog\(\) is called"
+    r"|[IWEF]\d{4} [\d:.]+\s+\d+ \S+:\d+\] )"
+)
+
+
+def import_tensorflow_quietly():
+    """Imports TensorFlow with its start-up log lines filtered out of stderr.
+
+    Idempotent; a no-op when TensorFlow is already imported or not installed.
+    Lines that are not start-up noise are written through.
+    """
+    import importlib.util
+    import tempfile
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    if "tensorflow" in sys.modules or importlib.util.find_spec("tensorflow") is None:
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            import tensorflow  # noqa: F401
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            for line in captured.read().decode(errors="replace").splitlines(keepends=True):
+                if not _TF_NOISE.match(line):
+                    sys.stderr.write(line)
+
+
 def _generated(args):
+    """generate / check / diff: survey cheaply, regenerate only what changed."""
     from transpiler import config as configuration
-    from transpiler import regenerate
+    from transpiler import gate, loader
 
     config = configuration.load(os.path.abspath(args.root))
-    targets = regenerate.targets(config, args.paths or None)
-    stale, failed = _stale(args, targets)
-    status = _write_or_report(args, config, targets, stale)
+    survey = gate.survey(config, args.paths or None)
+    rel = lambda path: os.path.relpath(path, config.root).replace(os.sep, "/")  # noqa: E731
+    problems = 0
+    for line in survey.bad_lock_lines:
+        problems += 1
+        relpath = line.partition("::")[0]
+        _problem(
+            f"autobatch.lock: `{line}` names no batched function of {relpath}; "
+            "remove the line (or restore the function)"
+        )
+    expected, failed = _expected_texts(args, config, survey)
+    reached = set()
+    for text in list(survey.current.values()) + list(expected.values()):
+        reached.update(loader.header_functions(loader.read_header(loader.split_header(text)[0])))
+    unreached = [(p, n) for p, n in survey.unreached if (p, n) not in reached]
+    stale = [(path, text) for path, text in expected.items() if loader.read(path) != text]
+    _log(args, f"{len(survey.current)} generated module(s) current by their input hashes",
+         verbose_only=True)
+    if args.command in ("check", "diff"):
+        for path, text in stale:
+            sys.stdout.write(_diff(rel(path), loader.read(path), text))
+        for path in survey.orphans:
+            sys.stdout.write(_diff(rel(path), loader.read(path), ""))
+        if args.command == "diff":
+            status = 1 if stale or survey.orphans else 0
+        else:
+            for path, _ in stale:
+                old = loader.read(path)
+                source = survey.expected[path][0]
+                if old is None:
+                    _problem(f"{rel(path)} is missing; run `autobatch generate {source}`")
+                elif loader.is_hand_edited(old):
+                    _problem(
+                        f"{rel(path)} was edited by hand; move the change into {source} and "
+                        f"run `autobatch generate --force {source}`"
+                    )
+                else:
+                    _problem(f"{rel(path)} is stale; run `autobatch generate {source}`")
+            for path in survey.orphans:
+                _problem(
+                    f"{rel(path)} is an orphan: no input asks for it; run `autobatch generate` "
+                    "(which removes it) or declare a program for its source"
+                )
+            for relpath, name in unreached:
+                _problem(_unreached_message(relpath, name))
+            problems += len(stale) + len(survey.orphans) + len(unreached)
+            if not problems and not failed:
+                _log(args, f"{len(survey.expected)} generated module(s) are current",
+                     verbose_only=True)
+            status = 1 if problems else 0
+    else:
+        status = _write(args, config, survey, stale, rel)
+        for relpath, name in unreached:
+            _log(args, "warning: " + _unreached_message(relpath, name))
+        status = status or (1 if survey.bad_lock_lines else 0)
     if failed:  # the others are written or reported; now the first failure
         raise failed[0]
     return status
 
 
-def _stale(args, targets):
-    """[(target, expected text)] that differ from their files, and the failures.
+def _unreached_message(relpath, name):
+    return (
+        f"{relpath}::{name} is batched but no declared program reaches it; declare "
+        f"@ctx.batch(signature=...), add \"{relpath}::{name}\" to [tool.autobatch.signatures], "
+        f"or add a line `{relpath}::{name}(SIGNATURE)` to autobatch.lock (a call made "
+        "without AUTOBATCH_FROZEN adds it), then run `autobatch generate`"
+    )
+
+
+def _expected_texts(args, config, survey):
+    """{module path: the text it should hold} for the modules the survey could
+    not vouch for, and the failures.  This is where the compiler runs.
 
     A module that fails to generate is left as it is and does not stop the
     others: one broken function must not hold back (or damage) the rest.
     """
-    from transpiler import loader, regenerate
+    if not survey.candidates:
+        return {}, []
+    import_tensorflow_quietly()
+    from transpiler import regenerate
 
-    stale, failed = [], []
-    for target in targets:
-        _log(args, f"checking {target.relpath} ({target.backend.name})", verbose_only=True)
+    sources = sorted({survey.expected[p][0] for p in survey.candidates})
+    targets = {t.path: t for t in regenerate.targets(config, sources)}
+    expected, failed = {}, []
+    for path in survey.candidates:
+        target = targets.get(path)
+        if target is None:
+            error = ValueError(
+                f"cannot generate {os.path.relpath(path, config.root)}: no module-level "
+                f"Context of {survey.expected[path][0]} holds the functions its inputs name"
+            )
+            _log(args, str(error))
+            failed.append(error)
+            continue
+        _log(args, f"generating {target.relpath} ({target.backend.name})", verbose_only=True)
         try:
-            expected = regenerate.expected_text(target)
+            expected[path] = regenerate.expected_text(target)
         except Exception as error:  # noqa: BLE001 - re-raised once the rest is done
             _log(args, f"cannot generate {target.relpath} ({target.backend.name}): {error}")
             failed.append(error)
-            continue
-        if loader.read(target.path) != expected:
-            stale.append((target, expected))
-    return stale, failed
+    return expected, failed
 
 
-def _write_or_report(args, config, targets, stale):
-    from transpiler import loader, regenerate
+def _diff(rel, actual, expected):
+    import difflib
+
+    return "".join(
+        difflib.unified_diff(
+            (actual or "").splitlines(keepends=True),
+            expected.splitlines(keepends=True),
+            rel,
+            rel + " (expected)",
+        )
+    )
+
+
+def _write(args, config, survey, stale, rel):
+    from transpiler import loader
 
     refused = []
-    if args.command in ("check", "diff"):
-        for target, expected in stale:
-            sys.stdout.write(regenerate.diff(target, expected))
-        if args.command == "diff":
-            return 0
-        if stale:
-            _log(args, f"{len(stale)} generated module(s) are stale or missing; run `{REGENERATE}`")
-            return 1
-        _log(args, f"{len(targets)} generated module(s) are current", verbose_only=True)
-        return 0
-    for target, expected in stale:
-        old = loader.read(target.path)
+    for path, text in stale:
+        old = loader.read(path)
         if old is not None and loader.is_hand_edited(old) and not args.force:
-            refused.append(target)
+            refused.append(path)
             continue
-        loader.write_atomic(target.path, expected, package_root=config.output_dir)
-        _log(args, f"wrote {os.path.relpath(target.path, config.root)}")
-    for target in refused:
+        loader.write_atomic(path, text, package_root=config.output_dir)
+        _log(args, f"wrote {rel(path)}")
+    for path in survey.orphans:
+        old = loader.read(path)
+        if old is not None and loader.is_hand_edited(old) and not args.force:
+            refused.append(path)
+            continue
+        os.unlink(path)
+        _log(args, f"removed {rel(path)} (no input asks for it)")
+    for path in refused:
         _log(
             args,
-            f"{os.path.relpath(target.path, config.root)} was edited by hand; "
-            f"not overwritten (use `{REGENERATE} --force`)",
+            f"{rel(path)} was edited by hand; not overwritten (use `{REGENERATE} --force`)",
         )
     return 1 if refused else 0
 

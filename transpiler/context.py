@@ -18,7 +18,7 @@ import numpy as np
 from typing import Callable, Dict, Optional
 
 from transpiler import backends as B
-from transpiler import loader
+from transpiler import inputs, loader
 from transpiler.paths import project_root, relative_path
 from transpiler import signature as S
 from transpiler import types as T
@@ -224,6 +224,18 @@ def _value_kind(value, repr_small=False):
     return type(value).__name__
 
 
+def _config_signatures(root):
+    """`[tool.autobatch.signatures]` of the project at `root` ({} without one)."""
+    from transpiler import config as configuration
+
+    if root is None:
+        return {}
+    try:
+        return configuration.load(root).signatures
+    except (OSError, ValueError):
+        return {}
+
+
 def _to_numpy(value):
     if hasattr(value, "numpy") and not isinstance(value, type):
         return value.numpy()
@@ -359,12 +371,24 @@ class Context:
         wanted = (name, T.signature_text(signature), mode)
         key_text = name + T.signature_text(signature) + (f" {mode}" if mode else "")
         if text is None or not self._is_fresh(text, wanted):
+            line = inputs.program_line(relpath, name, T.signature_text(signature), mode)
+            undeclared = self._uses_lock() and (name, signature, mode) not in set(
+                self.declared_programs(relpath, root)
+            )
             if self.frozen:
                 state = "missing" if text is None else "stale"
+                fix = f"regenerate it with `autobatch generate {relpath}`"
+                if undeclared:
+                    fix = (
+                        f"no input declares it: add the line `{line}` to {inputs.LOCK_NAME} "
+                        f"(or declare signature=), then run `autobatch generate {relpath}`"
+                    )
                 raise StaleGeneratedCodeError(
-                    f"generated module {path} is {state} for {key_text}; regenerate it "
-                    f"with `autobatch generate {relpath}` (or unset AUTOBATCH_FROZEN)"
+                    f"generated module {path} is {state} for {key_text}; {fix} "
+                    "(or unset AUTOBATCH_FROZEN)"
                 )
+            if undeclared:  # a development call: its program becomes an input
+                inputs.add_to_lock(root, [line])
             text = self._generate(relpath, root, path, backend, text, (name, signature, mode))
         module = loader.import_file(path, text)
         entry = module.PROGRAMS[key_text]
@@ -425,10 +449,50 @@ class Context:
             parts.append(f"closes over {free}: {_value_kind(value)}")
         return "\n".join(parts)
 
-    def _file_programs(self, relpath, text, backend, requested):
-        """Programs the regenerated file holds: its old ones still valid, plus `requested`."""
+    def _uses_lock(self):
+        """True for a project's Context (the default generated folder): its
+        programs come from inputs only (signature=, pyproject, autobatch.lock).
+        A Context given its own `generated_dir` (a scratch folder, tests) keeps
+        the programs its modules already hold instead."""
+        return self.generated_dir is None
+
+    def declared_programs(self, relpath, root, signatures=None, names=None):
+        """[(entry, signature, mode)] the inputs declare for source file `relpath`.
+
+        `signature=` of this Context's functions defined in `relpath`, the
+        `[tool.autobatch.signatures]` of `root`'s pyproject.toml (or
+        `signatures`) and the lock file at `root`.  Lines whose signature names
+        a class that no longer exists are skipped.
+        """
+        if names is None:
+            names = [n for n in self._functions if self._source_info(n)[2] == relpath]
+        if signatures is None:
+            signatures = _config_signatures(root)
+        programs = set()
+        for name in names:
+            batched = self._functions[name]
+            if batched.signature is not None:
+                programs.add((name, batched.signature, ""))
+        texts = [(n, t, "") for k, v in signatures.items() for t in v
+                 for p, _, n in [k.rpartition("::")] if p == relpath]
+        texts += inputs.lock_entries(root, relpath)
+        for name, text, mode in texts:
+            if name not in names:
+                continue
+            classes = dict(self._functions[name].function.__globals__)
+            try:
+                programs.add((name, S.parse(text, classes), mode))
+            except (ValueError, TypeError):
+                continue  # a class that no longer exists: that program goes
+        return sorted(programs, key=lambda p: (p[0], p[2], T.signature_text(p[1])))
+
+    def _file_programs(self, relpath, text, backend, requested, root=None):
+        """Programs the regenerated file holds: the declared ones plus `requested`
+        (without a lock file: its old ones still valid, plus `requested`)."""
         programs = {tuple(requested)}
-        if text is not None:
+        if self._uses_lock() and root is not None:
+            programs.update(self.declared_programs(relpath, root))
+        elif text is not None:
             header = loader.read_header(loader.split_header(text)[0])
             for fname, sig_text, mode in loader.header_programs(header):
                 if fname not in self._functions or self._source_info(fname)[2] != relpath:
@@ -447,7 +511,7 @@ class Context:
                 "move your changes into the source and delete the file, or run "
                 f"`autobatch generate --force {relpath}`"
             )
-        programs = self._file_programs(relpath, old_text, backend, requested)
+        programs = self._file_programs(relpath, old_text, backend, requested, root)
         text = self.module_text(relpath, root, backend, programs, required=tuple(requested))
         loader.write_atomic(path, text, package_root=self._generated_dir(root))
         return text
@@ -486,7 +550,10 @@ class Context:
         functions = sorted(functions)
         sources = [(p, f, self._function_text(f)) for p, f in functions]
         digest = loader.source_hash(backend.name, programs_text(specs), sources)
-        return pipeline.emit_module(relpath, backend, specs, digest, functions)
+        inputs_digest = inputs.inputs_hash(
+            root, backend.name, relpath, [p for p, _ in functions], _config_signatures(root)
+        )
+        return pipeline.emit_module(relpath, backend, specs, digest, functions, inputs_digest)
 
     def _compile(self, entry, signature, backend, root, mode=""):
         """Stages 1-5 for one program; returns an emit.module.ProgramSpec."""

@@ -81,8 +81,10 @@ def lower_stackless(typed: ir.Program):
     }
 
 
-def emit_module(source_path, backend, specs, source_hash, functions) -> str:
-    return module_emitter.generate(source_path, backend, specs, source_hash, functions)
+def emit_module(source_path, backend, specs, source_hash, functions, inputs_hash="") -> str:
+    return module_emitter.generate(
+        source_path, backend, specs, source_hash, functions, inputs_hash
+    )
 
 
 def _names_only(fn):

@@ -1,11 +1,11 @@
 """What `generated/` should hold, computed from the sources.
 
 A *target* is one generated module: a source file, a backend, and the
-programs (entry function, signature) it holds.  Its programs are the union
-of those declared (`[tool.autobatch.signatures]`, `@ctx.batch(signature=)`)
-and those already listed in the existing module's header, which works as a
-lock file: a signature that was ever called stays generated, so the checked-in
-module is reproducible from the sources alone.  Used by `autobatch
+programs (entry function, signature) it holds.  Its programs come from the
+inputs only (`@ctx.batch(signature=)`, `[tool.autobatch.signatures]`, the
+lock file `autobatch.lock`; see transpiler/inputs.py), never from the
+existing module, so `rm -rf generated && autobatch generate` rebuilds the
+tree byte for byte.  Used by `autobatch
 generate/check/diff`, the golden tests and the demo.
 """
 
@@ -90,24 +90,8 @@ def targets(config: Config, paths: Optional[Sequence[str]] = None) -> List[Targe
 
 
 def _programs(config, ctx, module, relpath, names, path):
-    classes = dict(vars(module))
-    programs = set()
-    for name in names:
-        declared = ctx._functions[name].signature
-        if declared is not None:
-            programs.add((name, declared, ""))
-        for text in config.signatures.get(f"{relpath}::{name}", []):
-            programs.add((name, S.parse(text, classes), ""))
-    old = loader.read(path)
-    if old is not None:
-        header = loader.read_header(loader.split_header(old)[0])
-        for name, text, mode in loader.header_programs(header):
-            if name in names:
-                try:
-                    programs.add((name, S.parse(text, classes), mode))
-                except ValueError:
-                    pass  # a class that no longer exists: that program goes
-    return sorted(programs, key=lambda p: (p[0], p[2], T.signature_text(p[1])))
+    """The programs the inputs declare for `relpath`: signature=, pyproject, lock file."""
+    return ctx.declared_programs(relpath, config.root, config.signatures, names)
 
 
 def expected_text(target: Target) -> str:

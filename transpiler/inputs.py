@@ -1,0 +1,158 @@
+"""The inputs that decide what `generated/` holds (light: no compiler, no TF).
+
+A project's programs (entry function at one signature, with a mode) come
+only from inputs, never from the generated modules themselves:
+
+- `@ctx.batch(signature=...)` in the source;
+- `[tool.autobatch.signatures]` in pyproject.toml;
+- the lock file `autobatch.lock` at the project root: plain text, sorted,
+  one program a line (`examples/fib.py::fib(int64[])`, then ` stackless`
+  for that mode), checked in.  A call made during development (not frozen)
+  whose program is not declared yet appends its line.
+
+`inputs_hash` covers those inputs and the bytes of the source files a
+module was built from; `autobatch check` compares it with the module's
+header without importing the sources, TensorFlow or black.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import tempfile
+from typing import Dict, Iterable, List, Sequence, Tuple
+
+LOCK_NAME = "autobatch.lock"
+LOCK_HEADER = (
+    "# autobatch.lock: the programs (function and signature) to generate, one a line.\n"
+    "# Calls made during development append to it; check it in. Sorted; edit freely,\n"
+    "# then run `autobatch generate`.\n"
+)
+
+
+def lock_path(root: str) -> str:
+    return os.path.join(root, LOCK_NAME)
+
+
+def program_line(relpath: str, name: str, signature_text: str, mode: str = "") -> str:
+    line = f"{relpath}::{name}{signature_text}"
+    return f"{line} {mode}" if mode else line
+
+
+def parse_line(line: str) -> Tuple[str, str, str, str]:
+    """`examples/fib.py::fib(int64[]) stackless` -> (relpath, name, signature text, mode)."""
+    head, sep, rest = line.partition("::")
+    name, paren, rest = rest.partition("(")
+    if not sep or not paren or not head or not name:
+        raise ValueError(f"bad line in {LOCK_NAME}: {line!r} (expected FILE::FUNCTION(SIGNATURE))")
+    signature, _, mode = ("(" + rest).rpartition(")")
+    return head, name.strip(), signature + ")", mode.strip()
+
+
+def read_lock(root: str) -> List[str]:
+    """The lock file's program lines (comments and blank lines dropped)."""
+    try:
+        with open(lock_path(root), encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return []
+    return [s for s in (line.strip() for line in text.splitlines()) if s and not s.startswith("#")]
+
+
+def lock_entries(root: str, relpath: str) -> List[Tuple[str, str, str]]:
+    """[(name, signature text, mode)] the lock file lists for source file `relpath`."""
+    out = []
+    for line in read_lock(root):
+        path, name, signature, mode = parse_line(line)
+        if path == relpath:
+            out.append((name, signature, mode))
+    return out
+
+
+def lock_text(lines: Iterable[str]) -> str:
+    return LOCK_HEADER + "".join(f"{line}\n" for line in sorted(set(lines)))
+
+
+def add_to_lock(root: str, lines: Sequence[str]) -> bool:
+    """Adds program lines to the lock file (atomically, kept sorted); True if it changed."""
+    old = read_lock(root)
+    if set(lines) <= set(old):
+        return False
+    text = lock_text(list(old) + list(lines))
+    fd, tmp = tempfile.mkstemp(prefix=".autobatch-lock-", suffix=".tmp", dir=root)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, lock_path(root))
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return True
+
+
+def configured_signatures(config_signatures: Dict[str, List[str]], relpath: str):
+    """[(key, [signature texts])] of pyproject's table for source file `relpath`."""
+    return sorted(
+        (k, list(v)) for k, v in config_signatures.items() if k.rpartition("::")[0] == relpath
+    )
+
+
+def inputs_hash(
+    root: str,
+    backend_name: str,
+    relpath: str,
+    files: Iterable[str],
+    config_signatures: Dict[str, List[str]],
+) -> str:
+    """sha256 of what a module is made from, readable without importing anything.
+
+    The autobatch version and compiler, the backend, the lock lines and
+    pyproject signatures of `relpath`, and the bytes of `relpath` and of
+    every file holding a function the module's programs reach (`files`).
+    """
+    from transpiler import __version__
+    from transpiler.loader import compiler_fingerprint
+
+    digest = hashlib.sha256()
+    for part in (__version__, compiler_fingerprint(), backend_name):
+        digest.update(part.encode() + b"\0")
+    for line in sorted(read_lock(root)) if root else ():
+        if parse_line(line)[0] == relpath:
+            digest.update(b"lock\0" + line.encode() + b"\0")
+    for key, values in configured_signatures(config_signatures, relpath):
+        digest.update(b"signatures\0" + key.encode() + b"\0" + "\0".join(values).encode() + b"\0")
+    for path in sorted(set(files) | {relpath}):
+        digest.update(b"file\0" + path.encode() + b"\0")
+        try:
+            with open(os.path.join(root or "", *path.split("/")), "rb") as f:
+                digest.update(f.read())
+        except FileNotFoundError:
+            digest.update(b"<missing>")
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def scan_batched(filename: str) -> List[Tuple[str, bool]]:
+    """[(function name, has signature=)] decorated `@X.batch` in a source file.
+
+    Read with `ast`, not imported: `autobatch check` finds the batched
+    functions no declared program reaches without running user code.
+    Functions defined inside factories count too.
+    """
+    with open(filename, "rb") as f:
+        tree = ast.parse(f.read(), filename)
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for decorator in node.decorator_list:
+            call = decorator if isinstance(decorator, ast.Call) else None
+            target = call.func if call else decorator
+            if isinstance(target, ast.Attribute) and target.attr == "batch":
+                declared = bool(call) and any(k.arg == "signature" for k in call.keywords)
+                out.append((node.name, declared))
+                break
+    return sorted(out)

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=c353abf526d98106d40a5b9378972d0b7979386a6f2d16b8038cd3e10a7f72a7
-# autobatch: inputs-sha256=86dc07fc9bd164d4d27be8019f8e1ac6d72a5f03e584fd0e2ad88e817c715f8c
+# autobatch: source-sha256=4d482278bc0ca51456341aae73538cd7d82dec52a6b640846ee792bd9f16ba82
+# autobatch: inputs-sha256=1f8be8f0e7ba441bff95cb60d303d0f61c78a778cdcfa515b63dbadbee3cd0af
 # autobatch: body-sha256=bef4a741673136335846714602d5a5b618f00f76674995c98ced63b67bfc3d0f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

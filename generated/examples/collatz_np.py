@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=25157859562f421f46bf03fea601d8b8f629a53a3a91724721e38719bab81d4b
-# autobatch: inputs-sha256=051f59818c5914113a68bb1153fe0cac3d13c36db9579f342c72aec535a911c2
+# autobatch: source-sha256=387d8e70d1ef4c188bc0a28d9010de9c70b2ca9480a8c99cfe66b396f0610cba
+# autobatch: inputs-sha256=405d4fab78394bd5110449262e88fb856f5cc9df6ce2bb251fecc0bcade74e3f
 # autobatch: body-sha256=335ea49fad08dbb62ee20430b52d4056dd1e43ad5d32a901cb30ae2639874728
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

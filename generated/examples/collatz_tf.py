@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=ab15a20c2c5b656d493550604fe6fcd07d49c9c5deaf8e9b62c78c657b1bdba7
-# autobatch: inputs-sha256=5c0efd0093af8c65bf46f39cd2b8439ca14567e7d4eaba874f8699226fd8364c
+# autobatch: source-sha256=bda011c708ac1eafc8b9edfa328f1391da72a607318a1b83307b7c4632dea2cf
+# autobatch: inputs-sha256=bd09c3b43edd7b03fe1439735695f455e722fe76ccfb1996f97b99bee7fbd150
 # autobatch: body-sha256=f64173a70f68707d0a44013400d42dd6f31bdc7160813861fb8b874f08db171a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=999c39bd49506bc3541447d2269b7885326dfcd12adeca8c127f36d5978dacc5
-# autobatch: inputs-sha256=b6026051d0f2976f0442a8522445b1e902dfcec58ea6f5b9a38ae23401663091
+# autobatch: source-sha256=56ec76d79111910bbe01a1d4e50acb47c8ebaebd5e79fdeec97d331561318973
+# autobatch: inputs-sha256=7e13666ee3d64cf0f32bb8eac2312e48ee2f742cf777bb479f291694e9d01500
 # autobatch: body-sha256=6818db40152097eee9adac255b00c16a6b9e16542afc02e2a89075611dd4e714
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

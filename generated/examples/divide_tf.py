@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=62ffde0640f3400b5d5e4e983879e283567efafb97bbc655fdd0ca37a2958f22
-# autobatch: inputs-sha256=dfe7d91b85451c1964a7d9372cf69c11c688a68a28eba796232df22f825f7d7c
+# autobatch: source-sha256=91edd5b76b56abf6f3d4d77271f635be3e9ef2a2e9f7c311b1b66d6b0ad41baf
+# autobatch: inputs-sha256=2d17462af23305f44369e4574f19e6fdd30095d3ee32b8130186274ed0e7fd1e
 # autobatch: body-sha256=23327f20733d0b4385629c0ae00f202cb5c1eb0792f7102883fecfd10dd40fc6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=086dd6e64b5588fe5642bb1983ba888c89d55fb3872393fb2023773dce9b2131
-# autobatch: inputs-sha256=56f2c0b0bcc97328f7dd627ca348a884d357116d437e26e6e29eb435c9eb72d1
+# autobatch: source-sha256=ee7f379758e69d839c9f74c7610aa59504e9887e3a7147da09897a20d4875a40
+# autobatch: inputs-sha256=4ef73a0705f653975d9cd9935cbe46263d6ec3bd03295d342b7e5ba91decdbb7
 # autobatch: body-sha256=fba1d2546e8be2a82aafc5cfe6d7a5c0e3125446dd857428bf37d017775badef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

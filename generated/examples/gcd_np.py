@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=dcc862859a92af907a27b6999156f1ec9d70c0d0e5fdd0369c80db205b957de7
-# autobatch: inputs-sha256=eb6b84995fab0e824fd7e8f30a5f2accd294c3842cfa00252767684261589b39
+# autobatch: source-sha256=d99aace13e778720031cac30a92bf6f3e14aa8712290d06f6d071c62369b673e
+# autobatch: inputs-sha256=143ce20d546d1ff147717906ffcb5f91947d80b83e31a42a6dbe4029dc62e48f
 # autobatch: body-sha256=22cd2a08fd4e03b6152d2c50d6d3f6da739dca7f402453ef64b10563966f0a56
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

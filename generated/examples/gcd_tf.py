@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=86df78a3b35ab009e3e26f5f4eb67799c656f063165a4ac6e954e98e54f3e031
-# autobatch: inputs-sha256=acdb543e22a46de7e310b92c5dfe21223fbcf0da9a0cdc65dff40f4dc763c6fa
+# autobatch: source-sha256=2f997decc82cfd54b4018cd2626eb92786cdc4af8a69c25993e3bce14f85ff60
+# autobatch: inputs-sha256=67833a66ac684fee658d2fa6b2e2ed57e6fbcfd9d00356c1a6eec7a9c0d0fb4a
 # autobatch: body-sha256=803f5ddad87ad93c5ba2a1f4a55035563d68d48acdb7b7e8a7d9ec38f9fda879
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c04f85f38c18c988eae7a6347bb9a7a9f76bb91e4692634553837c919e4d0337
-# autobatch: inputs-sha256=ba494a574df4daf60cf277c52059f7c9b0cc2428093ba2cc560bc2c2f3c85207
+# autobatch: source-sha256=28c577f334bb4bfe3f8ffbad4a0b121f7e1d83fa357e6cae8c35ac0fa6a30065
+# autobatch: inputs-sha256=80166ad78a807105000d9d72144595f817ce11726736e4419822b74e6b982576
 # autobatch: body-sha256=dfa22b4e50286067dd55828a476e6e7aee9bfae5780eece1db126441faf069a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

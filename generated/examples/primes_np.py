@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=f26aca7309f8fd5d6591659e1a34bdb39c48e3807a297cf75e9b05a37650b8aa
-# autobatch: inputs-sha256=5d03553f3b7e6a80c1ac7a5cb367770f53e4494bfbf767ef9b4baac504beb2fa
+# autobatch: source-sha256=8ed41be190a3fe01c5568ef2036ae59c7683aab5ad938c8fc6f45c823c99f142
+# autobatch: inputs-sha256=32296fb9934bd7a6ed7003af1e121aa7d6d92e96192912e27dd85153e9ffed4f
 # autobatch: body-sha256=880d62b93e684059ec57d95d09d6ac1d441f7b07ff9dfc24c92067c613f37ced
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

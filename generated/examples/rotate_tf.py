@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=ff7718dd420c98a3b93fd784224ec4efa7b62e7de39f15cf6aabd16dce690515
-# autobatch: inputs-sha256=16b95ee2b08cf0d9b4239161e76307aa8a1d802f051f60aeff86547b699a05ae
+# autobatch: source-sha256=2f9719a21b01a298c39cbafb5a63018f4602512ac6fec11c86db801b316728b6
+# autobatch: inputs-sha256=f90ec5f91ce6e42b87a1656f3e2bb939e8f63e73ce05447c13cb1af5cfe39b21
 # autobatch: body-sha256=25401092ea056c6b63a0ee0ce17c166b216d1a3e102899330c71f352a51f7f30
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

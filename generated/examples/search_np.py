@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=e1a340e9e76a05c88cf66e6f8cd18569d477ddeef8c5fb2bb9ce2fabf4da1c9a
-# autobatch: inputs-sha256=72598787b093282607a2ea93f4464e9f674f07e5f211ff0048e10526eb26740a
+# autobatch: source-sha256=417e4e1d2b81e8600f4f635e9710a560cf2a0887f66c094b12eb710fc18b56d0
+# autobatch: inputs-sha256=a20efd629f049ac46212a0bf0917d607dea305adf6e779cd17e6faf45beb5764
 # autobatch: body-sha256=26e49bddc16d380907f399ccc1b75552adeb10c29d127dfd73f6832e29f391ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

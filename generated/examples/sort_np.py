@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=cb734ec2e833353e51e12b3befa2cfede6ee990ffbf6a7aa46216d7c34140647
-# autobatch: inputs-sha256=cc36460aa9cc2fb274fcfb23496f828b00446f8f4828c476209deec3c23ee537
+# autobatch: source-sha256=76228e20df6a1cd30572134a43055e07bbb5b8ea87d41a774c32cf11f8b19481
+# autobatch: inputs-sha256=e938fbac2a94fb9041999a117d756e5ac28ea3d80a0f01d847b1cffbf13519a2
 # autobatch: body-sha256=bcd6b7a808e941b951a428c404ef61ca92f0d76ace788c3b68c410137d3e19c2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

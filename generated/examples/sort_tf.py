@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=69448f9eeafba9f7d4da2b00e184fd19aeabd7126f9dceb1894c599df8540063
-# autobatch: inputs-sha256=afb183bfbd859ff46f0177271997d7ada5c6aad0eccdeec59fc5b3574da80052
+# autobatch: source-sha256=1506073f2d7729fa5557be244c62dee750a171870ae4e3b11976ba20694c0e77
+# autobatch: inputs-sha256=8ddf2465b1eca6398b0431d966dc39827c9f64d0f0fb331e0c80a6d4acbdf608
 # autobatch: body-sha256=fb943c833f5d5c0a01a4256c194842b4e430ce458d05f915c39fc609263802a1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=2056c46f3a5121177c76ce65eb6d4cd7916fb70dc96ae9bfd2ceb8d97bdb6757
-# autobatch: inputs-sha256=e63cf0fca775e0c10c4081e52e024f37fd2f6a5566cb5213a0514d27cf226f0b
+# autobatch: source-sha256=076f0f6b5c8318e79736722c08c3b1bda78aafddffb0e423d2309f755f070ef5
+# autobatch: inputs-sha256=688a1bcb5cfa4ea2d272ee3f20c3cea86f39e3332307c947f1ad295808b45c1b
 # autobatch: body-sha256=93cd55670f4523938f7c8a18aad405522f2ac2e2b21543f2579ce4fef3da3ce3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=f4cd475223f678e41c2d337ccc33ffdb88147e36d74b090195d688e750a1fc57
-# autobatch: inputs-sha256=72ee9a3fcfa1d40cff15bbc9abf801cfb6abbd62e70b444dd03a07a5c76c3573
+# autobatch: source-sha256=e698833e3b3e577c4f77cf2f2caa74530a7dc4cfde7be5d9c42608844882f033
+# autobatch: inputs-sha256=67e3a35ef081119a2bbc1587eff1c04b68fde4be59891dda0d1dbafd97613d47
 # autobatch: body-sha256=1fdc2db698542258318709fff49d44a82a486617a8ac08140687a71bab00e983
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

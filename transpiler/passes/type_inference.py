@@ -191,9 +191,7 @@ class _Inference:
             leaves = [leaf for t in inputs for leaf in T.leaves(t)]
             ranks = {len(leaf.shape) for leaf in leaves}
             text = expr
-            promoted = _promote_weak(inputs)
-            env = dict(B.helpers(self.backend))
-            env.update((n, B.placeholder(self.backend, t)) for n, t in zip(vars_in, promoted))
+            env = self._placeholder_env(vars_in, _promote_weak(inputs))
             if subscripts.mentions(expr):
                 text = subscripts.rewrite(text, self._values(fn, env))
             if force or ranks - {0} or _reads_beyond(expr, vars_in):
@@ -220,8 +218,7 @@ class _Inference:
     def check_batch_axis(self, fn, op, exprs, inputs):
         """Refuses a library call that moves or drops the batch axis
         (passes/batch_axis.py): `np.sum(v)` would add up the whole batch."""
-        env = dict(B.helpers(self.backend))
-        env.update((n, B.placeholder(self.backend, t)) for n, t in zip(op.vars_in, _promote_weak(inputs)))
+        env = self._placeholder_env(op.vars_in, _promote_weak(inputs))
 
         def evaluate(text):
             return eval(text, self.namespaces[fn], dict(env))  # noqa: S307
@@ -252,6 +249,13 @@ class _Inference:
             return text
         flags = [constant and not (arrays_only and rank == 0) for constant, rank in leaf_info]
         return _spread_leaves(ast.parse(text, mode="eval").body, value_type, flags)
+
+    def _placeholder_env(self, vars_in, inputs):
+        """The names an expression sees in inference: the runtime helpers
+        that passes insert, and a placeholder batch per input."""
+        env = dict(B.helpers(self.backend))
+        env.update((n, B.placeholder(self.backend, t)) for n, t in zip(vars_in, inputs))
+        return env
 
     def _describe(self, fn, expr, env):
         """A subexpression's `broadcast.Operand`, or None if it fails."""

@@ -73,6 +73,7 @@ def entry_function(
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
         parallel_iterations=10,
         safety_checks=True,
+        runner=None,
     ):
         DOC
         leaves = [
@@ -80,12 +81,18 @@ def entry_function(
             for name, value, (dtype, shape) in zip(LEAF_NAMES, LEAF_VALUES, LEAF_TYPES)
         ]
         leaves = broadcast_batch(NAME, LEAF_NAMES, leaves)
-        check_stack_bytes(NAME, leaves, max_stack_depth, STACK_BYTES, max_stack_bytes)
+        # A runner (autobatch_runtime.distribute) runs the program in pieces:
+        # the stacks it allocates at once are those of its largest piece.
+        largest = leaves if runner is None else runner.largest_piece(leaves)
+        check_stack_bytes(NAME, largest, max_stack_depth, STACK_BYTES, max_stack_bytes)
         try:
             program = compiled(
                 PROGRAM, xla, profile, leaves, max_stack_depth, max_iterations, parallel_iterations
             )
-            result, errors, pc, counters = program(*leaves)
+            if runner is None:
+                result, errors, pc, counters = program(*leaves)
+            else:  # the outputs of every piece, in the caller's order
+                result, errors, pc, counters = runner(program, leaves)
         except Exception as error:
             note_source_line(error, LINES, BLOCK_PREFIX)
             raise

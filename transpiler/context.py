@@ -39,6 +39,8 @@ _CALL_KEYWORDS = (
     "xla",
     "block_code_cache",
     "profile",
+    "strategy",
+    "max_batch",
 )
 
 
@@ -125,12 +127,30 @@ class BatchedFunction:
         profile = bool(kwargs.get("profile", False))
         options = dict(max_stack_depth=depth, xla=xla, profile=profile, **limits)
         options.update(backend.call_options())
+        call = functools.partial(entry, *args, **options)
+        strategy, max_batch = self.context._pieces(kwargs)
+        if strategy is not None or max_batch is not None:
+            if mode:
+                raise ValueError(
+                    f"{self.name}: strategy= and max_batch= need the stack-based program "
+                    "(drop stackless=True)"
+                )
+            if strategy is not None and (backend.name != "tensorflow" or device is not None):
+                raise ValueError(
+                    f"{self.name}: strategy= needs the TensorFlow backend, without a "
+                    "basic_block_xla_device (the strategy places each replica)"
+                )
+            from autobatch_runtime.distribute import shard_call
+
+            call = functools.partial(
+                shard_call, entry, args, strategy=strategy, max_batch=max_batch, **options
+            )
         if device is None:
-            return entry(*args, **options)
+            return call()
         import tensorflow as tf
 
         with tf.device(device):
-            return entry(*args, **options)
+            return call()
 
     def _bind(self, args, arguments):
         """Positional arguments, with keywords placed and literal defaults filled in."""
@@ -256,6 +276,11 @@ class Context:
     IterationLimitError (default None: no limit); a call's keyword wins.
     `max_stack_bytes`: refuse, with StackMemoryError, a call whose stacks
     would take more (default 4 GiB; None: no check); a call's keyword wins.
+    `strategy`: a `tf.distribute.Strategy` whose replicas share every call's
+    batch, one shard each (default None: one device); `max_batch`: the most
+    examples one program call holds, larger batches run in chunks (default
+    None: no limit).  A call's keywords win (`strategy=None` runs on one
+    device); see autobatch_runtime/distribute.py.
     """
 
     def __init__(
@@ -264,6 +289,8 @@ class Context:
         frozen: Optional[bool] = None,
         max_iterations: Optional[int] = None,
         max_stack_bytes: Optional[int] = DEFAULT_MAX_STACK_BYTES,
+        strategy=None,
+        max_batch: Optional[int] = None,
     ):
         self.generated_dir = generated_dir
         if frozen is None:
@@ -271,6 +298,8 @@ class Context:
         self.frozen = frozen
         self.max_iterations = max_iterations
         self.max_stack_bytes = max_stack_bytes
+        self.strategy = strategy
+        self.max_batch = max_batch
         self._functions: Dict[str, BatchedFunction] = {}
         self._entries: Dict[tuple, Callable] = {}
         self._definitions = 0  # redefinitions so far: part of every entry's cache key
@@ -290,6 +319,13 @@ class Context:
         stack_bytes = kwargs.get("max_stack_bytes", self.max_stack_bytes)
         stack_bytes = math.inf if stack_bytes is None else stack_bytes
         return dict(max_iterations=iterations, max_stack_bytes=stack_bytes)
+
+    def _pieces(self, kwargs):
+        """The call's strategy and max_batch: its own keywords, else the Context's."""
+        max_batch = kwargs.get("max_batch", self.max_batch)
+        if max_batch is not None and (int(max_batch) != max_batch or max_batch < 1):
+            raise ValueError(f"max_batch must be a positive integer (or None), got {max_batch!r}")
+        return kwargs.get("strategy", self.strategy), max_batch
 
     # ---- decorating ------------------------------------------------------
 

@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=b9b2255c3b03ff1e6b1470158365e43528b1ed3ee45005222f80dc97dc058f27
-# autobatch: inputs-sha256=a14d976969bd2ba6c44789bb1b228a9b198ff465cc03c34a16952a8d8aaa5d9f
-# autobatch: body-sha256=d343d839b5511580b0177190488e93dee9ec9bb6d4098da9ad205fb56394bbf8
+# autobatch: source-sha256=79c6b035ab619ddd1536d110ffbc99893bc95226807bc04a5dc1e479f84b32b3
+# autobatch: inputs-sha256=7e8a5058a4eb401177405fb1377e984308b2b1a1799b49619c399589d6813931
+# autobatch: body-sha256=3a4badf537b26b77d6ca1bfb592a3ee557b385e8bafb759a368d1f6943defcc6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -639,21 +639,25 @@ def absolute(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `absolute`: every argument has a leading batch dimension.
 
     Per example: absolute(x: float64[]) -> float64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("absolute", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("x",), (x,), (("float64", ()),))
     ]
     leaves = broadcast_batch("absolute", ("x",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "absolute", leaves, max_stack_depth, ABSOLUTE_STACK_BYTES, max_stack_bytes
+        "absolute", largest, max_stack_depth, ABSOLUTE_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -665,7 +669,10 @@ def absolute(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
@@ -894,13 +901,16 @@ def quadrant(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `quadrant`: every argument has a leading batch dimension.
 
     Per example: quadrant(x: int64[], y: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("quadrant", name, value, dtype, shape)
@@ -909,8 +919,9 @@ def quadrant(
         )
     ]
     leaves = broadcast_batch("quadrant", ("x", "y"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "quadrant", leaves, max_stack_depth, QUADRANT_STACK_BYTES, max_stack_bytes
+        "quadrant", largest, max_stack_depth, QUADRANT_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -922,7 +933,10 @@ def quadrant(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=4d482278bc0ca51456341aae73538cd7d82dec52a6b640846ee792bd9f16ba82
-# autobatch: inputs-sha256=1f8be8f0e7ba441bff95cb60d303d0f61c78a778cdcfa515b63dbadbee3cd0af
-# autobatch: body-sha256=bef4a741673136335846714602d5a5b618f00f76674995c98ced63b67bfc3d0f
+# autobatch: source-sha256=fa7180eb834860f7cd89b22acf46cebf627863f2ecf21f87f4abc2af089ea6a2
+# autobatch: inputs-sha256=481c9bd940e03e9685d0f6bce2a4d8652eb240df8abec07f5fde5f21604b41b4
+# autobatch: body-sha256=16015672e55da8d524a053a1a1de3d09d6d47eda5e1b9fbae4813904f08889f7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -1112,21 +1112,25 @@ def absolute(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `absolute`: every argument has a leading batch dimension.
 
     Per example: absolute(x: float64[]) -> float64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("absolute", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("x",), (x,), (("float64", ()),))
     ]
     leaves = broadcast_batch("absolute", ("x",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "absolute", leaves, max_stack_depth, ABSOLUTE_STACK_BYTES, max_stack_bytes
+        "absolute", largest, max_stack_depth, ABSOLUTE_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -1138,7 +1142,10 @@ def absolute(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, ABSOLUTE_BLOCK_LINES, "absolute_block_")
         raise
@@ -1367,13 +1374,16 @@ def quadrant(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `quadrant`: every argument has a leading batch dimension.
 
     Per example: quadrant(x: int64[], y: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("quadrant", name, value, dtype, shape)
@@ -1382,8 +1392,9 @@ def quadrant(
         )
     ]
     leaves = broadcast_batch("quadrant", ("x", "y"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "quadrant", leaves, max_stack_depth, QUADRANT_STACK_BYTES, max_stack_bytes
+        "quadrant", largest, max_stack_depth, QUADRANT_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -1395,7 +1406,10 @@ def quadrant(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, QUADRANT_BLOCK_LINES, "quadrant_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=387d8e70d1ef4c188bc0a28d9010de9c70b2ca9480a8c99cfe66b396f0610cba
-# autobatch: inputs-sha256=405d4fab78394bd5110449262e88fb856f5cc9df6ce2bb251fecc0bcade74e3f
-# autobatch: body-sha256=335ea49fad08dbb62ee20430b52d4056dd1e43ad5d32a901cb30ae2639874728
+# autobatch: source-sha256=ca59e6273bde07b26ad7d3988aa9bdf16892faca9de8aa370ed8e01e292346da
+# autobatch: inputs-sha256=0d70099c4b2804ce40530ab68c86fd6af92905b7fae8f04b24870633c1d4b452
+# autobatch: body-sha256=9914991eaae6fbb3f24fdd31e1737741e42508413004fab4bcb7de8bb2a5811b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -676,22 +676,26 @@ def collatz_steps(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `collatz_steps`: every argument has a leading batch dimension.
 
     Per example: collatz_steps(x: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("collatz_steps", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("x",), (x,), (("int64", ()),))
     ]
     leaves = broadcast_batch("collatz_steps", ("x",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
         "collatz_steps",
-        leaves,
+        largest,
         max_stack_depth,
         COLLATZ_STEPS_STACK_BYTES,
         max_stack_bytes,
@@ -706,7 +710,10 @@ def collatz_steps(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, COLLATZ_STEPS_BLOCK_LINES, "collatz_steps_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=bda011c708ac1eafc8b9edfa328f1391da72a607318a1b83307b7c4632dea2cf
-# autobatch: inputs-sha256=bd09c3b43edd7b03fe1439735695f455e722fe76ccfb1996f97b99bee7fbd150
-# autobatch: body-sha256=f64173a70f68707d0a44013400d42dd6f31bdc7160813861fb8b874f08db171a
+# autobatch: source-sha256=60081af9903f9d554a3edf502dcdeea5dcd40fa625693621162bb3920b62cf4a
+# autobatch: inputs-sha256=45744f07575ada09e2b5ea7bfea3142ab931a5375ebef829a22c539da65a96b8
+# autobatch: body-sha256=5ca27cd91048206fd78ef8a9b89e663267af33b1649b2e57b9cc34acba70f1ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -1149,22 +1149,26 @@ def collatz_steps(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `collatz_steps`: every argument has a leading batch dimension.
 
     Per example: collatz_steps(x: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("collatz_steps", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("x",), (x,), (("int64", ()),))
     ]
     leaves = broadcast_batch("collatz_steps", ("x",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
         "collatz_steps",
-        leaves,
+        largest,
         max_stack_depth,
         COLLATZ_STEPS_STACK_BYTES,
         max_stack_bytes,
@@ -1179,7 +1183,10 @@ def collatz_steps(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, COLLATZ_STEPS_BLOCK_LINES, "collatz_steps_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=56ec76d79111910bbe01a1d4e50acb47c8ebaebd5e79fdeec97d331561318973
-# autobatch: inputs-sha256=7e13666ee3d64cf0f32bb8eac2312e48ee2f742cf777bb479f291694e9d01500
-# autobatch: body-sha256=6818db40152097eee9adac255b00c16a6b9e16542afc02e2a89075611dd4e714
+# autobatch: source-sha256=2272f23800fb2e272501c37d30d31b8c2c0de171edccd86e0fc6819f67309ae6
+# autobatch: inputs-sha256=9aec4b35bec0026d73f1bf45bce680db643c7a56e22d6cd56710249d87d596cd
+# autobatch: body-sha256=6203efa8c8ad55ce76aeffde654f2aa7af37b7ea6be6978662d1f9486e21d74a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -715,13 +715,16 @@ def divide(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `divide`: every argument has a leading batch dimension.
 
     Per example: divide(a: int64[], b: int64[]) -> (int64[], int64[]).
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("divide", name, value, dtype, shape)
@@ -730,8 +733,9 @@ def divide(
         )
     ]
     leaves = broadcast_batch("divide", ("a", "b"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "divide", leaves, max_stack_depth, DIVIDE_STACK_BYTES, max_stack_bytes
+        "divide", largest, max_stack_depth, DIVIDE_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -743,7 +747,10 @@ def divide(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, DIVIDE_BLOCK_LINES, "divide_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=91edd5b76b56abf6f3d4d77271f635be3e9ef2a2e9f7c311b1b66d6b0ad41baf
-# autobatch: inputs-sha256=2d17462af23305f44369e4574f19e6fdd30095d3ee32b8130186274ed0e7fd1e
-# autobatch: body-sha256=23327f20733d0b4385629c0ae00f202cb5c1eb0792f7102883fecfd10dd40fc6
+# autobatch: source-sha256=66a903bef0c94050c6b8a886b9b4daff4c8c16a94f8f2e921f1d338f34e5f3d8
+# autobatch: inputs-sha256=e1a5f60b8fffbd2f41719cd4a5da68c921e2fbda1205ebd5ac24fd9a994d2923
+# autobatch: body-sha256=6abca87568f613d4e7abea4d35657bafadbd6a7ef73d90b9f34b0c40b862c3d5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -1188,13 +1188,16 @@ def divide(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `divide`: every argument has a leading batch dimension.
 
     Per example: divide(a: int64[], b: int64[]) -> (int64[], int64[]).
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("divide", name, value, dtype, shape)
@@ -1203,8 +1206,9 @@ def divide(
         )
     ]
     leaves = broadcast_batch("divide", ("a", "b"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "divide", leaves, max_stack_depth, DIVIDE_STACK_BYTES, max_stack_bytes
+        "divide", largest, max_stack_depth, DIVIDE_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -1216,7 +1220,10 @@ def divide(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, DIVIDE_BLOCK_LINES, "divide_block_")
         raise

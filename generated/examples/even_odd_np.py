@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=a7ace3130517bd380ec81090dec1f536696d6c79563a8a335adcb9af6fc6b73b
-# autobatch: inputs-sha256=cdc2e3f6961c7963d5e0db7de1d1db1426af570a64dea016924b6ed809e24c53
-# autobatch: body-sha256=23f6380c58764f7198256580c61708f03d8c0b35eedc40d5205fb1cc0c1ecf2c
+# autobatch: source-sha256=48d33f7437cf192a8a4fe03c89ae5886aecf04cd3004015ff0ac175791c37bef
+# autobatch: inputs-sha256=f371e815386266717a75ddd535395c38ddfaa962bfa5bd524cc58949012bb1bf
+# autobatch: body-sha256=08e38934c7a21ce7a7ac43a4edff6d3877931ab20d0d1553039717baa41aa388
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -672,21 +672,25 @@ def is_even(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `is_even`: every argument has a leading batch dimension.
 
     Per example: is_even(n: int64[]) -> bool[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("is_even", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("is_even", ("n",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "is_even", leaves, max_stack_depth, IS_EVEN_STACK_BYTES, max_stack_bytes
+        "is_even", largest, max_stack_depth, IS_EVEN_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -698,7 +702,10 @@ def is_even(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, IS_EVEN_BLOCK_LINES, "is_even_block_")
         raise
@@ -871,21 +878,25 @@ def is_odd(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `is_odd`: every argument has a leading batch dimension.
 
     Per example: is_odd(n: int64[]) -> bool[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("is_odd", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("is_odd", ("n",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "is_odd", leaves, max_stack_depth, IS_ODD_STACK_BYTES, max_stack_bytes
+        "is_odd", largest, max_stack_depth, IS_ODD_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -897,7 +908,10 @@ def is_odd(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, IS_ODD_BLOCK_LINES, "is_odd_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=44ad1c7b945b5421c2472715373df71a2c021ef6432553b33d59829a81e86ed3
-# autobatch: inputs-sha256=02006bcf2f812cef90f2c10b016dfa08b758fb9fbcd4c02790750e4e45dca0e7
-# autobatch: body-sha256=84e00c9f84cf1507acdd903c4a58ad3d82f030b042e6caa0762c7e916b33c177
+# autobatch: source-sha256=b1208aa39079d2dcbfa0604762beeaac7d9b512872d222d938c2ce7701e1d471
+# autobatch: inputs-sha256=bd32890164c5c16c186b5af9de4a5e23480c99f03c3c23a1c0a8ddb9e9e03555
+# autobatch: body-sha256=f656e6d6a4a5d914c29b69a5be22e90742c66aaaf54d3531d28a3cc328ce9db5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -1145,21 +1145,25 @@ def is_even(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `is_even`: every argument has a leading batch dimension.
 
     Per example: is_even(n: int64[]) -> bool[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("is_even", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("is_even", ("n",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "is_even", leaves, max_stack_depth, IS_EVEN_STACK_BYTES, max_stack_bytes
+        "is_even", largest, max_stack_depth, IS_EVEN_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -1171,7 +1175,10 @@ def is_even(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, IS_EVEN_BLOCK_LINES, "is_even_block_")
         raise
@@ -1344,21 +1351,25 @@ def is_odd(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `is_odd`: every argument has a leading batch dimension.
 
     Per example: is_odd(n: int64[]) -> bool[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("is_odd", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("is_odd", ("n",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "is_odd", leaves, max_stack_depth, IS_ODD_STACK_BYTES, max_stack_bytes
+        "is_odd", largest, max_stack_depth, IS_ODD_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -1370,7 +1381,10 @@ def is_odd(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, IS_ODD_BLOCK_LINES, "is_odd_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=3acb4320f42175c61f04b86b1ad4a5819174c0eb89772de1c574d3f1d85c0481
-# autobatch: inputs-sha256=0d76d34c904e0b11596cf0d1e23e3c9892cc3b044d9ce504b86d3107ada8c5a7
-# autobatch: body-sha256=f46ec77035ef470ab0f19c23710919ff67ee42740e8f89dcd1a2d1180cf2c5e6
+# autobatch: source-sha256=6d2d15095036206534040a8c9b114a94d38d181437b417cf45d39ba0fac01914
+# autobatch: inputs-sha256=5506d1e09530ec6d5dedfcce840e87eb004c96ee8621eeb3ffd6d7461cae5a36
+# autobatch: body-sha256=e613d3590d451e5d7ce2a52090b6890eeb5ce84dd448dbb45c882a7f043ab687
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -751,20 +751,24 @@ def fib(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `fib`: every argument has a leading batch dimension.
 
     Per example: fib(n: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("fib", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("fib", ("n",), leaves)
-    check_stack_bytes("fib", leaves, max_stack_depth, FIB_STACK_BYTES, max_stack_bytes)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
+    check_stack_bytes("fib", largest, max_stack_depth, FIB_STACK_BYTES, max_stack_bytes)
     try:
         program = compiled(
             fib_program,
@@ -775,7 +779,10 @@ def fib(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, FIB_BLOCK_LINES, "fib_block_")
         raise

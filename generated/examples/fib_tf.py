@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=ee7f379758e69d839c9f74c7610aa59504e9887e3a7147da09897a20d4875a40
-# autobatch: inputs-sha256=4ef73a0705f653975d9cd9935cbe46263d6ec3bd03295d342b7e5ba91decdbb7
-# autobatch: body-sha256=fba1d2546e8be2a82aafc5cfe6d7a5c0e3125446dd857428bf37d017775badef
+# autobatch: source-sha256=8bc81c7ff45aa5a4e7be1f82e2ce804b25ca666fc67399e3e27eb98a228a00d9
+# autobatch: inputs-sha256=2242f1c85653f94093f5ed12912c990c48e74469ae9442ebbf8b811644847127
+# autobatch: body-sha256=12ad189b8e6eebde8da10339061ba95306a31ec7e0b9f04e95cbcde11badd128
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -1224,20 +1224,24 @@ def fib(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `fib`: every argument has a leading batch dimension.
 
     Per example: fib(n: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("fib", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("fib", ("n",), leaves)
-    check_stack_bytes("fib", leaves, max_stack_depth, FIB_STACK_BYTES, max_stack_bytes)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
+    check_stack_bytes("fib", largest, max_stack_depth, FIB_STACK_BYTES, max_stack_bytes)
     try:
         program = compiled(
             fib_program,
@@ -1248,7 +1252,10 @@ def fib(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, FIB_BLOCK_LINES, "fib_block_")
         raise

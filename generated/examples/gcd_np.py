@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=d99aace13e778720031cac30a92bf6f3e14aa8712290d06f6d071c62369b673e
-# autobatch: inputs-sha256=143ce20d546d1ff147717906ffcb5f91947d80b83e31a42a6dbe4029dc62e48f
-# autobatch: body-sha256=22cd2a08fd4e03b6152d2c50d6d3f6da739dca7f402453ef64b10563966f0a56
+# autobatch: source-sha256=dc9ab8ebe6b15fc69bcf376fb934e31ad6cdd8f08879b5e0005dce944e95b883
+# autobatch: inputs-sha256=79a94447afc628081b73919d942d5c8087ff36a31e23f9456a0e691480ccf340
+# autobatch: body-sha256=00e0c9ac27b0c013e72c2aec1dbcea6d0ae5d3ad92c8c05697dc2cf6e3654f4b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -669,13 +669,16 @@ def gcd(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `gcd`: every argument has a leading batch dimension.
 
     Per example: gcd(a: int64[], b: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("gcd", name, value, dtype, shape)
@@ -684,7 +687,8 @@ def gcd(
         )
     ]
     leaves = broadcast_batch("gcd", ("a", "b"), leaves)
-    check_stack_bytes("gcd", leaves, max_stack_depth, GCD_STACK_BYTES, max_stack_bytes)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
+    check_stack_bytes("gcd", largest, max_stack_depth, GCD_STACK_BYTES, max_stack_bytes)
     try:
         program = compiled(
             gcd_program,
@@ -695,7 +699,10 @@ def gcd(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, GCD_BLOCK_LINES, "gcd_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2f997decc82cfd54b4018cd2626eb92786cdc4af8a69c25993e3bce14f85ff60
-# autobatch: inputs-sha256=67833a66ac684fee658d2fa6b2e2ed57e6fbcfd9d00356c1a6eec7a9c0d0fb4a
-# autobatch: body-sha256=803f5ddad87ad93c5ba2a1f4a55035563d68d48acdb7b7e8a7d9ec38f9fda879
+# autobatch: source-sha256=bacfee934bd1183c5bbd603b3150b83443c8137cc85a99bbba5187e6673ed6bb
+# autobatch: inputs-sha256=89f1866343512dca5160334b205b95a88c8244235803e6eca210d13a7928ed4d
+# autobatch: body-sha256=b3d5aee041471b4f7ec176b00613fd1134a976299ae5362ed4d73b33f2117780
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -1142,13 +1142,16 @@ def gcd(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `gcd`: every argument has a leading batch dimension.
 
     Per example: gcd(a: int64[], b: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("gcd", name, value, dtype, shape)
@@ -1157,7 +1160,8 @@ def gcd(
         )
     ]
     leaves = broadcast_batch("gcd", ("a", "b"), leaves)
-    check_stack_bytes("gcd", leaves, max_stack_depth, GCD_STACK_BYTES, max_stack_bytes)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
+    check_stack_bytes("gcd", largest, max_stack_depth, GCD_STACK_BYTES, max_stack_bytes)
     try:
         program = compiled(
             gcd_program,
@@ -1168,7 +1172,10 @@ def gcd(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, GCD_BLOCK_LINES, "gcd_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=28c577f334bb4bfe3f8ffbad4a0b121f7e1d83fa357e6cae8c35ac0fa6a30065
-# autobatch: inputs-sha256=80166ad78a807105000d9d72144595f817ce11726736e4419822b74e6b982576
-# autobatch: body-sha256=dfa22b4e50286067dd55828a476e6e7aee9bfae5780eece1db126441faf069a2
+# autobatch: source-sha256=222186361eb2ac53c21494999e961cf0ffb38ae97766e51557d7a8d2c7878897
+# autobatch: inputs-sha256=4b95186b270533c503b50a3de9005b84c338526246ec234f384e5c6289b9cd9b
+# autobatch: body-sha256=500966113ae521f3cf805c94ddb46e104dfee1d417fbb0924d86731f2f69d2c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -654,13 +654,16 @@ def iota_sum(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `iota_sum`: every argument has a leading batch dimension.
 
     Per example: iota_sum(n: int64[], acc: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("iota_sum", name, value, dtype, shape)
@@ -669,8 +672,9 @@ def iota_sum(
         )
     ]
     leaves = broadcast_batch("iota_sum", ("n", "acc"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "iota_sum", leaves, max_stack_depth, IOTA_SUM_STACK_BYTES, max_stack_bytes
+        "iota_sum", largest, max_stack_depth, IOTA_SUM_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -682,7 +686,10 @@ def iota_sum(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, IOTA_SUM_BLOCK_LINES, "iota_sum_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=8818709276efcb8d70449f3dce2dac789700512ca92ea84653ae4cf3b667d982
-# autobatch: inputs-sha256=ce9c5301047e22f4fff95b0c625570cd9bd85ca6f1b291a1419672aa31e9c0e8
-# autobatch: body-sha256=de8a13e7dc8bb0e1bd620884f4ebbf064cb8c536075d2f295213aa6d041c8f3a
+# autobatch: source-sha256=793a270926aa29acc871923338c032c8f1906a48c1b8e58b1cea440f2fa15220
+# autobatch: inputs-sha256=1344517b75da7d1b08156d671c86c28b3a9c3d50296a9825b5eade437474c54f
+# autobatch: body-sha256=b342c8e3c7e8d3ab36aa3721c098a4b856c1de450d157ac1b6304b9e23b97686
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -1127,13 +1127,16 @@ def iota_sum(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `iota_sum`: every argument has a leading batch dimension.
 
     Per example: iota_sum(n: int64[], acc: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("iota_sum", name, value, dtype, shape)
@@ -1142,8 +1145,9 @@ def iota_sum(
         )
     ]
     leaves = broadcast_batch("iota_sum", ("n", "acc"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "iota_sum", leaves, max_stack_depth, IOTA_SUM_STACK_BYTES, max_stack_bytes
+        "iota_sum", largest, max_stack_depth, IOTA_SUM_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -1155,7 +1159,10 @@ def iota_sum(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, IOTA_SUM_BLOCK_LINES, "iota_sum_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=8abfd2ae2d57caaca831f0cce42f13e934ca20f61d80a4d87217c731590afcc5
-# autobatch: inputs-sha256=e826cc6b59984a7f7d588dfd93fcb6970944c698feb1320a66d61b863bad3ca7
-# autobatch: body-sha256=67f23cf7fb8cb62e52c6f6009f606a8989eb2ab6419b52a2a8f709c4cab34184
+# autobatch: source-sha256=346204a3042c0b6aad1088c2a63de6d81a951ba446afbd9d1b26f7a5e3ebcffc
+# autobatch: inputs-sha256=7015abb2ceb593107a053a5c6a4644a3dc8fa68d08268cdb67d671830e3cd48c
+# autobatch: body-sha256=1325f3b3e4e71e26e445ec316a21d5a56eb03edb02e763375c494748ef8b49fb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -2110,13 +2110,16 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
         parallel_iterations=10,
         safety_checks=True,
+        runner=None,
     ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[]) -> Step(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], float64[]).
         Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
         the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        compiles with XLA (TensorFlow only).  `runner` runs the program in
+        pieces: over a tf.distribute strategy's replicas or in chunks (see
+        autobatch_runtime.distribute.shard_call); this module knows no devices.
         """
         leaves = [
             to_leaf("nuts_step", name, value, dtype, shape)
@@ -2135,9 +2138,10 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         leaves = broadcast_batch(
             "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
         )
+        largest = leaves if runner is None else runner.largest_piece(leaves)
         check_stack_bytes(
             "nuts_step",
-            leaves,
+            largest,
             max_stack_depth,
             NUTS_STEP_1_STACK_BYTES,
             max_stack_bytes,
@@ -2152,7 +2156,10 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 max_iterations,
                 parallel_iterations,
             )
-            result, errors, pc, counters = program(*leaves)
+            if runner is None:
+                result, errors, pc, counters = program(*leaves)
+            else:
+                result, errors, pc, counters = runner(program, leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
             raise
@@ -3748,13 +3755,16 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
         parallel_iterations=10,
         safety_checks=True,
+        runner=None,
     ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[]).
         Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
         the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        compiles with XLA (TensorFlow only).  `runner` runs the program in
+        pieces: over a tf.distribute strategy's replicas or in chunks (see
+        autobatch_runtime.distribute.shard_call); this module knows no devices.
         """
         leaves = [
             to_leaf("nuts_step", name, value, dtype, shape)
@@ -3773,9 +3783,10 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         leaves = broadcast_batch(
             "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
         )
+        largest = leaves if runner is None else runner.largest_piece(leaves)
         check_stack_bytes(
             "nuts_step",
-            leaves,
+            largest,
             max_stack_depth,
             NUTS_STEP_2_STACK_BYTES,
             max_stack_bytes,
@@ -3790,7 +3801,10 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 max_iterations,
                 parallel_iterations,
             )
-            result, errors, pc, counters = program(*leaves)
+            if runner is None:
+                result, errors, pc, counters = program(*leaves)
+            else:
+                result, errors, pc, counters = runner(program, leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
             raise
@@ -5386,13 +5400,16 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
         parallel_iterations=10,
         safety_checks=True,
+        runner=None,
     ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[]) -> Step(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], float64[]).
         Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
         the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        compiles with XLA (TensorFlow only).  `runner` runs the program in
+        pieces: over a tf.distribute strategy's replicas or in chunks (see
+        autobatch_runtime.distribute.shard_call); this module knows no devices.
         """
         leaves = [
             to_leaf("nuts_step", name, value, dtype, shape)
@@ -5411,9 +5428,10 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         leaves = broadcast_batch(
             "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
         )
+        largest = leaves if runner is None else runner.largest_piece(leaves)
         check_stack_bytes(
             "nuts_step",
-            leaves,
+            largest,
             max_stack_depth,
             NUTS_STEP_3_STACK_BYTES,
             max_stack_bytes,
@@ -5428,7 +5446,10 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 max_iterations,
                 parallel_iterations,
             )
-            result, errors, pc, counters = program(*leaves)
+            if runner is None:
+                result, errors, pc, counters = program(*leaves)
+            else:
+                result, errors, pc, counters = runner(program, leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
             raise

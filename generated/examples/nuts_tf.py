@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=57cde62626768a19295bca11c04aeccb0a3b246736698ee8429b91ee8b4b4866
-# autobatch: inputs-sha256=ae4d61dd139b76d78ad2454969fbd5ecde2a0e8ef7df3f8c6e6f75d3c1d45342
-# autobatch: body-sha256=d7b2fd57483d58a7eaa9b2a78514d651a56cf71bf28afd53ca5248bc662dcc36
+# autobatch: source-sha256=7097d0ab8c59e36ed8faf5cfabccdbd38947185387bfa04c6a61447fe67e0e12
+# autobatch: inputs-sha256=9ec714e179fa3779ddb932a5a391b85fff170848359f06d70db3dc252e968264
+# autobatch: body-sha256=ef322831fa91d6c4753ae86ad65582fe6ac64e615a0f634f3755b3fb313cd731
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -2583,13 +2583,16 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
         parallel_iterations=10,
         safety_checks=True,
+        runner=None,
     ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[]) -> Step(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], float64[]).
         Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
         the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        compiles with XLA (TensorFlow only).  `runner` runs the program in
+        pieces: over a tf.distribute strategy's replicas or in chunks (see
+        autobatch_runtime.distribute.shard_call); this module knows no devices.
         """
         leaves = [
             to_leaf("nuts_step", name, value, dtype, shape)
@@ -2608,9 +2611,10 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         leaves = broadcast_batch(
             "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
         )
+        largest = leaves if runner is None else runner.largest_piece(leaves)
         check_stack_bytes(
             "nuts_step",
-            leaves,
+            largest,
             max_stack_depth,
             NUTS_STEP_1_STACK_BYTES,
             max_stack_bytes,
@@ -2625,7 +2629,10 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
                 max_iterations,
                 parallel_iterations,
             )
-            result, errors, pc, counters = program(*leaves)
+            if runner is None:
+                result, errors, pc, counters = program(*leaves)
+            else:
+                result, errors, pc, counters = runner(program, leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
             raise
@@ -4221,13 +4228,16 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
         parallel_iterations=10,
         safety_checks=True,
+        runner=None,
     ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[]).
         Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
         the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        compiles with XLA (TensorFlow only).  `runner` runs the program in
+        pieces: over a tf.distribute strategy's replicas or in chunks (see
+        autobatch_runtime.distribute.shard_call); this module knows no devices.
         """
         leaves = [
             to_leaf("nuts_step", name, value, dtype, shape)
@@ -4246,9 +4256,10 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         leaves = broadcast_batch(
             "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
         )
+        largest = leaves if runner is None else runner.largest_piece(leaves)
         check_stack_bytes(
             "nuts_step",
-            leaves,
+            largest,
             max_stack_depth,
             NUTS_STEP_2_STACK_BYTES,
             max_stack_bytes,
@@ -4263,7 +4274,10 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 max_iterations,
                 parallel_iterations,
             )
-            result, errors, pc, counters = program(*leaves)
+            if runner is None:
+                result, errors, pc, counters = program(*leaves)
+            else:
+                result, errors, pc, counters = runner(program, leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
             raise
@@ -5859,13 +5873,16 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
         parallel_iterations=10,
         safety_checks=True,
+        runner=None,
     ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[]) -> Step(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], float64[]).
         Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
         the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        compiles with XLA (TensorFlow only).  `runner` runs the program in
+        pieces: over a tf.distribute strategy's replicas or in chunks (see
+        autobatch_runtime.distribute.shard_call); this module knows no devices.
         """
         leaves = [
             to_leaf("nuts_step", name, value, dtype, shape)
@@ -5884,9 +5901,10 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         leaves = broadcast_batch(
             "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
         )
+        largest = leaves if runner is None else runner.largest_piece(leaves)
         check_stack_bytes(
             "nuts_step",
-            leaves,
+            largest,
             max_stack_depth,
             NUTS_STEP_3_STACK_BYTES,
             max_stack_bytes,
@@ -5901,7 +5919,10 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 max_iterations,
                 parallel_iterations,
             )
-            result, errors, pc, counters = program(*leaves)
+            if runner is None:
+                result, errors, pc, counters = program(*leaves)
+            else:
+                result, errors, pc, counters = runner(program, leaves)
         except Exception as error:
             note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
             raise

@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=8ed41be190a3fe01c5568ef2036ae59c7683aab5ad938c8fc6f45c823c99f142
-# autobatch: inputs-sha256=32296fb9934bd7a6ed7003af1e121aa7d6d92e96192912e27dd85153e9ffed4f
-# autobatch: body-sha256=880d62b93e684059ec57d95d09d6ac1d441f7b07ff9dfc24c92067c613f37ced
+# autobatch: source-sha256=e7238e5a57f45131937d37dbc28aa215b3eceb25688d988563723041cca116b2
+# autobatch: inputs-sha256=6c94e581cd5b1adb3fb32161876895e50a21cba7d3333fee2710d89a496958d6
+# autobatch: body-sha256=0889be935b1faa4bbd7dea9d33e5ddb086cc4799381dfbc0d731a0ec70480cea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -840,22 +840,26 @@ def count_primes_below(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `count_primes_below`: every argument has a leading batch dimension.
 
     Per example: count_primes_below(n: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("count_primes_below", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("count_primes_below", ("n",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
         "count_primes_below",
-        leaves,
+        largest,
         max_stack_depth,
         COUNT_PRIMES_BELOW_STACK_BYTES,
         max_stack_bytes,
@@ -870,7 +874,10 @@ def count_primes_below(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(
             error, COUNT_PRIMES_BELOW_BLOCK_LINES, "count_primes_below_block_"
@@ -1123,13 +1130,16 @@ def first_multiple_of_seven(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `first_multiple_of_seven`: every argument has a leading batch dimension.
 
     Per example: first_multiple_of_seven(n: int64[], limit: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("first_multiple_of_seven", name, value, dtype, shape)
@@ -1138,9 +1148,10 @@ def first_multiple_of_seven(
         )
     ]
     leaves = broadcast_batch("first_multiple_of_seven", ("n", "limit"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
         "first_multiple_of_seven",
-        leaves,
+        largest,
         max_stack_depth,
         FIRST_MULTIPLE_OF_SEVEN_STACK_BYTES,
         max_stack_bytes,
@@ -1155,7 +1166,10 @@ def first_multiple_of_seven(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(
             error, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, "first_multiple_of_seven_block_"
@@ -1385,22 +1399,26 @@ def smallest_factor(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `smallest_factor`: every argument has a leading batch dimension.
 
     Per example: smallest_factor(n: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("smallest_factor", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("smallest_factor", ("n",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
         "smallest_factor",
-        leaves,
+        largest,
         max_stack_depth,
         SMALLEST_FACTOR_STACK_BYTES,
         max_stack_bytes,
@@ -1415,7 +1433,10 @@ def smallest_factor(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=1b1a56426714152ff0ef22da526f4e1beb639a842229477534ce86e421c24a46
-# autobatch: inputs-sha256=d83d99ddf41b7f235e249a413c1ae8e541e0134c622e4e4cdc28c5169b71bd3f
-# autobatch: body-sha256=89fe79bf92cd8bef38222fa2ff17b72ad7b55aaddbc99508a746794e8bda6761
+# autobatch: source-sha256=bbb8836db4bdec435080fe56e25021bac02d6f3c5c9aea6cc1f6e2a9b7c9a6fb
+# autobatch: inputs-sha256=a020f760b25eded020d64576492b60c1be538470a11568fd2c3279a95b35347a
+# autobatch: body-sha256=d90eb2f85d839ce534ffe846014912fafb389b2b7c5d5d396bc703fff902fd18
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -1313,22 +1313,26 @@ def count_primes_below(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `count_primes_below`: every argument has a leading batch dimension.
 
     Per example: count_primes_below(n: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("count_primes_below", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("count_primes_below", ("n",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
         "count_primes_below",
-        leaves,
+        largest,
         max_stack_depth,
         COUNT_PRIMES_BELOW_STACK_BYTES,
         max_stack_bytes,
@@ -1343,7 +1347,10 @@ def count_primes_below(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(
             error, COUNT_PRIMES_BELOW_BLOCK_LINES, "count_primes_below_block_"
@@ -1596,13 +1603,16 @@ def first_multiple_of_seven(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `first_multiple_of_seven`: every argument has a leading batch dimension.
 
     Per example: first_multiple_of_seven(n: int64[], limit: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("first_multiple_of_seven", name, value, dtype, shape)
@@ -1611,9 +1621,10 @@ def first_multiple_of_seven(
         )
     ]
     leaves = broadcast_batch("first_multiple_of_seven", ("n", "limit"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
         "first_multiple_of_seven",
-        leaves,
+        largest,
         max_stack_depth,
         FIRST_MULTIPLE_OF_SEVEN_STACK_BYTES,
         max_stack_bytes,
@@ -1628,7 +1639,10 @@ def first_multiple_of_seven(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(
             error, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, "first_multiple_of_seven_block_"
@@ -1858,22 +1872,26 @@ def smallest_factor(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `smallest_factor`: every argument has a leading batch dimension.
 
     Per example: smallest_factor(n: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("smallest_factor", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
     ]
     leaves = broadcast_batch("smallest_factor", ("n",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
         "smallest_factor",
-        leaves,
+        largest,
         max_stack_depth,
         SMALLEST_FACTOR_STACK_BYTES,
         max_stack_bytes,
@@ -1888,7 +1906,10 @@ def smallest_factor(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=4bc8e9a0a5a3b82e7f2bc64f36ded1d09ad80466d00a8e0884a5aff1e4dc10a8
-# autobatch: inputs-sha256=d939452b54b40c8e4345a1cfd2ed1cf7d2e14840ef2f363ebd5cf526cb94e810
-# autobatch: body-sha256=7ba40f1824e17183530df69f231780ff059d416ed00f16bbc8456f2852111523
+# autobatch: source-sha256=ee555d856992608dbc0ee63e58de37e2401889fa432c7536c8881003f6e72ef8
+# autobatch: inputs-sha256=787d6070967cd0ef32791911e9cf1661769df75fd2bc325a134618db7224ea39
+# autobatch: body-sha256=fc8acd294d4fb84fc3d04166fd790798c8c17ff66392ed97b4d79ef1e27a010f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -724,13 +724,16 @@ def rotate(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `rotate`: every argument has a leading batch dimension.
 
     Per example: rotate(p: Point(float64[], float64[]), turns: int64[]) -> Point(float64[], float64[]).
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("rotate", name, value, dtype, shape)
@@ -741,8 +744,9 @@ def rotate(
         )
     ]
     leaves = broadcast_batch("rotate", ("p[0]", "p[1]", "turns"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "rotate", leaves, max_stack_depth, ROTATE_STACK_BYTES, max_stack_bytes
+        "rotate", largest, max_stack_depth, ROTATE_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -754,7 +758,10 @@ def rotate(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, ROTATE_BLOCK_LINES, "rotate_block_")
         raise

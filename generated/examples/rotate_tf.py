@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=2f9719a21b01a298c39cbafb5a63018f4602512ac6fec11c86db801b316728b6
-# autobatch: inputs-sha256=f90ec5f91ce6e42b87a1656f3e2bb939e8f63e73ce05447c13cb1af5cfe39b21
-# autobatch: body-sha256=25401092ea056c6b63a0ee0ce17c166b216d1a3e102899330c71f352a51f7f30
+# autobatch: source-sha256=7327d32d5477c8c5b8c9ca12d7451f8a8fb2efa08ec100cdac0f94f8c4b615a3
+# autobatch: inputs-sha256=87241c27e5dc784064528680ea3d972db9e5ca1fae9f48b050e06f3e7cc16937
+# autobatch: body-sha256=b077eb8fd798993c639b738992c7cad350eaa47a6fe3cc8c42b9ee0710255acd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -1197,13 +1197,16 @@ def rotate(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `rotate`: every argument has a leading batch dimension.
 
     Per example: rotate(p: Point(float64[], float64[]), turns: int64[]) -> Point(float64[], float64[]).
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("rotate", name, value, dtype, shape)
@@ -1214,8 +1217,9 @@ def rotate(
         )
     ]
     leaves = broadcast_batch("rotate", ("p[0]", "p[1]", "turns"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "rotate", leaves, max_stack_depth, ROTATE_STACK_BYTES, max_stack_bytes
+        "rotate", largest, max_stack_depth, ROTATE_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -1227,7 +1231,10 @@ def rotate(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, ROTATE_BLOCK_LINES, "rotate_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=417e4e1d2b81e8600f4f635e9710a560cf2a0887f66c094b12eb710fc18b56d0
-# autobatch: inputs-sha256=a20efd629f049ac46212a0bf0917d607dea305adf6e779cd17e6faf45beb5764
-# autobatch: body-sha256=26e49bddc16d380907f399ccc1b75552adeb10c29d127dfd73f6832e29f391ed
+# autobatch: source-sha256=1e0d8174e7a51b72432d9ea5470cbc2b67b409a4fd3d5b28e7b9e12086721259
+# autobatch: inputs-sha256=40892862382e44ad0d24245a34b139e70ea35f206c044bc3b7e9b4bfa2442fa0
+# autobatch: body-sha256=a9ca9c0f691e56e6bff8c258493b32921ffca8980861b181da1412270933a2bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -703,13 +703,16 @@ def bisect_left(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `bisect_left`: every argument has a leading batch dimension.
 
     Per example: bisect_left(v: int64[16], x: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("bisect_left", name, value, dtype, shape)
@@ -718,8 +721,13 @@ def bisect_left(
         )
     ]
     leaves = broadcast_batch("bisect_left", ("v", "x"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "bisect_left", leaves, max_stack_depth, BISECT_LEFT_STACK_BYTES, max_stack_bytes
+        "bisect_left",
+        largest,
+        max_stack_depth,
+        BISECT_LEFT_STACK_BYTES,
+        max_stack_bytes,
     )
     try:
         program = compiled(
@@ -731,7 +739,10 @@ def bisect_left(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, BISECT_LEFT_BLOCK_LINES, "bisect_left_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=6669883d2fe24e3bc44c9ba3e9361092935ebe3822194d99d9199a4dd2f25998
-# autobatch: inputs-sha256=c0aa6a289c9cbc7f5cfcfc443dd8211672465548a34d45c25ec76511764d4535
-# autobatch: body-sha256=cc78701cee8f69e6c49f96e492f7c3aa4092d6b4c62db9117b414610c5a79783
+# autobatch: source-sha256=968945be3b2679d3a761751965e362df9fdbb07c32c878914b38358b5da1a984
+# autobatch: inputs-sha256=7ff1045124589f5115ae77c1cd7d6acf29ea635e967ac39d0aa41b5024f4f94e
+# autobatch: body-sha256=dec6f369fdf5d9a6f5c010bf2c5456a15bada6c44cb312b9b97e0346a32955b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -1176,13 +1176,16 @@ def bisect_left(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `bisect_left`: every argument has a leading batch dimension.
 
     Per example: bisect_left(v: int64[16], x: int64[]) -> int64[].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("bisect_left", name, value, dtype, shape)
@@ -1191,8 +1194,13 @@ def bisect_left(
         )
     ]
     leaves = broadcast_batch("bisect_left", ("v", "x"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "bisect_left", leaves, max_stack_depth, BISECT_LEFT_STACK_BYTES, max_stack_bytes
+        "bisect_left",
+        largest,
+        max_stack_depth,
+        BISECT_LEFT_STACK_BYTES,
+        max_stack_bytes,
     )
     try:
         program = compiled(
@@ -1204,7 +1212,10 @@ def bisect_left(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, BISECT_LEFT_BLOCK_LINES, "bisect_left_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=76228e20df6a1cd30572134a43055e07bbb5b8ea87d41a774c32cf11f8b19481
-# autobatch: inputs-sha256=e938fbac2a94fb9041999a117d756e5ac28ea3d80a0f01d847b1cffbf13519a2
-# autobatch: body-sha256=bcd6b7a808e941b951a428c404ef61ca92f0d76ace788c3b68c410137d3e19c2
+# autobatch: source-sha256=2ce04da20e788eb7897add6246657c2ac6b6e0be3a5264cbd3c0951a1e4ae9ec
+# autobatch: inputs-sha256=84a4378afb0f1b30bad2b86b163220a7ac6e3a9523fd8ef9bfa8e58c3ae7a087
+# autobatch: body-sha256=b14e0ba73f19cb83f029befcd57016a74f8fa10e2f1bfcb4ad1e8b01dfff12e3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -764,13 +764,16 @@ def histogram(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `histogram`: every argument has a leading batch dimension.
 
     Per example: histogram(xs: int64[10], n: int64[]) -> int64[4].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("histogram", name, value, dtype, shape)
@@ -779,8 +782,9 @@ def histogram(
         )
     ]
     leaves = broadcast_batch("histogram", ("xs", "n"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "histogram", leaves, max_stack_depth, HISTOGRAM_STACK_BYTES, max_stack_bytes
+        "histogram", largest, max_stack_depth, HISTOGRAM_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -792,7 +796,10 @@ def histogram(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, HISTOGRAM_BLOCK_LINES, "histogram_block_")
         raise
@@ -1139,22 +1146,26 @@ def insertion_sort(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `insertion_sort`: every argument has a leading batch dimension.
 
     Per example: insertion_sort(v: int64[8]) -> int64[8].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("insertion_sort", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("v",), (v,), (("int64", (8,)),))
     ]
     leaves = broadcast_batch("insertion_sort", ("v",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
         "insertion_sort",
-        leaves,
+        largest,
         max_stack_depth,
         INSERTION_SORT_STACK_BYTES,
         max_stack_bytes,
@@ -1169,7 +1180,10 @@ def insertion_sort(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, INSERTION_SORT_BLOCK_LINES, "insertion_sort_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=1506073f2d7729fa5557be244c62dee750a171870ae4e3b11976ba20694c0e77
-# autobatch: inputs-sha256=8ddf2465b1eca6398b0431d966dc39827c9f64d0f0fb331e0c80a6d4acbdf608
-# autobatch: body-sha256=fb943c833f5d5c0a01a4256c194842b4e430ce458d05f915c39fc609263802a1
+# autobatch: source-sha256=eed694d0473ed2dccdabe838f905163970d5db6cddbd3a7adc62ce3a7458f4b6
+# autobatch: inputs-sha256=fd9cd19d88f6a6acbd66ca690219183de1eea5d0b7f0b4b516fe612a42b61b0e
+# autobatch: body-sha256=3c698e5a90f6d28137b2a82630139fa5b4ff27a78731e8a71aa8aae86e29c148
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -1237,13 +1237,16 @@ def histogram(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `histogram`: every argument has a leading batch dimension.
 
     Per example: histogram(xs: int64[10], n: int64[]) -> int64[4].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("histogram", name, value, dtype, shape)
@@ -1252,8 +1255,9 @@ def histogram(
         )
     ]
     leaves = broadcast_batch("histogram", ("xs", "n"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "histogram", leaves, max_stack_depth, HISTOGRAM_STACK_BYTES, max_stack_bytes
+        "histogram", largest, max_stack_depth, HISTOGRAM_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -1265,7 +1269,10 @@ def histogram(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, HISTOGRAM_BLOCK_LINES, "histogram_block_")
         raise
@@ -1612,22 +1619,26 @@ def insertion_sort(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `insertion_sort`: every argument has a leading batch dimension.
 
     Per example: insertion_sort(v: int64[8]) -> int64[8].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("insertion_sort", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("v",), (v,), (("int64", (8,)),))
     ]
     leaves = broadcast_batch("insertion_sort", ("v",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
         "insertion_sort",
-        leaves,
+        largest,
         max_stack_depth,
         INSERTION_SORT_STACK_BYTES,
         max_stack_bytes,
@@ -1642,7 +1653,10 @@ def insertion_sort(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, INSERTION_SORT_BLOCK_LINES, "insertion_sort_block_")
         raise

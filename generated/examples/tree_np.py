@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=d2729fdee5326fbf65078722306901c4c99c21ebc64c8e66b6bed1ca0d664b4b
-# autobatch: inputs-sha256=16fc51c56c6ebd94b735be7abae3b0774d51fe0199fedee35b2653776cbff9b6
-# autobatch: body-sha256=20c9558d4b27a9608df383b06082f0b3558cf02cf38275281677578c0e9612b2
+# autobatch: source-sha256=8499d69f3af42f55f0b7e1c66e4e5d52700e45ffd82cf5437f5f9926f0940b44
+# autobatch: inputs-sha256=84a787dc7bc45bcfa2e7482fe33abd533d4a7c5ff1dab25ea8170b3dc9338f84
+# autobatch: body-sha256=627dbd6b0d2d98fd699066030770352c544931699a3965c6e482651dd306b800
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -798,21 +798,25 @@ def predict(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `predict`: every argument has a leading batch dimension.
 
     Per example: predict(x: float64[2]) -> (float64[], int64[]).
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("predict", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("x",), (x,), (("float64", (2,)),))
     ]
     leaves = broadcast_batch("predict", ("x",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "predict", leaves, max_stack_depth, PREDICT_STACK_BYTES, max_stack_bytes
+        "predict", largest, max_stack_depth, PREDICT_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -824,7 +828,10 @@ def predict(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, PREDICT_BLOCK_LINES, "predict_block_")
         raise

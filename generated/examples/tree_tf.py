@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=076f0f6b5c8318e79736722c08c3b1bda78aafddffb0e423d2309f755f070ef5
-# autobatch: inputs-sha256=688a1bcb5cfa4ea2d272ee3f20c3cea86f39e3332307c947f1ad295808b45c1b
-# autobatch: body-sha256=93cd55670f4523938f7c8a18aad405522f2ac2e2b21543f2579ce4fef3da3ce3
+# autobatch: source-sha256=5d21c4381b5100516c508bfcaa2b82f56dea1abd1bd873e74777dbd5bd2027c2
+# autobatch: inputs-sha256=61e212f431a8a050cb7e6cb0773abe27db91cfa9ad15488f618614df42c75a64
+# autobatch: body-sha256=7219b2b354beddac6d3dee8cb65c1bccd36651802e01c3ecc05c6e3cb3f42d50
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -1271,21 +1271,25 @@ def predict(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `predict`: every argument has a leading batch dimension.
 
     Per example: predict(x: float64[2]) -> (float64[], int64[]).
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("predict", name, value, dtype, shape)
         for name, value, (dtype, shape) in zip(("x",), (x,), (("float64", (2,)),))
     ]
     leaves = broadcast_batch("predict", ("x",), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "predict", leaves, max_stack_depth, PREDICT_STACK_BYTES, max_stack_bytes
+        "predict", largest, max_stack_depth, PREDICT_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -1297,7 +1301,10 @@ def predict(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, PREDICT_BLOCK_LINES, "predict_block_")
         raise

@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=4f70f6fb3a83bb2336eebf241ab67696daa9f362812942b23e961c047f44746f
-# autobatch: inputs-sha256=38917b169ee0c6ebd7f5e124de79e310ff859670c363c222e22d9feffa006542
-# autobatch: body-sha256=d8725f29d651a643ae8f0f1dd41136eaf4acd20c7650bc21aa9c1f76dd9f790a
+# autobatch: source-sha256=e51f98029e03f2482ecf861502ebbc529dca77b0b848e18d87f27ba918994736
+# autobatch: inputs-sha256=95c95e3b447614e348b80c238973753e4ae0a06c5599f0f6956a723bb4716c67
+# autobatch: body-sha256=5657098ad77a736a1cd80d555eab1c15d9668eaf5fffa82157ddea21438e473e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -674,13 +674,16 @@ def relax(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `relax`: every argument has a leading batch dimension.
 
     Per example: relax(v: float64[3], n: int64[]) -> float64[3].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("relax", name, value, dtype, shape)
@@ -689,8 +692,9 @@ def relax(
         )
     ]
     leaves = broadcast_batch("relax", ("v", "n"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "relax", leaves, max_stack_depth, RELAX_STACK_BYTES, max_stack_bytes
+        "relax", largest, max_stack_depth, RELAX_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -702,7 +706,10 @@ def relax(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, RELAX_BLOCK_LINES, "relax_block_")
         raise
@@ -1016,13 +1023,16 @@ def spiral(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `spiral`: every argument has a leading batch dimension.
 
     Per example: spiral(v: float64[3], w: int64[2], n: int64[]) -> (float64[3], int64[2]).
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("spiral", name, value, dtype, shape)
@@ -1033,8 +1043,9 @@ def spiral(
         )
     ]
     leaves = broadcast_batch("spiral", ("v", "w", "n"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "spiral", leaves, max_stack_depth, SPIRAL_STACK_BYTES, max_stack_bytes
+        "spiral", largest, max_stack_depth, SPIRAL_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -1046,7 +1057,10 @@ def spiral(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, SPIRAL_BLOCK_LINES, "spiral_block_")
         raise

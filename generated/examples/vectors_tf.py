@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=e698833e3b3e577c4f77cf2f2caa74530a7dc4cfde7be5d9c42608844882f033
-# autobatch: inputs-sha256=67e3a35ef081119a2bbc1587eff1c04b68fde4be59891dda0d1dbafd97613d47
-# autobatch: body-sha256=1fdc2db698542258318709fff49d44a82a486617a8ac08140687a71bab00e983
+# autobatch: source-sha256=afaa9cda9003a122923e5fdb1d9a29d097ce9082675da458c3f497e153037e27
+# autobatch: inputs-sha256=2fa1d19a8121ae80eef5d0622ba8293540e5dd6c842f417d3ad1eca0047e4600
+# autobatch: body-sha256=870c2a67a7ab17cefbc7d44279e8423feb987f2d5633dcb45d491643d5e7d7fc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -1147,13 +1147,16 @@ def relax(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `relax`: every argument has a leading batch dimension.
 
     Per example: relax(v: float64[3], n: int64[]) -> float64[3].
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("relax", name, value, dtype, shape)
@@ -1162,8 +1165,9 @@ def relax(
         )
     ]
     leaves = broadcast_batch("relax", ("v", "n"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "relax", leaves, max_stack_depth, RELAX_STACK_BYTES, max_stack_bytes
+        "relax", largest, max_stack_depth, RELAX_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -1175,7 +1179,10 @@ def relax(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, RELAX_BLOCK_LINES, "relax_block_")
         raise
@@ -1489,13 +1496,16 @@ def spiral(
     max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
     parallel_iterations=10,
     safety_checks=True,
+    runner=None,
 ):
     """Batched `spiral`: every argument has a leading batch dimension.
 
     Per example: spiral(v: float64[3], w: int64[2], n: int64[]) -> (float64[3], int64[2]).
     Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
     the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    compiles with XLA (TensorFlow only).  `runner` runs the program in
+    pieces: over a tf.distribute strategy's replicas or in chunks (see
+    autobatch_runtime.distribute.shard_call); this module knows no devices.
     """
     leaves = [
         to_leaf("spiral", name, value, dtype, shape)
@@ -1506,8 +1516,9 @@ def spiral(
         )
     ]
     leaves = broadcast_batch("spiral", ("v", "w", "n"), leaves)
+    largest = leaves if runner is None else runner.largest_piece(leaves)
     check_stack_bytes(
-        "spiral", leaves, max_stack_depth, SPIRAL_STACK_BYTES, max_stack_bytes
+        "spiral", largest, max_stack_depth, SPIRAL_STACK_BYTES, max_stack_bytes
     )
     try:
         program = compiled(
@@ -1519,7 +1530,10 @@ def spiral(
             max_iterations,
             parallel_iterations,
         )
-        result, errors, pc, counters = program(*leaves)
+        if runner is None:
+            result, errors, pc, counters = program(*leaves)
+        else:
+            result, errors, pc, counters = runner(program, leaves)
     except Exception as error:
         note_source_line(error, SPIRAL_BLOCK_LINES, "spiral_block_")
         raise

@@ -646,7 +646,9 @@ class _ProgramEmitter:
             f"Per example: {self.entry}({signature}) -> {self.types[self.p.result]}.\n"
             "Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds\n"
             "the recursion depth; deeper examples raise StackOverflowError.  `xla`\n"
-            "compiles with XLA (TensorFlow only).\n"
+            "compiles with XLA (TensorFlow only).  `runner` runs the program in\n"
+            "pieces: over a tf.distribute strategy's replicas or in chunks (see\n"
+            "autobatch_runtime.distribute.shard_call); this module knows no devices.\n"
         )
         stackless_doc = (
             f"Stackless batched `{self.entry}`: each function runs its own masked loop\n"

@@ -1,0 +1,1 @@
+"""What generated modules run on, importable without the compiler."""

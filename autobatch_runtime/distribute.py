@@ -311,30 +311,47 @@ def _replicated_function(strategy, program):
     (TensorFlow warns of its overhead); traced, it is one graph per round
     whose replicas' calls run in parallel.  Kept per strategy and program,
     so a call traces it once per shard shapes.
+
+    On one machine every replica's outputs are local: they are concatenated
+    in replica order, with no collective at all.  Across machines each
+    replica all-gathers its outputs, one collective after another (chained
+    by control dependencies): collectives launched together may run in a
+    different order on different replicas, and then meet the wrong partner
+    (TensorFlow aborts with "Shape mismatch in the collective instance").
     """
     import tensorflow as tf
 
     key = (id(strategy), program)
     if key in _ROUNDS and _ROUNDS[key][0] is strategy:
         return _ROUNDS[key][1]
+    across_workers = len(strategy.extended.worker_devices) < strategy.num_replicas_in_sync
 
     def replica(shard):
         result, errors, pc, counters = program(*shard)
+        parts = [tuple(result), tuple(errors), pc]
         if counters is not None:  # runs [halt], active [halt], deepest []: one row each
-            counters = tuple(tf.expand_dims(c, 0) for c in counters)
-        return tuple(result), tuple(errors), pc, counters
-
-    def gather(per_replica):
-        return strategy.gather(per_replica, axis=0)
+            parts.append(tuple(tf.expand_dims(c, 0) for c in counters))
+        if not across_workers:
+            return parts
+        context = tf.distribute.get_replica_context()
+        gathered, previous = [], []
+        for value in tf.nest.flatten(parts):
+            with tf.control_dependencies(previous):
+                value = tf.identity(value)
+            gathered.append(context.all_gather(value, axis=0))
+            previous = [gathered[-1]]
+        return tf.nest.pack_sequence_as(parts, gathered)
 
     def round_(shards):
-        result, errors, pc, counters = strategy.run(replica, args=(shards,))
-        return (
-            tuple(gather(x) for x in result),
-            tuple(gather(x) for x in errors),
-            gather(pc),
-            None if counters is None else tuple(gather(c) for c in counters),
-        )
+        parts = strategy.run(replica, args=(shards,))
+        if across_workers:  # every replica holds everything: take the first
+            parts = tf.nest.map_structure(lambda x: strategy.experimental_local_results(x)[0], parts)
+        else:
+            parts = tf.nest.map_structure(
+                lambda x: tf.concat(strategy.experimental_local_results(x), 0), parts
+            )
+        result, errors, pc = parts[:3]
+        return result, errors, pc, parts[3] if len(parts) > 3 else None
 
     function = tf.function(round_, autograph=False, reduce_retracing=True)
     _ROUNDS[key] = (strategy, function)

@@ -20,6 +20,8 @@ auto_batching, when installed and `--predecessor` is given).
 
 `--programs nuts` runs the NUTS benchmark (tools/bench_nuts.py: 100-d normal,
 ours against TFP's hand-batched and auto-batched NUTS); only when named.
+`--replicas 1 2 4` runs tools/bench_replicas.py instead: one call sharded over
+logical CPU devices with tf.distribute, and a 64-GPU paper estimate.
 """
 
 from __future__ import annotations
@@ -309,7 +311,18 @@ def main(argv=None):
         help="also time TFP's auto_batching (slow to build): the modes named, or both "
         "(its NumPy mode takes minutes at batch 4096)",
     )
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        nargs="*",
+        help="instead: fib (4096) and NUTS (256 chains) over these replica counts of "
+        "logical CPU devices, with a 64-GPU paper estimate (tools/bench_replicas.py)",
+    )
     args = parser.parse_args(argv)
+    if args.replicas:
+        from tools import bench_replicas
+
+        return bench_replicas.main(args.replicas, repeats=args.repeats or 3)
     sizes = args.sizes or ([16, 256] if args.quick else [1, 16, 256, 4096])
     repeats = args.repeats or (2 if args.quick else 3)
     others = [p for p in args.programs or [] if p != "nuts"]

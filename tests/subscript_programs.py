@@ -276,7 +276,9 @@ def guards(v, i):
     g = 0
     if i >= 0 and i < len(v) and v[i] > 1 or i == 11:
         g = 1
-    return a, b, c, d, e, f, g
+    # a chained comparison reads v[i] only where `0 <= i < len(v)` holds
+    h = 0 <= i < len(v) <= v[i] + 6
+    return a, b, c, d, e, f, g, h
 
 
 # ---- item assignment ----------------------------------------------------------

@@ -256,7 +256,7 @@ def test_reads_python_never_evaluates_do_not_raise(mode):
     w = np.array([np.arange(1, 9), np.arange(5, 13), np.zeros(8, np.int64)])
     got = S.scan_down(w, np.array([-20, 3, -5]), np.array([0, 0, 0]), **kw)
     assert np.asarray(got).tolist() == [-20, -1, -5]
-    a, b, c, d, e, f, g = S.guards(v, np.array([11, -11, 2]), **kw)
+    a, b, c, d, e, f, g, h = S.guards(v, np.array([11, -11, 2]), **kw)
     assert np.asarray(a).tolist() == [0, 0, 0]
     assert np.asarray(b).tolist() == [False, False, False]
     assert np.asarray(c).tolist() == [True, True, True]
@@ -264,6 +264,7 @@ def test_reads_python_never_evaluates_do_not_raise(mode):
     assert np.asarray(e).tolist() == [6, 6, 0]  # v[i % len(v)] or v[-1]: v[5], v[1], v[2] -> v[-1]
     assert np.asarray(f).tolist() == [1, 5, 0]  # v[i % len(v)] and v[0]
     assert np.asarray(g).tolist() == [1, 0, 0]  # `... and v[i] > 1 or i == 11`
+    assert np.asarray(h).tolist() == [False, False, True]  # `0 <= i < len(v) <= v[i] + 6`
 
 
 @pytest.mark.parametrize("mode", list(MODES))

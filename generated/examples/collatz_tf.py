@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=bda011c708ac1eafc8b9edfa328f1391da72a607318a1b83307b7c4632dea2cf
-# autobatch: inputs-sha256=bd09c3b43edd7b03fe1439735695f455e722fe76ccfb1996f97b99bee7fbd150
+# autobatch: source-sha256=8c2e25e748b2781fc0fa8bfce3164c3429df5ff3e703c3d6822071bd2e0cbe0f
+# autobatch: inputs-sha256=589c97e41296739833982d869c339e7e82b438517ff944ed34173a9292bcca93
 # autobatch: body-sha256=f64173a70f68707d0a44013400d42dd6f31bdc7160813861fb8b874f08db171a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=56ec76d79111910bbe01a1d4e50acb47c8ebaebd5e79fdeec97d331561318973
-# autobatch: inputs-sha256=7e13666ee3d64cf0f32bb8eac2312e48ee2f742cf777bb479f291694e9d01500
+# autobatch: source-sha256=a6dcca143a349c0e2e16226274cf2f88d85325db49ddc33744286b972be88700
+# autobatch: inputs-sha256=7e964a6e48e4322d1e9701b543c8ca908ce3fe4b4bd51357cb2fe041b3f24be2
 # autobatch: body-sha256=6818db40152097eee9adac255b00c16a6b9e16542afc02e2a89075611dd4e714
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=91edd5b76b56abf6f3d4d77271f635be3e9ef2a2e9f7c311b1b66d6b0ad41baf
-# autobatch: inputs-sha256=2d17462af23305f44369e4574f19e6fdd30095d3ee32b8130186274ed0e7fd1e
+# autobatch: source-sha256=8fdb806848425ba09c6f4c3d0fc74980d5c5d9ab96a5a30340ec628edc4cee9f
+# autobatch: inputs-sha256=ff0b8760f7ad1dd5c7af59454b995d18ecc79fbb996d65695fa21a9f4dd92c47
 # autobatch: body-sha256=23327f20733d0b4385629c0ae00f202cb5c1eb0792f7102883fecfd10dd40fc6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=ee7f379758e69d839c9f74c7610aa59504e9887e3a7147da09897a20d4875a40
-# autobatch: inputs-sha256=4ef73a0705f653975d9cd9935cbe46263d6ec3bd03295d342b7e5ba91decdbb7
+# autobatch: source-sha256=5e00bbc08e3392a83e2ce51c1c980db4523cefefb1106c70e781dcf82de157e4
+# autobatch: inputs-sha256=a9ccc4ee19ced39f3f782f17a36997ce26621921a4b891a83bf14b07c5aa609b
 # autobatch: body-sha256=fba1d2546e8be2a82aafc5cfe6d7a5c0e3125446dd857428bf37d017775badef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

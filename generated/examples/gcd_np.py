@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=d99aace13e778720031cac30a92bf6f3e14aa8712290d06f6d071c62369b673e
-# autobatch: inputs-sha256=143ce20d546d1ff147717906ffcb5f91947d80b83e31a42a6dbe4029dc62e48f
+# autobatch: source-sha256=cc9d6b071728df2afe332437bd677f91b08bb1e2c8a71ef716565cea970d832f
+# autobatch: inputs-sha256=052f7a9617edfa60ce8fe0f16341429c6b4bb702ddbe449d836c209aac383168
 # autobatch: body-sha256=22cd2a08fd4e03b6152d2c50d6d3f6da739dca7f402453ef64b10563966f0a56
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

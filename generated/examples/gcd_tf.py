@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2f997decc82cfd54b4018cd2626eb92786cdc4af8a69c25993e3bce14f85ff60
-# autobatch: inputs-sha256=67833a66ac684fee658d2fa6b2e2ed57e6fbcfd9d00356c1a6eec7a9c0d0fb4a
+# autobatch: source-sha256=43d1959c989b5cfd289cb3a8af00a7680d504b54093ed568c7d87b776e5b9f34
+# autobatch: inputs-sha256=b60045929f0f5ecf0d1a02fb9c58bda61021a94f221913bdeaf0573275e15934
 # autobatch: body-sha256=803f5ddad87ad93c5ba2a1f4a55035563d68d48acdb7b7e8a7d9ec38f9fda879
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

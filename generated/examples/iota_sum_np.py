@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=28c577f334bb4bfe3f8ffbad4a0b121f7e1d83fa357e6cae8c35ac0fa6a30065
-# autobatch: inputs-sha256=80166ad78a807105000d9d72144595f817ce11726736e4419822b74e6b982576
+# autobatch: source-sha256=0f8791f71ccf3d6daaadb6ce2c6332b0e1bcb71fc8677355e5437faaa53f1c3c
+# autobatch: inputs-sha256=53ac49eb2aa46882ce968cc9701927f1596daf31abe4dafaf7b8855e8a688e14
 # autobatch: body-sha256=dfa22b4e50286067dd55828a476e6e7aee9bfae5780eece1db126441faf069a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=8abfd2ae2d57caaca831f0cce42f13e934ca20f61d80a4d87217c731590afcc5
-# autobatch: inputs-sha256=e826cc6b59984a7f7d588dfd93fcb6970944c698feb1320a66d61b863bad3ca7
+# autobatch: source-sha256=9d3c05b511274c3552b4f35be82bdf874f1820e0addd0e029d5300c75ea69a5b
+# autobatch: inputs-sha256=8a8b46a647c0c1522f2ff50012b9e315d8c3e92051ee5a6c8d211995612dbc11
 # autobatch: body-sha256=67f23cf7fb8cb62e52c6f6009f606a8989eb2ab6419b52a2a8f709c4cab34184
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

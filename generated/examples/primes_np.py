@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=8ed41be190a3fe01c5568ef2036ae59c7683aab5ad938c8fc6f45c823c99f142
-# autobatch: inputs-sha256=32296fb9934bd7a6ed7003af1e121aa7d6d92e96192912e27dd85153e9ffed4f
+# autobatch: source-sha256=c5d1d27e9e2aed809fd615321a3165a14ba8f1dda92f5c9813a1c7e5614e38de
+# autobatch: inputs-sha256=9904e18a3d2b346c5436a9a5556ed9e4615b5c12d560ebb9ad95fc1b27ded278
 # autobatch: body-sha256=880d62b93e684059ec57d95d09d6ac1d441f7b07ff9dfc24c92067c613f37ced
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

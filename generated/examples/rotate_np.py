@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=4bc8e9a0a5a3b82e7f2bc64f36ded1d09ad80466d00a8e0884a5aff1e4dc10a8
-# autobatch: inputs-sha256=d939452b54b40c8e4345a1cfd2ed1cf7d2e14840ef2f363ebd5cf526cb94e810
+# autobatch: source-sha256=4d0ed0c12fd592348a32d05688197bf74c0669a4fdf63b88e7fcd34d62484a03
+# autobatch: inputs-sha256=ecb0f28b7dedb40e1c27fc571126b3b671cfb9455850f90acb5581ede1a48870
 # autobatch: body-sha256=7ba40f1824e17183530df69f231780ff059d416ed00f16bbc8456f2852111523
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

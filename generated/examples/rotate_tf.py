@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=2f9719a21b01a298c39cbafb5a63018f4602512ac6fec11c86db801b316728b6
-# autobatch: inputs-sha256=f90ec5f91ce6e42b87a1656f3e2bb939e8f63e73ce05447c13cb1af5cfe39b21
+# autobatch: source-sha256=72cf177d4974fa15c29b777a98414d2d05179db19e3b90b08f6d643ea4f37114
+# autobatch: inputs-sha256=9bdab03d1c7b72ed0acb9ad330e41eb251709406d4224b47d53d5bc7e194e1d9
 # autobatch: body-sha256=25401092ea056c6b63a0ee0ce17c166b216d1a3e102899330c71f352a51f7f30
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=417e4e1d2b81e8600f4f635e9710a560cf2a0887f66c094b12eb710fc18b56d0
-# autobatch: inputs-sha256=a20efd629f049ac46212a0bf0917d607dea305adf6e779cd17e6faf45beb5764
+# autobatch: source-sha256=0f811aad4b30ca8ab75d8323d3081ec4f946a773b8d57b913c54bee966e254a1
+# autobatch: inputs-sha256=e9f67cf1c03b62718f3304a3e0e39985c0ed10d81a9eacd64edf678d05565db4
 # autobatch: body-sha256=26e49bddc16d380907f399ccc1b75552adeb10c29d127dfd73f6832e29f391ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

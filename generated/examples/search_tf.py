@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=6669883d2fe24e3bc44c9ba3e9361092935ebe3822194d99d9199a4dd2f25998
-# autobatch: inputs-sha256=c0aa6a289c9cbc7f5cfcfc443dd8211672465548a34d45c25ec76511764d4535
+# autobatch: source-sha256=20a2f45beaf7363f5543599bcc066937988c93d1a5d455e03b27e161abc0e573
+# autobatch: inputs-sha256=643e7002abccbf316f42a25b8c6a6b30a54e5a7e346617b43ec9ad1b11e65427
 # autobatch: body-sha256=cc78701cee8f69e6c49f96e492f7c3aa4092d6b4c62db9117b414610c5a79783
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

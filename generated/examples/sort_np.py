@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=76228e20df6a1cd30572134a43055e07bbb5b8ea87d41a774c32cf11f8b19481
-# autobatch: inputs-sha256=e938fbac2a94fb9041999a117d756e5ac28ea3d80a0f01d847b1cffbf13519a2
+# autobatch: source-sha256=bc469ee616c09bcfa65058eb641bc0d23a3f403326dcda672e84cc342caf635e
+# autobatch: inputs-sha256=6ec3f9ed496c55f21367bd15e6ff6ca9273923dcbdb47c86c13ab93c5197c12f
 # autobatch: body-sha256=bcd6b7a808e941b951a428c404ef61ca92f0d76ace788c3b68c410137d3e19c2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=1506073f2d7729fa5557be244c62dee750a171870ae4e3b11976ba20694c0e77
-# autobatch: inputs-sha256=8ddf2465b1eca6398b0431d966dc39827c9f64d0f0fb331e0c80a6d4acbdf608
+# autobatch: source-sha256=89dea1147daa5827bdc0a907ed3093cb9dae15ef9e979654e512addb62aaa6f1
+# autobatch: inputs-sha256=7c6344e00ded32171dd33f56e89bedc605a1c7b4c9740051d991e7fac46b6cc5
 # autobatch: body-sha256=fb943c833f5d5c0a01a4256c194842b4e430ce458d05f915c39fc609263802a1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

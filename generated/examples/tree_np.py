@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=d2729fdee5326fbf65078722306901c4c99c21ebc64c8e66b6bed1ca0d664b4b
-# autobatch: inputs-sha256=16fc51c56c6ebd94b735be7abae3b0774d51fe0199fedee35b2653776cbff9b6
+# autobatch: source-sha256=44479546b7d8ab5457075f9c0e15c03d0fcb9fefc043e0061cd0c7a43efe17d2
+# autobatch: inputs-sha256=42b2997b8363178a4ccdd055e6f72ecce94caea468c8b980d3655ccf2eb8980c
 # autobatch: body-sha256=20c9558d4b27a9608df383b06082f0b3558cf02cf38275281677578c0e9612b2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=076f0f6b5c8318e79736722c08c3b1bda78aafddffb0e423d2309f755f070ef5
-# autobatch: inputs-sha256=688a1bcb5cfa4ea2d272ee3f20c3cea86f39e3332307c947f1ad295808b45c1b
+# autobatch: source-sha256=bd3f0a224678500cc4de8584d3a2d7a4efbd5feb61c38d489e8e5eb2672dfaf9
+# autobatch: inputs-sha256=3543f72bb61ec9f9915b24352fe6794e2533fcfb019dd1d1ca3f8be0c3c5faab
 # autobatch: body-sha256=93cd55670f4523938f7c8a18aad405522f2ac2e2b21543f2579ce4fef3da3ce3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

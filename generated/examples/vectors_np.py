@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=4f70f6fb3a83bb2336eebf241ab67696daa9f362812942b23e961c047f44746f
-# autobatch: inputs-sha256=38917b169ee0c6ebd7f5e124de79e310ff859670c363c222e22d9feffa006542
+# autobatch: source-sha256=7787b70bbc0fa7539637ee8be1165e3b850acc0bb11156ccdb450fbfc1379340
+# autobatch: inputs-sha256=02594e3b9eae4212287e7ecb97d6cb02ff3ed321ac28cad9285df4655ab126ba
 # autobatch: body-sha256=d8725f29d651a643ae8f0f1dd41136eaf4acd20c7650bc21aa9c1f76dd9f790a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

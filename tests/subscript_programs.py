@@ -736,6 +736,21 @@ def reduce_axis_zero(m):
 
 
 @batch
+def cumsum_over_batch(m):
+    return tf.math.cumsum(m, axis=0) * 2.0  # <-- cumsum_over_batch
+
+
+@batch
+def roll_over_batch(v):
+    return tf.roll(v, 1, axis=0)  # <-- roll_over_batch
+
+
+@batch
+def roll_without_axis(v):
+    return np.roll(v, 1) + 1  # <-- roll_without_axis
+
+
+@batch
 def sum_method(v):
     return v.sum() + 1  # <-- sum_method
 
@@ -745,7 +760,9 @@ def axes_from_the_end(v, m, x):
     # reductions and stacks with axes counted from the end: per example
     s = tf.reduce_sum(v, axis=-1) + tf.reduce_max(m, axis=-1)[1] + tf.reduce_min(m, axis=-2)[0]
     pair = tf.stack([x, s], axis=-1)
-    return pair[0] * 2.0 + pair[1]
+    # shape-keeping calls along the example's own axes
+    running = tf.math.cumsum(m, axis=-1)[0, -1] + tf.roll(v, 1, axis=-1)[0]
+    return pair[0] * 2.0 + pair[1] + running
 
 
 @batch

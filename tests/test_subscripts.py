@@ -437,6 +437,9 @@ REFUSED = [
     ("reduce_whole", (np.zeros((2, 6)),), "does not keep the batch axis first"),
     ("stack_first", (np.zeros(2), np.ones(2)), "does not keep the batch axis first"),
     ("reduce_axis_zero", (np.zeros((2, 3, 4)),), "count them from the end"),
+    # ... or that keep the shape but mix examples
+    ("cumsum_over_batch", (np.zeros((2, 3, 4)),), "mixes examples"),
+    ("roll_over_batch", (np.zeros((2, 5)),), "mixes examples"),
 ]
 
 
@@ -447,6 +450,16 @@ def test_a_method_that_reduces_the_batch_is_refused():
     message = str(info.value)
     assert re.search(rf"tests[/\\]subscript_programs\.py:{marked_line('sum_method')}:", message), message
     assert "`v.sum()` does not keep the batch axis first" in message
+
+
+def test_a_numpy_call_that_mixes_examples_is_refused():
+    # np.roll without an axis rolls the flattened batch: each example would
+    # get its neighbour's last element
+    with pytest.raises(transpiler.BatchTypeError) as info:
+        S.roll_without_axis(np.zeros((2, 6)), backend="numpy")
+    message = str(info.value)
+    assert re.search(rf"tests[/\\]subscript_programs\.py:{marked_line('roll_without_axis')}:", message), message
+    assert "`np.roll(v, 1)` mixes examples" in message
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

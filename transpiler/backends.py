@@ -226,6 +226,46 @@ def helpers(backend) -> dict:
     return {name: getattr(runtime, name) for name in ("cast", "take", "lookup", "put", "spread")}
 
 
+def probe(backend, pattern, rng):
+    """Like `placeholder`, with values: each leaf a batch of random examples
+    that differ from one another (passes/batch_axis.check_values).  Small
+    positive numbers, so that divisions, logarithms and small indices work.
+    Call inside `probe_scope(backend)`."""
+    if isinstance(pattern, T.TensorType):
+        shape = (PLACEHOLDER_BATCH,) + tuple(pattern.shape)
+        kind = np.dtype(pattern.dtype).kind
+        if kind == "b":
+            value = rng.random(shape) < 0.5
+        elif kind in "iu":
+            value = rng.integers(1, 4, shape)
+        else:
+            value = rng.uniform(0.5, 2.0, shape)
+        value = value.astype(pattern.dtype)
+        if backend.name == "numpy":
+            return value
+        import tensorflow as tf
+
+        return tf.constant(value)
+    if isinstance(pattern, T.TupleType):
+        values = [probe(backend, e, rng) for e in pattern.elements]
+        if pattern.cls is list:
+            return values
+        if pattern.cls is not None:
+            return pattern.cls(*values)
+        return tuple(values)
+    return None
+
+
+def probe_scope(backend):
+    """Where probe values compute: eagerly (type inference itself runs
+    inside a TensorFlow function graph, where tensors have no values)."""
+    if backend.name == "numpy":
+        return contextlib.nullcontext()
+    import tensorflow as tf
+
+    return tf.init_scope()
+
+
 def placeholder(backend, pattern):
     """A value of the given pattern, each leaf a batch of placeholders."""
     if isinstance(pattern, T.TensorType):

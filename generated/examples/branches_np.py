@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=8961866f61b1a1552c233acdcf2ff800bb8c25dd4a958f7d74b500ae2cc7c9ce
-# autobatch: inputs-sha256=3150869d837cd96dcb47cfcaaca433af62e17acbc94a632a64f724ce4d226f1d
+# autobatch: source-sha256=ce509f7b19fc3a61f9f36371e8ee75d8944af51768b50ecc96ccf8a4efc13499
+# autobatch: inputs-sha256=61e5b7f1ec4fa3f8081c4a6605dc063cb82ab2fe7ca4ecfd79c95d956f64d598
 # autobatch: body-sha256=d343d839b5511580b0177190488e93dee9ec9bb6d4098da9ad205fb56394bbf8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

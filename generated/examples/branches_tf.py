@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=46c55a4f9ebaa586317f9b5abb9c445a2296c41e2f53be2c361a2e830ba63332
-# autobatch: inputs-sha256=f2141dbc6575529043cd562f4442b526762e7ff0168de2fb10cf6e646c8bbfa7
+# autobatch: source-sha256=a0f250f0e02df05a243a1bcdecd2ff701cd9cbaf2cb849cf412b434d520467af
+# autobatch: inputs-sha256=1d4616e7a9c006e27a8c9fe9ce36bdea28bb9a0f5cc89f5b685e4061b81bb2f1
 # autobatch: body-sha256=bef4a741673136335846714602d5a5b618f00f76674995c98ced63b67bfc3d0f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

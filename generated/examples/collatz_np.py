@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=2f7e575a7e6f5d4673c373dfe0e4afdb75b652e8582e298345309e32a13c1b93
-# autobatch: inputs-sha256=419706db63e3d08a86d746a9d5fd3b83965931a2b66f9b2cab04e396018fb254
+# autobatch: source-sha256=8a5747e4b393b8a360c8d256fcadf703586c767533c08724cffd21324260c363
+# autobatch: inputs-sha256=22be07ef3612cb7a8cefcccbe1d13ef52abb88abefa68371b922f35a54ab0632
 # autobatch: body-sha256=335ea49fad08dbb62ee20430b52d4056dd1e43ad5d32a901cb30ae2639874728
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

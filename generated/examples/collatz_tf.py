@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8c2e25e748b2781fc0fa8bfce3164c3429df5ff3e703c3d6822071bd2e0cbe0f
-# autobatch: inputs-sha256=589c97e41296739833982d869c339e7e82b438517ff944ed34173a9292bcca93
+# autobatch: source-sha256=0631e0fbdb78f57678b6880d33edb0a7c6c0cf9bef04c1e989b852371a36f658
+# autobatch: inputs-sha256=6e4734200b0d4433751d51fd2f576289312b3e4e331fbda4e7911aec7f75e92a
 # autobatch: body-sha256=f64173a70f68707d0a44013400d42dd6f31bdc7160813861fb8b874f08db171a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

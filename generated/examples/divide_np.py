@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=a6dcca143a349c0e2e16226274cf2f88d85325db49ddc33744286b972be88700
-# autobatch: inputs-sha256=7e964a6e48e4322d1e9701b543c8ca908ce3fe4b4bd51357cb2fe041b3f24be2
+# autobatch: source-sha256=3d2fbe5006955f299278dc77887cb8473434060b9c823753aec780a694e9bd91
+# autobatch: inputs-sha256=dfe341b86d564a8446356a33e3e00963ea68a9a3641dc485e55ddbce8068288e
 # autobatch: body-sha256=6818db40152097eee9adac255b00c16a6b9e16542afc02e2a89075611dd4e714
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

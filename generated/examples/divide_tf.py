@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=8fdb806848425ba09c6f4c3d0fc74980d5c5d9ab96a5a30340ec628edc4cee9f
-# autobatch: inputs-sha256=ff0b8760f7ad1dd5c7af59454b995d18ecc79fbb996d65695fa21a9f4dd92c47
+# autobatch: source-sha256=9a19db08cb6c0e8f83490d75cb65148207778d4a95632a8cbab31d294cb3d78c
+# autobatch: inputs-sha256=bc26cd1e34b01f0aa36e0a9b59e7d3c1014e0e6e654492f30ae2dac95d68ed15
 # autobatch: body-sha256=23327f20733d0b4385629c0ae00f202cb5c1eb0792f7102883fecfd10dd40fc6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

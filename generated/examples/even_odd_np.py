@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=f6fb652bfddc047e0e39c7f2cca8911e7e968875c4d07ffd952a000b9e035dfa
-# autobatch: inputs-sha256=0b3e0d8dec3450075b0f34286ba5f602afa720c3ace26b894a5fd1ffbb2d732e
+# autobatch: source-sha256=385627d53a9305cc364492d4a18bec5114b550de9a34252530edc14142ac272f
+# autobatch: inputs-sha256=18f3a8e64e12eac2b492a9990a1b74cf278b07e7376666da76d893bb6ae3f997
 # autobatch: body-sha256=23f6380c58764f7198256580c61708f03d8c0b35eedc40d5205fb1cc0c1ecf2c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

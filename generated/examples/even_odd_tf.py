@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=27a059d8addd0d6d41e518e973c10bc5830e5f16804824b4ccfcc70aa6488a98
-# autobatch: inputs-sha256=e39414625d0d2c493f7abf5619f7b092daeeea95f38afb88c41f37e0c12944df
+# autobatch: source-sha256=3b0fbaf0a3a11dced042ba921805e9d1332186cf66c89703cff56d68b50908a1
+# autobatch: inputs-sha256=e6b6ce187227cfe5d7b8e99cc75f3ef5f41098989331621812d79684ef3cfbae
 # autobatch: body-sha256=84e00c9f84cf1507acdd903c4a58ad3d82f030b042e6caa0762c7e916b33c177
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=b93c32776d19db927e20cc81381de71a85b0b16e59d0a65bb03e2d323b369527
-# autobatch: inputs-sha256=e7ec12d434e43dca6c06d959f5d6e4b04fc9b57b8517382a7121d71ce191542b
+# autobatch: source-sha256=a30dccab993dc7ae9ba97b09bab71c1f5eeac410150796380393367a29e14810
+# autobatch: inputs-sha256=9d625bcfaa8cb8c44c0de891d804daad336bb3243b5911631b9b6fb4c335e807
 # autobatch: body-sha256=f46ec77035ef470ab0f19c23710919ff67ee42740e8f89dcd1a2d1180cf2c5e6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

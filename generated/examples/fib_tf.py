@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=5e00bbc08e3392a83e2ce51c1c980db4523cefefb1106c70e781dcf82de157e4
-# autobatch: inputs-sha256=a9ccc4ee19ced39f3f782f17a36997ce26621921a4b891a83bf14b07c5aa609b
+# autobatch: source-sha256=0c12bc806c422092d3d84f9aafaa11f9d1571f35d9edb288847d9cad5aefa8e0
+# autobatch: inputs-sha256=24a021bd62e6bd3c0c855d5886dc324cb239da4638c23c6965292ff58a6aa9c0
 # autobatch: body-sha256=fba1d2546e8be2a82aafc5cfe6d7a5c0e3125446dd857428bf37d017775badef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=cc9d6b071728df2afe332437bd677f91b08bb1e2c8a71ef716565cea970d832f
-# autobatch: inputs-sha256=052f7a9617edfa60ce8fe0f16341429c6b4bb702ddbe449d836c209aac383168
+# autobatch: source-sha256=e5b53dd6d9a52cb456136e2bee6b6ba543665c593abd7a90f5cc189a290b03d3
+# autobatch: inputs-sha256=a7e435782eba106a724b8c7ad14b88d10e9ab9e2c9be97c3bf830c16a5427087
 # autobatch: body-sha256=22cd2a08fd4e03b6152d2c50d6d3f6da739dca7f402453ef64b10563966f0a56
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=43d1959c989b5cfd289cb3a8af00a7680d504b54093ed568c7d87b776e5b9f34
-# autobatch: inputs-sha256=b60045929f0f5ecf0d1a02fb9c58bda61021a94f221913bdeaf0573275e15934
+# autobatch: source-sha256=62406b7f46886480e449c11312d4fba3a97acdedf003a2fc7324201dc7738c43
+# autobatch: inputs-sha256=154c0a04945b87f38afb9bac9cbbc653588442bfa572fa2afe8de9802326f357
 # autobatch: body-sha256=803f5ddad87ad93c5ba2a1f4a55035563d68d48acdb7b7e8a7d9ec38f9fda879
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=0f8791f71ccf3d6daaadb6ce2c6332b0e1bcb71fc8677355e5437faaa53f1c3c
-# autobatch: inputs-sha256=53ac49eb2aa46882ce968cc9701927f1596daf31abe4dafaf7b8855e8a688e14
+# autobatch: source-sha256=c1c26289c3635316afa121b20c24af92be5a725b25fa47c740015dc9698f753c
+# autobatch: inputs-sha256=ce4c94b638cd77ba304ecb753e4b5d0a95d7ea357c9e4e0405bcaeab91f451c4
 # autobatch: body-sha256=dfa22b4e50286067dd55828a476e6e7aee9bfae5780eece1db126441faf069a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=299799e9b813dc222cfad4dd177cafacda533192e8d65408025eec3f6c319c66
-# autobatch: inputs-sha256=dedc2b352b6bfbdeea69f25c36d829c31966e69ed29c0f199ccc3ce27de1e956
+# autobatch: source-sha256=c3abe4c5eb66025394ff6f72a7590a773e47b70d70747e5eed568a49c96deb11
+# autobatch: inputs-sha256=2fda3eac8866b3cacd8eec5c7118ea9e8cd55b17d71aa0a1a287094c342d0196
 # autobatch: body-sha256=de8a13e7dc8bb0e1bd620884f4ebbf064cb8c536075d2f295213aa6d041c8f3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

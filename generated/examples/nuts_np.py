@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=9d3c05b511274c3552b4f35be82bdf874f1820e0addd0e029d5300c75ea69a5b
-# autobatch: inputs-sha256=8a8b46a647c0c1522f2ff50012b9e315d8c3e92051ee5a6c8d211995612dbc11
+# autobatch: source-sha256=2582ed951ccd040ab53b5421e1551d1e9e0e781e6acba09c3a54cc02f11f7577
+# autobatch: inputs-sha256=459f42024f3a48d134b4b9e8bd67dfde6321c52a23d3fc487f2d9e6cfe94f513
 # autobatch: body-sha256=67f23cf7fb8cb62e52c6f6009f606a8989eb2ab6419b52a2a8f709c4cab34184
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

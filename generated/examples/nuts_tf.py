@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=6ced9e2d69d5c54154a0a9f86c63bbd8bf065c0bdd7898dd0a2a98d3250a773d
-# autobatch: inputs-sha256=955920674d9d85af6168cba6688baf0535867ccf2d62fe89ce3e7eaf7a33ab86
+# autobatch: source-sha256=20a435be5e145b22c962d7e79384103f705f451dba2a4032e05be2ae51fdf38a
+# autobatch: inputs-sha256=0249a585c307c87a607235fbe42d25abe546914597134c40025823dfe4ab6dbb
 # autobatch: body-sha256=d7b2fd57483d58a7eaa9b2a78514d651a56cf71bf28afd53ca5248bc662dcc36
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

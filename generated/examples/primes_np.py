@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=c5d1d27e9e2aed809fd615321a3165a14ba8f1dda92f5c9813a1c7e5614e38de
-# autobatch: inputs-sha256=9904e18a3d2b346c5436a9a5556ed9e4615b5c12d560ebb9ad95fc1b27ded278
+# autobatch: source-sha256=6372711029d46936d62c64b1452fe5b27346e2a84133f960a4e971a97b2e2a84
+# autobatch: inputs-sha256=621d644de9ee01297e1aa1708be39ed7f4eb6d46085c109babae7001736c47f6
 # autobatch: body-sha256=880d62b93e684059ec57d95d09d6ac1d441f7b07ff9dfc24c92067c613f37ced
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

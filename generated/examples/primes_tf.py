@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=8bada7b6b9980a836029a9ee7ce451f31c52c88c23ce2d40950722d8f6544de1
-# autobatch: inputs-sha256=f708b4f3b7e0f82fb065cbaeb3ef7ffc1763234796ff887b94b90edc7102124d
+# autobatch: source-sha256=9a6471211dbfef9b95fe53942385024a0345157ac7940d6b6f4af1af77518c99
+# autobatch: inputs-sha256=b509ec2630f36159061bfcee1ceef758ee17c46b8705f574ffa0975a89e9f000
 # autobatch: body-sha256=89fe79bf92cd8bef38222fa2ff17b72ad7b55aaddbc99508a746794e8bda6761
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

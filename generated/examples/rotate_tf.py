@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=72cf177d4974fa15c29b777a98414d2d05179db19e3b90b08f6d643ea4f37114
-# autobatch: inputs-sha256=9bdab03d1c7b72ed0acb9ad330e41eb251709406d4224b47d53d5bc7e194e1d9
+# autobatch: source-sha256=28188d3ff9a5cd96ff40b1e40893fdf97ae939c9621c1fbccf37c0e34e585afa
+# autobatch: inputs-sha256=6aadf06375c82ebad776d946ed7a7d20697276354585bd6da1af07edbd7e4394
 # autobatch: body-sha256=25401092ea056c6b63a0ee0ce17c166b216d1a3e102899330c71f352a51f7f30
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

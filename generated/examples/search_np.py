@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=0f811aad4b30ca8ab75d8323d3081ec4f946a773b8d57b913c54bee966e254a1
-# autobatch: inputs-sha256=e9f67cf1c03b62718f3304a3e0e39985c0ed10d81a9eacd64edf678d05565db4
+# autobatch: source-sha256=1a68fee61377a109cf658ef0c24d3aca664caa63f8d283d9f4c7cfdcede7f91e
+# autobatch: inputs-sha256=9c55bcd2933ac6319ea78cf8e050f49323a307a2c3363f68f1f1efa5046c9994
 # autobatch: body-sha256=26e49bddc16d380907f399ccc1b75552adeb10c29d127dfd73f6832e29f391ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=20a2f45beaf7363f5543599bcc066937988c93d1a5d455e03b27e161abc0e573
-# autobatch: inputs-sha256=643e7002abccbf316f42a25b8c6a6b30a54e5a7e346617b43ec9ad1b11e65427
+# autobatch: source-sha256=a9b819b2e99c020320a94c506a203aa1494ddcd1e8901dfde6438e41bec226ba
+# autobatch: inputs-sha256=ca9f01adcaa20137f23b67d23a711e9531d83cc7dbb8f3e14a6bb8978881f647
 # autobatch: body-sha256=cc78701cee8f69e6c49f96e492f7c3aa4092d6b4c62db9117b414610c5a79783
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=bc469ee616c09bcfa65058eb641bc0d23a3f403326dcda672e84cc342caf635e
-# autobatch: inputs-sha256=6ec3f9ed496c55f21367bd15e6ff6ca9273923dcbdb47c86c13ab93c5197c12f
+# autobatch: source-sha256=5c68c0fa9b91671cf5f57c562d90252eb24dcba4f08af697819e3a3c9e0a00f0
+# autobatch: inputs-sha256=dbeeb37ce8bdb6582bc1baf42740bc7e5f27f7be855cb767f5faeec463c44ea1
 # autobatch: body-sha256=bcd6b7a808e941b951a428c404ef61ca92f0d76ace788c3b68c410137d3e19c2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

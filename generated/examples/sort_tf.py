@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=89dea1147daa5827bdc0a907ed3093cb9dae15ef9e979654e512addb62aaa6f1
-# autobatch: inputs-sha256=7c6344e00ded32171dd33f56e89bedc605a1c7b4c9740051d991e7fac46b6cc5
+# autobatch: source-sha256=a64130ec48d87f66cdd7d3d95556e48c834d271cc1635a8feeb630e49c521049
+# autobatch: inputs-sha256=fb1734ebc011894098e23f9a61852e7f7c8a2d7333b0a1dd95d1f779d8edaf5f
 # autobatch: body-sha256=fb943c833f5d5c0a01a4256c194842b4e430ce458d05f915c39fc609263802a1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

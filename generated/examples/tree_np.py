@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=44479546b7d8ab5457075f9c0e15c03d0fcb9fefc043e0061cd0c7a43efe17d2
-# autobatch: inputs-sha256=42b2997b8363178a4ccdd055e6f72ecce94caea468c8b980d3655ccf2eb8980c
+# autobatch: source-sha256=20ba61ddd6e0e46c41acd07838d7bf11640aa300d4a25795ac4a98eec85c1657
+# autobatch: inputs-sha256=104754fdf9c9b3292b27208e36e765299d8ebd36750bdf8e12ac310ad07fbb51
 # autobatch: body-sha256=20c9558d4b27a9608df383b06082f0b3558cf02cf38275281677578c0e9612b2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=bd3f0a224678500cc4de8584d3a2d7a4efbd5feb61c38d489e8e5eb2672dfaf9
-# autobatch: inputs-sha256=3543f72bb61ec9f9915b24352fe6794e2533fcfb019dd1d1ca3f8be0c3c5faab
+# autobatch: source-sha256=f153f7ed3a74c8b418f1cd114031690f13a743ef97d4d826e65c44153cfc7c8c
+# autobatch: inputs-sha256=a503225244ec60ce2100ad1fc027b187221459c85e19d922978183badd2d9fce
 # autobatch: body-sha256=93cd55670f4523938f7c8a18aad405522f2ac2e2b21543f2579ce4fef3da3ce3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

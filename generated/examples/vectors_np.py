@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=7787b70bbc0fa7539637ee8be1165e3b850acc0bb11156ccdb450fbfc1379340
-# autobatch: inputs-sha256=02594e3b9eae4212287e7ecb97d6cb02ff3ed321ac28cad9285df4655ab126ba
+# autobatch: source-sha256=8c584296ae471c4a5c189051732099f99ecfdbd69f4b5bff0d839a5019b3a9d3
+# autobatch: inputs-sha256=f22d5826d23be024212e127c15f87279a4bb05a33c08f10e213a1bd710dbfe31
 # autobatch: body-sha256=d8725f29d651a643ae8f0f1dd41136eaf4acd20c7650bc21aa9c1f76dd9f790a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

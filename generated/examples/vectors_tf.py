@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=0378fbc47a6e27974d2ea8fc274d5e0f8eedc184debd9b86fe4a0b8d752c5c61
-# autobatch: inputs-sha256=3f2c9e511edc136ace24df2c8cf29ccd9a82500284ac70740f217193f173c62d
+# autobatch: source-sha256=b1a06e396139166e3c7fa29b43c1264eb69ae97c376a686e7d064cd394abfd94
+# autobatch: inputs-sha256=b4e6da3823d92dcc0bfb3918d69ae6b84d165c7a7e7d013fede44f57d6db6b6c
 # autobatch: body-sha256=1fdc2db698542258318709fff49d44a82a486617a8ac08140687a71bab00e983
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

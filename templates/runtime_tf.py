@@ -121,7 +121,10 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next(tf.shape(i)[0] for i in items if not isinstance(i, (slice, int)))
+    # the batch size: from a per-example item ([batch]); the others are
+    # slices and constants (a Python int, or a NumPy integer read from
+    # another table: rank 0)
+    batch = next(tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1)
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=ce509f7b19fc3a61f9f36371e8ee75d8944af51768b50ecc96ccf8a4efc13499
-# autobatch: inputs-sha256=61e5b7f1ec4fa3f8081c4a6605dc063cb82ab2fe7ca4ecfd79c95d956f64d598
+# autobatch: source-sha256=86b81c4bdf5d2c8edd6aab57918138765a24287af615176ddb0c7de2297af7e9
+# autobatch: inputs-sha256=5f5dc9626777550ea3da8e1edb60d5bb909b6c2169acf755a2f1f99d60022843
 # autobatch: body-sha256=d343d839b5511580b0177190488e93dee9ec9bb6d4098da9ad205fb56394bbf8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=a0f250f0e02df05a243a1bcdecd2ff701cd9cbaf2cb849cf412b434d520467af
-# autobatch: inputs-sha256=1d4616e7a9c006e27a8c9fe9ce36bdea28bb9a0f5cc89f5b685e4061b81bb2f1
-# autobatch: body-sha256=bef4a741673136335846714602d5a5b618f00f76674995c98ced63b67bfc3d0f
+# autobatch: source-sha256=63852cebde4b84c84195856ed7f000a35d91d39cd86b368e2d52f410fd4e2b95
+# autobatch: inputs-sha256=5983396811a174e13b189acaefc0cb8c44bf2442e3b54bd3816515b456657a92
+# autobatch: body-sha256=432f69fa2aebba2be8e89fc71f78991ba546ec60a9afd7a3aa5b4f279eeba2ea
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -344,7 +344,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

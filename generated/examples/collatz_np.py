@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8a5747e4b393b8a360c8d256fcadf703586c767533c08724cffd21324260c363
-# autobatch: inputs-sha256=22be07ef3612cb7a8cefcccbe1d13ef52abb88abefa68371b922f35a54ab0632
+# autobatch: source-sha256=e25ca77817570b2fd85d1f1f6a00ec7a38f5f3e18aafc3ef45d0f097fb2a63be
+# autobatch: inputs-sha256=9f4d9dad29cf361c5fd4cb57986a3243f9c36cec69f1c85deead2f3486251d61
 # autobatch: body-sha256=335ea49fad08dbb62ee20430b52d4056dd1e43ad5d32a901cb30ae2639874728
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=0631e0fbdb78f57678b6880d33edb0a7c6c0cf9bef04c1e989b852371a36f658
-# autobatch: inputs-sha256=6e4734200b0d4433751d51fd2f576289312b3e4e331fbda4e7911aec7f75e92a
-# autobatch: body-sha256=f64173a70f68707d0a44013400d42dd6f31bdc7160813861fb8b874f08db171a
+# autobatch: source-sha256=f7519920dd60806f3a8ecdb5f298a608d4fec780d90709f1fee085814391809e
+# autobatch: inputs-sha256=1bfd4117f71fdb577d6cb5d86b96463da6276ac7b3a6a63ced98ff29c826bb3c
+# autobatch: body-sha256=9982323ac047413a490399df4fc05c3e8d3e75458d2bd6d308e36f39947b7288
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -324,7 +324,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3d2fbe5006955f299278dc77887cb8473434060b9c823753aec780a694e9bd91
-# autobatch: inputs-sha256=dfe341b86d564a8446356a33e3e00963ea68a9a3641dc485e55ddbce8068288e
+# autobatch: source-sha256=4079bf78a9939a314e171712bc0dfd7c61fe6656700b5bda8e74aac8e0f0a1c2
+# autobatch: inputs-sha256=11037ba3be153d1f61af437b9b6235246ed345666fbc42174c7b0464ba9f2dc8
 # autobatch: body-sha256=6818db40152097eee9adac255b00c16a6b9e16542afc02e2a89075611dd4e714
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=9a19db08cb6c0e8f83490d75cb65148207778d4a95632a8cbab31d294cb3d78c
-# autobatch: inputs-sha256=bc26cd1e34b01f0aa36e0a9b59e7d3c1014e0e6e654492f30ae2dac95d68ed15
-# autobatch: body-sha256=23327f20733d0b4385629c0ae00f202cb5c1eb0792f7102883fecfd10dd40fc6
+# autobatch: source-sha256=2bb592c43752e8e65eb3210785844c73f2e34c9975bb033d4d79a1deed8bab05
+# autobatch: inputs-sha256=318271e28c120e7e5225f68794e00df0d416c6f30451bd350722914ccbd3dae2
+# autobatch: body-sha256=d94dc313d449ff93ca872fceba8ecd38264353311ba5f9898ee94386dd7090a1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -325,7 +325,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

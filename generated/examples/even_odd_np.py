@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=385627d53a9305cc364492d4a18bec5114b550de9a34252530edc14142ac272f
-# autobatch: inputs-sha256=18f3a8e64e12eac2b492a9990a1b74cf278b07e7376666da76d893bb6ae3f997
+# autobatch: source-sha256=7fa2199c4e4e34a85bc0a1026883abef5c733a38fced3f2a33cc5e5a1d423d79
+# autobatch: inputs-sha256=4ca4f9e0f5ecda76ae110b2894bc8cf8458fce5834169274c43dad057d93e6bc
 # autobatch: body-sha256=23f6380c58764f7198256580c61708f03d8c0b35eedc40d5205fb1cc0c1ecf2c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=3b0fbaf0a3a11dced042ba921805e9d1332186cf66c89703cff56d68b50908a1
-# autobatch: inputs-sha256=e6b6ce187227cfe5d7b8e99cc75f3ef5f41098989331621812d79684ef3cfbae
-# autobatch: body-sha256=84e00c9f84cf1507acdd903c4a58ad3d82f030b042e6caa0762c7e916b33c177
+# autobatch: source-sha256=be43c59bcc45d729ae4ae54e2033bb45be283589a3f9c5bc84ed0f011f28aad5
+# autobatch: inputs-sha256=8086d6a526ced699df01df3e108046c643fbaca5a82b2371995c14c639e5ee49
+# autobatch: body-sha256=f749545d6915be979606102a9cfb6237e7744477fef11cc095929d37206bd725
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -328,7 +328,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=a30dccab993dc7ae9ba97b09bab71c1f5eeac410150796380393367a29e14810
-# autobatch: inputs-sha256=9d625bcfaa8cb8c44c0de891d804daad336bb3243b5911631b9b6fb4c335e807
+# autobatch: source-sha256=dcea49a70e024d57b34a9097e175c6723e7745bd3e9a895b59ca7c423f59b06c
+# autobatch: inputs-sha256=15f504688d2e244ffcbccfa3d568722f48f12ee947bdbd36aa8a541415b1b105
 # autobatch: body-sha256=f46ec77035ef470ab0f19c23710919ff67ee42740e8f89dcd1a2d1180cf2c5e6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

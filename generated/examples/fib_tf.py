@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=0c12bc806c422092d3d84f9aafaa11f9d1571f35d9edb288847d9cad5aefa8e0
-# autobatch: inputs-sha256=24a021bd62e6bd3c0c855d5886dc324cb239da4638c23c6965292ff58a6aa9c0
-# autobatch: body-sha256=fba1d2546e8be2a82aafc5cfe6d7a5c0e3125446dd857428bf37d017775badef
+# autobatch: source-sha256=da40a8d1030972c5c41b6b66003ad1b3fb2936907beb507b2ea2871fc367bbd4
+# autobatch: inputs-sha256=3570b30c09de5ff322438a8ddcaa102527dfa7a45fb28764d561f65ad6291f74
+# autobatch: body-sha256=a6c82e2b96710a21cedacb5ecaac64ac6c42173888639bb3cff7fbb118ed354e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -330,7 +330,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

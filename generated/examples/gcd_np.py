@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e5b53dd6d9a52cb456136e2bee6b6ba543665c593abd7a90f5cc189a290b03d3
-# autobatch: inputs-sha256=a7e435782eba106a724b8c7ad14b88d10e9ab9e2c9be97c3bf830c16a5427087
+# autobatch: source-sha256=b354fcd311af073a32cd3eedee14b38ac243088dbd89007b2c358e8dcf9969c2
+# autobatch: inputs-sha256=efad23b39ecf21708f23d0c3bd30fe0d413c4b91fd2a98bb2909a5c61877115d
 # autobatch: body-sha256=22cd2a08fd4e03b6152d2c50d6d3f6da739dca7f402453ef64b10563966f0a56
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=62406b7f46886480e449c11312d4fba3a97acdedf003a2fc7324201dc7738c43
-# autobatch: inputs-sha256=154c0a04945b87f38afb9bac9cbbc653588442bfa572fa2afe8de9802326f357
-# autobatch: body-sha256=803f5ddad87ad93c5ba2a1f4a55035563d68d48acdb7b7e8a7d9ec38f9fda879
+# autobatch: source-sha256=5b5bac19957be6822c58f373437b5a54721c47ef59f4dc9f0154f78f613803e2
+# autobatch: inputs-sha256=4ae3eb7dbbb721a0d6ebf44d2d606c3bffcd480b302d8bea6ecd34a33394d86b
+# autobatch: body-sha256=80585856d887f2d3b6ea9d49ce20371270846df2e26e9b24f5fd0f8fd27e8273
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -324,7 +324,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

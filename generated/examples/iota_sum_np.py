@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c1c26289c3635316afa121b20c24af92be5a725b25fa47c740015dc9698f753c
-# autobatch: inputs-sha256=ce4c94b638cd77ba304ecb753e4b5d0a95d7ea357c9e4e0405bcaeab91f451c4
+# autobatch: source-sha256=f4d449c55c5a8eab225ca78abd347cfba691d96a04d59e8d0247c44a9c8a4775
+# autobatch: inputs-sha256=d40a95187a67a359edf11613d6d1cd62ce2b8537dace2060ee12d4d7aa7f7b15
 # autobatch: body-sha256=dfa22b4e50286067dd55828a476e6e7aee9bfae5780eece1db126441faf069a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

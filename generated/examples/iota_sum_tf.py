@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c3abe4c5eb66025394ff6f72a7590a773e47b70d70747e5eed568a49c96deb11
-# autobatch: inputs-sha256=2fda3eac8866b3cacd8eec5c7118ea9e8cd55b17d71aa0a1a287094c342d0196
-# autobatch: body-sha256=de8a13e7dc8bb0e1bd620884f4ebbf064cb8c536075d2f295213aa6d041c8f3a
+# autobatch: source-sha256=1261d2b576c1383f09329b21c5ee3693d56e0e4b559b19c708c8c947ca16f95f
+# autobatch: inputs-sha256=5be177974fe94a693d6d74f748c76e70be27fcea650ea930fc78d1c3634c1fa4
+# autobatch: body-sha256=4bd4ebe2cc23764315874dc162641494791edb93f0a68f12b50a0f536b4dfda4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -324,7 +324,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=2582ed951ccd040ab53b5421e1551d1e9e0e781e6acba09c3a54cc02f11f7577
-# autobatch: inputs-sha256=459f42024f3a48d134b4b9e8bd67dfde6321c52a23d3fc487f2d9e6cfe94f513
+# autobatch: source-sha256=75753597b54ca107b6c9df92afbc7c31629afc10f4ffe6e011a381c5b3291c30
+# autobatch: inputs-sha256=a281b7460677e49103c2dbe6e2e199a02a8dd09ccf44204ec4b78947fc304735
 # autobatch: body-sha256=67f23cf7fb8cb62e52c6f6009f606a8989eb2ab6419b52a2a8f709c4cab34184
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=20a435be5e145b22c962d7e79384103f705f451dba2a4032e05be2ae51fdf38a
-# autobatch: inputs-sha256=0249a585c307c87a607235fbe42d25abe546914597134c40025823dfe4ab6dbb
-# autobatch: body-sha256=d7b2fd57483d58a7eaa9b2a78514d651a56cf71bf28afd53ca5248bc662dcc36
+# autobatch: source-sha256=184d4f62a73672097181a59ef6725a23d4f594937336640c525d3dbdd16599aa
+# autobatch: inputs-sha256=ee0328a2dd4cf20b647e76ce194c36c4ac419a790f654c6c8d99e290d38a5f58
+# autobatch: body-sha256=7e2771aea40f93eeea9dbda33d83f13563f09d9a591e33e785958d3d9d925c08
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -353,7 +353,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=6372711029d46936d62c64b1452fe5b27346e2a84133f960a4e971a97b2e2a84
-# autobatch: inputs-sha256=621d644de9ee01297e1aa1708be39ed7f4eb6d46085c109babae7001736c47f6
+# autobatch: source-sha256=94af5bf76bd753a0330181819ca6d671b5658f48ef448e861ee20c79d1efb2cf
+# autobatch: inputs-sha256=d8e8923184512d1b41b80de2b8527f700d39aeb21b2f4be1394814e0965cc554
 # autobatch: body-sha256=880d62b93e684059ec57d95d09d6ac1d441f7b07ff9dfc24c92067c613f37ced
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=9a6471211dbfef9b95fe53942385024a0345157ac7940d6b6f4af1af77518c99
-# autobatch: inputs-sha256=b509ec2630f36159061bfcee1ceef758ee17c46b8705f574ffa0975a89e9f000
-# autobatch: body-sha256=89fe79bf92cd8bef38222fa2ff17b72ad7b55aaddbc99508a746794e8bda6761
+# autobatch: source-sha256=9d9fd5e4a9ce93f1b095e76ccef1167cc17bfea474d7c96a3aa2c61bbd7e071e
+# autobatch: inputs-sha256=0308356547799d4757b43f20a4d29776faefe3095193e3fe21184533a96e9528
+# autobatch: body-sha256=253a61fd2308a9b7ee9256be2e70b04a0203d72f66fdf46f032bdc55e98c7944
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -343,7 +343,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

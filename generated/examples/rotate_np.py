@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=65e0541212cc2d7e31944d687d1cd93a305eb43e156c3be02ce82276ad2feccb
-# autobatch: inputs-sha256=5faac9d8ec858b3a0ffa676ea25c333fa6b79673a0dd5d37bca908e01652e1b1
+# autobatch: source-sha256=3adde191260793bb0bc505e67746b343ef4d3b0dc9d71d3831d013d30af391f2
+# autobatch: inputs-sha256=c5c9d8953fbe665577e7689469673ed232495ada67b74d7c8d43009099065d7d
 # autobatch: body-sha256=7ba40f1824e17183530df69f231780ff059d416ed00f16bbc8456f2852111523
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

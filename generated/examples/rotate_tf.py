@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=28188d3ff9a5cd96ff40b1e40893fdf97ae939c9621c1fbccf37c0e34e585afa
-# autobatch: inputs-sha256=6aadf06375c82ebad776d946ed7a7d20697276354585bd6da1af07edbd7e4394
-# autobatch: body-sha256=25401092ea056c6b63a0ee0ce17c166b216d1a3e102899330c71f352a51f7f30
+# autobatch: source-sha256=48c16dca54e670a9938fb4de8cefb786cc6c3aaa37a638e5b1198a51294cb69e
+# autobatch: inputs-sha256=a1eade99902b034d96dc8e82d8493fada3cbc5ba9fdace650f375c0921bb540f
+# autobatch: body-sha256=dda3e5d335b8d1f22ebe07b8ad3cdbd5e97b0e60d8740eecd1e77e67a1ea0304
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -326,7 +326,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

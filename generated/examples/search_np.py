@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=1a68fee61377a109cf658ef0c24d3aca664caa63f8d283d9f4c7cfdcede7f91e
-# autobatch: inputs-sha256=9c55bcd2933ac6319ea78cf8e050f49323a307a2c3363f68f1f1efa5046c9994
+# autobatch: source-sha256=cca3c75e7c13946fabb2521d6c87aabe3aeba6f4434109e3b5116c31a70e9676
+# autobatch: inputs-sha256=8fc4d51e529967875c7b9c9216f3379d6c3b166675273832b697ce51234cb7b1
 # autobatch: body-sha256=26e49bddc16d380907f399ccc1b75552adeb10c29d127dfd73f6832e29f391ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

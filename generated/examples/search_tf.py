@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=a9b819b2e99c020320a94c506a203aa1494ddcd1e8901dfde6438e41bec226ba
-# autobatch: inputs-sha256=ca9f01adcaa20137f23b67d23a711e9531d83cc7dbb8f3e14a6bb8978881f647
-# autobatch: body-sha256=cc78701cee8f69e6c49f96e492f7c3aa4092d6b4c62db9117b414610c5a79783
+# autobatch: source-sha256=64a6aa11945d8bc5359509e53cd6c711d7501e0ecbff055f4e800b88ef9cfe61
+# autobatch: inputs-sha256=0e45cf218a13d45f061f55572149dc31a5edd8a3c8d332429f3934c687db2de5
+# autobatch: body-sha256=78794a403fc1545b20cabed88ebcdc24d8290c489ee520c37269d28e69bdd998
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -324,7 +324,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

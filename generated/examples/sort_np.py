@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=5c68c0fa9b91671cf5f57c562d90252eb24dcba4f08af697819e3a3c9e0a00f0
-# autobatch: inputs-sha256=dbeeb37ce8bdb6582bc1baf42740bc7e5f27f7be855cb767f5faeec463c44ea1
+# autobatch: source-sha256=3427ec4e05d444719362b4168ae1fb8f4809bc37eb00c3e1ca88fb000c98d6ba
+# autobatch: inputs-sha256=c870ce0311dd69386982124538bee898c4e9db008cb555d8de2ae7bb8f23435d
 # autobatch: body-sha256=bcd6b7a808e941b951a428c404ef61ca92f0d76ace788c3b68c410137d3e19c2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=a64130ec48d87f66cdd7d3d95556e48c834d271cc1635a8feeb630e49c521049
-# autobatch: inputs-sha256=fb1734ebc011894098e23f9a61852e7f7c8a2d7333b0a1dd95d1f779d8edaf5f
-# autobatch: body-sha256=fb943c833f5d5c0a01a4256c194842b4e430ce458d05f915c39fc609263802a1
+# autobatch: source-sha256=4c601fd2f702e504cbf78ed668c5749899f901c191e47cdb14f8a60e93fb075e
+# autobatch: inputs-sha256=4a7c5e740a27689371e06f1295f21b283319a2a87decdbb5ea23018592c5f9d5
+# autobatch: body-sha256=171a14438f3271359a95d01224ae3c326087db0e850947ef1bba83ccfbb8c782
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -334,7 +334,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

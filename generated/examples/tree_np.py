@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=20ba61ddd6e0e46c41acd07838d7bf11640aa300d4a25795ac4a98eec85c1657
-# autobatch: inputs-sha256=104754fdf9c9b3292b27208e36e765299d8ebd36750bdf8e12ac310ad07fbb51
+# autobatch: source-sha256=a9de7ddeb99f18a11f1a5857f697f3587c058b80267b9e2d6250c30c5c7d5b0a
+# autobatch: inputs-sha256=30a2a3ffd5a8d12b7aa2856898082e795d0a7dbd3f90a46d057743e0f4f601aa
 # autobatch: body-sha256=20c9558d4b27a9608df383b06082f0b3558cf02cf38275281677578c0e9612b2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=f153f7ed3a74c8b418f1cd114031690f13a743ef97d4d826e65c44153cfc7c8c
-# autobatch: inputs-sha256=a503225244ec60ce2100ad1fc027b187221459c85e19d922978183badd2d9fce
-# autobatch: body-sha256=93cd55670f4523938f7c8a18aad405522f2ac2e2b21543f2579ce4fef3da3ce3
+# autobatch: source-sha256=d77af055254635a33ffb7eeed2542c798dfc8a7bdf48b510d0d31ccb546a5a79
+# autobatch: inputs-sha256=4a7721faf8024f592aa41964d2fe3b7e6bbddc85c397677a84538963fe2e4918
+# autobatch: body-sha256=65232f2c4b79e2f9e04e8dee197849ab3fad4e073b8b017548f0204342eed870
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -333,7 +333,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=8c584296ae471c4a5c189051732099f99ecfdbd69f4b5bff0d839a5019b3a9d3
-# autobatch: inputs-sha256=f22d5826d23be024212e127c15f87279a4bb05a33c08f10e213a1bd710dbfe31
+# autobatch: source-sha256=dc71d46c2ffd8894ce9a3710ec254d2bdae21f8bc9a32fe09d90522af779bcf5
+# autobatch: inputs-sha256=98f4714fba85e5347c51c6ef97bb960cf5acf7baa68f3adb6b035f374c0ea17c
 # autobatch: body-sha256=d8725f29d651a643ae8f0f1dd41136eaf4acd20c7650bc21aa9c1f76dd9f790a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=b1a06e396139166e3c7fa29b43c1264eb69ae97c376a686e7d064cd394abfd94
-# autobatch: inputs-sha256=b4e6da3823d92dcc0bfb3918d69ae6b84d165c7a7e7d013fede44f57d6db6b6c
-# autobatch: body-sha256=1fdc2db698542258318709fff49d44a82a486617a8ac08140687a71bab00e983
+# autobatch: source-sha256=74fea967872b5e51687acf2e109ad32ad0a130b00fab4346f92e4fd3c6c3a48f
+# autobatch: inputs-sha256=4a0fe6febf6f5a9514fff85e4fd0a78add039fdfb2a3785c286b24d2f133f03c
+# autobatch: body-sha256=bd5aeeec4eaa44adb14d9c539c579b7849c5580f8d218bbdc8802db9b953aeee
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -330,7 +330,7 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
+    batch = next((tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1))
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 

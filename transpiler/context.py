@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 from typing import Callable, Dict, Optional
 
+from autobatch_runtime import common as runtime_common
 from transpiler import backends as B
 from transpiler import inputs, loader
 from transpiler.paths import project_root, relative_path
@@ -25,10 +26,9 @@ from transpiler import types as T
 from transpiler.errors import BatchTypeError, StaleGeneratedCodeError, UnsupportedSyntaxError
 
 DEFAULT_MAX_STACK_DEPTH = 15
-# Stacks larger than this are refused before they are allocated (4 GiB);
-# the same figure as DEFAULT_MAX_STACK_BYTES in templates/runtime_common.py,
-# the default of generated modules called directly.
-DEFAULT_MAX_STACK_BYTES = 2**32
+# Stacks larger than this are refused before they are allocated (4 GiB): the
+# runtime's figure, also the default of generated modules called directly.
+DEFAULT_MAX_STACK_BYTES = runtime_common.DEFAULT_MAX_STACK_BYTES
 _CALL_KEYWORDS = (
     "dry_run",
     "stackless",

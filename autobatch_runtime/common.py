@@ -1,6 +1,8 @@
-"""Runtime helpers shared by both backends (copied into every generated module).
+"""Runtime helpers shared by both backends.
 
 They use NumPy only: they run outside the batched loop, on its results.
+Both backend modules re-export them, so generated code reaches every helper
+as `rt.<name>` whichever backend it runs on.
 """
 
 import linecache
@@ -8,22 +10,10 @@ import typing
 
 import numpy as np
 
-try:  # the compiler's own classes when it is installed, so `except` clauses match
-    from transpiler.errors import IterationLimitError, StackMemoryError, StackOverflowError
-except ImportError:  # running without the compiler
-
-    class StackOverflowError(RuntimeError):
-        """An example recursed deeper than `max_stack_depth`."""
-
-    class IterationLimitError(RuntimeError):
-        """Examples still running after `max_iterations` loop iterations."""
-
-    class StackMemoryError(MemoryError):
-        """The stacks of a call would need more than `max_stack_bytes`."""
-
+from autobatch_runtime.errors import IterationLimitError, StackMemoryError, StackOverflowError
 
 # Stacks larger than this are refused before they are allocated (4 GiB);
-# transpiler.context.DEFAULT_MAX_STACK_BYTES is the same figure.
+# transpiler.context.DEFAULT_MAX_STACK_BYTES is this figure.
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 

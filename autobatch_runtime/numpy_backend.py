@@ -1,13 +1,25 @@
-"""Runtime helpers of a generated NumPy module (copied into it verbatim).
+"""The runtime of generated NumPy modules (`from autobatch_runtime import
+numpy_backend as rt`); it imports NumPy only.
 
-The NumPy twin of `runtime_tf.py`: the same names with the same meaning, so
-block functions read the same for both backends.  Stacks are updated in
+The NumPy twin of `tensorflow_backend.py`: the same names with the same
+meaning, so block functions read the same for both backends.  Stacks are updated in
 place (the loop owns them); registers are replaced, never mutated.
 """
 
 import functools
 
 import numpy as np
+
+from autobatch_runtime.common import (  # re-exported: generated code reads rt.<name>
+    DEFAULT_MAX_STACK_BYTES,
+    Profile,
+    check_errors,
+    check_results,
+    check_stack_bytes,
+    make_profile,
+    note_source_line,
+)
+
 
 def select(active, new, old):
     """Per example: `new` where `active`, else `old`.

@@ -1,10 +1,9 @@
-"""Runtime helpers of a generated TensorFlow module (copied into it verbatim).
+"""The runtime of generated TensorFlow modules (`from autobatch_runtime import
+tensorflow_backend as rt`); it imports NumPy and TensorFlow only.
 
-Everything below the imports is copied into each generated `*_tf.py`, so a
-generated module needs TensorFlow and NumPy only.  The same helper names exist
-in `runtime_np.py`, which is why block functions read the same for both
-backends.  Shapes: `batch` is the number of examples, `depth` the stack depth,
-`event` a variable's per-example shape.
+The same helper names exist in `numpy_backend.py`, which is why block
+functions read the same for both backends.  Shapes: `batch` is the number
+of examples, `depth` the stack depth, `event` a variable's per-example shape.
 """
 
 import functools
@@ -12,6 +11,17 @@ import warnings
 
 import numpy as np
 import tensorflow as tf
+
+from autobatch_runtime.common import (  # re-exported: generated code reads rt.<name>
+    DEFAULT_MAX_STACK_BYTES,
+    Profile,
+    check_errors,
+    check_results,
+    check_stack_bytes,
+    make_profile,
+    note_source_line,
+)
+
 
 def select(active, new, old):
     """Per example: `new` where `active`, else `old`.

@@ -7,6 +7,7 @@ of examples, `depth` the stack depth, `event` a variable's per-example shape.
 """
 
 import functools
+import sys
 import warnings
 
 import numpy as np
@@ -14,13 +15,17 @@ import tensorflow as tf
 
 from autobatch_runtime.common import (  # re-exported: generated code reads rt.<name>
     DEFAULT_MAX_STACK_BYTES,
+    Entry,
     Profile,
     check_errors,
     check_results,
     check_stack_bytes,
     make_profile,
     note_source_line,
+    with_profile,
 )
+from autobatch_runtime.common import call as _call
+from autobatch_runtime import RUNTIME_VERSION, require  # noqa: F401 (rt.require)
 
 
 def select(active, new, old):
@@ -364,11 +369,12 @@ def run(
     state,
     stacks,
     blocks,
-    xla,
-    profile,
     looping=(),
-    max_iterations=None,
     writes=None,
+    *,
+    xla=False,
+    profile=False,
+    max_iterations=None,
     parallel_iterations=10,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
@@ -576,8 +582,8 @@ def compiled(
         def traced(*leaves):
             return program(
                 *leaves,
-                max_stack_depth,
-                max_iterations,
+                max_stack_depth=max_stack_depth,
+                max_iterations=max_iterations,
                 xla=bool(xla),
                 profile=bool(profile),
                 parallel_iterations=parallel_iterations,
@@ -781,3 +787,9 @@ def broadcast_batch(function, names, leaves):
         leaf if s == batch else tf.repeat(leaf, batch, axis=0)
         for leaf, s in zip(leaves, sizes)
     ]
+
+
+def call(entry, values, **options):
+    """Runs a generated program on a batch with this backend's helpers
+    (see autobatch_runtime.common.call): (result leaves, Profile or None)."""
+    return _call(sys.modules[__name__], entry, values, **options)

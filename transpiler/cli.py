@@ -221,6 +221,13 @@ def _generated(args):
                         f"{rel(path)} was edited by hand; move the change into {source} and "
                         f"run `autobatch generate --force {source}`"
                     )
+                elif path in survey.runtime_mismatch:
+                    _problem(
+                        f"{rel(path)} needs autobatch_runtime version "
+                        f"{survey.runtime_mismatch[path] or '(none stated)'}, but the installed "
+                        f"runtime is version {_runtime_version()}; run `autobatch generate "
+                        f"{source}` (or install the runtime it was generated for)"
+                    )
                 else:
                     _problem(f"{rel(path)} is stale; run `autobatch generate {source}`")
             for path in survey.orphans:
@@ -243,6 +250,12 @@ def _generated(args):
     if failed:  # the others are written or reported; now the first failure
         raise failed[0]
     return status
+
+
+def _runtime_version():
+    from autobatch_runtime import RUNTIME_VERSION
+
+    return RUNTIME_VERSION
 
 
 def _unreached_message(relpath, name):

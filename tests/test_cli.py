@@ -305,3 +305,15 @@ def test_profile_reports_user_mistakes_with_exit_1(capsys):
     deep = ["profile", "examples.fib:fib", "--args", "[30]", "--backend", "numpy"]
     assert cli.main(deep + ["--max-stack-depth", "2"]) == 1
     assert "StackOverflowError" in capsys.readouterr().err
+
+
+def test_bench_without_matplotlib_claims_no_plot(tmp_path, monkeypatch, capsys):
+    """`tools/bench.py --quick` prints `plot: PATH` only for a plot it wrote."""
+    from tools import bench
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import raises ImportError
+    path = tmp_path / "bench.png"
+    rows = [("fib", 16, "xla", 0.0, 0.001)]
+    assert bench._plot(rows, str(path)) is False
+    assert not path.exists()
+    assert f"no plot written to {path}" in capsys.readouterr().err

@@ -24,6 +24,7 @@ from transpiler.paths import project_root, relative_path
 from transpiler import signature as S
 from transpiler import types as T
 from transpiler.errors import BatchTypeError, StaleGeneratedCodeError, UnsupportedSyntaxError
+from transpiler.markers import truthy  # noqa: F401 (re-exported; dry runs call it)
 
 DEFAULT_MAX_STACK_DEPTH = 15
 # Stacks larger than this are refused before they are allocated (4 GiB): the
@@ -40,22 +41,6 @@ _CALL_KEYWORDS = (
     "block_code_cache",
     "profile",
 )
-
-
-def truthy(x):
-    """A condition's truth in a dry run; a no-op in batched code.
-
-    In a dry run the function sees batch-of-one arrays, and `if truthy(c):`
-    turns such a `c` into a Python bool.  The compiler drops `truthy` from
-    batched code, where every condition is per example anyway.  Given more
-    than one value, it returns `x` unchanged.
-    """
-    size = getattr(x, "size", None)
-    if size is None and hasattr(x, "shape"):  # a tf.Tensor
-        size = int(np.prod(x.shape))
-    if size == 1:
-        return bool(np.asarray(x).reshape(-1)[0])
-    return x
 
 
 class BatchedFunction:

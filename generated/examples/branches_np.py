@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=618b2b071a8bbd8c4d6c4031733adabbac5a34e6f31dd6ceccec63baca2cf3af
-# autobatch: inputs-sha256=375106b5a6dd58e3c694f57d63349121f3756b1c206adfffc1a2c11ea7aff187
+# autobatch: source-sha256=1d47c0caca0e4fbeb2cd2f92477eac115ec1e0e6fa3dfca37cb4d56094da5b74
+# autobatch: inputs-sha256=4589b086760e8f374a36c9bd2ce4b704492b836a16ff0206feed1feb61a3ea33
 # autobatch: body-sha256=496d49cab474fbee8e155f890cf46b3e7897c31ef082d69d6e0d6fca0ccc769a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

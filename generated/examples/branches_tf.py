@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=590178364e474d8b17067aab70756e470c1dbc5d4dd7570d487f6e71590c5b6d
-# autobatch: inputs-sha256=3be9ff77bb28c6afb8d373cc66c5b445d42aa3736693085fc02882a351eab131
+# autobatch: source-sha256=ed6ff49730bf65ae9d28535a182ace15b748bf7ba0ce78fa97bbe51005a269ed
+# autobatch: inputs-sha256=6a5f743d64599f158e9309db229713ce3999a330392978a95a561223eb4b42bb
 # autobatch: body-sha256=50ae285e6bb3c30021fa8eeedb92bba5661e4b74cba355e3e5244a5b380a93e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=1a5f2158e33610b8b1e8d5755c3cf64658f55c48f63d29ddb00877c176258fe8
-# autobatch: inputs-sha256=fab62ad621a00800e8fc1741a8bd8f04bb4a8bc4034565349cc153020865881f
+# autobatch: source-sha256=69efae0def3b9ddd12590f2476106b47518d25d53a8011008361be8cbf4373a8
+# autobatch: inputs-sha256=6d994c33b5a37afc32e8c8d7963a7a20614a992d53c39c6add055375e1dc18d2
 # autobatch: body-sha256=5c5fc872073da65751f6bdf9f1220300bfa82b18532733da517ab9eb4ebbf045
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

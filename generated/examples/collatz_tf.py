@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=92e99bcf1e931543c7055d56faa5e77058efcff05db04b9a18e3156c2c7ecf54
-# autobatch: inputs-sha256=85ee310b602a1aa84dc7c4d322107d4816bd990466e0367577979403144de8a1
+# autobatch: source-sha256=227155799bb0c28efed8a637aaeea74e46ae2857deb4a20e45e1f7a0dab33fb7
+# autobatch: inputs-sha256=f543e614e774d2673b9e539c6c5557c1b63ff5be75dced10fdecfbaa055f4f37
 # autobatch: body-sha256=0dd34b97eb33c7d45a3ffa36f5ded782c04702e778796e4b5374d4d4bc66cc9b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

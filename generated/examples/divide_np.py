@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=31b3339ad33b30c1a4e20325de4eb1ebd9d0cf8f94ae3fe12b69e5304301314f
-# autobatch: inputs-sha256=5eda4f338ae9b9274526880c26f65deb8f4cf42aba6978229a6f5190ca8ae4b4
+# autobatch: source-sha256=2aa574925cc6aa9321db733c634cf0ad517b2a54f720d7abf4d247910d035dba
+# autobatch: inputs-sha256=adcd3f01f7ac0b126435f4c7ab9d4de0ead8ef4cea824a929fb59d033f22cec9
 # autobatch: body-sha256=5820898fe8b363642b8f328bba05a2062a75404d4ce190e30956b2150db8abbb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

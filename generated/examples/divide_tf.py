@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=22fc47bc3abd5d7a0e10a85e1b261fa33ec5590d37a96ecd78335fe1f773763c
-# autobatch: inputs-sha256=22a9d4e2e60b6361459bdc385bb5e44182b2e62e4f82afd0aac9376f2730a986
+# autobatch: source-sha256=172675a78628949d91a82d7fc8988efa04450c3915f7449bb01656ce9c219669
+# autobatch: inputs-sha256=46a165cba4b8164ce64e06162d1d82d73e678546d370bb29799e80c5851d7a67
 # autobatch: body-sha256=f277a58378b78c71d709d765979402737e4a43eb4663912a74921a1f539773ae
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=30c58aca9f7b005d29493852e2b05624793800cbca654199f226cbb7b346e357
-# autobatch: inputs-sha256=dcaae6d3072d9b54d237d08e9300f4fd407c5ba3b7f3b9280ffde8583f69c398
+# autobatch: source-sha256=08f306b64b2da4e09c07e26c0ddc4bc97c926e595c504b8e00bc6bdd2ce51ffa
+# autobatch: inputs-sha256=bae80a37dc88c92f3bae1269752158e9ad11a49df10d48f39bf383ac45f7e007
 # autobatch: body-sha256=09a7fec0989bd25454f516249feab71c93c8924fd2314c0b8dc92ac3a51c16e2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=157c60cd962fe45c10878932dec80e378ac8e4eef652727c55a67bc9eb3e3041
-# autobatch: inputs-sha256=357f37d95f2940216ac6b957d826e43aac6fdcba8fc2bf587ecbdac93b409ee9
+# autobatch: source-sha256=207a3557a764e324b6ecdb4a0cb846db227bdcb7d7e7e3ff7227914cc8290063
+# autobatch: inputs-sha256=12ad107dfde79199bb74d8907b88678c5bb8d667caf626e1b16f8e1d42e24b65
 # autobatch: body-sha256=5eb04fb9846aaaa8da188e7d75c3fceb81e460e21a5ef901272b01ae7e0531f4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f08045e9c449bca3dd930c898b76b25f30b24418ad86226e2295dde549bf031b
-# autobatch: inputs-sha256=d0bcbb62598d30bb964605395204cd3be42973b906399a70dd5bf82db95c2907
+# autobatch: source-sha256=4ac1e2e64e30979640e8b39dd022972f71a10ad01e3828efeed0c7f0eaaa2c6d
+# autobatch: inputs-sha256=1407bea68ae0530b06210a8d9780995679ac9d7cc42d5394e38a61bf41aa937f
 # autobatch: body-sha256=d1d669609cbfec16d0aaf6e36bfaa91dcdf7da6393b65e61ee01e38791411327
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=0560d2176b69bb9f7b42c9a5bca8fbb69a95312b8688d3accc3f047fee522aff
-# autobatch: inputs-sha256=275cf130d919441272c7ad6149781f19cfbf6bc904252e67b65a07b53ce9dfbb
+# autobatch: source-sha256=19a1fb31172e089ea34279e3ed6826bc057988ddb24339110d3f641fb7877188
+# autobatch: inputs-sha256=0e8e18a28b0a59c0c7725ca30292f53a5e8d69d0aa380494569770c504ef4431
 # autobatch: body-sha256=c247c4810bcfca59967685d9a6028bafa6f4f5053eca072b766d37c7b4cd42a3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

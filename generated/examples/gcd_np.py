@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=8be2f1d7eff2fe0824fc086bcb3db9cf5db143c767e1babd76fa467a36a1f1dc
-# autobatch: inputs-sha256=6bc7b704fbfaa66adf3877c2c276850788cd46d257e677356e167f31357b4df6
+# autobatch: source-sha256=30da0bc78ecd33e0a21ed8e8e079b17b1a0915f6e23568763d9eca9a38e71937
+# autobatch: inputs-sha256=094730de7bfdb5363fd3cc68c875ca09576f5d71cd6964984c7626ddad86dc7d
 # autobatch: body-sha256=61203d57c6f4b7da22ad90b411ac831d8aa3b7fe669effaedff3e7c90e80909d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=dc79d653e6ed671db14d34541350dfa5167dba87b818cebb5984499dcb95f473
-# autobatch: inputs-sha256=d75d3f0f5b39d0f40daac60f0e28eb3216619dd48b7047bc597b4d6f0926a46a
+# autobatch: source-sha256=bdb3668c3f6301d790d239a4d4488398677e5f6f215d940974244bd74c8cc743
+# autobatch: inputs-sha256=69b5fd5d0c17f982daa3dffb92492abcdfdc4aacb98604af6e4c7f7f90745701
 # autobatch: body-sha256=61c93b290aa32e308da1e76fd010c6367392823411bbf0481b1437f3f4e7a71e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

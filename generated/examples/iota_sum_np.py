@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c72c404aeb7d191e2a8969a19406bad946984783058bcf7293f38b0936659de8
-# autobatch: inputs-sha256=e4bb91d863df88b3c6a4f5eb8370e3cc7abf0ad1576dfe8776022d08ef596def
+# autobatch: source-sha256=3f33bff6cf65a510c5a4420273f7f6318a627e709694f45580812aaf8f5334e9
+# autobatch: inputs-sha256=57f5aff319e83f27aba49bef2d8f0248b50392e5eabe307f624cda90178b1d78
 # autobatch: body-sha256=0842159695f9ea7c9c730a1a1aba3655cdbe1c9098bb42d2c6c901dbc3c31efc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

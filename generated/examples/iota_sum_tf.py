@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=9c69d59365ee2211eb436656d162cb405f098ecebf9841b3bdf89d39d0208914
-# autobatch: inputs-sha256=6ed90fd321987e6ad2793a73a09b3cfc0fa0387b0376631aa1b35434d4e7ae9d
+# autobatch: source-sha256=adf6a8a22eee72a0e402a3bc6555d649e66f83530acc6c5344763ee7a857b40e
+# autobatch: inputs-sha256=40dd03d7481b752f8a6c137b42c84d092d9f7000b0c1fc2edbcd02b2b45d71ee
 # autobatch: body-sha256=32cd5bc381726a956889fb1f992d281b7f422b036e9ad745c0143e87de5016c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=d0e00ecf9302e86a6443e3b79b4cf92f4fa3783ee1cec24dc7f741fff870abc8
-# autobatch: inputs-sha256=a9976d0caa9e011ed67840f3310a87b9145f9431c578a5cdbb9a98c2afb7e1be
+# autobatch: source-sha256=2bb55e431693efa5c598a3ee92eb2954722f57ce8a580ecca7c13c6bebc80d4f
+# autobatch: inputs-sha256=45c9066181cb81476a9bb5ee2779ba00c8c698fc2c225fd37ed138837cc3a21e
 # autobatch: body-sha256=db96e7f30a728e2e57bb20516c74108a4f76250e817e26d40db678c37fae11da
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=ab16160d871cd249e0732bee0488a6768e1a2858d18037176006eb203b2c0e2e
-# autobatch: inputs-sha256=115815c9e156ffcf67b72c18e650860c018765dcc604767f6f973666721dc842
+# autobatch: source-sha256=2693f3a49080892ea6b6484c2679613bbf4c369fce2fa6b6958a24ac36a26b9c
+# autobatch: inputs-sha256=34469d1a0c36ab301f5d0fd45d1f1fb42f511920adc134bdfc2537bf3ce5224f
 # autobatch: body-sha256=53c404fe5687e416ef6dfc548f26004dcbe7ddaca0c4592763307bfc1f89611f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

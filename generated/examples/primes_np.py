@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=efda19a0178da21cc27723e2f44f8f0b8f1ea6d4226871c38a093691e2f270c1
-# autobatch: inputs-sha256=31737de2e2e46ac5617c4ea0d4d6eb4b1f69681793f5595442353f2588ded8f9
+# autobatch: source-sha256=d9d39cd069bd12e4a13c42b82989d68197f86ba809a0a8cc4aa79588fb8e85fe
+# autobatch: inputs-sha256=b5b512ca0884d9e726cca7f9687ccfb53ee19e381c95020381b50885d17aab0a
 # autobatch: body-sha256=73a73698cfd1f77727addc1ff2223db42554d6196cd50b30e74a7d49a87ca5a7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=9760543bb04ee5951ea3097f0ef6b9f47a21e6e2dd637abcad1de809bcec917e
-# autobatch: inputs-sha256=ef92ff33bb74f071dc03ba66289ce6a1d57ef771eaa190c59d168c67e6bfe69a
+# autobatch: source-sha256=10a0ce5c2f43c141096669122ec9558863069f466e063c9ab04dfd172d044698
+# autobatch: inputs-sha256=c6406f9d80a9a3d9b798dc86cadc07f3950786b8d5d03265fba5908bfb918d2f
 # autobatch: body-sha256=46aaffcf4d64409cf80ce24ccfea9f4a73101303c7714197797a4246c5817271
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

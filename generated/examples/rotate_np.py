@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=297d10ad88dbacc0005b3ef83d49e510823617e64bfecbe68a271139e1a10c8e
-# autobatch: inputs-sha256=f81e20db0f7e60aa2b2e3ef386a20a210ddb9b38767422bc56cf8e60b82c26fb
+# autobatch: source-sha256=d4454369455075b8caf6a9b53cb3dbdaf7f8d354c4898e0db9a197267e983d7a
+# autobatch: inputs-sha256=52bb787f33377f035ddc8965c3e76c39f5b46c05d1e135d636c692c4650dc54f
 # autobatch: body-sha256=c18ef992cb1f928b8607f4d69fae87d46b84901cee2bc74a411af9459704dc5b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

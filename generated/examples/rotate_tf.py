@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=f25a7dc98c7d8ee11c7499c026893f6524a456e13a4ede9c97ef36a3989f257e
-# autobatch: inputs-sha256=eae72a4d448763ab22f2c992f41d9cebb873584657e60db48b07e7d091b243e6
+# autobatch: source-sha256=32884c92db94bb8d5b7b8816edc5c414f60348421cc1711a317a14d1d5a582a5
+# autobatch: inputs-sha256=280fb207025940132962bb34bded679dc162e3154d7107a2dcedbc8f3c6d3172
 # autobatch: body-sha256=4bf2794c4e2c70f254e4958ba0cefd0169e9009da49b0d925f28e0b94819f37b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

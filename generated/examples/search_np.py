@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=6c0c4beb9182e26c9bc09713599014e48ecbd2cc8462a0f93f8f7ab490741080
-# autobatch: inputs-sha256=eac7303e55b3db866092ee2cf61e0ba19b5050eef555391b44271386bc710a7e
+# autobatch: source-sha256=b2551aa29b6fff3d7aaf32bfb881696f0d1c31681570911b69f331a6c2ad59fd
+# autobatch: inputs-sha256=d2c88081003a56bbff95643ba12b412ea0df74d379a382efcba3cfe22fb04cc1
 # autobatch: body-sha256=2f7d22c90983a973cc2a24f644fd7b93c6eef3190f0351e50c7fc92f92f274c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=ac4f3d9c2ff48459a3b53f6487784ac49105d507c1ccede2e0faf6a86a0e3936
-# autobatch: inputs-sha256=428fb504623eeab2a72ab5334936f003d6dd84db20a44407c713fe7e31d1d749
+# autobatch: source-sha256=d63e96c9d24d92fe32f6b9b2be6a9ff3e31e1682415ee0a44a9bad996e64f82c
+# autobatch: inputs-sha256=e0415256863cb2a7e3998c7be10f2ffa702e00c27505d66be68a1b11b19036c6
 # autobatch: body-sha256=f9e1940af506335e02291528ce117ed57cca0162b1818354358a7fc65b66b2c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

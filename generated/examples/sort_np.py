@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=e4e583517f761b255fa00940ef85bc043fb422ca4055331da9428989ea0dbe14
-# autobatch: inputs-sha256=b79bd2dba45e94a350bba70510ccbddf268fb01e680d65db4a9b347615cf6784
+# autobatch: source-sha256=277237c9246a2adc1a81dcd78a55bf33bd62b6974c56cef06e28ee2a01f1e0ba
+# autobatch: inputs-sha256=491b6c94798c8ebb992a6bccfb640d65f8c4fb8bdca7a2939ddfd29c1dc6b18c
 # autobatch: body-sha256=5294f417e38aa921ecc8f36a293c2c360332d34f5f11ed2f585c0fa9813279a5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

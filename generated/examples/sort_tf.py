@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=f86a00311838836e08a3986b82563a9feaf4e7ea99bb7cb746709f0182054426
-# autobatch: inputs-sha256=4e092542c29b4e78cf8ba63450af0ec7244a09b395d346a16302d0e49d492a4d
+# autobatch: source-sha256=9983f4c3f6a42b7827e2f264f168284edc1e2a753ae277242aa476d08953f354
+# autobatch: inputs-sha256=394148a7b60d4c850cabb4faf879717cd121622b7e89332e754ee4d7e8a7dc7c
 # autobatch: body-sha256=c901e68b9a699b2fe2ed3593564cdef545d3b36f8a65c24bee7ab47a3478010e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

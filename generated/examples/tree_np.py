@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=c4d00e79ba77ab9e680706b1b22944a57ec9417c5b31a97eafe2a6e7eff4e2b6
-# autobatch: inputs-sha256=c050a7960451c8d34e0dfa681a7f2b93bc79e026eefe3eb7389414ed5468f8d3
+# autobatch: source-sha256=2af22953c2d7e06d70c88417111dcfad080b94b88256f63786dcb19a90711c0f
+# autobatch: inputs-sha256=fa4e5411125f6b64796be8520e23f06a65adccfa53bdc2711147073540cf56c0
 # autobatch: body-sha256=ac8cd42233c337f082ea60b6bf5557085d965b8d66ec0faae3581ec4d320c4d4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=b940e0d0c6d931c18e97ed3a283789e95360250efb106be1593c7a9abcde44ed
-# autobatch: inputs-sha256=e614debb8851af5170f44f82ea526c894e81c218b0ee913deb9899685d87944c
+# autobatch: source-sha256=0353a413f0afcc84232b9c461bc92085a64f536b728375ba1f70f562a11cf1e7
+# autobatch: inputs-sha256=20b386cac7a04d67189754798bd7a02c6d594db219861c2d82b470f54be7ebac
 # autobatch: body-sha256=723d76aa5e410565568218878211688347449c30d28f80be9bdf0cbb08dab087
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=70449940aeac25d6c20adc36fb7cbd99b2789c28eeace77f7b78dc3f977d8aca
-# autobatch: inputs-sha256=d41cc7f9fb073959fb45d2d9a947f04677014c53d5ac715b10e9dccf1a4ce934
+# autobatch: source-sha256=e7fc1b7d42dbc3243ce22cf89876d0979c737d9e65c7e9d42f4f14deb2137946
+# autobatch: inputs-sha256=74a20f82c2fb36666abc8692a1aaf9b7934bf1ee8d5b250f61f5d8369761394e
 # autobatch: body-sha256=495248ed2810afc5badc360fe17d355ae877aaf1a3804e26e847ee9ec064269b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

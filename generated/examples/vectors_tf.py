@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=2c64aae9d15ed34e6de6aaee6ca49322be4871a1d060879093db3687b769879b
-# autobatch: inputs-sha256=6322b05d47fcef316ef6b08ae437d78aca66055006d08a9fb97c31775f3e7c7c
+# autobatch: source-sha256=b8116c3a632a28f5163ceb2473b4b30b118e96ea1cfaee611fa1d61a9e788dc6
+# autobatch: inputs-sha256=f2455c8d0a9652b384ccfbd8839be813388b9a1b29cba3055881dd584a9a4f2b
 # autobatch: body-sha256=a78daa0ddc66e87d844e6fe1af749aa5ef2264560760e023bac22a1fbbac6cde
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

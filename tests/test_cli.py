@@ -317,3 +317,57 @@ def test_bench_without_matplotlib_claims_no_plot(tmp_path, monkeypatch, capsys):
     assert bench._plot(rows, str(path)) is False
     assert not path.exists()
     assert f"no plot written to {path}" in capsys.readouterr().err
+
+
+CLOSURE = '''
+import numpy as np
+from transpiler import Context, TensorType
+
+ctx = Context()
+
+
+def make_scaled(factor, offset):
+    """A factory: each call makes a batched function closing over its values."""
+
+    @ctx.batch(signature=[TensorType(np.int64, ())])
+    def scaled(n):
+        total = offset
+        while n > 0:
+            total = total + factor
+            n = n - 1
+        return total
+
+    return scaled
+
+
+triple = make_scaled(3, 0)  # what `autobatch generate` compiles the program from
+'''
+
+
+def test_a_closure_generates_stably_and_serves_closures_of_other_values(project, monkeypatch):
+    """`generate` writes a factory taking the closed-over values; a second
+    `generate` and `check` find nothing to do; in one process, two closures of
+    the factory with different values run the one generated program."""
+    (project / "pkg" / "closure.py").write_text(CLOSURE)
+    assert run_cli(project, "generate").returncode == 0
+    path = project / "generated" / "pkg" / "closure_np.py"
+    text = path.read_text()
+    assert "\ndef make_scaled(offset, factor):\n" in text  # in the order the body reads them
+    assert 'CLOSURES = {"scaled(int64[])": ("offset", "factor")}' in text
+    again = run_cli(project, "generate")
+    assert again.returncode == 0 and "wrote" not in again.stderr
+    assert path.read_text() == text
+    assert run_cli(project, "check").returncode == 0
+
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.setenv("AUTOBATCH_FROZEN", "1")  # generating again would raise
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from pkg import closure
+
+    n = np.array([0, 1, 4])
+    by_five = closure.make_scaled(5, 100)
+    assert closure.triple(n, backend="numpy").tolist() == [0, 3, 12]
+    assert by_five(n, backend="numpy").tolist() == [100, 105, 120]
+    assert closure.triple(n, backend="numpy").tolist() == [0, 3, 12]
+    assert path.read_text() == text

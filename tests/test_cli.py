@@ -371,3 +371,15 @@ def test_a_closure_generates_stably_and_serves_closures_of_other_values(project,
     assert by_five(n, backend="numpy").tolist() == [100, 105, 120]
     assert closure.triple(n, backend="numpy").tolist() == [0, 3, 12]
     assert path.read_text() == text
+
+
+def test_a_closure_whose_factory_import_does_not_call_is_refused_with_the_fix(project):
+    """The compiler needs a closure's values; `generate` says which factory to
+    call at module level, and leaves the module as it was."""
+    (project / "pkg" / "closure.py").write_text(CLOSURE.replace("triple = make_scaled(3, 0)", ""))
+    (project / "autobatch.lock").write_text("pkg/closure.py::scaled(int64[])\n")
+    refused = run_cli(project, "generate")
+    assert refused.returncode == 1
+    assert "scaled (in make_scaled) closes over values of a factory" in refused.stderr
+    assert "`reference = make_scaled(...)`" in refused.stderr
+    assert not (project / "generated" / "pkg" / "closure_np.py").exists()

@@ -218,11 +218,11 @@ def resolve(backend) -> object:
 
 def helpers(backend) -> dict:
     """The runtime helpers that rewritten expressions call (`cast`, `take`,
-    `lookup`, `put`, `spread`), as the generated module will define them."""
+    `lookup`, `put`, `spread`), as the generated module will call them."""
     if backend.name == "numpy":
-        from templates import runtime_np as runtime
+        from autobatch_runtime import numpy_backend as runtime
     else:
-        from templates import runtime_tf as runtime
+        from autobatch_runtime import tensorflow_backend as runtime
     return {name: getattr(runtime, name) for name in ("cast", "take", "lookup", "put", "spread")}
 
 

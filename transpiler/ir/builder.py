@@ -35,6 +35,7 @@ from transpiler.errors import UnsupportedSyntaxError
 from transpiler.frontend.fence import local_names
 from transpiler.frontend.source import FunctionSource, origin_of
 from transpiler.ir import instructions as ir
+from transpiler.markers import truthy
 
 
 def build(
@@ -507,8 +508,6 @@ class _FunctionBuilder:
         return expr
 
     def is_truthy_call(self, expr) -> bool:
-        from transpiler.context import truthy
-
         return (
             isinstance(expr, gast.Call)
             and isinstance(expr.func, gast.Name)

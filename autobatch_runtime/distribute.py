@@ -16,13 +16,15 @@ apart and whose outputs are put back together:
   strategy: rounds of at most `max_batch` examples per replica).
 
 The generated module knows nothing of this, so it can be imported and
-checked in without any of it.  Its entry takes a `runner`: an object that
-gets the traced program and the whole batch's leaves and returns what the
-program would have returned for the whole batch (results, errors, pc,
-counters).  The pieces' per-example outputs come back concatenated in the
-caller's order, so the entry's own checks (StackOverflowError, IndexError,
-IterationLimitError) name failing examples by their index in the caller's
-batch, and its profile counts every piece's iterations.
+checked in without any of it.  Its entry (`def fib(n, **options)`) hands
+its options to the runtime's `rt.call` (`common.call`), which takes a
+`runner`: an object that gets the traced program and the whole batch's
+leaves and returns what the program would have returned for the whole
+batch (results, errors, pc, counters).  The pieces' per-example outputs
+come back concatenated in the caller's order, so `rt.call`'s own checks
+(StackOverflowError, IndexError, IterationLimitError) name failing
+examples by their index in the caller's batch, and its profile counts
+every piece's iterations.
 
     import tensorflow as tf
     from autobatch_runtime.distribute import shard_call
@@ -171,7 +173,7 @@ class ShardedProfile(typing.NamedTuple):
 
 
 class Runner:
-    """Runs a generated program in pieces; what a generated entry's `runner` is.
+    """Runs a generated program in pieces: the `runner` of `rt.call`.
 
     strategy: a `tf.distribute.Strategy` (one shard per replica) or None;
     max_batch: the most examples per program call, or None.  `pieces`

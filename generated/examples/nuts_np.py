@@ -2,11 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=numpy
+# autobatch: runtime=1
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=346204a3042c0b6aad1088c2a63de6d81a951ba446afbd9d1b26f7a5e3ebcffc
-# autobatch: inputs-sha256=7015abb2ceb593107a053a5c6a4644a3dc8fa68d08268cdb67d671830e3cd48c
-# autobatch: body-sha256=1325f3b3e4e71e26e445ec316a21d5a56eb03edb02e763375c494748ef8b49fb
+# autobatch: source-sha256=67ba3259cb866d02ed639a76848e50a416a8cf7e3efc178d41efc0d68a790c66
+# autobatch: inputs-sha256=06101d9a846ed898b67f1659c288be865852ec86a91e92bdb334653daf21f167
+# autobatch: body-sha256=db96e7f30a728e2e57bb20516c74108a4f76250e817e26d40db678c37fae11da
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -42,509 +43,16 @@ nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
   block 7   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 """
 
-import functools
-import linecache
 import typing
-import numpy as np
 import examples.nuts_math as nuts_math
 from examples.nuts import Edge
 from examples.nuts import MAX_ENERGY_ERROR
 from examples.nuts import Point
 from examples.nuts import Step
 from examples.nuts import Tree
+from autobatch_runtime import numpy_backend as rt
 
-try:
-    from transpiler.errors import (
-        IterationLimitError,
-        StackMemoryError,
-        StackOverflowError,
-    )
-except ImportError:
-
-    class StackOverflowError(RuntimeError):
-        """An example recursed deeper than `max_stack_depth`."""
-
-    class IterationLimitError(RuntimeError):
-        """Examples still running after `max_iterations` loop iterations."""
-
-    class StackMemoryError(MemoryError):
-        """The stacks of a call would need more than `max_stack_bytes`."""
-
-
-DEFAULT_MAX_STACK_BYTES = 2**32
-
-
-def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """Raises what stopped examples early, read off the loop's final state.
-
-    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
-    error_lines: (the block lines[, the source lines of the subscripts]).
-    """
-    check_errors(function, errors, error_lines, max_stack_depth)
-    check_finished(function, pc, error_lines[0], max_iterations)
-
-
-def check_errors(function, errors, error_lines, max_stack_depth):
-    """Raises what stopped examples early.
-
-    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
-    example that did not stop; error_lines: what each value means, (the
-    block lines[, the source lines of the subscripts]).  Inside a traced
-    function (stackless under XLA) the values are symbolic and cannot be
-    read; the examples then keep their clipped values.
-    """
-    try:
-        errors = [np.asarray(e) for e in errors]
-    except (TypeError, NotImplementedError):
-        return
-    if len(errors) > 1:
-        check_index(function, errors[1], error_lines[1])
-    if max_stack_depth is not None:
-        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
-
-
-def check_index(function, index_error_at, index_lines):
-    """Raises IndexError if an active example indexed out of range."""
-    examples = np.nonzero(index_error_at >= 0)[0]
-    if examples.size:
-        where = index_lines[index_error_at[examples[0]]]
-        raise IndexError(
-            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
-        )
-
-
-def check_overflow(function, overflow_at, block_lines, max_stack_depth):
-    """Raises StackOverflowError if any example overflowed a stack."""
-    overflow_at = np.asarray(overflow_at)
-    examples = np.nonzero(overflow_at >= 0)[0]
-    if examples.size:
-        where = block_lines[overflow_at[examples[0]]]
-        raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
-        )
-
-
-def check_finished(function, pc, block_lines, max_iterations):
-    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
-
-    `pc` is every example's next block after the loop.  The earliest block
-    any example waits at is the one the loop kept running (blocks run
-    lowest first), so its source line is the likely endless loop; examples
-    at later blocks were waiting behind it.
-    """
-    if max_iterations is None:
-        return
-    pc = np.asarray(pc)
-    unfinished = pc < len(block_lines)
-    if unfinished.any():
-        block = pc[unfinished].min()
-        running = np.nonzero(pc == block)[0].tolist()
-        behind = int(unfinished.sum()) - len(running)
-        raise IterationLimitError(
-            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
-            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
-            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
-        )
-
-
-def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
-    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
-
-    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
-    example stacks per level of recursion); past the machine's memory an
-    allocator fails with an unhelpful message, or the machine swaps.
-    """
-    batch = leaves[0].shape[0] if leaves else 1
-    if batch is None:
-        return
-    needed = int(max_stack_depth) * int(batch) * level_bytes
-    if needed > max_stack_bytes:
-        raise StackMemoryError(
-            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
-        )
-
-
-def _size(n):
-    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit} ({n} bytes)"
-    return f"{n} bytes"
-
-
-def note_source_line(error, block_lines, block_prefix):
-    """Adds the user's source line to an error raised inside a block function.
-
-    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
-    pass through a block function; the nearest `# file:line  text` comment
-    above the failing generated line names the user's line.
-    """
-    frame, found = (error.__traceback__, None)
-    while frame is not None:
-        code = frame.tb_frame.f_code
-        if block_prefix in code.co_name:
-            found = (code.co_filename, frame.tb_lineno, code.co_name)
-        frame = frame.tb_next
-    if found is None:
-        return
-    filename, lineno, name = found
-    for number in range(lineno, 0, -1):
-        text = linecache.getline(filename, number).strip()
-        if text.startswith("# ") and ":" in text.split()[1]:
-            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
-            return
-    suffix = name.rsplit("_block_", 1)[-1]
-    if suffix.isdigit() and int(suffix) < len(block_lines):
-        error.add_note(
-            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
-        )
-
-
-class Profile(typing.NamedTuple):
-    """What one batched call did, block by block (from `profile=True`)."""
-
-    block_lines: tuple
-    block_runs: tuple
-    block_active: tuple
-    batch: int
-    deepest_call: int
-
-    @property
-    def iterations(self):
-        return sum(self.block_runs)
-
-    @property
-    def utilization(self):
-        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
-        total = self.iterations * self.batch
-        return sum(self.block_active) / total if total else 1.0
-
-    def report(self):
-        lines = [
-            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
-            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
-        ]
-        for k, (where, runs, active) in enumerate(
-            zip(self.block_lines, self.block_runs, self.block_active)
-        ):
-            mean = active / runs if runs else 0.0
-            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
-        return "\n".join(lines)
-
-
-def make_profile(counters, block_lines, batch):
-    runs, active, deepest = counters
-    return Profile(
-        tuple(block_lines),
-        tuple((int(r) for r in np.asarray(runs))),
-        tuple((int(a) for a in np.asarray(active))),
-        int(batch),
-        int(deepest),
-    )
-
-
-def select(active, new, old):
-    """Per example: `new` where `active`, else `old`.
-
-    active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
-    """
-    old = np.asarray(old)
-    new = np.asarray(new).astype(old.dtype, copy=False)
-    mask = active.reshape(active.shape + (1,) * (old.ndim - 1))
-    return np.where(mask, new, old)
-
-
-def choose(condition, if_true, if_false):
-    """Per example: block `if_true` where `condition` holds, else `if_false`."""
-    return np.where(np.asarray(condition).astype(bool), if_true, if_false)
-
-
-def where(condition, if_true, if_false):
-    """Per example: `if_true` where `condition` holds, else `if_false`.
-
-    condition: [batch] (any dtype: its truth is used); the sides:
-    [batch, *event] or broadcastable.
-    """
-    condition = np.asarray(condition).astype(bool)
-    if_true, if_false = (np.asarray(if_true), np.asarray(if_false))
-    extra = max(if_true.ndim, if_false.ndim) - condition.ndim
-    if condition.ndim == 1 and extra > 0:
-        condition = condition.reshape(condition.shape + (1,) * extra)
-    return np.where(condition, if_true, if_false)
-
-
-def safe_divisor(active, value):
-    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    value = np.asarray(value)
-    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
-    return np.where(mask, value, np.ones_like(value))
-
-
-def cast(value, dtype):
-    return np.asarray(value).astype(dtype)
-
-
-def index_key(batch, event_shape, items):
-    """The NumPy key of a per-example subscript `x[items]` on [batch, *event].
-
-    items: one per leading event axis, each a slice (static) or an integer,
-    a Python int or a [batch] array (per example).  Negative integers count
-    from the end, as on one example; out-of-range ones are clipped (idle
-    examples compute junk indices; `index_fault` reports active ones).
-    Advanced indices put the batch axis first: the value is [batch, *rest].
-    """
-    key = [np.arange(batch)]
-    for size, item in zip(event_shape, items):
-        if isinstance(item, slice):
-            key.append(item)
-        else:
-            item = np.asarray(item)
-            key.append(np.clip(np.where(item < 0, item + size, item), 0, size - 1))
-    return tuple(key)
-
-
-def take(array, items):
-    """Per example: array[b][items] (see `index_key`); [batch, *rest]."""
-    array = np.asarray(array)
-    return array[index_key(array.shape[0], array.shape[1:], items)]
-
-
-def lookup(table, items):
-    """Per example: table[items] of a constant table (module-level array,
-    tuple or list), with per-example integer items; [batch, *rest]."""
-    table = np.asarray(table)
-    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
-    return take(np.broadcast_to(table, (batch, *table.shape)), items)
-
-
-def spread(active, value, which=None):
-    """A value that is the same for every example, given the batch axis:
-    [batch, *shape] (a copy per example, so it can be updated per example).
-
-    active: [batch] (only its length is used).  A tuple (or namedtuple)
-    value: `which` gives, per leaf depth first, whether to spread it (the
-    other leaves already have the batch axis); all of them if None.
-    """
-    if isinstance(value, (tuple, list)):
-        flags = iter(which if which is not None else ())
-
-        def walk(v):
-            if v is None:
-                return None
-            if isinstance(v, (tuple, list)):
-                parts = [walk(p) for p in v]
-                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
-            return spread(active, v) if next(flags, True) else v
-
-        return walk(value)
-    value = np.asarray(value)
-    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
-
-
-def put(array, items, value):
-    """Per example: a copy of array[b] with [items] set to value[b] (the
-    functional form of `x[items] = value`); value is cast to array's dtype."""
-    array = np.array(array)
-    key = index_key(array.shape[0], array.shape[1:], items)
-    value = np.asarray(value).astype(array.dtype, copy=False)
-    array[key] = np.broadcast_to(value, array[key].shape)
-    return array
-
-
-def index_fault(active, array, items, batched=True):
-    """[batch] bool: the active examples whose integer items are out of range
-    of `array`'s event axes (of a constant table's axes if not `batched`)."""
-    shape = np.shape(array)[1:] if batched else np.shape(array)
-    fault = np.zeros(np.shape(active), bool)
-    for size, item in zip(shape, items):
-        if not isinstance(item, slice):
-            item = np.asarray(item)
-            fault = fault | (item < -size) | (item >= size)
-    return fault & active
-
-
-def zeros(leading, shape, dtype):
-    """A [*leading, *shape] array of zeros (False for bool)."""
-    return np.zeros((*leading, *shape), dtype)
-
-
-def batch_size(*leaves):
-    return leaves[0].shape[0] if leaves else 1
-
-
-def read(stack, index):
-    """stack[index[b], b] for every example b: [batch, *event]."""
-    index = np.clip(index, 0, stack.shape[0] - 1)
-    return stack[index, np.arange(index.shape[0])]
-
-
-def push(stack, sp, value, active):
-    """Pushes `value` for every active example: (new sp, write, overflow).
-
-    `save` at `sp` (the next free slot, [batch] int32), and the pointer
-    moved for the examples it wrote.
-    """
-    write, overflow = save(stack, sp, value, active)
-    return (np.where(write[0], sp + 1, sp).astype(np.int32), write, overflow)
-
-
-def save(stack, frame, value, active):
-    """Saves `value` at level `frame` (return_sp) for every active example.
-
-    Returns (write, overflow): the write (mask, index, value) that `run`
-    applies after the block, and the active examples whose stack was full.
-    """
-    fits = frame < stack.shape[0]
-    return ((active & fits, frame, value), active & ~fits)
-
-
-def stack_writes(stacks, **writes):
-    """The block's writes by stack name (NumPy applies only these)."""
-    return writes
-
-
-def apply_write(stack, write):
-    """stack[index[b], b] = value[b] where mask[b], in place."""
-    mask, index, value = write
-    lanes = np.nonzero(mask)[0]
-    if lanes.size:
-        value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
-        stack[index[lanes], lanes] = value[lanes]
-
-
-def pop(stack, sp, active):
-    """Pops every active example's top: (value [batch, *event], new sp)."""
-    sp = np.where(active, sp - 1, sp).astype(np.int32)
-    return (read(stack, sp), sp)
-
-
-def pop_return(stack, sp, active, halt):
-    """Return: the block each active example resumes at, and the new pointer.
-
-    An example whose return stack is empty returns from the entry function:
-    it halts.
-    """
-    empty = sp <= 0
-    target, sp = pop(stack, sp, active & ~empty)
-    return (np.where(empty, halt, target), sp)
-
-
-def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    writes=None,
-    parallel_iterations=None,
-):
-    """Runs the program until every example has halted (pc == len(blocks)).
-
-    Each iteration runs, for the whole batch, the lowest-numbered block that
-    some example is waiting at; the block changes only the examples at it.
-    Floating-point warnings are silenced: lanes not at a block compute junk.
-    With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
-    only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing; `parallel_iterations` is
-    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
-    limit) stops the loop after that many iterations, examples still
-    pending (the caller raises).
-    """
-    halt = len(blocks)
-    runs = np.zeros(halt, np.int64)
-    active = np.zeros(halt, np.int64)
-    deepest = 0
-    iterations = 0
-    with np.errstate(all="ignore"):
-        while True:
-            index = state.pc.min(initial=halt)
-            if index >= halt or iterations == max_iterations:
-                return (state, stacks, (runs, active, deepest) if profile else None)
-            iterations += 1
-            if profile:
-                runs[index] += 1
-                active[index] += np.count_nonzero(state.pc == index)
-                deepest = max(deepest, int(state.return_sp.max(initial=0)))
-            state, writes = blocks[index](state, stacks)
-            for name, write in writes.items():
-                apply_write(getattr(stacks, name), write)
-
-
-def compiled(
-    program,
-    xla,
-    profile,
-    leaves,
-    max_stack_depth,
-    max_iterations,
-    parallel_iterations=10,
-):
-    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
-    if xla:
-        raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(
-        program,
-        max_stack_depth=max_stack_depth,
-        max_iterations=max_iterations,
-        xla=False,
-        profile=profile,
-    )
-
-
-def static_batch(leaves, result):
-    """The results as they are (NumPy shapes are always known)."""
-    return result
-
-
-def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """`result`, once no example stopped early (else the error is raised)."""
-    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
-    return result
-
-
-def run_stackless(program, leaves, xla):
-    """A stackless program on all examples."""
-    if xla:
-        raise ValueError("xla=True needs the TensorFlow backend")
-    return program(*leaves, np.ones(batch_size(*leaves), bool))
-
-
-def check_stackless(function, recursive):
-    """NumPy always runs eagerly: recursion is fine."""
-
-
-def to_leaf(function, name, value, dtype, event_shape):
-    """One argument leaf as a [batch, *event] array of `dtype`, or a clear error."""
-    if isinstance(value, (bool, int, float, complex)):
-        value = np.asarray(value, dtype=dtype)
-    value = np.asarray(value)
-    if value.dtype == object:
-        raise TypeError(f"{function}: argument {name} is an object array, not numbers")
-    if value.dtype != np.dtype(dtype):
-        raise TypeError(
-            f"{function}: argument {name} has dtype {value.dtype.name}; this program was generated for {np.dtype(dtype).name} (call it through its Context to generate a program for the new signature)"
-        )
-    if value.ndim == len(event_shape):
-        value = value[None]
-    if tuple(value.shape[1:]) != tuple(event_shape):
-        raise TypeError(
-            f"{function}: argument {name} has per-example shape {tuple(value.shape[1:])}; expected {tuple(event_shape)}"
-        )
-    return value
-
-
-def broadcast_batch(function, names, leaves):
-    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1."""
-    sizes = [leaf.shape[0] for leaf in leaves]
-    others = sorted(set(sizes) - {1})
-    batch = others[0] if others else 1
-    if len(others) > 1:
-        described = ", ".join((f"{n}: {s}" for n, s in zip(names, sizes)))
-        raise ValueError(f"{function}: batch sizes must be equal or 1, got {described}")
-    return [np.broadcast_to(leaf, (batch, *leaf.shape[1:])) for leaf in leaves]
+rt.require(1, __name__)
 
 
 def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
@@ -756,7 +264,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:101  counter = counter + 2
@@ -768,51 +276,55 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:104  sample = point
         sample = point
         # examples/nuts.py:105  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:106  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:107  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:108  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:109  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_1(state, stacks):
@@ -830,17 +342,17 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:112  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -857,47 +369,49 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_1_block_2(state, stacks):
@@ -958,27 +472,27 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:117  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:122  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:123  counter = counter + 1
         counter = counter + 1
@@ -987,43 +501,47 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:126  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_3(state, stacks):
@@ -1034,47 +552,47 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_4(state, stacks):
@@ -1107,7 +625,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -1128,60 +646,60 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_5(state, stacks):
@@ -1197,19 +715,19 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -1224,38 +742,38 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -1291,77 +809,77 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -1376,18 +894,18 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:75  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_1_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -1408,89 +926,89 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -1537,44 +1055,44 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -1613,21 +1131,21 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:84  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
@@ -1635,15 +1153,15 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:88  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -1652,81 +1170,81 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_1_BLOCKS = (
@@ -1739,8 +1257,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_1_block_6,
         nuts_step_1_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_1_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_1_WRITES = (
         (
@@ -1960,129 +1476,122 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_1_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep1State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (100,), "float64"),
-            build_tree_edge_r=zeros([batch], (100,), "float64"),
-            build_tree_edge_grad=zeros([batch], (100,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (100,), "float64"),
-            nuts_step_minus_r=zeros([batch], (100,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_plus_x=zeros([batch], (100,), "float64"),
-            nuts_step_plus_r=zeros([batch], (100,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (100,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (100,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (100,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (100,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (100,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (100,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (100,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep1Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros(
+            build_tree_tree_minus_r=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_r=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_1_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_1_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_1_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_1_BLOCKS, (), NUTS_STEP_1_WRITES, **limits
         )
         return (
             (
@@ -2099,98 +1608,39 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_1(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-        runner=None,
-    ):
+    NUTS_STEP_1_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (100,)),
+            ("float64", ()),
+            ("float64", (100,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_1_program,
+        block_lines=NUTS_STEP_1_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_1_STACK_BYTES,
+    )
+
+    def nuts_step_1(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[]) -> Step(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).  `runner` runs the program in
-        pieces: over a tf.distribute strategy's replicas or in chunks (see
-        autobatch_runtime.distribute.shard_call); this module knows no devices.
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (100,)),
-                    ("float64", ()),
-                    ("float64", (100,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_1_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        largest = leaves if runner is None else runner.largest_piece(leaves)
-        check_stack_bytes(
-            "nuts_step",
-            largest,
-            max_stack_depth,
-            NUTS_STEP_1_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_1_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            if runner is None:
-                result, errors, pc, counters = program(*leaves)
-            else:
-                result, errors, pc, counters = runner(program, leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_1_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_1_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_1
@@ -2405,7 +1855,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:101  counter = counter + 2
@@ -2417,51 +1867,55 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:104  sample = point
         sample = point
         # examples/nuts.py:105  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:106  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:107  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:108  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:109  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_1(state, stacks):
@@ -2479,17 +1933,17 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:112  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -2506,47 +1960,49 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_2_block_2(state, stacks):
@@ -2607,27 +2063,27 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:117  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:122  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:123  counter = counter + 1
         counter = counter + 1
@@ -2636,43 +2092,47 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:126  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_3(state, stacks):
@@ -2683,47 +2143,47 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_4(state, stacks):
@@ -2756,7 +2216,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -2777,60 +2237,60 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_5(state, stacks):
@@ -2846,19 +2306,19 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -2873,38 +2333,38 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -2940,77 +2400,77 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -3025,18 +2485,18 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:75  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_2_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -3057,89 +2517,89 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -3186,44 +2646,44 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -3262,21 +2722,21 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:84  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
@@ -3284,15 +2744,15 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:88  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -3301,81 +2761,81 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_2_BLOCKS = (
@@ -3388,8 +2848,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_2_block_6,
         nuts_step_2_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_2_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_2_WRITES = (
         (
@@ -3609,125 +3067,114 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_2_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep2State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (1,), "float64"),
-            build_tree_edge_r=zeros([batch], (1,), "float64"),
-            build_tree_edge_grad=zeros([batch], (1,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (1,), "float64"),
-            nuts_step_minus_r=zeros([batch], (1,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (1,), "float64"),
-            nuts_step_plus_x=zeros([batch], (1,), "float64"),
-            nuts_step_plus_r=zeros([batch], (1,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (1,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (1,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (1,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (1,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (1,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (1,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (1,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep2Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (1,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_2_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_2_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_2_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_2_BLOCKS, (), NUTS_STEP_2_WRITES, **limits
         )
         return (
             (
@@ -3744,98 +3191,39 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_2(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-        runner=None,
-    ):
+    NUTS_STEP_2_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (1,)),
+            ("float64", ()),
+            ("float64", (1,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_2_program,
+        block_lines=NUTS_STEP_2_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_2_STACK_BYTES,
+    )
+
+    def nuts_step_2(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).  `runner` runs the program in
-        pieces: over a tf.distribute strategy's replicas or in chunks (see
-        autobatch_runtime.distribute.shard_call); this module knows no devices.
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (1,)),
-                    ("float64", ()),
-                    ("float64", (1,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_2_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        largest = leaves if runner is None else runner.largest_piece(leaves)
-        check_stack_bytes(
-            "nuts_step",
-            largest,
-            max_stack_depth,
-            NUTS_STEP_2_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_2_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            if runner is None:
-                result, errors, pc, counters = program(*leaves)
-            else:
-                result, errors, pc, counters = runner(program, leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_2_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_2_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_2
@@ -4050,7 +3438,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:101  counter = counter + 2
@@ -4062,51 +3450,55 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:104  sample = point
         sample = point
         # examples/nuts.py:105  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:106  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:107  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:108  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:109  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_1(state, stacks):
@@ -4124,17 +3516,17 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:112  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -4151,47 +3543,49 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_3_block_2(state, stacks):
@@ -4252,27 +3646,27 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:117  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:122  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:123  counter = counter + 1
         counter = counter + 1
@@ -4281,43 +3675,47 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:126  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_3(state, stacks):
@@ -4328,47 +3726,47 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_4(state, stacks):
@@ -4401,7 +3799,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -4422,60 +3820,60 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_5(state, stacks):
@@ -4491,19 +3889,19 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -4518,38 +3916,38 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -4585,77 +3983,77 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -4670,18 +4068,18 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:75  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_3_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -4702,89 +4100,89 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -4831,44 +4229,44 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -4907,21 +4305,21 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:84  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
@@ -4929,15 +4327,15 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:88  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -4946,81 +4344,81 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_3_BLOCKS = (
@@ -5033,8 +4431,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_3_block_6,
         nuts_step_3_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_3_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_3_WRITES = (
         (
@@ -5254,125 +4650,114 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_3_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep3State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (3,), "float64"),
-            build_tree_edge_r=zeros([batch], (3,), "float64"),
-            build_tree_edge_grad=zeros([batch], (3,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (3,), "float64"),
-            nuts_step_minus_r=zeros([batch], (3,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_plus_x=zeros([batch], (3,), "float64"),
-            nuts_step_plus_r=zeros([batch], (3,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (3,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (3,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (3,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (3,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (3,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (3,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (3,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep3Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (3,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_3_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_3_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_3_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_3_BLOCKS, (), NUTS_STEP_3_WRITES, **limits
         )
         return (
             (
@@ -5389,98 +4774,39 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_3(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-        runner=None,
-    ):
+    NUTS_STEP_3_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (3,)),
+            ("float64", ()),
+            ("float64", (3,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_3_program,
+        block_lines=NUTS_STEP_3_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_3_STACK_BYTES,
+    )
+
+    def nuts_step_3(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[]) -> Step(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).  `runner` runs the program in
-        pieces: over a tf.distribute strategy's replicas or in chunks (see
-        autobatch_runtime.distribute.shard_call); this module knows no devices.
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (3,)),
-                    ("float64", ()),
-                    ("float64", (3,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_3_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        largest = leaves if runner is None else runner.largest_piece(leaves)
-        check_stack_bytes(
-            "nuts_step",
-            largest,
-            max_stack_depth,
-            NUTS_STEP_3_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_3_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            if runner is None:
-                result, errors, pc, counters = program(*leaves)
-            else:
-                result, errors, pc, counters = runner(program, leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_3_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_3_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_3

@@ -2,11 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=tensorflow
+# autobatch: runtime=1
 # autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=7097d0ab8c59e36ed8faf5cfabccdbd38947185387bfa04c6a61447fe67e0e12
-# autobatch: inputs-sha256=9ec714e179fa3779ddb932a5a391b85fff170848359f06d70db3dc252e968264
-# autobatch: body-sha256=ef322831fa91d6c4753ae86ad65582fe6ac64e615a0f634f3755b3fb313cd731
+# autobatch: source-sha256=c0a69a5ea7b766bdbdd23f0d9833a1afc143803e150279ac46552fe3bd889de7
+# autobatch: inputs-sha256=fde629c27f14b9e1944368ea7bbc1cca0da0326a8a6008df57f43352bcf9ee9d
+# autobatch: body-sha256=53c404fe5687e416ef6dfc548f26004dcbe7ddaca0c4592763307bfc1f89611f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -42,982 +43,16 @@ nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
   block 7   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 """
 
-import functools
-import linecache
 import typing
-import warnings
-import numpy as np
-import tensorflow as tf
 import examples.nuts_math as nuts_math
 from examples.nuts import Edge
 from examples.nuts import MAX_ENERGY_ERROR
 from examples.nuts import Point
 from examples.nuts import Step
 from examples.nuts import Tree
+from autobatch_runtime import tensorflow_backend as rt
 
-try:
-    from transpiler.errors import (
-        IterationLimitError,
-        StackMemoryError,
-        StackOverflowError,
-    )
-except ImportError:
-
-    class StackOverflowError(RuntimeError):
-        """An example recursed deeper than `max_stack_depth`."""
-
-    class IterationLimitError(RuntimeError):
-        """Examples still running after `max_iterations` loop iterations."""
-
-    class StackMemoryError(MemoryError):
-        """The stacks of a call would need more than `max_stack_bytes`."""
-
-
-DEFAULT_MAX_STACK_BYTES = 2**32
-
-
-def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """Raises what stopped examples early, read off the loop's final state.
-
-    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
-    error_lines: (the block lines[, the source lines of the subscripts]).
-    """
-    check_errors(function, errors, error_lines, max_stack_depth)
-    check_finished(function, pc, error_lines[0], max_iterations)
-
-
-def check_errors(function, errors, error_lines, max_stack_depth):
-    """Raises what stopped examples early.
-
-    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
-    example that did not stop; error_lines: what each value means, (the
-    block lines[, the source lines of the subscripts]).  Inside a traced
-    function (stackless under XLA) the values are symbolic and cannot be
-    read; the examples then keep their clipped values.
-    """
-    try:
-        errors = [np.asarray(e) for e in errors]
-    except (TypeError, NotImplementedError):
-        return
-    if len(errors) > 1:
-        check_index(function, errors[1], error_lines[1])
-    if max_stack_depth is not None:
-        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
-
-
-def check_index(function, index_error_at, index_lines):
-    """Raises IndexError if an active example indexed out of range."""
-    examples = np.nonzero(index_error_at >= 0)[0]
-    if examples.size:
-        where = index_lines[index_error_at[examples[0]]]
-        raise IndexError(
-            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
-        )
-
-
-def check_overflow(function, overflow_at, block_lines, max_stack_depth):
-    """Raises StackOverflowError if any example overflowed a stack."""
-    overflow_at = np.asarray(overflow_at)
-    examples = np.nonzero(overflow_at >= 0)[0]
-    if examples.size:
-        where = block_lines[overflow_at[examples[0]]]
-        raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
-        )
-
-
-def check_finished(function, pc, block_lines, max_iterations):
-    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
-
-    `pc` is every example's next block after the loop.  The earliest block
-    any example waits at is the one the loop kept running (blocks run
-    lowest first), so its source line is the likely endless loop; examples
-    at later blocks were waiting behind it.
-    """
-    if max_iterations is None:
-        return
-    pc = np.asarray(pc)
-    unfinished = pc < len(block_lines)
-    if unfinished.any():
-        block = pc[unfinished].min()
-        running = np.nonzero(pc == block)[0].tolist()
-        behind = int(unfinished.sum()) - len(running)
-        raise IterationLimitError(
-            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
-            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
-            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
-        )
-
-
-def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
-    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
-
-    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
-    example stacks per level of recursion); past the machine's memory an
-    allocator fails with an unhelpful message, or the machine swaps.
-    """
-    batch = leaves[0].shape[0] if leaves else 1
-    if batch is None:
-        return
-    needed = int(max_stack_depth) * int(batch) * level_bytes
-    if needed > max_stack_bytes:
-        raise StackMemoryError(
-            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
-        )
-
-
-def _size(n):
-    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit} ({n} bytes)"
-    return f"{n} bytes"
-
-
-def note_source_line(error, block_lines, block_prefix):
-    """Adds the user's source line to an error raised inside a block function.
-
-    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
-    pass through a block function; the nearest `# file:line  text` comment
-    above the failing generated line names the user's line.
-    """
-    frame, found = (error.__traceback__, None)
-    while frame is not None:
-        code = frame.tb_frame.f_code
-        if block_prefix in code.co_name:
-            found = (code.co_filename, frame.tb_lineno, code.co_name)
-        frame = frame.tb_next
-    if found is None:
-        return
-    filename, lineno, name = found
-    for number in range(lineno, 0, -1):
-        text = linecache.getline(filename, number).strip()
-        if text.startswith("# ") and ":" in text.split()[1]:
-            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
-            return
-    suffix = name.rsplit("_block_", 1)[-1]
-    if suffix.isdigit() and int(suffix) < len(block_lines):
-        error.add_note(
-            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
-        )
-
-
-class Profile(typing.NamedTuple):
-    """What one batched call did, block by block (from `profile=True`)."""
-
-    block_lines: tuple
-    block_runs: tuple
-    block_active: tuple
-    batch: int
-    deepest_call: int
-
-    @property
-    def iterations(self):
-        return sum(self.block_runs)
-
-    @property
-    def utilization(self):
-        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
-        total = self.iterations * self.batch
-        return sum(self.block_active) / total if total else 1.0
-
-    def report(self):
-        lines = [
-            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
-            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
-        ]
-        for k, (where, runs, active) in enumerate(
-            zip(self.block_lines, self.block_runs, self.block_active)
-        ):
-            mean = active / runs if runs else 0.0
-            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
-        return "\n".join(lines)
-
-
-def make_profile(counters, block_lines, batch):
-    runs, active, deepest = counters
-    return Profile(
-        tuple(block_lines),
-        tuple((int(r) for r in np.asarray(runs))),
-        tuple((int(a) for a in np.asarray(active))),
-        int(batch),
-        int(deepest),
-    )
-
-
-def select(active, new, old):
-    """Per example: `new` where `active`, else `old`.
-
-    active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
-    """
-    old = tf.convert_to_tensor(old)
-    if isinstance(new, (bool, int, float)):
-        new = tf.constant(new, old.dtype)
-    elif new.dtype != old.dtype:
-        new = tf.cast(new, old.dtype)
-    if old.shape.rank > 1:
-        active = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
-    return tf.where(active, new, old)
-
-
-def choose(condition, if_true, if_false):
-    """Per example: block `if_true` where `condition` holds, else `if_false`."""
-    return tf.where(tf.cast(condition, tf.bool), if_true, if_false)
-
-
-def where(condition, if_true, if_false):
-    """Per example: `if_true` where `condition` holds, else `if_false`.
-
-    condition: [batch] (any dtype: its truth is used); the sides:
-    [batch, *event] or broadcastable, of one dtype.
-    """
-    if_true, if_false = as_tensors(if_true, if_false)
-    condition = tf.cast(condition, tf.bool)
-    extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
-    if condition.shape.rank == 1 and extra > 0:
-        condition = tf.reshape(condition, [-1] + [1] * extra)
-    return tf.where(condition, if_true, if_false)
-
-
-def as_tensors(a, b):
-    """Both sides as tensors of one dtype, Python numbers typed as in NumPy.
-
-    A Python number takes the dtype of the tensor beside it; two numbers
-    become int64 / float64 (TensorFlow alone would make them int32 /
-    float32, which is not what type inference decided).
-    """
-    numbers = (bool, int, float)
-    if isinstance(a, numbers) and isinstance(b, numbers):
-        return (tf.constant(np.asarray(a)), tf.constant(np.asarray(b)))
-    if isinstance(a, numbers):
-        b = tf.convert_to_tensor(b)
-        return (tf.constant(a, b.dtype), b)
-    a = tf.convert_to_tensor(a)
-    return (a, tf.convert_to_tensor(b, dtype_hint=a.dtype))
-
-
-def safe_divisor(active, value):
-    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    if value.shape.rank > 1:
-        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
-    return tf.where(active, value, tf.ones_like(value))
-
-
-def cast(value, dtype):
-    return tf.cast(value, dtype)
-
-
-def index_positions(batch, event_shape, items, batched=True):
-    """Where per-example subscript `x[items]` reads: [batch, *region, rank].
-
-    items: one per leading event axis, each a slice (static) or an integer,
-    a Python int or a [batch] tensor (per example); the axes after them are
-    taken whole.  `region` is the per-example shape of the value (the axes
-    that slices and whole axes keep).  The last axis holds the coordinates
-    for `gather_nd`: the example first when `batched`, then one per event
-    axis.  Negative integers count from the end, as on one example;
-    out-of-range ones are clipped (idle examples compute junk indices; XLA
-    would clip a gather anyway; `index_fault` reports active ones).
-    """
-    items = list(items) + [slice(None)] * (len(event_shape) - len(items))
-    region, coordinates = ([], [])
-    for size, item in zip(event_shape, items):
-        if isinstance(item, slice):
-            kept = list(range(size))[item]
-            coordinates.append((tf.constant(kept, tf.int32), len(region)))
-            region.append(len(kept))
-        else:
-            item = tf.cast(item, tf.int32)
-            item = tf.clip_by_value(tf.where(item < 0, item + size, item), 0, size - 1)
-            coordinates.append((item, None))
-    shape = tf.concat([[batch], tf.constant(region, tf.int32)], 0)
-
-    def spread(values, axis):
-        dims = [1] * (1 + len(region))
-        dims[0 if axis is None else 1 + axis] = -1
-        return tf.broadcast_to(tf.reshape(values, dims), shape)
-
-    parts = [spread(tf.range(batch), None)] if batched else []
-    parts += [spread(values, axis) for values, axis in coordinates]
-    return tf.stack(parts, -1)
-
-
-def take(array, items):
-    """Per example: array[b][items] (see `index_positions`): one gather."""
-    array = tf.convert_to_tensor(array)
-    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
-    return tf.gather_nd(array, positions)
-
-
-def lookup(table, items):
-    """Per example: table[items] of a constant table (module-level array,
-    tuple or list), with per-example integer items: one gather."""
-    table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
-    positions = index_positions(batch, table.shape, items, batched=False)
-    return tf.gather_nd(tf.constant(table), positions)
-
-
-def spread(active, value, which=None):
-    """A value that is the same for every example, given the batch axis:
-    [batch, *shape].
-
-    active: [batch] (only its length is used).  Python numbers become int64
-    and float64, as type inference typed them.  A tuple (or namedtuple)
-    value: `which` gives, per leaf depth first, whether to spread it (the
-    other leaves already have the batch axis); all of them if None.
-    """
-    if isinstance(value, (tuple, list)):
-        flags = iter(which if which is not None else ())
-
-        def walk(v):
-            if v is None:
-                return None
-            if isinstance(v, (tuple, list)):
-                parts = [walk(p) for p in v]
-                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
-            return spread(active, v) if next(flags, True) else v
-
-        return walk(value)
-    if isinstance(value, bool):
-        value = tf.constant(value)
-    elif isinstance(value, int):
-        value = tf.constant(value, tf.int64)
-    elif isinstance(value, float):
-        value = tf.constant(value, tf.float64)
-    value = tf.convert_to_tensor(value)
-    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
-
-
-def put(array, items, value):
-    """Per example: a copy of array[b] with [items] set to value[b] (the
-    functional form of `x[items] = value`): one scatter.  value is cast to
-    array's dtype."""
-    array = tf.convert_to_tensor(array)
-    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
-    value = tf.broadcast_to(tf.cast(value, array.dtype), tf.shape(positions)[:-1])
-    return tf.tensor_scatter_nd_update(array, positions, value)
-
-
-def index_fault(active, array, items, batched=True):
-    """[batch] bool: the active examples whose integer items are out of range
-    of `array`'s event axes (of a constant table's axes if not `batched`).
-    Static items were checked when the program was built."""
-    shape = tf.convert_to_tensor(array).shape[1:] if batched else np.shape(array)
-    fault = tf.zeros_like(active)
-    for size, item in zip(shape, items):
-        if not isinstance(item, (slice, int)):
-            fault = fault | (item < -size) | (item >= size)
-    return fault & active
-
-
-def zeros(leading, shape, dtype):
-    """A [*leading, *shape] array of zeros (False for bool)."""
-    return tf.zeros([*leading, *shape], dtype)
-
-
-def batch_size(*leaves):
-    return tf.shape(leaves[0])[0] if leaves else 1
-
-
-def rows(stack):
-    """The stack as one row per (level, example): [depth * batch, *event].
-
-    Row index * batch + b is stack[index, b].  XLA gathers and scatters along
-    one axis of rows at half the cost of (level, example) pairs (fib over 4096
-    examples: 118 against 180 ms), and the reshape itself is free.
-    """
-    return tf.reshape(stack, tf.concat([[-1], tf.shape(stack)[2:]], 0))
-
-
-def read(stack, index):
-    """stack[index[b], b] for every example b: [batch, *event].
-
-    Indices are clamped: XLA would clamp an out-of-range gather silently anyway.
-    """
-    index = tf.clip_by_value(index, 0, stack.shape[0] - 1)
-    batch = tf.shape(index)[0]
-    return tf.gather(rows(stack), index * batch + tf.range(batch))
-
-
-def push(stack, sp, value, active):
-    """Pushes `value` for every active example: (new sp, write, overflow).
-
-    `save` at `sp` (the next free slot, [batch] int32), and the pointer
-    moved for the examples it wrote.
-    """
-    write, overflow = save(stack, sp, value, active)
-    return (tf.where(write[0], sp + 1, sp), write, overflow)
-
-
-def save(stack, frame, value, active):
-    """Saves `value` at level `frame` (return_sp) for every active example.
-
-    stack: [depth, batch, *event]; frame: [batch] int32; value: [batch,
-    *event] or broadcastable.  Returns (write, overflow): the write (mask,
-    index, value) that `run` applies after the block, and the [batch] bool
-    active examples whose stack was full (nothing is written for them).
-    """
-    fits = frame < stack.shape[0]
-    value = tf.cast(value, stack.dtype)
-    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
-        value = tf.broadcast_to(value, tf.shape(stack)[1:])
-    return (
-        (tf.logical_and(active, fits), frame, value),
-        tf.logical_and(active, tf.logical_not(fits)),
-    )
-
-
-def stack_writes(stacks, **writes):
-    """The block's writes by stack name (`run` applies them)."""
-    return writes
-
-
-def apply_write(stack, write, xla=False):
-    """stack[index[b], b] = value[b] where mask[b].
-
-    Under XLA: one scatter of a row per example into `rows(stack)`, the idle
-    examples' rows sent past the last level, which XLA's scatter drops.  In
-    a sweep's loop the scatter updates the stack in place, so a write
-    touches batch x event values, not the whole stack.  TensorFlow's own
-    kernels reject such rows, so graph mode writes per-example scalars with
-    a one-hot `where` over [depth, batch] (one op; graph mode pays per op)
-    and vectors by a scatter that rewrites idle rows as they were.
-    """
-    mask, index, value = write
-    depth = stack.shape[0]
-    batch = tf.shape(index)[0]
-    examples = tf.range(batch)
-    if xla:
-        at = tf.where(mask, index, depth) * batch + examples
-        written = tf.tensor_scatter_nd_update(rows(stack), at[:, None], value)
-        return tf.reshape(written, tf.shape(stack))
-    if stack.shape.rank > 2:
-        at = tf.stack([tf.clip_by_value(index, 0, depth - 1), examples], 1)
-        keep = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
-        kept = tf.where(keep, value, tf.gather_nd(stack, at))
-        return tf.tensor_scatter_nd_update(stack, at, kept)
-    hit = tf.logical_and(
-        tf.equal(tf.range(depth)[:, None], index[None, :]), mask[None, :]
-    )
-    return tf.where(hit, value[None], stack)
-
-
-def after_reads(write, pc):
-    """`write`, made to depend on the block's next `pc` (a mask that is always
-    true there, which XLA cannot tell).
-
-    A block that reads a stack and writes it (a return that pops a return
-    address, a call that pushes one) gives XLA a gather and an in-place
-    scatter with no path between them; XLA then copies the whole stack
-    before the scatter, in case the gather runs second.  The next pc depends
-    on the popped address (and usually on every value a block restores), so
-    the scatter must come after the gathers and needs no copy (fib over 4096
-    examples: 211 against 176 ms).  If a read does not reach pc, XLA copies,
-    as before: slower, never wrong.
-    """
-    mask, index, value = write
-    return (tf.logical_and(mask, pc >= 0), index, value)
-
-
-def pop(stack, sp, active):
-    """Pops every active example's top: (value [batch, *event], new sp)."""
-    sp = tf.where(active, sp - 1, sp)
-    return (read(stack, sp), sp)
-
-
-def pop_return(stack, sp, active, halt):
-    """Return: the block each active example resumes at, and the new pointer.
-
-    An example whose return stack is empty returns from the entry function:
-    it halts.
-    """
-    empty = sp <= 0
-    target, sp = pop(stack, sp, tf.logical_and(active, tf.logical_not(empty)))
-    return (tf.where(empty, halt, target), sp)
-
-
-def hide_constants(values):
-    """`values` (a nest of tensors), as tensors XLA cannot see as constants.
-
-    TensorFlow 2.21's bridge to XLA substitutes a while loop's constant,
-    loop-invariant inputs into its body, and loses the bodies of the loops
-    nested in it when it does (tensorflow/tensorflow#122886: "Propagate:
-    Cannot find body function").  Every loop has such an input, the hidden
-    `maximum_iterations`, and the initial zeros of registers no block writes
-    are others.  A `where` on a condition computed from the data, false at
-    run time, keeps each value and hides that it is constant.  (With no data
-    at all, nothing can be hidden.)
-    """
-    leaves = tf.nest.flatten(values)
-    data = [x for x in leaves if tf.get_static_value(x) is None]
-    if not data:
-        return values
-    first = tf.reshape(data[0], [-1])[:1]
-    never = tf.reduce_any(
-        tf.logical_and(tf.equal(first, first), tf.not_equal(first, first))
-    )
-    hidden = [tf.where(never, tf.ones_like(x), x) for x in leaves]
-    return tf.nest.pack_sequence_as(values, hidden)
-
-
-def carried_of(state, stacks, fields, written):
-    """The loop variables of one block's loop: the fields and stacks it writes."""
-    return (
-        tuple((getattr(state, f) for f in fields)),
-        tuple((getattr(stacks, n) for n in written)),
-    )
-
-
-def merged(before, fields, written, carried):
-    """(state, stacks): `before` with the carried fields and stacks in place."""
-    state, stacks = before
-    values, stack_values = carried
-    return (
-        state._replace(**dict(zip(fields, values))),
-        stacks._replace(**dict(zip(written, stack_values))),
-    )
-
-
-def sweeps(state, stacks, writes):
-    """Whether XLA runs this program as a sweep (see `run`) or a switch.
-
-    A sweep where a switch would copy large arrays: any per-example vector
-    register or stack, or any stack a block writes.  Programs with neither
-    (loops and tail calls over scalars) are faster under the switch
-    (over 4096 examples, Collatz 4.0 against 4.7 ms, gcd 13.9 against 18.5).
-    """
-    vectors = any((x.shape.rank > 1 for x in state)) or any(
-        (s.shape.rank > 2 for s in stacks)
-    )
-    return vectors or any((written for _, written in writes or ()))
-
-
-def run(
-    state,
-    stacks,
-    blocks,
-    xla,
-    profile,
-    looping=(),
-    max_iterations=None,
-    writes=None,
-    parallel_iterations=10,
-):
-    """Runs the program until every example has halted (pc == len(blocks)).
-
-    Each iteration runs, for the whole batch, the lowest-numbered block that
-    some example is waiting at; the block changes only the examples at it.
-    How, depends on the backend:
-
-    - TF graph: one `switch_case` over the blocks; each branch applies its
-      own stack writes and passes the other stacks through (graph mode pays
-      per op, not per copy).
-    - XLA, when a block writes a stack or a register holds a per-example
-      vector: a *sweep*.  Every block is a while loop that runs while it is
-      the earliest pending block, one after the other in block order; the
-      state and the stacks are its loop variables, which XLA updates in
-      place, and its writes are scatters into them.  A switch copies every
-      array its branches pass through, and a stack written after it under
-      a `cond` is copied whenever the `cond` does not write it: fib over
-      4096 examples took 142 ms as a sweep against 189 ms as a switch, and
-      NUTS at 100-d and 256 chains paid about half its run time in copies.
-      The sweep runs the same blocks in the same order as the switch (a
-      block that sends examples back to an earlier one ends the sweep, and
-      the next trip starts there).
-    - XLA otherwise (per-example scalars, no stack written): the switch,
-      which costs less than a sweep's chain of loops when there is nothing
-      to copy.
-
-    With `profile`, counters ride along in the loop (no host callbacks, so
-    this works under XLA): runs and active examples per block [blocks] and
-    the deepest call; otherwise the counters are None and cost nothing.
-
-    `looping` names blocks that can jump to themselves, write no stack and
-    otherwise jump forward (a rotated loop body): under XLA's switch such a
-    block repeats in an inner loop for as long as any example waits at it
-    (it stays the earliest pending block), the same sequence of blocks
-    without a dispatch per trip.  (The sweep does this for every block.)
-
-    `max_iterations` (None: no limit) stops the loop after that many
-    iterations, examples still pending (the caller raises): the count is
-    the while loop's own `maximum_iterations` counter, so None traces the
-    loop exactly as without a limit.  With a limit every trip is counted, so
-    blocks run one per trip, as they do under `profile` with the switch.
-
-    `writes[k]`: the state fields and the stacks block k writes, as the
-    generated module lists them.  A block's loop in the sweep carries only
-    those, and reads the rest from outside: NUTS's blocks write a fifth of
-    its hundred fields, and carrying all of them through eight loops made
-    the first call (tracing, XLA's compile) about 1.4x as long.
-
-    `parallel_iterations` goes to the outer `tf.while_loop` (the
-    predecessor's `TensorFlowBackend(while_parallel_iterations=...)`): 1
-    runs iterations strictly one after the other, which keeps stateful
-    random ops in a primitive reproducible under a seed.
-    """
-    halt = len(blocks)
-    sweeping = xla and sweeps(state, stacks, writes)
-
-    def pending(state, stacks, counters):
-        return tf.reduce_any(state.pc < halt)
-
-    def state_after(index, block, state, stacks):
-        """The switch's branch under XLA: the block, repeated if it loops.
-
-        It returns its own index beside the state, which nothing reads.  With
-        the state as the switch's only output, XLA (TF 2.21) copied every
-        register the branches pass through twice per trip, in the branch and
-        after the switch: gcd over 4096 examples took 19.7 ms against 12.9,
-        even/odd 4.3 against 3.5.  The unused output is removed when XLA
-        compiles, and the copies are gone with it.
-        """
-        new_state, writes = block(state, stacks)
-        assert not writes, "a block that writes a stack runs in a sweep"
-        if index in looping and (not profile) and (max_iterations is None):
-
-            def again(state):
-                return tf.reduce_any(tf.equal(state.pc, index))
-
-            def repeat(state):
-                return [block(state, stacks)[0]]
-
-            new_state = tf.while_loop(again, repeat, [new_state])[0]
-        return (new_state, tf.constant(index))
-
-    def writes_applied(block, state, stacks):
-        new_state, writes = block(state, stacks)
-        if xla:
-            writes = {name: after_reads(w, new_state.pc) for name, w in writes.items()}
-        applied = {
-            name: apply_write(getattr(stacks, name), w, xla)
-            for name, w in writes.items()
-        }
-        return (new_state, stacks._replace(**applied))
-
-    def counted(index, state, counters):
-        """The profile counters after block `index` runs on `state`."""
-        if not profile:
-            return counters
-        runs, active, deepest = counters
-        at_block = tf.one_hot(index, halt, dtype=tf.int64)
-        waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
-        deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
-        return (runs + at_block, active + at_block * waiting, deepest)
-
-    def sweep(state, stacks, counters, unlimited):
-        earliest = tf.reduce_min(state.pc)
-        ran = tf.less(earliest, 0)
-        for k, block in enumerate(blocks):
-            fields, written = writes[k] if writes else (state._fields, stacks._fields)
-
-            def runs(earliest, ran, carried, counters, k=k):
-                at = tf.equal(earliest, k)
-                if max_iterations is None:
-                    return at
-                return tf.logical_and(at, tf.logical_not(ran))
-
-            def body(
-                earliest,
-                ran,
-                carried,
-                counters,
-                k=k,
-                block=block,
-                fields=fields,
-                written=written,
-                before=(state, stacks),
-            ):
-                state, stacks = merged(before, fields, written, carried)
-                counters = counted(k, state, counters)
-                state, stacks = writes_applied(block, state, stacks)
-                carried = carried_of(state, stacks, fields, written)
-                return (tf.reduce_min(state.pc), tf.constant(True), carried, counters)
-
-            earliest, ran, carried, counters = tf.while_loop(
-                runs,
-                body,
-                (earliest, ran, carried_of(state, stacks, fields, written), counters),
-                maximum_iterations=unlimited,
-            )
-            state, stacks = merged((state, stacks), fields, written, carried)
-        return (state, stacks, counters)
-
-    def step(state, stacks, counters, index):
-        counters = counted(index, state, counters)
-        if not xla:
-            branches = [
-                functools.partial(writes_applied, block, state, stacks)
-                for block in blocks
-            ]
-            state, stacks = tf.switch_case(index, branches)
-        else:
-            branches = [
-                functools.partial(state_after, k, block, state, stacks)
-                for k, block in enumerate(blocks)
-            ]
-            state, _ = tf.switch_case(index, branches)
-        return (state, stacks, counters, tf.reduce_min(state.pc))
-
-    counters = ()
-    if profile:
-        zeros_ = tf.zeros([halt], tf.int64)
-        counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    if not sweeping:
-        state, stacks, counters, _ = tf.while_loop(
-            lambda state, stacks, counters, index: index < halt,
-            step,
-            (state, stacks, counters, tf.reduce_min(state.pc)),
-            maximum_iterations=max_iterations,
-            parallel_iterations=parallel_iterations,
-        )
-    else:
-        limits = (2**31 - 1, 2**31 - 1 if max_iterations is None else max_iterations)
-        (state, stacks, counters), (unlimited, limit) = hide_constants(
-            ((state, stacks, counters), tuple((tf.cast(n, tf.int32) for n in limits)))
-        )
-        state, stacks, counters = tf.while_loop(
-            pending,
-            lambda state, stacks, counters: sweep(state, stacks, counters, unlimited),
-            (state, stacks, counters),
-            maximum_iterations=limit,
-            parallel_iterations=parallel_iterations,
-        )
-    return (state, stacks, counters if profile else None)
-
-
-_COMPILED = {}
-
-
-def compiled(
-    program,
-    xla,
-    profile,
-    leaves,
-    max_stack_depth,
-    max_iterations,
-    parallel_iterations=10,
-):
-    """`program` traced for these leaves: a function of the leaves alone.
-
-    Traced once per program, mode, limits and leaf signature (dtypes and
-    per-example shapes; the batch size is left open, so a new batch size
-    compiles under XLA but is not traced again).  The result is a concrete
-    function: a call hands it the tensors and nothing else.  tf.function's
-    own dispatch inspects every argument of every call, which cost about
-    200 us a call here (gcd on one example under XLA: 316 against 114 us),
-    more than the whole loop at small batch sizes.
-    """
-    events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
-    key = (
-        program,
-        bool(xla),
-        bool(profile),
-        max_stack_depth,
-        max_iterations,
-        parallel_iterations,
-        events,
-    )
-    if key not in _COMPILED:
-        signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
-
-        def traced(*leaves):
-            return program(
-                *leaves,
-                max_stack_depth,
-                max_iterations,
-                xla=bool(xla),
-                profile=bool(profile),
-                parallel_iterations=parallel_iterations,
-            )
-
-        function = tf.function(
-            traced, input_signature=signature, jit_compile=bool(xla), autograph=False
-        )
-        _COMPILED[key] = function.get_concrete_function()
-    return _COMPILED[key]
-
-
-def static_batch(leaves, result):
-    """The results, with the arguments' batch size in their static shapes.
-
-    The program is traced once for any batch size, so inside the user's
-    graph its results have shape [None, ...] even where the arguments' batch
-    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
-    then refuses a state that enters as [16, 3] and comes back as [None, 3].
-    """
-    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
-        return result
-    for leaf in result:
-        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
-    return result
-
-
-def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """`result`, once no example stopped early; else the error.
-
-    Called eagerly (the usual call), the loop's final state is read and an
-    early stop raises StackOverflowError, IndexError or IterationLimitError.
-    Called inside the user's own `tf.function`, the values are symbolic and
-    nothing can be read yet: each check becomes a `tf.debugging.Assert` that
-    the results depend on, so running the graph raises
-    `tf.errors.InvalidArgumentError` with the same words (the error's name,
-    the examples, the source line).  XLA drops Assert ops, so inside a
-    `jit_compile=True` function no check can stop the computation: the
-    call warns once, when it is traced, and returns what the examples hold.
-    """
-    if tf.executing_eagerly():
-        check_results(
-            function,
-            [e.numpy() for e in errors],
-            pc.numpy(),
-            error_lines,
-            max_stack_depth,
-            max_iterations,
-        )
-        return result
-    if in_xla_function():
-        warnings.warn(
-            f"{function}: called inside an XLA-compiled function (jit_compile=True), where errors cannot stop the computation (XLA drops assertions): an example that overflows its stack, indexes out of range or runs past max_iterations would return its last values unnoticed. Call it outside jit_compile with xla=True (errors are then raised), or pass backend=TensorFlowBackend(safety_checks=False) to accept this",
-            stacklevel=4,
-        )
-        return result
-    block_lines = tf.constant(list(error_lines[0]))
-    asserts = [
-        assert_none_stopped(
-            function,
-            errors[0],
-            block_lines,
-            "StackOverflowError",
-            f"recursed deeper than max_stack_depth={max_stack_depth} at",
-            "; call again with a larger max_stack_depth",
-        )
-    ]
-    if len(errors) > 1:
-        asserts.append(
-            assert_none_stopped(
-                function,
-                errors[1],
-                tf.constant(list(error_lines[1])),
-                "IndexError",
-                "indexed out of range at",
-                "; each stopped there, as it would on its own",
-            )
-        )
-    if max_iterations is not None:
-        halt = len(error_lines[0])
-        earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
-        running = tf.where(waiting, earliest, -1)
-        asserts.append(
-            assert_none_stopped(
-                function,
-                running,
-                block_lines,
-                "IterationLimitError",
-                f"still running after max_iterations={max_iterations} loop iterations, at",
-                "; a loop that never ends? If they only need longer, call again with a larger max_iterations",
-            )
-        )
-    with tf.control_dependencies(asserts):
-        return tuple((tf.identity(leaf) for leaf in result))
-
-
-def assert_none_stopped(function, stopped_at, lines, error, words, hint):
-    """An Assert op that fails when some example stopped (`stopped_at` >= 0).
-
-    stopped_at: [batch] int32, the block or subscript index where each
-    example stopped, or -1; lines: the source line of each index, a string
-    tensor.  The message names the error, up to ten examples and the line
-    where the first of them stopped.
-    """
-    stopped = stopped_at >= 0
-    examples = tf.reshape(tf.where(stopped), [-1])[:10]
-    first = tf.gather(stopped_at, examples[:1])
-    where = tf.gather(lines, tf.clip_by_value(first, 0, tf.size(lines) - 1))
-    return tf.debugging.Assert(
-        tf.logical_not(tf.reduce_any(stopped)),
-        [f"{function}: {error}: example(s)", examples, words, where, hint],
-        summarize=10,
-    )
-
-
-def in_xla_function():
-    """Whether the graph being built is compiled by XLA (a jit_compile function)."""
-    try:
-        from tensorflow.python.ops import control_flow_util
-    except ImportError:
-        return False
-    return control_flow_util.GraphOrParentsInXlaContext(
-        tf.compat.v1.get_default_graph()
-    )
-
-
-def run_stackless(program, leaves, xla):
-    """A stackless program on all examples: eagerly, or under XLA if asked."""
-    if not xla:
-        return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
-    key = (program, "stackless")
-    if key not in _COMPILED:
-
-        def whole_batch(*leaves):
-            return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
-
-        _COMPILED[key] = tf.function(whole_batch, jit_compile=True, autograph=False)
-    return _COMPILED[key](*leaves)
-
-
-def check_stackless(function, recursive):
-    """Recursion in stackless mode is the host's: it cannot be traced into a graph."""
-    if recursive and (not tf.executing_eagerly()):
-        raise RuntimeError(
-            f"{function}: stackless mode runs recursive programs eagerly (the host's recursion is the stack); call it outside tf.function and without xla=True, or drop stackless=True"
-        )
-
-
-def to_leaf(function, name, value, dtype, event_shape):
-    """One argument leaf as a [batch, *event] tensor of `dtype`, or a clear error."""
-    if isinstance(value, (bool, int, float, complex)):
-        value = np.asarray(value, dtype=dtype)
-    if isinstance(value, np.ndarray) and value.dtype == object:
-        raise TypeError(f"{function}: argument {name} is an object array, not numbers")
-    value = tf.convert_to_tensor(value)
-    if value.dtype.as_numpy_dtype != np.dtype(dtype):
-        raise TypeError(
-            f"{function}: argument {name} has dtype {value.dtype.name}; this program was generated for {np.dtype(dtype).name} (call it through its Context to generate a program for the new signature)"
-        )
-    if value.shape.rank == len(event_shape):
-        value = value[None]
-    if tuple(value.shape[1:]) != tuple(event_shape):
-        raise TypeError(
-            f"{function}: argument {name} has per-example shape {tuple(value.shape[1:])}; expected {tuple(event_shape)}"
-        )
-    return value
-
-
-def broadcast_batch(function, names, leaves):
-    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1.
-
-    Inside the user's `tf.function` a batch size may be unknown until the
-    graph runs: the leaves are then broadcast by `tf.broadcast_to`, which
-    raises InvalidArgumentError at run time if the sizes do not fit.
-    """
-    sizes = [leaf.shape[0] for leaf in leaves]
-    if any((s is None for s in sizes)):
-        batch = tf.reduce_max(tf.stack([tf.shape(leaf)[0] for leaf in leaves]))
-        return [
-            tf.broadcast_to(leaf, tf.concat([[batch], tf.shape(leaf)[1:]], 0))
-            for leaf in leaves
-        ]
-    others = sorted(set(sizes) - {1})
-    batch = others[0] if others else 1
-    if len(others) > 1:
-        described = ", ".join((f"{n}: {s}" for n, s in zip(names, sizes)))
-        raise ValueError(f"{function}: batch sizes must be equal or 1, got {described}")
-    return [
-        leaf if s == batch else tf.repeat(leaf, batch, axis=0)
-        for leaf, s in zip(leaves, sizes)
-    ]
+rt.require(1, __name__)
 
 
 def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
@@ -1229,7 +264,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:101  counter = counter + 2
@@ -1241,51 +276,55 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:104  sample = point
         sample = point
         # examples/nuts.py:105  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:106  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:107  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:108  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:109  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_1(state, stacks):
@@ -1303,17 +342,17 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:112  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -1330,47 +369,49 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_1_block_2(state, stacks):
@@ -1431,27 +472,27 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:117  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:122  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:123  counter = counter + 1
         counter = counter + 1
@@ -1460,43 +501,47 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:126  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_3(state, stacks):
@@ -1507,47 +552,47 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_4(state, stacks):
@@ -1580,7 +625,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -1601,60 +646,60 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_5(state, stacks):
@@ -1670,19 +715,19 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -1697,38 +742,38 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -1764,77 +809,77 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -1849,18 +894,18 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:75  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_1_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -1881,89 +926,89 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -2010,44 +1055,44 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -2086,21 +1131,21 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:84  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
@@ -2108,15 +1153,15 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:88  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -2125,81 +1170,81 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_1_BLOCKS = (
@@ -2212,8 +1257,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_1_block_6,
         nuts_step_1_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_1_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_1_WRITES = (
         (
@@ -2433,129 +1476,122 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_1_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep1State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (100,), "float64"),
-            build_tree_edge_r=zeros([batch], (100,), "float64"),
-            build_tree_edge_grad=zeros([batch], (100,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (100,), "float64"),
-            nuts_step_minus_r=zeros([batch], (100,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_plus_x=zeros([batch], (100,), "float64"),
-            nuts_step_plus_r=zeros([batch], (100,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (100,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (100,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (100,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (100,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (100,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (100,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (100,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep1Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros(
+            build_tree_tree_minus_r=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_r=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_1_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_1_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_1_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_1_BLOCKS, (), NUTS_STEP_1_WRITES, **limits
         )
         return (
             (
@@ -2572,98 +1608,39 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_1(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-        runner=None,
-    ):
+    NUTS_STEP_1_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (100,)),
+            ("float64", ()),
+            ("float64", (100,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_1_program,
+        block_lines=NUTS_STEP_1_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_1_STACK_BYTES,
+    )
+
+    def nuts_step_1(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[]) -> Step(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).  `runner` runs the program in
-        pieces: over a tf.distribute strategy's replicas or in chunks (see
-        autobatch_runtime.distribute.shard_call); this module knows no devices.
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (100,)),
-                    ("float64", ()),
-                    ("float64", (100,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_1_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        largest = leaves if runner is None else runner.largest_piece(leaves)
-        check_stack_bytes(
-            "nuts_step",
-            largest,
-            max_stack_depth,
-            NUTS_STEP_1_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_1_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            if runner is None:
-                result, errors, pc, counters = program(*leaves)
-            else:
-                result, errors, pc, counters = runner(program, leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_1_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_1_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_1
@@ -2878,7 +1855,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:101  counter = counter + 2
@@ -2890,51 +1867,55 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:104  sample = point
         sample = point
         # examples/nuts.py:105  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:106  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:107  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:108  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:109  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_1(state, stacks):
@@ -2952,17 +1933,17 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:112  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -2979,47 +1960,49 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_2_block_2(state, stacks):
@@ -3080,27 +2063,27 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:117  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:122  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:123  counter = counter + 1
         counter = counter + 1
@@ -3109,43 +2092,47 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:126  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_3(state, stacks):
@@ -3156,47 +2143,47 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_4(state, stacks):
@@ -3229,7 +2216,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -3250,60 +2237,60 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_5(state, stacks):
@@ -3319,19 +2306,19 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -3346,38 +2333,38 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -3413,77 +2400,77 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -3498,18 +2485,18 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:75  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_2_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -3530,89 +2517,89 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -3659,44 +2646,44 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -3735,21 +2722,21 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:84  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
@@ -3757,15 +2744,15 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:88  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -3774,81 +2761,81 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_2_BLOCKS = (
@@ -3861,8 +2848,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_2_block_6,
         nuts_step_2_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_2_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_2_WRITES = (
         (
@@ -4082,125 +3067,114 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_2_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep2State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (1,), "float64"),
-            build_tree_edge_r=zeros([batch], (1,), "float64"),
-            build_tree_edge_grad=zeros([batch], (1,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (1,), "float64"),
-            nuts_step_minus_r=zeros([batch], (1,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (1,), "float64"),
-            nuts_step_plus_x=zeros([batch], (1,), "float64"),
-            nuts_step_plus_r=zeros([batch], (1,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (1,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (1,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (1,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (1,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (1,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (1,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (1,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep2Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (1,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_2_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_2_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_2_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_2_BLOCKS, (), NUTS_STEP_2_WRITES, **limits
         )
         return (
             (
@@ -4217,98 +3191,39 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_2(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-        runner=None,
-    ):
+    NUTS_STEP_2_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (1,)),
+            ("float64", ()),
+            ("float64", (1,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_2_program,
+        block_lines=NUTS_STEP_2_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_2_STACK_BYTES,
+    )
+
+    def nuts_step_2(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).  `runner` runs the program in
-        pieces: over a tf.distribute strategy's replicas or in chunks (see
-        autobatch_runtime.distribute.shard_call); this module knows no devices.
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (1,)),
-                    ("float64", ()),
-                    ("float64", (1,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_2_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        largest = leaves if runner is None else runner.largest_piece(leaves)
-        check_stack_bytes(
-            "nuts_step",
-            largest,
-            max_stack_depth,
-            NUTS_STEP_2_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_2_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            if runner is None:
-                result, errors, pc, counters = program(*leaves)
-            else:
-                result, errors, pc, counters = runner(program, leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_2_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_2_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_2
@@ -4523,7 +3438,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:101  counter = counter + 2
@@ -4535,51 +3450,55 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:104  sample = point
         sample = point
         # examples/nuts.py:105  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:106  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:107  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:108  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:109  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_1(state, stacks):
@@ -4597,17 +3516,17 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:112  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -4624,47 +3543,49 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_3_block_2(state, stacks):
@@ -4725,27 +3646,27 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:117  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:122  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:123  counter = counter + 1
         counter = counter + 1
@@ -4754,43 +3675,47 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:126  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:110  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_3(state, stacks):
@@ -4801,47 +3726,47 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_4(state, stacks):
@@ -4874,7 +3799,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -4895,60 +3820,60 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_5(state, stacks):
@@ -4964,19 +3889,19 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -4991,38 +3916,38 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -5058,77 +3983,77 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:75  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -5143,18 +4068,18 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:60  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:75  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_3_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -5175,89 +4100,89 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -5304,44 +4229,44 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -5380,21 +4305,21 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:84  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
@@ -5402,15 +4327,15 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:88  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -5419,81 +4344,81 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_3_BLOCKS = (
@@ -5506,8 +4431,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_3_block_6,
         nuts_step_3_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_3_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_3_WRITES = (
         (
@@ -5727,125 +4650,114 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_3_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep3State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (3,), "float64"),
-            build_tree_edge_r=zeros([batch], (3,), "float64"),
-            build_tree_edge_grad=zeros([batch], (3,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (3,), "float64"),
-            nuts_step_minus_r=zeros([batch], (3,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_plus_x=zeros([batch], (3,), "float64"),
-            nuts_step_plus_r=zeros([batch], (3,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (3,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (3,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (3,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (3,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (3,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (3,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (3,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep3Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (3,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_3_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_3_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_3_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_3_BLOCKS, (), NUTS_STEP_3_WRITES, **limits
         )
         return (
             (
@@ -5862,98 +4774,39 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_3(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-        runner=None,
-    ):
+    NUTS_STEP_3_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (3,)),
+            ("float64", ()),
+            ("float64", (3,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_3_program,
+        block_lines=NUTS_STEP_3_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_3_STACK_BYTES,
+    )
+
+    def nuts_step_3(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[]) -> Step(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).  `runner` runs the program in
-        pieces: over a tf.distribute strategy's replicas or in chunks (see
-        autobatch_runtime.distribute.shard_call); this module knows no devices.
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (3,)),
-                    ("float64", ()),
-                    ("float64", (3,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_3_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        largest = leaves if runner is None else runner.largest_piece(leaves)
-        check_stack_bytes(
-            "nuts_step",
-            largest,
-            max_stack_depth,
-            NUTS_STEP_3_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_3_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            if runner is None:
-                result, errors, pc, counters = program(*leaves)
-            else:
-                result, errors, pc, counters = runner(program, leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_3_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_3_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_3

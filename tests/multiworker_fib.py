@@ -24,7 +24,8 @@ def main():
     import tensorflow as tf
 
     from autobatch_runtime.distribute import shard_call
-    from generated.examples.fib_tf import StackOverflowError, fib
+    from autobatch_runtime.errors import StackOverflowError
+    from generated.examples.fib_tf import fib
 
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
     n = (np.arange(23) * 7 % 15).astype(np.int64)  # 23: uneven over 2 replicas

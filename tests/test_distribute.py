@@ -14,6 +14,7 @@ started it long ago with one); the others run here.
 
 import json
 import os
+import pathlib
 import select
 import socket
 import subprocess
@@ -296,6 +297,21 @@ def test_bad_requests_are_refused_before_running():
         fib.fib(n, strategy=one, stackless=True)
     with pytest.raises(ValueError, match="max_batch must be a positive integer"):
         fib.fib(n, max_batch=0)
+
+
+def test_generated_modules_know_no_devices_and_rt_call_takes_the_runner():
+    """The runner reaches rt.call among an entry's **options: no generated
+    module names it or a strategy, and a stackless entry called directly
+    (without the Context's check) refuses one."""
+    generated = pathlib.Path(__file__).resolve().parent.parent / "generated"
+    for path in sorted(generated.rglob("*.py")):
+        text = path.read_text()
+        for word in ("runner", "strategy", "distribute", "max_batch"):
+            assert word not in text, f"{path.name} names {word}"
+    from generated.examples.fib_np import fib_stackless
+
+    with pytest.raises(ValueError, match="stack-based"):
+        distribute.shard_call(fib_stackless, (np.arange(5),), max_batch=2)
 
 
 def test_pieces_are_contiguous_and_even():

@@ -324,7 +324,7 @@ def main(argv=None):
     if args.replicas:
         from tools import bench_replicas
 
-        return bench_replicas.main(args.replicas, repeats=args.repeats or 3)
+        return bench_replicas.main(args.replicas, repeats=args.repeats or 5)
     sizes = args.sizes or ([16, 256] if args.quick else [1, 16, 256, 4096])
     repeats = args.repeats or (2 if args.quick else 3)
     others = [p for p in args.programs or [] if p != "nuts"]

@@ -25,6 +25,7 @@ A real run lies between; either way the slowest replica sets the time.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -36,17 +37,27 @@ sys.path.insert(0, ROOT)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
-def _best(call, repeats):
-    """(first call s, best warm s)."""
-    start = time.perf_counter()
-    call()
-    first = time.perf_counter() - start
-    warm = []
-    for _ in range(repeats):
+def _interleaved(calls, repeats):
+    """(first call s, best warm s) per call, the calls taking turns.
+
+    Each repeat times every call once, one after another, so a change in the
+    machine's load (this 2-core machine is shared) falls on all of them
+    alike.  Timed one after another in blocks (all of `none`'s repeats, then
+    all of 1 replica's, ...), a load change between blocks once read as a
+    one-replica strategy costing 2.24x no strategy; taking turns, and
+    measured apart, the two are equal (best 60.7 against 59.7 ms).
+    """
+    first, warm = {}, {key: [] for key in calls}
+    for key, call in calls.items():
         start = time.perf_counter()
         call()
-        warm.append(time.perf_counter() - start)
-    return first, min(warm)
+        first[key] = time.perf_counter() - start
+    for _ in range(repeats):
+        for key, call in calls.items():
+            start = time.perf_counter()
+            call()
+            warm[key].append(time.perf_counter() - start)
+    return first, {key: min(times) for key, times in warm.items()}
 
 
 def _programs():
@@ -99,11 +110,16 @@ def main(replicas, repeats=3, estimate_gpus=64, out=sys.stdout):
         file=out,
     )
     for name, (batch, call, check) in programs.items():
-        _, plain = _best(call, repeats)
+        strategies = {
+            count: tf.distribute.MirroredStrategy([f"/cpu:{k}" for k in range(count)])
+            for count in replicas
+        }
+        calls = {"none": call}
+        calls.update({count: functools.partial(call, strategy=s) for count, s in strategies.items()})
+        first, best = _interleaved(calls, repeats)
+        plain = best["none"]
         print(f"{name:<8} {'none':>8} {'':>8} {plain * 1e3:>9.1f} {1.0:>10.2f}x  (one device, no strategy)", file=out)
-        for count in replicas:
-            strategy = tf.distribute.MirroredStrategy([f"/cpu:{k}" for k in range(count)])
-            first, best = _best(lambda: call(strategy=strategy), repeats)
+        for count, strategy in strategies.items():
             result, profile = call(strategy=strategy, profile=True)
             assert check(result), f"{name} on {count} replicas differs from one device"
             uses = " ".join(
@@ -111,7 +127,8 @@ def main(replicas, repeats=3, estimate_gpus=64, out=sys.stdout):
                 for u, i in zip(profile.replica_utilization(), profile.replica_iterations())
             )
             print(
-                f"{name:<8} {count:>8} {first:>8.2f} {best * 1e3:>9.1f} {best / plain:>10.2f}x  {uses}",
+                f"{name:<8} {count:>8} {first[count]:>8.2f} {best[count] * 1e3:>9.1f} "
+                f"{best[count] / plain:>10.2f}x  {uses}",
                 file=out,
             )
         _estimate(name, batch, call, estimate_gpus, out)

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=b9b2255c3b03ff1e6b1470158365e43528b1ed3ee45005222f80dc97dc058f27
-# autobatch: inputs-sha256=a14d976969bd2ba6c44789bb1b228a9b198ff465cc03c34a16952a8d8aaa5d9f
+# autobatch: source-sha256=5ea2f59c169aaad6c5ae047faa45e4c0582322d8ca63e6d081927173a578c7ae
+# autobatch: inputs-sha256=6772c3346212f29e8224c72ccf2a15b046fcfffb573787f6c41a29778b6a1a91
 # autobatch: body-sha256=d343d839b5511580b0177190488e93dee9ec9bb6d4098da9ad205fb56394bbf8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=387d8e70d1ef4c188bc0a28d9010de9c70b2ca9480a8c99cfe66b396f0610cba
-# autobatch: inputs-sha256=405d4fab78394bd5110449262e88fb856f5cc9df6ce2bb251fecc0bcade74e3f
+# autobatch: source-sha256=dca21bc7825e9310e69c1b5cddd43b718765ca23ecb0f98263c90897dcf96599
+# autobatch: inputs-sha256=0649fd4802a448a596bed20ecaca68c153d87f8ed8baa85a62f19b2d6cd7d098
 # autobatch: body-sha256=335ea49fad08dbb62ee20430b52d4056dd1e43ad5d32a901cb30ae2639874728
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=bda011c708ac1eafc8b9edfa328f1391da72a607318a1b83307b7c4632dea2cf
-# autobatch: inputs-sha256=bd09c3b43edd7b03fe1439735695f455e722fe76ccfb1996f97b99bee7fbd150
+# autobatch: source-sha256=af260d1d4794ab2ae300628854835333970681c261c9bd31b5cd3c8c03b6e1a2
+# autobatch: inputs-sha256=b38bacfd4395efa14e83d6abc17b155b9df6bd01b4a07033cf5b819adc70141d
 # autobatch: body-sha256=f64173a70f68707d0a44013400d42dd6f31bdc7160813861fb8b874f08db171a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=56ec76d79111910bbe01a1d4e50acb47c8ebaebd5e79fdeec97d331561318973
-# autobatch: inputs-sha256=7e13666ee3d64cf0f32bb8eac2312e48ee2f742cf777bb479f291694e9d01500
+# autobatch: source-sha256=5a7c8d22e7eafebb052a150f4c25af68fec6667de6cf5c209c4980cc2c9c7da1
+# autobatch: inputs-sha256=38afd552cc38dc75113a33608a8521e68c6463ce5f24fe8cc95367402d9cb240
 # autobatch: body-sha256=6818db40152097eee9adac255b00c16a6b9e16542afc02e2a89075611dd4e714
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

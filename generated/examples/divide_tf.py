@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=91edd5b76b56abf6f3d4d77271f635be3e9ef2a2e9f7c311b1b66d6b0ad41baf
-# autobatch: inputs-sha256=2d17462af23305f44369e4574f19e6fdd30095d3ee32b8130186274ed0e7fd1e
+# autobatch: source-sha256=57c69d2720f8c631e0450b80b1dec5788ceff34834565d226180c39336c7eb3f
+# autobatch: inputs-sha256=5081da197735858072bed6ff2e42e70f52c84e9be7250fab8e2cc5b1e8d29d0c
 # autobatch: body-sha256=23327f20733d0b4385629c0ae00f202cb5c1eb0792f7102883fecfd10dd40fc6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

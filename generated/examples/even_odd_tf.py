@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=44ad1c7b945b5421c2472715373df71a2c021ef6432553b33d59829a81e86ed3
-# autobatch: inputs-sha256=02006bcf2f812cef90f2c10b016dfa08b758fb9fbcd4c02790750e4e45dca0e7
+# autobatch: source-sha256=588f7c03252313c28e818d2c0e2b46883ea3594b8c04e502bd8f482c05af9759
+# autobatch: inputs-sha256=99a9161cbf7b14542cb74c2463648a995b34fc08502b8a11aa2878549222c671
 # autobatch: body-sha256=84e00c9f84cf1507acdd903c4a58ad3d82f030b042e6caa0762c7e916b33c177
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

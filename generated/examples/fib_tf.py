@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=ee7f379758e69d839c9f74c7610aa59504e9887e3a7147da09897a20d4875a40
-# autobatch: inputs-sha256=4ef73a0705f653975d9cd9935cbe46263d6ec3bd03295d342b7e5ba91decdbb7
+# autobatch: source-sha256=52324c878aa63d75d239c57bcf0b16aff9a8c552f002a3c502897e88afef631e
+# autobatch: inputs-sha256=3a2aecb12638d9d86e1d73f23baffe89735cb7f8ca2bf38c932c7386cbfffda0
 # autobatch: body-sha256=fba1d2546e8be2a82aafc5cfe6d7a5c0e3125446dd857428bf37d017775badef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

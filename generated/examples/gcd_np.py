@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=d99aace13e778720031cac30a92bf6f3e14aa8712290d06f6d071c62369b673e
-# autobatch: inputs-sha256=143ce20d546d1ff147717906ffcb5f91947d80b83e31a42a6dbe4029dc62e48f
+# autobatch: source-sha256=311528140512e2c303d028a11a094bc648c13f94dfcb4b559a3803617237d9ba
+# autobatch: inputs-sha256=41c6a91033f729edb099765aa4e24bd1b15fe8aad29c2fa5826cb4dc798d0bfb
 # autobatch: body-sha256=22cd2a08fd4e03b6152d2c50d6d3f6da739dca7f402453ef64b10563966f0a56
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2f997decc82cfd54b4018cd2626eb92786cdc4af8a69c25993e3bce14f85ff60
-# autobatch: inputs-sha256=67833a66ac684fee658d2fa6b2e2ed57e6fbcfd9d00356c1a6eec7a9c0d0fb4a
+# autobatch: source-sha256=b402436ee3b27bdfea85b8b28681f72ce2a64da7a9852bf74d9addf8d1094932
+# autobatch: inputs-sha256=899b740834d1594c838d9b36ed5b94b3d18a592cb70891d638eb3e35cdddf458
 # autobatch: body-sha256=803f5ddad87ad93c5ba2a1f4a55035563d68d48acdb7b7e8a7d9ec38f9fda879
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=28c577f334bb4bfe3f8ffbad4a0b121f7e1d83fa357e6cae8c35ac0fa6a30065
-# autobatch: inputs-sha256=80166ad78a807105000d9d72144595f817ce11726736e4419822b74e6b982576
+# autobatch: source-sha256=4fa26357bed33a71f1749d996a336a38b3e7774187cc9cfd07af832a40d31cb0
+# autobatch: inputs-sha256=7b02ba33810b0ce1376d0da26b615816d37622b430ca1d9fec629b02cce46f2c
 # autobatch: body-sha256=dfa22b4e50286067dd55828a476e6e7aee9bfae5780eece1db126441faf069a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

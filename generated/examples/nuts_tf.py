@@ -2,44 +2,156 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=tensorflow
-# autobatch: programs=nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
-# autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_step
-# autobatch: source-sha256=57cde62626768a19295bca11c04aeccb0a3b246736698ee8429b91ee8b4b4866
-# autobatch: inputs-sha256=ae4d61dd139b76d78ad2454969fbd5ecde2a0e8ef7df3f8c6e6f75d3c1d45342
-# autobatch: body-sha256=d7b2fd57483d58a7eaa9b2a78514d651a56cf71bf28afd53ca5248bc662dcc36
+# autobatch: programs=nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[32, 100], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[32, 10], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[256, 3], int64[256], int64[256], float64[256]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
+# autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
+# autobatch: source-sha256=4230c4308011f21b2b6b61dc6489ff37817732fd6746243267c5eaa7f68887b7
+# autobatch: inputs-sha256=b756e38016b75aace3b19cc8733798759d08bc7a211ef5dfa83d894949549cb3
+# autobatch: body-sha256=ee8fc78a17b98711d83d269fa2def1ebb030869403009634e9ce860daedfcc04
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
 Each example runs its own path through the blocks below; one loop
 iteration runs one block for every example waiting at it.
 
+nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024]):
+  block 0   examples/nuts.py:157  for _ in range(num_burnin):
+  block 1   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 2   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 3   examples/nuts.py:161  for t in range(num_results):
+  block 4   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 5   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 6   examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+  block 7   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+  block 8   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+  block 9   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+  block 10  examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 11  examples/nuts.py:83  eps = direction * step_size
+  block 12  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 13  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 14  examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[32, 100], int64[32], int64[32], float64[32]):
+  block 0   examples/nuts.py:157  for _ in range(num_burnin):
+  block 1   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 2   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 3   examples/nuts.py:161  for t in range(num_results):
+  block 4   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 5   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 6   examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+  block 7   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+  block 8   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+  block 9   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+  block 10  examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 11  examples/nuts.py:83  eps = direction * step_size
+  block 12  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 13  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 14  examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024]):
+  block 0   examples/nuts.py:157  for _ in range(num_burnin):
+  block 1   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 2   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 3   examples/nuts.py:161  for t in range(num_results):
+  block 4   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 5   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 6   examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+  block 7   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+  block 8   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+  block 9   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+  block 10  examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 11  examples/nuts.py:83  eps = direction * step_size
+  block 12  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 13  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 14  examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[32, 10], int64[32], int64[32], float64[32]):
+  block 0   examples/nuts.py:157  for _ in range(num_burnin):
+  block 1   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 2   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 3   examples/nuts.py:161  for t in range(num_results):
+  block 4   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 5   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 6   examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+  block 7   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+  block 8   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+  block 9   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+  block 10  examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 11  examples/nuts.py:83  eps = direction * step_size
+  block 12  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 13  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 14  examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]):
+  block 0   examples/nuts.py:157  for _ in range(num_burnin):
+  block 1   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 2   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 3   examples/nuts.py:161  for t in range(num_results):
+  block 4   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 5   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 6   examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+  block 7   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+  block 8   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+  block 9   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+  block 10  examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 11  examples/nuts.py:83  eps = direction * step_size
+  block 12  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 13  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 14  examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[256, 3], int64[256], int64[256], float64[256]):
+  block 0   examples/nuts.py:157  for _ in range(num_burnin):
+  block 1   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 2   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 3   examples/nuts.py:161  for t in range(num_results):
+  block 4   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 5   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 6   examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+  block 7   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+  block 8   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+  block 9   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+  block 10  examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 11  examples/nuts.py:83  eps = direction * step_size
+  block 12  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 13  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 14  examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]):
+  block 0   examples/nuts.py:157  for _ in range(num_burnin):
+  block 1   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 2   examples/nuts.py:158  step = nuts_step(point, seed, counter)
+  block 3   examples/nuts.py:161  for t in range(num_results):
+  block 4   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 5   examples/nuts.py:162  step = nuts_step(point, seed, counter)
+  block 6   examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+  block 7   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+  block 8   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+  block 9   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+  block 10  examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 11  examples/nuts.py:83  eps = direction * step_size
+  block 12  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 13  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 14  examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]):
-  block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
-  block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
-  block 2   examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-  block 3   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 4   examples/nuts.py:62  eps = direction * step_size
-  block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 0   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+  block 1   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+  block 2   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+  block 3   examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 4   examples/nuts.py:83  eps = direction * step_size
+  block 5   examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 6   examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 7   examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]):
-  block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
-  block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
-  block 2   examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-  block 3   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 4   examples/nuts.py:62  eps = direction * step_size
-  block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 0   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+  block 1   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+  block 2   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+  block 3   examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 4   examples/nuts.py:83  eps = direction * step_size
+  block 5   examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 6   examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 7   examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
-  block 0   examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
-  block 1   examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
-  block 2   examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-  block 3   examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 4   examples/nuts.py:62  eps = direction * step_size
-  block 5   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 6   examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+  block 0   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+  block 1   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+  block 2   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+  block 3   examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 4   examples/nuts.py:83  eps = direction * step_size
+  block 5   examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 6   examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 7   examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 """
 
 import functools
@@ -49,6 +161,7 @@ import warnings
 import numpy as np
 import tensorflow as tf
 import examples.nuts_math as nuts_math
+from examples.nuts import Chain
 from examples.nuts import Edge
 from examples.nuts import MAX_ENERGY_ERROR
 from examples.nuts import Point
@@ -1020,6 +1133,15271 @@ def broadcast_batch(function, names, leaves):
     ]
 
 
+def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
+    """Builds the batched `nuts_chain` for the values its source closes over.
+
+    Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
+    """
+    # ----------------------------------------------------------------------
+    # nuts_chain(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[1024, 100], leapfrogs: int64[1024], depths: int64[1024], accepts: float64[1024]) -> Chain(Point(float64[100], float64[], float64[100]), int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024])
+
+    class NutsChain1State(typing.NamedTuple):
+        """Loop state of `nuts_chain` (the stacks aside): one [batch, ...] array per register."""
+
+        # [batch] int32: the block each example runs next (NUTS_CHAIN_1_HALT once it has returned)
+        pc: object
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+        return_sp: object
+        # [batch] int64: counter of build_tree
+        build_tree_counter: object
+        # [batch] int64: depth of build_tree
+        build_tree_depth: object
+        # [batch] float64: direction of build_tree
+        build_tree_direction: object
+        # [batch, 100] float64: edge of build_tree
+        build_tree_edge_x: object
+        # [batch, 100] float64: edge of build_tree
+        build_tree_edge_r: object
+        # [batch, 100] float64: edge of build_tree
+        build_tree_edge_grad: object
+        # [batch] float64: joint0 of build_tree
+        build_tree_joint0: object
+        # [batch] float64: log_slice of build_tree
+        build_tree_log_slice: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_minus_x: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_minus_r: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_minus_grad: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_plus_x: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_plus_r: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_plus_grad: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_sample_x: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_sample_log_prob: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_sample_grad: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_size: object
+        # [batch] bool: the value build_tree returns
+        build_tree_return_ok: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_accept: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_counter: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_leapfrogs: object
+        # [batch] int64: seed of build_tree
+        build_tree_seed: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_minus_x: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_minus_r: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_minus_grad: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_plus_x: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_plus_r: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_plus_grad: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_sample_x: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_sample_log_prob: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_sample_grad: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_size: object
+        # [batch] bool: tree of build_tree
+        build_tree_tree_ok: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_accept: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_counter: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_leapfrogs: object
+        # [batch, 1024] float64: accepts of nuts_chain
+        nuts_chain_accepts: object
+        # [batch] int64: counter of nuts_chain
+        nuts_chain_counter: object
+        # [batch, 1024] int64: depths of nuts_chain
+        nuts_chain_depths: object
+        # [batch, 1024, 100] float64: draws of nuts_chain
+        nuts_chain_draws: object
+        # [batch, 1024] int64: leapfrogs of nuts_chain
+        nuts_chain_leapfrogs: object
+        # [batch] int64: loop_next_1 of nuts_chain
+        nuts_chain_loop_next_1: object
+        # [batch] int64: num_burnin of nuts_chain
+        nuts_chain_num_burnin: object
+        # [batch] int64: num_results of nuts_chain
+        nuts_chain_num_results: object
+        # [batch, 100] float64: point of nuts_chain
+        nuts_chain_point_x: object
+        # [batch] float64: point of nuts_chain
+        nuts_chain_point_log_prob: object
+        # [batch, 100] float64: point of nuts_chain
+        nuts_chain_point_grad: object
+        # [batch, 100] float64: the value nuts_chain returns
+        nuts_chain_return_point_x: object
+        # [batch] float64: the value nuts_chain returns
+        nuts_chain_return_point_log_prob: object
+        # [batch, 100] float64: the value nuts_chain returns
+        nuts_chain_return_point_grad: object
+        # [batch] int64: the value nuts_chain returns
+        nuts_chain_return_counter: object
+        # [batch, 1024, 100] float64: the value nuts_chain returns
+        nuts_chain_return_draws: object
+        # [batch, 1024] int64: the value nuts_chain returns
+        nuts_chain_return_leapfrogs: object
+        # [batch, 1024] int64: the value nuts_chain returns
+        nuts_chain_return_depths: object
+        # [batch, 1024] float64: the value nuts_chain returns
+        nuts_chain_return_accepts: object
+        # [batch] int64: seed of nuts_chain
+        nuts_chain_seed: object
+        # [batch] int64: t of nuts_chain
+        nuts_chain_t: object
+        # [batch] int64: t_next_1 of nuts_chain
+        nuts_chain_t_next_1: object
+        # [batch] float64: accept of nuts_step
+        nuts_step_accept: object
+        # [batch] int64: counter of nuts_step
+        nuts_step_counter: object
+        # [batch] int64: depth of nuts_step
+        nuts_step_depth: object
+        # [batch] float64: direction of nuts_step
+        nuts_step_direction: object
+        # [batch] float64: joint0 of nuts_step
+        nuts_step_joint0: object
+        # [batch] int64: leapfrogs of nuts_step
+        nuts_step_leapfrogs: object
+        # [batch] float64: log_slice of nuts_step
+        nuts_step_log_slice: object
+        # [batch, 100] float64: minus of nuts_step
+        nuts_step_minus_x: object
+        # [batch, 100] float64: minus of nuts_step
+        nuts_step_minus_r: object
+        # [batch, 100] float64: minus of nuts_step
+        nuts_step_minus_grad: object
+        # [batch, 100] float64: plus of nuts_step
+        nuts_step_plus_x: object
+        # [batch, 100] float64: plus of nuts_step
+        nuts_step_plus_r: object
+        # [batch, 100] float64: plus of nuts_step
+        nuts_step_plus_grad: object
+        # [batch, 100] float64: point of nuts_step
+        nuts_step_point_x: object
+        # [batch] float64: point of nuts_step
+        nuts_step_point_log_prob: object
+        # [batch, 100] float64: point of nuts_step
+        nuts_step_point_grad: object
+        # [batch, 100] float64: the value nuts_step returns
+        nuts_step_return_point_x: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_point_log_prob: object
+        # [batch, 100] float64: the value nuts_step returns
+        nuts_step_return_point_grad: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_counter: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_leapfrogs: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_depth: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_accept: object
+        # [batch, 100] float64: sample of nuts_step
+        nuts_step_sample_x: object
+        # [batch] float64: sample of nuts_step
+        nuts_step_sample_log_prob: object
+        # [batch, 100] float64: sample of nuts_step
+        nuts_step_sample_grad: object
+        # [batch] int64: seed of nuts_step
+        nuts_step_seed: object
+        # [batch] float64: size of nuts_step
+        nuts_step_size: object
+        # [batch] int32: block where an example overflowed a stack, or -1
+        overflow_at: object
+        # [batch] int32: block where an example indexed out of range, or -1
+        index_error_at: object
+
+    class NutsChain1Stacks(typing.NamedTuple):
+        """Stacks of `nuts_chain`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+        # [depth, batch] int32: return addresses (block indices)
+        returns: object
+        # [depth, batch] int64: saved build_tree_depth
+        build_tree_depth: object
+        # [depth, batch] float64: saved build_tree_direction
+        build_tree_direction: object
+        # [depth, batch] float64: saved build_tree_joint0
+        build_tree_joint0: object
+        # [depth, batch] float64: saved build_tree_log_slice
+        build_tree_log_slice: object
+        # [depth, batch] int64: saved build_tree_seed
+        build_tree_seed: object
+        # [depth, batch, 100] float64: saved build_tree_tree_minus_x
+        build_tree_tree_minus_x: object
+        # [depth, batch, 100] float64: saved build_tree_tree_minus_r
+        build_tree_tree_minus_r: object
+        # [depth, batch, 100] float64: saved build_tree_tree_minus_grad
+        build_tree_tree_minus_grad: object
+        # [depth, batch, 100] float64: saved build_tree_tree_plus_x
+        build_tree_tree_plus_x: object
+        # [depth, batch, 100] float64: saved build_tree_tree_plus_r
+        build_tree_tree_plus_r: object
+        # [depth, batch, 100] float64: saved build_tree_tree_plus_grad
+        build_tree_tree_plus_grad: object
+        # [depth, batch, 100] float64: saved build_tree_tree_sample_x
+        build_tree_tree_sample_x: object
+        # [depth, batch] float64: saved build_tree_tree_sample_log_prob
+        build_tree_tree_sample_log_prob: object
+        # [depth, batch, 100] float64: saved build_tree_tree_sample_grad
+        build_tree_tree_sample_grad: object
+        # [depth, batch] float64: saved build_tree_tree_size
+        build_tree_tree_size: object
+        # [depth, batch] bool: saved build_tree_tree_ok
+        build_tree_tree_ok: object
+        # [depth, batch] float64: saved build_tree_tree_accept
+        build_tree_tree_accept: object
+        # [depth, batch] int64: saved build_tree_tree_counter
+        build_tree_tree_counter: object
+        # [depth, batch] int64: saved build_tree_tree_leapfrogs
+        build_tree_tree_leapfrogs: object
+
+    NUTS_CHAIN_1_HALT = 15
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 800, build_tree_tree_minus_r 800, build_tree_tree_minus_grad 800, build_tree_tree_plus_x 800, build_tree_tree_plus_r 800, build_tree_tree_plus_grad 800, build_tree_tree_sample_x 800, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 800, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_CHAIN_1_STACK_BYTES = 6485
+
+    def nuts_chain_1_block_0(state, stacks):
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        active = state.pc == 0
+        num_burnin = state.nuts_chain_num_burnin
+        loop_next_1 = spread(active, 0)
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_1_block_1(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 1
+        loop_next_1 = state.nuts_chain_loop_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        _ = loop_next_1
+        loop_next_1 = loop_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 2, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 1, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_1_block_2(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 2
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        loop_next_1 = state.nuts_chain_loop_next_1
+        num_burnin = state.nuts_chain_num_burnin
+        step = nuts_step_return
+        # examples/nuts.py:159  point = step.point
+        point = step.point
+        # examples/nuts.py:160  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_1_block_3(state, stacks):
+        # examples/nuts.py:161  for t in range(num_results):
+        active = state.pc == 3
+        num_results = state.nuts_chain_num_results
+        t_next_1 = spread(active, 0)
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_1_block_4(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 4
+        t_next_1 = state.nuts_chain_t_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:161  for t in range(num_results):
+        t = t_next_1
+        t_next_1 = t_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 5, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t=select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 4, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_1_block_5(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 5
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        draws = state.nuts_chain_draws
+        t = state.nuts_chain_t
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        t_next_1 = state.nuts_chain_t_next_1
+        num_results = state.nuts_chain_num_results
+        step = nuts_step_return
+        # examples/nuts.py:163  point = step.point
+        point = step.point
+        # examples/nuts.py:164  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:165  draws[t] = point.x
+        value_1 = point.x
+        fault_1 = index_fault(active, draws, (t,))
+        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
+        value_2 = step.leapfrogs
+        fault_2 = index_fault(active, leapfrogs, (t,))
+        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        # examples/nuts.py:167  depths[t] = step.depth
+        value_3 = step.depth
+        fault_3 = index_fault(active, depths, (t,))
+        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        # examples/nuts.py:168  accepts[t] = step.accept
+        value_4 = step.accept
+        fault_4 = index_fault(active, accepts, (t,))
+        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        # examples/nuts.py:161  for t in range(num_results):
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        # examples that indexed out of range stop here; the caller raises
+        fault = fault_1 | fault_2 | fault_3 | fault_4
+        pc = select(fault, NUTS_CHAIN_1_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_draws=draws,
+                nuts_chain_leapfrogs=leapfrogs,
+                nuts_chain_depths=depths,
+                nuts_chain_accepts=accepts,
+                index_error_at=select(
+                    fault_1,
+                    0,
+                    select(
+                        fault_2,
+                        1,
+                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                    ),
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_1_block_6(state, stacks):
+        # examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+        active = state.pc == 6
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        counter = state.nuts_chain_counter
+        draws = state.nuts_chain_draws
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
+        nuts_chain_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_return_point_x=select(
+                    active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
+                ),
+                nuts_chain_return_point_log_prob=select(
+                    active,
+                    nuts_chain_return[0][1],
+                    state.nuts_chain_return_point_log_prob,
+                ),
+                nuts_chain_return_point_grad=select(
+                    active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
+                ),
+                nuts_chain_return_counter=select(
+                    active, nuts_chain_return[1], state.nuts_chain_return_counter
+                ),
+                nuts_chain_return_draws=select(
+                    active, nuts_chain_return[2], state.nuts_chain_return_draws
+                ),
+                nuts_chain_return_leapfrogs=select(
+                    active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
+                ),
+                nuts_chain_return_depths=select(
+                    active, nuts_chain_return[4], state.nuts_chain_return_depths
+                ),
+                nuts_chain_return_accepts=select(
+                    active, nuts_chain_return[5], state.nuts_chain_return_accepts
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_1_block_7(state, stacks):
+        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+        active = state.pc == 7
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        point = Point(
+            state.nuts_step_point_x,
+            state.nuts_step_point_log_prob,
+            state.nuts_step_point_grad,
+        )
+        r = nuts_math.normal(seed, counter, point.x)
+        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
+        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        # examples/nuts.py:122  counter = counter + 2
+        counter = counter + 2
+        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
+        minus = Edge(point.x, r, point.grad)
+        # examples/nuts.py:124  plus = minus
+        plus = minus
+        # examples/nuts.py:125  sample = point
+        sample = point
+        # examples/nuts.py:126  size = 1.0
+        size = spread(active, 1.0)
+        # examples/nuts.py:127  depth = 0
+        depth = spread(active, 0)
+        # examples/nuts.py:128  leapfrogs = 0
+        leapfrogs = spread(active, 0)
+        # examples/nuts.py:129  accept = 0.0
+        accept = spread(active, 0.0)
+        # examples/nuts.py:130  going = True
+        going = spread(active, True)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_joint0=joint0,
+                nuts_step_log_slice=select(
+                    active, log_slice, state.nuts_step_log_slice
+                ),
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_1_block_8(state, stacks):
+        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+        active = state.pc == 8
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        joint0 = state.nuts_step_joint0
+        log_slice = state.nuts_step_log_slice
+        depth = state.nuts_step_depth
+        cond_1 = nuts_math.uniform(seed, counter) < 0.5
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
+        choice_1 = where(cond_1, if_true_1, if_false_1)
+        direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
+        # examples/nuts.py:133  edge = minus if direction < 0 else plus
+        cond_2 = direction < 0
+        choice_2 = Edge(
+            where(cond_2, minus[0], plus[0]),
+            where(cond_2, minus[1], plus[1]),
+            where(cond_2, minus[2], plus[2]),
+        )
+        edge = choice_2
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        tree_counter = counter + 1
+        (
+            build_tree_edge,
+            build_tree_joint0,
+            build_tree_log_slice,
+            build_tree_direction,
+            build_tree_depth,
+            build_tree_seed,
+            build_tree_counter,
+        ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:81  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 9, active
+        )
+        pc = choose(build_tree_cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_direction=direction,
+                build_tree_edge_x=select(
+                    active, build_tree_edge[0], state.build_tree_edge_x
+                ),
+                build_tree_edge_r=select(
+                    active, build_tree_edge[1], state.build_tree_edge_r
+                ),
+                build_tree_edge_grad=select(
+                    active, build_tree_edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(
+                    active, build_tree_joint0, state.build_tree_joint0
+                ),
+                build_tree_log_slice=select(
+                    active, build_tree_log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, build_tree_direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(
+                    active, build_tree_depth, state.build_tree_depth
+                ),
+                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
+                build_tree_counter=select(
+                    active, build_tree_counter, state.build_tree_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 8, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_1_block_9(state, stacks):
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        active = state.pc == 9
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        leapfrogs = state.nuts_step_leapfrogs
+        accept = state.nuts_step_accept
+        direction = state.nuts_step_direction
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        size = state.nuts_step_size
+        seed = state.nuts_step_seed
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        depth = state.nuts_step_depth
+        tree = build_tree_return
+        # examples/nuts.py:135  counter = tree.counter
+        counter = tree.counter
+        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
+        leapfrogs = leapfrogs + tree.leapfrogs
+        # examples/nuts.py:137  accept = accept + tree.accept
+        accept = accept + tree.accept
+        # examples/nuts.py:138  if direction < 0:
+        cond_3 = direction < 0
+        cond_3_test1 = cond_3
+        # examples/nuts.py:139  minus = tree.minus
+        minus_arm1 = tree.minus
+        # examples/nuts.py:141  plus = tree.plus
+        plus_arm1 = tree.plus
+        # examples/nuts.py:138  if direction < 0:
+        minus = Edge(
+            where(cond_3_test1, minus_arm1[0], minus[0]),
+            where(cond_3_test1, minus_arm1[1], minus[1]),
+            where(cond_3_test1, minus_arm1[2], minus[2]),
+        )
+        plus = Edge(
+            where(cond_3_test1, plus[0], plus_arm1[0]),
+            where(cond_3_test1, plus[1], plus_arm1[1]),
+            where(cond_3_test1, plus[2], plus_arm1[2]),
+        )
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        and__3 = tree.ok
+        and__4 = nuts_math.uniform(seed, counter) * size < tree.size
+        and__5 = where(and__3, and__4, and__3)
+        and__5_test1 = and__5
+        # examples/nuts.py:143  sample = tree.sample
+        sample_arm1 = tree.sample
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        sample = Point(
+            where(and__5_test1, sample_arm1[0], sample[0]),
+            where(and__5_test1, sample_arm1[1], sample[1]),
+            where(and__5_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:144  counter = counter + 1
+        counter = counter + 1
+        # examples/nuts.py:145  size = size + tree.size
+        size = size + tree.size
+        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
+        and__6 = tree.ok
+        and__7 = no_u_turn(minus, plus)
+        and__8 = where(and__6, and__7, and__6)
+        going = and__8
+        # examples/nuts.py:147  depth = depth + 1
+        depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=depth,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_1_block_10(state, stacks):
+        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+        active = state.pc == 10
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        counter = safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = safe_divisor(active, state.nuts_step_depth)
+        accept = state.nuts_step_accept
+        result_1 = Step(
+            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+        )
+        nuts_step_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_return_point_x=select(
+                    active, nuts_step_return[0][0], state.nuts_step_return_point_x
+                ),
+                nuts_step_return_point_log_prob=select(
+                    active,
+                    nuts_step_return[0][1],
+                    state.nuts_step_return_point_log_prob,
+                ),
+                nuts_step_return_point_grad=select(
+                    active, nuts_step_return[0][2], state.nuts_step_return_point_grad
+                ),
+                nuts_step_return_counter=select(
+                    active, nuts_step_return[1], state.nuts_step_return_counter
+                ),
+                nuts_step_return_leapfrogs=select(
+                    active, nuts_step_return[2], state.nuts_step_return_leapfrogs
+                ),
+                nuts_step_return_depth=select(
+                    active, nuts_step_return[3], state.nuts_step_return_depth
+                ),
+                nuts_step_return_accept=select(
+                    active, nuts_step_return[4], state.nuts_step_return_accept
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_1_block_11(state, stacks):
+        # examples/nuts.py:83  eps = direction * step_size
+        active = state.pc == 11
+        direction = state.build_tree_direction
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        log_slice = state.build_tree_log_slice
+        joint0 = state.build_tree_joint0
+        counter = state.build_tree_counter
+        eps = direction * step_size
+        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
+        r = edge.r + (0.5 * eps)[:, None] * edge.grad
+        # examples/nuts.py:85  x = edge.x + eps * r
+        x = edge.x + eps[:, None] * r
+        # examples/nuts.py:86  log_prob, grad = target(x)
+        log_prob, grad = target(x)
+        # examples/nuts.py:87  r = r + 0.5 * eps * grad
+        r = r + (0.5 * eps)[:, None] * grad
+        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:89  new = Edge(x, r, grad)
+        new = Edge(x, r, grad)
+        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
+        size = nuts_math.as_count(log_slice <= joint)
+        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
+        ok = joint > log_slice - MAX_ENERGY_ERROR
+        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
+        accept = nuts_math.accept_probability(joint - joint0)
+        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
+        )
+        build_tree_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_1_block_12(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 12
+        depth = state.build_tree_depth
+        joint0 = state.build_tree_joint0
+        log_slice = state.build_tree_log_slice
+        direction = state.build_tree_direction
+        seed = state.build_tree_seed
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        counter = state.build_tree_counter
+        tree_depth = depth - 1
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
+        )
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
+        )
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
+        )
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
+        )
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            edge,
+            joint0,
+            log_slice,
+            direction,
+            tree_depth,
+            seed,
+            counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        return_sp, returns_write, overflow_6 = push(
+            stacks.returns, state.return_sp, 13, active
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
+        )
+        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 12, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_joint0=build_tree_joint0_write,
+                build_tree_log_slice=build_tree_log_slice_write,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_depth=build_tree_depth_write,
+                build_tree_seed=build_tree_seed_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_1_block_13(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 13
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        tree = build_tree_return
+        # examples/nuts.py:96  if not tree.ok:
+        not_1 = tree.ok
+        not__1 = where(not_1, False, True)
+        build_tree_return = tree
+        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
+        )
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
+        )
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
+        )
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
+        )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
+        )
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
+        )
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
+        )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
+        )
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
+        )
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
+        )
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
+        )
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
+        )
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
+        )
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
+        )
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
+        )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:96  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_CHAIN_1_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 14, going
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = where(going, pc, returned_pc)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 13, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_seed=build_tree_seed_write,
+                build_tree_tree_minus_x=build_tree_tree_minus_x_write,
+                build_tree_tree_minus_r=build_tree_tree_minus_r_write,
+                build_tree_tree_minus_grad=build_tree_tree_minus_grad_write,
+                build_tree_tree_plus_x=build_tree_tree_plus_x_write,
+                build_tree_tree_plus_r=build_tree_tree_plus_r_write,
+                build_tree_tree_plus_grad=build_tree_tree_plus_grad_write,
+                build_tree_tree_sample_x=build_tree_tree_sample_x_write,
+                build_tree_tree_sample_log_prob=build_tree_tree_sample_log_prob_write,
+                build_tree_tree_sample_grad=build_tree_tree_sample_grad_write,
+                build_tree_tree_size=build_tree_tree_size_write,
+                build_tree_tree_ok=build_tree_tree_ok_write,
+                build_tree_tree_accept=build_tree_tree_accept_write,
+                build_tree_tree_counter=build_tree_tree_counter_write,
+                build_tree_tree_leapfrogs=build_tree_tree_leapfrogs_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_1_block_14(state, stacks):
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        active = state.pc == 14
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
+        )
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
+        )
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
+        )
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
+        )
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
+        )
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
+        )
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
+        )
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
+        )
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
+        )
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
+        )
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
+        )
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
+        )
+        tree = Tree(
+            Edge(
+                build_tree_tree_minus_x_top,
+                build_tree_tree_minus_r_top,
+                build_tree_tree_minus_grad_top,
+            ),
+            Edge(
+                build_tree_tree_plus_x_top,
+                build_tree_tree_plus_r_top,
+                build_tree_tree_plus_grad_top,
+            ),
+            Point(
+                build_tree_tree_sample_x_top,
+                build_tree_tree_sample_log_prob_top,
+                build_tree_tree_sample_grad_top,
+            ),
+            build_tree_tree_size_top,
+            build_tree_tree_ok_top,
+            build_tree_tree_accept_top,
+            build_tree_tree_counter_top,
+            build_tree_tree_leapfrogs_top,
+        )
+        more = build_tree_return
+        # examples/nuts.py:100  counter = more.counter
+        counter = more.counter
+        # examples/nuts.py:101  sample = tree.sample
+        sample = tree.sample
+        # examples/nuts.py:102  total = tree.size + more.size
+        total = tree.size + more.size
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        cond_3 = nuts_math.uniform(seed, counter) * total < more.size
+        cond_3_test1 = cond_3
+        # examples/nuts.py:104  sample = more.sample
+        sample_arm1 = more.sample
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        sample = Point(
+            where(cond_3_test1, sample_arm1[0], sample[0]),
+            where(cond_3_test1, sample_arm1[1], sample[1]),
+            where(cond_3_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:105  counter = counter + 1
+        counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
+        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
+        cond_4 = direction < 0
+        if_true_2 = more.minus
+        if_false_2 = tree.minus
+        choice_2 = Edge(
+            where(cond_4, if_true_2[0], if_false_2[0]),
+            where(cond_4, if_true_2[1], if_false_2[1]),
+            where(cond_4, if_true_2[2], if_false_2[2]),
+        )
+        minus = choice_2
+        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
+        cond_5 = direction < 0
+        if_true_3 = tree.plus
+        if_false_3 = more.plus
+        choice_3 = Edge(
+            where(cond_5, if_true_3[0], if_false_3[0]),
+            where(cond_5, if_true_3[1], if_false_3[1]),
+            where(cond_5, if_true_3[2], if_false_3[2]),
+        )
+        plus = choice_3
+        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
+        and__1 = more.ok
+        and__2 = no_u_turn(minus, plus)
+        and__3 = where(and__1, and__2, and__1)
+        ok = and__3
+        # examples/nuts.py:109  accept = tree.accept + more.accept
+        accept = tree.accept + more.accept
+        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
+        leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        build_tree_return = result_2
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_counter=counter,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    NUTS_CHAIN_1_BLOCKS = (
+        nuts_chain_1_block_0,
+        nuts_chain_1_block_1,
+        nuts_chain_1_block_2,
+        nuts_chain_1_block_3,
+        nuts_chain_1_block_4,
+        nuts_chain_1_block_5,
+        nuts_chain_1_block_6,
+        nuts_chain_1_block_7,
+        nuts_chain_1_block_8,
+        nuts_chain_1_block_9,
+        nuts_chain_1_block_10,
+        nuts_chain_1_block_11,
+        nuts_chain_1_block_12,
+        nuts_chain_1_block_13,
+        nuts_chain_1_block_14,
+    )
+    # blocks that may run again at once: a loop body that tests itself
+    NUTS_CHAIN_1_LOOPING_BLOCKS = ()
+    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+    NUTS_CHAIN_1_WRITES = (
+        (("pc", "nuts_chain_loop_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_loop_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+            ),
+            (),
+        ),
+        (("pc", "nuts_chain_t_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_t",
+                "nuts_chain_t_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+                "nuts_chain_draws",
+                "nuts_chain_leapfrogs",
+                "nuts_chain_depths",
+                "nuts_chain_accepts",
+                "index_error_at",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_return_point_x",
+                "nuts_chain_return_point_log_prob",
+                "nuts_chain_return_point_grad",
+                "nuts_chain_return_counter",
+                "nuts_chain_return_draws",
+                "nuts_chain_return_leapfrogs",
+                "nuts_chain_return_depths",
+                "nuts_chain_return_accepts",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_joint0",
+                "nuts_step_log_slice",
+                "nuts_step_counter",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_direction",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_counter",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_return_point_x",
+                "nuts_step_return_point_log_prob",
+                "nuts_step_return_point_grad",
+                "nuts_step_return_counter",
+                "nuts_step_return_leapfrogs",
+                "nuts_step_return_depth",
+                "nuts_step_return_accept",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_minus_x",
+                "build_tree_tree_minus_r",
+                "build_tree_tree_minus_grad",
+                "build_tree_tree_plus_x",
+                "build_tree_tree_plus_r",
+                "build_tree_tree_plus_grad",
+                "build_tree_tree_sample_x",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_sample_grad",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_counter",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+    )
+    NUTS_CHAIN_1_BLOCK_LINES = (
+        "in nuts_chain at examples/nuts.py:157: for _ in range(num_burnin):",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:161: for t in range(num_results):",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:169: return Chain(point, counter, draws, leapfrogs, depths, accepts)",
+        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
+        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
+        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
+        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
+        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
+    )
+    # per subscript that can be out of range: its line (index_error_at)
+    NUTS_CHAIN_1_INDEX_LINES = (
+        "in nuts_chain at examples/nuts.py:165: draws[t] = point.x",
+        "in nuts_chain at examples/nuts.py:166: leapfrogs[t] = step.leapfrogs",
+        "in nuts_chain at examples/nuts.py:167: depths[t] = step.depth",
+        "in nuts_chain at examples/nuts.py:168: accepts[t] = step.accept",
+    )
+
+    def nuts_chain_1_program(
+        point_x,
+        point_log_prob,
+        point_grad,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth,
+        max_iterations,
+        xla,
+        profile,
+        parallel_iterations=10,
+    ):
+        """Arguments to results for a whole batch: what tf.function traces."""
+        batch = batch_size(
+            point_x,
+            point_log_prob,
+            point_grad,
+            seed,
+            counter,
+            num_burnin,
+            num_results,
+            draws,
+            leapfrogs,
+            depths,
+            accepts,
+        )
+        state = NutsChain1State(
+            pc=zeros([batch], (), "int32"),
+            return_sp=zeros([batch], (), "int32"),
+            build_tree_counter=zeros([batch], (), "int64"),
+            build_tree_depth=zeros([batch], (), "int64"),
+            build_tree_direction=zeros([batch], (), "float64"),
+            build_tree_edge_x=zeros([batch], (100,), "float64"),
+            build_tree_edge_r=zeros([batch], (100,), "float64"),
+            build_tree_edge_grad=zeros([batch], (100,), "float64"),
+            build_tree_joint0=zeros([batch], (), "float64"),
+            build_tree_log_slice=zeros([batch], (), "float64"),
+            build_tree_return_minus_x=zeros([batch], (100,), "float64"),
+            build_tree_return_minus_r=zeros([batch], (100,), "float64"),
+            build_tree_return_minus_grad=zeros([batch], (100,), "float64"),
+            build_tree_return_plus_x=zeros([batch], (100,), "float64"),
+            build_tree_return_plus_r=zeros([batch], (100,), "float64"),
+            build_tree_return_plus_grad=zeros([batch], (100,), "float64"),
+            build_tree_return_sample_x=zeros([batch], (100,), "float64"),
+            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=zeros([batch], (100,), "float64"),
+            build_tree_return_size=zeros([batch], (), "float64"),
+            build_tree_return_ok=zeros([batch], (), "bool"),
+            build_tree_return_accept=zeros([batch], (), "float64"),
+            build_tree_return_counter=zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
+            build_tree_seed=zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_r=zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_grad=zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_x=zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_r=zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_grad=zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_x=zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=zeros([batch], (100,), "float64"),
+            build_tree_tree_size=zeros([batch], (), "float64"),
+            build_tree_tree_ok=zeros([batch], (), "bool"),
+            build_tree_tree_accept=zeros([batch], (), "float64"),
+            build_tree_tree_counter=zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            nuts_chain_accepts=accepts,
+            nuts_chain_counter=counter,
+            nuts_chain_depths=depths,
+            nuts_chain_draws=draws,
+            nuts_chain_leapfrogs=leapfrogs,
+            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_num_burnin=num_burnin,
+            nuts_chain_num_results=num_results,
+            nuts_chain_point_x=point_x,
+            nuts_chain_point_log_prob=point_log_prob,
+            nuts_chain_point_grad=point_grad,
+            nuts_chain_return_point_x=zeros([batch], (100,), "float64"),
+            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=zeros([batch], (100,), "float64"),
+            nuts_chain_return_counter=zeros([batch], (), "int64"),
+            nuts_chain_return_draws=zeros([batch], (1024, 100), "float64"),
+            nuts_chain_return_leapfrogs=zeros([batch], (1024,), "int64"),
+            nuts_chain_return_depths=zeros([batch], (1024,), "int64"),
+            nuts_chain_return_accepts=zeros([batch], (1024,), "float64"),
+            nuts_chain_seed=seed,
+            nuts_chain_t=zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=zeros([batch], (), "int64"),
+            nuts_step_accept=zeros([batch], (), "float64"),
+            nuts_step_counter=zeros([batch], (), "int64"),
+            nuts_step_depth=zeros([batch], (), "int64"),
+            nuts_step_direction=zeros([batch], (), "float64"),
+            nuts_step_joint0=zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_log_slice=zeros([batch], (), "float64"),
+            nuts_step_minus_x=zeros([batch], (100,), "float64"),
+            nuts_step_minus_r=zeros([batch], (100,), "float64"),
+            nuts_step_minus_grad=zeros([batch], (100,), "float64"),
+            nuts_step_plus_x=zeros([batch], (100,), "float64"),
+            nuts_step_plus_r=zeros([batch], (100,), "float64"),
+            nuts_step_plus_grad=zeros([batch], (100,), "float64"),
+            nuts_step_point_x=zeros([batch], (100,), "float64"),
+            nuts_step_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_point_grad=zeros([batch], (100,), "float64"),
+            nuts_step_return_point_x=zeros([batch], (100,), "float64"),
+            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=zeros([batch], (100,), "float64"),
+            nuts_step_return_counter=zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_return_depth=zeros([batch], (), "int64"),
+            nuts_step_return_accept=zeros([batch], (), "float64"),
+            nuts_step_sample_x=zeros([batch], (100,), "float64"),
+            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
+            nuts_step_sample_grad=zeros([batch], (100,), "float64"),
+            nuts_step_seed=zeros([batch], (), "int64"),
+            nuts_step_size=zeros([batch], (), "float64"),
+            overflow_at=zeros([batch], (), "int32") - 1,
+            index_error_at=zeros([batch], (), "int32") - 1,
+        )
+        stacks = NutsChain1Stacks(
+            returns=zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (100,), "float64"),
+            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (100,), "float64"),
+            build_tree_tree_minus_grad=zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (100,), "float64"),
+            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (100,), "float64"),
+            build_tree_tree_plus_grad=zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (100,), "float64"),
+            build_tree_tree_sample_log_prob=zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+        )
+        state, stacks, counters = run(
+            state,
+            stacks,
+            NUTS_CHAIN_1_BLOCKS,
+            xla,
+            profile,
+            NUTS_CHAIN_1_LOOPING_BLOCKS,
+            max_iterations,
+            NUTS_CHAIN_1_WRITES,
+            parallel_iterations,
+        )
+        return (
+            (
+                state.nuts_chain_return_point_x,
+                state.nuts_chain_return_point_log_prob,
+                state.nuts_chain_return_point_grad,
+                state.nuts_chain_return_counter,
+                state.nuts_chain_return_draws,
+                state.nuts_chain_return_leapfrogs,
+                state.nuts_chain_return_depths,
+                state.nuts_chain_return_accepts,
+            ),
+            (state.overflow_at, state.index_error_at),
+            state.pc,
+            counters,
+        )
+
+    def nuts_chain_1(
+        point,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
+    ):
+        """Batched `nuts_chain`: every argument has a leading batch dimension.
+
+        Per example: nuts_chain(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[1024, 100], leapfrogs: int64[1024], depths: int64[1024], accepts: float64[1024]) -> Chain(Point(float64[100], float64[], float64[100]), int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024]).
+        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
+        the recursion depth; deeper examples raise StackOverflowError.  `xla`
+        compiles with XLA (TensorFlow only).
+        """
+        leaves = [
+            to_leaf("nuts_chain", name, value, dtype, shape)
+            for name, value, (dtype, shape) in zip(
+                (
+                    "point[0]",
+                    "point[1]",
+                    "point[2]",
+                    "seed",
+                    "counter",
+                    "num_burnin",
+                    "num_results",
+                    "draws",
+                    "leapfrogs",
+                    "depths",
+                    "accepts",
+                ),
+                (
+                    point[0],
+                    point[1],
+                    point[2],
+                    seed,
+                    counter,
+                    num_burnin,
+                    num_results,
+                    draws,
+                    leapfrogs,
+                    depths,
+                    accepts,
+                ),
+                (
+                    ("float64", (100,)),
+                    ("float64", ()),
+                    ("float64", (100,)),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("float64", (1024, 100)),
+                    ("int64", (1024,)),
+                    ("int64", (1024,)),
+                    ("float64", (1024,)),
+                ),
+            )
+        ]
+        leaves = broadcast_batch(
+            "nuts_chain",
+            (
+                "point[0]",
+                "point[1]",
+                "point[2]",
+                "seed",
+                "counter",
+                "num_burnin",
+                "num_results",
+                "draws",
+                "leapfrogs",
+                "depths",
+                "accepts",
+            ),
+            leaves,
+        )
+        check_stack_bytes(
+            "nuts_chain",
+            leaves,
+            max_stack_depth,
+            NUTS_CHAIN_1_STACK_BYTES,
+            max_stack_bytes,
+        )
+        try:
+            program = compiled(
+                nuts_chain_1_program,
+                xla,
+                profile,
+                leaves,
+                max_stack_depth,
+                max_iterations,
+                parallel_iterations,
+            )
+            result, errors, pc, counters = program(*leaves)
+        except Exception as error:
+            note_source_line(error, NUTS_CHAIN_1_BLOCK_LINES, "nuts_chain_1_block_")
+            raise
+        result = static_batch(leaves, result)
+        if safety_checks:
+            result = checked(
+                "nuts_chain",
+                result,
+                errors,
+                pc,
+                (NUTS_CHAIN_1_BLOCK_LINES, NUTS_CHAIN_1_INDEX_LINES),
+                max_stack_depth,
+                max_iterations,
+            )
+        if profile:
+            return (
+                Chain(
+                    Point(result[0], result[1], result[2]),
+                    result[3],
+                    result[4],
+                    result[5],
+                    result[6],
+                    result[7],
+                ),
+                make_profile(counters, NUTS_CHAIN_1_BLOCK_LINES, errors[0].shape[0]),
+            )
+        return Chain(
+            Point(result[0], result[1], result[2]),
+            result[3],
+            result[4],
+            result[5],
+            result[6],
+            result[7],
+        )
+
+    return nuts_chain_1
+
+
+def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
+    """Builds the batched `nuts_chain` for the values its source closes over.
+
+    Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
+    """
+    # ----------------------------------------------------------------------
+    # nuts_chain(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 100], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[100], float64[], float64[100]), int64[], float64[32, 100], int64[32], int64[32], float64[32])
+
+    class NutsChain2State(typing.NamedTuple):
+        """Loop state of `nuts_chain` (the stacks aside): one [batch, ...] array per register."""
+
+        # [batch] int32: the block each example runs next (NUTS_CHAIN_2_HALT once it has returned)
+        pc: object
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+        return_sp: object
+        # [batch] int64: counter of build_tree
+        build_tree_counter: object
+        # [batch] int64: depth of build_tree
+        build_tree_depth: object
+        # [batch] float64: direction of build_tree
+        build_tree_direction: object
+        # [batch, 100] float64: edge of build_tree
+        build_tree_edge_x: object
+        # [batch, 100] float64: edge of build_tree
+        build_tree_edge_r: object
+        # [batch, 100] float64: edge of build_tree
+        build_tree_edge_grad: object
+        # [batch] float64: joint0 of build_tree
+        build_tree_joint0: object
+        # [batch] float64: log_slice of build_tree
+        build_tree_log_slice: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_minus_x: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_minus_r: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_minus_grad: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_plus_x: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_plus_r: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_plus_grad: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_sample_x: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_sample_log_prob: object
+        # [batch, 100] float64: the value build_tree returns
+        build_tree_return_sample_grad: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_size: object
+        # [batch] bool: the value build_tree returns
+        build_tree_return_ok: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_accept: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_counter: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_leapfrogs: object
+        # [batch] int64: seed of build_tree
+        build_tree_seed: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_minus_x: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_minus_r: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_minus_grad: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_plus_x: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_plus_r: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_plus_grad: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_sample_x: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_sample_log_prob: object
+        # [batch, 100] float64: tree of build_tree
+        build_tree_tree_sample_grad: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_size: object
+        # [batch] bool: tree of build_tree
+        build_tree_tree_ok: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_accept: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_counter: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_leapfrogs: object
+        # [batch, 32] float64: accepts of nuts_chain
+        nuts_chain_accepts: object
+        # [batch] int64: counter of nuts_chain
+        nuts_chain_counter: object
+        # [batch, 32] int64: depths of nuts_chain
+        nuts_chain_depths: object
+        # [batch, 32, 100] float64: draws of nuts_chain
+        nuts_chain_draws: object
+        # [batch, 32] int64: leapfrogs of nuts_chain
+        nuts_chain_leapfrogs: object
+        # [batch] int64: loop_next_1 of nuts_chain
+        nuts_chain_loop_next_1: object
+        # [batch] int64: num_burnin of nuts_chain
+        nuts_chain_num_burnin: object
+        # [batch] int64: num_results of nuts_chain
+        nuts_chain_num_results: object
+        # [batch, 100] float64: point of nuts_chain
+        nuts_chain_point_x: object
+        # [batch] float64: point of nuts_chain
+        nuts_chain_point_log_prob: object
+        # [batch, 100] float64: point of nuts_chain
+        nuts_chain_point_grad: object
+        # [batch, 100] float64: the value nuts_chain returns
+        nuts_chain_return_point_x: object
+        # [batch] float64: the value nuts_chain returns
+        nuts_chain_return_point_log_prob: object
+        # [batch, 100] float64: the value nuts_chain returns
+        nuts_chain_return_point_grad: object
+        # [batch] int64: the value nuts_chain returns
+        nuts_chain_return_counter: object
+        # [batch, 32, 100] float64: the value nuts_chain returns
+        nuts_chain_return_draws: object
+        # [batch, 32] int64: the value nuts_chain returns
+        nuts_chain_return_leapfrogs: object
+        # [batch, 32] int64: the value nuts_chain returns
+        nuts_chain_return_depths: object
+        # [batch, 32] float64: the value nuts_chain returns
+        nuts_chain_return_accepts: object
+        # [batch] int64: seed of nuts_chain
+        nuts_chain_seed: object
+        # [batch] int64: t of nuts_chain
+        nuts_chain_t: object
+        # [batch] int64: t_next_1 of nuts_chain
+        nuts_chain_t_next_1: object
+        # [batch] float64: accept of nuts_step
+        nuts_step_accept: object
+        # [batch] int64: counter of nuts_step
+        nuts_step_counter: object
+        # [batch] int64: depth of nuts_step
+        nuts_step_depth: object
+        # [batch] float64: direction of nuts_step
+        nuts_step_direction: object
+        # [batch] float64: joint0 of nuts_step
+        nuts_step_joint0: object
+        # [batch] int64: leapfrogs of nuts_step
+        nuts_step_leapfrogs: object
+        # [batch] float64: log_slice of nuts_step
+        nuts_step_log_slice: object
+        # [batch, 100] float64: minus of nuts_step
+        nuts_step_minus_x: object
+        # [batch, 100] float64: minus of nuts_step
+        nuts_step_minus_r: object
+        # [batch, 100] float64: minus of nuts_step
+        nuts_step_minus_grad: object
+        # [batch, 100] float64: plus of nuts_step
+        nuts_step_plus_x: object
+        # [batch, 100] float64: plus of nuts_step
+        nuts_step_plus_r: object
+        # [batch, 100] float64: plus of nuts_step
+        nuts_step_plus_grad: object
+        # [batch, 100] float64: point of nuts_step
+        nuts_step_point_x: object
+        # [batch] float64: point of nuts_step
+        nuts_step_point_log_prob: object
+        # [batch, 100] float64: point of nuts_step
+        nuts_step_point_grad: object
+        # [batch, 100] float64: the value nuts_step returns
+        nuts_step_return_point_x: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_point_log_prob: object
+        # [batch, 100] float64: the value nuts_step returns
+        nuts_step_return_point_grad: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_counter: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_leapfrogs: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_depth: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_accept: object
+        # [batch, 100] float64: sample of nuts_step
+        nuts_step_sample_x: object
+        # [batch] float64: sample of nuts_step
+        nuts_step_sample_log_prob: object
+        # [batch, 100] float64: sample of nuts_step
+        nuts_step_sample_grad: object
+        # [batch] int64: seed of nuts_step
+        nuts_step_seed: object
+        # [batch] float64: size of nuts_step
+        nuts_step_size: object
+        # [batch] int32: block where an example overflowed a stack, or -1
+        overflow_at: object
+        # [batch] int32: block where an example indexed out of range, or -1
+        index_error_at: object
+
+    class NutsChain2Stacks(typing.NamedTuple):
+        """Stacks of `nuts_chain`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+        # [depth, batch] int32: return addresses (block indices)
+        returns: object
+        # [depth, batch] int64: saved build_tree_depth
+        build_tree_depth: object
+        # [depth, batch] float64: saved build_tree_direction
+        build_tree_direction: object
+        # [depth, batch] float64: saved build_tree_joint0
+        build_tree_joint0: object
+        # [depth, batch] float64: saved build_tree_log_slice
+        build_tree_log_slice: object
+        # [depth, batch] int64: saved build_tree_seed
+        build_tree_seed: object
+        # [depth, batch, 100] float64: saved build_tree_tree_minus_x
+        build_tree_tree_minus_x: object
+        # [depth, batch, 100] float64: saved build_tree_tree_minus_r
+        build_tree_tree_minus_r: object
+        # [depth, batch, 100] float64: saved build_tree_tree_minus_grad
+        build_tree_tree_minus_grad: object
+        # [depth, batch, 100] float64: saved build_tree_tree_plus_x
+        build_tree_tree_plus_x: object
+        # [depth, batch, 100] float64: saved build_tree_tree_plus_r
+        build_tree_tree_plus_r: object
+        # [depth, batch, 100] float64: saved build_tree_tree_plus_grad
+        build_tree_tree_plus_grad: object
+        # [depth, batch, 100] float64: saved build_tree_tree_sample_x
+        build_tree_tree_sample_x: object
+        # [depth, batch] float64: saved build_tree_tree_sample_log_prob
+        build_tree_tree_sample_log_prob: object
+        # [depth, batch, 100] float64: saved build_tree_tree_sample_grad
+        build_tree_tree_sample_grad: object
+        # [depth, batch] float64: saved build_tree_tree_size
+        build_tree_tree_size: object
+        # [depth, batch] bool: saved build_tree_tree_ok
+        build_tree_tree_ok: object
+        # [depth, batch] float64: saved build_tree_tree_accept
+        build_tree_tree_accept: object
+        # [depth, batch] int64: saved build_tree_tree_counter
+        build_tree_tree_counter: object
+        # [depth, batch] int64: saved build_tree_tree_leapfrogs
+        build_tree_tree_leapfrogs: object
+
+    NUTS_CHAIN_2_HALT = 15
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 800, build_tree_tree_minus_r 800, build_tree_tree_minus_grad 800, build_tree_tree_plus_x 800, build_tree_tree_plus_r 800, build_tree_tree_plus_grad 800, build_tree_tree_sample_x 800, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 800, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_CHAIN_2_STACK_BYTES = 6485
+
+    def nuts_chain_2_block_0(state, stacks):
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        active = state.pc == 0
+        num_burnin = state.nuts_chain_num_burnin
+        loop_next_1 = spread(active, 0)
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_2_block_1(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 1
+        loop_next_1 = state.nuts_chain_loop_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        _ = loop_next_1
+        loop_next_1 = loop_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 2, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 1, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_2_block_2(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 2
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        loop_next_1 = state.nuts_chain_loop_next_1
+        num_burnin = state.nuts_chain_num_burnin
+        step = nuts_step_return
+        # examples/nuts.py:159  point = step.point
+        point = step.point
+        # examples/nuts.py:160  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_2_block_3(state, stacks):
+        # examples/nuts.py:161  for t in range(num_results):
+        active = state.pc == 3
+        num_results = state.nuts_chain_num_results
+        t_next_1 = spread(active, 0)
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_2_block_4(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 4
+        t_next_1 = state.nuts_chain_t_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:161  for t in range(num_results):
+        t = t_next_1
+        t_next_1 = t_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 5, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t=select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 4, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_2_block_5(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 5
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        draws = state.nuts_chain_draws
+        t = state.nuts_chain_t
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        t_next_1 = state.nuts_chain_t_next_1
+        num_results = state.nuts_chain_num_results
+        step = nuts_step_return
+        # examples/nuts.py:163  point = step.point
+        point = step.point
+        # examples/nuts.py:164  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:165  draws[t] = point.x
+        value_1 = point.x
+        fault_1 = index_fault(active, draws, (t,))
+        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
+        value_2 = step.leapfrogs
+        fault_2 = index_fault(active, leapfrogs, (t,))
+        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        # examples/nuts.py:167  depths[t] = step.depth
+        value_3 = step.depth
+        fault_3 = index_fault(active, depths, (t,))
+        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        # examples/nuts.py:168  accepts[t] = step.accept
+        value_4 = step.accept
+        fault_4 = index_fault(active, accepts, (t,))
+        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        # examples/nuts.py:161  for t in range(num_results):
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        # examples that indexed out of range stop here; the caller raises
+        fault = fault_1 | fault_2 | fault_3 | fault_4
+        pc = select(fault, NUTS_CHAIN_2_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_draws=draws,
+                nuts_chain_leapfrogs=leapfrogs,
+                nuts_chain_depths=depths,
+                nuts_chain_accepts=accepts,
+                index_error_at=select(
+                    fault_1,
+                    0,
+                    select(
+                        fault_2,
+                        1,
+                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                    ),
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_2_block_6(state, stacks):
+        # examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+        active = state.pc == 6
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        counter = state.nuts_chain_counter
+        draws = state.nuts_chain_draws
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
+        nuts_chain_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_return_point_x=select(
+                    active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
+                ),
+                nuts_chain_return_point_log_prob=select(
+                    active,
+                    nuts_chain_return[0][1],
+                    state.nuts_chain_return_point_log_prob,
+                ),
+                nuts_chain_return_point_grad=select(
+                    active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
+                ),
+                nuts_chain_return_counter=select(
+                    active, nuts_chain_return[1], state.nuts_chain_return_counter
+                ),
+                nuts_chain_return_draws=select(
+                    active, nuts_chain_return[2], state.nuts_chain_return_draws
+                ),
+                nuts_chain_return_leapfrogs=select(
+                    active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
+                ),
+                nuts_chain_return_depths=select(
+                    active, nuts_chain_return[4], state.nuts_chain_return_depths
+                ),
+                nuts_chain_return_accepts=select(
+                    active, nuts_chain_return[5], state.nuts_chain_return_accepts
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_2_block_7(state, stacks):
+        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+        active = state.pc == 7
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        point = Point(
+            state.nuts_step_point_x,
+            state.nuts_step_point_log_prob,
+            state.nuts_step_point_grad,
+        )
+        r = nuts_math.normal(seed, counter, point.x)
+        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
+        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        # examples/nuts.py:122  counter = counter + 2
+        counter = counter + 2
+        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
+        minus = Edge(point.x, r, point.grad)
+        # examples/nuts.py:124  plus = minus
+        plus = minus
+        # examples/nuts.py:125  sample = point
+        sample = point
+        # examples/nuts.py:126  size = 1.0
+        size = spread(active, 1.0)
+        # examples/nuts.py:127  depth = 0
+        depth = spread(active, 0)
+        # examples/nuts.py:128  leapfrogs = 0
+        leapfrogs = spread(active, 0)
+        # examples/nuts.py:129  accept = 0.0
+        accept = spread(active, 0.0)
+        # examples/nuts.py:130  going = True
+        going = spread(active, True)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_joint0=joint0,
+                nuts_step_log_slice=select(
+                    active, log_slice, state.nuts_step_log_slice
+                ),
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_2_block_8(state, stacks):
+        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+        active = state.pc == 8
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        joint0 = state.nuts_step_joint0
+        log_slice = state.nuts_step_log_slice
+        depth = state.nuts_step_depth
+        cond_1 = nuts_math.uniform(seed, counter) < 0.5
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
+        choice_1 = where(cond_1, if_true_1, if_false_1)
+        direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
+        # examples/nuts.py:133  edge = minus if direction < 0 else plus
+        cond_2 = direction < 0
+        choice_2 = Edge(
+            where(cond_2, minus[0], plus[0]),
+            where(cond_2, minus[1], plus[1]),
+            where(cond_2, minus[2], plus[2]),
+        )
+        edge = choice_2
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        tree_counter = counter + 1
+        (
+            build_tree_edge,
+            build_tree_joint0,
+            build_tree_log_slice,
+            build_tree_direction,
+            build_tree_depth,
+            build_tree_seed,
+            build_tree_counter,
+        ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:81  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 9, active
+        )
+        pc = choose(build_tree_cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_direction=direction,
+                build_tree_edge_x=select(
+                    active, build_tree_edge[0], state.build_tree_edge_x
+                ),
+                build_tree_edge_r=select(
+                    active, build_tree_edge[1], state.build_tree_edge_r
+                ),
+                build_tree_edge_grad=select(
+                    active, build_tree_edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(
+                    active, build_tree_joint0, state.build_tree_joint0
+                ),
+                build_tree_log_slice=select(
+                    active, build_tree_log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, build_tree_direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(
+                    active, build_tree_depth, state.build_tree_depth
+                ),
+                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
+                build_tree_counter=select(
+                    active, build_tree_counter, state.build_tree_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 8, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_2_block_9(state, stacks):
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        active = state.pc == 9
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        leapfrogs = state.nuts_step_leapfrogs
+        accept = state.nuts_step_accept
+        direction = state.nuts_step_direction
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        size = state.nuts_step_size
+        seed = state.nuts_step_seed
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        depth = state.nuts_step_depth
+        tree = build_tree_return
+        # examples/nuts.py:135  counter = tree.counter
+        counter = tree.counter
+        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
+        leapfrogs = leapfrogs + tree.leapfrogs
+        # examples/nuts.py:137  accept = accept + tree.accept
+        accept = accept + tree.accept
+        # examples/nuts.py:138  if direction < 0:
+        cond_3 = direction < 0
+        cond_3_test1 = cond_3
+        # examples/nuts.py:139  minus = tree.minus
+        minus_arm1 = tree.minus
+        # examples/nuts.py:141  plus = tree.plus
+        plus_arm1 = tree.plus
+        # examples/nuts.py:138  if direction < 0:
+        minus = Edge(
+            where(cond_3_test1, minus_arm1[0], minus[0]),
+            where(cond_3_test1, minus_arm1[1], minus[1]),
+            where(cond_3_test1, minus_arm1[2], minus[2]),
+        )
+        plus = Edge(
+            where(cond_3_test1, plus[0], plus_arm1[0]),
+            where(cond_3_test1, plus[1], plus_arm1[1]),
+            where(cond_3_test1, plus[2], plus_arm1[2]),
+        )
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        and__3 = tree.ok
+        and__4 = nuts_math.uniform(seed, counter) * size < tree.size
+        and__5 = where(and__3, and__4, and__3)
+        and__5_test1 = and__5
+        # examples/nuts.py:143  sample = tree.sample
+        sample_arm1 = tree.sample
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        sample = Point(
+            where(and__5_test1, sample_arm1[0], sample[0]),
+            where(and__5_test1, sample_arm1[1], sample[1]),
+            where(and__5_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:144  counter = counter + 1
+        counter = counter + 1
+        # examples/nuts.py:145  size = size + tree.size
+        size = size + tree.size
+        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
+        and__6 = tree.ok
+        and__7 = no_u_turn(minus, plus)
+        and__8 = where(and__6, and__7, and__6)
+        going = and__8
+        # examples/nuts.py:147  depth = depth + 1
+        depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=depth,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_2_block_10(state, stacks):
+        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+        active = state.pc == 10
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        counter = safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = safe_divisor(active, state.nuts_step_depth)
+        accept = state.nuts_step_accept
+        result_1 = Step(
+            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+        )
+        nuts_step_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_return_point_x=select(
+                    active, nuts_step_return[0][0], state.nuts_step_return_point_x
+                ),
+                nuts_step_return_point_log_prob=select(
+                    active,
+                    nuts_step_return[0][1],
+                    state.nuts_step_return_point_log_prob,
+                ),
+                nuts_step_return_point_grad=select(
+                    active, nuts_step_return[0][2], state.nuts_step_return_point_grad
+                ),
+                nuts_step_return_counter=select(
+                    active, nuts_step_return[1], state.nuts_step_return_counter
+                ),
+                nuts_step_return_leapfrogs=select(
+                    active, nuts_step_return[2], state.nuts_step_return_leapfrogs
+                ),
+                nuts_step_return_depth=select(
+                    active, nuts_step_return[3], state.nuts_step_return_depth
+                ),
+                nuts_step_return_accept=select(
+                    active, nuts_step_return[4], state.nuts_step_return_accept
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_2_block_11(state, stacks):
+        # examples/nuts.py:83  eps = direction * step_size
+        active = state.pc == 11
+        direction = state.build_tree_direction
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        log_slice = state.build_tree_log_slice
+        joint0 = state.build_tree_joint0
+        counter = state.build_tree_counter
+        eps = direction * step_size
+        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
+        r = edge.r + (0.5 * eps)[:, None] * edge.grad
+        # examples/nuts.py:85  x = edge.x + eps * r
+        x = edge.x + eps[:, None] * r
+        # examples/nuts.py:86  log_prob, grad = target(x)
+        log_prob, grad = target(x)
+        # examples/nuts.py:87  r = r + 0.5 * eps * grad
+        r = r + (0.5 * eps)[:, None] * grad
+        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:89  new = Edge(x, r, grad)
+        new = Edge(x, r, grad)
+        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
+        size = nuts_math.as_count(log_slice <= joint)
+        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
+        ok = joint > log_slice - MAX_ENERGY_ERROR
+        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
+        accept = nuts_math.accept_probability(joint - joint0)
+        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
+        )
+        build_tree_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_2_block_12(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 12
+        depth = state.build_tree_depth
+        joint0 = state.build_tree_joint0
+        log_slice = state.build_tree_log_slice
+        direction = state.build_tree_direction
+        seed = state.build_tree_seed
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        counter = state.build_tree_counter
+        tree_depth = depth - 1
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
+        )
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
+        )
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
+        )
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
+        )
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            edge,
+            joint0,
+            log_slice,
+            direction,
+            tree_depth,
+            seed,
+            counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        return_sp, returns_write, overflow_6 = push(
+            stacks.returns, state.return_sp, 13, active
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
+        )
+        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 12, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_joint0=build_tree_joint0_write,
+                build_tree_log_slice=build_tree_log_slice_write,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_depth=build_tree_depth_write,
+                build_tree_seed=build_tree_seed_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_2_block_13(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 13
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        tree = build_tree_return
+        # examples/nuts.py:96  if not tree.ok:
+        not_1 = tree.ok
+        not__1 = where(not_1, False, True)
+        build_tree_return = tree
+        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
+        )
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
+        )
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
+        )
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
+        )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
+        )
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
+        )
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
+        )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
+        )
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
+        )
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
+        )
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
+        )
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
+        )
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
+        )
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
+        )
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
+        )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:96  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_CHAIN_2_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 14, going
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = where(going, pc, returned_pc)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 13, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_seed=build_tree_seed_write,
+                build_tree_tree_minus_x=build_tree_tree_minus_x_write,
+                build_tree_tree_minus_r=build_tree_tree_minus_r_write,
+                build_tree_tree_minus_grad=build_tree_tree_minus_grad_write,
+                build_tree_tree_plus_x=build_tree_tree_plus_x_write,
+                build_tree_tree_plus_r=build_tree_tree_plus_r_write,
+                build_tree_tree_plus_grad=build_tree_tree_plus_grad_write,
+                build_tree_tree_sample_x=build_tree_tree_sample_x_write,
+                build_tree_tree_sample_log_prob=build_tree_tree_sample_log_prob_write,
+                build_tree_tree_sample_grad=build_tree_tree_sample_grad_write,
+                build_tree_tree_size=build_tree_tree_size_write,
+                build_tree_tree_ok=build_tree_tree_ok_write,
+                build_tree_tree_accept=build_tree_tree_accept_write,
+                build_tree_tree_counter=build_tree_tree_counter_write,
+                build_tree_tree_leapfrogs=build_tree_tree_leapfrogs_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_2_block_14(state, stacks):
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        active = state.pc == 14
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
+        )
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
+        )
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
+        )
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
+        )
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
+        )
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
+        )
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
+        )
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
+        )
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
+        )
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
+        )
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
+        )
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
+        )
+        tree = Tree(
+            Edge(
+                build_tree_tree_minus_x_top,
+                build_tree_tree_minus_r_top,
+                build_tree_tree_minus_grad_top,
+            ),
+            Edge(
+                build_tree_tree_plus_x_top,
+                build_tree_tree_plus_r_top,
+                build_tree_tree_plus_grad_top,
+            ),
+            Point(
+                build_tree_tree_sample_x_top,
+                build_tree_tree_sample_log_prob_top,
+                build_tree_tree_sample_grad_top,
+            ),
+            build_tree_tree_size_top,
+            build_tree_tree_ok_top,
+            build_tree_tree_accept_top,
+            build_tree_tree_counter_top,
+            build_tree_tree_leapfrogs_top,
+        )
+        more = build_tree_return
+        # examples/nuts.py:100  counter = more.counter
+        counter = more.counter
+        # examples/nuts.py:101  sample = tree.sample
+        sample = tree.sample
+        # examples/nuts.py:102  total = tree.size + more.size
+        total = tree.size + more.size
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        cond_3 = nuts_math.uniform(seed, counter) * total < more.size
+        cond_3_test1 = cond_3
+        # examples/nuts.py:104  sample = more.sample
+        sample_arm1 = more.sample
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        sample = Point(
+            where(cond_3_test1, sample_arm1[0], sample[0]),
+            where(cond_3_test1, sample_arm1[1], sample[1]),
+            where(cond_3_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:105  counter = counter + 1
+        counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
+        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
+        cond_4 = direction < 0
+        if_true_2 = more.minus
+        if_false_2 = tree.minus
+        choice_2 = Edge(
+            where(cond_4, if_true_2[0], if_false_2[0]),
+            where(cond_4, if_true_2[1], if_false_2[1]),
+            where(cond_4, if_true_2[2], if_false_2[2]),
+        )
+        minus = choice_2
+        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
+        cond_5 = direction < 0
+        if_true_3 = tree.plus
+        if_false_3 = more.plus
+        choice_3 = Edge(
+            where(cond_5, if_true_3[0], if_false_3[0]),
+            where(cond_5, if_true_3[1], if_false_3[1]),
+            where(cond_5, if_true_3[2], if_false_3[2]),
+        )
+        plus = choice_3
+        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
+        and__1 = more.ok
+        and__2 = no_u_turn(minus, plus)
+        and__3 = where(and__1, and__2, and__1)
+        ok = and__3
+        # examples/nuts.py:109  accept = tree.accept + more.accept
+        accept = tree.accept + more.accept
+        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
+        leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        build_tree_return = result_2
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_counter=counter,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    NUTS_CHAIN_2_BLOCKS = (
+        nuts_chain_2_block_0,
+        nuts_chain_2_block_1,
+        nuts_chain_2_block_2,
+        nuts_chain_2_block_3,
+        nuts_chain_2_block_4,
+        nuts_chain_2_block_5,
+        nuts_chain_2_block_6,
+        nuts_chain_2_block_7,
+        nuts_chain_2_block_8,
+        nuts_chain_2_block_9,
+        nuts_chain_2_block_10,
+        nuts_chain_2_block_11,
+        nuts_chain_2_block_12,
+        nuts_chain_2_block_13,
+        nuts_chain_2_block_14,
+    )
+    # blocks that may run again at once: a loop body that tests itself
+    NUTS_CHAIN_2_LOOPING_BLOCKS = ()
+    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+    NUTS_CHAIN_2_WRITES = (
+        (("pc", "nuts_chain_loop_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_loop_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+            ),
+            (),
+        ),
+        (("pc", "nuts_chain_t_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_t",
+                "nuts_chain_t_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+                "nuts_chain_draws",
+                "nuts_chain_leapfrogs",
+                "nuts_chain_depths",
+                "nuts_chain_accepts",
+                "index_error_at",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_return_point_x",
+                "nuts_chain_return_point_log_prob",
+                "nuts_chain_return_point_grad",
+                "nuts_chain_return_counter",
+                "nuts_chain_return_draws",
+                "nuts_chain_return_leapfrogs",
+                "nuts_chain_return_depths",
+                "nuts_chain_return_accepts",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_joint0",
+                "nuts_step_log_slice",
+                "nuts_step_counter",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_direction",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_counter",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_return_point_x",
+                "nuts_step_return_point_log_prob",
+                "nuts_step_return_point_grad",
+                "nuts_step_return_counter",
+                "nuts_step_return_leapfrogs",
+                "nuts_step_return_depth",
+                "nuts_step_return_accept",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_minus_x",
+                "build_tree_tree_minus_r",
+                "build_tree_tree_minus_grad",
+                "build_tree_tree_plus_x",
+                "build_tree_tree_plus_r",
+                "build_tree_tree_plus_grad",
+                "build_tree_tree_sample_x",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_sample_grad",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_counter",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+    )
+    NUTS_CHAIN_2_BLOCK_LINES = (
+        "in nuts_chain at examples/nuts.py:157: for _ in range(num_burnin):",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:161: for t in range(num_results):",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:169: return Chain(point, counter, draws, leapfrogs, depths, accepts)",
+        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
+        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
+        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
+        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
+        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
+    )
+    # per subscript that can be out of range: its line (index_error_at)
+    NUTS_CHAIN_2_INDEX_LINES = (
+        "in nuts_chain at examples/nuts.py:165: draws[t] = point.x",
+        "in nuts_chain at examples/nuts.py:166: leapfrogs[t] = step.leapfrogs",
+        "in nuts_chain at examples/nuts.py:167: depths[t] = step.depth",
+        "in nuts_chain at examples/nuts.py:168: accepts[t] = step.accept",
+    )
+
+    def nuts_chain_2_program(
+        point_x,
+        point_log_prob,
+        point_grad,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth,
+        max_iterations,
+        xla,
+        profile,
+        parallel_iterations=10,
+    ):
+        """Arguments to results for a whole batch: what tf.function traces."""
+        batch = batch_size(
+            point_x,
+            point_log_prob,
+            point_grad,
+            seed,
+            counter,
+            num_burnin,
+            num_results,
+            draws,
+            leapfrogs,
+            depths,
+            accepts,
+        )
+        state = NutsChain2State(
+            pc=zeros([batch], (), "int32"),
+            return_sp=zeros([batch], (), "int32"),
+            build_tree_counter=zeros([batch], (), "int64"),
+            build_tree_depth=zeros([batch], (), "int64"),
+            build_tree_direction=zeros([batch], (), "float64"),
+            build_tree_edge_x=zeros([batch], (100,), "float64"),
+            build_tree_edge_r=zeros([batch], (100,), "float64"),
+            build_tree_edge_grad=zeros([batch], (100,), "float64"),
+            build_tree_joint0=zeros([batch], (), "float64"),
+            build_tree_log_slice=zeros([batch], (), "float64"),
+            build_tree_return_minus_x=zeros([batch], (100,), "float64"),
+            build_tree_return_minus_r=zeros([batch], (100,), "float64"),
+            build_tree_return_minus_grad=zeros([batch], (100,), "float64"),
+            build_tree_return_plus_x=zeros([batch], (100,), "float64"),
+            build_tree_return_plus_r=zeros([batch], (100,), "float64"),
+            build_tree_return_plus_grad=zeros([batch], (100,), "float64"),
+            build_tree_return_sample_x=zeros([batch], (100,), "float64"),
+            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=zeros([batch], (100,), "float64"),
+            build_tree_return_size=zeros([batch], (), "float64"),
+            build_tree_return_ok=zeros([batch], (), "bool"),
+            build_tree_return_accept=zeros([batch], (), "float64"),
+            build_tree_return_counter=zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
+            build_tree_seed=zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_r=zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_grad=zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_x=zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_r=zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_grad=zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_x=zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=zeros([batch], (100,), "float64"),
+            build_tree_tree_size=zeros([batch], (), "float64"),
+            build_tree_tree_ok=zeros([batch], (), "bool"),
+            build_tree_tree_accept=zeros([batch], (), "float64"),
+            build_tree_tree_counter=zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            nuts_chain_accepts=accepts,
+            nuts_chain_counter=counter,
+            nuts_chain_depths=depths,
+            nuts_chain_draws=draws,
+            nuts_chain_leapfrogs=leapfrogs,
+            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_num_burnin=num_burnin,
+            nuts_chain_num_results=num_results,
+            nuts_chain_point_x=point_x,
+            nuts_chain_point_log_prob=point_log_prob,
+            nuts_chain_point_grad=point_grad,
+            nuts_chain_return_point_x=zeros([batch], (100,), "float64"),
+            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=zeros([batch], (100,), "float64"),
+            nuts_chain_return_counter=zeros([batch], (), "int64"),
+            nuts_chain_return_draws=zeros([batch], (32, 100), "float64"),
+            nuts_chain_return_leapfrogs=zeros([batch], (32,), "int64"),
+            nuts_chain_return_depths=zeros([batch], (32,), "int64"),
+            nuts_chain_return_accepts=zeros([batch], (32,), "float64"),
+            nuts_chain_seed=seed,
+            nuts_chain_t=zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=zeros([batch], (), "int64"),
+            nuts_step_accept=zeros([batch], (), "float64"),
+            nuts_step_counter=zeros([batch], (), "int64"),
+            nuts_step_depth=zeros([batch], (), "int64"),
+            nuts_step_direction=zeros([batch], (), "float64"),
+            nuts_step_joint0=zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_log_slice=zeros([batch], (), "float64"),
+            nuts_step_minus_x=zeros([batch], (100,), "float64"),
+            nuts_step_minus_r=zeros([batch], (100,), "float64"),
+            nuts_step_minus_grad=zeros([batch], (100,), "float64"),
+            nuts_step_plus_x=zeros([batch], (100,), "float64"),
+            nuts_step_plus_r=zeros([batch], (100,), "float64"),
+            nuts_step_plus_grad=zeros([batch], (100,), "float64"),
+            nuts_step_point_x=zeros([batch], (100,), "float64"),
+            nuts_step_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_point_grad=zeros([batch], (100,), "float64"),
+            nuts_step_return_point_x=zeros([batch], (100,), "float64"),
+            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=zeros([batch], (100,), "float64"),
+            nuts_step_return_counter=zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_return_depth=zeros([batch], (), "int64"),
+            nuts_step_return_accept=zeros([batch], (), "float64"),
+            nuts_step_sample_x=zeros([batch], (100,), "float64"),
+            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
+            nuts_step_sample_grad=zeros([batch], (100,), "float64"),
+            nuts_step_seed=zeros([batch], (), "int64"),
+            nuts_step_size=zeros([batch], (), "float64"),
+            overflow_at=zeros([batch], (), "int32") - 1,
+            index_error_at=zeros([batch], (), "int32") - 1,
+        )
+        stacks = NutsChain2Stacks(
+            returns=zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (100,), "float64"),
+            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (100,), "float64"),
+            build_tree_tree_minus_grad=zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (100,), "float64"),
+            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (100,), "float64"),
+            build_tree_tree_plus_grad=zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (100,), "float64"),
+            build_tree_tree_sample_log_prob=zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+        )
+        state, stacks, counters = run(
+            state,
+            stacks,
+            NUTS_CHAIN_2_BLOCKS,
+            xla,
+            profile,
+            NUTS_CHAIN_2_LOOPING_BLOCKS,
+            max_iterations,
+            NUTS_CHAIN_2_WRITES,
+            parallel_iterations,
+        )
+        return (
+            (
+                state.nuts_chain_return_point_x,
+                state.nuts_chain_return_point_log_prob,
+                state.nuts_chain_return_point_grad,
+                state.nuts_chain_return_counter,
+                state.nuts_chain_return_draws,
+                state.nuts_chain_return_leapfrogs,
+                state.nuts_chain_return_depths,
+                state.nuts_chain_return_accepts,
+            ),
+            (state.overflow_at, state.index_error_at),
+            state.pc,
+            counters,
+        )
+
+    def nuts_chain_2(
+        point,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
+    ):
+        """Batched `nuts_chain`: every argument has a leading batch dimension.
+
+        Per example: nuts_chain(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 100], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[100], float64[], float64[100]), int64[], float64[32, 100], int64[32], int64[32], float64[32]).
+        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
+        the recursion depth; deeper examples raise StackOverflowError.  `xla`
+        compiles with XLA (TensorFlow only).
+        """
+        leaves = [
+            to_leaf("nuts_chain", name, value, dtype, shape)
+            for name, value, (dtype, shape) in zip(
+                (
+                    "point[0]",
+                    "point[1]",
+                    "point[2]",
+                    "seed",
+                    "counter",
+                    "num_burnin",
+                    "num_results",
+                    "draws",
+                    "leapfrogs",
+                    "depths",
+                    "accepts",
+                ),
+                (
+                    point[0],
+                    point[1],
+                    point[2],
+                    seed,
+                    counter,
+                    num_burnin,
+                    num_results,
+                    draws,
+                    leapfrogs,
+                    depths,
+                    accepts,
+                ),
+                (
+                    ("float64", (100,)),
+                    ("float64", ()),
+                    ("float64", (100,)),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("float64", (32, 100)),
+                    ("int64", (32,)),
+                    ("int64", (32,)),
+                    ("float64", (32,)),
+                ),
+            )
+        ]
+        leaves = broadcast_batch(
+            "nuts_chain",
+            (
+                "point[0]",
+                "point[1]",
+                "point[2]",
+                "seed",
+                "counter",
+                "num_burnin",
+                "num_results",
+                "draws",
+                "leapfrogs",
+                "depths",
+                "accepts",
+            ),
+            leaves,
+        )
+        check_stack_bytes(
+            "nuts_chain",
+            leaves,
+            max_stack_depth,
+            NUTS_CHAIN_2_STACK_BYTES,
+            max_stack_bytes,
+        )
+        try:
+            program = compiled(
+                nuts_chain_2_program,
+                xla,
+                profile,
+                leaves,
+                max_stack_depth,
+                max_iterations,
+                parallel_iterations,
+            )
+            result, errors, pc, counters = program(*leaves)
+        except Exception as error:
+            note_source_line(error, NUTS_CHAIN_2_BLOCK_LINES, "nuts_chain_2_block_")
+            raise
+        result = static_batch(leaves, result)
+        if safety_checks:
+            result = checked(
+                "nuts_chain",
+                result,
+                errors,
+                pc,
+                (NUTS_CHAIN_2_BLOCK_LINES, NUTS_CHAIN_2_INDEX_LINES),
+                max_stack_depth,
+                max_iterations,
+            )
+        if profile:
+            return (
+                Chain(
+                    Point(result[0], result[1], result[2]),
+                    result[3],
+                    result[4],
+                    result[5],
+                    result[6],
+                    result[7],
+                ),
+                make_profile(counters, NUTS_CHAIN_2_BLOCK_LINES, errors[0].shape[0]),
+            )
+        return Chain(
+            Point(result[0], result[1], result[2]),
+            result[3],
+            result[4],
+            result[5],
+            result[6],
+            result[7],
+        )
+
+    return nuts_chain_2
+
+
+def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
+    """Builds the batched `nuts_chain` for the values its source closes over.
+
+    Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
+    """
+    # ----------------------------------------------------------------------
+    # nuts_chain(point: Point(float64[10], float64[], float64[10]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[1024, 10], leapfrogs: int64[1024], depths: int64[1024], accepts: float64[1024]) -> Chain(Point(float64[10], float64[], float64[10]), int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024])
+
+    class NutsChain3State(typing.NamedTuple):
+        """Loop state of `nuts_chain` (the stacks aside): one [batch, ...] array per register."""
+
+        # [batch] int32: the block each example runs next (NUTS_CHAIN_3_HALT once it has returned)
+        pc: object
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+        return_sp: object
+        # [batch] int64: counter of build_tree
+        build_tree_counter: object
+        # [batch] int64: depth of build_tree
+        build_tree_depth: object
+        # [batch] float64: direction of build_tree
+        build_tree_direction: object
+        # [batch, 10] float64: edge of build_tree
+        build_tree_edge_x: object
+        # [batch, 10] float64: edge of build_tree
+        build_tree_edge_r: object
+        # [batch, 10] float64: edge of build_tree
+        build_tree_edge_grad: object
+        # [batch] float64: joint0 of build_tree
+        build_tree_joint0: object
+        # [batch] float64: log_slice of build_tree
+        build_tree_log_slice: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_minus_x: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_minus_r: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_minus_grad: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_plus_x: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_plus_r: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_plus_grad: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_sample_x: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_sample_log_prob: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_sample_grad: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_size: object
+        # [batch] bool: the value build_tree returns
+        build_tree_return_ok: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_accept: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_counter: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_leapfrogs: object
+        # [batch] int64: seed of build_tree
+        build_tree_seed: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_minus_x: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_minus_r: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_minus_grad: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_plus_x: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_plus_r: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_plus_grad: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_sample_x: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_sample_log_prob: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_sample_grad: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_size: object
+        # [batch] bool: tree of build_tree
+        build_tree_tree_ok: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_accept: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_counter: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_leapfrogs: object
+        # [batch, 1024] float64: accepts of nuts_chain
+        nuts_chain_accepts: object
+        # [batch] int64: counter of nuts_chain
+        nuts_chain_counter: object
+        # [batch, 1024] int64: depths of nuts_chain
+        nuts_chain_depths: object
+        # [batch, 1024, 10] float64: draws of nuts_chain
+        nuts_chain_draws: object
+        # [batch, 1024] int64: leapfrogs of nuts_chain
+        nuts_chain_leapfrogs: object
+        # [batch] int64: loop_next_1 of nuts_chain
+        nuts_chain_loop_next_1: object
+        # [batch] int64: num_burnin of nuts_chain
+        nuts_chain_num_burnin: object
+        # [batch] int64: num_results of nuts_chain
+        nuts_chain_num_results: object
+        # [batch, 10] float64: point of nuts_chain
+        nuts_chain_point_x: object
+        # [batch] float64: point of nuts_chain
+        nuts_chain_point_log_prob: object
+        # [batch, 10] float64: point of nuts_chain
+        nuts_chain_point_grad: object
+        # [batch, 10] float64: the value nuts_chain returns
+        nuts_chain_return_point_x: object
+        # [batch] float64: the value nuts_chain returns
+        nuts_chain_return_point_log_prob: object
+        # [batch, 10] float64: the value nuts_chain returns
+        nuts_chain_return_point_grad: object
+        # [batch] int64: the value nuts_chain returns
+        nuts_chain_return_counter: object
+        # [batch, 1024, 10] float64: the value nuts_chain returns
+        nuts_chain_return_draws: object
+        # [batch, 1024] int64: the value nuts_chain returns
+        nuts_chain_return_leapfrogs: object
+        # [batch, 1024] int64: the value nuts_chain returns
+        nuts_chain_return_depths: object
+        # [batch, 1024] float64: the value nuts_chain returns
+        nuts_chain_return_accepts: object
+        # [batch] int64: seed of nuts_chain
+        nuts_chain_seed: object
+        # [batch] int64: t of nuts_chain
+        nuts_chain_t: object
+        # [batch] int64: t_next_1 of nuts_chain
+        nuts_chain_t_next_1: object
+        # [batch] float64: accept of nuts_step
+        nuts_step_accept: object
+        # [batch] int64: counter of nuts_step
+        nuts_step_counter: object
+        # [batch] int64: depth of nuts_step
+        nuts_step_depth: object
+        # [batch] float64: direction of nuts_step
+        nuts_step_direction: object
+        # [batch] float64: joint0 of nuts_step
+        nuts_step_joint0: object
+        # [batch] int64: leapfrogs of nuts_step
+        nuts_step_leapfrogs: object
+        # [batch] float64: log_slice of nuts_step
+        nuts_step_log_slice: object
+        # [batch, 10] float64: minus of nuts_step
+        nuts_step_minus_x: object
+        # [batch, 10] float64: minus of nuts_step
+        nuts_step_minus_r: object
+        # [batch, 10] float64: minus of nuts_step
+        nuts_step_minus_grad: object
+        # [batch, 10] float64: plus of nuts_step
+        nuts_step_plus_x: object
+        # [batch, 10] float64: plus of nuts_step
+        nuts_step_plus_r: object
+        # [batch, 10] float64: plus of nuts_step
+        nuts_step_plus_grad: object
+        # [batch, 10] float64: point of nuts_step
+        nuts_step_point_x: object
+        # [batch] float64: point of nuts_step
+        nuts_step_point_log_prob: object
+        # [batch, 10] float64: point of nuts_step
+        nuts_step_point_grad: object
+        # [batch, 10] float64: the value nuts_step returns
+        nuts_step_return_point_x: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_point_log_prob: object
+        # [batch, 10] float64: the value nuts_step returns
+        nuts_step_return_point_grad: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_counter: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_leapfrogs: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_depth: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_accept: object
+        # [batch, 10] float64: sample of nuts_step
+        nuts_step_sample_x: object
+        # [batch] float64: sample of nuts_step
+        nuts_step_sample_log_prob: object
+        # [batch, 10] float64: sample of nuts_step
+        nuts_step_sample_grad: object
+        # [batch] int64: seed of nuts_step
+        nuts_step_seed: object
+        # [batch] float64: size of nuts_step
+        nuts_step_size: object
+        # [batch] int32: block where an example overflowed a stack, or -1
+        overflow_at: object
+        # [batch] int32: block where an example indexed out of range, or -1
+        index_error_at: object
+
+    class NutsChain3Stacks(typing.NamedTuple):
+        """Stacks of `nuts_chain`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+        # [depth, batch] int32: return addresses (block indices)
+        returns: object
+        # [depth, batch] int64: saved build_tree_depth
+        build_tree_depth: object
+        # [depth, batch] float64: saved build_tree_direction
+        build_tree_direction: object
+        # [depth, batch] float64: saved build_tree_joint0
+        build_tree_joint0: object
+        # [depth, batch] float64: saved build_tree_log_slice
+        build_tree_log_slice: object
+        # [depth, batch] int64: saved build_tree_seed
+        build_tree_seed: object
+        # [depth, batch, 10] float64: saved build_tree_tree_minus_x
+        build_tree_tree_minus_x: object
+        # [depth, batch, 10] float64: saved build_tree_tree_minus_r
+        build_tree_tree_minus_r: object
+        # [depth, batch, 10] float64: saved build_tree_tree_minus_grad
+        build_tree_tree_minus_grad: object
+        # [depth, batch, 10] float64: saved build_tree_tree_plus_x
+        build_tree_tree_plus_x: object
+        # [depth, batch, 10] float64: saved build_tree_tree_plus_r
+        build_tree_tree_plus_r: object
+        # [depth, batch, 10] float64: saved build_tree_tree_plus_grad
+        build_tree_tree_plus_grad: object
+        # [depth, batch, 10] float64: saved build_tree_tree_sample_x
+        build_tree_tree_sample_x: object
+        # [depth, batch] float64: saved build_tree_tree_sample_log_prob
+        build_tree_tree_sample_log_prob: object
+        # [depth, batch, 10] float64: saved build_tree_tree_sample_grad
+        build_tree_tree_sample_grad: object
+        # [depth, batch] float64: saved build_tree_tree_size
+        build_tree_tree_size: object
+        # [depth, batch] bool: saved build_tree_tree_ok
+        build_tree_tree_ok: object
+        # [depth, batch] float64: saved build_tree_tree_accept
+        build_tree_tree_accept: object
+        # [depth, batch] int64: saved build_tree_tree_counter
+        build_tree_tree_counter: object
+        # [depth, batch] int64: saved build_tree_tree_leapfrogs
+        build_tree_tree_leapfrogs: object
+
+    NUTS_CHAIN_3_HALT = 15
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 80, build_tree_tree_minus_r 80, build_tree_tree_minus_grad 80, build_tree_tree_plus_x 80, build_tree_tree_plus_r 80, build_tree_tree_plus_grad 80, build_tree_tree_sample_x 80, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 80, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_CHAIN_3_STACK_BYTES = 725
+
+    def nuts_chain_3_block_0(state, stacks):
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        active = state.pc == 0
+        num_burnin = state.nuts_chain_num_burnin
+        loop_next_1 = spread(active, 0)
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_3_block_1(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 1
+        loop_next_1 = state.nuts_chain_loop_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        _ = loop_next_1
+        loop_next_1 = loop_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 2, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 1, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_3_block_2(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 2
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        loop_next_1 = state.nuts_chain_loop_next_1
+        num_burnin = state.nuts_chain_num_burnin
+        step = nuts_step_return
+        # examples/nuts.py:159  point = step.point
+        point = step.point
+        # examples/nuts.py:160  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_3_block_3(state, stacks):
+        # examples/nuts.py:161  for t in range(num_results):
+        active = state.pc == 3
+        num_results = state.nuts_chain_num_results
+        t_next_1 = spread(active, 0)
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_3_block_4(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 4
+        t_next_1 = state.nuts_chain_t_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:161  for t in range(num_results):
+        t = t_next_1
+        t_next_1 = t_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 5, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t=select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 4, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_3_block_5(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 5
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        draws = state.nuts_chain_draws
+        t = state.nuts_chain_t
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        t_next_1 = state.nuts_chain_t_next_1
+        num_results = state.nuts_chain_num_results
+        step = nuts_step_return
+        # examples/nuts.py:163  point = step.point
+        point = step.point
+        # examples/nuts.py:164  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:165  draws[t] = point.x
+        value_1 = point.x
+        fault_1 = index_fault(active, draws, (t,))
+        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
+        value_2 = step.leapfrogs
+        fault_2 = index_fault(active, leapfrogs, (t,))
+        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        # examples/nuts.py:167  depths[t] = step.depth
+        value_3 = step.depth
+        fault_3 = index_fault(active, depths, (t,))
+        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        # examples/nuts.py:168  accepts[t] = step.accept
+        value_4 = step.accept
+        fault_4 = index_fault(active, accepts, (t,))
+        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        # examples/nuts.py:161  for t in range(num_results):
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        # examples that indexed out of range stop here; the caller raises
+        fault = fault_1 | fault_2 | fault_3 | fault_4
+        pc = select(fault, NUTS_CHAIN_3_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_draws=draws,
+                nuts_chain_leapfrogs=leapfrogs,
+                nuts_chain_depths=depths,
+                nuts_chain_accepts=accepts,
+                index_error_at=select(
+                    fault_1,
+                    0,
+                    select(
+                        fault_2,
+                        1,
+                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                    ),
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_3_block_6(state, stacks):
+        # examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+        active = state.pc == 6
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        counter = state.nuts_chain_counter
+        draws = state.nuts_chain_draws
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
+        nuts_chain_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_3_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_return_point_x=select(
+                    active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
+                ),
+                nuts_chain_return_point_log_prob=select(
+                    active,
+                    nuts_chain_return[0][1],
+                    state.nuts_chain_return_point_log_prob,
+                ),
+                nuts_chain_return_point_grad=select(
+                    active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
+                ),
+                nuts_chain_return_counter=select(
+                    active, nuts_chain_return[1], state.nuts_chain_return_counter
+                ),
+                nuts_chain_return_draws=select(
+                    active, nuts_chain_return[2], state.nuts_chain_return_draws
+                ),
+                nuts_chain_return_leapfrogs=select(
+                    active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
+                ),
+                nuts_chain_return_depths=select(
+                    active, nuts_chain_return[4], state.nuts_chain_return_depths
+                ),
+                nuts_chain_return_accepts=select(
+                    active, nuts_chain_return[5], state.nuts_chain_return_accepts
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_3_block_7(state, stacks):
+        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+        active = state.pc == 7
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        point = Point(
+            state.nuts_step_point_x,
+            state.nuts_step_point_log_prob,
+            state.nuts_step_point_grad,
+        )
+        r = nuts_math.normal(seed, counter, point.x)
+        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
+        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        # examples/nuts.py:122  counter = counter + 2
+        counter = counter + 2
+        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
+        minus = Edge(point.x, r, point.grad)
+        # examples/nuts.py:124  plus = minus
+        plus = minus
+        # examples/nuts.py:125  sample = point
+        sample = point
+        # examples/nuts.py:126  size = 1.0
+        size = spread(active, 1.0)
+        # examples/nuts.py:127  depth = 0
+        depth = spread(active, 0)
+        # examples/nuts.py:128  leapfrogs = 0
+        leapfrogs = spread(active, 0)
+        # examples/nuts.py:129  accept = 0.0
+        accept = spread(active, 0.0)
+        # examples/nuts.py:130  going = True
+        going = spread(active, True)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_joint0=joint0,
+                nuts_step_log_slice=select(
+                    active, log_slice, state.nuts_step_log_slice
+                ),
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_3_block_8(state, stacks):
+        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+        active = state.pc == 8
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        joint0 = state.nuts_step_joint0
+        log_slice = state.nuts_step_log_slice
+        depth = state.nuts_step_depth
+        cond_1 = nuts_math.uniform(seed, counter) < 0.5
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
+        choice_1 = where(cond_1, if_true_1, if_false_1)
+        direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
+        # examples/nuts.py:133  edge = minus if direction < 0 else plus
+        cond_2 = direction < 0
+        choice_2 = Edge(
+            where(cond_2, minus[0], plus[0]),
+            where(cond_2, minus[1], plus[1]),
+            where(cond_2, minus[2], plus[2]),
+        )
+        edge = choice_2
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        tree_counter = counter + 1
+        (
+            build_tree_edge,
+            build_tree_joint0,
+            build_tree_log_slice,
+            build_tree_direction,
+            build_tree_depth,
+            build_tree_seed,
+            build_tree_counter,
+        ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:81  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 9, active
+        )
+        pc = choose(build_tree_cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_direction=direction,
+                build_tree_edge_x=select(
+                    active, build_tree_edge[0], state.build_tree_edge_x
+                ),
+                build_tree_edge_r=select(
+                    active, build_tree_edge[1], state.build_tree_edge_r
+                ),
+                build_tree_edge_grad=select(
+                    active, build_tree_edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(
+                    active, build_tree_joint0, state.build_tree_joint0
+                ),
+                build_tree_log_slice=select(
+                    active, build_tree_log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, build_tree_direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(
+                    active, build_tree_depth, state.build_tree_depth
+                ),
+                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
+                build_tree_counter=select(
+                    active, build_tree_counter, state.build_tree_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 8, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_3_block_9(state, stacks):
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        active = state.pc == 9
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        leapfrogs = state.nuts_step_leapfrogs
+        accept = state.nuts_step_accept
+        direction = state.nuts_step_direction
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        size = state.nuts_step_size
+        seed = state.nuts_step_seed
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        depth = state.nuts_step_depth
+        tree = build_tree_return
+        # examples/nuts.py:135  counter = tree.counter
+        counter = tree.counter
+        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
+        leapfrogs = leapfrogs + tree.leapfrogs
+        # examples/nuts.py:137  accept = accept + tree.accept
+        accept = accept + tree.accept
+        # examples/nuts.py:138  if direction < 0:
+        cond_3 = direction < 0
+        cond_3_test1 = cond_3
+        # examples/nuts.py:139  minus = tree.minus
+        minus_arm1 = tree.minus
+        # examples/nuts.py:141  plus = tree.plus
+        plus_arm1 = tree.plus
+        # examples/nuts.py:138  if direction < 0:
+        minus = Edge(
+            where(cond_3_test1, minus_arm1[0], minus[0]),
+            where(cond_3_test1, minus_arm1[1], minus[1]),
+            where(cond_3_test1, minus_arm1[2], minus[2]),
+        )
+        plus = Edge(
+            where(cond_3_test1, plus[0], plus_arm1[0]),
+            where(cond_3_test1, plus[1], plus_arm1[1]),
+            where(cond_3_test1, plus[2], plus_arm1[2]),
+        )
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        and__3 = tree.ok
+        and__4 = nuts_math.uniform(seed, counter) * size < tree.size
+        and__5 = where(and__3, and__4, and__3)
+        and__5_test1 = and__5
+        # examples/nuts.py:143  sample = tree.sample
+        sample_arm1 = tree.sample
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        sample = Point(
+            where(and__5_test1, sample_arm1[0], sample[0]),
+            where(and__5_test1, sample_arm1[1], sample[1]),
+            where(and__5_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:144  counter = counter + 1
+        counter = counter + 1
+        # examples/nuts.py:145  size = size + tree.size
+        size = size + tree.size
+        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
+        and__6 = tree.ok
+        and__7 = no_u_turn(minus, plus)
+        and__8 = where(and__6, and__7, and__6)
+        going = and__8
+        # examples/nuts.py:147  depth = depth + 1
+        depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=depth,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_3_block_10(state, stacks):
+        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+        active = state.pc == 10
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        counter = safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = safe_divisor(active, state.nuts_step_depth)
+        accept = state.nuts_step_accept
+        result_1 = Step(
+            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+        )
+        nuts_step_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_3_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_return_point_x=select(
+                    active, nuts_step_return[0][0], state.nuts_step_return_point_x
+                ),
+                nuts_step_return_point_log_prob=select(
+                    active,
+                    nuts_step_return[0][1],
+                    state.nuts_step_return_point_log_prob,
+                ),
+                nuts_step_return_point_grad=select(
+                    active, nuts_step_return[0][2], state.nuts_step_return_point_grad
+                ),
+                nuts_step_return_counter=select(
+                    active, nuts_step_return[1], state.nuts_step_return_counter
+                ),
+                nuts_step_return_leapfrogs=select(
+                    active, nuts_step_return[2], state.nuts_step_return_leapfrogs
+                ),
+                nuts_step_return_depth=select(
+                    active, nuts_step_return[3], state.nuts_step_return_depth
+                ),
+                nuts_step_return_accept=select(
+                    active, nuts_step_return[4], state.nuts_step_return_accept
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_3_block_11(state, stacks):
+        # examples/nuts.py:83  eps = direction * step_size
+        active = state.pc == 11
+        direction = state.build_tree_direction
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        log_slice = state.build_tree_log_slice
+        joint0 = state.build_tree_joint0
+        counter = state.build_tree_counter
+        eps = direction * step_size
+        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
+        r = edge.r + (0.5 * eps)[:, None] * edge.grad
+        # examples/nuts.py:85  x = edge.x + eps * r
+        x = edge.x + eps[:, None] * r
+        # examples/nuts.py:86  log_prob, grad = target(x)
+        log_prob, grad = target(x)
+        # examples/nuts.py:87  r = r + 0.5 * eps * grad
+        r = r + (0.5 * eps)[:, None] * grad
+        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:89  new = Edge(x, r, grad)
+        new = Edge(x, r, grad)
+        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
+        size = nuts_math.as_count(log_slice <= joint)
+        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
+        ok = joint > log_slice - MAX_ENERGY_ERROR
+        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
+        accept = nuts_math.accept_probability(joint - joint0)
+        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
+        )
+        build_tree_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_3_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_3_block_12(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 12
+        depth = state.build_tree_depth
+        joint0 = state.build_tree_joint0
+        log_slice = state.build_tree_log_slice
+        direction = state.build_tree_direction
+        seed = state.build_tree_seed
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        counter = state.build_tree_counter
+        tree_depth = depth - 1
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
+        )
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
+        )
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
+        )
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
+        )
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            edge,
+            joint0,
+            log_slice,
+            direction,
+            tree_depth,
+            seed,
+            counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        return_sp, returns_write, overflow_6 = push(
+            stacks.returns, state.return_sp, 13, active
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
+        )
+        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 12, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_joint0=build_tree_joint0_write,
+                build_tree_log_slice=build_tree_log_slice_write,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_depth=build_tree_depth_write,
+                build_tree_seed=build_tree_seed_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_3_block_13(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 13
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        tree = build_tree_return
+        # examples/nuts.py:96  if not tree.ok:
+        not_1 = tree.ok
+        not__1 = where(not_1, False, True)
+        build_tree_return = tree
+        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
+        )
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
+        )
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
+        )
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
+        )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
+        )
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
+        )
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
+        )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
+        )
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
+        )
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
+        )
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
+        )
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
+        )
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
+        )
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
+        )
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
+        )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:96  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_CHAIN_3_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 14, going
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = where(going, pc, returned_pc)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 13, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_seed=build_tree_seed_write,
+                build_tree_tree_minus_x=build_tree_tree_minus_x_write,
+                build_tree_tree_minus_r=build_tree_tree_minus_r_write,
+                build_tree_tree_minus_grad=build_tree_tree_minus_grad_write,
+                build_tree_tree_plus_x=build_tree_tree_plus_x_write,
+                build_tree_tree_plus_r=build_tree_tree_plus_r_write,
+                build_tree_tree_plus_grad=build_tree_tree_plus_grad_write,
+                build_tree_tree_sample_x=build_tree_tree_sample_x_write,
+                build_tree_tree_sample_log_prob=build_tree_tree_sample_log_prob_write,
+                build_tree_tree_sample_grad=build_tree_tree_sample_grad_write,
+                build_tree_tree_size=build_tree_tree_size_write,
+                build_tree_tree_ok=build_tree_tree_ok_write,
+                build_tree_tree_accept=build_tree_tree_accept_write,
+                build_tree_tree_counter=build_tree_tree_counter_write,
+                build_tree_tree_leapfrogs=build_tree_tree_leapfrogs_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_3_block_14(state, stacks):
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        active = state.pc == 14
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
+        )
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
+        )
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
+        )
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
+        )
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
+        )
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
+        )
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
+        )
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
+        )
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
+        )
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
+        )
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
+        )
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
+        )
+        tree = Tree(
+            Edge(
+                build_tree_tree_minus_x_top,
+                build_tree_tree_minus_r_top,
+                build_tree_tree_minus_grad_top,
+            ),
+            Edge(
+                build_tree_tree_plus_x_top,
+                build_tree_tree_plus_r_top,
+                build_tree_tree_plus_grad_top,
+            ),
+            Point(
+                build_tree_tree_sample_x_top,
+                build_tree_tree_sample_log_prob_top,
+                build_tree_tree_sample_grad_top,
+            ),
+            build_tree_tree_size_top,
+            build_tree_tree_ok_top,
+            build_tree_tree_accept_top,
+            build_tree_tree_counter_top,
+            build_tree_tree_leapfrogs_top,
+        )
+        more = build_tree_return
+        # examples/nuts.py:100  counter = more.counter
+        counter = more.counter
+        # examples/nuts.py:101  sample = tree.sample
+        sample = tree.sample
+        # examples/nuts.py:102  total = tree.size + more.size
+        total = tree.size + more.size
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        cond_3 = nuts_math.uniform(seed, counter) * total < more.size
+        cond_3_test1 = cond_3
+        # examples/nuts.py:104  sample = more.sample
+        sample_arm1 = more.sample
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        sample = Point(
+            where(cond_3_test1, sample_arm1[0], sample[0]),
+            where(cond_3_test1, sample_arm1[1], sample[1]),
+            where(cond_3_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:105  counter = counter + 1
+        counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
+        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
+        cond_4 = direction < 0
+        if_true_2 = more.minus
+        if_false_2 = tree.minus
+        choice_2 = Edge(
+            where(cond_4, if_true_2[0], if_false_2[0]),
+            where(cond_4, if_true_2[1], if_false_2[1]),
+            where(cond_4, if_true_2[2], if_false_2[2]),
+        )
+        minus = choice_2
+        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
+        cond_5 = direction < 0
+        if_true_3 = tree.plus
+        if_false_3 = more.plus
+        choice_3 = Edge(
+            where(cond_5, if_true_3[0], if_false_3[0]),
+            where(cond_5, if_true_3[1], if_false_3[1]),
+            where(cond_5, if_true_3[2], if_false_3[2]),
+        )
+        plus = choice_3
+        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
+        and__1 = more.ok
+        and__2 = no_u_turn(minus, plus)
+        and__3 = where(and__1, and__2, and__1)
+        ok = and__3
+        # examples/nuts.py:109  accept = tree.accept + more.accept
+        accept = tree.accept + more.accept
+        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
+        leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        build_tree_return = result_2
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_3_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_counter=counter,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    NUTS_CHAIN_3_BLOCKS = (
+        nuts_chain_3_block_0,
+        nuts_chain_3_block_1,
+        nuts_chain_3_block_2,
+        nuts_chain_3_block_3,
+        nuts_chain_3_block_4,
+        nuts_chain_3_block_5,
+        nuts_chain_3_block_6,
+        nuts_chain_3_block_7,
+        nuts_chain_3_block_8,
+        nuts_chain_3_block_9,
+        nuts_chain_3_block_10,
+        nuts_chain_3_block_11,
+        nuts_chain_3_block_12,
+        nuts_chain_3_block_13,
+        nuts_chain_3_block_14,
+    )
+    # blocks that may run again at once: a loop body that tests itself
+    NUTS_CHAIN_3_LOOPING_BLOCKS = ()
+    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+    NUTS_CHAIN_3_WRITES = (
+        (("pc", "nuts_chain_loop_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_loop_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+            ),
+            (),
+        ),
+        (("pc", "nuts_chain_t_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_t",
+                "nuts_chain_t_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+                "nuts_chain_draws",
+                "nuts_chain_leapfrogs",
+                "nuts_chain_depths",
+                "nuts_chain_accepts",
+                "index_error_at",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_return_point_x",
+                "nuts_chain_return_point_log_prob",
+                "nuts_chain_return_point_grad",
+                "nuts_chain_return_counter",
+                "nuts_chain_return_draws",
+                "nuts_chain_return_leapfrogs",
+                "nuts_chain_return_depths",
+                "nuts_chain_return_accepts",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_joint0",
+                "nuts_step_log_slice",
+                "nuts_step_counter",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_direction",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_counter",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_return_point_x",
+                "nuts_step_return_point_log_prob",
+                "nuts_step_return_point_grad",
+                "nuts_step_return_counter",
+                "nuts_step_return_leapfrogs",
+                "nuts_step_return_depth",
+                "nuts_step_return_accept",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_minus_x",
+                "build_tree_tree_minus_r",
+                "build_tree_tree_minus_grad",
+                "build_tree_tree_plus_x",
+                "build_tree_tree_plus_r",
+                "build_tree_tree_plus_grad",
+                "build_tree_tree_sample_x",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_sample_grad",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_counter",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+    )
+    NUTS_CHAIN_3_BLOCK_LINES = (
+        "in nuts_chain at examples/nuts.py:157: for _ in range(num_burnin):",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:161: for t in range(num_results):",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:169: return Chain(point, counter, draws, leapfrogs, depths, accepts)",
+        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
+        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
+        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
+        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
+        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
+    )
+    # per subscript that can be out of range: its line (index_error_at)
+    NUTS_CHAIN_3_INDEX_LINES = (
+        "in nuts_chain at examples/nuts.py:165: draws[t] = point.x",
+        "in nuts_chain at examples/nuts.py:166: leapfrogs[t] = step.leapfrogs",
+        "in nuts_chain at examples/nuts.py:167: depths[t] = step.depth",
+        "in nuts_chain at examples/nuts.py:168: accepts[t] = step.accept",
+    )
+
+    def nuts_chain_3_program(
+        point_x,
+        point_log_prob,
+        point_grad,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth,
+        max_iterations,
+        xla,
+        profile,
+        parallel_iterations=10,
+    ):
+        """Arguments to results for a whole batch: what tf.function traces."""
+        batch = batch_size(
+            point_x,
+            point_log_prob,
+            point_grad,
+            seed,
+            counter,
+            num_burnin,
+            num_results,
+            draws,
+            leapfrogs,
+            depths,
+            accepts,
+        )
+        state = NutsChain3State(
+            pc=zeros([batch], (), "int32"),
+            return_sp=zeros([batch], (), "int32"),
+            build_tree_counter=zeros([batch], (), "int64"),
+            build_tree_depth=zeros([batch], (), "int64"),
+            build_tree_direction=zeros([batch], (), "float64"),
+            build_tree_edge_x=zeros([batch], (10,), "float64"),
+            build_tree_edge_r=zeros([batch], (10,), "float64"),
+            build_tree_edge_grad=zeros([batch], (10,), "float64"),
+            build_tree_joint0=zeros([batch], (), "float64"),
+            build_tree_log_slice=zeros([batch], (), "float64"),
+            build_tree_return_minus_x=zeros([batch], (10,), "float64"),
+            build_tree_return_minus_r=zeros([batch], (10,), "float64"),
+            build_tree_return_minus_grad=zeros([batch], (10,), "float64"),
+            build_tree_return_plus_x=zeros([batch], (10,), "float64"),
+            build_tree_return_plus_r=zeros([batch], (10,), "float64"),
+            build_tree_return_plus_grad=zeros([batch], (10,), "float64"),
+            build_tree_return_sample_x=zeros([batch], (10,), "float64"),
+            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=zeros([batch], (10,), "float64"),
+            build_tree_return_size=zeros([batch], (), "float64"),
+            build_tree_return_ok=zeros([batch], (), "bool"),
+            build_tree_return_accept=zeros([batch], (), "float64"),
+            build_tree_return_counter=zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
+            build_tree_seed=zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_r=zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_grad=zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_x=zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_r=zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_grad=zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_x=zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=zeros([batch], (10,), "float64"),
+            build_tree_tree_size=zeros([batch], (), "float64"),
+            build_tree_tree_ok=zeros([batch], (), "bool"),
+            build_tree_tree_accept=zeros([batch], (), "float64"),
+            build_tree_tree_counter=zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            nuts_chain_accepts=accepts,
+            nuts_chain_counter=counter,
+            nuts_chain_depths=depths,
+            nuts_chain_draws=draws,
+            nuts_chain_leapfrogs=leapfrogs,
+            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_num_burnin=num_burnin,
+            nuts_chain_num_results=num_results,
+            nuts_chain_point_x=point_x,
+            nuts_chain_point_log_prob=point_log_prob,
+            nuts_chain_point_grad=point_grad,
+            nuts_chain_return_point_x=zeros([batch], (10,), "float64"),
+            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=zeros([batch], (10,), "float64"),
+            nuts_chain_return_counter=zeros([batch], (), "int64"),
+            nuts_chain_return_draws=zeros([batch], (1024, 10), "float64"),
+            nuts_chain_return_leapfrogs=zeros([batch], (1024,), "int64"),
+            nuts_chain_return_depths=zeros([batch], (1024,), "int64"),
+            nuts_chain_return_accepts=zeros([batch], (1024,), "float64"),
+            nuts_chain_seed=seed,
+            nuts_chain_t=zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=zeros([batch], (), "int64"),
+            nuts_step_accept=zeros([batch], (), "float64"),
+            nuts_step_counter=zeros([batch], (), "int64"),
+            nuts_step_depth=zeros([batch], (), "int64"),
+            nuts_step_direction=zeros([batch], (), "float64"),
+            nuts_step_joint0=zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_log_slice=zeros([batch], (), "float64"),
+            nuts_step_minus_x=zeros([batch], (10,), "float64"),
+            nuts_step_minus_r=zeros([batch], (10,), "float64"),
+            nuts_step_minus_grad=zeros([batch], (10,), "float64"),
+            nuts_step_plus_x=zeros([batch], (10,), "float64"),
+            nuts_step_plus_r=zeros([batch], (10,), "float64"),
+            nuts_step_plus_grad=zeros([batch], (10,), "float64"),
+            nuts_step_point_x=zeros([batch], (10,), "float64"),
+            nuts_step_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_point_grad=zeros([batch], (10,), "float64"),
+            nuts_step_return_point_x=zeros([batch], (10,), "float64"),
+            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=zeros([batch], (10,), "float64"),
+            nuts_step_return_counter=zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_return_depth=zeros([batch], (), "int64"),
+            nuts_step_return_accept=zeros([batch], (), "float64"),
+            nuts_step_sample_x=zeros([batch], (10,), "float64"),
+            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
+            nuts_step_sample_grad=zeros([batch], (10,), "float64"),
+            nuts_step_seed=zeros([batch], (), "int64"),
+            nuts_step_size=zeros([batch], (), "float64"),
+            overflow_at=zeros([batch], (), "int32") - 1,
+            index_error_at=zeros([batch], (), "int32") - 1,
+        )
+        stacks = NutsChain3Stacks(
+            returns=zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_minus_grad=zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_sample_log_prob=zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+        )
+        state, stacks, counters = run(
+            state,
+            stacks,
+            NUTS_CHAIN_3_BLOCKS,
+            xla,
+            profile,
+            NUTS_CHAIN_3_LOOPING_BLOCKS,
+            max_iterations,
+            NUTS_CHAIN_3_WRITES,
+            parallel_iterations,
+        )
+        return (
+            (
+                state.nuts_chain_return_point_x,
+                state.nuts_chain_return_point_log_prob,
+                state.nuts_chain_return_point_grad,
+                state.nuts_chain_return_counter,
+                state.nuts_chain_return_draws,
+                state.nuts_chain_return_leapfrogs,
+                state.nuts_chain_return_depths,
+                state.nuts_chain_return_accepts,
+            ),
+            (state.overflow_at, state.index_error_at),
+            state.pc,
+            counters,
+        )
+
+    def nuts_chain_3(
+        point,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
+    ):
+        """Batched `nuts_chain`: every argument has a leading batch dimension.
+
+        Per example: nuts_chain(point: Point(float64[10], float64[], float64[10]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[1024, 10], leapfrogs: int64[1024], depths: int64[1024], accepts: float64[1024]) -> Chain(Point(float64[10], float64[], float64[10]), int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024]).
+        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
+        the recursion depth; deeper examples raise StackOverflowError.  `xla`
+        compiles with XLA (TensorFlow only).
+        """
+        leaves = [
+            to_leaf("nuts_chain", name, value, dtype, shape)
+            for name, value, (dtype, shape) in zip(
+                (
+                    "point[0]",
+                    "point[1]",
+                    "point[2]",
+                    "seed",
+                    "counter",
+                    "num_burnin",
+                    "num_results",
+                    "draws",
+                    "leapfrogs",
+                    "depths",
+                    "accepts",
+                ),
+                (
+                    point[0],
+                    point[1],
+                    point[2],
+                    seed,
+                    counter,
+                    num_burnin,
+                    num_results,
+                    draws,
+                    leapfrogs,
+                    depths,
+                    accepts,
+                ),
+                (
+                    ("float64", (10,)),
+                    ("float64", ()),
+                    ("float64", (10,)),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("float64", (1024, 10)),
+                    ("int64", (1024,)),
+                    ("int64", (1024,)),
+                    ("float64", (1024,)),
+                ),
+            )
+        ]
+        leaves = broadcast_batch(
+            "nuts_chain",
+            (
+                "point[0]",
+                "point[1]",
+                "point[2]",
+                "seed",
+                "counter",
+                "num_burnin",
+                "num_results",
+                "draws",
+                "leapfrogs",
+                "depths",
+                "accepts",
+            ),
+            leaves,
+        )
+        check_stack_bytes(
+            "nuts_chain",
+            leaves,
+            max_stack_depth,
+            NUTS_CHAIN_3_STACK_BYTES,
+            max_stack_bytes,
+        )
+        try:
+            program = compiled(
+                nuts_chain_3_program,
+                xla,
+                profile,
+                leaves,
+                max_stack_depth,
+                max_iterations,
+                parallel_iterations,
+            )
+            result, errors, pc, counters = program(*leaves)
+        except Exception as error:
+            note_source_line(error, NUTS_CHAIN_3_BLOCK_LINES, "nuts_chain_3_block_")
+            raise
+        result = static_batch(leaves, result)
+        if safety_checks:
+            result = checked(
+                "nuts_chain",
+                result,
+                errors,
+                pc,
+                (NUTS_CHAIN_3_BLOCK_LINES, NUTS_CHAIN_3_INDEX_LINES),
+                max_stack_depth,
+                max_iterations,
+            )
+        if profile:
+            return (
+                Chain(
+                    Point(result[0], result[1], result[2]),
+                    result[3],
+                    result[4],
+                    result[5],
+                    result[6],
+                    result[7],
+                ),
+                make_profile(counters, NUTS_CHAIN_3_BLOCK_LINES, errors[0].shape[0]),
+            )
+        return Chain(
+            Point(result[0], result[1], result[2]),
+            result[3],
+            result[4],
+            result[5],
+            result[6],
+            result[7],
+        )
+
+    return nuts_chain_3
+
+
+def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
+    """Builds the batched `nuts_chain` for the values its source closes over.
+
+    Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
+    """
+    # ----------------------------------------------------------------------
+    # nuts_chain(point: Point(float64[10], float64[], float64[10]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 10], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[10], float64[], float64[10]), int64[], float64[32, 10], int64[32], int64[32], float64[32])
+
+    class NutsChain4State(typing.NamedTuple):
+        """Loop state of `nuts_chain` (the stacks aside): one [batch, ...] array per register."""
+
+        # [batch] int32: the block each example runs next (NUTS_CHAIN_4_HALT once it has returned)
+        pc: object
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+        return_sp: object
+        # [batch] int64: counter of build_tree
+        build_tree_counter: object
+        # [batch] int64: depth of build_tree
+        build_tree_depth: object
+        # [batch] float64: direction of build_tree
+        build_tree_direction: object
+        # [batch, 10] float64: edge of build_tree
+        build_tree_edge_x: object
+        # [batch, 10] float64: edge of build_tree
+        build_tree_edge_r: object
+        # [batch, 10] float64: edge of build_tree
+        build_tree_edge_grad: object
+        # [batch] float64: joint0 of build_tree
+        build_tree_joint0: object
+        # [batch] float64: log_slice of build_tree
+        build_tree_log_slice: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_minus_x: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_minus_r: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_minus_grad: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_plus_x: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_plus_r: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_plus_grad: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_sample_x: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_sample_log_prob: object
+        # [batch, 10] float64: the value build_tree returns
+        build_tree_return_sample_grad: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_size: object
+        # [batch] bool: the value build_tree returns
+        build_tree_return_ok: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_accept: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_counter: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_leapfrogs: object
+        # [batch] int64: seed of build_tree
+        build_tree_seed: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_minus_x: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_minus_r: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_minus_grad: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_plus_x: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_plus_r: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_plus_grad: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_sample_x: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_sample_log_prob: object
+        # [batch, 10] float64: tree of build_tree
+        build_tree_tree_sample_grad: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_size: object
+        # [batch] bool: tree of build_tree
+        build_tree_tree_ok: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_accept: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_counter: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_leapfrogs: object
+        # [batch, 32] float64: accepts of nuts_chain
+        nuts_chain_accepts: object
+        # [batch] int64: counter of nuts_chain
+        nuts_chain_counter: object
+        # [batch, 32] int64: depths of nuts_chain
+        nuts_chain_depths: object
+        # [batch, 32, 10] float64: draws of nuts_chain
+        nuts_chain_draws: object
+        # [batch, 32] int64: leapfrogs of nuts_chain
+        nuts_chain_leapfrogs: object
+        # [batch] int64: loop_next_1 of nuts_chain
+        nuts_chain_loop_next_1: object
+        # [batch] int64: num_burnin of nuts_chain
+        nuts_chain_num_burnin: object
+        # [batch] int64: num_results of nuts_chain
+        nuts_chain_num_results: object
+        # [batch, 10] float64: point of nuts_chain
+        nuts_chain_point_x: object
+        # [batch] float64: point of nuts_chain
+        nuts_chain_point_log_prob: object
+        # [batch, 10] float64: point of nuts_chain
+        nuts_chain_point_grad: object
+        # [batch, 10] float64: the value nuts_chain returns
+        nuts_chain_return_point_x: object
+        # [batch] float64: the value nuts_chain returns
+        nuts_chain_return_point_log_prob: object
+        # [batch, 10] float64: the value nuts_chain returns
+        nuts_chain_return_point_grad: object
+        # [batch] int64: the value nuts_chain returns
+        nuts_chain_return_counter: object
+        # [batch, 32, 10] float64: the value nuts_chain returns
+        nuts_chain_return_draws: object
+        # [batch, 32] int64: the value nuts_chain returns
+        nuts_chain_return_leapfrogs: object
+        # [batch, 32] int64: the value nuts_chain returns
+        nuts_chain_return_depths: object
+        # [batch, 32] float64: the value nuts_chain returns
+        nuts_chain_return_accepts: object
+        # [batch] int64: seed of nuts_chain
+        nuts_chain_seed: object
+        # [batch] int64: t of nuts_chain
+        nuts_chain_t: object
+        # [batch] int64: t_next_1 of nuts_chain
+        nuts_chain_t_next_1: object
+        # [batch] float64: accept of nuts_step
+        nuts_step_accept: object
+        # [batch] int64: counter of nuts_step
+        nuts_step_counter: object
+        # [batch] int64: depth of nuts_step
+        nuts_step_depth: object
+        # [batch] float64: direction of nuts_step
+        nuts_step_direction: object
+        # [batch] float64: joint0 of nuts_step
+        nuts_step_joint0: object
+        # [batch] int64: leapfrogs of nuts_step
+        nuts_step_leapfrogs: object
+        # [batch] float64: log_slice of nuts_step
+        nuts_step_log_slice: object
+        # [batch, 10] float64: minus of nuts_step
+        nuts_step_minus_x: object
+        # [batch, 10] float64: minus of nuts_step
+        nuts_step_minus_r: object
+        # [batch, 10] float64: minus of nuts_step
+        nuts_step_minus_grad: object
+        # [batch, 10] float64: plus of nuts_step
+        nuts_step_plus_x: object
+        # [batch, 10] float64: plus of nuts_step
+        nuts_step_plus_r: object
+        # [batch, 10] float64: plus of nuts_step
+        nuts_step_plus_grad: object
+        # [batch, 10] float64: point of nuts_step
+        nuts_step_point_x: object
+        # [batch] float64: point of nuts_step
+        nuts_step_point_log_prob: object
+        # [batch, 10] float64: point of nuts_step
+        nuts_step_point_grad: object
+        # [batch, 10] float64: the value nuts_step returns
+        nuts_step_return_point_x: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_point_log_prob: object
+        # [batch, 10] float64: the value nuts_step returns
+        nuts_step_return_point_grad: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_counter: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_leapfrogs: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_depth: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_accept: object
+        # [batch, 10] float64: sample of nuts_step
+        nuts_step_sample_x: object
+        # [batch] float64: sample of nuts_step
+        nuts_step_sample_log_prob: object
+        # [batch, 10] float64: sample of nuts_step
+        nuts_step_sample_grad: object
+        # [batch] int64: seed of nuts_step
+        nuts_step_seed: object
+        # [batch] float64: size of nuts_step
+        nuts_step_size: object
+        # [batch] int32: block where an example overflowed a stack, or -1
+        overflow_at: object
+        # [batch] int32: block where an example indexed out of range, or -1
+        index_error_at: object
+
+    class NutsChain4Stacks(typing.NamedTuple):
+        """Stacks of `nuts_chain`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+        # [depth, batch] int32: return addresses (block indices)
+        returns: object
+        # [depth, batch] int64: saved build_tree_depth
+        build_tree_depth: object
+        # [depth, batch] float64: saved build_tree_direction
+        build_tree_direction: object
+        # [depth, batch] float64: saved build_tree_joint0
+        build_tree_joint0: object
+        # [depth, batch] float64: saved build_tree_log_slice
+        build_tree_log_slice: object
+        # [depth, batch] int64: saved build_tree_seed
+        build_tree_seed: object
+        # [depth, batch, 10] float64: saved build_tree_tree_minus_x
+        build_tree_tree_minus_x: object
+        # [depth, batch, 10] float64: saved build_tree_tree_minus_r
+        build_tree_tree_minus_r: object
+        # [depth, batch, 10] float64: saved build_tree_tree_minus_grad
+        build_tree_tree_minus_grad: object
+        # [depth, batch, 10] float64: saved build_tree_tree_plus_x
+        build_tree_tree_plus_x: object
+        # [depth, batch, 10] float64: saved build_tree_tree_plus_r
+        build_tree_tree_plus_r: object
+        # [depth, batch, 10] float64: saved build_tree_tree_plus_grad
+        build_tree_tree_plus_grad: object
+        # [depth, batch, 10] float64: saved build_tree_tree_sample_x
+        build_tree_tree_sample_x: object
+        # [depth, batch] float64: saved build_tree_tree_sample_log_prob
+        build_tree_tree_sample_log_prob: object
+        # [depth, batch, 10] float64: saved build_tree_tree_sample_grad
+        build_tree_tree_sample_grad: object
+        # [depth, batch] float64: saved build_tree_tree_size
+        build_tree_tree_size: object
+        # [depth, batch] bool: saved build_tree_tree_ok
+        build_tree_tree_ok: object
+        # [depth, batch] float64: saved build_tree_tree_accept
+        build_tree_tree_accept: object
+        # [depth, batch] int64: saved build_tree_tree_counter
+        build_tree_tree_counter: object
+        # [depth, batch] int64: saved build_tree_tree_leapfrogs
+        build_tree_tree_leapfrogs: object
+
+    NUTS_CHAIN_4_HALT = 15
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 80, build_tree_tree_minus_r 80, build_tree_tree_minus_grad 80, build_tree_tree_plus_x 80, build_tree_tree_plus_r 80, build_tree_tree_plus_grad 80, build_tree_tree_sample_x 80, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 80, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_CHAIN_4_STACK_BYTES = 725
+
+    def nuts_chain_4_block_0(state, stacks):
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        active = state.pc == 0
+        num_burnin = state.nuts_chain_num_burnin
+        loop_next_1 = spread(active, 0)
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_4_block_1(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 1
+        loop_next_1 = state.nuts_chain_loop_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        _ = loop_next_1
+        loop_next_1 = loop_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 2, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 1, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_4_block_2(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 2
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        loop_next_1 = state.nuts_chain_loop_next_1
+        num_burnin = state.nuts_chain_num_burnin
+        step = nuts_step_return
+        # examples/nuts.py:159  point = step.point
+        point = step.point
+        # examples/nuts.py:160  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_4_block_3(state, stacks):
+        # examples/nuts.py:161  for t in range(num_results):
+        active = state.pc == 3
+        num_results = state.nuts_chain_num_results
+        t_next_1 = spread(active, 0)
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_4_block_4(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 4
+        t_next_1 = state.nuts_chain_t_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:161  for t in range(num_results):
+        t = t_next_1
+        t_next_1 = t_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 5, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t=select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 4, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_4_block_5(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 5
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        draws = state.nuts_chain_draws
+        t = state.nuts_chain_t
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        t_next_1 = state.nuts_chain_t_next_1
+        num_results = state.nuts_chain_num_results
+        step = nuts_step_return
+        # examples/nuts.py:163  point = step.point
+        point = step.point
+        # examples/nuts.py:164  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:165  draws[t] = point.x
+        value_1 = point.x
+        fault_1 = index_fault(active, draws, (t,))
+        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
+        value_2 = step.leapfrogs
+        fault_2 = index_fault(active, leapfrogs, (t,))
+        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        # examples/nuts.py:167  depths[t] = step.depth
+        value_3 = step.depth
+        fault_3 = index_fault(active, depths, (t,))
+        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        # examples/nuts.py:168  accepts[t] = step.accept
+        value_4 = step.accept
+        fault_4 = index_fault(active, accepts, (t,))
+        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        # examples/nuts.py:161  for t in range(num_results):
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        # examples that indexed out of range stop here; the caller raises
+        fault = fault_1 | fault_2 | fault_3 | fault_4
+        pc = select(fault, NUTS_CHAIN_4_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_draws=draws,
+                nuts_chain_leapfrogs=leapfrogs,
+                nuts_chain_depths=depths,
+                nuts_chain_accepts=accepts,
+                index_error_at=select(
+                    fault_1,
+                    0,
+                    select(
+                        fault_2,
+                        1,
+                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                    ),
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_4_block_6(state, stacks):
+        # examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+        active = state.pc == 6
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        counter = state.nuts_chain_counter
+        draws = state.nuts_chain_draws
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
+        nuts_chain_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_4_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_return_point_x=select(
+                    active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
+                ),
+                nuts_chain_return_point_log_prob=select(
+                    active,
+                    nuts_chain_return[0][1],
+                    state.nuts_chain_return_point_log_prob,
+                ),
+                nuts_chain_return_point_grad=select(
+                    active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
+                ),
+                nuts_chain_return_counter=select(
+                    active, nuts_chain_return[1], state.nuts_chain_return_counter
+                ),
+                nuts_chain_return_draws=select(
+                    active, nuts_chain_return[2], state.nuts_chain_return_draws
+                ),
+                nuts_chain_return_leapfrogs=select(
+                    active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
+                ),
+                nuts_chain_return_depths=select(
+                    active, nuts_chain_return[4], state.nuts_chain_return_depths
+                ),
+                nuts_chain_return_accepts=select(
+                    active, nuts_chain_return[5], state.nuts_chain_return_accepts
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_4_block_7(state, stacks):
+        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+        active = state.pc == 7
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        point = Point(
+            state.nuts_step_point_x,
+            state.nuts_step_point_log_prob,
+            state.nuts_step_point_grad,
+        )
+        r = nuts_math.normal(seed, counter, point.x)
+        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
+        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        # examples/nuts.py:122  counter = counter + 2
+        counter = counter + 2
+        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
+        minus = Edge(point.x, r, point.grad)
+        # examples/nuts.py:124  plus = minus
+        plus = minus
+        # examples/nuts.py:125  sample = point
+        sample = point
+        # examples/nuts.py:126  size = 1.0
+        size = spread(active, 1.0)
+        # examples/nuts.py:127  depth = 0
+        depth = spread(active, 0)
+        # examples/nuts.py:128  leapfrogs = 0
+        leapfrogs = spread(active, 0)
+        # examples/nuts.py:129  accept = 0.0
+        accept = spread(active, 0.0)
+        # examples/nuts.py:130  going = True
+        going = spread(active, True)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_joint0=joint0,
+                nuts_step_log_slice=select(
+                    active, log_slice, state.nuts_step_log_slice
+                ),
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_4_block_8(state, stacks):
+        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+        active = state.pc == 8
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        joint0 = state.nuts_step_joint0
+        log_slice = state.nuts_step_log_slice
+        depth = state.nuts_step_depth
+        cond_1 = nuts_math.uniform(seed, counter) < 0.5
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
+        choice_1 = where(cond_1, if_true_1, if_false_1)
+        direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
+        # examples/nuts.py:133  edge = minus if direction < 0 else plus
+        cond_2 = direction < 0
+        choice_2 = Edge(
+            where(cond_2, minus[0], plus[0]),
+            where(cond_2, minus[1], plus[1]),
+            where(cond_2, minus[2], plus[2]),
+        )
+        edge = choice_2
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        tree_counter = counter + 1
+        (
+            build_tree_edge,
+            build_tree_joint0,
+            build_tree_log_slice,
+            build_tree_direction,
+            build_tree_depth,
+            build_tree_seed,
+            build_tree_counter,
+        ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:81  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 9, active
+        )
+        pc = choose(build_tree_cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_direction=direction,
+                build_tree_edge_x=select(
+                    active, build_tree_edge[0], state.build_tree_edge_x
+                ),
+                build_tree_edge_r=select(
+                    active, build_tree_edge[1], state.build_tree_edge_r
+                ),
+                build_tree_edge_grad=select(
+                    active, build_tree_edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(
+                    active, build_tree_joint0, state.build_tree_joint0
+                ),
+                build_tree_log_slice=select(
+                    active, build_tree_log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, build_tree_direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(
+                    active, build_tree_depth, state.build_tree_depth
+                ),
+                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
+                build_tree_counter=select(
+                    active, build_tree_counter, state.build_tree_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 8, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_4_block_9(state, stacks):
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        active = state.pc == 9
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        leapfrogs = state.nuts_step_leapfrogs
+        accept = state.nuts_step_accept
+        direction = state.nuts_step_direction
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        size = state.nuts_step_size
+        seed = state.nuts_step_seed
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        depth = state.nuts_step_depth
+        tree = build_tree_return
+        # examples/nuts.py:135  counter = tree.counter
+        counter = tree.counter
+        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
+        leapfrogs = leapfrogs + tree.leapfrogs
+        # examples/nuts.py:137  accept = accept + tree.accept
+        accept = accept + tree.accept
+        # examples/nuts.py:138  if direction < 0:
+        cond_3 = direction < 0
+        cond_3_test1 = cond_3
+        # examples/nuts.py:139  minus = tree.minus
+        minus_arm1 = tree.minus
+        # examples/nuts.py:141  plus = tree.plus
+        plus_arm1 = tree.plus
+        # examples/nuts.py:138  if direction < 0:
+        minus = Edge(
+            where(cond_3_test1, minus_arm1[0], minus[0]),
+            where(cond_3_test1, minus_arm1[1], minus[1]),
+            where(cond_3_test1, minus_arm1[2], minus[2]),
+        )
+        plus = Edge(
+            where(cond_3_test1, plus[0], plus_arm1[0]),
+            where(cond_3_test1, plus[1], plus_arm1[1]),
+            where(cond_3_test1, plus[2], plus_arm1[2]),
+        )
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        and__3 = tree.ok
+        and__4 = nuts_math.uniform(seed, counter) * size < tree.size
+        and__5 = where(and__3, and__4, and__3)
+        and__5_test1 = and__5
+        # examples/nuts.py:143  sample = tree.sample
+        sample_arm1 = tree.sample
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        sample = Point(
+            where(and__5_test1, sample_arm1[0], sample[0]),
+            where(and__5_test1, sample_arm1[1], sample[1]),
+            where(and__5_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:144  counter = counter + 1
+        counter = counter + 1
+        # examples/nuts.py:145  size = size + tree.size
+        size = size + tree.size
+        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
+        and__6 = tree.ok
+        and__7 = no_u_turn(minus, plus)
+        and__8 = where(and__6, and__7, and__6)
+        going = and__8
+        # examples/nuts.py:147  depth = depth + 1
+        depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=depth,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_4_block_10(state, stacks):
+        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+        active = state.pc == 10
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        counter = safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = safe_divisor(active, state.nuts_step_depth)
+        accept = state.nuts_step_accept
+        result_1 = Step(
+            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+        )
+        nuts_step_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_4_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_return_point_x=select(
+                    active, nuts_step_return[0][0], state.nuts_step_return_point_x
+                ),
+                nuts_step_return_point_log_prob=select(
+                    active,
+                    nuts_step_return[0][1],
+                    state.nuts_step_return_point_log_prob,
+                ),
+                nuts_step_return_point_grad=select(
+                    active, nuts_step_return[0][2], state.nuts_step_return_point_grad
+                ),
+                nuts_step_return_counter=select(
+                    active, nuts_step_return[1], state.nuts_step_return_counter
+                ),
+                nuts_step_return_leapfrogs=select(
+                    active, nuts_step_return[2], state.nuts_step_return_leapfrogs
+                ),
+                nuts_step_return_depth=select(
+                    active, nuts_step_return[3], state.nuts_step_return_depth
+                ),
+                nuts_step_return_accept=select(
+                    active, nuts_step_return[4], state.nuts_step_return_accept
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_4_block_11(state, stacks):
+        # examples/nuts.py:83  eps = direction * step_size
+        active = state.pc == 11
+        direction = state.build_tree_direction
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        log_slice = state.build_tree_log_slice
+        joint0 = state.build_tree_joint0
+        counter = state.build_tree_counter
+        eps = direction * step_size
+        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
+        r = edge.r + (0.5 * eps)[:, None] * edge.grad
+        # examples/nuts.py:85  x = edge.x + eps * r
+        x = edge.x + eps[:, None] * r
+        # examples/nuts.py:86  log_prob, grad = target(x)
+        log_prob, grad = target(x)
+        # examples/nuts.py:87  r = r + 0.5 * eps * grad
+        r = r + (0.5 * eps)[:, None] * grad
+        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:89  new = Edge(x, r, grad)
+        new = Edge(x, r, grad)
+        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
+        size = nuts_math.as_count(log_slice <= joint)
+        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
+        ok = joint > log_slice - MAX_ENERGY_ERROR
+        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
+        accept = nuts_math.accept_probability(joint - joint0)
+        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
+        )
+        build_tree_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_4_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_4_block_12(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 12
+        depth = state.build_tree_depth
+        joint0 = state.build_tree_joint0
+        log_slice = state.build_tree_log_slice
+        direction = state.build_tree_direction
+        seed = state.build_tree_seed
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        counter = state.build_tree_counter
+        tree_depth = depth - 1
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
+        )
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
+        )
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
+        )
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
+        )
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            edge,
+            joint0,
+            log_slice,
+            direction,
+            tree_depth,
+            seed,
+            counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        return_sp, returns_write, overflow_6 = push(
+            stacks.returns, state.return_sp, 13, active
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
+        )
+        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 12, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_joint0=build_tree_joint0_write,
+                build_tree_log_slice=build_tree_log_slice_write,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_depth=build_tree_depth_write,
+                build_tree_seed=build_tree_seed_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_4_block_13(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 13
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        tree = build_tree_return
+        # examples/nuts.py:96  if not tree.ok:
+        not_1 = tree.ok
+        not__1 = where(not_1, False, True)
+        build_tree_return = tree
+        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
+        )
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
+        )
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
+        )
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
+        )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
+        )
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
+        )
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
+        )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
+        )
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
+        )
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
+        )
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
+        )
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
+        )
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
+        )
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
+        )
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
+        )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:96  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_CHAIN_4_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 14, going
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = where(going, pc, returned_pc)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 13, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_seed=build_tree_seed_write,
+                build_tree_tree_minus_x=build_tree_tree_minus_x_write,
+                build_tree_tree_minus_r=build_tree_tree_minus_r_write,
+                build_tree_tree_minus_grad=build_tree_tree_minus_grad_write,
+                build_tree_tree_plus_x=build_tree_tree_plus_x_write,
+                build_tree_tree_plus_r=build_tree_tree_plus_r_write,
+                build_tree_tree_plus_grad=build_tree_tree_plus_grad_write,
+                build_tree_tree_sample_x=build_tree_tree_sample_x_write,
+                build_tree_tree_sample_log_prob=build_tree_tree_sample_log_prob_write,
+                build_tree_tree_sample_grad=build_tree_tree_sample_grad_write,
+                build_tree_tree_size=build_tree_tree_size_write,
+                build_tree_tree_ok=build_tree_tree_ok_write,
+                build_tree_tree_accept=build_tree_tree_accept_write,
+                build_tree_tree_counter=build_tree_tree_counter_write,
+                build_tree_tree_leapfrogs=build_tree_tree_leapfrogs_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_4_block_14(state, stacks):
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        active = state.pc == 14
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
+        )
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
+        )
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
+        )
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
+        )
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
+        )
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
+        )
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
+        )
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
+        )
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
+        )
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
+        )
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
+        )
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
+        )
+        tree = Tree(
+            Edge(
+                build_tree_tree_minus_x_top,
+                build_tree_tree_minus_r_top,
+                build_tree_tree_minus_grad_top,
+            ),
+            Edge(
+                build_tree_tree_plus_x_top,
+                build_tree_tree_plus_r_top,
+                build_tree_tree_plus_grad_top,
+            ),
+            Point(
+                build_tree_tree_sample_x_top,
+                build_tree_tree_sample_log_prob_top,
+                build_tree_tree_sample_grad_top,
+            ),
+            build_tree_tree_size_top,
+            build_tree_tree_ok_top,
+            build_tree_tree_accept_top,
+            build_tree_tree_counter_top,
+            build_tree_tree_leapfrogs_top,
+        )
+        more = build_tree_return
+        # examples/nuts.py:100  counter = more.counter
+        counter = more.counter
+        # examples/nuts.py:101  sample = tree.sample
+        sample = tree.sample
+        # examples/nuts.py:102  total = tree.size + more.size
+        total = tree.size + more.size
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        cond_3 = nuts_math.uniform(seed, counter) * total < more.size
+        cond_3_test1 = cond_3
+        # examples/nuts.py:104  sample = more.sample
+        sample_arm1 = more.sample
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        sample = Point(
+            where(cond_3_test1, sample_arm1[0], sample[0]),
+            where(cond_3_test1, sample_arm1[1], sample[1]),
+            where(cond_3_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:105  counter = counter + 1
+        counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
+        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
+        cond_4 = direction < 0
+        if_true_2 = more.minus
+        if_false_2 = tree.minus
+        choice_2 = Edge(
+            where(cond_4, if_true_2[0], if_false_2[0]),
+            where(cond_4, if_true_2[1], if_false_2[1]),
+            where(cond_4, if_true_2[2], if_false_2[2]),
+        )
+        minus = choice_2
+        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
+        cond_5 = direction < 0
+        if_true_3 = tree.plus
+        if_false_3 = more.plus
+        choice_3 = Edge(
+            where(cond_5, if_true_3[0], if_false_3[0]),
+            where(cond_5, if_true_3[1], if_false_3[1]),
+            where(cond_5, if_true_3[2], if_false_3[2]),
+        )
+        plus = choice_3
+        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
+        and__1 = more.ok
+        and__2 = no_u_turn(minus, plus)
+        and__3 = where(and__1, and__2, and__1)
+        ok = and__3
+        # examples/nuts.py:109  accept = tree.accept + more.accept
+        accept = tree.accept + more.accept
+        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
+        leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        build_tree_return = result_2
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_4_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_counter=counter,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    NUTS_CHAIN_4_BLOCKS = (
+        nuts_chain_4_block_0,
+        nuts_chain_4_block_1,
+        nuts_chain_4_block_2,
+        nuts_chain_4_block_3,
+        nuts_chain_4_block_4,
+        nuts_chain_4_block_5,
+        nuts_chain_4_block_6,
+        nuts_chain_4_block_7,
+        nuts_chain_4_block_8,
+        nuts_chain_4_block_9,
+        nuts_chain_4_block_10,
+        nuts_chain_4_block_11,
+        nuts_chain_4_block_12,
+        nuts_chain_4_block_13,
+        nuts_chain_4_block_14,
+    )
+    # blocks that may run again at once: a loop body that tests itself
+    NUTS_CHAIN_4_LOOPING_BLOCKS = ()
+    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+    NUTS_CHAIN_4_WRITES = (
+        (("pc", "nuts_chain_loop_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_loop_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+            ),
+            (),
+        ),
+        (("pc", "nuts_chain_t_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_t",
+                "nuts_chain_t_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+                "nuts_chain_draws",
+                "nuts_chain_leapfrogs",
+                "nuts_chain_depths",
+                "nuts_chain_accepts",
+                "index_error_at",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_return_point_x",
+                "nuts_chain_return_point_log_prob",
+                "nuts_chain_return_point_grad",
+                "nuts_chain_return_counter",
+                "nuts_chain_return_draws",
+                "nuts_chain_return_leapfrogs",
+                "nuts_chain_return_depths",
+                "nuts_chain_return_accepts",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_joint0",
+                "nuts_step_log_slice",
+                "nuts_step_counter",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_direction",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_counter",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_return_point_x",
+                "nuts_step_return_point_log_prob",
+                "nuts_step_return_point_grad",
+                "nuts_step_return_counter",
+                "nuts_step_return_leapfrogs",
+                "nuts_step_return_depth",
+                "nuts_step_return_accept",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_minus_x",
+                "build_tree_tree_minus_r",
+                "build_tree_tree_minus_grad",
+                "build_tree_tree_plus_x",
+                "build_tree_tree_plus_r",
+                "build_tree_tree_plus_grad",
+                "build_tree_tree_sample_x",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_sample_grad",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_counter",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+    )
+    NUTS_CHAIN_4_BLOCK_LINES = (
+        "in nuts_chain at examples/nuts.py:157: for _ in range(num_burnin):",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:161: for t in range(num_results):",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:169: return Chain(point, counter, draws, leapfrogs, depths, accepts)",
+        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
+        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
+        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
+        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
+        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
+    )
+    # per subscript that can be out of range: its line (index_error_at)
+    NUTS_CHAIN_4_INDEX_LINES = (
+        "in nuts_chain at examples/nuts.py:165: draws[t] = point.x",
+        "in nuts_chain at examples/nuts.py:166: leapfrogs[t] = step.leapfrogs",
+        "in nuts_chain at examples/nuts.py:167: depths[t] = step.depth",
+        "in nuts_chain at examples/nuts.py:168: accepts[t] = step.accept",
+    )
+
+    def nuts_chain_4_program(
+        point_x,
+        point_log_prob,
+        point_grad,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth,
+        max_iterations,
+        xla,
+        profile,
+        parallel_iterations=10,
+    ):
+        """Arguments to results for a whole batch: what tf.function traces."""
+        batch = batch_size(
+            point_x,
+            point_log_prob,
+            point_grad,
+            seed,
+            counter,
+            num_burnin,
+            num_results,
+            draws,
+            leapfrogs,
+            depths,
+            accepts,
+        )
+        state = NutsChain4State(
+            pc=zeros([batch], (), "int32"),
+            return_sp=zeros([batch], (), "int32"),
+            build_tree_counter=zeros([batch], (), "int64"),
+            build_tree_depth=zeros([batch], (), "int64"),
+            build_tree_direction=zeros([batch], (), "float64"),
+            build_tree_edge_x=zeros([batch], (10,), "float64"),
+            build_tree_edge_r=zeros([batch], (10,), "float64"),
+            build_tree_edge_grad=zeros([batch], (10,), "float64"),
+            build_tree_joint0=zeros([batch], (), "float64"),
+            build_tree_log_slice=zeros([batch], (), "float64"),
+            build_tree_return_minus_x=zeros([batch], (10,), "float64"),
+            build_tree_return_minus_r=zeros([batch], (10,), "float64"),
+            build_tree_return_minus_grad=zeros([batch], (10,), "float64"),
+            build_tree_return_plus_x=zeros([batch], (10,), "float64"),
+            build_tree_return_plus_r=zeros([batch], (10,), "float64"),
+            build_tree_return_plus_grad=zeros([batch], (10,), "float64"),
+            build_tree_return_sample_x=zeros([batch], (10,), "float64"),
+            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=zeros([batch], (10,), "float64"),
+            build_tree_return_size=zeros([batch], (), "float64"),
+            build_tree_return_ok=zeros([batch], (), "bool"),
+            build_tree_return_accept=zeros([batch], (), "float64"),
+            build_tree_return_counter=zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
+            build_tree_seed=zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_r=zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_grad=zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_x=zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_r=zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_grad=zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_x=zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=zeros([batch], (10,), "float64"),
+            build_tree_tree_size=zeros([batch], (), "float64"),
+            build_tree_tree_ok=zeros([batch], (), "bool"),
+            build_tree_tree_accept=zeros([batch], (), "float64"),
+            build_tree_tree_counter=zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            nuts_chain_accepts=accepts,
+            nuts_chain_counter=counter,
+            nuts_chain_depths=depths,
+            nuts_chain_draws=draws,
+            nuts_chain_leapfrogs=leapfrogs,
+            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_num_burnin=num_burnin,
+            nuts_chain_num_results=num_results,
+            nuts_chain_point_x=point_x,
+            nuts_chain_point_log_prob=point_log_prob,
+            nuts_chain_point_grad=point_grad,
+            nuts_chain_return_point_x=zeros([batch], (10,), "float64"),
+            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=zeros([batch], (10,), "float64"),
+            nuts_chain_return_counter=zeros([batch], (), "int64"),
+            nuts_chain_return_draws=zeros([batch], (32, 10), "float64"),
+            nuts_chain_return_leapfrogs=zeros([batch], (32,), "int64"),
+            nuts_chain_return_depths=zeros([batch], (32,), "int64"),
+            nuts_chain_return_accepts=zeros([batch], (32,), "float64"),
+            nuts_chain_seed=seed,
+            nuts_chain_t=zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=zeros([batch], (), "int64"),
+            nuts_step_accept=zeros([batch], (), "float64"),
+            nuts_step_counter=zeros([batch], (), "int64"),
+            nuts_step_depth=zeros([batch], (), "int64"),
+            nuts_step_direction=zeros([batch], (), "float64"),
+            nuts_step_joint0=zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_log_slice=zeros([batch], (), "float64"),
+            nuts_step_minus_x=zeros([batch], (10,), "float64"),
+            nuts_step_minus_r=zeros([batch], (10,), "float64"),
+            nuts_step_minus_grad=zeros([batch], (10,), "float64"),
+            nuts_step_plus_x=zeros([batch], (10,), "float64"),
+            nuts_step_plus_r=zeros([batch], (10,), "float64"),
+            nuts_step_plus_grad=zeros([batch], (10,), "float64"),
+            nuts_step_point_x=zeros([batch], (10,), "float64"),
+            nuts_step_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_point_grad=zeros([batch], (10,), "float64"),
+            nuts_step_return_point_x=zeros([batch], (10,), "float64"),
+            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=zeros([batch], (10,), "float64"),
+            nuts_step_return_counter=zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_return_depth=zeros([batch], (), "int64"),
+            nuts_step_return_accept=zeros([batch], (), "float64"),
+            nuts_step_sample_x=zeros([batch], (10,), "float64"),
+            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
+            nuts_step_sample_grad=zeros([batch], (10,), "float64"),
+            nuts_step_seed=zeros([batch], (), "int64"),
+            nuts_step_size=zeros([batch], (), "float64"),
+            overflow_at=zeros([batch], (), "int32") - 1,
+            index_error_at=zeros([batch], (), "int32") - 1,
+        )
+        stacks = NutsChain4Stacks(
+            returns=zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_minus_grad=zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_sample_log_prob=zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+        )
+        state, stacks, counters = run(
+            state,
+            stacks,
+            NUTS_CHAIN_4_BLOCKS,
+            xla,
+            profile,
+            NUTS_CHAIN_4_LOOPING_BLOCKS,
+            max_iterations,
+            NUTS_CHAIN_4_WRITES,
+            parallel_iterations,
+        )
+        return (
+            (
+                state.nuts_chain_return_point_x,
+                state.nuts_chain_return_point_log_prob,
+                state.nuts_chain_return_point_grad,
+                state.nuts_chain_return_counter,
+                state.nuts_chain_return_draws,
+                state.nuts_chain_return_leapfrogs,
+                state.nuts_chain_return_depths,
+                state.nuts_chain_return_accepts,
+            ),
+            (state.overflow_at, state.index_error_at),
+            state.pc,
+            counters,
+        )
+
+    def nuts_chain_4(
+        point,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
+    ):
+        """Batched `nuts_chain`: every argument has a leading batch dimension.
+
+        Per example: nuts_chain(point: Point(float64[10], float64[], float64[10]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 10], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[10], float64[], float64[10]), int64[], float64[32, 10], int64[32], int64[32], float64[32]).
+        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
+        the recursion depth; deeper examples raise StackOverflowError.  `xla`
+        compiles with XLA (TensorFlow only).
+        """
+        leaves = [
+            to_leaf("nuts_chain", name, value, dtype, shape)
+            for name, value, (dtype, shape) in zip(
+                (
+                    "point[0]",
+                    "point[1]",
+                    "point[2]",
+                    "seed",
+                    "counter",
+                    "num_burnin",
+                    "num_results",
+                    "draws",
+                    "leapfrogs",
+                    "depths",
+                    "accepts",
+                ),
+                (
+                    point[0],
+                    point[1],
+                    point[2],
+                    seed,
+                    counter,
+                    num_burnin,
+                    num_results,
+                    draws,
+                    leapfrogs,
+                    depths,
+                    accepts,
+                ),
+                (
+                    ("float64", (10,)),
+                    ("float64", ()),
+                    ("float64", (10,)),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("float64", (32, 10)),
+                    ("int64", (32,)),
+                    ("int64", (32,)),
+                    ("float64", (32,)),
+                ),
+            )
+        ]
+        leaves = broadcast_batch(
+            "nuts_chain",
+            (
+                "point[0]",
+                "point[1]",
+                "point[2]",
+                "seed",
+                "counter",
+                "num_burnin",
+                "num_results",
+                "draws",
+                "leapfrogs",
+                "depths",
+                "accepts",
+            ),
+            leaves,
+        )
+        check_stack_bytes(
+            "nuts_chain",
+            leaves,
+            max_stack_depth,
+            NUTS_CHAIN_4_STACK_BYTES,
+            max_stack_bytes,
+        )
+        try:
+            program = compiled(
+                nuts_chain_4_program,
+                xla,
+                profile,
+                leaves,
+                max_stack_depth,
+                max_iterations,
+                parallel_iterations,
+            )
+            result, errors, pc, counters = program(*leaves)
+        except Exception as error:
+            note_source_line(error, NUTS_CHAIN_4_BLOCK_LINES, "nuts_chain_4_block_")
+            raise
+        result = static_batch(leaves, result)
+        if safety_checks:
+            result = checked(
+                "nuts_chain",
+                result,
+                errors,
+                pc,
+                (NUTS_CHAIN_4_BLOCK_LINES, NUTS_CHAIN_4_INDEX_LINES),
+                max_stack_depth,
+                max_iterations,
+            )
+        if profile:
+            return (
+                Chain(
+                    Point(result[0], result[1], result[2]),
+                    result[3],
+                    result[4],
+                    result[5],
+                    result[6],
+                    result[7],
+                ),
+                make_profile(counters, NUTS_CHAIN_4_BLOCK_LINES, errors[0].shape[0]),
+            )
+        return Chain(
+            Point(result[0], result[1], result[2]),
+            result[3],
+            result[4],
+            result[5],
+            result[6],
+            result[7],
+        )
+
+    return nuts_chain_4
+
+
+def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
+    """Builds the batched `nuts_chain` for the values its source closes over.
+
+    Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
+    """
+    # ----------------------------------------------------------------------
+    # nuts_chain(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 1], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[1], float64[], float64[1]), int64[], float64[32, 1], int64[32], int64[32], float64[32])
+
+    class NutsChain5State(typing.NamedTuple):
+        """Loop state of `nuts_chain` (the stacks aside): one [batch, ...] array per register."""
+
+        # [batch] int32: the block each example runs next (NUTS_CHAIN_5_HALT once it has returned)
+        pc: object
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+        return_sp: object
+        # [batch] int64: counter of build_tree
+        build_tree_counter: object
+        # [batch] int64: depth of build_tree
+        build_tree_depth: object
+        # [batch] float64: direction of build_tree
+        build_tree_direction: object
+        # [batch, 1] float64: edge of build_tree
+        build_tree_edge_x: object
+        # [batch, 1] float64: edge of build_tree
+        build_tree_edge_r: object
+        # [batch, 1] float64: edge of build_tree
+        build_tree_edge_grad: object
+        # [batch] float64: joint0 of build_tree
+        build_tree_joint0: object
+        # [batch] float64: log_slice of build_tree
+        build_tree_log_slice: object
+        # [batch, 1] float64: the value build_tree returns
+        build_tree_return_minus_x: object
+        # [batch, 1] float64: the value build_tree returns
+        build_tree_return_minus_r: object
+        # [batch, 1] float64: the value build_tree returns
+        build_tree_return_minus_grad: object
+        # [batch, 1] float64: the value build_tree returns
+        build_tree_return_plus_x: object
+        # [batch, 1] float64: the value build_tree returns
+        build_tree_return_plus_r: object
+        # [batch, 1] float64: the value build_tree returns
+        build_tree_return_plus_grad: object
+        # [batch, 1] float64: the value build_tree returns
+        build_tree_return_sample_x: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_sample_log_prob: object
+        # [batch, 1] float64: the value build_tree returns
+        build_tree_return_sample_grad: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_size: object
+        # [batch] bool: the value build_tree returns
+        build_tree_return_ok: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_accept: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_counter: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_leapfrogs: object
+        # [batch] int64: seed of build_tree
+        build_tree_seed: object
+        # [batch, 1] float64: tree of build_tree
+        build_tree_tree_minus_x: object
+        # [batch, 1] float64: tree of build_tree
+        build_tree_tree_minus_r: object
+        # [batch, 1] float64: tree of build_tree
+        build_tree_tree_minus_grad: object
+        # [batch, 1] float64: tree of build_tree
+        build_tree_tree_plus_x: object
+        # [batch, 1] float64: tree of build_tree
+        build_tree_tree_plus_r: object
+        # [batch, 1] float64: tree of build_tree
+        build_tree_tree_plus_grad: object
+        # [batch, 1] float64: tree of build_tree
+        build_tree_tree_sample_x: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_sample_log_prob: object
+        # [batch, 1] float64: tree of build_tree
+        build_tree_tree_sample_grad: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_size: object
+        # [batch] bool: tree of build_tree
+        build_tree_tree_ok: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_accept: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_counter: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_leapfrogs: object
+        # [batch, 32] float64: accepts of nuts_chain
+        nuts_chain_accepts: object
+        # [batch] int64: counter of nuts_chain
+        nuts_chain_counter: object
+        # [batch, 32] int64: depths of nuts_chain
+        nuts_chain_depths: object
+        # [batch, 32, 1] float64: draws of nuts_chain
+        nuts_chain_draws: object
+        # [batch, 32] int64: leapfrogs of nuts_chain
+        nuts_chain_leapfrogs: object
+        # [batch] int64: loop_next_1 of nuts_chain
+        nuts_chain_loop_next_1: object
+        # [batch] int64: num_burnin of nuts_chain
+        nuts_chain_num_burnin: object
+        # [batch] int64: num_results of nuts_chain
+        nuts_chain_num_results: object
+        # [batch, 1] float64: point of nuts_chain
+        nuts_chain_point_x: object
+        # [batch] float64: point of nuts_chain
+        nuts_chain_point_log_prob: object
+        # [batch, 1] float64: point of nuts_chain
+        nuts_chain_point_grad: object
+        # [batch, 1] float64: the value nuts_chain returns
+        nuts_chain_return_point_x: object
+        # [batch] float64: the value nuts_chain returns
+        nuts_chain_return_point_log_prob: object
+        # [batch, 1] float64: the value nuts_chain returns
+        nuts_chain_return_point_grad: object
+        # [batch] int64: the value nuts_chain returns
+        nuts_chain_return_counter: object
+        # [batch, 32, 1] float64: the value nuts_chain returns
+        nuts_chain_return_draws: object
+        # [batch, 32] int64: the value nuts_chain returns
+        nuts_chain_return_leapfrogs: object
+        # [batch, 32] int64: the value nuts_chain returns
+        nuts_chain_return_depths: object
+        # [batch, 32] float64: the value nuts_chain returns
+        nuts_chain_return_accepts: object
+        # [batch] int64: seed of nuts_chain
+        nuts_chain_seed: object
+        # [batch] int64: t of nuts_chain
+        nuts_chain_t: object
+        # [batch] int64: t_next_1 of nuts_chain
+        nuts_chain_t_next_1: object
+        # [batch] float64: accept of nuts_step
+        nuts_step_accept: object
+        # [batch] int64: counter of nuts_step
+        nuts_step_counter: object
+        # [batch] int64: depth of nuts_step
+        nuts_step_depth: object
+        # [batch] float64: direction of nuts_step
+        nuts_step_direction: object
+        # [batch] float64: joint0 of nuts_step
+        nuts_step_joint0: object
+        # [batch] int64: leapfrogs of nuts_step
+        nuts_step_leapfrogs: object
+        # [batch] float64: log_slice of nuts_step
+        nuts_step_log_slice: object
+        # [batch, 1] float64: minus of nuts_step
+        nuts_step_minus_x: object
+        # [batch, 1] float64: minus of nuts_step
+        nuts_step_minus_r: object
+        # [batch, 1] float64: minus of nuts_step
+        nuts_step_minus_grad: object
+        # [batch, 1] float64: plus of nuts_step
+        nuts_step_plus_x: object
+        # [batch, 1] float64: plus of nuts_step
+        nuts_step_plus_r: object
+        # [batch, 1] float64: plus of nuts_step
+        nuts_step_plus_grad: object
+        # [batch, 1] float64: point of nuts_step
+        nuts_step_point_x: object
+        # [batch] float64: point of nuts_step
+        nuts_step_point_log_prob: object
+        # [batch, 1] float64: point of nuts_step
+        nuts_step_point_grad: object
+        # [batch, 1] float64: the value nuts_step returns
+        nuts_step_return_point_x: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_point_log_prob: object
+        # [batch, 1] float64: the value nuts_step returns
+        nuts_step_return_point_grad: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_counter: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_leapfrogs: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_depth: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_accept: object
+        # [batch, 1] float64: sample of nuts_step
+        nuts_step_sample_x: object
+        # [batch] float64: sample of nuts_step
+        nuts_step_sample_log_prob: object
+        # [batch, 1] float64: sample of nuts_step
+        nuts_step_sample_grad: object
+        # [batch] int64: seed of nuts_step
+        nuts_step_seed: object
+        # [batch] float64: size of nuts_step
+        nuts_step_size: object
+        # [batch] int32: block where an example overflowed a stack, or -1
+        overflow_at: object
+        # [batch] int32: block where an example indexed out of range, or -1
+        index_error_at: object
+
+    class NutsChain5Stacks(typing.NamedTuple):
+        """Stacks of `nuts_chain`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+        # [depth, batch] int32: return addresses (block indices)
+        returns: object
+        # [depth, batch] int64: saved build_tree_depth
+        build_tree_depth: object
+        # [depth, batch] float64: saved build_tree_direction
+        build_tree_direction: object
+        # [depth, batch] float64: saved build_tree_joint0
+        build_tree_joint0: object
+        # [depth, batch] float64: saved build_tree_log_slice
+        build_tree_log_slice: object
+        # [depth, batch] int64: saved build_tree_seed
+        build_tree_seed: object
+        # [depth, batch, 1] float64: saved build_tree_tree_minus_x
+        build_tree_tree_minus_x: object
+        # [depth, batch, 1] float64: saved build_tree_tree_minus_r
+        build_tree_tree_minus_r: object
+        # [depth, batch, 1] float64: saved build_tree_tree_minus_grad
+        build_tree_tree_minus_grad: object
+        # [depth, batch, 1] float64: saved build_tree_tree_plus_x
+        build_tree_tree_plus_x: object
+        # [depth, batch, 1] float64: saved build_tree_tree_plus_r
+        build_tree_tree_plus_r: object
+        # [depth, batch, 1] float64: saved build_tree_tree_plus_grad
+        build_tree_tree_plus_grad: object
+        # [depth, batch, 1] float64: saved build_tree_tree_sample_x
+        build_tree_tree_sample_x: object
+        # [depth, batch] float64: saved build_tree_tree_sample_log_prob
+        build_tree_tree_sample_log_prob: object
+        # [depth, batch, 1] float64: saved build_tree_tree_sample_grad
+        build_tree_tree_sample_grad: object
+        # [depth, batch] float64: saved build_tree_tree_size
+        build_tree_tree_size: object
+        # [depth, batch] bool: saved build_tree_tree_ok
+        build_tree_tree_ok: object
+        # [depth, batch] float64: saved build_tree_tree_accept
+        build_tree_tree_accept: object
+        # [depth, batch] int64: saved build_tree_tree_counter
+        build_tree_tree_counter: object
+        # [depth, batch] int64: saved build_tree_tree_leapfrogs
+        build_tree_tree_leapfrogs: object
+
+    NUTS_CHAIN_5_HALT = 15
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8, build_tree_tree_minus_r 8, build_tree_tree_minus_grad 8, build_tree_tree_plus_x 8, build_tree_tree_plus_r 8, build_tree_tree_plus_grad 8, build_tree_tree_sample_x 8, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_CHAIN_5_STACK_BYTES = 149
+
+    def nuts_chain_5_block_0(state, stacks):
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        active = state.pc == 0
+        num_burnin = state.nuts_chain_num_burnin
+        loop_next_1 = spread(active, 0)
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_5_block_1(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 1
+        loop_next_1 = state.nuts_chain_loop_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        _ = loop_next_1
+        loop_next_1 = loop_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 2, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 1, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_5_block_2(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 2
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        loop_next_1 = state.nuts_chain_loop_next_1
+        num_burnin = state.nuts_chain_num_burnin
+        step = nuts_step_return
+        # examples/nuts.py:159  point = step.point
+        point = step.point
+        # examples/nuts.py:160  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_5_block_3(state, stacks):
+        # examples/nuts.py:161  for t in range(num_results):
+        active = state.pc == 3
+        num_results = state.nuts_chain_num_results
+        t_next_1 = spread(active, 0)
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_5_block_4(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 4
+        t_next_1 = state.nuts_chain_t_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:161  for t in range(num_results):
+        t = t_next_1
+        t_next_1 = t_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 5, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t=select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 4, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_5_block_5(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 5
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        draws = state.nuts_chain_draws
+        t = state.nuts_chain_t
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        t_next_1 = state.nuts_chain_t_next_1
+        num_results = state.nuts_chain_num_results
+        step = nuts_step_return
+        # examples/nuts.py:163  point = step.point
+        point = step.point
+        # examples/nuts.py:164  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:165  draws[t] = point.x
+        value_1 = point.x
+        fault_1 = index_fault(active, draws, (t,))
+        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
+        value_2 = step.leapfrogs
+        fault_2 = index_fault(active, leapfrogs, (t,))
+        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        # examples/nuts.py:167  depths[t] = step.depth
+        value_3 = step.depth
+        fault_3 = index_fault(active, depths, (t,))
+        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        # examples/nuts.py:168  accepts[t] = step.accept
+        value_4 = step.accept
+        fault_4 = index_fault(active, accepts, (t,))
+        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        # examples/nuts.py:161  for t in range(num_results):
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        # examples that indexed out of range stop here; the caller raises
+        fault = fault_1 | fault_2 | fault_3 | fault_4
+        pc = select(fault, NUTS_CHAIN_5_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_draws=draws,
+                nuts_chain_leapfrogs=leapfrogs,
+                nuts_chain_depths=depths,
+                nuts_chain_accepts=accepts,
+                index_error_at=select(
+                    fault_1,
+                    0,
+                    select(
+                        fault_2,
+                        1,
+                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                    ),
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_5_block_6(state, stacks):
+        # examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+        active = state.pc == 6
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        counter = state.nuts_chain_counter
+        draws = state.nuts_chain_draws
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
+        nuts_chain_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_5_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_return_point_x=select(
+                    active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
+                ),
+                nuts_chain_return_point_log_prob=select(
+                    active,
+                    nuts_chain_return[0][1],
+                    state.nuts_chain_return_point_log_prob,
+                ),
+                nuts_chain_return_point_grad=select(
+                    active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
+                ),
+                nuts_chain_return_counter=select(
+                    active, nuts_chain_return[1], state.nuts_chain_return_counter
+                ),
+                nuts_chain_return_draws=select(
+                    active, nuts_chain_return[2], state.nuts_chain_return_draws
+                ),
+                nuts_chain_return_leapfrogs=select(
+                    active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
+                ),
+                nuts_chain_return_depths=select(
+                    active, nuts_chain_return[4], state.nuts_chain_return_depths
+                ),
+                nuts_chain_return_accepts=select(
+                    active, nuts_chain_return[5], state.nuts_chain_return_accepts
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_5_block_7(state, stacks):
+        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+        active = state.pc == 7
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        point = Point(
+            state.nuts_step_point_x,
+            state.nuts_step_point_log_prob,
+            state.nuts_step_point_grad,
+        )
+        r = nuts_math.normal(seed, counter, point.x)
+        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
+        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        # examples/nuts.py:122  counter = counter + 2
+        counter = counter + 2
+        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
+        minus = Edge(point.x, r, point.grad)
+        # examples/nuts.py:124  plus = minus
+        plus = minus
+        # examples/nuts.py:125  sample = point
+        sample = point
+        # examples/nuts.py:126  size = 1.0
+        size = spread(active, 1.0)
+        # examples/nuts.py:127  depth = 0
+        depth = spread(active, 0)
+        # examples/nuts.py:128  leapfrogs = 0
+        leapfrogs = spread(active, 0)
+        # examples/nuts.py:129  accept = 0.0
+        accept = spread(active, 0.0)
+        # examples/nuts.py:130  going = True
+        going = spread(active, True)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_joint0=joint0,
+                nuts_step_log_slice=select(
+                    active, log_slice, state.nuts_step_log_slice
+                ),
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_5_block_8(state, stacks):
+        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+        active = state.pc == 8
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        joint0 = state.nuts_step_joint0
+        log_slice = state.nuts_step_log_slice
+        depth = state.nuts_step_depth
+        cond_1 = nuts_math.uniform(seed, counter) < 0.5
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
+        choice_1 = where(cond_1, if_true_1, if_false_1)
+        direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
+        # examples/nuts.py:133  edge = minus if direction < 0 else plus
+        cond_2 = direction < 0
+        choice_2 = Edge(
+            where(cond_2, minus[0], plus[0]),
+            where(cond_2, minus[1], plus[1]),
+            where(cond_2, minus[2], plus[2]),
+        )
+        edge = choice_2
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        tree_counter = counter + 1
+        (
+            build_tree_edge,
+            build_tree_joint0,
+            build_tree_log_slice,
+            build_tree_direction,
+            build_tree_depth,
+            build_tree_seed,
+            build_tree_counter,
+        ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:81  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 9, active
+        )
+        pc = choose(build_tree_cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_direction=direction,
+                build_tree_edge_x=select(
+                    active, build_tree_edge[0], state.build_tree_edge_x
+                ),
+                build_tree_edge_r=select(
+                    active, build_tree_edge[1], state.build_tree_edge_r
+                ),
+                build_tree_edge_grad=select(
+                    active, build_tree_edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(
+                    active, build_tree_joint0, state.build_tree_joint0
+                ),
+                build_tree_log_slice=select(
+                    active, build_tree_log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, build_tree_direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(
+                    active, build_tree_depth, state.build_tree_depth
+                ),
+                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
+                build_tree_counter=select(
+                    active, build_tree_counter, state.build_tree_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 8, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_5_block_9(state, stacks):
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        active = state.pc == 9
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        leapfrogs = state.nuts_step_leapfrogs
+        accept = state.nuts_step_accept
+        direction = state.nuts_step_direction
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        size = state.nuts_step_size
+        seed = state.nuts_step_seed
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        depth = state.nuts_step_depth
+        tree = build_tree_return
+        # examples/nuts.py:135  counter = tree.counter
+        counter = tree.counter
+        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
+        leapfrogs = leapfrogs + tree.leapfrogs
+        # examples/nuts.py:137  accept = accept + tree.accept
+        accept = accept + tree.accept
+        # examples/nuts.py:138  if direction < 0:
+        cond_3 = direction < 0
+        cond_3_test1 = cond_3
+        # examples/nuts.py:139  minus = tree.minus
+        minus_arm1 = tree.minus
+        # examples/nuts.py:141  plus = tree.plus
+        plus_arm1 = tree.plus
+        # examples/nuts.py:138  if direction < 0:
+        minus = Edge(
+            where(cond_3_test1, minus_arm1[0], minus[0]),
+            where(cond_3_test1, minus_arm1[1], minus[1]),
+            where(cond_3_test1, minus_arm1[2], minus[2]),
+        )
+        plus = Edge(
+            where(cond_3_test1, plus[0], plus_arm1[0]),
+            where(cond_3_test1, plus[1], plus_arm1[1]),
+            where(cond_3_test1, plus[2], plus_arm1[2]),
+        )
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        and__3 = tree.ok
+        and__4 = nuts_math.uniform(seed, counter) * size < tree.size
+        and__5 = where(and__3, and__4, and__3)
+        and__5_test1 = and__5
+        # examples/nuts.py:143  sample = tree.sample
+        sample_arm1 = tree.sample
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        sample = Point(
+            where(and__5_test1, sample_arm1[0], sample[0]),
+            where(and__5_test1, sample_arm1[1], sample[1]),
+            where(and__5_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:144  counter = counter + 1
+        counter = counter + 1
+        # examples/nuts.py:145  size = size + tree.size
+        size = size + tree.size
+        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
+        and__6 = tree.ok
+        and__7 = no_u_turn(minus, plus)
+        and__8 = where(and__6, and__7, and__6)
+        going = and__8
+        # examples/nuts.py:147  depth = depth + 1
+        depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=depth,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_5_block_10(state, stacks):
+        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+        active = state.pc == 10
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        counter = safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = safe_divisor(active, state.nuts_step_depth)
+        accept = state.nuts_step_accept
+        result_1 = Step(
+            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+        )
+        nuts_step_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_5_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_return_point_x=select(
+                    active, nuts_step_return[0][0], state.nuts_step_return_point_x
+                ),
+                nuts_step_return_point_log_prob=select(
+                    active,
+                    nuts_step_return[0][1],
+                    state.nuts_step_return_point_log_prob,
+                ),
+                nuts_step_return_point_grad=select(
+                    active, nuts_step_return[0][2], state.nuts_step_return_point_grad
+                ),
+                nuts_step_return_counter=select(
+                    active, nuts_step_return[1], state.nuts_step_return_counter
+                ),
+                nuts_step_return_leapfrogs=select(
+                    active, nuts_step_return[2], state.nuts_step_return_leapfrogs
+                ),
+                nuts_step_return_depth=select(
+                    active, nuts_step_return[3], state.nuts_step_return_depth
+                ),
+                nuts_step_return_accept=select(
+                    active, nuts_step_return[4], state.nuts_step_return_accept
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_5_block_11(state, stacks):
+        # examples/nuts.py:83  eps = direction * step_size
+        active = state.pc == 11
+        direction = state.build_tree_direction
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        log_slice = state.build_tree_log_slice
+        joint0 = state.build_tree_joint0
+        counter = state.build_tree_counter
+        eps = direction * step_size
+        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
+        r = edge.r + (0.5 * eps)[:, None] * edge.grad
+        # examples/nuts.py:85  x = edge.x + eps * r
+        x = edge.x + eps[:, None] * r
+        # examples/nuts.py:86  log_prob, grad = target(x)
+        log_prob, grad = target(x)
+        # examples/nuts.py:87  r = r + 0.5 * eps * grad
+        r = r + (0.5 * eps)[:, None] * grad
+        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:89  new = Edge(x, r, grad)
+        new = Edge(x, r, grad)
+        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
+        size = nuts_math.as_count(log_slice <= joint)
+        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
+        ok = joint > log_slice - MAX_ENERGY_ERROR
+        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
+        accept = nuts_math.accept_probability(joint - joint0)
+        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
+        )
+        build_tree_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_5_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_5_block_12(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 12
+        depth = state.build_tree_depth
+        joint0 = state.build_tree_joint0
+        log_slice = state.build_tree_log_slice
+        direction = state.build_tree_direction
+        seed = state.build_tree_seed
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        counter = state.build_tree_counter
+        tree_depth = depth - 1
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
+        )
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
+        )
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
+        )
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
+        )
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            edge,
+            joint0,
+            log_slice,
+            direction,
+            tree_depth,
+            seed,
+            counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        return_sp, returns_write, overflow_6 = push(
+            stacks.returns, state.return_sp, 13, active
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
+        )
+        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 12, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_joint0=build_tree_joint0_write,
+                build_tree_log_slice=build_tree_log_slice_write,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_depth=build_tree_depth_write,
+                build_tree_seed=build_tree_seed_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_5_block_13(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 13
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        tree = build_tree_return
+        # examples/nuts.py:96  if not tree.ok:
+        not_1 = tree.ok
+        not__1 = where(not_1, False, True)
+        build_tree_return = tree
+        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
+        )
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
+        )
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
+        )
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
+        )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
+        )
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
+        )
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
+        )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
+        )
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
+        )
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
+        )
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
+        )
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
+        )
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
+        )
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
+        )
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
+        )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:96  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_CHAIN_5_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 14, going
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = where(going, pc, returned_pc)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 13, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_seed=build_tree_seed_write,
+                build_tree_tree_minus_x=build_tree_tree_minus_x_write,
+                build_tree_tree_minus_r=build_tree_tree_minus_r_write,
+                build_tree_tree_minus_grad=build_tree_tree_minus_grad_write,
+                build_tree_tree_plus_x=build_tree_tree_plus_x_write,
+                build_tree_tree_plus_r=build_tree_tree_plus_r_write,
+                build_tree_tree_plus_grad=build_tree_tree_plus_grad_write,
+                build_tree_tree_sample_x=build_tree_tree_sample_x_write,
+                build_tree_tree_sample_log_prob=build_tree_tree_sample_log_prob_write,
+                build_tree_tree_sample_grad=build_tree_tree_sample_grad_write,
+                build_tree_tree_size=build_tree_tree_size_write,
+                build_tree_tree_ok=build_tree_tree_ok_write,
+                build_tree_tree_accept=build_tree_tree_accept_write,
+                build_tree_tree_counter=build_tree_tree_counter_write,
+                build_tree_tree_leapfrogs=build_tree_tree_leapfrogs_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_5_block_14(state, stacks):
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        active = state.pc == 14
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
+        )
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
+        )
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
+        )
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
+        )
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
+        )
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
+        )
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
+        )
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
+        )
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
+        )
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
+        )
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
+        )
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
+        )
+        tree = Tree(
+            Edge(
+                build_tree_tree_minus_x_top,
+                build_tree_tree_minus_r_top,
+                build_tree_tree_minus_grad_top,
+            ),
+            Edge(
+                build_tree_tree_plus_x_top,
+                build_tree_tree_plus_r_top,
+                build_tree_tree_plus_grad_top,
+            ),
+            Point(
+                build_tree_tree_sample_x_top,
+                build_tree_tree_sample_log_prob_top,
+                build_tree_tree_sample_grad_top,
+            ),
+            build_tree_tree_size_top,
+            build_tree_tree_ok_top,
+            build_tree_tree_accept_top,
+            build_tree_tree_counter_top,
+            build_tree_tree_leapfrogs_top,
+        )
+        more = build_tree_return
+        # examples/nuts.py:100  counter = more.counter
+        counter = more.counter
+        # examples/nuts.py:101  sample = tree.sample
+        sample = tree.sample
+        # examples/nuts.py:102  total = tree.size + more.size
+        total = tree.size + more.size
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        cond_3 = nuts_math.uniform(seed, counter) * total < more.size
+        cond_3_test1 = cond_3
+        # examples/nuts.py:104  sample = more.sample
+        sample_arm1 = more.sample
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        sample = Point(
+            where(cond_3_test1, sample_arm1[0], sample[0]),
+            where(cond_3_test1, sample_arm1[1], sample[1]),
+            where(cond_3_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:105  counter = counter + 1
+        counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
+        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
+        cond_4 = direction < 0
+        if_true_2 = more.minus
+        if_false_2 = tree.minus
+        choice_2 = Edge(
+            where(cond_4, if_true_2[0], if_false_2[0]),
+            where(cond_4, if_true_2[1], if_false_2[1]),
+            where(cond_4, if_true_2[2], if_false_2[2]),
+        )
+        minus = choice_2
+        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
+        cond_5 = direction < 0
+        if_true_3 = tree.plus
+        if_false_3 = more.plus
+        choice_3 = Edge(
+            where(cond_5, if_true_3[0], if_false_3[0]),
+            where(cond_5, if_true_3[1], if_false_3[1]),
+            where(cond_5, if_true_3[2], if_false_3[2]),
+        )
+        plus = choice_3
+        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
+        and__1 = more.ok
+        and__2 = no_u_turn(minus, plus)
+        and__3 = where(and__1, and__2, and__1)
+        ok = and__3
+        # examples/nuts.py:109  accept = tree.accept + more.accept
+        accept = tree.accept + more.accept
+        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
+        leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        build_tree_return = result_2
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_5_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_counter=counter,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    NUTS_CHAIN_5_BLOCKS = (
+        nuts_chain_5_block_0,
+        nuts_chain_5_block_1,
+        nuts_chain_5_block_2,
+        nuts_chain_5_block_3,
+        nuts_chain_5_block_4,
+        nuts_chain_5_block_5,
+        nuts_chain_5_block_6,
+        nuts_chain_5_block_7,
+        nuts_chain_5_block_8,
+        nuts_chain_5_block_9,
+        nuts_chain_5_block_10,
+        nuts_chain_5_block_11,
+        nuts_chain_5_block_12,
+        nuts_chain_5_block_13,
+        nuts_chain_5_block_14,
+    )
+    # blocks that may run again at once: a loop body that tests itself
+    NUTS_CHAIN_5_LOOPING_BLOCKS = ()
+    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+    NUTS_CHAIN_5_WRITES = (
+        (("pc", "nuts_chain_loop_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_loop_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+            ),
+            (),
+        ),
+        (("pc", "nuts_chain_t_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_t",
+                "nuts_chain_t_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+                "nuts_chain_draws",
+                "nuts_chain_leapfrogs",
+                "nuts_chain_depths",
+                "nuts_chain_accepts",
+                "index_error_at",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_return_point_x",
+                "nuts_chain_return_point_log_prob",
+                "nuts_chain_return_point_grad",
+                "nuts_chain_return_counter",
+                "nuts_chain_return_draws",
+                "nuts_chain_return_leapfrogs",
+                "nuts_chain_return_depths",
+                "nuts_chain_return_accepts",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_joint0",
+                "nuts_step_log_slice",
+                "nuts_step_counter",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_direction",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_counter",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_return_point_x",
+                "nuts_step_return_point_log_prob",
+                "nuts_step_return_point_grad",
+                "nuts_step_return_counter",
+                "nuts_step_return_leapfrogs",
+                "nuts_step_return_depth",
+                "nuts_step_return_accept",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_minus_x",
+                "build_tree_tree_minus_r",
+                "build_tree_tree_minus_grad",
+                "build_tree_tree_plus_x",
+                "build_tree_tree_plus_r",
+                "build_tree_tree_plus_grad",
+                "build_tree_tree_sample_x",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_sample_grad",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_counter",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+    )
+    NUTS_CHAIN_5_BLOCK_LINES = (
+        "in nuts_chain at examples/nuts.py:157: for _ in range(num_burnin):",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:161: for t in range(num_results):",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:169: return Chain(point, counter, draws, leapfrogs, depths, accepts)",
+        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
+        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
+        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
+        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
+        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
+    )
+    # per subscript that can be out of range: its line (index_error_at)
+    NUTS_CHAIN_5_INDEX_LINES = (
+        "in nuts_chain at examples/nuts.py:165: draws[t] = point.x",
+        "in nuts_chain at examples/nuts.py:166: leapfrogs[t] = step.leapfrogs",
+        "in nuts_chain at examples/nuts.py:167: depths[t] = step.depth",
+        "in nuts_chain at examples/nuts.py:168: accepts[t] = step.accept",
+    )
+
+    def nuts_chain_5_program(
+        point_x,
+        point_log_prob,
+        point_grad,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth,
+        max_iterations,
+        xla,
+        profile,
+        parallel_iterations=10,
+    ):
+        """Arguments to results for a whole batch: what tf.function traces."""
+        batch = batch_size(
+            point_x,
+            point_log_prob,
+            point_grad,
+            seed,
+            counter,
+            num_burnin,
+            num_results,
+            draws,
+            leapfrogs,
+            depths,
+            accepts,
+        )
+        state = NutsChain5State(
+            pc=zeros([batch], (), "int32"),
+            return_sp=zeros([batch], (), "int32"),
+            build_tree_counter=zeros([batch], (), "int64"),
+            build_tree_depth=zeros([batch], (), "int64"),
+            build_tree_direction=zeros([batch], (), "float64"),
+            build_tree_edge_x=zeros([batch], (1,), "float64"),
+            build_tree_edge_r=zeros([batch], (1,), "float64"),
+            build_tree_edge_grad=zeros([batch], (1,), "float64"),
+            build_tree_joint0=zeros([batch], (), "float64"),
+            build_tree_log_slice=zeros([batch], (), "float64"),
+            build_tree_return_minus_x=zeros([batch], (1,), "float64"),
+            build_tree_return_minus_r=zeros([batch], (1,), "float64"),
+            build_tree_return_minus_grad=zeros([batch], (1,), "float64"),
+            build_tree_return_plus_x=zeros([batch], (1,), "float64"),
+            build_tree_return_plus_r=zeros([batch], (1,), "float64"),
+            build_tree_return_plus_grad=zeros([batch], (1,), "float64"),
+            build_tree_return_sample_x=zeros([batch], (1,), "float64"),
+            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=zeros([batch], (1,), "float64"),
+            build_tree_return_size=zeros([batch], (), "float64"),
+            build_tree_return_ok=zeros([batch], (), "bool"),
+            build_tree_return_accept=zeros([batch], (), "float64"),
+            build_tree_return_counter=zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
+            build_tree_seed=zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_r=zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_grad=zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_x=zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_r=zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_grad=zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_x=zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=zeros([batch], (1,), "float64"),
+            build_tree_tree_size=zeros([batch], (), "float64"),
+            build_tree_tree_ok=zeros([batch], (), "bool"),
+            build_tree_tree_accept=zeros([batch], (), "float64"),
+            build_tree_tree_counter=zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            nuts_chain_accepts=accepts,
+            nuts_chain_counter=counter,
+            nuts_chain_depths=depths,
+            nuts_chain_draws=draws,
+            nuts_chain_leapfrogs=leapfrogs,
+            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_num_burnin=num_burnin,
+            nuts_chain_num_results=num_results,
+            nuts_chain_point_x=point_x,
+            nuts_chain_point_log_prob=point_log_prob,
+            nuts_chain_point_grad=point_grad,
+            nuts_chain_return_point_x=zeros([batch], (1,), "float64"),
+            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=zeros([batch], (1,), "float64"),
+            nuts_chain_return_counter=zeros([batch], (), "int64"),
+            nuts_chain_return_draws=zeros([batch], (32, 1), "float64"),
+            nuts_chain_return_leapfrogs=zeros([batch], (32,), "int64"),
+            nuts_chain_return_depths=zeros([batch], (32,), "int64"),
+            nuts_chain_return_accepts=zeros([batch], (32,), "float64"),
+            nuts_chain_seed=seed,
+            nuts_chain_t=zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=zeros([batch], (), "int64"),
+            nuts_step_accept=zeros([batch], (), "float64"),
+            nuts_step_counter=zeros([batch], (), "int64"),
+            nuts_step_depth=zeros([batch], (), "int64"),
+            nuts_step_direction=zeros([batch], (), "float64"),
+            nuts_step_joint0=zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_log_slice=zeros([batch], (), "float64"),
+            nuts_step_minus_x=zeros([batch], (1,), "float64"),
+            nuts_step_minus_r=zeros([batch], (1,), "float64"),
+            nuts_step_minus_grad=zeros([batch], (1,), "float64"),
+            nuts_step_plus_x=zeros([batch], (1,), "float64"),
+            nuts_step_plus_r=zeros([batch], (1,), "float64"),
+            nuts_step_plus_grad=zeros([batch], (1,), "float64"),
+            nuts_step_point_x=zeros([batch], (1,), "float64"),
+            nuts_step_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_point_grad=zeros([batch], (1,), "float64"),
+            nuts_step_return_point_x=zeros([batch], (1,), "float64"),
+            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=zeros([batch], (1,), "float64"),
+            nuts_step_return_counter=zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_return_depth=zeros([batch], (), "int64"),
+            nuts_step_return_accept=zeros([batch], (), "float64"),
+            nuts_step_sample_x=zeros([batch], (1,), "float64"),
+            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
+            nuts_step_sample_grad=zeros([batch], (1,), "float64"),
+            nuts_step_seed=zeros([batch], (), "int64"),
+            nuts_step_size=zeros([batch], (), "float64"),
+            overflow_at=zeros([batch], (), "int32") - 1,
+            index_error_at=zeros([batch], (), "int32") - 1,
+        )
+        stacks = NutsChain5Stacks(
+            returns=zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_sample_log_prob=zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+        )
+        state, stacks, counters = run(
+            state,
+            stacks,
+            NUTS_CHAIN_5_BLOCKS,
+            xla,
+            profile,
+            NUTS_CHAIN_5_LOOPING_BLOCKS,
+            max_iterations,
+            NUTS_CHAIN_5_WRITES,
+            parallel_iterations,
+        )
+        return (
+            (
+                state.nuts_chain_return_point_x,
+                state.nuts_chain_return_point_log_prob,
+                state.nuts_chain_return_point_grad,
+                state.nuts_chain_return_counter,
+                state.nuts_chain_return_draws,
+                state.nuts_chain_return_leapfrogs,
+                state.nuts_chain_return_depths,
+                state.nuts_chain_return_accepts,
+            ),
+            (state.overflow_at, state.index_error_at),
+            state.pc,
+            counters,
+        )
+
+    def nuts_chain_5(
+        point,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
+    ):
+        """Batched `nuts_chain`: every argument has a leading batch dimension.
+
+        Per example: nuts_chain(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 1], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[1], float64[], float64[1]), int64[], float64[32, 1], int64[32], int64[32], float64[32]).
+        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
+        the recursion depth; deeper examples raise StackOverflowError.  `xla`
+        compiles with XLA (TensorFlow only).
+        """
+        leaves = [
+            to_leaf("nuts_chain", name, value, dtype, shape)
+            for name, value, (dtype, shape) in zip(
+                (
+                    "point[0]",
+                    "point[1]",
+                    "point[2]",
+                    "seed",
+                    "counter",
+                    "num_burnin",
+                    "num_results",
+                    "draws",
+                    "leapfrogs",
+                    "depths",
+                    "accepts",
+                ),
+                (
+                    point[0],
+                    point[1],
+                    point[2],
+                    seed,
+                    counter,
+                    num_burnin,
+                    num_results,
+                    draws,
+                    leapfrogs,
+                    depths,
+                    accepts,
+                ),
+                (
+                    ("float64", (1,)),
+                    ("float64", ()),
+                    ("float64", (1,)),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("float64", (32, 1)),
+                    ("int64", (32,)),
+                    ("int64", (32,)),
+                    ("float64", (32,)),
+                ),
+            )
+        ]
+        leaves = broadcast_batch(
+            "nuts_chain",
+            (
+                "point[0]",
+                "point[1]",
+                "point[2]",
+                "seed",
+                "counter",
+                "num_burnin",
+                "num_results",
+                "draws",
+                "leapfrogs",
+                "depths",
+                "accepts",
+            ),
+            leaves,
+        )
+        check_stack_bytes(
+            "nuts_chain",
+            leaves,
+            max_stack_depth,
+            NUTS_CHAIN_5_STACK_BYTES,
+            max_stack_bytes,
+        )
+        try:
+            program = compiled(
+                nuts_chain_5_program,
+                xla,
+                profile,
+                leaves,
+                max_stack_depth,
+                max_iterations,
+                parallel_iterations,
+            )
+            result, errors, pc, counters = program(*leaves)
+        except Exception as error:
+            note_source_line(error, NUTS_CHAIN_5_BLOCK_LINES, "nuts_chain_5_block_")
+            raise
+        result = static_batch(leaves, result)
+        if safety_checks:
+            result = checked(
+                "nuts_chain",
+                result,
+                errors,
+                pc,
+                (NUTS_CHAIN_5_BLOCK_LINES, NUTS_CHAIN_5_INDEX_LINES),
+                max_stack_depth,
+                max_iterations,
+            )
+        if profile:
+            return (
+                Chain(
+                    Point(result[0], result[1], result[2]),
+                    result[3],
+                    result[4],
+                    result[5],
+                    result[6],
+                    result[7],
+                ),
+                make_profile(counters, NUTS_CHAIN_5_BLOCK_LINES, errors[0].shape[0]),
+            )
+        return Chain(
+            Point(result[0], result[1], result[2]),
+            result[3],
+            result[4],
+            result[5],
+            result[6],
+            result[7],
+        )
+
+    return nuts_chain_5
+
+
+def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
+    """Builds the batched `nuts_chain` for the values its source closes over.
+
+    Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
+    """
+    # ----------------------------------------------------------------------
+    # nuts_chain(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[256, 3], leapfrogs: int64[256], depths: int64[256], accepts: float64[256]) -> Chain(Point(float64[3], float64[], float64[3]), int64[], float64[256, 3], int64[256], int64[256], float64[256])
+
+    class NutsChain6State(typing.NamedTuple):
+        """Loop state of `nuts_chain` (the stacks aside): one [batch, ...] array per register."""
+
+        # [batch] int32: the block each example runs next (NUTS_CHAIN_6_HALT once it has returned)
+        pc: object
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+        return_sp: object
+        # [batch] int64: counter of build_tree
+        build_tree_counter: object
+        # [batch] int64: depth of build_tree
+        build_tree_depth: object
+        # [batch] float64: direction of build_tree
+        build_tree_direction: object
+        # [batch, 3] float64: edge of build_tree
+        build_tree_edge_x: object
+        # [batch, 3] float64: edge of build_tree
+        build_tree_edge_r: object
+        # [batch, 3] float64: edge of build_tree
+        build_tree_edge_grad: object
+        # [batch] float64: joint0 of build_tree
+        build_tree_joint0: object
+        # [batch] float64: log_slice of build_tree
+        build_tree_log_slice: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_minus_x: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_minus_r: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_minus_grad: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_plus_x: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_plus_r: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_plus_grad: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_sample_x: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_sample_log_prob: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_sample_grad: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_size: object
+        # [batch] bool: the value build_tree returns
+        build_tree_return_ok: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_accept: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_counter: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_leapfrogs: object
+        # [batch] int64: seed of build_tree
+        build_tree_seed: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_minus_x: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_minus_r: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_minus_grad: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_plus_x: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_plus_r: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_plus_grad: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_sample_x: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_sample_log_prob: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_sample_grad: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_size: object
+        # [batch] bool: tree of build_tree
+        build_tree_tree_ok: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_accept: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_counter: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_leapfrogs: object
+        # [batch, 256] float64: accepts of nuts_chain
+        nuts_chain_accepts: object
+        # [batch] int64: counter of nuts_chain
+        nuts_chain_counter: object
+        # [batch, 256] int64: depths of nuts_chain
+        nuts_chain_depths: object
+        # [batch, 256, 3] float64: draws of nuts_chain
+        nuts_chain_draws: object
+        # [batch, 256] int64: leapfrogs of nuts_chain
+        nuts_chain_leapfrogs: object
+        # [batch] int64: loop_next_1 of nuts_chain
+        nuts_chain_loop_next_1: object
+        # [batch] int64: num_burnin of nuts_chain
+        nuts_chain_num_burnin: object
+        # [batch] int64: num_results of nuts_chain
+        nuts_chain_num_results: object
+        # [batch, 3] float64: point of nuts_chain
+        nuts_chain_point_x: object
+        # [batch] float64: point of nuts_chain
+        nuts_chain_point_log_prob: object
+        # [batch, 3] float64: point of nuts_chain
+        nuts_chain_point_grad: object
+        # [batch, 3] float64: the value nuts_chain returns
+        nuts_chain_return_point_x: object
+        # [batch] float64: the value nuts_chain returns
+        nuts_chain_return_point_log_prob: object
+        # [batch, 3] float64: the value nuts_chain returns
+        nuts_chain_return_point_grad: object
+        # [batch] int64: the value nuts_chain returns
+        nuts_chain_return_counter: object
+        # [batch, 256, 3] float64: the value nuts_chain returns
+        nuts_chain_return_draws: object
+        # [batch, 256] int64: the value nuts_chain returns
+        nuts_chain_return_leapfrogs: object
+        # [batch, 256] int64: the value nuts_chain returns
+        nuts_chain_return_depths: object
+        # [batch, 256] float64: the value nuts_chain returns
+        nuts_chain_return_accepts: object
+        # [batch] int64: seed of nuts_chain
+        nuts_chain_seed: object
+        # [batch] int64: t of nuts_chain
+        nuts_chain_t: object
+        # [batch] int64: t_next_1 of nuts_chain
+        nuts_chain_t_next_1: object
+        # [batch] float64: accept of nuts_step
+        nuts_step_accept: object
+        # [batch] int64: counter of nuts_step
+        nuts_step_counter: object
+        # [batch] int64: depth of nuts_step
+        nuts_step_depth: object
+        # [batch] float64: direction of nuts_step
+        nuts_step_direction: object
+        # [batch] float64: joint0 of nuts_step
+        nuts_step_joint0: object
+        # [batch] int64: leapfrogs of nuts_step
+        nuts_step_leapfrogs: object
+        # [batch] float64: log_slice of nuts_step
+        nuts_step_log_slice: object
+        # [batch, 3] float64: minus of nuts_step
+        nuts_step_minus_x: object
+        # [batch, 3] float64: minus of nuts_step
+        nuts_step_minus_r: object
+        # [batch, 3] float64: minus of nuts_step
+        nuts_step_minus_grad: object
+        # [batch, 3] float64: plus of nuts_step
+        nuts_step_plus_x: object
+        # [batch, 3] float64: plus of nuts_step
+        nuts_step_plus_r: object
+        # [batch, 3] float64: plus of nuts_step
+        nuts_step_plus_grad: object
+        # [batch, 3] float64: point of nuts_step
+        nuts_step_point_x: object
+        # [batch] float64: point of nuts_step
+        nuts_step_point_log_prob: object
+        # [batch, 3] float64: point of nuts_step
+        nuts_step_point_grad: object
+        # [batch, 3] float64: the value nuts_step returns
+        nuts_step_return_point_x: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_point_log_prob: object
+        # [batch, 3] float64: the value nuts_step returns
+        nuts_step_return_point_grad: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_counter: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_leapfrogs: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_depth: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_accept: object
+        # [batch, 3] float64: sample of nuts_step
+        nuts_step_sample_x: object
+        # [batch] float64: sample of nuts_step
+        nuts_step_sample_log_prob: object
+        # [batch, 3] float64: sample of nuts_step
+        nuts_step_sample_grad: object
+        # [batch] int64: seed of nuts_step
+        nuts_step_seed: object
+        # [batch] float64: size of nuts_step
+        nuts_step_size: object
+        # [batch] int32: block where an example overflowed a stack, or -1
+        overflow_at: object
+        # [batch] int32: block where an example indexed out of range, or -1
+        index_error_at: object
+
+    class NutsChain6Stacks(typing.NamedTuple):
+        """Stacks of `nuts_chain`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+        # [depth, batch] int32: return addresses (block indices)
+        returns: object
+        # [depth, batch] int64: saved build_tree_depth
+        build_tree_depth: object
+        # [depth, batch] float64: saved build_tree_direction
+        build_tree_direction: object
+        # [depth, batch] float64: saved build_tree_joint0
+        build_tree_joint0: object
+        # [depth, batch] float64: saved build_tree_log_slice
+        build_tree_log_slice: object
+        # [depth, batch] int64: saved build_tree_seed
+        build_tree_seed: object
+        # [depth, batch, 3] float64: saved build_tree_tree_minus_x
+        build_tree_tree_minus_x: object
+        # [depth, batch, 3] float64: saved build_tree_tree_minus_r
+        build_tree_tree_minus_r: object
+        # [depth, batch, 3] float64: saved build_tree_tree_minus_grad
+        build_tree_tree_minus_grad: object
+        # [depth, batch, 3] float64: saved build_tree_tree_plus_x
+        build_tree_tree_plus_x: object
+        # [depth, batch, 3] float64: saved build_tree_tree_plus_r
+        build_tree_tree_plus_r: object
+        # [depth, batch, 3] float64: saved build_tree_tree_plus_grad
+        build_tree_tree_plus_grad: object
+        # [depth, batch, 3] float64: saved build_tree_tree_sample_x
+        build_tree_tree_sample_x: object
+        # [depth, batch] float64: saved build_tree_tree_sample_log_prob
+        build_tree_tree_sample_log_prob: object
+        # [depth, batch, 3] float64: saved build_tree_tree_sample_grad
+        build_tree_tree_sample_grad: object
+        # [depth, batch] float64: saved build_tree_tree_size
+        build_tree_tree_size: object
+        # [depth, batch] bool: saved build_tree_tree_ok
+        build_tree_tree_ok: object
+        # [depth, batch] float64: saved build_tree_tree_accept
+        build_tree_tree_accept: object
+        # [depth, batch] int64: saved build_tree_tree_counter
+        build_tree_tree_counter: object
+        # [depth, batch] int64: saved build_tree_tree_leapfrogs
+        build_tree_tree_leapfrogs: object
+
+    NUTS_CHAIN_6_HALT = 15
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 24, build_tree_tree_minus_r 24, build_tree_tree_minus_grad 24, build_tree_tree_plus_x 24, build_tree_tree_plus_r 24, build_tree_tree_plus_grad 24, build_tree_tree_sample_x 24, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 24, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_CHAIN_6_STACK_BYTES = 277
+
+    def nuts_chain_6_block_0(state, stacks):
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        active = state.pc == 0
+        num_burnin = state.nuts_chain_num_burnin
+        loop_next_1 = spread(active, 0)
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_6_block_1(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 1
+        loop_next_1 = state.nuts_chain_loop_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        _ = loop_next_1
+        loop_next_1 = loop_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 2, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 1, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_6_block_2(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 2
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        loop_next_1 = state.nuts_chain_loop_next_1
+        num_burnin = state.nuts_chain_num_burnin
+        step = nuts_step_return
+        # examples/nuts.py:159  point = step.point
+        point = step.point
+        # examples/nuts.py:160  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_6_block_3(state, stacks):
+        # examples/nuts.py:161  for t in range(num_results):
+        active = state.pc == 3
+        num_results = state.nuts_chain_num_results
+        t_next_1 = spread(active, 0)
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_6_block_4(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 4
+        t_next_1 = state.nuts_chain_t_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:161  for t in range(num_results):
+        t = t_next_1
+        t_next_1 = t_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 5, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t=select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 4, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_6_block_5(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 5
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        draws = state.nuts_chain_draws
+        t = state.nuts_chain_t
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        t_next_1 = state.nuts_chain_t_next_1
+        num_results = state.nuts_chain_num_results
+        step = nuts_step_return
+        # examples/nuts.py:163  point = step.point
+        point = step.point
+        # examples/nuts.py:164  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:165  draws[t] = point.x
+        value_1 = point.x
+        fault_1 = index_fault(active, draws, (t,))
+        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
+        value_2 = step.leapfrogs
+        fault_2 = index_fault(active, leapfrogs, (t,))
+        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        # examples/nuts.py:167  depths[t] = step.depth
+        value_3 = step.depth
+        fault_3 = index_fault(active, depths, (t,))
+        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        # examples/nuts.py:168  accepts[t] = step.accept
+        value_4 = step.accept
+        fault_4 = index_fault(active, accepts, (t,))
+        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        # examples/nuts.py:161  for t in range(num_results):
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        # examples that indexed out of range stop here; the caller raises
+        fault = fault_1 | fault_2 | fault_3 | fault_4
+        pc = select(fault, NUTS_CHAIN_6_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_draws=draws,
+                nuts_chain_leapfrogs=leapfrogs,
+                nuts_chain_depths=depths,
+                nuts_chain_accepts=accepts,
+                index_error_at=select(
+                    fault_1,
+                    0,
+                    select(
+                        fault_2,
+                        1,
+                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                    ),
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_6_block_6(state, stacks):
+        # examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+        active = state.pc == 6
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        counter = state.nuts_chain_counter
+        draws = state.nuts_chain_draws
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
+        nuts_chain_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_6_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_return_point_x=select(
+                    active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
+                ),
+                nuts_chain_return_point_log_prob=select(
+                    active,
+                    nuts_chain_return[0][1],
+                    state.nuts_chain_return_point_log_prob,
+                ),
+                nuts_chain_return_point_grad=select(
+                    active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
+                ),
+                nuts_chain_return_counter=select(
+                    active, nuts_chain_return[1], state.nuts_chain_return_counter
+                ),
+                nuts_chain_return_draws=select(
+                    active, nuts_chain_return[2], state.nuts_chain_return_draws
+                ),
+                nuts_chain_return_leapfrogs=select(
+                    active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
+                ),
+                nuts_chain_return_depths=select(
+                    active, nuts_chain_return[4], state.nuts_chain_return_depths
+                ),
+                nuts_chain_return_accepts=select(
+                    active, nuts_chain_return[5], state.nuts_chain_return_accepts
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_6_block_7(state, stacks):
+        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+        active = state.pc == 7
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        point = Point(
+            state.nuts_step_point_x,
+            state.nuts_step_point_log_prob,
+            state.nuts_step_point_grad,
+        )
+        r = nuts_math.normal(seed, counter, point.x)
+        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
+        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        # examples/nuts.py:122  counter = counter + 2
+        counter = counter + 2
+        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
+        minus = Edge(point.x, r, point.grad)
+        # examples/nuts.py:124  plus = minus
+        plus = minus
+        # examples/nuts.py:125  sample = point
+        sample = point
+        # examples/nuts.py:126  size = 1.0
+        size = spread(active, 1.0)
+        # examples/nuts.py:127  depth = 0
+        depth = spread(active, 0)
+        # examples/nuts.py:128  leapfrogs = 0
+        leapfrogs = spread(active, 0)
+        # examples/nuts.py:129  accept = 0.0
+        accept = spread(active, 0.0)
+        # examples/nuts.py:130  going = True
+        going = spread(active, True)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_joint0=joint0,
+                nuts_step_log_slice=select(
+                    active, log_slice, state.nuts_step_log_slice
+                ),
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_6_block_8(state, stacks):
+        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+        active = state.pc == 8
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        joint0 = state.nuts_step_joint0
+        log_slice = state.nuts_step_log_slice
+        depth = state.nuts_step_depth
+        cond_1 = nuts_math.uniform(seed, counter) < 0.5
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
+        choice_1 = where(cond_1, if_true_1, if_false_1)
+        direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
+        # examples/nuts.py:133  edge = minus if direction < 0 else plus
+        cond_2 = direction < 0
+        choice_2 = Edge(
+            where(cond_2, minus[0], plus[0]),
+            where(cond_2, minus[1], plus[1]),
+            where(cond_2, minus[2], plus[2]),
+        )
+        edge = choice_2
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        tree_counter = counter + 1
+        (
+            build_tree_edge,
+            build_tree_joint0,
+            build_tree_log_slice,
+            build_tree_direction,
+            build_tree_depth,
+            build_tree_seed,
+            build_tree_counter,
+        ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:81  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 9, active
+        )
+        pc = choose(build_tree_cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_direction=direction,
+                build_tree_edge_x=select(
+                    active, build_tree_edge[0], state.build_tree_edge_x
+                ),
+                build_tree_edge_r=select(
+                    active, build_tree_edge[1], state.build_tree_edge_r
+                ),
+                build_tree_edge_grad=select(
+                    active, build_tree_edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(
+                    active, build_tree_joint0, state.build_tree_joint0
+                ),
+                build_tree_log_slice=select(
+                    active, build_tree_log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, build_tree_direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(
+                    active, build_tree_depth, state.build_tree_depth
+                ),
+                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
+                build_tree_counter=select(
+                    active, build_tree_counter, state.build_tree_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 8, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_6_block_9(state, stacks):
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        active = state.pc == 9
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        leapfrogs = state.nuts_step_leapfrogs
+        accept = state.nuts_step_accept
+        direction = state.nuts_step_direction
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        size = state.nuts_step_size
+        seed = state.nuts_step_seed
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        depth = state.nuts_step_depth
+        tree = build_tree_return
+        # examples/nuts.py:135  counter = tree.counter
+        counter = tree.counter
+        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
+        leapfrogs = leapfrogs + tree.leapfrogs
+        # examples/nuts.py:137  accept = accept + tree.accept
+        accept = accept + tree.accept
+        # examples/nuts.py:138  if direction < 0:
+        cond_3 = direction < 0
+        cond_3_test1 = cond_3
+        # examples/nuts.py:139  minus = tree.minus
+        minus_arm1 = tree.minus
+        # examples/nuts.py:141  plus = tree.plus
+        plus_arm1 = tree.plus
+        # examples/nuts.py:138  if direction < 0:
+        minus = Edge(
+            where(cond_3_test1, minus_arm1[0], minus[0]),
+            where(cond_3_test1, minus_arm1[1], minus[1]),
+            where(cond_3_test1, minus_arm1[2], minus[2]),
+        )
+        plus = Edge(
+            where(cond_3_test1, plus[0], plus_arm1[0]),
+            where(cond_3_test1, plus[1], plus_arm1[1]),
+            where(cond_3_test1, plus[2], plus_arm1[2]),
+        )
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        and__3 = tree.ok
+        and__4 = nuts_math.uniform(seed, counter) * size < tree.size
+        and__5 = where(and__3, and__4, and__3)
+        and__5_test1 = and__5
+        # examples/nuts.py:143  sample = tree.sample
+        sample_arm1 = tree.sample
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        sample = Point(
+            where(and__5_test1, sample_arm1[0], sample[0]),
+            where(and__5_test1, sample_arm1[1], sample[1]),
+            where(and__5_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:144  counter = counter + 1
+        counter = counter + 1
+        # examples/nuts.py:145  size = size + tree.size
+        size = size + tree.size
+        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
+        and__6 = tree.ok
+        and__7 = no_u_turn(minus, plus)
+        and__8 = where(and__6, and__7, and__6)
+        going = and__8
+        # examples/nuts.py:147  depth = depth + 1
+        depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=depth,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_6_block_10(state, stacks):
+        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+        active = state.pc == 10
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        counter = safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = safe_divisor(active, state.nuts_step_depth)
+        accept = state.nuts_step_accept
+        result_1 = Step(
+            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+        )
+        nuts_step_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_6_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_return_point_x=select(
+                    active, nuts_step_return[0][0], state.nuts_step_return_point_x
+                ),
+                nuts_step_return_point_log_prob=select(
+                    active,
+                    nuts_step_return[0][1],
+                    state.nuts_step_return_point_log_prob,
+                ),
+                nuts_step_return_point_grad=select(
+                    active, nuts_step_return[0][2], state.nuts_step_return_point_grad
+                ),
+                nuts_step_return_counter=select(
+                    active, nuts_step_return[1], state.nuts_step_return_counter
+                ),
+                nuts_step_return_leapfrogs=select(
+                    active, nuts_step_return[2], state.nuts_step_return_leapfrogs
+                ),
+                nuts_step_return_depth=select(
+                    active, nuts_step_return[3], state.nuts_step_return_depth
+                ),
+                nuts_step_return_accept=select(
+                    active, nuts_step_return[4], state.nuts_step_return_accept
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_6_block_11(state, stacks):
+        # examples/nuts.py:83  eps = direction * step_size
+        active = state.pc == 11
+        direction = state.build_tree_direction
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        log_slice = state.build_tree_log_slice
+        joint0 = state.build_tree_joint0
+        counter = state.build_tree_counter
+        eps = direction * step_size
+        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
+        r = edge.r + (0.5 * eps)[:, None] * edge.grad
+        # examples/nuts.py:85  x = edge.x + eps * r
+        x = edge.x + eps[:, None] * r
+        # examples/nuts.py:86  log_prob, grad = target(x)
+        log_prob, grad = target(x)
+        # examples/nuts.py:87  r = r + 0.5 * eps * grad
+        r = r + (0.5 * eps)[:, None] * grad
+        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:89  new = Edge(x, r, grad)
+        new = Edge(x, r, grad)
+        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
+        size = nuts_math.as_count(log_slice <= joint)
+        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
+        ok = joint > log_slice - MAX_ENERGY_ERROR
+        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
+        accept = nuts_math.accept_probability(joint - joint0)
+        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
+        )
+        build_tree_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_6_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_6_block_12(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 12
+        depth = state.build_tree_depth
+        joint0 = state.build_tree_joint0
+        log_slice = state.build_tree_log_slice
+        direction = state.build_tree_direction
+        seed = state.build_tree_seed
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        counter = state.build_tree_counter
+        tree_depth = depth - 1
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
+        )
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
+        )
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
+        )
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
+        )
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            edge,
+            joint0,
+            log_slice,
+            direction,
+            tree_depth,
+            seed,
+            counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        return_sp, returns_write, overflow_6 = push(
+            stacks.returns, state.return_sp, 13, active
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
+        )
+        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 12, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_joint0=build_tree_joint0_write,
+                build_tree_log_slice=build_tree_log_slice_write,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_depth=build_tree_depth_write,
+                build_tree_seed=build_tree_seed_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_6_block_13(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 13
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        tree = build_tree_return
+        # examples/nuts.py:96  if not tree.ok:
+        not_1 = tree.ok
+        not__1 = where(not_1, False, True)
+        build_tree_return = tree
+        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
+        )
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
+        )
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
+        )
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
+        )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
+        )
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
+        )
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
+        )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
+        )
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
+        )
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
+        )
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
+        )
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
+        )
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
+        )
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
+        )
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
+        )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:96  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_CHAIN_6_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 14, going
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = where(going, pc, returned_pc)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 13, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_seed=build_tree_seed_write,
+                build_tree_tree_minus_x=build_tree_tree_minus_x_write,
+                build_tree_tree_minus_r=build_tree_tree_minus_r_write,
+                build_tree_tree_minus_grad=build_tree_tree_minus_grad_write,
+                build_tree_tree_plus_x=build_tree_tree_plus_x_write,
+                build_tree_tree_plus_r=build_tree_tree_plus_r_write,
+                build_tree_tree_plus_grad=build_tree_tree_plus_grad_write,
+                build_tree_tree_sample_x=build_tree_tree_sample_x_write,
+                build_tree_tree_sample_log_prob=build_tree_tree_sample_log_prob_write,
+                build_tree_tree_sample_grad=build_tree_tree_sample_grad_write,
+                build_tree_tree_size=build_tree_tree_size_write,
+                build_tree_tree_ok=build_tree_tree_ok_write,
+                build_tree_tree_accept=build_tree_tree_accept_write,
+                build_tree_tree_counter=build_tree_tree_counter_write,
+                build_tree_tree_leapfrogs=build_tree_tree_leapfrogs_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_6_block_14(state, stacks):
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        active = state.pc == 14
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
+        )
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
+        )
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
+        )
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
+        )
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
+        )
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
+        )
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
+        )
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
+        )
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
+        )
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
+        )
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
+        )
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
+        )
+        tree = Tree(
+            Edge(
+                build_tree_tree_minus_x_top,
+                build_tree_tree_minus_r_top,
+                build_tree_tree_minus_grad_top,
+            ),
+            Edge(
+                build_tree_tree_plus_x_top,
+                build_tree_tree_plus_r_top,
+                build_tree_tree_plus_grad_top,
+            ),
+            Point(
+                build_tree_tree_sample_x_top,
+                build_tree_tree_sample_log_prob_top,
+                build_tree_tree_sample_grad_top,
+            ),
+            build_tree_tree_size_top,
+            build_tree_tree_ok_top,
+            build_tree_tree_accept_top,
+            build_tree_tree_counter_top,
+            build_tree_tree_leapfrogs_top,
+        )
+        more = build_tree_return
+        # examples/nuts.py:100  counter = more.counter
+        counter = more.counter
+        # examples/nuts.py:101  sample = tree.sample
+        sample = tree.sample
+        # examples/nuts.py:102  total = tree.size + more.size
+        total = tree.size + more.size
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        cond_3 = nuts_math.uniform(seed, counter) * total < more.size
+        cond_3_test1 = cond_3
+        # examples/nuts.py:104  sample = more.sample
+        sample_arm1 = more.sample
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        sample = Point(
+            where(cond_3_test1, sample_arm1[0], sample[0]),
+            where(cond_3_test1, sample_arm1[1], sample[1]),
+            where(cond_3_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:105  counter = counter + 1
+        counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
+        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
+        cond_4 = direction < 0
+        if_true_2 = more.minus
+        if_false_2 = tree.minus
+        choice_2 = Edge(
+            where(cond_4, if_true_2[0], if_false_2[0]),
+            where(cond_4, if_true_2[1], if_false_2[1]),
+            where(cond_4, if_true_2[2], if_false_2[2]),
+        )
+        minus = choice_2
+        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
+        cond_5 = direction < 0
+        if_true_3 = tree.plus
+        if_false_3 = more.plus
+        choice_3 = Edge(
+            where(cond_5, if_true_3[0], if_false_3[0]),
+            where(cond_5, if_true_3[1], if_false_3[1]),
+            where(cond_5, if_true_3[2], if_false_3[2]),
+        )
+        plus = choice_3
+        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
+        and__1 = more.ok
+        and__2 = no_u_turn(minus, plus)
+        and__3 = where(and__1, and__2, and__1)
+        ok = and__3
+        # examples/nuts.py:109  accept = tree.accept + more.accept
+        accept = tree.accept + more.accept
+        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
+        leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        build_tree_return = result_2
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_6_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_counter=counter,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    NUTS_CHAIN_6_BLOCKS = (
+        nuts_chain_6_block_0,
+        nuts_chain_6_block_1,
+        nuts_chain_6_block_2,
+        nuts_chain_6_block_3,
+        nuts_chain_6_block_4,
+        nuts_chain_6_block_5,
+        nuts_chain_6_block_6,
+        nuts_chain_6_block_7,
+        nuts_chain_6_block_8,
+        nuts_chain_6_block_9,
+        nuts_chain_6_block_10,
+        nuts_chain_6_block_11,
+        nuts_chain_6_block_12,
+        nuts_chain_6_block_13,
+        nuts_chain_6_block_14,
+    )
+    # blocks that may run again at once: a loop body that tests itself
+    NUTS_CHAIN_6_LOOPING_BLOCKS = ()
+    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+    NUTS_CHAIN_6_WRITES = (
+        (("pc", "nuts_chain_loop_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_loop_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+            ),
+            (),
+        ),
+        (("pc", "nuts_chain_t_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_t",
+                "nuts_chain_t_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+                "nuts_chain_draws",
+                "nuts_chain_leapfrogs",
+                "nuts_chain_depths",
+                "nuts_chain_accepts",
+                "index_error_at",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_return_point_x",
+                "nuts_chain_return_point_log_prob",
+                "nuts_chain_return_point_grad",
+                "nuts_chain_return_counter",
+                "nuts_chain_return_draws",
+                "nuts_chain_return_leapfrogs",
+                "nuts_chain_return_depths",
+                "nuts_chain_return_accepts",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_joint0",
+                "nuts_step_log_slice",
+                "nuts_step_counter",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_direction",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_counter",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_return_point_x",
+                "nuts_step_return_point_log_prob",
+                "nuts_step_return_point_grad",
+                "nuts_step_return_counter",
+                "nuts_step_return_leapfrogs",
+                "nuts_step_return_depth",
+                "nuts_step_return_accept",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_minus_x",
+                "build_tree_tree_minus_r",
+                "build_tree_tree_minus_grad",
+                "build_tree_tree_plus_x",
+                "build_tree_tree_plus_r",
+                "build_tree_tree_plus_grad",
+                "build_tree_tree_sample_x",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_sample_grad",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_counter",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+    )
+    NUTS_CHAIN_6_BLOCK_LINES = (
+        "in nuts_chain at examples/nuts.py:157: for _ in range(num_burnin):",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:161: for t in range(num_results):",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:169: return Chain(point, counter, draws, leapfrogs, depths, accepts)",
+        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
+        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
+        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
+        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
+        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
+    )
+    # per subscript that can be out of range: its line (index_error_at)
+    NUTS_CHAIN_6_INDEX_LINES = (
+        "in nuts_chain at examples/nuts.py:165: draws[t] = point.x",
+        "in nuts_chain at examples/nuts.py:166: leapfrogs[t] = step.leapfrogs",
+        "in nuts_chain at examples/nuts.py:167: depths[t] = step.depth",
+        "in nuts_chain at examples/nuts.py:168: accepts[t] = step.accept",
+    )
+
+    def nuts_chain_6_program(
+        point_x,
+        point_log_prob,
+        point_grad,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth,
+        max_iterations,
+        xla,
+        profile,
+        parallel_iterations=10,
+    ):
+        """Arguments to results for a whole batch: what tf.function traces."""
+        batch = batch_size(
+            point_x,
+            point_log_prob,
+            point_grad,
+            seed,
+            counter,
+            num_burnin,
+            num_results,
+            draws,
+            leapfrogs,
+            depths,
+            accepts,
+        )
+        state = NutsChain6State(
+            pc=zeros([batch], (), "int32"),
+            return_sp=zeros([batch], (), "int32"),
+            build_tree_counter=zeros([batch], (), "int64"),
+            build_tree_depth=zeros([batch], (), "int64"),
+            build_tree_direction=zeros([batch], (), "float64"),
+            build_tree_edge_x=zeros([batch], (3,), "float64"),
+            build_tree_edge_r=zeros([batch], (3,), "float64"),
+            build_tree_edge_grad=zeros([batch], (3,), "float64"),
+            build_tree_joint0=zeros([batch], (), "float64"),
+            build_tree_log_slice=zeros([batch], (), "float64"),
+            build_tree_return_minus_x=zeros([batch], (3,), "float64"),
+            build_tree_return_minus_r=zeros([batch], (3,), "float64"),
+            build_tree_return_minus_grad=zeros([batch], (3,), "float64"),
+            build_tree_return_plus_x=zeros([batch], (3,), "float64"),
+            build_tree_return_plus_r=zeros([batch], (3,), "float64"),
+            build_tree_return_plus_grad=zeros([batch], (3,), "float64"),
+            build_tree_return_sample_x=zeros([batch], (3,), "float64"),
+            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=zeros([batch], (3,), "float64"),
+            build_tree_return_size=zeros([batch], (), "float64"),
+            build_tree_return_ok=zeros([batch], (), "bool"),
+            build_tree_return_accept=zeros([batch], (), "float64"),
+            build_tree_return_counter=zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
+            build_tree_seed=zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_r=zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_grad=zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_x=zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_r=zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_grad=zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_x=zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=zeros([batch], (3,), "float64"),
+            build_tree_tree_size=zeros([batch], (), "float64"),
+            build_tree_tree_ok=zeros([batch], (), "bool"),
+            build_tree_tree_accept=zeros([batch], (), "float64"),
+            build_tree_tree_counter=zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            nuts_chain_accepts=accepts,
+            nuts_chain_counter=counter,
+            nuts_chain_depths=depths,
+            nuts_chain_draws=draws,
+            nuts_chain_leapfrogs=leapfrogs,
+            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_num_burnin=num_burnin,
+            nuts_chain_num_results=num_results,
+            nuts_chain_point_x=point_x,
+            nuts_chain_point_log_prob=point_log_prob,
+            nuts_chain_point_grad=point_grad,
+            nuts_chain_return_point_x=zeros([batch], (3,), "float64"),
+            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=zeros([batch], (3,), "float64"),
+            nuts_chain_return_counter=zeros([batch], (), "int64"),
+            nuts_chain_return_draws=zeros([batch], (256, 3), "float64"),
+            nuts_chain_return_leapfrogs=zeros([batch], (256,), "int64"),
+            nuts_chain_return_depths=zeros([batch], (256,), "int64"),
+            nuts_chain_return_accepts=zeros([batch], (256,), "float64"),
+            nuts_chain_seed=seed,
+            nuts_chain_t=zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=zeros([batch], (), "int64"),
+            nuts_step_accept=zeros([batch], (), "float64"),
+            nuts_step_counter=zeros([batch], (), "int64"),
+            nuts_step_depth=zeros([batch], (), "int64"),
+            nuts_step_direction=zeros([batch], (), "float64"),
+            nuts_step_joint0=zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_log_slice=zeros([batch], (), "float64"),
+            nuts_step_minus_x=zeros([batch], (3,), "float64"),
+            nuts_step_minus_r=zeros([batch], (3,), "float64"),
+            nuts_step_minus_grad=zeros([batch], (3,), "float64"),
+            nuts_step_plus_x=zeros([batch], (3,), "float64"),
+            nuts_step_plus_r=zeros([batch], (3,), "float64"),
+            nuts_step_plus_grad=zeros([batch], (3,), "float64"),
+            nuts_step_point_x=zeros([batch], (3,), "float64"),
+            nuts_step_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_point_grad=zeros([batch], (3,), "float64"),
+            nuts_step_return_point_x=zeros([batch], (3,), "float64"),
+            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=zeros([batch], (3,), "float64"),
+            nuts_step_return_counter=zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_return_depth=zeros([batch], (), "int64"),
+            nuts_step_return_accept=zeros([batch], (), "float64"),
+            nuts_step_sample_x=zeros([batch], (3,), "float64"),
+            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
+            nuts_step_sample_grad=zeros([batch], (3,), "float64"),
+            nuts_step_seed=zeros([batch], (), "int64"),
+            nuts_step_size=zeros([batch], (), "float64"),
+            overflow_at=zeros([batch], (), "int32") - 1,
+            index_error_at=zeros([batch], (), "int32") - 1,
+        )
+        stacks = NutsChain6Stacks(
+            returns=zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_sample_log_prob=zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+        )
+        state, stacks, counters = run(
+            state,
+            stacks,
+            NUTS_CHAIN_6_BLOCKS,
+            xla,
+            profile,
+            NUTS_CHAIN_6_LOOPING_BLOCKS,
+            max_iterations,
+            NUTS_CHAIN_6_WRITES,
+            parallel_iterations,
+        )
+        return (
+            (
+                state.nuts_chain_return_point_x,
+                state.nuts_chain_return_point_log_prob,
+                state.nuts_chain_return_point_grad,
+                state.nuts_chain_return_counter,
+                state.nuts_chain_return_draws,
+                state.nuts_chain_return_leapfrogs,
+                state.nuts_chain_return_depths,
+                state.nuts_chain_return_accepts,
+            ),
+            (state.overflow_at, state.index_error_at),
+            state.pc,
+            counters,
+        )
+
+    def nuts_chain_6(
+        point,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
+    ):
+        """Batched `nuts_chain`: every argument has a leading batch dimension.
+
+        Per example: nuts_chain(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[256, 3], leapfrogs: int64[256], depths: int64[256], accepts: float64[256]) -> Chain(Point(float64[3], float64[], float64[3]), int64[], float64[256, 3], int64[256], int64[256], float64[256]).
+        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
+        the recursion depth; deeper examples raise StackOverflowError.  `xla`
+        compiles with XLA (TensorFlow only).
+        """
+        leaves = [
+            to_leaf("nuts_chain", name, value, dtype, shape)
+            for name, value, (dtype, shape) in zip(
+                (
+                    "point[0]",
+                    "point[1]",
+                    "point[2]",
+                    "seed",
+                    "counter",
+                    "num_burnin",
+                    "num_results",
+                    "draws",
+                    "leapfrogs",
+                    "depths",
+                    "accepts",
+                ),
+                (
+                    point[0],
+                    point[1],
+                    point[2],
+                    seed,
+                    counter,
+                    num_burnin,
+                    num_results,
+                    draws,
+                    leapfrogs,
+                    depths,
+                    accepts,
+                ),
+                (
+                    ("float64", (3,)),
+                    ("float64", ()),
+                    ("float64", (3,)),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("float64", (256, 3)),
+                    ("int64", (256,)),
+                    ("int64", (256,)),
+                    ("float64", (256,)),
+                ),
+            )
+        ]
+        leaves = broadcast_batch(
+            "nuts_chain",
+            (
+                "point[0]",
+                "point[1]",
+                "point[2]",
+                "seed",
+                "counter",
+                "num_burnin",
+                "num_results",
+                "draws",
+                "leapfrogs",
+                "depths",
+                "accepts",
+            ),
+            leaves,
+        )
+        check_stack_bytes(
+            "nuts_chain",
+            leaves,
+            max_stack_depth,
+            NUTS_CHAIN_6_STACK_BYTES,
+            max_stack_bytes,
+        )
+        try:
+            program = compiled(
+                nuts_chain_6_program,
+                xla,
+                profile,
+                leaves,
+                max_stack_depth,
+                max_iterations,
+                parallel_iterations,
+            )
+            result, errors, pc, counters = program(*leaves)
+        except Exception as error:
+            note_source_line(error, NUTS_CHAIN_6_BLOCK_LINES, "nuts_chain_6_block_")
+            raise
+        result = static_batch(leaves, result)
+        if safety_checks:
+            result = checked(
+                "nuts_chain",
+                result,
+                errors,
+                pc,
+                (NUTS_CHAIN_6_BLOCK_LINES, NUTS_CHAIN_6_INDEX_LINES),
+                max_stack_depth,
+                max_iterations,
+            )
+        if profile:
+            return (
+                Chain(
+                    Point(result[0], result[1], result[2]),
+                    result[3],
+                    result[4],
+                    result[5],
+                    result[6],
+                    result[7],
+                ),
+                make_profile(counters, NUTS_CHAIN_6_BLOCK_LINES, errors[0].shape[0]),
+            )
+        return Chain(
+            Point(result[0], result[1], result[2]),
+            result[3],
+            result[4],
+            result[5],
+            result[6],
+            result[7],
+        )
+
+    return nuts_chain_6
+
+
+def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
+    """Builds the batched `nuts_chain` for the values its source closes over.
+
+    Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
+    """
+    # ----------------------------------------------------------------------
+    # nuts_chain(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 3], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[3], float64[], float64[3]), int64[], float64[32, 3], int64[32], int64[32], float64[32])
+
+    class NutsChain7State(typing.NamedTuple):
+        """Loop state of `nuts_chain` (the stacks aside): one [batch, ...] array per register."""
+
+        # [batch] int32: the block each example runs next (NUTS_CHAIN_7_HALT once it has returned)
+        pc: object
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+        return_sp: object
+        # [batch] int64: counter of build_tree
+        build_tree_counter: object
+        # [batch] int64: depth of build_tree
+        build_tree_depth: object
+        # [batch] float64: direction of build_tree
+        build_tree_direction: object
+        # [batch, 3] float64: edge of build_tree
+        build_tree_edge_x: object
+        # [batch, 3] float64: edge of build_tree
+        build_tree_edge_r: object
+        # [batch, 3] float64: edge of build_tree
+        build_tree_edge_grad: object
+        # [batch] float64: joint0 of build_tree
+        build_tree_joint0: object
+        # [batch] float64: log_slice of build_tree
+        build_tree_log_slice: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_minus_x: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_minus_r: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_minus_grad: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_plus_x: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_plus_r: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_plus_grad: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_sample_x: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_sample_log_prob: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_sample_grad: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_size: object
+        # [batch] bool: the value build_tree returns
+        build_tree_return_ok: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_accept: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_counter: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_leapfrogs: object
+        # [batch] int64: seed of build_tree
+        build_tree_seed: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_minus_x: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_minus_r: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_minus_grad: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_plus_x: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_plus_r: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_plus_grad: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_sample_x: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_sample_log_prob: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_sample_grad: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_size: object
+        # [batch] bool: tree of build_tree
+        build_tree_tree_ok: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_accept: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_counter: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_leapfrogs: object
+        # [batch, 32] float64: accepts of nuts_chain
+        nuts_chain_accepts: object
+        # [batch] int64: counter of nuts_chain
+        nuts_chain_counter: object
+        # [batch, 32] int64: depths of nuts_chain
+        nuts_chain_depths: object
+        # [batch, 32, 3] float64: draws of nuts_chain
+        nuts_chain_draws: object
+        # [batch, 32] int64: leapfrogs of nuts_chain
+        nuts_chain_leapfrogs: object
+        # [batch] int64: loop_next_1 of nuts_chain
+        nuts_chain_loop_next_1: object
+        # [batch] int64: num_burnin of nuts_chain
+        nuts_chain_num_burnin: object
+        # [batch] int64: num_results of nuts_chain
+        nuts_chain_num_results: object
+        # [batch, 3] float64: point of nuts_chain
+        nuts_chain_point_x: object
+        # [batch] float64: point of nuts_chain
+        nuts_chain_point_log_prob: object
+        # [batch, 3] float64: point of nuts_chain
+        nuts_chain_point_grad: object
+        # [batch, 3] float64: the value nuts_chain returns
+        nuts_chain_return_point_x: object
+        # [batch] float64: the value nuts_chain returns
+        nuts_chain_return_point_log_prob: object
+        # [batch, 3] float64: the value nuts_chain returns
+        nuts_chain_return_point_grad: object
+        # [batch] int64: the value nuts_chain returns
+        nuts_chain_return_counter: object
+        # [batch, 32, 3] float64: the value nuts_chain returns
+        nuts_chain_return_draws: object
+        # [batch, 32] int64: the value nuts_chain returns
+        nuts_chain_return_leapfrogs: object
+        # [batch, 32] int64: the value nuts_chain returns
+        nuts_chain_return_depths: object
+        # [batch, 32] float64: the value nuts_chain returns
+        nuts_chain_return_accepts: object
+        # [batch] int64: seed of nuts_chain
+        nuts_chain_seed: object
+        # [batch] int64: t of nuts_chain
+        nuts_chain_t: object
+        # [batch] int64: t_next_1 of nuts_chain
+        nuts_chain_t_next_1: object
+        # [batch] float64: accept of nuts_step
+        nuts_step_accept: object
+        # [batch] int64: counter of nuts_step
+        nuts_step_counter: object
+        # [batch] int64: depth of nuts_step
+        nuts_step_depth: object
+        # [batch] float64: direction of nuts_step
+        nuts_step_direction: object
+        # [batch] float64: joint0 of nuts_step
+        nuts_step_joint0: object
+        # [batch] int64: leapfrogs of nuts_step
+        nuts_step_leapfrogs: object
+        # [batch] float64: log_slice of nuts_step
+        nuts_step_log_slice: object
+        # [batch, 3] float64: minus of nuts_step
+        nuts_step_minus_x: object
+        # [batch, 3] float64: minus of nuts_step
+        nuts_step_minus_r: object
+        # [batch, 3] float64: minus of nuts_step
+        nuts_step_minus_grad: object
+        # [batch, 3] float64: plus of nuts_step
+        nuts_step_plus_x: object
+        # [batch, 3] float64: plus of nuts_step
+        nuts_step_plus_r: object
+        # [batch, 3] float64: plus of nuts_step
+        nuts_step_plus_grad: object
+        # [batch, 3] float64: point of nuts_step
+        nuts_step_point_x: object
+        # [batch] float64: point of nuts_step
+        nuts_step_point_log_prob: object
+        # [batch, 3] float64: point of nuts_step
+        nuts_step_point_grad: object
+        # [batch, 3] float64: the value nuts_step returns
+        nuts_step_return_point_x: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_point_log_prob: object
+        # [batch, 3] float64: the value nuts_step returns
+        nuts_step_return_point_grad: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_counter: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_leapfrogs: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_depth: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_accept: object
+        # [batch, 3] float64: sample of nuts_step
+        nuts_step_sample_x: object
+        # [batch] float64: sample of nuts_step
+        nuts_step_sample_log_prob: object
+        # [batch, 3] float64: sample of nuts_step
+        nuts_step_sample_grad: object
+        # [batch] int64: seed of nuts_step
+        nuts_step_seed: object
+        # [batch] float64: size of nuts_step
+        nuts_step_size: object
+        # [batch] int32: block where an example overflowed a stack, or -1
+        overflow_at: object
+        # [batch] int32: block where an example indexed out of range, or -1
+        index_error_at: object
+
+    class NutsChain7Stacks(typing.NamedTuple):
+        """Stacks of `nuts_chain`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+        # [depth, batch] int32: return addresses (block indices)
+        returns: object
+        # [depth, batch] int64: saved build_tree_depth
+        build_tree_depth: object
+        # [depth, batch] float64: saved build_tree_direction
+        build_tree_direction: object
+        # [depth, batch] float64: saved build_tree_joint0
+        build_tree_joint0: object
+        # [depth, batch] float64: saved build_tree_log_slice
+        build_tree_log_slice: object
+        # [depth, batch] int64: saved build_tree_seed
+        build_tree_seed: object
+        # [depth, batch, 3] float64: saved build_tree_tree_minus_x
+        build_tree_tree_minus_x: object
+        # [depth, batch, 3] float64: saved build_tree_tree_minus_r
+        build_tree_tree_minus_r: object
+        # [depth, batch, 3] float64: saved build_tree_tree_minus_grad
+        build_tree_tree_minus_grad: object
+        # [depth, batch, 3] float64: saved build_tree_tree_plus_x
+        build_tree_tree_plus_x: object
+        # [depth, batch, 3] float64: saved build_tree_tree_plus_r
+        build_tree_tree_plus_r: object
+        # [depth, batch, 3] float64: saved build_tree_tree_plus_grad
+        build_tree_tree_plus_grad: object
+        # [depth, batch, 3] float64: saved build_tree_tree_sample_x
+        build_tree_tree_sample_x: object
+        # [depth, batch] float64: saved build_tree_tree_sample_log_prob
+        build_tree_tree_sample_log_prob: object
+        # [depth, batch, 3] float64: saved build_tree_tree_sample_grad
+        build_tree_tree_sample_grad: object
+        # [depth, batch] float64: saved build_tree_tree_size
+        build_tree_tree_size: object
+        # [depth, batch] bool: saved build_tree_tree_ok
+        build_tree_tree_ok: object
+        # [depth, batch] float64: saved build_tree_tree_accept
+        build_tree_tree_accept: object
+        # [depth, batch] int64: saved build_tree_tree_counter
+        build_tree_tree_counter: object
+        # [depth, batch] int64: saved build_tree_tree_leapfrogs
+        build_tree_tree_leapfrogs: object
+
+    NUTS_CHAIN_7_HALT = 15
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 24, build_tree_tree_minus_r 24, build_tree_tree_minus_grad 24, build_tree_tree_plus_x 24, build_tree_tree_plus_r 24, build_tree_tree_plus_grad 24, build_tree_tree_sample_x 24, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 24, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_CHAIN_7_STACK_BYTES = 277
+
+    def nuts_chain_7_block_0(state, stacks):
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        active = state.pc == 0
+        num_burnin = state.nuts_chain_num_burnin
+        loop_next_1 = spread(active, 0)
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_7_block_1(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 1
+        loop_next_1 = state.nuts_chain_loop_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        _ = loop_next_1
+        loop_next_1 = loop_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 2, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_loop_next_1=select(
+                    active, loop_next_1, state.nuts_chain_loop_next_1
+                ),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 1, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_7_block_2(state, stacks):
+        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
+        active = state.pc == 2
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        loop_next_1 = state.nuts_chain_loop_next_1
+        num_burnin = state.nuts_chain_num_burnin
+        step = nuts_step_return
+        # examples/nuts.py:159  point = step.point
+        point = step.point
+        # examples/nuts.py:160  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:157  for _ in range(num_burnin):
+        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
+            loop_next_1 > num_burnin
+        )
+        pc = choose(in_range_1, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_7_block_3(state, stacks):
+        # examples/nuts.py:161  for t in range(num_results):
+        active = state.pc == 3
+        num_results = state.nuts_chain_num_results
+        t_next_1 = spread(active, 0)
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_7_block_4(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 4
+        t_next_1 = state.nuts_chain_t_next_1
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        seed = state.nuts_chain_seed
+        counter = state.nuts_chain_counter
+        # examples/nuts.py:161  for t in range(num_results):
+        t = t_next_1
+        t_next_1 = t_next_1 + 1
+        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 5, active
+        )
+        pc = 7
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_t=select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_step_point_x=select(
+                    active, nuts_step_point[0], state.nuts_step_point_x
+                ),
+                nuts_step_point_log_prob=select(
+                    active, nuts_step_point[1], state.nuts_step_point_log_prob
+                ),
+                nuts_step_point_grad=select(
+                    active, nuts_step_point[2], state.nuts_step_point_grad
+                ),
+                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=select(
+                    active, nuts_step_counter, state.nuts_step_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 4, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_7_block_5(state, stacks):
+        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
+        active = state.pc == 5
+        nuts_step_return = Step(
+            Point(
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+            ),
+            state.nuts_step_return_counter,
+            state.nuts_step_return_leapfrogs,
+            state.nuts_step_return_depth,
+            state.nuts_step_return_accept,
+        )
+        draws = state.nuts_chain_draws
+        t = state.nuts_chain_t
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        t_next_1 = state.nuts_chain_t_next_1
+        num_results = state.nuts_chain_num_results
+        step = nuts_step_return
+        # examples/nuts.py:163  point = step.point
+        point = step.point
+        # examples/nuts.py:164  counter = step.counter
+        counter = step.counter
+        # examples/nuts.py:165  draws[t] = point.x
+        value_1 = point.x
+        fault_1 = index_fault(active, draws, (t,))
+        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
+        value_2 = step.leapfrogs
+        fault_2 = index_fault(active, leapfrogs, (t,))
+        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        # examples/nuts.py:167  depths[t] = step.depth
+        value_3 = step.depth
+        fault_3 = index_fault(active, depths, (t,))
+        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        # examples/nuts.py:168  accepts[t] = step.accept
+        value_4 = step.accept
+        fault_4 = index_fault(active, accepts, (t,))
+        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        # examples/nuts.py:161  for t in range(num_results):
+        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
+            t_next_1 > num_results
+        )
+        pc = choose(in_range_2, 4, 6)
+        pc = select(active, pc, state.pc)
+        # examples that indexed out of range stop here; the caller raises
+        fault = fault_1 | fault_2 | fault_3 | fault_4
+        pc = select(fault, NUTS_CHAIN_7_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
+                nuts_chain_point_log_prob=select(
+                    active, point[1], state.nuts_chain_point_log_prob
+                ),
+                nuts_chain_point_grad=select(
+                    active, point[2], state.nuts_chain_point_grad
+                ),
+                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_draws=draws,
+                nuts_chain_leapfrogs=leapfrogs,
+                nuts_chain_depths=depths,
+                nuts_chain_accepts=accepts,
+                index_error_at=select(
+                    fault_1,
+                    0,
+                    select(
+                        fault_2,
+                        1,
+                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                    ),
+                ),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_7_block_6(state, stacks):
+        # examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
+        active = state.pc == 6
+        point = Point(
+            state.nuts_chain_point_x,
+            state.nuts_chain_point_log_prob,
+            state.nuts_chain_point_grad,
+        )
+        counter = state.nuts_chain_counter
+        draws = state.nuts_chain_draws
+        leapfrogs = state.nuts_chain_leapfrogs
+        depths = state.nuts_chain_depths
+        accepts = state.nuts_chain_accepts
+        result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
+        nuts_chain_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_7_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_chain_return_point_x=select(
+                    active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
+                ),
+                nuts_chain_return_point_log_prob=select(
+                    active,
+                    nuts_chain_return[0][1],
+                    state.nuts_chain_return_point_log_prob,
+                ),
+                nuts_chain_return_point_grad=select(
+                    active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
+                ),
+                nuts_chain_return_counter=select(
+                    active, nuts_chain_return[1], state.nuts_chain_return_counter
+                ),
+                nuts_chain_return_draws=select(
+                    active, nuts_chain_return[2], state.nuts_chain_return_draws
+                ),
+                nuts_chain_return_leapfrogs=select(
+                    active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
+                ),
+                nuts_chain_return_depths=select(
+                    active, nuts_chain_return[4], state.nuts_chain_return_depths
+                ),
+                nuts_chain_return_accepts=select(
+                    active, nuts_chain_return[5], state.nuts_chain_return_accepts
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_7_block_7(state, stacks):
+        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+        active = state.pc == 7
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        point = Point(
+            state.nuts_step_point_x,
+            state.nuts_step_point_log_prob,
+            state.nuts_step_point_grad,
+        )
+        r = nuts_math.normal(seed, counter, point.x)
+        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
+        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        # examples/nuts.py:122  counter = counter + 2
+        counter = counter + 2
+        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
+        minus = Edge(point.x, r, point.grad)
+        # examples/nuts.py:124  plus = minus
+        plus = minus
+        # examples/nuts.py:125  sample = point
+        sample = point
+        # examples/nuts.py:126  size = 1.0
+        size = spread(active, 1.0)
+        # examples/nuts.py:127  depth = 0
+        depth = spread(active, 0)
+        # examples/nuts.py:128  leapfrogs = 0
+        leapfrogs = spread(active, 0)
+        # examples/nuts.py:129  accept = 0.0
+        accept = spread(active, 0.0)
+        # examples/nuts.py:130  going = True
+        going = spread(active, True)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_joint0=joint0,
+                nuts_step_log_slice=select(
+                    active, log_slice, state.nuts_step_log_slice
+                ),
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_7_block_8(state, stacks):
+        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+        active = state.pc == 8
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        joint0 = state.nuts_step_joint0
+        log_slice = state.nuts_step_log_slice
+        depth = state.nuts_step_depth
+        cond_1 = nuts_math.uniform(seed, counter) < 0.5
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
+        choice_1 = where(cond_1, if_true_1, if_false_1)
+        direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
+        # examples/nuts.py:133  edge = minus if direction < 0 else plus
+        cond_2 = direction < 0
+        choice_2 = Edge(
+            where(cond_2, minus[0], plus[0]),
+            where(cond_2, minus[1], plus[1]),
+            where(cond_2, minus[2], plus[2]),
+        )
+        edge = choice_2
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        tree_counter = counter + 1
+        (
+            build_tree_edge,
+            build_tree_joint0,
+            build_tree_log_slice,
+            build_tree_direction,
+            build_tree_depth,
+            build_tree_seed,
+            build_tree_counter,
+        ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:81  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 9, active
+        )
+        pc = choose(build_tree_cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_direction=direction,
+                build_tree_edge_x=select(
+                    active, build_tree_edge[0], state.build_tree_edge_x
+                ),
+                build_tree_edge_r=select(
+                    active, build_tree_edge[1], state.build_tree_edge_r
+                ),
+                build_tree_edge_grad=select(
+                    active, build_tree_edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(
+                    active, build_tree_joint0, state.build_tree_joint0
+                ),
+                build_tree_log_slice=select(
+                    active, build_tree_log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, build_tree_direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(
+                    active, build_tree_depth, state.build_tree_depth
+                ),
+                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
+                build_tree_counter=select(
+                    active, build_tree_counter, state.build_tree_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 8, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_chain_7_block_9(state, stacks):
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        active = state.pc == 9
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        leapfrogs = state.nuts_step_leapfrogs
+        accept = state.nuts_step_accept
+        direction = state.nuts_step_direction
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        size = state.nuts_step_size
+        seed = state.nuts_step_seed
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        depth = state.nuts_step_depth
+        tree = build_tree_return
+        # examples/nuts.py:135  counter = tree.counter
+        counter = tree.counter
+        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
+        leapfrogs = leapfrogs + tree.leapfrogs
+        # examples/nuts.py:137  accept = accept + tree.accept
+        accept = accept + tree.accept
+        # examples/nuts.py:138  if direction < 0:
+        cond_3 = direction < 0
+        cond_3_test1 = cond_3
+        # examples/nuts.py:139  minus = tree.minus
+        minus_arm1 = tree.minus
+        # examples/nuts.py:141  plus = tree.plus
+        plus_arm1 = tree.plus
+        # examples/nuts.py:138  if direction < 0:
+        minus = Edge(
+            where(cond_3_test1, minus_arm1[0], minus[0]),
+            where(cond_3_test1, minus_arm1[1], minus[1]),
+            where(cond_3_test1, minus_arm1[2], minus[2]),
+        )
+        plus = Edge(
+            where(cond_3_test1, plus[0], plus_arm1[0]),
+            where(cond_3_test1, plus[1], plus_arm1[1]),
+            where(cond_3_test1, plus[2], plus_arm1[2]),
+        )
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        and__3 = tree.ok
+        and__4 = nuts_math.uniform(seed, counter) * size < tree.size
+        and__5 = where(and__3, and__4, and__3)
+        and__5_test1 = and__5
+        # examples/nuts.py:143  sample = tree.sample
+        sample_arm1 = tree.sample
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        sample = Point(
+            where(and__5_test1, sample_arm1[0], sample[0]),
+            where(and__5_test1, sample_arm1[1], sample[1]),
+            where(and__5_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:144  counter = counter + 1
+        counter = counter + 1
+        # examples/nuts.py:145  size = size + tree.size
+        size = size + tree.size
+        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
+        and__6 = tree.ok
+        and__7 = no_u_turn(minus, plus)
+        and__8 = where(and__6, and__7, and__6)
+        going = and__8
+        # examples/nuts.py:147  depth = depth + 1
+        depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 8, 10)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=depth,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_7_block_10(state, stacks):
+        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+        active = state.pc == 10
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        counter = safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = safe_divisor(active, state.nuts_step_depth)
+        accept = state.nuts_step_accept
+        result_1 = Step(
+            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+        )
+        nuts_step_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_7_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_return_point_x=select(
+                    active, nuts_step_return[0][0], state.nuts_step_return_point_x
+                ),
+                nuts_step_return_point_log_prob=select(
+                    active,
+                    nuts_step_return[0][1],
+                    state.nuts_step_return_point_log_prob,
+                ),
+                nuts_step_return_point_grad=select(
+                    active, nuts_step_return[0][2], state.nuts_step_return_point_grad
+                ),
+                nuts_step_return_counter=select(
+                    active, nuts_step_return[1], state.nuts_step_return_counter
+                ),
+                nuts_step_return_leapfrogs=select(
+                    active, nuts_step_return[2], state.nuts_step_return_leapfrogs
+                ),
+                nuts_step_return_depth=select(
+                    active, nuts_step_return[3], state.nuts_step_return_depth
+                ),
+                nuts_step_return_accept=select(
+                    active, nuts_step_return[4], state.nuts_step_return_accept
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_7_block_11(state, stacks):
+        # examples/nuts.py:83  eps = direction * step_size
+        active = state.pc == 11
+        direction = state.build_tree_direction
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        log_slice = state.build_tree_log_slice
+        joint0 = state.build_tree_joint0
+        counter = state.build_tree_counter
+        eps = direction * step_size
+        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
+        r = edge.r + (0.5 * eps)[:, None] * edge.grad
+        # examples/nuts.py:85  x = edge.x + eps * r
+        x = edge.x + eps[:, None] * r
+        # examples/nuts.py:86  log_prob, grad = target(x)
+        log_prob, grad = target(x)
+        # examples/nuts.py:87  r = r + 0.5 * eps * grad
+        r = r + (0.5 * eps)[:, None] * grad
+        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:89  new = Edge(x, r, grad)
+        new = Edge(x, r, grad)
+        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
+        size = nuts_math.as_count(log_slice <= joint)
+        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
+        ok = joint > log_slice - MAX_ENERGY_ERROR
+        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
+        accept = nuts_math.accept_probability(joint - joint0)
+        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
+        )
+        build_tree_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_7_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_chain_7_block_12(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 12
+        depth = state.build_tree_depth
+        joint0 = state.build_tree_joint0
+        log_slice = state.build_tree_log_slice
+        direction = state.build_tree_direction
+        seed = state.build_tree_seed
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        counter = state.build_tree_counter
+        tree_depth = depth - 1
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
+        )
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
+        )
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
+        )
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
+        )
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            edge,
+            joint0,
+            log_slice,
+            direction,
+            tree_depth,
+            seed,
+            counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        return_sp, returns_write, overflow_6 = push(
+            stacks.returns, state.return_sp, 13, active
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
+        )
+        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 12, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_joint0=build_tree_joint0_write,
+                build_tree_log_slice=build_tree_log_slice_write,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_depth=build_tree_depth_write,
+                build_tree_seed=build_tree_seed_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_7_block_13(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 13
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        tree = build_tree_return
+        # examples/nuts.py:96  if not tree.ok:
+        not_1 = tree.ok
+        not__1 = where(not_1, False, True)
+        build_tree_return = tree
+        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
+        )
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
+        )
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
+        )
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
+        )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
+        )
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
+        )
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
+        )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
+        )
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
+        )
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
+        )
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
+        )
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
+        )
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
+        )
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
+        )
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
+        )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:96  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_CHAIN_7_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 14, going
+        )
+        pc = choose(cond_1, 11, 12)
+        pc = where(going, pc, returned_pc)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 13, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_seed=build_tree_seed_write,
+                build_tree_tree_minus_x=build_tree_tree_minus_x_write,
+                build_tree_tree_minus_r=build_tree_tree_minus_r_write,
+                build_tree_tree_minus_grad=build_tree_tree_minus_grad_write,
+                build_tree_tree_plus_x=build_tree_tree_plus_x_write,
+                build_tree_tree_plus_r=build_tree_tree_plus_r_write,
+                build_tree_tree_plus_grad=build_tree_tree_plus_grad_write,
+                build_tree_tree_sample_x=build_tree_tree_sample_x_write,
+                build_tree_tree_sample_log_prob=build_tree_tree_sample_log_prob_write,
+                build_tree_tree_sample_grad=build_tree_tree_sample_grad_write,
+                build_tree_tree_size=build_tree_tree_size_write,
+                build_tree_tree_ok=build_tree_tree_ok_write,
+                build_tree_tree_accept=build_tree_tree_accept_write,
+                build_tree_tree_counter=build_tree_tree_counter_write,
+                build_tree_tree_leapfrogs=build_tree_tree_leapfrogs_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_chain_7_block_14(state, stacks):
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        active = state.pc == 14
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
+        )
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
+        )
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
+        )
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
+        )
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
+        )
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
+        )
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
+        )
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
+        )
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
+        )
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
+        )
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
+        )
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
+        )
+        tree = Tree(
+            Edge(
+                build_tree_tree_minus_x_top,
+                build_tree_tree_minus_r_top,
+                build_tree_tree_minus_grad_top,
+            ),
+            Edge(
+                build_tree_tree_plus_x_top,
+                build_tree_tree_plus_r_top,
+                build_tree_tree_plus_grad_top,
+            ),
+            Point(
+                build_tree_tree_sample_x_top,
+                build_tree_tree_sample_log_prob_top,
+                build_tree_tree_sample_grad_top,
+            ),
+            build_tree_tree_size_top,
+            build_tree_tree_ok_top,
+            build_tree_tree_accept_top,
+            build_tree_tree_counter_top,
+            build_tree_tree_leapfrogs_top,
+        )
+        more = build_tree_return
+        # examples/nuts.py:100  counter = more.counter
+        counter = more.counter
+        # examples/nuts.py:101  sample = tree.sample
+        sample = tree.sample
+        # examples/nuts.py:102  total = tree.size + more.size
+        total = tree.size + more.size
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        cond_3 = nuts_math.uniform(seed, counter) * total < more.size
+        cond_3_test1 = cond_3
+        # examples/nuts.py:104  sample = more.sample
+        sample_arm1 = more.sample
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        sample = Point(
+            where(cond_3_test1, sample_arm1[0], sample[0]),
+            where(cond_3_test1, sample_arm1[1], sample[1]),
+            where(cond_3_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:105  counter = counter + 1
+        counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
+        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
+        cond_4 = direction < 0
+        if_true_2 = more.minus
+        if_false_2 = tree.minus
+        choice_2 = Edge(
+            where(cond_4, if_true_2[0], if_false_2[0]),
+            where(cond_4, if_true_2[1], if_false_2[1]),
+            where(cond_4, if_true_2[2], if_false_2[2]),
+        )
+        minus = choice_2
+        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
+        cond_5 = direction < 0
+        if_true_3 = tree.plus
+        if_false_3 = more.plus
+        choice_3 = Edge(
+            where(cond_5, if_true_3[0], if_false_3[0]),
+            where(cond_5, if_true_3[1], if_false_3[1]),
+            where(cond_5, if_true_3[2], if_false_3[2]),
+        )
+        plus = choice_3
+        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
+        and__1 = more.ok
+        and__2 = no_u_turn(minus, plus)
+        and__3 = where(and__1, and__2, and__1)
+        ok = and__3
+        # examples/nuts.py:109  accept = tree.accept + more.accept
+        accept = tree.accept + more.accept
+        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
+        leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        build_tree_return = result_2
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_7_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_counter=counter,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    NUTS_CHAIN_7_BLOCKS = (
+        nuts_chain_7_block_0,
+        nuts_chain_7_block_1,
+        nuts_chain_7_block_2,
+        nuts_chain_7_block_3,
+        nuts_chain_7_block_4,
+        nuts_chain_7_block_5,
+        nuts_chain_7_block_6,
+        nuts_chain_7_block_7,
+        nuts_chain_7_block_8,
+        nuts_chain_7_block_9,
+        nuts_chain_7_block_10,
+        nuts_chain_7_block_11,
+        nuts_chain_7_block_12,
+        nuts_chain_7_block_13,
+        nuts_chain_7_block_14,
+    )
+    # blocks that may run again at once: a loop body that tests itself
+    NUTS_CHAIN_7_LOOPING_BLOCKS = ()
+    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+    NUTS_CHAIN_7_WRITES = (
+        (("pc", "nuts_chain_loop_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_loop_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+            ),
+            (),
+        ),
+        (("pc", "nuts_chain_t_next_1"), ()),
+        (
+            (
+                "pc",
+                "nuts_chain_t",
+                "nuts_chain_t_next_1",
+                "nuts_step_point_x",
+                "nuts_step_point_log_prob",
+                "nuts_step_point_grad",
+                "nuts_step_seed",
+                "nuts_step_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_point_x",
+                "nuts_chain_point_log_prob",
+                "nuts_chain_point_grad",
+                "nuts_chain_counter",
+                "nuts_chain_draws",
+                "nuts_chain_leapfrogs",
+                "nuts_chain_depths",
+                "nuts_chain_accepts",
+                "index_error_at",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_chain_return_point_x",
+                "nuts_chain_return_point_log_prob",
+                "nuts_chain_return_point_grad",
+                "nuts_chain_return_counter",
+                "nuts_chain_return_draws",
+                "nuts_chain_return_leapfrogs",
+                "nuts_chain_return_depths",
+                "nuts_chain_return_accepts",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_joint0",
+                "nuts_step_log_slice",
+                "nuts_step_counter",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_direction",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_counter",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_return_point_x",
+                "nuts_step_return_point_log_prob",
+                "nuts_step_return_point_grad",
+                "nuts_step_return_counter",
+                "nuts_step_return_leapfrogs",
+                "nuts_step_return_depth",
+                "nuts_step_return_accept",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_minus_x",
+                "build_tree_tree_minus_r",
+                "build_tree_tree_minus_grad",
+                "build_tree_tree_plus_x",
+                "build_tree_tree_plus_r",
+                "build_tree_tree_plus_grad",
+                "build_tree_tree_sample_x",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_sample_grad",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_counter",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+    )
+    NUTS_CHAIN_7_BLOCK_LINES = (
+        "in nuts_chain at examples/nuts.py:157: for _ in range(num_burnin):",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:161: for t in range(num_results):",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
+        "in nuts_chain at examples/nuts.py:169: return Chain(point, counter, draws, leapfrogs, depths, accepts)",
+        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
+        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
+        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
+        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
+        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
+    )
+    # per subscript that can be out of range: its line (index_error_at)
+    NUTS_CHAIN_7_INDEX_LINES = (
+        "in nuts_chain at examples/nuts.py:165: draws[t] = point.x",
+        "in nuts_chain at examples/nuts.py:166: leapfrogs[t] = step.leapfrogs",
+        "in nuts_chain at examples/nuts.py:167: depths[t] = step.depth",
+        "in nuts_chain at examples/nuts.py:168: accepts[t] = step.accept",
+    )
+
+    def nuts_chain_7_program(
+        point_x,
+        point_log_prob,
+        point_grad,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth,
+        max_iterations,
+        xla,
+        profile,
+        parallel_iterations=10,
+    ):
+        """Arguments to results for a whole batch: what tf.function traces."""
+        batch = batch_size(
+            point_x,
+            point_log_prob,
+            point_grad,
+            seed,
+            counter,
+            num_burnin,
+            num_results,
+            draws,
+            leapfrogs,
+            depths,
+            accepts,
+        )
+        state = NutsChain7State(
+            pc=zeros([batch], (), "int32"),
+            return_sp=zeros([batch], (), "int32"),
+            build_tree_counter=zeros([batch], (), "int64"),
+            build_tree_depth=zeros([batch], (), "int64"),
+            build_tree_direction=zeros([batch], (), "float64"),
+            build_tree_edge_x=zeros([batch], (3,), "float64"),
+            build_tree_edge_r=zeros([batch], (3,), "float64"),
+            build_tree_edge_grad=zeros([batch], (3,), "float64"),
+            build_tree_joint0=zeros([batch], (), "float64"),
+            build_tree_log_slice=zeros([batch], (), "float64"),
+            build_tree_return_minus_x=zeros([batch], (3,), "float64"),
+            build_tree_return_minus_r=zeros([batch], (3,), "float64"),
+            build_tree_return_minus_grad=zeros([batch], (3,), "float64"),
+            build_tree_return_plus_x=zeros([batch], (3,), "float64"),
+            build_tree_return_plus_r=zeros([batch], (3,), "float64"),
+            build_tree_return_plus_grad=zeros([batch], (3,), "float64"),
+            build_tree_return_sample_x=zeros([batch], (3,), "float64"),
+            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=zeros([batch], (3,), "float64"),
+            build_tree_return_size=zeros([batch], (), "float64"),
+            build_tree_return_ok=zeros([batch], (), "bool"),
+            build_tree_return_accept=zeros([batch], (), "float64"),
+            build_tree_return_counter=zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
+            build_tree_seed=zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_r=zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_grad=zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_x=zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_r=zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_grad=zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_x=zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=zeros([batch], (3,), "float64"),
+            build_tree_tree_size=zeros([batch], (), "float64"),
+            build_tree_tree_ok=zeros([batch], (), "bool"),
+            build_tree_tree_accept=zeros([batch], (), "float64"),
+            build_tree_tree_counter=zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            nuts_chain_accepts=accepts,
+            nuts_chain_counter=counter,
+            nuts_chain_depths=depths,
+            nuts_chain_draws=draws,
+            nuts_chain_leapfrogs=leapfrogs,
+            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_num_burnin=num_burnin,
+            nuts_chain_num_results=num_results,
+            nuts_chain_point_x=point_x,
+            nuts_chain_point_log_prob=point_log_prob,
+            nuts_chain_point_grad=point_grad,
+            nuts_chain_return_point_x=zeros([batch], (3,), "float64"),
+            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=zeros([batch], (3,), "float64"),
+            nuts_chain_return_counter=zeros([batch], (), "int64"),
+            nuts_chain_return_draws=zeros([batch], (32, 3), "float64"),
+            nuts_chain_return_leapfrogs=zeros([batch], (32,), "int64"),
+            nuts_chain_return_depths=zeros([batch], (32,), "int64"),
+            nuts_chain_return_accepts=zeros([batch], (32,), "float64"),
+            nuts_chain_seed=seed,
+            nuts_chain_t=zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=zeros([batch], (), "int64"),
+            nuts_step_accept=zeros([batch], (), "float64"),
+            nuts_step_counter=zeros([batch], (), "int64"),
+            nuts_step_depth=zeros([batch], (), "int64"),
+            nuts_step_direction=zeros([batch], (), "float64"),
+            nuts_step_joint0=zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_log_slice=zeros([batch], (), "float64"),
+            nuts_step_minus_x=zeros([batch], (3,), "float64"),
+            nuts_step_minus_r=zeros([batch], (3,), "float64"),
+            nuts_step_minus_grad=zeros([batch], (3,), "float64"),
+            nuts_step_plus_x=zeros([batch], (3,), "float64"),
+            nuts_step_plus_r=zeros([batch], (3,), "float64"),
+            nuts_step_plus_grad=zeros([batch], (3,), "float64"),
+            nuts_step_point_x=zeros([batch], (3,), "float64"),
+            nuts_step_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_point_grad=zeros([batch], (3,), "float64"),
+            nuts_step_return_point_x=zeros([batch], (3,), "float64"),
+            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=zeros([batch], (3,), "float64"),
+            nuts_step_return_counter=zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_return_depth=zeros([batch], (), "int64"),
+            nuts_step_return_accept=zeros([batch], (), "float64"),
+            nuts_step_sample_x=zeros([batch], (3,), "float64"),
+            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
+            nuts_step_sample_grad=zeros([batch], (3,), "float64"),
+            nuts_step_seed=zeros([batch], (), "int64"),
+            nuts_step_size=zeros([batch], (), "float64"),
+            overflow_at=zeros([batch], (), "int32") - 1,
+            index_error_at=zeros([batch], (), "int32") - 1,
+        )
+        stacks = NutsChain7Stacks(
+            returns=zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_sample_log_prob=zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+        )
+        state, stacks, counters = run(
+            state,
+            stacks,
+            NUTS_CHAIN_7_BLOCKS,
+            xla,
+            profile,
+            NUTS_CHAIN_7_LOOPING_BLOCKS,
+            max_iterations,
+            NUTS_CHAIN_7_WRITES,
+            parallel_iterations,
+        )
+        return (
+            (
+                state.nuts_chain_return_point_x,
+                state.nuts_chain_return_point_log_prob,
+                state.nuts_chain_return_point_grad,
+                state.nuts_chain_return_counter,
+                state.nuts_chain_return_draws,
+                state.nuts_chain_return_leapfrogs,
+                state.nuts_chain_return_depths,
+                state.nuts_chain_return_accepts,
+            ),
+            (state.overflow_at, state.index_error_at),
+            state.pc,
+            counters,
+        )
+
+    def nuts_chain_7(
+        point,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
+    ):
+        """Batched `nuts_chain`: every argument has a leading batch dimension.
+
+        Per example: nuts_chain(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 3], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[3], float64[], float64[3]), int64[], float64[32, 3], int64[32], int64[32], float64[32]).
+        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
+        the recursion depth; deeper examples raise StackOverflowError.  `xla`
+        compiles with XLA (TensorFlow only).
+        """
+        leaves = [
+            to_leaf("nuts_chain", name, value, dtype, shape)
+            for name, value, (dtype, shape) in zip(
+                (
+                    "point[0]",
+                    "point[1]",
+                    "point[2]",
+                    "seed",
+                    "counter",
+                    "num_burnin",
+                    "num_results",
+                    "draws",
+                    "leapfrogs",
+                    "depths",
+                    "accepts",
+                ),
+                (
+                    point[0],
+                    point[1],
+                    point[2],
+                    seed,
+                    counter,
+                    num_burnin,
+                    num_results,
+                    draws,
+                    leapfrogs,
+                    depths,
+                    accepts,
+                ),
+                (
+                    ("float64", (3,)),
+                    ("float64", ()),
+                    ("float64", (3,)),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("int64", ()),
+                    ("float64", (32, 3)),
+                    ("int64", (32,)),
+                    ("int64", (32,)),
+                    ("float64", (32,)),
+                ),
+            )
+        ]
+        leaves = broadcast_batch(
+            "nuts_chain",
+            (
+                "point[0]",
+                "point[1]",
+                "point[2]",
+                "seed",
+                "counter",
+                "num_burnin",
+                "num_results",
+                "draws",
+                "leapfrogs",
+                "depths",
+                "accepts",
+            ),
+            leaves,
+        )
+        check_stack_bytes(
+            "nuts_chain",
+            leaves,
+            max_stack_depth,
+            NUTS_CHAIN_7_STACK_BYTES,
+            max_stack_bytes,
+        )
+        try:
+            program = compiled(
+                nuts_chain_7_program,
+                xla,
+                profile,
+                leaves,
+                max_stack_depth,
+                max_iterations,
+                parallel_iterations,
+            )
+            result, errors, pc, counters = program(*leaves)
+        except Exception as error:
+            note_source_line(error, NUTS_CHAIN_7_BLOCK_LINES, "nuts_chain_7_block_")
+            raise
+        result = static_batch(leaves, result)
+        if safety_checks:
+            result = checked(
+                "nuts_chain",
+                result,
+                errors,
+                pc,
+                (NUTS_CHAIN_7_BLOCK_LINES, NUTS_CHAIN_7_INDEX_LINES),
+                max_stack_depth,
+                max_iterations,
+            )
+        if profile:
+            return (
+                Chain(
+                    Point(result[0], result[1], result[2]),
+                    result[3],
+                    result[4],
+                    result[5],
+                    result[6],
+                    result[7],
+                ),
+                make_profile(counters, NUTS_CHAIN_7_BLOCK_LINES, errors[0].shape[0]),
+            )
+        return Chain(
+            Point(result[0], result[1], result[2]),
+            result[3],
+            result[4],
+            result[5],
+            result[6],
+            result[7],
+        )
+
+    return nuts_chain_7
+
+
 def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
     """Builds the batched `nuts_step` for the values its source closes over.
 
@@ -1217,7 +16595,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
     NUTS_STEP_1_STACK_BYTES = 6485
 
     def nuts_step_1_block_0(state, stacks):
-        # examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
+        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
         active = state.pc == 0
         seed = state.nuts_step_seed
         counter = state.nuts_step_counter
@@ -1227,30 +16605,30 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_point_grad,
         )
         r = nuts_math.normal(seed, counter, point.x)
-        # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = select(active, joint0, state.nuts_step_joint0)
-        # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
-        # examples/nuts.py:101  counter = counter + 2
+        # examples/nuts.py:122  counter = counter + 2
         counter = counter + 2
-        # examples/nuts.py:102  minus = Edge(point.x, r, point.grad)
+        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
         minus = Edge(point.x, r, point.grad)
-        # examples/nuts.py:103  plus = minus
+        # examples/nuts.py:124  plus = minus
         plus = minus
-        # examples/nuts.py:104  sample = point
+        # examples/nuts.py:125  sample = point
         sample = point
-        # examples/nuts.py:105  size = 1.0
+        # examples/nuts.py:126  size = 1.0
         size = spread(active, 1.0)
-        # examples/nuts.py:106  depth = 0
+        # examples/nuts.py:127  depth = 0
         depth = spread(active, 0)
-        # examples/nuts.py:107  leapfrogs = 0
+        # examples/nuts.py:128  leapfrogs = 0
         leapfrogs = spread(active, 0)
-        # examples/nuts.py:108  accept = 0.0
+        # examples/nuts.py:129  accept = 0.0
         accept = spread(active, 0.0)
-        # examples/nuts.py:109  going = True
+        # examples/nuts.py:130  going = True
         going = spread(active, True)
-        # examples/nuts.py:110  while going and depth < max_tree_depth:
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
         pc = choose(and__2, 1, 3)
@@ -1289,7 +16667,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_1_block_1(state, stacks):
-        # examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
         active = state.pc == 1
         seed = state.nuts_step_seed
         counter = state.nuts_step_counter
@@ -1308,7 +16686,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
         direction = select(active, direction, state.nuts_step_direction)
-        # examples/nuts.py:112  edge = minus if direction < 0 else plus
+        # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
             where(cond_2, minus[0], plus[0]),
@@ -1316,7 +16694,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
-        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         tree_counter = counter + 1
         (
             build_tree_edge,
@@ -1327,9 +16705,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             build_tree_seed,
             build_tree_counter,
         ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
-        # examples/nuts.py:60  if depth == 0:
+        # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
-        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         return_sp, returns_write, overflow_1 = push(
             stacks.returns, state.return_sp, 2, active
         )
@@ -1374,7 +16752,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_1_block_2(state, stacks):
-        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         active = state.pc == 2
         build_tree_return = Tree(
             Edge(
@@ -1416,20 +16794,20 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
         depth = state.nuts_step_depth
         tree = build_tree_return
-        # examples/nuts.py:114  counter = tree.counter
+        # examples/nuts.py:135  counter = tree.counter
         counter = tree.counter
-        # examples/nuts.py:115  leapfrogs = leapfrogs + tree.leapfrogs
+        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
         leapfrogs = leapfrogs + tree.leapfrogs
-        # examples/nuts.py:116  accept = accept + tree.accept
+        # examples/nuts.py:137  accept = accept + tree.accept
         accept = accept + tree.accept
-        # examples/nuts.py:117  if direction < 0:
+        # examples/nuts.py:138  if direction < 0:
         cond_3 = direction < 0
         cond_3_test1 = cond_3
-        # examples/nuts.py:118  minus = tree.minus
+        # examples/nuts.py:139  minus = tree.minus
         minus_arm1 = tree.minus
-        # examples/nuts.py:120  plus = tree.plus
+        # examples/nuts.py:141  plus = tree.plus
         plus_arm1 = tree.plus
-        # examples/nuts.py:117  if direction < 0:
+        # examples/nuts.py:138  if direction < 0:
         minus = Edge(
             where(cond_3_test1, minus_arm1[0], minus[0]),
             where(cond_3_test1, minus_arm1[1], minus[1]),
@@ -1440,32 +16818,32 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             where(cond_3_test1, plus[1], plus_arm1[1]),
             where(cond_3_test1, plus[2], plus_arm1[2]),
         )
-        # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
         and__5 = where(and__3, and__4, and__3)
         and__5_test1 = and__5
-        # examples/nuts.py:122  sample = tree.sample
+        # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
-        # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
             where(and__5_test1, sample_arm1[0], sample[0]),
             where(and__5_test1, sample_arm1[1], sample[1]),
             where(and__5_test1, sample_arm1[2], sample[2]),
         )
-        # examples/nuts.py:123  counter = counter + 1
+        # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
-        # examples/nuts.py:124  size = size + tree.size
+        # examples/nuts.py:145  size = size + tree.size
         size = size + tree.size
-        # examples/nuts.py:125  going = tree.ok and no_u_turn(minus, plus)
+        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
         and__8 = where(and__6, and__7, and__6)
         going = and__8
-        # examples/nuts.py:126  depth = depth + 1
+        # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
         depth = select(active, depth, state.nuts_step_depth)
-        # examples/nuts.py:110  while going and depth < max_tree_depth:
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
         pc = choose(and__2, 1, 3)
@@ -1500,7 +16878,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_1_block_3(state, stacks):
-        # examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
         active = state.pc == 3
         sample = Point(
             state.nuts_step_sample_x,
@@ -1551,7 +16929,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_1_block_4(state, stacks):
-        # examples/nuts.py:62  eps = direction * step_size
+        # examples/nuts.py:83  eps = direction * step_size
         active = state.pc == 4
         direction = state.build_tree_direction
         edge = Edge(
@@ -1561,25 +16939,25 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         joint0 = state.build_tree_joint0
         counter = state.build_tree_counter
         eps = direction * step_size
-        # examples/nuts.py:63  r = edge.r + 0.5 * eps * edge.grad
+        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
         r = edge.r + (0.5 * eps)[:, None] * edge.grad
-        # examples/nuts.py:64  x = edge.x + eps * r
+        # examples/nuts.py:85  x = edge.x + eps * r
         x = edge.x + eps[:, None] * r
-        # examples/nuts.py:65  log_prob, grad = target(x)
+        # examples/nuts.py:86  log_prob, grad = target(x)
         log_prob, grad = target(x)
-        # examples/nuts.py:66  r = r + 0.5 * eps * grad
+        # examples/nuts.py:87  r = r + 0.5 * eps * grad
         r = r + (0.5 * eps)[:, None] * grad
-        # examples/nuts.py:67  joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
         joint = log_prob - 0.5 * nuts_math.dot(r, r)
-        # examples/nuts.py:68  new = Edge(x, r, grad)
+        # examples/nuts.py:89  new = Edge(x, r, grad)
         new = Edge(x, r, grad)
-        # examples/nuts.py:69  size = nuts_math.as_count(log_slice <= joint)
+        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
         size = nuts_math.as_count(log_slice <= joint)
-        # examples/nuts.py:70  ok = joint > log_slice - MAX_ENERGY_ERROR
+        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
         ok = joint > log_slice - MAX_ENERGY_ERROR
-        # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
+        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
-        # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
+        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
         result_1 = spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
@@ -1658,7 +17036,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_1_block_5(state, stacks):
-        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         active = state.pc == 5
         depth = state.build_tree_depth
         joint0 = state.build_tree_joint0
@@ -1694,9 +17072,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             seed,
             counter,
         )
-        # examples/nuts.py:60  if depth == 0:
+        # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
-        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         return_sp, returns_write, overflow_6 = push(
             stacks.returns, state.return_sp, 6, active
         )
@@ -1740,7 +17118,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_1_block_6(state, stacks):
-        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         active = state.pc == 6
         build_tree_return = Tree(
             Edge(
@@ -1770,11 +17148,11 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         depth = read(stacks.build_tree_depth, state.return_sp)
         seed = read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
-        # examples/nuts.py:75  if not tree.ok:
+        # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
         build_tree_return = tree
-        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
@@ -1784,7 +17162,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
@@ -1846,9 +17224,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             seed,
             more_counter,
         )
-        # examples/nuts.py:60  if depth == 0:
+        # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
-        # examples/nuts.py:75  if not tree.ok:
+        # examples/nuts.py:96  if not tree.ok:
         returned_pc, return_sp = pop_return(
             stacks.returns,
             state.return_sp,
@@ -1986,7 +17364,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_1_block_7(state, stacks):
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         active = state.pc == 7
         build_tree_return = Tree(
             Edge(
@@ -2073,27 +17451,27 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             build_tree_tree_leapfrogs_top,
         )
         more = build_tree_return
-        # examples/nuts.py:79  counter = more.counter
+        # examples/nuts.py:100  counter = more.counter
         counter = more.counter
-        # examples/nuts.py:80  sample = tree.sample
+        # examples/nuts.py:101  sample = tree.sample
         sample = tree.sample
-        # examples/nuts.py:81  total = tree.size + more.size
+        # examples/nuts.py:102  total = tree.size + more.size
         total = tree.size + more.size
-        # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         cond_3 = nuts_math.uniform(seed, counter) * total < more.size
         cond_3_test1 = cond_3
-        # examples/nuts.py:83  sample = more.sample
+        # examples/nuts.py:104  sample = more.sample
         sample_arm1 = more.sample
-        # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
             where(cond_3_test1, sample_arm1[0], sample[0]),
             where(cond_3_test1, sample_arm1[1], sample[1]),
             where(cond_3_test1, sample_arm1[2], sample[2]),
         )
-        # examples/nuts.py:84  counter = counter + 1
+        # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
         counter = select(active, counter, state.build_tree_counter)
-        # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
+        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
@@ -2103,7 +17481,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
-        # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
+        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
         cond_5 = direction < 0
         if_true_3 = tree.plus
         if_false_3 = more.plus
@@ -2113,16 +17491,16 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
-        # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
+        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
         and__3 = where(and__1, and__2, and__1)
         ok = and__3
-        # examples/nuts.py:88  accept = tree.accept + more.accept
+        # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
-        # examples/nuts.py:89  leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
         leapfrogs = tree.leapfrogs + more.leapfrogs
-        # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
         pc, return_sp = pop_return(
@@ -2422,14 +17800,14 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         ),
     )
     NUTS_STEP_1_BLOCK_LINES = (
-        "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
-        "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
-        "in nuts_step at examples/nuts.py:113: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
-        "in nuts_step at examples/nuts.py:127: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
-        "in build_tree at examples/nuts.py:62: eps = direction * step_size",
-        "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:78: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
+        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
+        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
+        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
+        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
+        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
     )
 
     def nuts_step_1_program(
@@ -2859,7 +18237,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
     NUTS_STEP_2_STACK_BYTES = 149
 
     def nuts_step_2_block_0(state, stacks):
-        # examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
+        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
         active = state.pc == 0
         seed = state.nuts_step_seed
         counter = state.nuts_step_counter
@@ -2869,30 +18247,30 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_point_grad,
         )
         r = nuts_math.normal(seed, counter, point.x)
-        # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = select(active, joint0, state.nuts_step_joint0)
-        # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
-        # examples/nuts.py:101  counter = counter + 2
+        # examples/nuts.py:122  counter = counter + 2
         counter = counter + 2
-        # examples/nuts.py:102  minus = Edge(point.x, r, point.grad)
+        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
         minus = Edge(point.x, r, point.grad)
-        # examples/nuts.py:103  plus = minus
+        # examples/nuts.py:124  plus = minus
         plus = minus
-        # examples/nuts.py:104  sample = point
+        # examples/nuts.py:125  sample = point
         sample = point
-        # examples/nuts.py:105  size = 1.0
+        # examples/nuts.py:126  size = 1.0
         size = spread(active, 1.0)
-        # examples/nuts.py:106  depth = 0
+        # examples/nuts.py:127  depth = 0
         depth = spread(active, 0)
-        # examples/nuts.py:107  leapfrogs = 0
+        # examples/nuts.py:128  leapfrogs = 0
         leapfrogs = spread(active, 0)
-        # examples/nuts.py:108  accept = 0.0
+        # examples/nuts.py:129  accept = 0.0
         accept = spread(active, 0.0)
-        # examples/nuts.py:109  going = True
+        # examples/nuts.py:130  going = True
         going = spread(active, True)
-        # examples/nuts.py:110  while going and depth < max_tree_depth:
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
         pc = choose(and__2, 1, 3)
@@ -2931,7 +18309,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_2_block_1(state, stacks):
-        # examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
         active = state.pc == 1
         seed = state.nuts_step_seed
         counter = state.nuts_step_counter
@@ -2950,7 +18328,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
         direction = select(active, direction, state.nuts_step_direction)
-        # examples/nuts.py:112  edge = minus if direction < 0 else plus
+        # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
             where(cond_2, minus[0], plus[0]),
@@ -2958,7 +18336,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
-        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         tree_counter = counter + 1
         (
             build_tree_edge,
@@ -2969,9 +18347,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             build_tree_seed,
             build_tree_counter,
         ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
-        # examples/nuts.py:60  if depth == 0:
+        # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
-        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         return_sp, returns_write, overflow_1 = push(
             stacks.returns, state.return_sp, 2, active
         )
@@ -3016,7 +18394,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_2_block_2(state, stacks):
-        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         active = state.pc == 2
         build_tree_return = Tree(
             Edge(
@@ -3058,20 +18436,20 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
         depth = state.nuts_step_depth
         tree = build_tree_return
-        # examples/nuts.py:114  counter = tree.counter
+        # examples/nuts.py:135  counter = tree.counter
         counter = tree.counter
-        # examples/nuts.py:115  leapfrogs = leapfrogs + tree.leapfrogs
+        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
         leapfrogs = leapfrogs + tree.leapfrogs
-        # examples/nuts.py:116  accept = accept + tree.accept
+        # examples/nuts.py:137  accept = accept + tree.accept
         accept = accept + tree.accept
-        # examples/nuts.py:117  if direction < 0:
+        # examples/nuts.py:138  if direction < 0:
         cond_3 = direction < 0
         cond_3_test1 = cond_3
-        # examples/nuts.py:118  minus = tree.minus
+        # examples/nuts.py:139  minus = tree.minus
         minus_arm1 = tree.minus
-        # examples/nuts.py:120  plus = tree.plus
+        # examples/nuts.py:141  plus = tree.plus
         plus_arm1 = tree.plus
-        # examples/nuts.py:117  if direction < 0:
+        # examples/nuts.py:138  if direction < 0:
         minus = Edge(
             where(cond_3_test1, minus_arm1[0], minus[0]),
             where(cond_3_test1, minus_arm1[1], minus[1]),
@@ -3082,32 +18460,32 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             where(cond_3_test1, plus[1], plus_arm1[1]),
             where(cond_3_test1, plus[2], plus_arm1[2]),
         )
-        # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
         and__5 = where(and__3, and__4, and__3)
         and__5_test1 = and__5
-        # examples/nuts.py:122  sample = tree.sample
+        # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
-        # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
             where(and__5_test1, sample_arm1[0], sample[0]),
             where(and__5_test1, sample_arm1[1], sample[1]),
             where(and__5_test1, sample_arm1[2], sample[2]),
         )
-        # examples/nuts.py:123  counter = counter + 1
+        # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
-        # examples/nuts.py:124  size = size + tree.size
+        # examples/nuts.py:145  size = size + tree.size
         size = size + tree.size
-        # examples/nuts.py:125  going = tree.ok and no_u_turn(minus, plus)
+        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
         and__8 = where(and__6, and__7, and__6)
         going = and__8
-        # examples/nuts.py:126  depth = depth + 1
+        # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
         depth = select(active, depth, state.nuts_step_depth)
-        # examples/nuts.py:110  while going and depth < max_tree_depth:
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
         pc = choose(and__2, 1, 3)
@@ -3142,7 +18520,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_2_block_3(state, stacks):
-        # examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
         active = state.pc == 3
         sample = Point(
             state.nuts_step_sample_x,
@@ -3193,7 +18571,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_2_block_4(state, stacks):
-        # examples/nuts.py:62  eps = direction * step_size
+        # examples/nuts.py:83  eps = direction * step_size
         active = state.pc == 4
         direction = state.build_tree_direction
         edge = Edge(
@@ -3203,25 +18581,25 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         joint0 = state.build_tree_joint0
         counter = state.build_tree_counter
         eps = direction * step_size
-        # examples/nuts.py:63  r = edge.r + 0.5 * eps * edge.grad
+        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
         r = edge.r + (0.5 * eps)[:, None] * edge.grad
-        # examples/nuts.py:64  x = edge.x + eps * r
+        # examples/nuts.py:85  x = edge.x + eps * r
         x = edge.x + eps[:, None] * r
-        # examples/nuts.py:65  log_prob, grad = target(x)
+        # examples/nuts.py:86  log_prob, grad = target(x)
         log_prob, grad = target(x)
-        # examples/nuts.py:66  r = r + 0.5 * eps * grad
+        # examples/nuts.py:87  r = r + 0.5 * eps * grad
         r = r + (0.5 * eps)[:, None] * grad
-        # examples/nuts.py:67  joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
         joint = log_prob - 0.5 * nuts_math.dot(r, r)
-        # examples/nuts.py:68  new = Edge(x, r, grad)
+        # examples/nuts.py:89  new = Edge(x, r, grad)
         new = Edge(x, r, grad)
-        # examples/nuts.py:69  size = nuts_math.as_count(log_slice <= joint)
+        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
         size = nuts_math.as_count(log_slice <= joint)
-        # examples/nuts.py:70  ok = joint > log_slice - MAX_ENERGY_ERROR
+        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
         ok = joint > log_slice - MAX_ENERGY_ERROR
-        # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
+        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
-        # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
+        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
         result_1 = spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
@@ -3300,7 +18678,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_2_block_5(state, stacks):
-        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         active = state.pc == 5
         depth = state.build_tree_depth
         joint0 = state.build_tree_joint0
@@ -3336,9 +18714,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             seed,
             counter,
         )
-        # examples/nuts.py:60  if depth == 0:
+        # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
-        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         return_sp, returns_write, overflow_6 = push(
             stacks.returns, state.return_sp, 6, active
         )
@@ -3382,7 +18760,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_2_block_6(state, stacks):
-        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         active = state.pc == 6
         build_tree_return = Tree(
             Edge(
@@ -3412,11 +18790,11 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         depth = read(stacks.build_tree_depth, state.return_sp)
         seed = read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
-        # examples/nuts.py:75  if not tree.ok:
+        # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
         build_tree_return = tree
-        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
@@ -3426,7 +18804,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
@@ -3488,9 +18866,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             seed,
             more_counter,
         )
-        # examples/nuts.py:60  if depth == 0:
+        # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
-        # examples/nuts.py:75  if not tree.ok:
+        # examples/nuts.py:96  if not tree.ok:
         returned_pc, return_sp = pop_return(
             stacks.returns,
             state.return_sp,
@@ -3628,7 +19006,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_2_block_7(state, stacks):
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         active = state.pc == 7
         build_tree_return = Tree(
             Edge(
@@ -3715,27 +19093,27 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             build_tree_tree_leapfrogs_top,
         )
         more = build_tree_return
-        # examples/nuts.py:79  counter = more.counter
+        # examples/nuts.py:100  counter = more.counter
         counter = more.counter
-        # examples/nuts.py:80  sample = tree.sample
+        # examples/nuts.py:101  sample = tree.sample
         sample = tree.sample
-        # examples/nuts.py:81  total = tree.size + more.size
+        # examples/nuts.py:102  total = tree.size + more.size
         total = tree.size + more.size
-        # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         cond_3 = nuts_math.uniform(seed, counter) * total < more.size
         cond_3_test1 = cond_3
-        # examples/nuts.py:83  sample = more.sample
+        # examples/nuts.py:104  sample = more.sample
         sample_arm1 = more.sample
-        # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
             where(cond_3_test1, sample_arm1[0], sample[0]),
             where(cond_3_test1, sample_arm1[1], sample[1]),
             where(cond_3_test1, sample_arm1[2], sample[2]),
         )
-        # examples/nuts.py:84  counter = counter + 1
+        # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
         counter = select(active, counter, state.build_tree_counter)
-        # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
+        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
@@ -3745,7 +19123,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
-        # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
+        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
         cond_5 = direction < 0
         if_true_3 = tree.plus
         if_false_3 = more.plus
@@ -3755,16 +19133,16 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
-        # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
+        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
         and__3 = where(and__1, and__2, and__1)
         ok = and__3
-        # examples/nuts.py:88  accept = tree.accept + more.accept
+        # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
-        # examples/nuts.py:89  leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
         leapfrogs = tree.leapfrogs + more.leapfrogs
-        # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
         pc, return_sp = pop_return(
@@ -4064,14 +19442,14 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         ),
     )
     NUTS_STEP_2_BLOCK_LINES = (
-        "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
-        "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
-        "in nuts_step at examples/nuts.py:113: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
-        "in nuts_step at examples/nuts.py:127: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
-        "in build_tree at examples/nuts.py:62: eps = direction * step_size",
-        "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:78: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
+        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
+        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
+        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
+        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
+        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
     )
 
     def nuts_step_2_program(
@@ -4497,7 +19875,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
     NUTS_STEP_3_STACK_BYTES = 277
 
     def nuts_step_3_block_0(state, stacks):
-        # examples/nuts.py:98  r = nuts_math.normal(seed, counter, point.x)
+        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
         active = state.pc == 0
         seed = state.nuts_step_seed
         counter = state.nuts_step_counter
@@ -4507,30 +19885,30 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_point_grad,
         )
         r = nuts_math.normal(seed, counter, point.x)
-        # examples/nuts.py:99  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = select(active, joint0, state.nuts_step_joint0)
-        # examples/nuts.py:100  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
-        # examples/nuts.py:101  counter = counter + 2
+        # examples/nuts.py:122  counter = counter + 2
         counter = counter + 2
-        # examples/nuts.py:102  minus = Edge(point.x, r, point.grad)
+        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
         minus = Edge(point.x, r, point.grad)
-        # examples/nuts.py:103  plus = minus
+        # examples/nuts.py:124  plus = minus
         plus = minus
-        # examples/nuts.py:104  sample = point
+        # examples/nuts.py:125  sample = point
         sample = point
-        # examples/nuts.py:105  size = 1.0
+        # examples/nuts.py:126  size = 1.0
         size = spread(active, 1.0)
-        # examples/nuts.py:106  depth = 0
+        # examples/nuts.py:127  depth = 0
         depth = spread(active, 0)
-        # examples/nuts.py:107  leapfrogs = 0
+        # examples/nuts.py:128  leapfrogs = 0
         leapfrogs = spread(active, 0)
-        # examples/nuts.py:108  accept = 0.0
+        # examples/nuts.py:129  accept = 0.0
         accept = spread(active, 0.0)
-        # examples/nuts.py:109  going = True
+        # examples/nuts.py:130  going = True
         going = spread(active, True)
-        # examples/nuts.py:110  while going and depth < max_tree_depth:
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
         pc = choose(and__2, 1, 3)
@@ -4569,7 +19947,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_3_block_1(state, stacks):
-        # examples/nuts.py:111  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
         active = state.pc == 1
         seed = state.nuts_step_seed
         counter = state.nuts_step_counter
@@ -4588,7 +19966,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         choice_1 = where(cond_1, if_true_1, if_false_1)
         direction = choice_1
         direction = select(active, direction, state.nuts_step_direction)
-        # examples/nuts.py:112  edge = minus if direction < 0 else plus
+        # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
             where(cond_2, minus[0], plus[0]),
@@ -4596,7 +19974,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
-        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         tree_counter = counter + 1
         (
             build_tree_edge,
@@ -4607,9 +19985,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             build_tree_seed,
             build_tree_counter,
         ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
-        # examples/nuts.py:60  if depth == 0:
+        # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
-        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         return_sp, returns_write, overflow_1 = push(
             stacks.returns, state.return_sp, 2, active
         )
@@ -4654,7 +20032,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_3_block_2(state, stacks):
-        # examples/nuts.py:113  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         active = state.pc == 2
         build_tree_return = Tree(
             Edge(
@@ -4696,20 +20074,20 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
         depth = state.nuts_step_depth
         tree = build_tree_return
-        # examples/nuts.py:114  counter = tree.counter
+        # examples/nuts.py:135  counter = tree.counter
         counter = tree.counter
-        # examples/nuts.py:115  leapfrogs = leapfrogs + tree.leapfrogs
+        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
         leapfrogs = leapfrogs + tree.leapfrogs
-        # examples/nuts.py:116  accept = accept + tree.accept
+        # examples/nuts.py:137  accept = accept + tree.accept
         accept = accept + tree.accept
-        # examples/nuts.py:117  if direction < 0:
+        # examples/nuts.py:138  if direction < 0:
         cond_3 = direction < 0
         cond_3_test1 = cond_3
-        # examples/nuts.py:118  minus = tree.minus
+        # examples/nuts.py:139  minus = tree.minus
         minus_arm1 = tree.minus
-        # examples/nuts.py:120  plus = tree.plus
+        # examples/nuts.py:141  plus = tree.plus
         plus_arm1 = tree.plus
-        # examples/nuts.py:117  if direction < 0:
+        # examples/nuts.py:138  if direction < 0:
         minus = Edge(
             where(cond_3_test1, minus_arm1[0], minus[0]),
             where(cond_3_test1, minus_arm1[1], minus[1]),
@@ -4720,32 +20098,32 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             where(cond_3_test1, plus[1], plus_arm1[1]),
             where(cond_3_test1, plus[2], plus_arm1[2]),
         )
-        # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
         and__5 = where(and__3, and__4, and__3)
         and__5_test1 = and__5
-        # examples/nuts.py:122  sample = tree.sample
+        # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
-        # examples/nuts.py:121  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
             where(and__5_test1, sample_arm1[0], sample[0]),
             where(and__5_test1, sample_arm1[1], sample[1]),
             where(and__5_test1, sample_arm1[2], sample[2]),
         )
-        # examples/nuts.py:123  counter = counter + 1
+        # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
-        # examples/nuts.py:124  size = size + tree.size
+        # examples/nuts.py:145  size = size + tree.size
         size = size + tree.size
-        # examples/nuts.py:125  going = tree.ok and no_u_turn(minus, plus)
+        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
         and__8 = where(and__6, and__7, and__6)
         going = and__8
-        # examples/nuts.py:126  depth = depth + 1
+        # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
         depth = select(active, depth, state.nuts_step_depth)
-        # examples/nuts.py:110  while going and depth < max_tree_depth:
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
         and__2 = where(going, and__1, going)
         pc = choose(and__2, 1, 3)
@@ -4780,7 +20158,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_3_block_3(state, stacks):
-        # examples/nuts.py:127  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
         active = state.pc == 3
         sample = Point(
             state.nuts_step_sample_x,
@@ -4831,7 +20209,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_3_block_4(state, stacks):
-        # examples/nuts.py:62  eps = direction * step_size
+        # examples/nuts.py:83  eps = direction * step_size
         active = state.pc == 4
         direction = state.build_tree_direction
         edge = Edge(
@@ -4841,25 +20219,25 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         joint0 = state.build_tree_joint0
         counter = state.build_tree_counter
         eps = direction * step_size
-        # examples/nuts.py:63  r = edge.r + 0.5 * eps * edge.grad
+        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
         r = edge.r + (0.5 * eps)[:, None] * edge.grad
-        # examples/nuts.py:64  x = edge.x + eps * r
+        # examples/nuts.py:85  x = edge.x + eps * r
         x = edge.x + eps[:, None] * r
-        # examples/nuts.py:65  log_prob, grad = target(x)
+        # examples/nuts.py:86  log_prob, grad = target(x)
         log_prob, grad = target(x)
-        # examples/nuts.py:66  r = r + 0.5 * eps * grad
+        # examples/nuts.py:87  r = r + 0.5 * eps * grad
         r = r + (0.5 * eps)[:, None] * grad
-        # examples/nuts.py:67  joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
         joint = log_prob - 0.5 * nuts_math.dot(r, r)
-        # examples/nuts.py:68  new = Edge(x, r, grad)
+        # examples/nuts.py:89  new = Edge(x, r, grad)
         new = Edge(x, r, grad)
-        # examples/nuts.py:69  size = nuts_math.as_count(log_slice <= joint)
+        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
         size = nuts_math.as_count(log_slice <= joint)
-        # examples/nuts.py:70  ok = joint > log_slice - MAX_ENERGY_ERROR
+        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
         ok = joint > log_slice - MAX_ENERGY_ERROR
-        # examples/nuts.py:71  accept = nuts_math.accept_probability(joint - joint0)
+        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
-        # examples/nuts.py:72  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
+        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
         result_1 = spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
@@ -4938,7 +20316,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_3_block_5(state, stacks):
-        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         active = state.pc == 5
         depth = state.build_tree_depth
         joint0 = state.build_tree_joint0
@@ -4974,9 +20352,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             seed,
             counter,
         )
-        # examples/nuts.py:60  if depth == 0:
+        # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
-        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         return_sp, returns_write, overflow_6 = push(
             stacks.returns, state.return_sp, 6, active
         )
@@ -5020,7 +20398,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_3_block_6(state, stacks):
-        # examples/nuts.py:74  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         active = state.pc == 6
         build_tree_return = Tree(
             Edge(
@@ -5050,11 +20428,11 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         depth = read(stacks.build_tree_depth, state.return_sp)
         seed = read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
-        # examples/nuts.py:75  if not tree.ok:
+        # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
         not__1 = where(not_1, False, True)
         build_tree_return = tree
-        # examples/nuts.py:77  outer = tree.minus if direction < 0 else tree.plus
+        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
@@ -5064,7 +20442,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
@@ -5126,9 +20504,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             seed,
             more_counter,
         )
-        # examples/nuts.py:60  if depth == 0:
+        # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
-        # examples/nuts.py:75  if not tree.ok:
+        # examples/nuts.py:96  if not tree.ok:
         returned_pc, return_sp = pop_return(
             stacks.returns,
             state.return_sp,
@@ -5266,7 +20644,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
 
     def nuts_step_3_block_7(state, stacks):
-        # examples/nuts.py:78  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         active = state.pc == 7
         build_tree_return = Tree(
             Edge(
@@ -5353,27 +20731,27 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             build_tree_tree_leapfrogs_top,
         )
         more = build_tree_return
-        # examples/nuts.py:79  counter = more.counter
+        # examples/nuts.py:100  counter = more.counter
         counter = more.counter
-        # examples/nuts.py:80  sample = tree.sample
+        # examples/nuts.py:101  sample = tree.sample
         sample = tree.sample
-        # examples/nuts.py:81  total = tree.size + more.size
+        # examples/nuts.py:102  total = tree.size + more.size
         total = tree.size + more.size
-        # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         cond_3 = nuts_math.uniform(seed, counter) * total < more.size
         cond_3_test1 = cond_3
-        # examples/nuts.py:83  sample = more.sample
+        # examples/nuts.py:104  sample = more.sample
         sample_arm1 = more.sample
-        # examples/nuts.py:82  if nuts_math.uniform(seed, counter) * total < more.size:
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
             where(cond_3_test1, sample_arm1[0], sample[0]),
             where(cond_3_test1, sample_arm1[1], sample[1]),
             where(cond_3_test1, sample_arm1[2], sample[2]),
         )
-        # examples/nuts.py:84  counter = counter + 1
+        # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
         counter = select(active, counter, state.build_tree_counter)
-        # examples/nuts.py:85  minus = more.minus if direction < 0 else tree.minus
+        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
@@ -5383,7 +20761,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
-        # examples/nuts.py:86  plus = tree.plus if direction < 0 else more.plus
+        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
         cond_5 = direction < 0
         if_true_3 = tree.plus
         if_false_3 = more.plus
@@ -5393,16 +20771,16 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
-        # examples/nuts.py:87  ok = more.ok and no_u_turn(minus, plus)
+        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
         and__3 = where(and__1, and__2, and__1)
         ok = and__3
-        # examples/nuts.py:88  accept = tree.accept + more.accept
+        # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
-        # examples/nuts.py:89  leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
         leapfrogs = tree.leapfrogs + more.leapfrogs
-        # examples/nuts.py:90  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
         pc, return_sp = pop_return(
@@ -5702,14 +21080,14 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         ),
     )
     NUTS_STEP_3_BLOCK_LINES = (
-        "in nuts_step at examples/nuts.py:98: r = nuts_math.normal(seed, counter, point.x)",
-        "in nuts_step at examples/nuts.py:111: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
-        "in nuts_step at examples/nuts.py:113: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
-        "in nuts_step at examples/nuts.py:127: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
-        "in build_tree at examples/nuts.py:62: eps = direction * step_size",
-        "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:74: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:78: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
+        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
+        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
+        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
+        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
+        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
     )
 
     def nuts_step_3_program(
@@ -5939,11 +21317,60 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
 
 
 PROGRAMS = {
+    "nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024])": make_nuts_chain_1,
+    "nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[32, 100], int64[32], int64[32], float64[32])": make_nuts_chain_2,
+    "nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024])": make_nuts_chain_3,
+    "nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[32, 10], int64[32], int64[32], float64[32])": make_nuts_chain_4,
+    "nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32])": make_nuts_chain_5,
+    "nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[256, 3], int64[256], int64[256], float64[256])": make_nuts_chain_6,
+    "nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32])": make_nuts_chain_7,
     "nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[])": make_nuts_step_1,
     "nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[])": make_nuts_step_2,
     "nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])": make_nuts_step_3,
 }
 CLOSURES = {
+    "nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024])": (
+        "max_tree_depth",
+        "no_u_turn",
+        "step_size",
+        "target",
+    ),
+    "nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[32, 100], int64[32], int64[32], float64[32])": (
+        "max_tree_depth",
+        "no_u_turn",
+        "step_size",
+        "target",
+    ),
+    "nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024])": (
+        "max_tree_depth",
+        "no_u_turn",
+        "step_size",
+        "target",
+    ),
+    "nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[32, 10], int64[32], int64[32], float64[32])": (
+        "max_tree_depth",
+        "no_u_turn",
+        "step_size",
+        "target",
+    ),
+    "nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32])": (
+        "max_tree_depth",
+        "no_u_turn",
+        "step_size",
+        "target",
+    ),
+    "nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[256, 3], int64[256], int64[256], float64[256])": (
+        "max_tree_depth",
+        "no_u_turn",
+        "step_size",
+        "target",
+    ),
+    "nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32])": (
+        "max_tree_depth",
+        "no_u_turn",
+        "step_size",
+        "target",
+    ),
     "nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[])": (
         "max_tree_depth",
         "no_u_turn",

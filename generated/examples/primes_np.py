@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=8ed41be190a3fe01c5568ef2036ae59c7683aab5ad938c8fc6f45c823c99f142
-# autobatch: inputs-sha256=32296fb9934bd7a6ed7003af1e121aa7d6d92e96192912e27dd85153e9ffed4f
+# autobatch: source-sha256=c9833f1d1f7b8057ced020748fa0aad5634f0e8c5b9fc628caa728a9f2cb99e3
+# autobatch: inputs-sha256=4a3bcddf44a1b0f1a9d9751c6cca66036881e56c5c869ab4689b57823780571b
 # autobatch: body-sha256=880d62b93e684059ec57d95d09d6ac1d441f7b07ff9dfc24c92067c613f37ced
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

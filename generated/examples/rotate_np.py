@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=4bc8e9a0a5a3b82e7f2bc64f36ded1d09ad80466d00a8e0884a5aff1e4dc10a8
-# autobatch: inputs-sha256=d939452b54b40c8e4345a1cfd2ed1cf7d2e14840ef2f363ebd5cf526cb94e810
+# autobatch: source-sha256=304376f0b872af270a5b7c45ad077ebf2e300e0f5a9bbe2b58a1db77c4db10cc
+# autobatch: inputs-sha256=2dccd8684c1ec3d17463b114a7522b48b5e1dc482d3f3b8d85e961bb5d3574f4
 # autobatch: body-sha256=7ba40f1824e17183530df69f231780ff059d416ed00f16bbc8456f2852111523
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

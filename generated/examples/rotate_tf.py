@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=2f9719a21b01a298c39cbafb5a63018f4602512ac6fec11c86db801b316728b6
-# autobatch: inputs-sha256=f90ec5f91ce6e42b87a1656f3e2bb939e8f63e73ce05447c13cb1af5cfe39b21
+# autobatch: source-sha256=47279926312e831f9f060353e270b36e97fc8c45ddd5cbd07bb73ba7df04495c
+# autobatch: inputs-sha256=d72a3e10e55a1b76d109cac35eceba77968a5829aefbe92c8fd1a1d7022c8063
 # autobatch: body-sha256=25401092ea056c6b63a0ee0ce17c166b216d1a3e102899330c71f352a51f7f30
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

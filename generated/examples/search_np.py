@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=417e4e1d2b81e8600f4f635e9710a560cf2a0887f66c094b12eb710fc18b56d0
-# autobatch: inputs-sha256=a20efd629f049ac46212a0bf0917d607dea305adf6e779cd17e6faf45beb5764
+# autobatch: source-sha256=9f2c373972061a2f4e7224c2780460ddb23ae621d755dd548ed7c805ee788b24
+# autobatch: inputs-sha256=ff4563721c26e3d05c44f5b6cd2fc336f8de67067ec7b8b4d8c428e244412cb2
 # autobatch: body-sha256=26e49bddc16d380907f399ccc1b75552adeb10c29d127dfd73f6832e29f391ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

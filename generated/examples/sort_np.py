@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=76228e20df6a1cd30572134a43055e07bbb5b8ea87d41a774c32cf11f8b19481
-# autobatch: inputs-sha256=e938fbac2a94fb9041999a117d756e5ac28ea3d80a0f01d847b1cffbf13519a2
-# autobatch: body-sha256=bcd6b7a808e941b951a428c404ef61ca92f0d76ace788c3b68c410137d3e19c2
+# autobatch: source-sha256=9316b4e18970453b61c32a16ae8a8f3ea90473735030e64e899e3e42e2822388
+# autobatch: inputs-sha256=14b58025b2ddd08fa22f0a6d716c720d1bbdd5af0df9a923b8625efee85874c9
+# autobatch: body-sha256=0ef895d24a94868cb26cd34bfff169515c98155b9529d95bb62d074bce88874f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -639,7 +639,7 @@ def histogram_block_2(state, stacks):
     fault_1 = index_fault(active, counts, (b,))
     value_1 = take(counts, (b,)) + 1
     fault_2 = index_fault(active, counts, (b,))
-    counts = put(counts, (b,), value_1)
+    counts = put(counts, (b,), select(active, value_1, take(counts, (b,))))
     # examples/sort.py:35  if i < n and 0 <= b < 4:
     pc = 3
     pc = select(active, pc, state.pc)
@@ -649,7 +649,7 @@ def histogram_block_2(state, stacks):
     return (
         state._replace(
             pc=pc,
-            histogram_counts=select(active, counts, state.histogram_counts),
+            histogram_counts=counts,
             index_error_at=select(fault_1, 1, select(fault_2, 2, state.index_error_at)),
         ),
         stack_writes(stacks),
@@ -959,7 +959,7 @@ def insertion_sort_block_4(state, stacks):
     value_1 = take(v, (j,))
     index_1 = j + 1
     fault_2 = index_fault(active, v, (index_1,))
-    v = put(v, (index_1,), value_1)
+    v = put(v, (index_1,), select(active, value_1, take(v, (index_1,))))
     # examples/sort.py:23  j -= 1
     j = j - 1
     j = select(active, j, state.insertion_sort_j)
@@ -975,7 +975,7 @@ def insertion_sort_block_4(state, stacks):
     return (
         state._replace(
             pc=pc,
-            insertion_sort_v=select(active, v, state.insertion_sort_v),
+            insertion_sort_v=v,
             insertion_sort_j=j,
             insertion_sort_and__1=and__1,
             index_error_at=select(fault_1, 2, select(fault_2, 3, state.index_error_at)),
@@ -994,7 +994,7 @@ def insertion_sort_block_5(state, stacks):
     range_2 = state.insertion_sort_range_2
     index_2 = j + 1
     fault_1 = index_fault(active, v, (index_2,))
-    v = put(v, (index_2,), key)
+    v = put(v, (index_2,), select(active, key, take(v, (index_2,))))
     # examples/sort.py:18  for i in range(1, len(v)):
     in_range_1 = (1 > 0) & (i_next_1 < range_2) | (1 < 0) & (i_next_1 > range_2)
     pc = choose(in_range_1, 1, 6)
@@ -1005,7 +1005,7 @@ def insertion_sort_block_5(state, stacks):
     return (
         state._replace(
             pc=pc,
-            insertion_sort_v=select(active, v, state.insertion_sort_v),
+            insertion_sort_v=v,
             index_error_at=select(fault_1, 4, state.index_error_at),
         ),
         stack_writes(stacks),

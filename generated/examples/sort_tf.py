@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=1506073f2d7729fa5557be244c62dee750a171870ae4e3b11976ba20694c0e77
-# autobatch: inputs-sha256=8ddf2465b1eca6398b0431d966dc39827c9f64d0f0fb331e0c80a6d4acbdf608
-# autobatch: body-sha256=fb943c833f5d5c0a01a4256c194842b4e430ce458d05f915c39fc609263802a1
+# autobatch: source-sha256=822baadc80f75e98638902f9daa5e18253ce670af57933665c5287f5ab709ba4
+# autobatch: inputs-sha256=7bf62a4d0bf5ab08f156874794ef5c3152cb6e7ca7a2b0e7dd1fd328f1fdd44a
+# autobatch: body-sha256=a081ac2b03537f73ba052bc49280986bad4e80a25052a75d658d827a0f6c3215
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -1112,7 +1112,7 @@ def histogram_block_2(state, stacks):
     fault_1 = index_fault(active, counts, (b,))
     value_1 = take(counts, (b,)) + 1
     fault_2 = index_fault(active, counts, (b,))
-    counts = put(counts, (b,), value_1)
+    counts = put(counts, (b,), select(active, value_1, take(counts, (b,))))
     # examples/sort.py:35  if i < n and 0 <= b < 4:
     pc = 3
     pc = select(active, pc, state.pc)
@@ -1122,7 +1122,7 @@ def histogram_block_2(state, stacks):
     return (
         state._replace(
             pc=pc,
-            histogram_counts=select(active, counts, state.histogram_counts),
+            histogram_counts=counts,
             index_error_at=select(fault_1, 1, select(fault_2, 2, state.index_error_at)),
         ),
         stack_writes(stacks),
@@ -1432,7 +1432,7 @@ def insertion_sort_block_4(state, stacks):
     value_1 = take(v, (j,))
     index_1 = j + 1
     fault_2 = index_fault(active, v, (index_1,))
-    v = put(v, (index_1,), value_1)
+    v = put(v, (index_1,), select(active, value_1, take(v, (index_1,))))
     # examples/sort.py:23  j -= 1
     j = j - 1
     j = select(active, j, state.insertion_sort_j)
@@ -1448,7 +1448,7 @@ def insertion_sort_block_4(state, stacks):
     return (
         state._replace(
             pc=pc,
-            insertion_sort_v=select(active, v, state.insertion_sort_v),
+            insertion_sort_v=v,
             insertion_sort_j=j,
             insertion_sort_and__1=and__1,
             index_error_at=select(fault_1, 2, select(fault_2, 3, state.index_error_at)),
@@ -1467,7 +1467,7 @@ def insertion_sort_block_5(state, stacks):
     range_2 = state.insertion_sort_range_2
     index_2 = j + 1
     fault_1 = index_fault(active, v, (index_2,))
-    v = put(v, (index_2,), key)
+    v = put(v, (index_2,), select(active, key, take(v, (index_2,))))
     # examples/sort.py:18  for i in range(1, len(v)):
     in_range_1 = (1 > 0) & (i_next_1 < range_2) | (1 < 0) & (i_next_1 > range_2)
     pc = choose(in_range_1, 1, 6)
@@ -1478,7 +1478,7 @@ def insertion_sort_block_5(state, stacks):
     return (
         state._replace(
             pc=pc,
-            insertion_sort_v=select(active, v, state.insertion_sort_v),
+            insertion_sort_v=v,
             index_error_at=select(fault_1, 4, state.index_error_at),
         ),
         stack_writes(stacks),

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=d2729fdee5326fbf65078722306901c4c99c21ebc64c8e66b6bed1ca0d664b4b
-# autobatch: inputs-sha256=16fc51c56c6ebd94b735be7abae3b0774d51fe0199fedee35b2653776cbff9b6
+# autobatch: source-sha256=90e44caa20500abdeedccf6faa4fc0db2dfa047cef917776769215e8e0b5b0a8
+# autobatch: inputs-sha256=b5d8fcd4cf7bf2bfb3e86ea7d8ba2f2eb0f8e8fb0989d4ac8c06ae2dcf6e730b
 # autobatch: body-sha256=20c9558d4b27a9608df383b06082f0b3558cf02cf38275281677578c0e9612b2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

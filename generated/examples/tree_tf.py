@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=076f0f6b5c8318e79736722c08c3b1bda78aafddffb0e423d2309f755f070ef5
-# autobatch: inputs-sha256=688a1bcb5cfa4ea2d272ee3f20c3cea86f39e3332307c947f1ad295808b45c1b
+# autobatch: source-sha256=ed1ab6c4ef7432e9a2c55898839e4e3c4699adc3058fbb29d454bf33c961bc2f
+# autobatch: inputs-sha256=918db552229bec7d5553f94afec0a763090e418ae7f84ac82939224868446ea9
 # autobatch: body-sha256=93cd55670f4523938f7c8a18aad405522f2ac2e2b21543f2579ce4fef3da3ce3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -2,11 +2,11 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=numpy
-# autobatch: programs=nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[32, 100], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[32, 10], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[256, 3], int64[256], int64[256], float64[256]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
+# autobatch: programs=nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[32, 100], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[32, 10], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[256, 3], int64[256], int64[256], float64[256]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[10], float64[], float64[10]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=db8c55f03ce691ef7b7843565efcc7a43623b9b5c48fbb25224f7e2b4fb5ce7b
-# autobatch: inputs-sha256=9bdcc4e4b6e59ba65b262b07facba77ee63b7fabf0099b316b8371fe0d35868e
-# autobatch: body-sha256=035a3e859ba8302baf85b5ea5edbe98f766e903947174d7c5db97a3d5e6dcbb4
+# autobatch: source-sha256=8242b72ae4eb213871e7d67769cd5ea02d7dc103c82175c158cad21ef8e34a48
+# autobatch: inputs-sha256=fd453d833b29bc7ce38f719d13fe815612ab247f13bd65dba137b4714e7aa78d
+# autobatch: body-sha256=71b1611db74571d56514571856a7c5f4ccc22c315f4c7fb0e4836d63f66a8cda
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -126,6 +126,15 @@ nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], 
   block 13  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 14  examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]):
+  block 0   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+  block 1   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+  block 2   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+  block 3   examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+  block 4   examples/nuts.py:83  eps = direction * step_size
+  block 5   examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 6   examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+  block 7   examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+nuts_step(Point(float64[10], float64[], float64[10]), int64[], int64[]):
   block 0   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
   block 2   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -17573,7 +17582,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
     Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
     """
     # ----------------------------------------------------------------------
-    # nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[])
+    # nuts_step(point: Point(float64[10], float64[], float64[10]), seed: int64[], counter: int64[]) -> Step(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], float64[])
 
     class NutsStep2State(typing.NamedTuple):
         """Loop state of `nuts_step` (the stacks aside): one [batch, ...] array per register."""
@@ -17588,33 +17597,33 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_depth: object
         # [batch] float64: direction of build_tree
         build_tree_direction: object
-        # [batch, 1] float64: edge of build_tree
+        # [batch, 10] float64: edge of build_tree
         build_tree_edge_x: object
-        # [batch, 1] float64: edge of build_tree
+        # [batch, 10] float64: edge of build_tree
         build_tree_edge_r: object
-        # [batch, 1] float64: edge of build_tree
+        # [batch, 10] float64: edge of build_tree
         build_tree_edge_grad: object
         # [batch] float64: joint0 of build_tree
         build_tree_joint0: object
         # [batch] float64: log_slice of build_tree
         build_tree_log_slice: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, 10] float64: the value build_tree returns
         build_tree_return_minus_x: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, 10] float64: the value build_tree returns
         build_tree_return_minus_r: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, 10] float64: the value build_tree returns
         build_tree_return_minus_grad: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, 10] float64: the value build_tree returns
         build_tree_return_plus_x: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, 10] float64: the value build_tree returns
         build_tree_return_plus_r: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, 10] float64: the value build_tree returns
         build_tree_return_plus_grad: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, 10] float64: the value build_tree returns
         build_tree_return_sample_x: object
         # [batch] float64: the value build_tree returns
         build_tree_return_sample_log_prob: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, 10] float64: the value build_tree returns
         build_tree_return_sample_grad: object
         # [batch] float64: the value build_tree returns
         build_tree_return_size: object
@@ -17628,23 +17637,23 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_return_leapfrogs: object
         # [batch] int64: seed of build_tree
         build_tree_seed: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, 10] float64: tree of build_tree
         build_tree_tree_minus_x: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, 10] float64: tree of build_tree
         build_tree_tree_minus_r: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, 10] float64: tree of build_tree
         build_tree_tree_minus_grad: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, 10] float64: tree of build_tree
         build_tree_tree_plus_x: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, 10] float64: tree of build_tree
         build_tree_tree_plus_r: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, 10] float64: tree of build_tree
         build_tree_tree_plus_grad: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, 10] float64: tree of build_tree
         build_tree_tree_sample_x: object
         # [batch] float64: tree of build_tree
         build_tree_tree_sample_log_prob: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, 10] float64: tree of build_tree
         build_tree_tree_sample_grad: object
         # [batch] float64: tree of build_tree
         build_tree_tree_size: object
@@ -17670,29 +17679,29 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_leapfrogs: object
         # [batch] float64: log_slice of nuts_step
         nuts_step_log_slice: object
-        # [batch, 1] float64: minus of nuts_step
+        # [batch, 10] float64: minus of nuts_step
         nuts_step_minus_x: object
-        # [batch, 1] float64: minus of nuts_step
+        # [batch, 10] float64: minus of nuts_step
         nuts_step_minus_r: object
-        # [batch, 1] float64: minus of nuts_step
+        # [batch, 10] float64: minus of nuts_step
         nuts_step_minus_grad: object
-        # [batch, 1] float64: plus of nuts_step
+        # [batch, 10] float64: plus of nuts_step
         nuts_step_plus_x: object
-        # [batch, 1] float64: plus of nuts_step
+        # [batch, 10] float64: plus of nuts_step
         nuts_step_plus_r: object
-        # [batch, 1] float64: plus of nuts_step
+        # [batch, 10] float64: plus of nuts_step
         nuts_step_plus_grad: object
-        # [batch, 1] float64: point of nuts_step
+        # [batch, 10] float64: point of nuts_step
         nuts_step_point_x: object
         # [batch] float64: point of nuts_step
         nuts_step_point_log_prob: object
-        # [batch, 1] float64: point of nuts_step
+        # [batch, 10] float64: point of nuts_step
         nuts_step_point_grad: object
-        # [batch, 1] float64: the value nuts_step returns
+        # [batch, 10] float64: the value nuts_step returns
         nuts_step_return_point_x: object
         # [batch] float64: the value nuts_step returns
         nuts_step_return_point_log_prob: object
-        # [batch, 1] float64: the value nuts_step returns
+        # [batch, 10] float64: the value nuts_step returns
         nuts_step_return_point_grad: object
         # [batch] int64: the value nuts_step returns
         nuts_step_return_counter: object
@@ -17702,11 +17711,11 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_return_depth: object
         # [batch] float64: the value nuts_step returns
         nuts_step_return_accept: object
-        # [batch, 1] float64: sample of nuts_step
+        # [batch, 10] float64: sample of nuts_step
         nuts_step_sample_x: object
         # [batch] float64: sample of nuts_step
         nuts_step_sample_log_prob: object
-        # [batch, 1] float64: sample of nuts_step
+        # [batch, 10] float64: sample of nuts_step
         nuts_step_sample_grad: object
         # [batch] int64: seed of nuts_step
         nuts_step_seed: object
@@ -17730,23 +17739,23 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_log_slice: object
         # [depth, batch] int64: saved build_tree_seed
         build_tree_seed: object
-        # [depth, batch, 1] float64: saved build_tree_tree_minus_x
+        # [depth, batch, 10] float64: saved build_tree_tree_minus_x
         build_tree_tree_minus_x: object
-        # [depth, batch, 1] float64: saved build_tree_tree_minus_r
+        # [depth, batch, 10] float64: saved build_tree_tree_minus_r
         build_tree_tree_minus_r: object
-        # [depth, batch, 1] float64: saved build_tree_tree_minus_grad
+        # [depth, batch, 10] float64: saved build_tree_tree_minus_grad
         build_tree_tree_minus_grad: object
-        # [depth, batch, 1] float64: saved build_tree_tree_plus_x
+        # [depth, batch, 10] float64: saved build_tree_tree_plus_x
         build_tree_tree_plus_x: object
-        # [depth, batch, 1] float64: saved build_tree_tree_plus_r
+        # [depth, batch, 10] float64: saved build_tree_tree_plus_r
         build_tree_tree_plus_r: object
-        # [depth, batch, 1] float64: saved build_tree_tree_plus_grad
+        # [depth, batch, 10] float64: saved build_tree_tree_plus_grad
         build_tree_tree_plus_grad: object
-        # [depth, batch, 1] float64: saved build_tree_tree_sample_x
+        # [depth, batch, 10] float64: saved build_tree_tree_sample_x
         build_tree_tree_sample_x: object
         # [depth, batch] float64: saved build_tree_tree_sample_log_prob
         build_tree_tree_sample_log_prob: object
-        # [depth, batch, 1] float64: saved build_tree_tree_sample_grad
+        # [depth, batch, 10] float64: saved build_tree_tree_sample_grad
         build_tree_tree_sample_grad: object
         # [depth, batch] float64: saved build_tree_tree_size
         build_tree_tree_size: object
@@ -17760,8 +17769,8 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_tree_leapfrogs: object
 
     NUTS_STEP_2_HALT = 8
-    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8, build_tree_tree_minus_r 8, build_tree_tree_minus_grad 8, build_tree_tree_plus_x 8, build_tree_tree_plus_r 8, build_tree_tree_plus_grad 8, build_tree_tree_sample_x 8, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
-    NUTS_STEP_2_STACK_BYTES = 149
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 80, build_tree_tree_minus_r 80, build_tree_tree_minus_grad 80, build_tree_tree_plus_x 80, build_tree_tree_plus_r 80, build_tree_tree_plus_grad 80, build_tree_tree_sample_x 80, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 80, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_STEP_2_STACK_BYTES = 725
 
     def nuts_step_2_block_0(state, stacks):
         # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
@@ -18999,35 +19008,35 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             build_tree_counter=zeros([batch], (), "int64"),
             build_tree_depth=zeros([batch], (), "int64"),
             build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (1,), "float64"),
-            build_tree_edge_r=zeros([batch], (1,), "float64"),
-            build_tree_edge_grad=zeros([batch], (1,), "float64"),
+            build_tree_edge_x=zeros([batch], (10,), "float64"),
+            build_tree_edge_r=zeros([batch], (10,), "float64"),
+            build_tree_edge_grad=zeros([batch], (10,), "float64"),
             build_tree_joint0=zeros([batch], (), "float64"),
             build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (1,), "float64"),
+            build_tree_return_minus_x=zeros([batch], (10,), "float64"),
+            build_tree_return_minus_r=zeros([batch], (10,), "float64"),
+            build_tree_return_minus_grad=zeros([batch], (10,), "float64"),
+            build_tree_return_plus_x=zeros([batch], (10,), "float64"),
+            build_tree_return_plus_r=zeros([batch], (10,), "float64"),
+            build_tree_return_plus_grad=zeros([batch], (10,), "float64"),
+            build_tree_return_sample_x=zeros([batch], (10,), "float64"),
             build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (1,), "float64"),
+            build_tree_return_sample_grad=zeros([batch], (10,), "float64"),
             build_tree_return_size=zeros([batch], (), "float64"),
             build_tree_return_ok=zeros([batch], (), "bool"),
             build_tree_return_accept=zeros([batch], (), "float64"),
             build_tree_return_counter=zeros([batch], (), "int64"),
             build_tree_return_leapfrogs=zeros([batch], (), "int64"),
             build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_x=zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_r=zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_grad=zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_x=zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_r=zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_grad=zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_x=zeros([batch], (10,), "float64"),
             build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_grad=zeros([batch], (10,), "float64"),
             build_tree_tree_size=zeros([batch], (), "float64"),
             build_tree_tree_ok=zeros([batch], (), "bool"),
             build_tree_tree_accept=zeros([batch], (), "float64"),
@@ -19040,25 +19049,25 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             nuts_step_joint0=zeros([batch], (), "float64"),
             nuts_step_leapfrogs=zeros([batch], (), "int64"),
             nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (1,), "float64"),
-            nuts_step_minus_r=zeros([batch], (1,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (1,), "float64"),
-            nuts_step_plus_x=zeros([batch], (1,), "float64"),
-            nuts_step_plus_r=zeros([batch], (1,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (1,), "float64"),
+            nuts_step_minus_x=zeros([batch], (10,), "float64"),
+            nuts_step_minus_r=zeros([batch], (10,), "float64"),
+            nuts_step_minus_grad=zeros([batch], (10,), "float64"),
+            nuts_step_plus_x=zeros([batch], (10,), "float64"),
+            nuts_step_plus_r=zeros([batch], (10,), "float64"),
+            nuts_step_plus_grad=zeros([batch], (10,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (1,), "float64"),
+            nuts_step_return_point_x=zeros([batch], (10,), "float64"),
             nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (1,), "float64"),
+            nuts_step_return_point_grad=zeros([batch], (10,), "float64"),
             nuts_step_return_counter=zeros([batch], (), "int64"),
             nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
             nuts_step_return_depth=zeros([batch], (), "int64"),
             nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (1,), "float64"),
+            nuts_step_sample_x=zeros([batch], (10,), "float64"),
             nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (1,), "float64"),
+            nuts_step_sample_grad=zeros([batch], (10,), "float64"),
             nuts_step_seed=seed,
             nuts_step_size=zeros([batch], (), "float64"),
             overflow_at=zeros([batch], (), "int32") - 1,
@@ -19070,18 +19079,20 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
             build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
             build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_minus_grad=zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (10,), "float64"),
             build_tree_tree_sample_log_prob=zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
             build_tree_tree_sample_grad=zeros(
-                [max_stack_depth, batch], (1,), "float64"
+                [max_stack_depth, batch], (10,), "float64"
             ),
             build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
             build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
@@ -19129,7 +19140,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
     ):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
-        Per example: nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[]).
+        Per example: nuts_step(point: Point(float64[10], float64[], float64[10]), seed: int64[], counter: int64[]) -> Step(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], float64[]).
         Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
         the recursion depth; deeper examples raise StackOverflowError.  `xla`
         compiles with XLA (TensorFlow only).
@@ -19140,9 +19151,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
                 ("point[0]", "point[1]", "point[2]", "seed", "counter"),
                 (point[0], point[1], point[2], seed, counter),
                 (
-                    ("float64", (1,)),
+                    ("float64", (10,)),
                     ("float64", ()),
-                    ("float64", (1,)),
+                    ("float64", (10,)),
                     ("int64", ()),
                     ("int64", ()),
                 ),
@@ -19211,7 +19222,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
     Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
     """
     # ----------------------------------------------------------------------
-    # nuts_step(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[]) -> Step(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], float64[])
+    # nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[])
 
     class NutsStep3State(typing.NamedTuple):
         """Loop state of `nuts_step` (the stacks aside): one [batch, ...] array per register."""
@@ -19226,33 +19237,33 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         build_tree_depth: object
         # [batch] float64: direction of build_tree
         build_tree_direction: object
-        # [batch, 3] float64: edge of build_tree
+        # [batch, 1] float64: edge of build_tree
         build_tree_edge_x: object
-        # [batch, 3] float64: edge of build_tree
+        # [batch, 1] float64: edge of build_tree
         build_tree_edge_r: object
-        # [batch, 3] float64: edge of build_tree
+        # [batch, 1] float64: edge of build_tree
         build_tree_edge_grad: object
         # [batch] float64: joint0 of build_tree
         build_tree_joint0: object
         # [batch] float64: log_slice of build_tree
         build_tree_log_slice: object
-        # [batch, 3] float64: the value build_tree returns
+        # [batch, 1] float64: the value build_tree returns
         build_tree_return_minus_x: object
-        # [batch, 3] float64: the value build_tree returns
+        # [batch, 1] float64: the value build_tree returns
         build_tree_return_minus_r: object
-        # [batch, 3] float64: the value build_tree returns
+        # [batch, 1] float64: the value build_tree returns
         build_tree_return_minus_grad: object
-        # [batch, 3] float64: the value build_tree returns
+        # [batch, 1] float64: the value build_tree returns
         build_tree_return_plus_x: object
-        # [batch, 3] float64: the value build_tree returns
+        # [batch, 1] float64: the value build_tree returns
         build_tree_return_plus_r: object
-        # [batch, 3] float64: the value build_tree returns
+        # [batch, 1] float64: the value build_tree returns
         build_tree_return_plus_grad: object
-        # [batch, 3] float64: the value build_tree returns
+        # [batch, 1] float64: the value build_tree returns
         build_tree_return_sample_x: object
         # [batch] float64: the value build_tree returns
         build_tree_return_sample_log_prob: object
-        # [batch, 3] float64: the value build_tree returns
+        # [batch, 1] float64: the value build_tree returns
         build_tree_return_sample_grad: object
         # [batch] float64: the value build_tree returns
         build_tree_return_size: object
@@ -19266,23 +19277,23 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         build_tree_return_leapfrogs: object
         # [batch] int64: seed of build_tree
         build_tree_seed: object
-        # [batch, 3] float64: tree of build_tree
+        # [batch, 1] float64: tree of build_tree
         build_tree_tree_minus_x: object
-        # [batch, 3] float64: tree of build_tree
+        # [batch, 1] float64: tree of build_tree
         build_tree_tree_minus_r: object
-        # [batch, 3] float64: tree of build_tree
+        # [batch, 1] float64: tree of build_tree
         build_tree_tree_minus_grad: object
-        # [batch, 3] float64: tree of build_tree
+        # [batch, 1] float64: tree of build_tree
         build_tree_tree_plus_x: object
-        # [batch, 3] float64: tree of build_tree
+        # [batch, 1] float64: tree of build_tree
         build_tree_tree_plus_r: object
-        # [batch, 3] float64: tree of build_tree
+        # [batch, 1] float64: tree of build_tree
         build_tree_tree_plus_grad: object
-        # [batch, 3] float64: tree of build_tree
+        # [batch, 1] float64: tree of build_tree
         build_tree_tree_sample_x: object
         # [batch] float64: tree of build_tree
         build_tree_tree_sample_log_prob: object
-        # [batch, 3] float64: tree of build_tree
+        # [batch, 1] float64: tree of build_tree
         build_tree_tree_sample_grad: object
         # [batch] float64: tree of build_tree
         build_tree_tree_size: object
@@ -19308,29 +19319,29 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_leapfrogs: object
         # [batch] float64: log_slice of nuts_step
         nuts_step_log_slice: object
-        # [batch, 3] float64: minus of nuts_step
+        # [batch, 1] float64: minus of nuts_step
         nuts_step_minus_x: object
-        # [batch, 3] float64: minus of nuts_step
+        # [batch, 1] float64: minus of nuts_step
         nuts_step_minus_r: object
-        # [batch, 3] float64: minus of nuts_step
+        # [batch, 1] float64: minus of nuts_step
         nuts_step_minus_grad: object
-        # [batch, 3] float64: plus of nuts_step
+        # [batch, 1] float64: plus of nuts_step
         nuts_step_plus_x: object
-        # [batch, 3] float64: plus of nuts_step
+        # [batch, 1] float64: plus of nuts_step
         nuts_step_plus_r: object
-        # [batch, 3] float64: plus of nuts_step
+        # [batch, 1] float64: plus of nuts_step
         nuts_step_plus_grad: object
-        # [batch, 3] float64: point of nuts_step
+        # [batch, 1] float64: point of nuts_step
         nuts_step_point_x: object
         # [batch] float64: point of nuts_step
         nuts_step_point_log_prob: object
-        # [batch, 3] float64: point of nuts_step
+        # [batch, 1] float64: point of nuts_step
         nuts_step_point_grad: object
-        # [batch, 3] float64: the value nuts_step returns
+        # [batch, 1] float64: the value nuts_step returns
         nuts_step_return_point_x: object
         # [batch] float64: the value nuts_step returns
         nuts_step_return_point_log_prob: object
-        # [batch, 3] float64: the value nuts_step returns
+        # [batch, 1] float64: the value nuts_step returns
         nuts_step_return_point_grad: object
         # [batch] int64: the value nuts_step returns
         nuts_step_return_counter: object
@@ -19340,11 +19351,11 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_return_depth: object
         # [batch] float64: the value nuts_step returns
         nuts_step_return_accept: object
-        # [batch, 3] float64: sample of nuts_step
+        # [batch, 1] float64: sample of nuts_step
         nuts_step_sample_x: object
         # [batch] float64: sample of nuts_step
         nuts_step_sample_log_prob: object
-        # [batch, 3] float64: sample of nuts_step
+        # [batch, 1] float64: sample of nuts_step
         nuts_step_sample_grad: object
         # [batch] int64: seed of nuts_step
         nuts_step_seed: object
@@ -19368,23 +19379,23 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         build_tree_log_slice: object
         # [depth, batch] int64: saved build_tree_seed
         build_tree_seed: object
-        # [depth, batch, 3] float64: saved build_tree_tree_minus_x
+        # [depth, batch, 1] float64: saved build_tree_tree_minus_x
         build_tree_tree_minus_x: object
-        # [depth, batch, 3] float64: saved build_tree_tree_minus_r
+        # [depth, batch, 1] float64: saved build_tree_tree_minus_r
         build_tree_tree_minus_r: object
-        # [depth, batch, 3] float64: saved build_tree_tree_minus_grad
+        # [depth, batch, 1] float64: saved build_tree_tree_minus_grad
         build_tree_tree_minus_grad: object
-        # [depth, batch, 3] float64: saved build_tree_tree_plus_x
+        # [depth, batch, 1] float64: saved build_tree_tree_plus_x
         build_tree_tree_plus_x: object
-        # [depth, batch, 3] float64: saved build_tree_tree_plus_r
+        # [depth, batch, 1] float64: saved build_tree_tree_plus_r
         build_tree_tree_plus_r: object
-        # [depth, batch, 3] float64: saved build_tree_tree_plus_grad
+        # [depth, batch, 1] float64: saved build_tree_tree_plus_grad
         build_tree_tree_plus_grad: object
-        # [depth, batch, 3] float64: saved build_tree_tree_sample_x
+        # [depth, batch, 1] float64: saved build_tree_tree_sample_x
         build_tree_tree_sample_x: object
         # [depth, batch] float64: saved build_tree_tree_sample_log_prob
         build_tree_tree_sample_log_prob: object
-        # [depth, batch, 3] float64: saved build_tree_tree_sample_grad
+        # [depth, batch, 1] float64: saved build_tree_tree_sample_grad
         build_tree_tree_sample_grad: object
         # [depth, batch] float64: saved build_tree_tree_size
         build_tree_tree_size: object
@@ -19398,8 +19409,8 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         build_tree_tree_leapfrogs: object
 
     NUTS_STEP_3_HALT = 8
-    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 24, build_tree_tree_minus_r 24, build_tree_tree_minus_grad 24, build_tree_tree_plus_x 24, build_tree_tree_plus_r 24, build_tree_tree_plus_grad 24, build_tree_tree_sample_x 24, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 24, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
-    NUTS_STEP_3_STACK_BYTES = 277
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8, build_tree_tree_minus_r 8, build_tree_tree_minus_grad 8, build_tree_tree_plus_x 8, build_tree_tree_plus_r 8, build_tree_tree_plus_grad 8, build_tree_tree_sample_x 8, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_STEP_3_STACK_BYTES = 149
 
     def nuts_step_3_block_0(state, stacks):
         # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
@@ -20637,6 +20648,1644 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             build_tree_counter=zeros([batch], (), "int64"),
             build_tree_depth=zeros([batch], (), "int64"),
             build_tree_direction=zeros([batch], (), "float64"),
+            build_tree_edge_x=zeros([batch], (1,), "float64"),
+            build_tree_edge_r=zeros([batch], (1,), "float64"),
+            build_tree_edge_grad=zeros([batch], (1,), "float64"),
+            build_tree_joint0=zeros([batch], (), "float64"),
+            build_tree_log_slice=zeros([batch], (), "float64"),
+            build_tree_return_minus_x=zeros([batch], (1,), "float64"),
+            build_tree_return_minus_r=zeros([batch], (1,), "float64"),
+            build_tree_return_minus_grad=zeros([batch], (1,), "float64"),
+            build_tree_return_plus_x=zeros([batch], (1,), "float64"),
+            build_tree_return_plus_r=zeros([batch], (1,), "float64"),
+            build_tree_return_plus_grad=zeros([batch], (1,), "float64"),
+            build_tree_return_sample_x=zeros([batch], (1,), "float64"),
+            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=zeros([batch], (1,), "float64"),
+            build_tree_return_size=zeros([batch], (), "float64"),
+            build_tree_return_ok=zeros([batch], (), "bool"),
+            build_tree_return_accept=zeros([batch], (), "float64"),
+            build_tree_return_counter=zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
+            build_tree_seed=zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_r=zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_grad=zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_x=zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_r=zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_grad=zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_x=zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=zeros([batch], (1,), "float64"),
+            build_tree_tree_size=zeros([batch], (), "float64"),
+            build_tree_tree_ok=zeros([batch], (), "bool"),
+            build_tree_tree_accept=zeros([batch], (), "float64"),
+            build_tree_tree_counter=zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_accept=zeros([batch], (), "float64"),
+            nuts_step_counter=counter,
+            nuts_step_depth=zeros([batch], (), "int64"),
+            nuts_step_direction=zeros([batch], (), "float64"),
+            nuts_step_joint0=zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_log_slice=zeros([batch], (), "float64"),
+            nuts_step_minus_x=zeros([batch], (1,), "float64"),
+            nuts_step_minus_r=zeros([batch], (1,), "float64"),
+            nuts_step_minus_grad=zeros([batch], (1,), "float64"),
+            nuts_step_plus_x=zeros([batch], (1,), "float64"),
+            nuts_step_plus_r=zeros([batch], (1,), "float64"),
+            nuts_step_plus_grad=zeros([batch], (1,), "float64"),
+            nuts_step_point_x=point_x,
+            nuts_step_point_log_prob=point_log_prob,
+            nuts_step_point_grad=point_grad,
+            nuts_step_return_point_x=zeros([batch], (1,), "float64"),
+            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=zeros([batch], (1,), "float64"),
+            nuts_step_return_counter=zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
+            nuts_step_return_depth=zeros([batch], (), "int64"),
+            nuts_step_return_accept=zeros([batch], (), "float64"),
+            nuts_step_sample_x=zeros([batch], (1,), "float64"),
+            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
+            nuts_step_sample_grad=zeros([batch], (1,), "float64"),
+            nuts_step_seed=seed,
+            nuts_step_size=zeros([batch], (), "float64"),
+            overflow_at=zeros([batch], (), "int32") - 1,
+        )
+        stacks = NutsStep3Stacks(
+            returns=zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_sample_log_prob=zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+        )
+        state, stacks, counters = run(
+            state,
+            stacks,
+            NUTS_STEP_3_BLOCKS,
+            xla,
+            profile,
+            NUTS_STEP_3_LOOPING_BLOCKS,
+            max_iterations,
+            NUTS_STEP_3_WRITES,
+            parallel_iterations,
+        )
+        return (
+            (
+                state.nuts_step_return_point_x,
+                state.nuts_step_return_point_log_prob,
+                state.nuts_step_return_point_grad,
+                state.nuts_step_return_counter,
+                state.nuts_step_return_leapfrogs,
+                state.nuts_step_return_depth,
+                state.nuts_step_return_accept,
+            ),
+            (state.overflow_at,),
+            state.pc,
+            counters,
+        )
+
+    def nuts_step_3(
+        point,
+        seed,
+        counter,
+        max_stack_depth=15,
+        xla=False,
+        profile=False,
+        max_iterations=None,
+        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+        parallel_iterations=10,
+        safety_checks=True,
+    ):
+        """Batched `nuts_step`: every argument has a leading batch dimension.
+
+        Per example: nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[]).
+        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
+        the recursion depth; deeper examples raise StackOverflowError.  `xla`
+        compiles with XLA (TensorFlow only).
+        """
+        leaves = [
+            to_leaf("nuts_step", name, value, dtype, shape)
+            for name, value, (dtype, shape) in zip(
+                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
+                (point[0], point[1], point[2], seed, counter),
+                (
+                    ("float64", (1,)),
+                    ("float64", ()),
+                    ("float64", (1,)),
+                    ("int64", ()),
+                    ("int64", ()),
+                ),
+            )
+        ]
+        leaves = broadcast_batch(
+            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        )
+        check_stack_bytes(
+            "nuts_step",
+            leaves,
+            max_stack_depth,
+            NUTS_STEP_3_STACK_BYTES,
+            max_stack_bytes,
+        )
+        try:
+            program = compiled(
+                nuts_step_3_program,
+                xla,
+                profile,
+                leaves,
+                max_stack_depth,
+                max_iterations,
+                parallel_iterations,
+            )
+            result, errors, pc, counters = program(*leaves)
+        except Exception as error:
+            note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
+            raise
+        result = static_batch(leaves, result)
+        if safety_checks:
+            result = checked(
+                "nuts_step",
+                result,
+                errors,
+                pc,
+                (NUTS_STEP_3_BLOCK_LINES,),
+                max_stack_depth,
+                max_iterations,
+            )
+        if profile:
+            return (
+                Step(
+                    Point(result[0], result[1], result[2]),
+                    result[3],
+                    result[4],
+                    result[5],
+                    result[6],
+                ),
+                make_profile(counters, NUTS_STEP_3_BLOCK_LINES, errors[0].shape[0]),
+            )
+        return Step(
+            Point(result[0], result[1], result[2]),
+            result[3],
+            result[4],
+            result[5],
+            result[6],
+        )
+
+    return nuts_step_3
+
+
+def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
+    """Builds the batched `nuts_step` for the values its source closes over.
+
+    Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
+    """
+    # ----------------------------------------------------------------------
+    # nuts_step(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[]) -> Step(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], float64[])
+
+    class NutsStep4State(typing.NamedTuple):
+        """Loop state of `nuts_step` (the stacks aside): one [batch, ...] array per register."""
+
+        # [batch] int32: the block each example runs next (NUTS_STEP_4_HALT once it has returned)
+        pc: object
+        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+        return_sp: object
+        # [batch] int64: counter of build_tree
+        build_tree_counter: object
+        # [batch] int64: depth of build_tree
+        build_tree_depth: object
+        # [batch] float64: direction of build_tree
+        build_tree_direction: object
+        # [batch, 3] float64: edge of build_tree
+        build_tree_edge_x: object
+        # [batch, 3] float64: edge of build_tree
+        build_tree_edge_r: object
+        # [batch, 3] float64: edge of build_tree
+        build_tree_edge_grad: object
+        # [batch] float64: joint0 of build_tree
+        build_tree_joint0: object
+        # [batch] float64: log_slice of build_tree
+        build_tree_log_slice: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_minus_x: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_minus_r: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_minus_grad: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_plus_x: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_plus_r: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_plus_grad: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_sample_x: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_sample_log_prob: object
+        # [batch, 3] float64: the value build_tree returns
+        build_tree_return_sample_grad: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_size: object
+        # [batch] bool: the value build_tree returns
+        build_tree_return_ok: object
+        # [batch] float64: the value build_tree returns
+        build_tree_return_accept: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_counter: object
+        # [batch] int64: the value build_tree returns
+        build_tree_return_leapfrogs: object
+        # [batch] int64: seed of build_tree
+        build_tree_seed: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_minus_x: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_minus_r: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_minus_grad: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_plus_x: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_plus_r: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_plus_grad: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_sample_x: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_sample_log_prob: object
+        # [batch, 3] float64: tree of build_tree
+        build_tree_tree_sample_grad: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_size: object
+        # [batch] bool: tree of build_tree
+        build_tree_tree_ok: object
+        # [batch] float64: tree of build_tree
+        build_tree_tree_accept: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_counter: object
+        # [batch] int64: tree of build_tree
+        build_tree_tree_leapfrogs: object
+        # [batch] float64: accept of nuts_step
+        nuts_step_accept: object
+        # [batch] int64: counter of nuts_step
+        nuts_step_counter: object
+        # [batch] int64: depth of nuts_step
+        nuts_step_depth: object
+        # [batch] float64: direction of nuts_step
+        nuts_step_direction: object
+        # [batch] float64: joint0 of nuts_step
+        nuts_step_joint0: object
+        # [batch] int64: leapfrogs of nuts_step
+        nuts_step_leapfrogs: object
+        # [batch] float64: log_slice of nuts_step
+        nuts_step_log_slice: object
+        # [batch, 3] float64: minus of nuts_step
+        nuts_step_minus_x: object
+        # [batch, 3] float64: minus of nuts_step
+        nuts_step_minus_r: object
+        # [batch, 3] float64: minus of nuts_step
+        nuts_step_minus_grad: object
+        # [batch, 3] float64: plus of nuts_step
+        nuts_step_plus_x: object
+        # [batch, 3] float64: plus of nuts_step
+        nuts_step_plus_r: object
+        # [batch, 3] float64: plus of nuts_step
+        nuts_step_plus_grad: object
+        # [batch, 3] float64: point of nuts_step
+        nuts_step_point_x: object
+        # [batch] float64: point of nuts_step
+        nuts_step_point_log_prob: object
+        # [batch, 3] float64: point of nuts_step
+        nuts_step_point_grad: object
+        # [batch, 3] float64: the value nuts_step returns
+        nuts_step_return_point_x: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_point_log_prob: object
+        # [batch, 3] float64: the value nuts_step returns
+        nuts_step_return_point_grad: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_counter: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_leapfrogs: object
+        # [batch] int64: the value nuts_step returns
+        nuts_step_return_depth: object
+        # [batch] float64: the value nuts_step returns
+        nuts_step_return_accept: object
+        # [batch, 3] float64: sample of nuts_step
+        nuts_step_sample_x: object
+        # [batch] float64: sample of nuts_step
+        nuts_step_sample_log_prob: object
+        # [batch, 3] float64: sample of nuts_step
+        nuts_step_sample_grad: object
+        # [batch] int64: seed of nuts_step
+        nuts_step_seed: object
+        # [batch] float64: size of nuts_step
+        nuts_step_size: object
+        # [batch] int32: block where an example overflowed a stack, or -1
+        overflow_at: object
+
+    class NutsStep4Stacks(typing.NamedTuple):
+        """Stacks of `nuts_step`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
+
+        # [depth, batch] int32: return addresses (block indices)
+        returns: object
+        # [depth, batch] int64: saved build_tree_depth
+        build_tree_depth: object
+        # [depth, batch] float64: saved build_tree_direction
+        build_tree_direction: object
+        # [depth, batch] float64: saved build_tree_joint0
+        build_tree_joint0: object
+        # [depth, batch] float64: saved build_tree_log_slice
+        build_tree_log_slice: object
+        # [depth, batch] int64: saved build_tree_seed
+        build_tree_seed: object
+        # [depth, batch, 3] float64: saved build_tree_tree_minus_x
+        build_tree_tree_minus_x: object
+        # [depth, batch, 3] float64: saved build_tree_tree_minus_r
+        build_tree_tree_minus_r: object
+        # [depth, batch, 3] float64: saved build_tree_tree_minus_grad
+        build_tree_tree_minus_grad: object
+        # [depth, batch, 3] float64: saved build_tree_tree_plus_x
+        build_tree_tree_plus_x: object
+        # [depth, batch, 3] float64: saved build_tree_tree_plus_r
+        build_tree_tree_plus_r: object
+        # [depth, batch, 3] float64: saved build_tree_tree_plus_grad
+        build_tree_tree_plus_grad: object
+        # [depth, batch, 3] float64: saved build_tree_tree_sample_x
+        build_tree_tree_sample_x: object
+        # [depth, batch] float64: saved build_tree_tree_sample_log_prob
+        build_tree_tree_sample_log_prob: object
+        # [depth, batch, 3] float64: saved build_tree_tree_sample_grad
+        build_tree_tree_sample_grad: object
+        # [depth, batch] float64: saved build_tree_tree_size
+        build_tree_tree_size: object
+        # [depth, batch] bool: saved build_tree_tree_ok
+        build_tree_tree_ok: object
+        # [depth, batch] float64: saved build_tree_tree_accept
+        build_tree_tree_accept: object
+        # [depth, batch] int64: saved build_tree_tree_counter
+        build_tree_tree_counter: object
+        # [depth, batch] int64: saved build_tree_tree_leapfrogs
+        build_tree_tree_leapfrogs: object
+
+    NUTS_STEP_4_HALT = 8
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 24, build_tree_tree_minus_r 24, build_tree_tree_minus_grad 24, build_tree_tree_plus_x 24, build_tree_tree_plus_r 24, build_tree_tree_plus_grad 24, build_tree_tree_sample_x 24, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 24, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
+    NUTS_STEP_4_STACK_BYTES = 277
+
+    def nuts_step_4_block_0(state, stacks):
+        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
+        active = state.pc == 0
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        point = Point(
+            state.nuts_step_point_x,
+            state.nuts_step_point_log_prob,
+            state.nuts_step_point_grad,
+        )
+        r = nuts_math.normal(seed, counter, point.x)
+        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
+        joint0 = select(active, joint0, state.nuts_step_joint0)
+        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
+        # examples/nuts.py:122  counter = counter + 2
+        counter = counter + 2
+        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
+        minus = Edge(point.x, r, point.grad)
+        # examples/nuts.py:124  plus = minus
+        plus = minus
+        # examples/nuts.py:125  sample = point
+        sample = point
+        # examples/nuts.py:126  size = 1.0
+        size = spread(active, 1.0)
+        # examples/nuts.py:127  depth = 0
+        depth = spread(active, 0)
+        # examples/nuts.py:128  leapfrogs = 0
+        leapfrogs = spread(active, 0)
+        # examples/nuts.py:129  accept = 0.0
+        accept = spread(active, 0.0)
+        # examples/nuts.py:130  going = True
+        going = spread(active, True)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_joint0=joint0,
+                nuts_step_log_slice=select(
+                    active, log_slice, state.nuts_step_log_slice
+                ),
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_step_4_block_1(state, stacks):
+        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
+        active = state.pc == 1
+        seed = state.nuts_step_seed
+        counter = state.nuts_step_counter
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        joint0 = state.nuts_step_joint0
+        log_slice = state.nuts_step_log_slice
+        depth = state.nuts_step_depth
+        cond_1 = nuts_math.uniform(seed, counter) < 0.5
+        if_true_1 = spread(active, -1.0)
+        if_false_1 = spread(active, 1.0)
+        choice_1 = where(cond_1, if_true_1, if_false_1)
+        direction = choice_1
+        direction = select(active, direction, state.nuts_step_direction)
+        # examples/nuts.py:133  edge = minus if direction < 0 else plus
+        cond_2 = direction < 0
+        choice_2 = Edge(
+            where(cond_2, minus[0], plus[0]),
+            where(cond_2, minus[1], plus[1]),
+            where(cond_2, minus[2], plus[2]),
+        )
+        edge = choice_2
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        tree_counter = counter + 1
+        (
+            build_tree_edge,
+            build_tree_joint0,
+            build_tree_log_slice,
+            build_tree_direction,
+            build_tree_depth,
+            build_tree_seed,
+            build_tree_counter,
+        ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        # examples/nuts.py:81  if depth == 0:
+        build_tree_cond_1 = build_tree_depth == 0
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        return_sp, returns_write, overflow_1 = push(
+            stacks.returns, state.return_sp, 2, active
+        )
+        pc = choose(build_tree_cond_1, 4, 5)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = overflow_1
+        pc = select(overflow, NUTS_STEP_4_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_direction=direction,
+                build_tree_edge_x=select(
+                    active, build_tree_edge[0], state.build_tree_edge_x
+                ),
+                build_tree_edge_r=select(
+                    active, build_tree_edge[1], state.build_tree_edge_r
+                ),
+                build_tree_edge_grad=select(
+                    active, build_tree_edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(
+                    active, build_tree_joint0, state.build_tree_joint0
+                ),
+                build_tree_log_slice=select(
+                    active, build_tree_log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, build_tree_direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(
+                    active, build_tree_depth, state.build_tree_depth
+                ),
+                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
+                build_tree_counter=select(
+                    active, build_tree_counter, state.build_tree_counter
+                ),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 1, state.overflow_at),
+            ),
+            stack_writes(stacks, returns=returns_write),
+        )
+
+    def nuts_step_4_block_2(state, stacks):
+        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
+        active = state.pc == 2
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        leapfrogs = state.nuts_step_leapfrogs
+        accept = state.nuts_step_accept
+        direction = state.nuts_step_direction
+        minus = Edge(
+            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
+        )
+        plus = Edge(
+            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
+        )
+        size = state.nuts_step_size
+        seed = state.nuts_step_seed
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        depth = state.nuts_step_depth
+        tree = build_tree_return
+        # examples/nuts.py:135  counter = tree.counter
+        counter = tree.counter
+        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
+        leapfrogs = leapfrogs + tree.leapfrogs
+        # examples/nuts.py:137  accept = accept + tree.accept
+        accept = accept + tree.accept
+        # examples/nuts.py:138  if direction < 0:
+        cond_3 = direction < 0
+        cond_3_test1 = cond_3
+        # examples/nuts.py:139  minus = tree.minus
+        minus_arm1 = tree.minus
+        # examples/nuts.py:141  plus = tree.plus
+        plus_arm1 = tree.plus
+        # examples/nuts.py:138  if direction < 0:
+        minus = Edge(
+            where(cond_3_test1, minus_arm1[0], minus[0]),
+            where(cond_3_test1, minus_arm1[1], minus[1]),
+            where(cond_3_test1, minus_arm1[2], minus[2]),
+        )
+        plus = Edge(
+            where(cond_3_test1, plus[0], plus_arm1[0]),
+            where(cond_3_test1, plus[1], plus_arm1[1]),
+            where(cond_3_test1, plus[2], plus_arm1[2]),
+        )
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        and__3 = tree.ok
+        and__4 = nuts_math.uniform(seed, counter) * size < tree.size
+        and__5 = where(and__3, and__4, and__3)
+        and__5_test1 = and__5
+        # examples/nuts.py:143  sample = tree.sample
+        sample_arm1 = tree.sample
+        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
+        sample = Point(
+            where(and__5_test1, sample_arm1[0], sample[0]),
+            where(and__5_test1, sample_arm1[1], sample[1]),
+            where(and__5_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:144  counter = counter + 1
+        counter = counter + 1
+        # examples/nuts.py:145  size = size + tree.size
+        size = size + tree.size
+        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
+        and__6 = tree.ok
+        and__7 = no_u_turn(minus, plus)
+        and__8 = where(and__6, and__7, and__6)
+        going = and__8
+        # examples/nuts.py:147  depth = depth + 1
+        depth = depth + 1
+        depth = select(active, depth, state.nuts_step_depth)
+        # examples/nuts.py:131  while going and depth < max_tree_depth:
+        and__1 = depth < max_tree_depth
+        and__2 = where(going, and__1, going)
+        pc = choose(and__2, 1, 3)
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_counter=select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=select(
+                    active, leapfrogs, state.nuts_step_leapfrogs
+                ),
+                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=select(
+                    active, minus[2], state.nuts_step_minus_grad
+                ),
+                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
+                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
+                nuts_step_sample_log_prob=select(
+                    active, sample[1], state.nuts_step_sample_log_prob
+                ),
+                nuts_step_sample_grad=select(
+                    active, sample[2], state.nuts_step_sample_grad
+                ),
+                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_depth=depth,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_step_4_block_3(state, stacks):
+        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
+        active = state.pc == 3
+        sample = Point(
+            state.nuts_step_sample_x,
+            state.nuts_step_sample_log_prob,
+            state.nuts_step_sample_grad,
+        )
+        counter = safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = safe_divisor(active, state.nuts_step_depth)
+        accept = state.nuts_step_accept
+        result_1 = Step(
+            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+        )
+        nuts_step_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_STEP_4_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                nuts_step_return_point_x=select(
+                    active, nuts_step_return[0][0], state.nuts_step_return_point_x
+                ),
+                nuts_step_return_point_log_prob=select(
+                    active,
+                    nuts_step_return[0][1],
+                    state.nuts_step_return_point_log_prob,
+                ),
+                nuts_step_return_point_grad=select(
+                    active, nuts_step_return[0][2], state.nuts_step_return_point_grad
+                ),
+                nuts_step_return_counter=select(
+                    active, nuts_step_return[1], state.nuts_step_return_counter
+                ),
+                nuts_step_return_leapfrogs=select(
+                    active, nuts_step_return[2], state.nuts_step_return_leapfrogs
+                ),
+                nuts_step_return_depth=select(
+                    active, nuts_step_return[3], state.nuts_step_return_depth
+                ),
+                nuts_step_return_accept=select(
+                    active, nuts_step_return[4], state.nuts_step_return_accept
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_step_4_block_4(state, stacks):
+        # examples/nuts.py:83  eps = direction * step_size
+        active = state.pc == 4
+        direction = state.build_tree_direction
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        log_slice = state.build_tree_log_slice
+        joint0 = state.build_tree_joint0
+        counter = state.build_tree_counter
+        eps = direction * step_size
+        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
+        r = edge.r + (0.5 * eps)[:, None] * edge.grad
+        # examples/nuts.py:85  x = edge.x + eps * r
+        x = edge.x + eps[:, None] * r
+        # examples/nuts.py:86  log_prob, grad = target(x)
+        log_prob, grad = target(x)
+        # examples/nuts.py:87  r = r + 0.5 * eps * grad
+        r = r + (0.5 * eps)[:, None] * grad
+        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        joint = log_prob - 0.5 * nuts_math.dot(r, r)
+        # examples/nuts.py:89  new = Edge(x, r, grad)
+        new = Edge(x, r, grad)
+        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
+        size = nuts_math.as_count(log_slice <= joint)
+        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
+        ok = joint > log_slice - MAX_ENERGY_ERROR
+        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
+        accept = nuts_math.accept_probability(joint - joint0)
+        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
+        result_1 = spread(
+            active,
+            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
+            (
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                False,
+                True,
+            ),
+        )
+        build_tree_return = result_1
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_STEP_4_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    def nuts_step_4_block_5(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 5
+        depth = state.build_tree_depth
+        joint0 = state.build_tree_joint0
+        log_slice = state.build_tree_log_slice
+        direction = state.build_tree_direction
+        seed = state.build_tree_seed
+        edge = Edge(
+            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
+        )
+        counter = state.build_tree_counter
+        tree_depth = depth - 1
+        build_tree_joint0_write, overflow_1 = save(
+            stacks.build_tree_joint0, state.return_sp, joint0, active
+        )
+        build_tree_log_slice_write, overflow_2 = save(
+            stacks.build_tree_log_slice, state.return_sp, log_slice, active
+        )
+        build_tree_direction_write, overflow_3 = save(
+            stacks.build_tree_direction, state.return_sp, direction, active
+        )
+        build_tree_depth_write, overflow_4 = save(
+            stacks.build_tree_depth, state.return_sp, depth, active
+        )
+        build_tree_seed_write, overflow_5 = save(
+            stacks.build_tree_seed, state.return_sp, seed, active
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            edge,
+            joint0,
+            log_slice,
+            direction,
+            tree_depth,
+            seed,
+            counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        return_sp, returns_write, overflow_6 = push(
+            stacks.returns, state.return_sp, 6, active
+        )
+        pc = choose(cond_1, 4, 5)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
+        )
+        pc = select(overflow, NUTS_STEP_4_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 5, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_joint0=build_tree_joint0_write,
+                build_tree_log_slice=build_tree_log_slice_write,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_depth=build_tree_depth_write,
+                build_tree_seed=build_tree_seed_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_step_4_block_6(state, stacks):
+        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
+        active = state.pc == 6
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        joint0 = read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        depth = read(stacks.build_tree_depth, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        tree = build_tree_return
+        # examples/nuts.py:96  if not tree.ok:
+        not_1 = tree.ok
+        not__1 = where(not_1, False, True)
+        build_tree_return = tree
+        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
+        cond_2 = direction < 0
+        if_true_1 = tree.minus
+        if_false_1 = tree.plus
+        choice_1 = Edge(
+            where(cond_2, if_true_1[0], if_false_1[0]),
+            where(cond_2, if_true_1[1], if_false_1[1]),
+            where(cond_2, if_true_1[2], if_false_1[2]),
+        )
+        outer = choice_1
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        more_depth = depth - 1
+        more_counter = tree.counter
+        # the examples that go on (the others return)
+        going = where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = save(
+            stacks.build_tree_direction, state.return_sp, direction, going
+        )
+        build_tree_seed_write, overflow_2 = save(
+            stacks.build_tree_seed, state.return_sp, seed, going
+        )
+        build_tree_tree_minus_x_write, overflow_3 = save(
+            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
+        )
+        build_tree_tree_minus_r_write, overflow_4 = save(
+            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
+        )
+        build_tree_tree_minus_grad_write, overflow_5 = save(
+            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
+        )
+        build_tree_tree_plus_x_write, overflow_6 = save(
+            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
+        )
+        build_tree_tree_plus_r_write, overflow_7 = save(
+            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
+        )
+        build_tree_tree_plus_grad_write, overflow_8 = save(
+            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
+        )
+        build_tree_tree_sample_x_write, overflow_9 = save(
+            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
+        )
+        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
+        )
+        build_tree_tree_sample_grad_write, overflow_11 = save(
+            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
+        )
+        build_tree_tree_size_write, overflow_12 = save(
+            stacks.build_tree_tree_size, state.return_sp, tree[3], going
+        )
+        build_tree_tree_ok_write, overflow_13 = save(
+            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
+        )
+        build_tree_tree_accept_write, overflow_14 = save(
+            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
+        )
+        build_tree_tree_counter_write, overflow_15 = save(
+            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
+        )
+        build_tree_tree_leapfrogs_write, overflow_16 = save(
+            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
+        )
+        edge, joint0, log_slice, direction, depth, seed, counter = (
+            outer,
+            joint0,
+            log_slice,
+            direction,
+            more_depth,
+            seed,
+            more_counter,
+        )
+        # examples/nuts.py:81  if depth == 0:
+        cond_1 = depth == 0
+        # examples/nuts.py:96  if not tree.ok:
+        returned_pc, return_sp = pop_return(
+            stacks.returns,
+            state.return_sp,
+            where(going, False, active),
+            NUTS_STEP_4_HALT,
+        )
+        return_sp, returns_write, overflow_17 = push(
+            stacks.returns, return_sp, 7, going
+        )
+        pc = choose(cond_1, 4, 5)
+        pc = where(going, pc, returned_pc)
+        pc = select(active, pc, state.pc)
+        # examples whose stack is full stop here; the caller raises
+        overflow = (
+            overflow_1
+            | overflow_2
+            | overflow_3
+            | overflow_4
+            | overflow_5
+            | overflow_6
+            | overflow_7
+            | overflow_8
+            | overflow_9
+            | overflow_10
+            | overflow_11
+            | overflow_12
+            | overflow_13
+            | overflow_14
+            | overflow_15
+            | overflow_16
+            | overflow_17
+        )
+        pc = select(overflow, NUTS_STEP_4_HALT, pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=select(
+                    active, log_slice, state.build_tree_log_slice
+                ),
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_depth=select(active, depth, state.build_tree_depth),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=select(
+                    active, edge[2], state.build_tree_edge_grad
+                ),
+                build_tree_counter=select(active, counter, state.build_tree_counter),
+                return_sp=return_sp,
+                overflow_at=select(overflow, 6, state.overflow_at),
+            ),
+            stack_writes(
+                stacks,
+                build_tree_direction=build_tree_direction_write,
+                build_tree_seed=build_tree_seed_write,
+                build_tree_tree_minus_x=build_tree_tree_minus_x_write,
+                build_tree_tree_minus_r=build_tree_tree_minus_r_write,
+                build_tree_tree_minus_grad=build_tree_tree_minus_grad_write,
+                build_tree_tree_plus_x=build_tree_tree_plus_x_write,
+                build_tree_tree_plus_r=build_tree_tree_plus_r_write,
+                build_tree_tree_plus_grad=build_tree_tree_plus_grad_write,
+                build_tree_tree_sample_x=build_tree_tree_sample_x_write,
+                build_tree_tree_sample_log_prob=build_tree_tree_sample_log_prob_write,
+                build_tree_tree_sample_grad=build_tree_tree_sample_grad_write,
+                build_tree_tree_size=build_tree_tree_size_write,
+                build_tree_tree_ok=build_tree_tree_ok_write,
+                build_tree_tree_accept=build_tree_tree_accept_write,
+                build_tree_tree_counter=build_tree_tree_counter_write,
+                build_tree_tree_leapfrogs=build_tree_tree_leapfrogs_write,
+                returns=returns_write,
+            ),
+        )
+
+    def nuts_step_4_block_7(state, stacks):
+        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
+        active = state.pc == 7
+        build_tree_return = Tree(
+            Edge(
+                state.build_tree_return_minus_x,
+                state.build_tree_return_minus_r,
+                state.build_tree_return_minus_grad,
+            ),
+            Edge(
+                state.build_tree_return_plus_x,
+                state.build_tree_return_plus_r,
+                state.build_tree_return_plus_grad,
+            ),
+            Point(
+                state.build_tree_return_sample_x,
+                state.build_tree_return_sample_log_prob,
+                state.build_tree_return_sample_grad,
+            ),
+            state.build_tree_return_size,
+            state.build_tree_return_ok,
+            state.build_tree_return_accept,
+            state.build_tree_return_counter,
+            state.build_tree_return_leapfrogs,
+        )
+        direction = read(stacks.build_tree_direction, state.return_sp)
+        seed = read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = read(
+            stacks.build_tree_tree_minus_x, state.return_sp
+        )
+        build_tree_tree_minus_r_top = read(
+            stacks.build_tree_tree_minus_r, state.return_sp
+        )
+        build_tree_tree_minus_grad_top = read(
+            stacks.build_tree_tree_minus_grad, state.return_sp
+        )
+        build_tree_tree_plus_x_top = read(
+            stacks.build_tree_tree_plus_x, state.return_sp
+        )
+        build_tree_tree_plus_r_top = read(
+            stacks.build_tree_tree_plus_r, state.return_sp
+        )
+        build_tree_tree_plus_grad_top = read(
+            stacks.build_tree_tree_plus_grad, state.return_sp
+        )
+        build_tree_tree_sample_x_top = read(
+            stacks.build_tree_tree_sample_x, state.return_sp
+        )
+        build_tree_tree_sample_log_prob_top = read(
+            stacks.build_tree_tree_sample_log_prob, state.return_sp
+        )
+        build_tree_tree_sample_grad_top = read(
+            stacks.build_tree_tree_sample_grad, state.return_sp
+        )
+        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = read(
+            stacks.build_tree_tree_accept, state.return_sp
+        )
+        build_tree_tree_counter_top = read(
+            stacks.build_tree_tree_counter, state.return_sp
+        )
+        build_tree_tree_leapfrogs_top = read(
+            stacks.build_tree_tree_leapfrogs, state.return_sp
+        )
+        tree = Tree(
+            Edge(
+                build_tree_tree_minus_x_top,
+                build_tree_tree_minus_r_top,
+                build_tree_tree_minus_grad_top,
+            ),
+            Edge(
+                build_tree_tree_plus_x_top,
+                build_tree_tree_plus_r_top,
+                build_tree_tree_plus_grad_top,
+            ),
+            Point(
+                build_tree_tree_sample_x_top,
+                build_tree_tree_sample_log_prob_top,
+                build_tree_tree_sample_grad_top,
+            ),
+            build_tree_tree_size_top,
+            build_tree_tree_ok_top,
+            build_tree_tree_accept_top,
+            build_tree_tree_counter_top,
+            build_tree_tree_leapfrogs_top,
+        )
+        more = build_tree_return
+        # examples/nuts.py:100  counter = more.counter
+        counter = more.counter
+        # examples/nuts.py:101  sample = tree.sample
+        sample = tree.sample
+        # examples/nuts.py:102  total = tree.size + more.size
+        total = tree.size + more.size
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        cond_3 = nuts_math.uniform(seed, counter) * total < more.size
+        cond_3_test1 = cond_3
+        # examples/nuts.py:104  sample = more.sample
+        sample_arm1 = more.sample
+        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
+        sample = Point(
+            where(cond_3_test1, sample_arm1[0], sample[0]),
+            where(cond_3_test1, sample_arm1[1], sample[1]),
+            where(cond_3_test1, sample_arm1[2], sample[2]),
+        )
+        # examples/nuts.py:105  counter = counter + 1
+        counter = counter + 1
+        counter = select(active, counter, state.build_tree_counter)
+        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
+        cond_4 = direction < 0
+        if_true_2 = more.minus
+        if_false_2 = tree.minus
+        choice_2 = Edge(
+            where(cond_4, if_true_2[0], if_false_2[0]),
+            where(cond_4, if_true_2[1], if_false_2[1]),
+            where(cond_4, if_true_2[2], if_false_2[2]),
+        )
+        minus = choice_2
+        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
+        cond_5 = direction < 0
+        if_true_3 = tree.plus
+        if_false_3 = more.plus
+        choice_3 = Edge(
+            where(cond_5, if_true_3[0], if_false_3[0]),
+            where(cond_5, if_true_3[1], if_false_3[1]),
+            where(cond_5, if_true_3[2], if_false_3[2]),
+        )
+        plus = choice_3
+        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
+        and__1 = more.ok
+        and__2 = no_u_turn(minus, plus)
+        and__3 = where(and__1, and__2, and__1)
+        ok = and__3
+        # examples/nuts.py:109  accept = tree.accept + more.accept
+        accept = tree.accept + more.accept
+        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
+        leapfrogs = tree.leapfrogs + more.leapfrogs
+        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
+        build_tree_return = result_2
+        pc, return_sp = pop_return(
+            stacks.returns, state.return_sp, active, NUTS_STEP_4_HALT
+        )
+        pc = select(active, pc, state.pc)
+        return (
+            state._replace(
+                pc=pc,
+                build_tree_direction=select(
+                    active, direction, state.build_tree_direction
+                ),
+                build_tree_seed=select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=select(
+                    active, tree[2][1], state.build_tree_tree_sample_log_prob
+                ),
+                build_tree_tree_size=select(
+                    active, tree[3], state.build_tree_tree_size
+                ),
+                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=select(
+                    active, tree[5], state.build_tree_tree_accept
+                ),
+                build_tree_tree_counter=select(
+                    active, tree[6], state.build_tree_tree_counter
+                ),
+                build_tree_tree_leapfrogs=select(
+                    active, tree[7], state.build_tree_tree_leapfrogs
+                ),
+                build_tree_counter=counter,
+                build_tree_return_minus_x=select(
+                    active, build_tree_return[0][0], state.build_tree_return_minus_x
+                ),
+                build_tree_return_minus_r=select(
+                    active, build_tree_return[0][1], state.build_tree_return_minus_r
+                ),
+                build_tree_return_minus_grad=select(
+                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
+                ),
+                build_tree_return_plus_x=select(
+                    active, build_tree_return[1][0], state.build_tree_return_plus_x
+                ),
+                build_tree_return_plus_r=select(
+                    active, build_tree_return[1][1], state.build_tree_return_plus_r
+                ),
+                build_tree_return_plus_grad=select(
+                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
+                ),
+                build_tree_return_sample_x=select(
+                    active, build_tree_return[2][0], state.build_tree_return_sample_x
+                ),
+                build_tree_return_sample_log_prob=select(
+                    active,
+                    build_tree_return[2][1],
+                    state.build_tree_return_sample_log_prob,
+                ),
+                build_tree_return_sample_grad=select(
+                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
+                ),
+                build_tree_return_size=select(
+                    active, build_tree_return[3], state.build_tree_return_size
+                ),
+                build_tree_return_ok=select(
+                    active, build_tree_return[4], state.build_tree_return_ok
+                ),
+                build_tree_return_accept=select(
+                    active, build_tree_return[5], state.build_tree_return_accept
+                ),
+                build_tree_return_counter=select(
+                    active, build_tree_return[6], state.build_tree_return_counter
+                ),
+                build_tree_return_leapfrogs=select(
+                    active, build_tree_return[7], state.build_tree_return_leapfrogs
+                ),
+                return_sp=return_sp,
+            ),
+            stack_writes(stacks),
+        )
+
+    NUTS_STEP_4_BLOCKS = (
+        nuts_step_4_block_0,
+        nuts_step_4_block_1,
+        nuts_step_4_block_2,
+        nuts_step_4_block_3,
+        nuts_step_4_block_4,
+        nuts_step_4_block_5,
+        nuts_step_4_block_6,
+        nuts_step_4_block_7,
+    )
+    # blocks that may run again at once: a loop body that tests itself
+    NUTS_STEP_4_LOOPING_BLOCKS = ()
+    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+    NUTS_STEP_4_WRITES = (
+        (
+            (
+                "pc",
+                "nuts_step_joint0",
+                "nuts_step_log_slice",
+                "nuts_step_counter",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_direction",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            ("returns",),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_counter",
+                "nuts_step_leapfrogs",
+                "nuts_step_accept",
+                "nuts_step_minus_x",
+                "nuts_step_minus_r",
+                "nuts_step_minus_grad",
+                "nuts_step_plus_x",
+                "nuts_step_plus_r",
+                "nuts_step_plus_grad",
+                "nuts_step_sample_x",
+                "nuts_step_sample_log_prob",
+                "nuts_step_sample_grad",
+                "nuts_step_size",
+                "nuts_step_depth",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "nuts_step_return_point_x",
+                "nuts_step_return_point_log_prob",
+                "nuts_step_return_point_grad",
+                "nuts_step_return_counter",
+                "nuts_step_return_leapfrogs",
+                "nuts_step_return_depth",
+                "nuts_step_return_accept",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_joint0",
+                "build_tree_log_slice",
+                "build_tree_direction",
+                "build_tree_depth",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "build_tree_edge_x",
+                "build_tree_edge_r",
+                "build_tree_edge_grad",
+                "build_tree_counter",
+                "return_sp",
+                "overflow_at",
+            ),
+            (
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_minus_x",
+                "build_tree_tree_minus_r",
+                "build_tree_tree_minus_grad",
+                "build_tree_tree_plus_x",
+                "build_tree_tree_plus_r",
+                "build_tree_tree_plus_grad",
+                "build_tree_tree_sample_x",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_sample_grad",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "returns",
+            ),
+        ),
+        (
+            (
+                "pc",
+                "build_tree_direction",
+                "build_tree_seed",
+                "build_tree_tree_sample_log_prob",
+                "build_tree_tree_size",
+                "build_tree_tree_ok",
+                "build_tree_tree_accept",
+                "build_tree_tree_counter",
+                "build_tree_tree_leapfrogs",
+                "build_tree_counter",
+                "build_tree_return_minus_x",
+                "build_tree_return_minus_r",
+                "build_tree_return_minus_grad",
+                "build_tree_return_plus_x",
+                "build_tree_return_plus_r",
+                "build_tree_return_plus_grad",
+                "build_tree_return_sample_x",
+                "build_tree_return_sample_log_prob",
+                "build_tree_return_sample_grad",
+                "build_tree_return_size",
+                "build_tree_return_ok",
+                "build_tree_return_accept",
+                "build_tree_return_counter",
+                "build_tree_return_leapfrogs",
+                "return_sp",
+            ),
+            (),
+        ),
+    )
+    NUTS_STEP_4_BLOCK_LINES = (
+        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
+        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
+        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
+        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
+        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
+        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
+    )
+
+    def nuts_step_4_program(
+        point_x,
+        point_log_prob,
+        point_grad,
+        seed,
+        counter,
+        max_stack_depth,
+        max_iterations,
+        xla,
+        profile,
+        parallel_iterations=10,
+    ):
+        """Arguments to results for a whole batch: what tf.function traces."""
+        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        state = NutsStep4State(
+            pc=zeros([batch], (), "int32"),
+            return_sp=zeros([batch], (), "int32"),
+            build_tree_counter=zeros([batch], (), "int64"),
+            build_tree_depth=zeros([batch], (), "int64"),
+            build_tree_direction=zeros([batch], (), "float64"),
             build_tree_edge_x=zeros([batch], (3,), "float64"),
             build_tree_edge_r=zeros([batch], (3,), "float64"),
             build_tree_edge_grad=zeros([batch], (3,), "float64"),
@@ -20701,7 +22350,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             nuts_step_size=zeros([batch], (), "float64"),
             overflow_at=zeros([batch], (), "int32") - 1,
         )
-        stacks = NutsStep3Stacks(
+        stacks = NutsStep4Stacks(
             returns=zeros([max_stack_depth, batch], (), "int32"),
             build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
             build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
@@ -20730,12 +22379,12 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         state, stacks, counters = run(
             state,
             stacks,
-            NUTS_STEP_3_BLOCKS,
+            NUTS_STEP_4_BLOCKS,
             xla,
             profile,
-            NUTS_STEP_3_LOOPING_BLOCKS,
+            NUTS_STEP_4_LOOPING_BLOCKS,
             max_iterations,
-            NUTS_STEP_3_WRITES,
+            NUTS_STEP_4_WRITES,
             parallel_iterations,
         )
         return (
@@ -20753,7 +22402,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_3(
+    def nuts_step_4(
         point,
         seed,
         counter,
@@ -20793,12 +22442,12 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             "nuts_step",
             leaves,
             max_stack_depth,
-            NUTS_STEP_3_STACK_BYTES,
+            NUTS_STEP_4_STACK_BYTES,
             max_stack_bytes,
         )
         try:
             program = compiled(
-                nuts_step_3_program,
+                nuts_step_4_program,
                 xla,
                 profile,
                 leaves,
@@ -20808,7 +22457,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             )
             result, errors, pc, counters = program(*leaves)
         except Exception as error:
-            note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
+            note_source_line(error, NUTS_STEP_4_BLOCK_LINES, "nuts_step_4_block_")
             raise
         result = static_batch(leaves, result)
         if safety_checks:
@@ -20817,7 +22466,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                 result,
                 errors,
                 pc,
-                (NUTS_STEP_3_BLOCK_LINES,),
+                (NUTS_STEP_4_BLOCK_LINES,),
                 max_stack_depth,
                 max_iterations,
             )
@@ -20830,7 +22479,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
                     result[5],
                     result[6],
                 ),
-                make_profile(counters, NUTS_STEP_3_BLOCK_LINES, errors[0].shape[0]),
+                make_profile(counters, NUTS_STEP_4_BLOCK_LINES, errors[0].shape[0]),
             )
         return Step(
             Point(result[0], result[1], result[2]),
@@ -20840,7 +22489,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             result[6],
         )
 
-    return nuts_step_3
+    return nuts_step_4
 
 
 PROGRAMS = {
@@ -20852,8 +22501,9 @@ PROGRAMS = {
     "nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[256, 3], int64[256], int64[256], float64[256])": make_nuts_chain_6,
     "nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32])": make_nuts_chain_7,
     "nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[])": make_nuts_step_1,
-    "nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[])": make_nuts_step_2,
-    "nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])": make_nuts_step_3,
+    "nuts_step(Point(float64[10], float64[], float64[10]), int64[], int64[])": make_nuts_step_2,
+    "nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[])": make_nuts_step_3,
+    "nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])": make_nuts_step_4,
 }
 CLOSURES = {
     "nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024])": (
@@ -20899,6 +22549,12 @@ CLOSURES = {
         "target",
     ),
     "nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[])": (
+        "max_tree_depth",
+        "no_u_turn",
+        "step_size",
+        "target",
+    ),
+    "nuts_step(Point(float64[10], float64[], float64[10]), int64[], int64[])": (
         "max_tree_depth",
         "no_u_turn",
         "step_size",

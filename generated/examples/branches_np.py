@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=5ea2f59c169aaad6c5ae047faa45e4c0582322d8ca63e6d081927173a578c7ae
-# autobatch: inputs-sha256=6772c3346212f29e8224c72ccf2a15b046fcfffb573787f6c41a29778b6a1a91
+# autobatch: source-sha256=e209c3638cb0512ba184e7367205b1c978f388ce250a69ab3a0fbe92425eceaf
+# autobatch: inputs-sha256=b138040e0abde5c9f3977f5544d9f219bd3d7dccc7a9e13d9b07cc7bcf2653ca
 # autobatch: body-sha256=d343d839b5511580b0177190488e93dee9ec9bb6d4098da9ad205fb56394bbf8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

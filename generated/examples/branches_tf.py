@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=83ae494e2489abb6bc431cffe7c1c1b25350386c9b58dfb06de37a053d056a88
-# autobatch: inputs-sha256=7b9f5dafa31077029e988b17a5b76a328cc3a627188c344160880baaaf57cf13
+# autobatch: source-sha256=0024a5aa8351f61e5195ab1952f0702c92ddeaad5bd1d18728cc6d1fde93bd23
+# autobatch: inputs-sha256=a1f29fc16b8901f0c3a189390df29b58237b1a0e38502a57e598408bf488b863
 # autobatch: body-sha256=bef4a741673136335846714602d5a5b618f00f76674995c98ced63b67bfc3d0f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=dca21bc7825e9310e69c1b5cddd43b718765ca23ecb0f98263c90897dcf96599
-# autobatch: inputs-sha256=0649fd4802a448a596bed20ecaca68c153d87f8ed8baa85a62f19b2d6cd7d098
+# autobatch: source-sha256=e32715d86e3cffea84fba0d99c223d6d793daae63341863af3bbd7073fce7360
+# autobatch: inputs-sha256=08a2e3086aacd4612acac865bf0b8b88c5a72997fa3af3cbb082843d6157f6b1
 # autobatch: body-sha256=335ea49fad08dbb62ee20430b52d4056dd1e43ad5d32a901cb30ae2639874728
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

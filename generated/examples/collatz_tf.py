@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=af260d1d4794ab2ae300628854835333970681c261c9bd31b5cd3c8c03b6e1a2
-# autobatch: inputs-sha256=b38bacfd4395efa14e83d6abc17b155b9df6bd01b4a07033cf5b819adc70141d
+# autobatch: source-sha256=bcd7918aaf0339087dff8014cd031cd08894d26ff2b3694854f50e28ef246b0f
+# autobatch: inputs-sha256=57a37f845c560860db07b2297ffcce9b063a9b5e31415103e7838f67a66ea8c9
 # autobatch: body-sha256=f64173a70f68707d0a44013400d42dd6f31bdc7160813861fb8b874f08db171a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=5a7c8d22e7eafebb052a150f4c25af68fec6667de6cf5c209c4980cc2c9c7da1
-# autobatch: inputs-sha256=38afd552cc38dc75113a33608a8521e68c6463ce5f24fe8cc95367402d9cb240
+# autobatch: source-sha256=0b6adcc5ae464f173e5a873bf1ac4b4fdc9f0962d900395767810cfcca620750
+# autobatch: inputs-sha256=50f79128b3c106a73b6972bc609de2e97dd02a37b28fca272e906b9932308acc
 # autobatch: body-sha256=6818db40152097eee9adac255b00c16a6b9e16542afc02e2a89075611dd4e714
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=57c69d2720f8c631e0450b80b1dec5788ceff34834565d226180c39336c7eb3f
-# autobatch: inputs-sha256=5081da197735858072bed6ff2e42e70f52c84e9be7250fab8e2cc5b1e8d29d0c
+# autobatch: source-sha256=db85c14b0dea49697e34c34d4b99c0eb126545d30051d3ddf711a7f16dc8a2c2
+# autobatch: inputs-sha256=fc923cd2fc239011246a703efa192c42ec50f0b41aa36f97fcb7256524825338
 # autobatch: body-sha256=23327f20733d0b4385629c0ae00f202cb5c1eb0792f7102883fecfd10dd40fc6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

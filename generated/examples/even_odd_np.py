@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=d5a044d1f6fbfd81f3bc9253dfda13c2349278d6d36a9a1ef77dea0de461a4e9
-# autobatch: inputs-sha256=a4f905b0d23cb50ffeea3ae0014a2748235cf1d006e6b4ce20c2ac345f9713e0
+# autobatch: source-sha256=0d90c98e83ef92665b1fa5befecb409110e7fd53a0c83c8c8b02e30d1dd90e9e
+# autobatch: inputs-sha256=eef635f46362dd375fcca7c9da310742eb9dd18dfa0b32180295e856afb16579
 # autobatch: body-sha256=23f6380c58764f7198256580c61708f03d8c0b35eedc40d5205fb1cc0c1ecf2c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=588f7c03252313c28e818d2c0e2b46883ea3594b8c04e502bd8f482c05af9759
-# autobatch: inputs-sha256=99a9161cbf7b14542cb74c2463648a995b34fc08502b8a11aa2878549222c671
+# autobatch: source-sha256=6845bfda76103b68aca9e82b400d4e2b2b171dfe1d08ac7992be83b361e228f6
+# autobatch: inputs-sha256=7f15f5193735d7f30e2e48d496ea6ccb8b241e51c4099b905c8b75e5c08eca59
 # autobatch: body-sha256=84e00c9f84cf1507acdd903c4a58ad3d82f030b042e6caa0762c7e916b33c177
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

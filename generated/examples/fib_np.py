@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=afd97e1d838dfb10259ba7005a602f87368017abc79876be2377c94fb6ce7883
-# autobatch: inputs-sha256=3a98b4f78b0a8ee1d22e3429c26a9d03b83b1487657ec8c0c6c3636b3eb2eff7
+# autobatch: source-sha256=3109815255e2204d4173e023189524630fdcc667633d803803186c3d0187e781
+# autobatch: inputs-sha256=e158cc8ca1f1ec4ef4a53bdbc5efbee37ce918cf960ab81efd77660f0d3ac614
 # autobatch: body-sha256=f46ec77035ef470ab0f19c23710919ff67ee42740e8f89dcd1a2d1180cf2c5e6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

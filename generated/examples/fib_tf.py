@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=52324c878aa63d75d239c57bcf0b16aff9a8c552f002a3c502897e88afef631e
-# autobatch: inputs-sha256=3a2aecb12638d9d86e1d73f23baffe89735cb7f8ca2bf38c932c7386cbfffda0
+# autobatch: source-sha256=b1b85a9e15d8cfcf7c615d5383e4ffdea6a5051b67677fd949487c976cfc1577
+# autobatch: inputs-sha256=5775bf2a0b09e925acf8344604eb369eb13ed8dc4d9e4264370557151e1deae2
 # autobatch: body-sha256=fba1d2546e8be2a82aafc5cfe6d7a5c0e3125446dd857428bf37d017775badef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=311528140512e2c303d028a11a094bc648c13f94dfcb4b559a3803617237d9ba
-# autobatch: inputs-sha256=41c6a91033f729edb099765aa4e24bd1b15fe8aad29c2fa5826cb4dc798d0bfb
+# autobatch: source-sha256=c6ceec656a877eec9ac0661f0646248dab2bfbe338ef4625d55533de82ba89af
+# autobatch: inputs-sha256=3df38094fb5db0acf28833ba2926acbefb7f54a8fe73fcb3deb142b261dfa07e
 # autobatch: body-sha256=22cd2a08fd4e03b6152d2c50d6d3f6da739dca7f402453ef64b10563966f0a56
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b402436ee3b27bdfea85b8b28681f72ce2a64da7a9852bf74d9addf8d1094932
-# autobatch: inputs-sha256=899b740834d1594c838d9b36ed5b94b3d18a592cb70891d638eb3e35cdddf458
+# autobatch: source-sha256=45ba0b4fd97934f404d20b26505c4cdda8a8c0f220a46e823ba2c860e15d5f8b
+# autobatch: inputs-sha256=7e27471734d4663f39601ab9a10ef9ceacc4a1f2045b074c766e4626979eb892
 # autobatch: body-sha256=803f5ddad87ad93c5ba2a1f4a55035563d68d48acdb7b7e8a7d9ec38f9fda879
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

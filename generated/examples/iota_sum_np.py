@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=4fa26357bed33a71f1749d996a336a38b3e7774187cc9cfd07af832a40d31cb0
-# autobatch: inputs-sha256=7b02ba33810b0ce1376d0da26b615816d37622b430ca1d9fec629b02cce46f2c
+# autobatch: source-sha256=492a425dc9e2312fe20ab7c4ef5a9e9970a622c2cb9e8d79a6f0d8f13dc0461d
+# autobatch: inputs-sha256=96b4d57774c3b313289af789760078d8c8cf6828c8a001340ec18b52a29a1230
 # autobatch: body-sha256=dfa22b4e50286067dd55828a476e6e7aee9bfae5780eece1db126441faf069a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

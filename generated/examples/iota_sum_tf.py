@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=893774d2b01282fd15eea5b6716486e9089a831422a2de532417bf183f4af18f
-# autobatch: inputs-sha256=5463fa60d574056437c7a91cf5aad4e928f7edb1c72f153c8e623b640c5025a2
+# autobatch: source-sha256=38d357184460f2fd09a8ef17a4894d4462ac845049e3dea29af159e7e8b63fed
+# autobatch: inputs-sha256=53ae32dd23bb57da7361eae25868f050318d51bcdf9bbf30f632d2f738747872
 # autobatch: body-sha256=de8a13e7dc8bb0e1bd620884f4ebbf064cb8c536075d2f295213aa6d041c8f3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[32, 100], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[32, 10], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[256, 3], int64[256], int64[256], float64[256]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[10], float64[], float64[10]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=8242b72ae4eb213871e7d67769cd5ea02d7dc103c82175c158cad21ef8e34a48
-# autobatch: inputs-sha256=fd453d833b29bc7ce38f719d13fe815612ab247f13bd65dba137b4714e7aa78d
+# autobatch: source-sha256=53629617030c98bf56819a1e082dc50c4a64b6ed202d354adfb53b6e7e19bcc7
+# autobatch: inputs-sha256=e10f315e285ffc78d985dc5229a24c88679a6daa5bf53dff17920716bd483da4
 # autobatch: body-sha256=71b1611db74571d56514571856a7c5f4ccc22c315f4c7fb0e4836d63f66a8cda
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

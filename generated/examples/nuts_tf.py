@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[32, 100], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[32, 10], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[256, 3], int64[256], int64[256], float64[256]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[10], float64[], float64[10]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=abfaf57cbaec543e4f74b968e6f8dc4ca980f5774b7d8971f736275e4b9fd92f
-# autobatch: inputs-sha256=e4a89d613e8f81ba8dfc9b7ba3658c57ccfe7e672dba94d9abe92e6fe0604562
+# autobatch: source-sha256=a046e04047f553475e3e31740b007196bde7e433c70c84aef7205b340dc0d91d
+# autobatch: inputs-sha256=74f4dd0658b5a95da1aa83e9479d1aca844ce7a3627eebaea520535d5340a764
 # autobatch: body-sha256=68599ee568116e2fd9c7604e021da49f7d56846b685375950c31bbea05415ccb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=c9833f1d1f7b8057ced020748fa0aad5634f0e8c5b9fc628caa728a9f2cb99e3
-# autobatch: inputs-sha256=4a3bcddf44a1b0f1a9d9751c6cca66036881e56c5c869ab4689b57823780571b
+# autobatch: source-sha256=e68d222048ebdd77e69120055f6bbc13358a9eff5cb9dd4deb8a0c97527ea910
+# autobatch: inputs-sha256=83b50270385b93e2fa1be9103872a47e47a970d4a5ae7ee176685c6f75d3331e
 # autobatch: body-sha256=880d62b93e684059ec57d95d09d6ac1d441f7b07ff9dfc24c92067c613f37ced
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

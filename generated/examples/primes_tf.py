@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=0fe015849b9c61418dde7c708c365a36f165e4ae6b5c6859aa0e700da42e32ea
-# autobatch: inputs-sha256=fbee6291af61703057d539c679779c17052d9a8c4f88a255e2814049b589b19a
+# autobatch: source-sha256=e5d3ad333d34b933986f72794c8d33c153795a94291447ead2538c1e561dfec6
+# autobatch: inputs-sha256=85416fc44e59d42b94aec970e85edf8612b628ad01bfa2989a4cae0cfd9ab2f8
 # autobatch: body-sha256=89fe79bf92cd8bef38222fa2ff17b72ad7b55aaddbc99508a746794e8bda6761
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=304376f0b872af270a5b7c45ad077ebf2e300e0f5a9bbe2b58a1db77c4db10cc
-# autobatch: inputs-sha256=2dccd8684c1ec3d17463b114a7522b48b5e1dc482d3f3b8d85e961bb5d3574f4
+# autobatch: source-sha256=09e726084e73897a54c576f19603c0508842234c132093ed6791b5be05293754
+# autobatch: inputs-sha256=8aeab60f3888920278005dc22bdd870b0e09577b04b8fce51ad6b1c070a091a4
 # autobatch: body-sha256=7ba40f1824e17183530df69f231780ff059d416ed00f16bbc8456f2852111523
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

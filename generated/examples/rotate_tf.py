@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=47279926312e831f9f060353e270b36e97fc8c45ddd5cbd07bb73ba7df04495c
-# autobatch: inputs-sha256=d72a3e10e55a1b76d109cac35eceba77968a5829aefbe92c8fd1a1d7022c8063
+# autobatch: source-sha256=1e9092e082cd82411ffa7c7f44d590b94b4bd91f4f789be05b737a64ad92ac17
+# autobatch: inputs-sha256=f54e4bb74f5672602d7fb573752c12952e6da270e6aae436846bebbc9c56023a
 # autobatch: body-sha256=25401092ea056c6b63a0ee0ce17c166b216d1a3e102899330c71f352a51f7f30
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=9f2c373972061a2f4e7224c2780460ddb23ae621d755dd548ed7c805ee788b24
-# autobatch: inputs-sha256=ff4563721c26e3d05c44f5b6cd2fc336f8de67067ec7b8b4d8c428e244412cb2
+# autobatch: source-sha256=20a691c692c09d920f99d6ff8d551e1b06a58c29e9f69c8d259addd7e326bc9e
+# autobatch: inputs-sha256=f681d1e37566d15cbdc8c2e1bf662cae1f8a9d7bcc05f94fe35fe51e6c14ea97
 # autobatch: body-sha256=26e49bddc16d380907f399ccc1b75552adeb10c29d127dfd73f6832e29f391ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=a5e63c9038e23485e98e10853ce9726f5b2bdf7c5aee5672f1f73961ccc0b36c
-# autobatch: inputs-sha256=e8c87c2e60f3220338ca7d3d1bc53b5df8cd025cfe5d79a83c81a74593c9c994
+# autobatch: source-sha256=284611551112ac579ddda4d367188e60dfbe0d974bcedfc1cf57047b35c5ebd0
+# autobatch: inputs-sha256=a5b93fe46605d00bf24d9c8e80e57bf22816c2a26589c34a41082cbb3c9f98ba
 # autobatch: body-sha256=cc78701cee8f69e6c49f96e492f7c3aa4092d6b4c62db9117b414610c5a79783
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

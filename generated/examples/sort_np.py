@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=9316b4e18970453b61c32a16ae8a8f3ea90473735030e64e899e3e42e2822388
-# autobatch: inputs-sha256=14b58025b2ddd08fa22f0a6d716c720d1bbdd5af0df9a923b8625efee85874c9
+# autobatch: source-sha256=86ab744613737f572d4f971746ac7be4f314aacfc9973fd0cee0c8a2083ef176
+# autobatch: inputs-sha256=80a0432c5df1efdd5b835c7da950619c1aad8216f85f3c3025f919e2ea69033e
 # autobatch: body-sha256=0ef895d24a94868cb26cd34bfff169515c98155b9529d95bb62d074bce88874f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=822baadc80f75e98638902f9daa5e18253ce670af57933665c5287f5ab709ba4
-# autobatch: inputs-sha256=7bf62a4d0bf5ab08f156874794ef5c3152cb6e7ca7a2b0e7dd1fd328f1fdd44a
+# autobatch: source-sha256=be6a14e644dc00a1cd8151c3c823fd373afca66acc94b78adb11ee9247e8ce38
+# autobatch: inputs-sha256=a6ab1cf605c7c793cbe7301c530d610f8be9094a2d520fcc16e015bdc3c0e3c1
 # autobatch: body-sha256=a081ac2b03537f73ba052bc49280986bad4e80a25052a75d658d827a0f6c3215
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -4,9 +4,9 @@
 # autobatch: backend=numpy
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=90e44caa20500abdeedccf6faa4fc0db2dfa047cef917776769215e8e0b5b0a8
-# autobatch: inputs-sha256=b5d8fcd4cf7bf2bfb3e86ea7d8ba2f2eb0f8e8fb0989d4ac8c06ae2dcf6e730b
-# autobatch: body-sha256=20c9558d4b27a9608df383b06082f0b3558cf02cf38275281677578c0e9612b2
+# autobatch: source-sha256=979babcb28af5f8e4ad0598369bac2fcb879eceb1d2927afcb5d19cbbcf28ce7
+# autobatch: inputs-sha256=5d8ff879d36a62f7e69832656d3a417fc7869bfa67ee6453260d588962cbd253
+# autobatch: body-sha256=dd4002e508cab7e92c875a6a364050313c126fe0bfc84372c4fc4bacb2cde7e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -15,12 +15,11 @@ iteration runs one block for every example waiting at it.
 
 predict(float64[2]):
   block 0   examples/tree.py:27  node = 0
-  block 1   examples/tree.py:29  while True:
-  block 2   examples/tree.py:31  return VALUE[node], depth
-  block 3   examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
-  block 4   examples/tree.py:33  node = LEFT[node]
-  block 5   examples/tree.py:35  node = RIGHT[node]
-  block 6   examples/tree.py:36  depth += 1
+  block 1   examples/tree.py:31  return VALUE[node], depth
+  block 2   examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
+  block 3   examples/tree.py:33  node = LEFT[node]
+  block 4   examples/tree.py:35  node = RIGHT[node]
+  block 5   examples/tree.py:36  depth += 1
 """
 
 import functools
@@ -561,7 +560,7 @@ class PredictStacks(typing.NamedTuple):
     returns: object
 
 
-PREDICT_HALT = 7
+PREDICT_HALT = 6
 # bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
 PREDICT_STACK_BYTES = 4
 
@@ -572,40 +571,28 @@ def predict_block_0(state, stacks):
     node = spread(active, 0)
     # examples/tree.py:28  depth = 0
     depth = spread(active, 0)
-    # examples/tree.py:29  while True:
-    pc = 1
+    # examples/tree.py:30  if LEFT[node] < 0:
+    fault_1 = index_fault(active, LEFT, (node,), batched=False)
+    cond_1 = lookup(LEFT, (node,)) < 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
+    # examples that indexed out of range stop here; the caller raises
+    fault = fault_1
+    pc = select(fault, PREDICT_HALT, pc)
     return (
         state._replace(
             pc=pc,
             predict_node=select(active, node, state.predict_node),
             predict_depth=select(active, depth, state.predict_depth),
+            index_error_at=select(fault_1, 0, state.index_error_at),
         ),
         stack_writes(stacks),
     )
 
 
 def predict_block_1(state, stacks):
-    # examples/tree.py:29  while True:
-    active = state.pc == 1
-    node = state.predict_node
-    # examples/tree.py:30  if LEFT[node] < 0:
-    fault_1 = index_fault(active, LEFT, (node,), batched=False)
-    cond_1 = lookup(LEFT, (node,)) < 0
-    pc = choose(cond_1, 2, 3)
-    pc = select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
-    fault = fault_1
-    pc = select(fault, PREDICT_HALT, pc)
-    return (
-        state._replace(pc=pc, index_error_at=select(fault_1, 0, state.index_error_at)),
-        stack_writes(stacks),
-    )
-
-
-def predict_block_2(state, stacks):
     # examples/tree.py:31  return VALUE[node], depth
-    active = state.pc == 2
+    active = state.pc == 1
     depth = state.predict_depth
     node = state.predict_node
     fault_1 = index_fault(active, VALUE, (node,), batched=False)
@@ -628,16 +615,16 @@ def predict_block_2(state, stacks):
     )
 
 
-def predict_block_3(state, stacks):
+def predict_block_2(state, stacks):
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
-    active = state.pc == 3
+    active = state.pc == 2
     x = state.predict_x
     node = state.predict_node
     fault_1 = index_fault(active, x, (lookup(FEATURE, (node,)),))
     fault_2 = index_fault(active, THRESHOLD, (node,), batched=False)
     fault_3 = index_fault(active, FEATURE, (node,), batched=False)
     cond_2 = take(x, (lookup(FEATURE, (node,)),)) <= lookup(THRESHOLD, (node,))
-    pc = choose(cond_2, 4, 5)
+    pc = choose(cond_2, 3, 4)
     pc = select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1 | fault_2 | fault_3
@@ -653,14 +640,14 @@ def predict_block_3(state, stacks):
     )
 
 
-def predict_block_4(state, stacks):
+def predict_block_3(state, stacks):
     # examples/tree.py:33  node = LEFT[node]
-    active = state.pc == 4
+    active = state.pc == 3
     node = state.predict_node
     fault_1 = index_fault(active, LEFT, (node,), batched=False)
     node = lookup(LEFT, (node,))
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
-    pc = 6
+    pc = 5
     pc = select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1
@@ -675,14 +662,14 @@ def predict_block_4(state, stacks):
     )
 
 
-def predict_block_5(state, stacks):
+def predict_block_4(state, stacks):
     # examples/tree.py:35  node = RIGHT[node]
-    active = state.pc == 5
+    active = state.pc == 4
     node = state.predict_node
     fault_1 = index_fault(active, RIGHT, (node,), batched=False)
     node = lookup(RIGHT, (node,))
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
-    pc = 6
+    pc = 5
     pc = select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1
@@ -697,16 +684,26 @@ def predict_block_5(state, stacks):
     )
 
 
-def predict_block_6(state, stacks):
+def predict_block_5(state, stacks):
     # examples/tree.py:36  depth += 1
-    active = state.pc == 6
+    active = state.pc == 5
     depth = state.predict_depth
+    node = state.predict_node
     depth = depth + 1
-    # examples/tree.py:29  while True:
-    pc = 1
+    # examples/tree.py:30  if LEFT[node] < 0:
+    fault_1 = index_fault(active, LEFT, (node,), batched=False)
+    cond_1 = lookup(LEFT, (node,)) < 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
+    # examples that indexed out of range stop here; the caller raises
+    fault = fault_1
+    pc = select(fault, PREDICT_HALT, pc)
     return (
-        state._replace(pc=pc, predict_depth=select(active, depth, state.predict_depth)),
+        state._replace(
+            pc=pc,
+            predict_depth=select(active, depth, state.predict_depth),
+            index_error_at=select(fault_1, 7, state.index_error_at),
+        ),
         stack_writes(stacks),
     )
 
@@ -718,23 +715,20 @@ PREDICT_BLOCKS = (
     predict_block_3,
     predict_block_4,
     predict_block_5,
-    predict_block_6,
 )
 # blocks that may run again at once: a loop body that tests itself
 PREDICT_LOOPING_BLOCKS = ()
 # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 PREDICT_WRITES = (
-    (("pc", "predict_node", "predict_depth"), ()),
-    (("pc", "index_error_at"), ()),
+    (("pc", "predict_node", "predict_depth", "index_error_at"), ()),
     (("pc", "predict_return_0", "predict_return_1", "return_sp", "index_error_at"), ()),
     (("pc", "index_error_at"), ()),
     (("pc", "predict_node", "index_error_at"), ()),
     (("pc", "predict_node", "index_error_at"), ()),
-    (("pc", "predict_depth"), ()),
+    (("pc", "predict_depth", "index_error_at"), ()),
 )
 PREDICT_BLOCK_LINES = (
     "in predict at examples/tree.py:27: node = 0",
-    "in predict at examples/tree.py:29: while True:",
     "in predict at examples/tree.py:31: return VALUE[node], depth",
     "in predict at examples/tree.py:32: if x[FEATURE[node]] <= THRESHOLD[node]:",
     "in predict at examples/tree.py:33: node = LEFT[node]",
@@ -750,6 +744,7 @@ PREDICT_INDEX_LINES = (
     "in predict at examples/tree.py:32: if x[FEATURE[node]] <= THRESHOLD[node]:",
     "in predict at examples/tree.py:33: node = LEFT[node]",
     "in predict at examples/tree.py:35: node = RIGHT[node]",
+    "in predict at examples/tree.py:30: if LEFT[node] < 0:",
 )
 
 

@@ -4,9 +4,9 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=ed1ab6c4ef7432e9a2c55898839e4e3c4699adc3058fbb29d454bf33c961bc2f
-# autobatch: inputs-sha256=918db552229bec7d5553f94afec0a763090e418ae7f84ac82939224868446ea9
-# autobatch: body-sha256=93cd55670f4523938f7c8a18aad405522f2ac2e2b21543f2579ce4fef3da3ce3
+# autobatch: source-sha256=1a56048af369667503f0046e5b31fd5e128cc75af6a38913ef3a79a11691f5ad
+# autobatch: inputs-sha256=60a969a34b05e9c3d4612436ce61f54bb45e9874d52104e997ab1a567b45450b
+# autobatch: body-sha256=24c1121f9b93854210883f25390097bdea5e03e906d70784a7e54f0174844059
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -15,12 +15,11 @@ iteration runs one block for every example waiting at it.
 
 predict(float64[2]):
   block 0   examples/tree.py:27  node = 0
-  block 1   examples/tree.py:29  while True:
-  block 2   examples/tree.py:31  return VALUE[node], depth
-  block 3   examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
-  block 4   examples/tree.py:33  node = LEFT[node]
-  block 5   examples/tree.py:35  node = RIGHT[node]
-  block 6   examples/tree.py:36  depth += 1
+  block 1   examples/tree.py:31  return VALUE[node], depth
+  block 2   examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
+  block 3   examples/tree.py:33  node = LEFT[node]
+  block 4   examples/tree.py:35  node = RIGHT[node]
+  block 5   examples/tree.py:36  depth += 1
 """
 
 import functools
@@ -1034,7 +1033,7 @@ class PredictStacks(typing.NamedTuple):
     returns: object
 
 
-PREDICT_HALT = 7
+PREDICT_HALT = 6
 # bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
 PREDICT_STACK_BYTES = 4
 
@@ -1045,40 +1044,28 @@ def predict_block_0(state, stacks):
     node = spread(active, 0)
     # examples/tree.py:28  depth = 0
     depth = spread(active, 0)
-    # examples/tree.py:29  while True:
-    pc = 1
+    # examples/tree.py:30  if LEFT[node] < 0:
+    fault_1 = index_fault(active, LEFT, (node,), batched=False)
+    cond_1 = lookup(LEFT, (node,)) < 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
+    # examples that indexed out of range stop here; the caller raises
+    fault = fault_1
+    pc = select(fault, PREDICT_HALT, pc)
     return (
         state._replace(
             pc=pc,
             predict_node=select(active, node, state.predict_node),
             predict_depth=select(active, depth, state.predict_depth),
+            index_error_at=select(fault_1, 0, state.index_error_at),
         ),
         stack_writes(stacks),
     )
 
 
 def predict_block_1(state, stacks):
-    # examples/tree.py:29  while True:
-    active = state.pc == 1
-    node = state.predict_node
-    # examples/tree.py:30  if LEFT[node] < 0:
-    fault_1 = index_fault(active, LEFT, (node,), batched=False)
-    cond_1 = lookup(LEFT, (node,)) < 0
-    pc = choose(cond_1, 2, 3)
-    pc = select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
-    fault = fault_1
-    pc = select(fault, PREDICT_HALT, pc)
-    return (
-        state._replace(pc=pc, index_error_at=select(fault_1, 0, state.index_error_at)),
-        stack_writes(stacks),
-    )
-
-
-def predict_block_2(state, stacks):
     # examples/tree.py:31  return VALUE[node], depth
-    active = state.pc == 2
+    active = state.pc == 1
     depth = state.predict_depth
     node = state.predict_node
     fault_1 = index_fault(active, VALUE, (node,), batched=False)
@@ -1101,16 +1088,16 @@ def predict_block_2(state, stacks):
     )
 
 
-def predict_block_3(state, stacks):
+def predict_block_2(state, stacks):
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
-    active = state.pc == 3
+    active = state.pc == 2
     x = state.predict_x
     node = state.predict_node
     fault_1 = index_fault(active, x, (lookup(FEATURE, (node,)),))
     fault_2 = index_fault(active, THRESHOLD, (node,), batched=False)
     fault_3 = index_fault(active, FEATURE, (node,), batched=False)
     cond_2 = take(x, (lookup(FEATURE, (node,)),)) <= lookup(THRESHOLD, (node,))
-    pc = choose(cond_2, 4, 5)
+    pc = choose(cond_2, 3, 4)
     pc = select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1 | fault_2 | fault_3
@@ -1126,14 +1113,14 @@ def predict_block_3(state, stacks):
     )
 
 
-def predict_block_4(state, stacks):
+def predict_block_3(state, stacks):
     # examples/tree.py:33  node = LEFT[node]
-    active = state.pc == 4
+    active = state.pc == 3
     node = state.predict_node
     fault_1 = index_fault(active, LEFT, (node,), batched=False)
     node = lookup(LEFT, (node,))
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
-    pc = 6
+    pc = 5
     pc = select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1
@@ -1148,14 +1135,14 @@ def predict_block_4(state, stacks):
     )
 
 
-def predict_block_5(state, stacks):
+def predict_block_4(state, stacks):
     # examples/tree.py:35  node = RIGHT[node]
-    active = state.pc == 5
+    active = state.pc == 4
     node = state.predict_node
     fault_1 = index_fault(active, RIGHT, (node,), batched=False)
     node = lookup(RIGHT, (node,))
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
-    pc = 6
+    pc = 5
     pc = select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1
@@ -1170,16 +1157,26 @@ def predict_block_5(state, stacks):
     )
 
 
-def predict_block_6(state, stacks):
+def predict_block_5(state, stacks):
     # examples/tree.py:36  depth += 1
-    active = state.pc == 6
+    active = state.pc == 5
     depth = state.predict_depth
+    node = state.predict_node
     depth = depth + 1
-    # examples/tree.py:29  while True:
-    pc = 1
+    # examples/tree.py:30  if LEFT[node] < 0:
+    fault_1 = index_fault(active, LEFT, (node,), batched=False)
+    cond_1 = lookup(LEFT, (node,)) < 0
+    pc = choose(cond_1, 1, 2)
     pc = select(active, pc, state.pc)
+    # examples that indexed out of range stop here; the caller raises
+    fault = fault_1
+    pc = select(fault, PREDICT_HALT, pc)
     return (
-        state._replace(pc=pc, predict_depth=select(active, depth, state.predict_depth)),
+        state._replace(
+            pc=pc,
+            predict_depth=select(active, depth, state.predict_depth),
+            index_error_at=select(fault_1, 7, state.index_error_at),
+        ),
         stack_writes(stacks),
     )
 
@@ -1191,23 +1188,20 @@ PREDICT_BLOCKS = (
     predict_block_3,
     predict_block_4,
     predict_block_5,
-    predict_block_6,
 )
 # blocks that may run again at once: a loop body that tests itself
 PREDICT_LOOPING_BLOCKS = ()
 # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 PREDICT_WRITES = (
-    (("pc", "predict_node", "predict_depth"), ()),
-    (("pc", "index_error_at"), ()),
+    (("pc", "predict_node", "predict_depth", "index_error_at"), ()),
     (("pc", "predict_return_0", "predict_return_1", "return_sp", "index_error_at"), ()),
     (("pc", "index_error_at"), ()),
     (("pc", "predict_node", "index_error_at"), ()),
     (("pc", "predict_node", "index_error_at"), ()),
-    (("pc", "predict_depth"), ()),
+    (("pc", "predict_depth", "index_error_at"), ()),
 )
 PREDICT_BLOCK_LINES = (
     "in predict at examples/tree.py:27: node = 0",
-    "in predict at examples/tree.py:29: while True:",
     "in predict at examples/tree.py:31: return VALUE[node], depth",
     "in predict at examples/tree.py:32: if x[FEATURE[node]] <= THRESHOLD[node]:",
     "in predict at examples/tree.py:33: node = LEFT[node]",
@@ -1223,6 +1217,7 @@ PREDICT_INDEX_LINES = (
     "in predict at examples/tree.py:32: if x[FEATURE[node]] <= THRESHOLD[node]:",
     "in predict at examples/tree.py:33: node = LEFT[node]",
     "in predict at examples/tree.py:35: node = RIGHT[node]",
+    "in predict at examples/tree.py:30: if LEFT[node] < 0:",
 )
 
 

@@ -4,8 +4,8 @@
 # autobatch: backend=numpy
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=1d685e57ea48e27715c606bfb86ed50818cb646cf306275016409985dee8ff51
-# autobatch: inputs-sha256=403763dba19bf71261e92781dd6f4d68fc96141e7ece75b1cde819178e797876
+# autobatch: source-sha256=f0caca2ee7eff898ac9b860d36468d86f2b1818ce9605d49655e8bb00a938d5b
+# autobatch: inputs-sha256=7c6988c1d53586d8cbec13469e7c0d69a31c661001b1c3b420c412e338691868
 # autobatch: body-sha256=d8725f29d651a643ae8f0f1dd41136eaf4acd20c7650bc21aa9c1f76dd9f790a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -4,8 +4,8 @@
 # autobatch: backend=tensorflow
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=2919ba465ec54e1068c0bea7dd3f900aaf905ba666344b95c2243649bd886125
-# autobatch: inputs-sha256=910322bad5bf08e1cb86cc53ec437d2f025d8e8f8d2123d5cc1565ce5bf24cc8
+# autobatch: source-sha256=441f25cd9d9c3f9d63b2a229a4dae866ae30cc75ffafe761aba44768533afbcc
+# autobatch: inputs-sha256=2f47c9e8ef24801b42cafe36930b090c932ba002465bb1846b5ef84a0edaafc2
 # autobatch: body-sha256=1fdc2db698542258318709fff49d44a82a486617a8ac08140687a71bab00e983
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

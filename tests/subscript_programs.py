@@ -276,7 +276,9 @@ def guards(v, i):
     g = 0
     if i >= 0 and i < len(v) and v[i] > 1 or i == 11:
         g = 1
-    return a, b, c, d, e, f, g
+    # a chained comparison reads v[i] only where `0 <= i < len(v)` holds
+    h = 0 <= i < len(v) <= v[i] + 6
+    return a, b, c, d, e, f, g, h
 
 
 # ---- item assignment ----------------------------------------------------------
@@ -734,6 +736,21 @@ def reduce_axis_zero(m):
 
 
 @batch
+def cumsum_over_batch(m):
+    return tf.math.cumsum(m, axis=0) * 2.0  # <-- cumsum_over_batch
+
+
+@batch
+def roll_over_batch(v):
+    return tf.roll(v, 1, axis=0)  # <-- roll_over_batch
+
+
+@batch
+def roll_without_axis(v):
+    return np.roll(v, 1) + 1  # <-- roll_without_axis
+
+
+@batch
 def sum_method(v):
     return v.sum() + 1  # <-- sum_method
 
@@ -743,7 +760,9 @@ def axes_from_the_end(v, m, x):
     # reductions and stacks with axes counted from the end: per example
     s = tf.reduce_sum(v, axis=-1) + tf.reduce_max(m, axis=-1)[1] + tf.reduce_min(m, axis=-2)[0]
     pair = tf.stack([x, s], axis=-1)
-    return pair[0] * 2.0 + pair[1]
+    # shape-keeping calls along the example's own axes
+    running = tf.math.cumsum(m, axis=-1)[0, -1] + tf.roll(v, 1, axis=-1)[0]
+    return pair[0] * 2.0 + pair[1] + running
 
 
 @batch

@@ -305,3 +305,81 @@ def test_profile_reports_user_mistakes_with_exit_1(capsys):
     deep = ["profile", "examples.fib:fib", "--args", "[30]", "--backend", "numpy"]
     assert cli.main(deep + ["--max-stack-depth", "2"]) == 1
     assert "StackOverflowError" in capsys.readouterr().err
+
+
+def test_bench_without_matplotlib_claims_no_plot(tmp_path, monkeypatch, capsys):
+    """`tools/bench.py --quick` prints `plot: PATH` only for a plot it wrote."""
+    from tools import bench
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import raises ImportError
+    path = tmp_path / "bench.png"
+    rows = [("fib", 16, "xla", 0.0, 0.001)]
+    assert bench._plot(rows, str(path)) is False
+    assert not path.exists()
+    assert f"no plot written to {path}" in capsys.readouterr().err
+
+
+CLOSURE = '''
+import numpy as np
+from transpiler import Context, TensorType
+
+ctx = Context()
+
+
+def make_scaled(factor, offset):
+    """A factory: each call makes a batched function closing over its values."""
+
+    @ctx.batch(signature=[TensorType(np.int64, ())])
+    def scaled(n):
+        total = offset
+        while n > 0:
+            total = total + factor
+            n = n - 1
+        return total
+
+    return scaled
+
+
+triple = make_scaled(3, 0)  # what `autobatch generate` compiles the program from
+'''
+
+
+def test_a_closure_generates_stably_and_serves_closures_of_other_values(project, monkeypatch):
+    """`generate` writes a factory taking the closed-over values; a second
+    `generate` and `check` find nothing to do; in one process, two closures of
+    the factory with different values run the one generated program."""
+    (project / "pkg" / "closure.py").write_text(CLOSURE)
+    assert run_cli(project, "generate").returncode == 0
+    path = project / "generated" / "pkg" / "closure_np.py"
+    text = path.read_text()
+    assert "\ndef make_scaled(offset, factor):\n" in text  # in the order the body reads them
+    assert 'CLOSURES = {"scaled(int64[])": ("offset", "factor")}' in text
+    again = run_cli(project, "generate")
+    assert again.returncode == 0 and "wrote" not in again.stderr
+    assert path.read_text() == text
+    assert run_cli(project, "check").returncode == 0
+
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.setenv("AUTOBATCH_FROZEN", "1")  # generating again would raise
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from pkg import closure
+
+    n = np.array([0, 1, 4])
+    by_five = closure.make_scaled(5, 100)
+    assert closure.triple(n, backend="numpy").tolist() == [0, 3, 12]
+    assert by_five(n, backend="numpy").tolist() == [100, 105, 120]
+    assert closure.triple(n, backend="numpy").tolist() == [0, 3, 12]
+    assert path.read_text() == text
+
+
+def test_a_closure_whose_factory_import_does_not_call_is_refused_with_the_fix(project):
+    """The compiler needs a closure's values; `generate` says which factory to
+    call at module level, and leaves the module as it was."""
+    (project / "pkg" / "closure.py").write_text(CLOSURE.replace("triple = make_scaled(3, 0)", ""))
+    (project / "autobatch.lock").write_text("pkg/closure.py::scaled(int64[])\n")
+    refused = run_cli(project, "generate")
+    assert refused.returncode == 1
+    assert "scaled (in make_scaled) closes over values of a factory" in refused.stderr
+    assert "`reference = make_scaled(...)`" in refused.stderr
+    assert not (project / "generated" / "pkg" / "closure_np.py").exists()

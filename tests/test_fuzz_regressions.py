@@ -218,6 +218,27 @@ def f0(d, v):
         (np.array([1, 0, 1, 1]), np.array([[-814, 5, 5], [8, -3, 9], [0, 7, 12], [-3, -4958, -5]])),
         [-407, 9, 0, -1],
     ),
+    # A constant table indexed by a constant item (`T1[0]`, a NumPy integer,
+    # not a Python int) and a per-example one: TensorFlow's `lookup` took
+    # the constant item's length for the batch size ("slice index 0 of
+    # dimension 0 out of bounds" at build time on TF and XLA).  Found by
+    # seed 20261482 of `--seed 20261201 --vectors 0.8`.
+    "table_indexed_by_a_constant_and_a_per_example_item": (
+        '''
+import numpy as np
+
+T0 = np.array([[-13, 15, -12, -6], [-2, -19, 9, 0]])
+T1 = np.array([1, -1])
+
+
+@ctx.batch
+def f0(d, v):
+    return T0[T1[2 % len(v)], d % 4] + T0[T1[1], -1]
+''',
+        "f0",
+        (np.array([0, 1, 6]), np.array([[0.5, 1.5], [2.0, 3.0], [1.0, 1.0]])),
+        [-2, -19, 9],
+    ),
 }
 
 # Regressions still open: name -> (reason, the modes that fail); marked

@@ -136,30 +136,7 @@ def test_the_tf_entry_traces_once_for_every_batch_size(xla):
         result = gcd_tf.gcd(a, b, xla=xla)
         assert np.asarray(result).tolist() == [math.gcd(x, y) for x, y in zip(a, b)]
     traced = [
-        key for key in gcd_tf._COMPILED
+        key for key in gcd_tf.rt._COMPILED
         if key[:5] == (gcd_tf.gcd_program, xla, False, 15, None)
     ]
     assert len(traced) == 1
-
-
-@pytest.mark.parametrize("backend_name", ["tensorflow", "numpy"])
-def test_the_stored_runtime_helpers_are_current_and_used(backend_name):
-    """templates/runtime_*.formatted holds the helpers exactly as black formats
-    them, and generation takes them from there instead of formatting again
-    (0.45 s of fib's first call in a fresh process)."""
-    from transpiler.emit import module, runtime
-
-    stored = runtime.stored(backend_name)
-    assert stored is not None, "stale or missing: run python -m transpiler.emit.runtime"
-    assert stored == module._format(runtime.unparsed(runtime.statements(backend_name)))
-
-    calls = []
-
-    def counting(text):
-        calls.append(text)
-        return text
-
-    assert runtime.formatted.__wrapped__(backend_name, counting, use_stored=True) == stored
-    assert calls == []
-    runtime.formatted.__wrapped__(backend_name, counting, use_stored=False)
-    assert len(calls) == 1

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 import transpiler
-from templates import runtime_common
+from autobatch_runtime import common as runtime_common
 from tests import hostile as H
 from tests.test_fence import write_module
 from transpiler import context

@@ -5,7 +5,7 @@ import pytest
 
 from transpiler import BatchTypeError, TensorType, Type
 from transpiler.ir import instructions as ir
-from transpiler.ir import interpreter, printer
+from transpiler.ir import instructions, interpreter
 from tests import programs
 from tests.programs import ctx
 
@@ -28,7 +28,7 @@ def instructions_of(program, kind):
 def test_builder_hoists_calls_into_temporaries():
     from examples.fib import ctx as fib_ctx
 
-    text = printer.program(fib_ctx.program("fib"))
+    text = instructions.program_text(fib_ctx.program("fib"))
     assert "fib_1 = call fib(fib_1_n)" in text
     assert "fib_2 = call fib(fib_2_n)" in text
     assert "= fib_1 + fib_2" in text
@@ -60,7 +60,7 @@ def test_calls_test_the_callees_entry_condition_themselves():
         entry.terminator.false_target,
     )
     assert first.instructions[-len(leaf.instructions) :] == leaf.instructions
-    assert "push-branch" in printer.program(program)
+    assert "push-branch" in instructions.program_text(program)
     # After the second call there is only `fib_1 + fib_2` left to do, and
     # return: those examples do it in the same block (and push nothing),
     # the others push fib_1 and the return address and enter.
@@ -216,7 +216,7 @@ def test_a_vector_dead_after_its_block_is_not_written_back():
 
     def written(k):
         source = inspect.getsource(vectors_tf.SPIRAL_BLOCKS[k])
-        return {f for f in ("spiral_v", "spiral_w", "spiral_return_0") if f"{f}=select" in source}
+        return {f for f in ("spiral_v", "spiral_w", "spiral_return_0") if f"{f}=rt.select" in source}
 
     lines = vectors_tf.SPIRAL_BLOCK_LINES
     returning = [k for k, line in enumerate(lines) if "c, d = spiral(" in line]
@@ -233,12 +233,12 @@ def test_a_written_variable_read_again_in_its_block_is_masked_where_computed():
     from generated.examples import collatz_tf
 
     body = inspect.getsource(collatz_tf.COLLATZ_STEPS_BLOCKS[1])
-    masked = "x = select(active, x, state.collatz_steps_x)"
+    masked = "x = rt.select(active, x, state.collatz_steps_x)"
     assert body.count(masked) == 1
-    assert body.index("x = where(") < body.index(masked) < body.index("cond_1 = x != 1")
+    assert body.index("x = rt.where(") < body.index(masked) < body.index("cond_1 = x != 1")
     assert "collatz_steps_x=x," in body
     # steps is not read again after `steps + 1`: masked in the update only.
-    assert "collatz_steps_steps=select(active, steps, state.collatz_steps_steps)" in body
+    assert "collatz_steps_steps=rt.select(active, steps, state.collatz_steps_steps)" in body
 
     # (A block that divides by a variable keeps its masks at the end, so its
     # other examples divide by the safe values they loaded: without that,
@@ -348,9 +348,9 @@ def test_reference_interpreter_agrees_with_python(name):
 
 
 def test_printer_is_deterministic():
-    a = printer.program(lowered("reuse_across_calls"))
+    a = instructions.program_text(lowered("reuse_across_calls"))
     ctx.__dict__.pop("_program_cache", None)
     ctx.__dict__.pop("_built_cache", None)
-    b = printer.program(lowered("reuse_across_calls"))
+    b = instructions.program_text(lowered("reuse_across_calls"))
     assert a == b
     assert "peek" in a

@@ -144,7 +144,7 @@ def countdown(n):
 def compiled_graphs(function):
     """The concrete functions the generated module traced for `function`."""
     entry = next(e for k, e in ctx._entries.items() if k[0] == function.name and k[2] == "tensorflow")
-    return [(k, f) for k, f in entry.__globals__["_COMPILED"].items() if k[0].__name__.startswith(function.name)]
+    return [(k, f) for k, f in entry.__globals__["rt"]._COMPILED.items() if k[0].__name__.startswith(function.name)]
 
 
 def test_backend_constructors_take_the_predecessors_keywords():

@@ -256,7 +256,7 @@ def test_reads_python_never_evaluates_do_not_raise(mode):
     w = np.array([np.arange(1, 9), np.arange(5, 13), np.zeros(8, np.int64)])
     got = S.scan_down(w, np.array([-20, 3, -5]), np.array([0, 0, 0]), **kw)
     assert np.asarray(got).tolist() == [-20, -1, -5]
-    a, b, c, d, e, f, g = S.guards(v, np.array([11, -11, 2]), **kw)
+    a, b, c, d, e, f, g, h = S.guards(v, np.array([11, -11, 2]), **kw)
     assert np.asarray(a).tolist() == [0, 0, 0]
     assert np.asarray(b).tolist() == [False, False, False]
     assert np.asarray(c).tolist() == [True, True, True]
@@ -264,6 +264,7 @@ def test_reads_python_never_evaluates_do_not_raise(mode):
     assert np.asarray(e).tolist() == [6, 6, 0]  # v[i % len(v)] or v[-1]: v[5], v[1], v[2] -> v[-1]
     assert np.asarray(f).tolist() == [1, 5, 0]  # v[i % len(v)] and v[0]
     assert np.asarray(g).tolist() == [1, 0, 0]  # `... and v[i] > 1 or i == 11`
+    assert np.asarray(h).tolist() == [False, False, True]  # `0 <= i < len(v) <= v[i] + 6`
 
 
 @pytest.mark.parametrize("mode", list(MODES))
@@ -436,6 +437,9 @@ REFUSED = [
     ("reduce_whole", (np.zeros((2, 6)),), "does not keep the batch axis first"),
     ("stack_first", (np.zeros(2), np.ones(2)), "does not keep the batch axis first"),
     ("reduce_axis_zero", (np.zeros((2, 3, 4)),), "count them from the end"),
+    # ... or that keep the shape but mix examples
+    ("cumsum_over_batch", (np.zeros((2, 3, 4)),), "mixes examples"),
+    ("roll_over_batch", (np.zeros((2, 5)),), "mixes examples"),
 ]
 
 
@@ -446,6 +450,16 @@ def test_a_method_that_reduces_the_batch_is_refused():
     message = str(info.value)
     assert re.search(rf"tests[/\\]subscript_programs\.py:{marked_line('sum_method')}:", message), message
     assert "`v.sum()` does not keep the batch axis first" in message
+
+
+def test_a_numpy_call_that_mixes_examples_is_refused():
+    # np.roll without an axis rolls the flattened batch: each example would
+    # get its neighbour's last element
+    with pytest.raises(transpiler.BatchTypeError) as info:
+        S.roll_without_axis(np.zeros((2, 6)), backend="numpy")
+    message = str(info.value)
+    assert re.search(rf"tests[/\\]subscript_programs\.py:{marked_line('roll_without_axis')}:", message), message
+    assert "`np.roll(v, 1)` mixes examples" in message
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

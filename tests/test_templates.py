@@ -24,7 +24,7 @@ def test_statement_keyword_and_name_placeholders():
     text = render_comments(ast.unparse(ast.fix_missing_locations(ast.Module(stmts, []))))
     assert "def my_block(state, stacks):" in text
     assert "    x = state.pc + 1\n    # a note\n" in text
-    assert "return (state._replace(pc=x), stack_writes(stacks))" in text
+    assert "return (state._replace(pc=x), rt.stack_writes(stacks))" in text
     compile(text, "<generated>", "exec")
 
 
@@ -39,7 +39,8 @@ def test_runtime_stack_helpers_agree_between_backends():
     import numpy as np
     import tensorflow as tf
 
-    from templates import runtime_np, runtime_tf
+    from autobatch_runtime import numpy_backend as runtime_np
+    from autobatch_runtime import tensorflow_backend as runtime_tf
 
     stack = np.zeros((3, 4), np.int64)
     sp = np.array([0, 2, 3, 1], np.int32)
@@ -72,7 +73,8 @@ def test_xla_stack_writes_drop_the_idle_examples_rows():
     import numpy as np
     import tensorflow as tf
 
-    from templates import runtime_np, runtime_tf
+    from autobatch_runtime import numpy_backend as runtime_np
+    from autobatch_runtime import tensorflow_backend as runtime_tf
 
     rng = np.random.default_rng(3)
     sp = np.array([0, 2, 3, 1, 2], np.int32)  # depth 3: example 2's stack is full

@@ -255,21 +255,22 @@ def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=()
             file=out,
             flush=True,
         )
-    if plot:
-        _plot(rows, plot)
+    if plot and _plot(rows, plot):
         print(f"\nplot: {plot}", file=out)
     return rows
 
 
-def _plot(rows, path):
+def _plot(rows, path) -> bool:
+    """Writes the plot to `path`; False (and says so) without matplotlib, an
+    optional dependency, so the caller does not claim a file it never wrote."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except Exception:  # noqa: BLE001 - optional
-        print("matplotlib is not installed: no plot", file=sys.stderr)
-        return
+    except ImportError:
+        print(f"matplotlib is not installed: no plot written to {path}", file=sys.stderr)
+        return False
     names = sorted({r[0] for r in rows})
     fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
     for ax, name in zip(axes[0], names):
@@ -285,6 +286,7 @@ def _plot(rows, path):
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    return True
 
 
 def main(argv=None):

@@ -218,12 +218,52 @@ def resolve(backend) -> object:
 
 def helpers(backend) -> dict:
     """The runtime helpers that rewritten expressions call (`cast`, `take`,
-    `lookup`, `put`, `spread`), as the generated module will define them."""
+    `lookup`, `put`, `spread`), as the generated module will call them."""
     if backend.name == "numpy":
-        from templates import runtime_np as runtime
+        from autobatch_runtime import numpy_backend as runtime
     else:
-        from templates import runtime_tf as runtime
+        from autobatch_runtime import tensorflow_backend as runtime
     return {name: getattr(runtime, name) for name in ("cast", "take", "lookup", "put", "spread")}
+
+
+def probe(backend, pattern, rng):
+    """Like `placeholder`, with values: each leaf a batch of random examples
+    that differ from one another (passes/batch_axis.check_values).  Small
+    positive numbers, so that divisions, logarithms and small indices work.
+    Call inside `probe_scope(backend)`."""
+    if isinstance(pattern, T.TensorType):
+        shape = (PLACEHOLDER_BATCH,) + tuple(pattern.shape)
+        kind = np.dtype(pattern.dtype).kind
+        if kind == "b":
+            value = rng.random(shape) < 0.5
+        elif kind in "iu":
+            value = rng.integers(1, 4, shape)
+        else:
+            value = rng.uniform(0.5, 2.0, shape)
+        value = value.astype(pattern.dtype)
+        if backend.name == "numpy":
+            return value
+        import tensorflow as tf
+
+        return tf.constant(value)
+    if isinstance(pattern, T.TupleType):
+        values = [probe(backend, e, rng) for e in pattern.elements]
+        if pattern.cls is list:
+            return values
+        if pattern.cls is not None:
+            return pattern.cls(*values)
+        return tuple(values)
+    return None
+
+
+def probe_scope(backend):
+    """Where probe values compute: eagerly (type inference itself runs
+    inside a TensorFlow function graph, where tensors have no values)."""
+    if backend.name == "numpy":
+        return contextlib.nullcontext()
+    import tensorflow as tf
+
+    return tf.init_scope()
 
 
 def placeholder(backend, pattern):

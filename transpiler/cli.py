@@ -221,6 +221,13 @@ def _generated(args):
                         f"{rel(path)} was edited by hand; move the change into {source} and "
                         f"run `autobatch generate --force {source}`"
                     )
+                elif path in survey.runtime_mismatch:
+                    _problem(
+                        f"{rel(path)} needs autobatch_runtime version "
+                        f"{survey.runtime_mismatch[path] or '(none stated)'}, but the installed "
+                        f"runtime is version {_runtime_version()}; run `autobatch generate "
+                        f"{source}` (or install the runtime it was generated for)"
+                    )
                 else:
                     _problem(f"{rel(path)} is stale; run `autobatch generate {source}`")
             for path in survey.orphans:
@@ -243,6 +250,12 @@ def _generated(args):
     if failed:  # the others are written or reported; now the first failure
         raise failed[0]
     return status
+
+
+def _runtime_version():
+    from autobatch_runtime import RUNTIME_VERSION
+
+    return RUNTIME_VERSION
 
 
 def _unreached_message(relpath, name):
@@ -272,10 +285,7 @@ def _expected_texts(args, config, survey):
     for path in survey.candidates:
         target = targets.get(path)
         if target is None:
-            error = ValueError(
-                f"cannot generate {os.path.relpath(path, config.root)}: no module-level "
-                f"Context of {survey.expected[path][0]} holds the functions its inputs name"
-            )
+            error = ValueError(_unbuildable_message(config, path, survey.expected[path][0]))
             _log(args, str(error))
             failed.append(error)
             continue
@@ -286,6 +296,31 @@ def _expected_texts(args, config, survey):
             _log(args, f"cannot generate {target.relpath} ({target.backend.name}): {error}")
             failed.append(error)
     return expected, failed
+
+
+def _unbuildable_message(config, path, relpath):
+    """Why a module's programs cannot be compiled, and the fix: its batched
+    functions are registered by no module-level Context once the source is
+    imported, usually because they are closures of a factory nobody calls."""
+    from transpiler import inputs
+
+    message = (
+        f"cannot generate {os.path.relpath(path, config.root)}: no module-level "
+        f"Context of {relpath} holds the functions its inputs name"
+    )
+    closures = inputs.factory_batched(os.path.join(config.root, *relpath.split("/")))
+    if closures:
+        named = ", ".join(f"{name} (in {factory})" for name, factory in closures)
+        factory = closures[0][1]
+        message += (
+            f"; {named} closes over values of a factory that importing {relpath} does "
+            "not call, and the compiler needs those values (their types shape the "
+            f"program): call it at module level with representative values, e.g. "
+            f"`reference = {factory}(...)` as examples/nuts.py does, then run "
+            f"`autobatch generate {relpath}` (the generated factory still takes any "
+            "values of those types)"
+        )
+    return message
 
 
 def _diff(rel, actual, expected):

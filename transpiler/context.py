@@ -17,18 +17,19 @@ import warnings
 import numpy as np
 from typing import Callable, Dict, Optional
 
+from autobatch_runtime import common as runtime_common
 from transpiler import backends as B
 from transpiler import inputs, loader
 from transpiler.paths import project_root, relative_path
 from transpiler import signature as S
 from transpiler import types as T
 from transpiler.errors import BatchTypeError, StaleGeneratedCodeError, UnsupportedSyntaxError
+from transpiler.markers import truthy  # noqa: F401 (re-exported; dry runs call it)
 
 DEFAULT_MAX_STACK_DEPTH = 15
-# Stacks larger than this are refused before they are allocated (4 GiB);
-# the same figure as DEFAULT_MAX_STACK_BYTES in templates/runtime_common.py,
-# the default of generated modules called directly.
-DEFAULT_MAX_STACK_BYTES = 2**32
+# Stacks larger than this are refused before they are allocated (4 GiB): the
+# runtime's figure, also the default of generated modules called directly.
+DEFAULT_MAX_STACK_BYTES = runtime_common.DEFAULT_MAX_STACK_BYTES
 _CALL_KEYWORDS = (
     "dry_run",
     "stackless",
@@ -40,22 +41,6 @@ _CALL_KEYWORDS = (
     "block_code_cache",
     "profile",
 )
-
-
-def truthy(x):
-    """A condition's truth in a dry run; a no-op in batched code.
-
-    In a dry run the function sees batch-of-one arrays, and `if truthy(c):`
-    turns such a `c` into a Python bool.  The compiler drops `truthy` from
-    batched code, where every condition is per example anyway.  Given more
-    than one value, it returns `x` unchanged.
-    """
-    size = getattr(x, "size", None)
-    if size is None and hasattr(x, "shape"):  # a tf.Tensor
-        size = int(np.prod(x.shape))
-    if size == 1:
-        return bool(np.asarray(x).reshape(-1)[0])
-    return x
 
 
 class BatchedFunction:
@@ -78,6 +63,10 @@ class BatchedFunction:
         self.plain_parameters = all(
             p.kind == p.POSITIONAL_OR_KEYWORD for p in self.parameters.values()
         )
+        # A closure's entries, by _entry's key: they hold this function's own
+        # closed-over values, so they are never shared by name with another
+        # closure of the same factory.
+        self.closure_entries = {}
         functools.update_wrapper(self, function)
 
     def __call__(self, *args, **kwargs):
@@ -115,7 +104,7 @@ class BatchedFunction:
             raise self._caller_error(error) from None
         cache = kwargs.get("block_code_cache")
         mode = "stackless" if kwargs.get("stackless") else ""
-        entry = self.context._entry(self.name, signature, backend, cache, mode)
+        entry = self.context._entry(self.name, signature, backend, cache, mode, caller=self)
         try:  # after generating: the fence speaks first of a non-literal default
             S.check_batch_sizes(args, signature, names)
         except ValueError as error:
@@ -359,9 +348,17 @@ class Context:
     def _generated_dir(self, root):
         return self.generated_dir or os.path.join(root, "generated")
 
-    def _entry(self, name, signature, backend, cache=None, mode=""):
-        """The generated entry function for `name` at `signature` ("stackless" mode too)."""
+    def _entry(self, name, signature, backend, cache=None, mode="", caller=None):
+        """The generated entry function for `name` at `signature` ("stackless" mode too).
+
+        `caller`, the BatchedFunction called: a program that closes over
+        values is built by the module's factory from the caller's own values
+        and cached on the caller, since two closures made by one factory
+        share the name (and the module) but not the values.
+        """
         key = (name, signature, backend.name, mode, self._definitions)
+        if caller is not None and key in caller.closure_entries:
+            return caller.closure_entries[key]
         for store in (cache, self._entries):
             if store is not None and key in store:
                 return store[key]
@@ -393,15 +390,19 @@ class Context:
         module = loader.import_file(path, text)
         entry = module.PROGRAMS[key_text]
         if module.CLOSURES[key_text]:
-            entry = entry(**{c: self._closure_value(c) for c in module.CLOSURES[key_text]})
+            entry = entry(**{c: self._closure_value(c, caller) for c in module.CLOSURES[key_text]})
+            if caller is not None:
+                caller.closure_entries[key] = entry
+                return entry
         self._entries[key] = entry
         if cache is not None:
             cache[key] = entry
         return entry
 
-    def _closure_value(self, name):
-        """The value a batched function of this context closes over as `name`."""
-        for batched in self._functions.values():
+    def _closure_value(self, name, caller=None):
+        """The value a batched function of this context closes over as `name`:
+        the called function's own first, then its callees' (by name)."""
+        for batched in ([caller] if caller is not None else []) + list(self._functions.values()):
             fn = inspect.unwrap(batched.function)
             if fn.__closure__ and name in fn.__code__.co_freevars:
                 return fn.__closure__[fn.__code__.co_freevars.index(name)].cell_contents

@@ -1,8 +1,21 @@
 """The exceptions a user of autobatch can see.
 
 Every build-time error points at the user's source (file, line, column and the
-line's text), never at the compiler's internals.
+line's text), never at the compiler's internals.  The run-time errors a
+batched call raises live in the runtime (a generated module raises them
+without the compiler) and are re-exported here.
 """
+
+from autobatch_runtime.errors import IterationLimitError, StackMemoryError, StackOverflowError
+
+__all__ = [
+    "BatchTypeError",
+    "IterationLimitError",
+    "StackMemoryError",
+    "StackOverflowError",
+    "StaleGeneratedCodeError",
+    "UnsupportedSyntaxError",
+]
 
 
 class UnsupportedSyntaxError(SyntaxError):
@@ -30,31 +43,5 @@ class BatchTypeError(TypeError):
     """
 
 
-class StackOverflowError(RuntimeError):
-    """An example recursed deeper than `max_stack_depth`.
-
-    Raised after the batched program stops (XLA cannot raise from inside a
-    loop, so overflow comes back as data and is turned into this error).
-    """
-
-
 class StaleGeneratedCodeError(RuntimeError):
     """In frozen mode, a generated module is missing or out of date."""
-
-
-class IterationLimitError(RuntimeError):
-    """Some examples were still running after `max_iterations` loop iterations.
-
-    The limit is off unless asked for (`max_iterations=` on a call or on the
-    Context); the message names the block, and so the source line, where the
-    unfinished examples wait: usually the loop that does not end.
-    """
-
-
-class StackMemoryError(MemoryError):
-    """The stacks of a call would need more than `max_stack_bytes`.
-
-    Raised before anything is allocated: stacks take max_stack_depth x batch
-    x (bytes per example and level), which a large batch at a large depth
-    turns into more memory than the machine has.
-    """

@@ -11,7 +11,10 @@ Without importing the sources, TensorFlow, black or the compiler, it finds:
   the version that formatted it;
 - *unreached* functions: a `@X.batch` function in `sources` listed in no
   module's `functions=` (no declared program reaches it);
-- *bad lock lines*: a lock line naming no batched function of its file.
+- *bad lock lines*: a lock line naming no batched function of its file;
+- *runtime mismatches*: a module whose header (`runtime=`, the version its
+  `rt.require(...)` asks for) names another version than the installed
+  autobatch_runtime's; such a module is never current.
 
 Everything else is a *candidate*: the caller regenerates its text (this
 costs the compiler) and compares it with the file.
@@ -24,6 +27,7 @@ import importlib.metadata
 import os
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from autobatch_runtime import RUNTIME_VERSION
 from transpiler import inputs, loader
 from transpiler.config import Config
 from transpiler.paths import relative_path
@@ -41,6 +45,8 @@ class Survey:
     unreached: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
     bad_lock_lines: List[str] = dataclasses.field(default_factory=list)
     batched: Dict[str, List[str]] = dataclasses.field(default_factory=dict)  # relpath -> names
+    # path -> the runtime version its header asks for ("" if none), when not the installed one
+    runtime_mismatch: Dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def source_files(config: Config, paths: Optional[Sequence[str]] = None) -> List[str]:
@@ -120,8 +126,10 @@ def survey(config: Config, paths: Optional[Sequence[str]] = None) -> Survey:
                 result.orphans.append(path)
             continue
         relpath, backend = expected[path]
+        if text and header.get("runtime") != str(RUNTIME_VERSION):
+            result.runtime_mismatch[path] = header.get("runtime", "")
         functions = [p for p, _ in loader.header_functions(header)]
-        fresh = (
+        fresh = path not in result.runtime_mismatch and (
             header.get("inputs-sha256")
             == inputs.inputs_hash(config.root, backend, relpath, functions, config.signatures)
             and header.get("backend") == backend

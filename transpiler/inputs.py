@@ -156,3 +156,28 @@ def scan_batched(filename: str) -> List[Tuple[str, bool]]:
                 out.append((node.name, declared))
                 break
     return sorted(out)
+
+
+def factory_batched(filename: str) -> List[Tuple[str, str]]:
+    """[(function name, factory name)] of the `@X.batch` functions defined
+    inside another function of a source file (closures), read with `ast`.
+
+    The compiler needs the values a closure closes over (their types shape
+    its program), and only a call of the factory makes them; the CLI names
+    these when a module that holds one cannot be generated.
+    """
+    with open(filename, "rb") as f:
+        tree = ast.parse(f.read(), filename)
+    out = []
+    for outer in ast.walk(tree):
+        if not isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(outer):
+            if node is outer or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for decorator in node.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                if isinstance(target, ast.Attribute) and target.attr == "batch":
+                    out.append((node.name, outer.name))
+                    break
+    return sorted(set(out))

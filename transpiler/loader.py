@@ -24,6 +24,7 @@ import textwrap
 import time
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from autobatch_runtime import RUNTIME_VERSION
 from transpiler import __version__
 
 HEADER_PREFIX = "# autobatch:"
@@ -49,9 +50,14 @@ def compiler_fingerprint() -> str:
 
     Part of every module's source hash: a new compiler makes generated code
     stale, so `autobatch check` notices output that a compiler change altered.
+    The runtime's sources (autobatch_runtime/) are not part of it: generated
+    text depends only on the runtime's version, which each module states
+    (`autobatch_runtime.require(1, ...)`), so a runtime change that keeps the
+    version is one diff of the runtime and restamps no module, and a new
+    version restamps every module, whose text changes.
     """
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(f"runtime {RUNTIME_VERSION}\0".encode())
     for part in _COMPILER_PARTS:
         path = os.path.join(top, *part.split("/"))
         files = [path] if path.endswith(".py") else [

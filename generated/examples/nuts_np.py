@@ -2,11 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=numpy
+# autobatch: runtime=1
 # autobatch: programs=nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[32, 100], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[32, 10], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[256, 3], int64[256], int64[256], float64[256]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[10], float64[], float64[10]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=53629617030c98bf56819a1e082dc50c4a64b6ed202d354adfb53b6e7e19bcc7
-# autobatch: inputs-sha256=e10f315e285ffc78d985dc5229a24c88679a6daa5bf53dff17920716bd483da4
-# autobatch: body-sha256=71b1611db74571d56514571856a7c5f4ccc22c315f4c7fb0e4836d63f66a8cda
+# autobatch: source-sha256=c565b8f20e4e1167726a59a341b3c70dd226ae9c649f805e4f8ba3a31e6e3ce1
+# autobatch: inputs-sha256=d674405d75bc8a93c668e8175dc2311f5fce8112def8a874673a8c9e5eec5db7
+# autobatch: body-sha256=dd9580a32d01e44497bdac29ec0bcff7b9a02c7fe6acfa4199769c4ebd969175
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -163,10 +164,7 @@ nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
   block 7   examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 """
 
-import functools
-import linecache
 import typing
-import numpy as np
 import examples.nuts_math as nuts_math
 from examples.nuts import Chain
 from examples.nuts import Edge
@@ -174,499 +172,9 @@ from examples.nuts import MAX_ENERGY_ERROR
 from examples.nuts import Point
 from examples.nuts import Step
 from examples.nuts import Tree
+from autobatch_runtime import numpy_backend as rt
 
-try:
-    from transpiler.errors import (
-        IterationLimitError,
-        StackMemoryError,
-        StackOverflowError,
-    )
-except ImportError:
-
-    class StackOverflowError(RuntimeError):
-        """An example recursed deeper than `max_stack_depth`."""
-
-    class IterationLimitError(RuntimeError):
-        """Examples still running after `max_iterations` loop iterations."""
-
-    class StackMemoryError(MemoryError):
-        """The stacks of a call would need more than `max_stack_bytes`."""
-
-
-DEFAULT_MAX_STACK_BYTES = 2**32
-
-
-def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """Raises what stopped examples early, read off the loop's final state.
-
-    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
-    error_lines: (the block lines[, the source lines of the subscripts]).
-    """
-    check_errors(function, errors, error_lines, max_stack_depth)
-    check_finished(function, pc, error_lines[0], max_iterations)
-
-
-def check_errors(function, errors, error_lines, max_stack_depth):
-    """Raises what stopped examples early.
-
-    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
-    example that did not stop; error_lines: what each value means, (the
-    block lines[, the source lines of the subscripts]).  Inside a traced
-    function (stackless under XLA) the values are symbolic and cannot be
-    read; the examples then keep their clipped values.
-    """
-    try:
-        errors = [np.asarray(e) for e in errors]
-    except (TypeError, NotImplementedError):
-        return
-    if len(errors) > 1:
-        check_index(function, errors[1], error_lines[1])
-    if max_stack_depth is not None:
-        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
-
-
-def check_index(function, index_error_at, index_lines):
-    """Raises IndexError if an active example indexed out of range."""
-    examples = np.nonzero(index_error_at >= 0)[0]
-    if examples.size:
-        where = index_lines[index_error_at[examples[0]]]
-        raise IndexError(
-            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
-        )
-
-
-def check_overflow(function, overflow_at, block_lines, max_stack_depth):
-    """Raises StackOverflowError if any example overflowed a stack."""
-    overflow_at = np.asarray(overflow_at)
-    examples = np.nonzero(overflow_at >= 0)[0]
-    if examples.size:
-        where = block_lines[overflow_at[examples[0]]]
-        raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
-        )
-
-
-def check_finished(function, pc, block_lines, max_iterations):
-    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
-
-    `pc` is every example's next block after the loop.  The earliest block
-    any example waits at is the one the loop kept running (blocks run
-    lowest first), so its source line is the likely endless loop; examples
-    at later blocks were waiting behind it.
-    """
-    if max_iterations is None:
-        return
-    pc = np.asarray(pc)
-    unfinished = pc < len(block_lines)
-    if unfinished.any():
-        block = pc[unfinished].min()
-        running = np.nonzero(pc == block)[0].tolist()
-        behind = int(unfinished.sum()) - len(running)
-        raise IterationLimitError(
-            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
-            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
-            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
-        )
-
-
-def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
-    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
-
-    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
-    example stacks per level of recursion); past the machine's memory an
-    allocator fails with an unhelpful message, or the machine swaps.
-    """
-    batch = leaves[0].shape[0] if leaves else 1
-    if batch is None:
-        return
-    needed = int(max_stack_depth) * int(batch) * level_bytes
-    if needed > max_stack_bytes:
-        raise StackMemoryError(
-            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
-        )
-
-
-def _size(n):
-    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit} ({n} bytes)"
-    return f"{n} bytes"
-
-
-def note_source_line(error, block_lines, block_prefix):
-    """Adds the user's source line to an error raised inside a block function.
-
-    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
-    pass through a block function; the nearest `# file:line  text` comment
-    above the failing generated line names the user's line.
-    """
-    frame, found = (error.__traceback__, None)
-    while frame is not None:
-        code = frame.tb_frame.f_code
-        if block_prefix in code.co_name:
-            found = (code.co_filename, frame.tb_lineno, code.co_name)
-        frame = frame.tb_next
-    if found is None:
-        return
-    filename, lineno, name = found
-    for number in range(lineno, 0, -1):
-        text = linecache.getline(filename, number).strip()
-        if text.startswith("# ") and ":" in text.split()[1]:
-            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
-            return
-    suffix = name.rsplit("_block_", 1)[-1]
-    if suffix.isdigit() and int(suffix) < len(block_lines):
-        error.add_note(
-            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
-        )
-
-
-class Profile(typing.NamedTuple):
-    """What one batched call did, block by block (from `profile=True`)."""
-
-    block_lines: tuple
-    block_runs: tuple
-    block_active: tuple
-    batch: int
-    deepest_call: int
-
-    @property
-    def iterations(self):
-        return sum(self.block_runs)
-
-    @property
-    def utilization(self):
-        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
-        total = self.iterations * self.batch
-        return sum(self.block_active) / total if total else 1.0
-
-    def report(self):
-        lines = [
-            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
-            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
-        ]
-        for k, (where, runs, active) in enumerate(
-            zip(self.block_lines, self.block_runs, self.block_active)
-        ):
-            mean = active / runs if runs else 0.0
-            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
-        return "\n".join(lines)
-
-
-def make_profile(counters, block_lines, batch):
-    runs, active, deepest = counters
-    return Profile(
-        tuple(block_lines),
-        tuple((int(r) for r in np.asarray(runs))),
-        tuple((int(a) for a in np.asarray(active))),
-        int(batch),
-        int(deepest),
-    )
-
-
-def select(active, new, old):
-    """Per example: `new` where `active`, else `old`.
-
-    active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
-    """
-    old = np.asarray(old)
-    new = np.asarray(new).astype(old.dtype, copy=False)
-    mask = active.reshape(active.shape + (1,) * (old.ndim - 1))
-    return np.where(mask, new, old)
-
-
-def choose(condition, if_true, if_false):
-    """Per example: block `if_true` where `condition` holds, else `if_false`."""
-    return np.where(np.asarray(condition).astype(bool), if_true, if_false)
-
-
-def where(condition, if_true, if_false):
-    """Per example: `if_true` where `condition` holds, else `if_false`.
-
-    condition: [batch] (any dtype: its truth is used); the sides:
-    [batch, *event] or broadcastable.
-    """
-    condition = np.asarray(condition).astype(bool)
-    if_true, if_false = (np.asarray(if_true), np.asarray(if_false))
-    extra = max(if_true.ndim, if_false.ndim) - condition.ndim
-    if condition.ndim == 1 and extra > 0:
-        condition = condition.reshape(condition.shape + (1,) * extra)
-    return np.where(condition, if_true, if_false)
-
-
-def safe_divisor(active, value):
-    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    value = np.asarray(value)
-    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
-    return np.where(mask, value, np.ones_like(value))
-
-
-def cast(value, dtype):
-    return np.asarray(value).astype(dtype)
-
-
-def index_key(batch, event_shape, items):
-    """The NumPy key of a per-example subscript `x[items]` on [batch, *event].
-
-    items: one per leading event axis, each a slice (static) or an integer,
-    a Python int or a [batch] array (per example).  Negative integers count
-    from the end, as on one example; out-of-range ones are clipped (idle
-    examples compute junk indices; `index_fault` reports active ones).
-    Advanced indices put the batch axis first: the value is [batch, *rest].
-    """
-    key = [np.arange(batch)]
-    for size, item in zip(event_shape, items):
-        if isinstance(item, slice):
-            key.append(item)
-        else:
-            item = np.asarray(item)
-            key.append(np.clip(np.where(item < 0, item + size, item), 0, size - 1))
-    return tuple(key)
-
-
-def take(array, items):
-    """Per example: array[b][items] (see `index_key`); [batch, *rest]."""
-    array = np.asarray(array)
-    return array[index_key(array.shape[0], array.shape[1:], items)]
-
-
-def lookup(table, items):
-    """Per example: table[items] of a constant table (module-level array,
-    tuple or list), with per-example integer items; [batch, *rest]."""
-    table = np.asarray(table)
-    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
-    return take(np.broadcast_to(table, (batch, *table.shape)), items)
-
-
-def spread(active, value, which=None):
-    """A value that is the same for every example, given the batch axis:
-    [batch, *shape] (a copy per example, so it can be updated per example).
-
-    active: [batch] (only its length is used).  A tuple (or namedtuple)
-    value: `which` gives, per leaf depth first, whether to spread it (the
-    other leaves already have the batch axis); all of them if None.
-    """
-    if isinstance(value, (tuple, list)):
-        flags = iter(which if which is not None else ())
-
-        def walk(v):
-            if v is None:
-                return None
-            if isinstance(v, (tuple, list)):
-                parts = [walk(p) for p in v]
-                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
-            return spread(active, v) if next(flags, True) else v
-
-        return walk(value)
-    value = np.asarray(value)
-    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
-
-
-def put(array, items, value):
-    """Per example: a copy of array[b] with [items] set to value[b] (the
-    functional form of `x[items] = value`); value is cast to array's dtype."""
-    array = np.array(array)
-    key = index_key(array.shape[0], array.shape[1:], items)
-    value = np.asarray(value).astype(array.dtype, copy=False)
-    array[key] = np.broadcast_to(value, array[key].shape)
-    return array
-
-
-def index_fault(active, array, items, batched=True):
-    """[batch] bool: the active examples whose integer items are out of range
-    of `array`'s event axes (of a constant table's axes if not `batched`)."""
-    shape = np.shape(array)[1:] if batched else np.shape(array)
-    fault = np.zeros(np.shape(active), bool)
-    for size, item in zip(shape, items):
-        if not isinstance(item, slice):
-            item = np.asarray(item)
-            fault = fault | (item < -size) | (item >= size)
-    return fault & active
-
-
-def zeros(leading, shape, dtype):
-    """A [*leading, *shape] array of zeros (False for bool)."""
-    return np.zeros((*leading, *shape), dtype)
-
-
-def batch_size(*leaves):
-    return leaves[0].shape[0] if leaves else 1
-
-
-def read(stack, index):
-    """stack[index[b], b] for every example b: [batch, *event]."""
-    index = np.clip(index, 0, stack.shape[0] - 1)
-    return stack[index, np.arange(index.shape[0])]
-
-
-def push(stack, sp, value, active):
-    """Pushes `value` for every active example: (new sp, write, overflow).
-
-    `save` at `sp` (the next free slot, [batch] int32), and the pointer
-    moved for the examples it wrote.
-    """
-    write, overflow = save(stack, sp, value, active)
-    return (np.where(write[0], sp + 1, sp).astype(np.int32), write, overflow)
-
-
-def save(stack, frame, value, active):
-    """Saves `value` at level `frame` (return_sp) for every active example.
-
-    Returns (write, overflow): the write (mask, index, value) that `run`
-    applies after the block, and the active examples whose stack was full.
-    """
-    fits = frame < stack.shape[0]
-    return ((active & fits, frame, value), active & ~fits)
-
-
-def stack_writes(stacks, **writes):
-    """The block's writes by stack name (NumPy applies only these)."""
-    return writes
-
-
-def apply_write(stack, write):
-    """stack[index[b], b] = value[b] where mask[b], in place."""
-    mask, index, value = write
-    lanes = np.nonzero(mask)[0]
-    if lanes.size:
-        value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
-        stack[index[lanes], lanes] = value[lanes]
-
-
-def pop(stack, sp, active):
-    """Pops every active example's top: (value [batch, *event], new sp)."""
-    sp = np.where(active, sp - 1, sp).astype(np.int32)
-    return (read(stack, sp), sp)
-
-
-def pop_return(stack, sp, active, halt):
-    """Return: the block each active example resumes at, and the new pointer.
-
-    An example whose return stack is empty returns from the entry function:
-    it halts.
-    """
-    empty = sp <= 0
-    target, sp = pop(stack, sp, active & ~empty)
-    return (np.where(empty, halt, target), sp)
-
-
-def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    writes=None,
-    parallel_iterations=None,
-):
-    """Runs the program until every example has halted (pc == len(blocks)).
-
-    Each iteration runs, for the whole batch, the lowest-numbered block that
-    some example is waiting at; the block changes only the examples at it.
-    Floating-point warnings are silenced: lanes not at a block compute junk.
-    With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
-    only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing; `parallel_iterations` is
-    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
-    limit) stops the loop after that many iterations, examples still
-    pending (the caller raises).
-    """
-    halt = len(blocks)
-    runs = np.zeros(halt, np.int64)
-    active = np.zeros(halt, np.int64)
-    deepest = 0
-    iterations = 0
-    with np.errstate(all="ignore"):
-        while True:
-            index = state.pc.min(initial=halt)
-            if index >= halt or iterations == max_iterations:
-                return (state, stacks, (runs, active, deepest) if profile else None)
-            iterations += 1
-            if profile:
-                runs[index] += 1
-                active[index] += np.count_nonzero(state.pc == index)
-                deepest = max(deepest, int(state.return_sp.max(initial=0)))
-            state, writes = blocks[index](state, stacks)
-            for name, write in writes.items():
-                apply_write(getattr(stacks, name), write)
-
-
-def compiled(
-    program,
-    xla,
-    profile,
-    leaves,
-    max_stack_depth,
-    max_iterations,
-    parallel_iterations=10,
-):
-    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
-    if xla:
-        raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(
-        program,
-        max_stack_depth=max_stack_depth,
-        max_iterations=max_iterations,
-        xla=False,
-        profile=profile,
-    )
-
-
-def static_batch(leaves, result):
-    """The results as they are (NumPy shapes are always known)."""
-    return result
-
-
-def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """`result`, once no example stopped early (else the error is raised)."""
-    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
-    return result
-
-
-def run_stackless(program, leaves, xla):
-    """A stackless program on all examples."""
-    if xla:
-        raise ValueError("xla=True needs the TensorFlow backend")
-    return program(*leaves, np.ones(batch_size(*leaves), bool))
-
-
-def check_stackless(function, recursive):
-    """NumPy always runs eagerly: recursion is fine."""
-
-
-def to_leaf(function, name, value, dtype, event_shape):
-    """One argument leaf as a [batch, *event] array of `dtype`, or a clear error."""
-    if isinstance(value, (bool, int, float, complex)):
-        value = np.asarray(value, dtype=dtype)
-    value = np.asarray(value)
-    if value.dtype == object:
-        raise TypeError(f"{function}: argument {name} is an object array, not numbers")
-    if value.dtype != np.dtype(dtype):
-        raise TypeError(
-            f"{function}: argument {name} has dtype {value.dtype.name}; this program was generated for {np.dtype(dtype).name} (call it through its Context to generate a program for the new signature)"
-        )
-    if value.ndim == len(event_shape):
-        value = value[None]
-    if tuple(value.shape[1:]) != tuple(event_shape):
-        raise TypeError(
-            f"{function}: argument {name} has per-example shape {tuple(value.shape[1:])}; expected {tuple(event_shape)}"
-        )
-    return value
-
-
-def broadcast_batch(function, names, leaves):
-    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1."""
-    sizes = [leaf.shape[0] for leaf in leaves]
-    others = sorted(set(sizes) - {1})
-    batch = others[0] if others else 1
-    if len(others) > 1:
-        described = ", ".join((f"{n}: {s}" for n, s in zip(names, sizes)))
-        raise ValueError(f"{function}: batch sizes must be equal or 1, got {described}")
-    return [np.broadcast_to(leaf, (batch, *leaf.shape[1:])) for leaf in leaves]
+rt.require(1, __name__)
 
 
 def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
@@ -915,20 +423,20 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_1(state, stacks):
@@ -947,37 +455,37 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_1_block_2(state, stacks):
@@ -1005,39 +513,43 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_4(state, stacks):
@@ -1056,36 +568,38 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_1_block_5(state, stacks):
@@ -1116,55 +630,63 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_6(state, stacks):
@@ -1182,42 +704,42 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_7(state, stacks):
@@ -1233,7 +755,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -1245,51 +767,55 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_8(state, stacks):
@@ -1307,17 +833,17 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -1334,47 +860,49 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_1_block_9(state, stacks):
@@ -1435,27 +963,27 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -1464,43 +992,47 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_10(state, stacks):
@@ -1511,47 +1043,47 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_11(state, stacks):
@@ -1584,7 +1116,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -1605,60 +1137,60 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_12(state, stacks):
@@ -1674,19 +1206,19 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -1701,38 +1233,38 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -1768,77 +1300,77 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -1853,18 +1385,18 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_1_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -1885,89 +1417,89 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -2014,44 +1546,44 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -2090,21 +1622,21 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -2112,15 +1644,15 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -2129,81 +1661,81 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_1_BLOCKS = (
@@ -2223,8 +1755,6 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_1_block_13,
         nuts_chain_1_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_1_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_1_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -2541,13 +2071,10 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -2561,138 +2088,140 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain1State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (100,), "float64"),
-            build_tree_edge_r=zeros([batch], (100,), "float64"),
-            build_tree_edge_grad=zeros([batch], (100,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (100,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (100,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (1024, 100), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (1024,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (1024,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (1024,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (1024, 100), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (1024,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (1024,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (1024,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (100,), "float64"),
-            nuts_step_minus_r=zeros([batch], (100,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_plus_x=zeros([batch], (100,), "float64"),
-            nuts_step_plus_r=zeros([batch], (100,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_point_x=zeros([batch], (100,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (100,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (100,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (100,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (100,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (100,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain1Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros(
+            build_tree_tree_minus_r=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_r=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_1_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_1_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_1_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_1_BLOCKS, (), NUTS_CHAIN_1_WRITES, **limits
         )
         return (
             (
@@ -2710,6 +2239,40 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_1_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (100,)),
+            ("float64", ()),
+            ("float64", (100,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (1024, 100)),
+            ("int64", (1024,)),
+            ("int64", (1024,)),
+            ("float64", (1024,)),
+        ),
+        program=nuts_chain_1_program,
+        block_lines=NUTS_CHAIN_1_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_1_STACK_BYTES,
+        index_lines=NUTS_CHAIN_1_INDEX_LINES,
+    )
+
     def nuts_chain_1(
         point,
         seed,
@@ -2720,133 +2283,40 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[1024, 100], leapfrogs: int64[1024], depths: int64[1024], accepts: float64[1024]) -> Chain(Point(float64[100], float64[], float64[100]), int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (100,)),
-                    ("float64", ()),
-                    ("float64", (100,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (1024, 100)),
-                    ("int64", (1024,)),
-                    ("int64", (1024,)),
-                    ("float64", (1024,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_1_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_1_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_1_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_1_BLOCK_LINES, "nuts_chain_1_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_1_BLOCK_LINES, NUTS_CHAIN_1_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_1_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_1
@@ -3098,20 +2568,20 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_1(state, stacks):
@@ -3130,37 +2600,37 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_2_block_2(state, stacks):
@@ -3188,39 +2658,43 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_4(state, stacks):
@@ -3239,36 +2713,38 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_2_block_5(state, stacks):
@@ -3299,55 +2775,63 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_2_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_6(state, stacks):
@@ -3365,42 +2849,42 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_7(state, stacks):
@@ -3416,7 +2900,7 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -3428,51 +2912,55 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_8(state, stacks):
@@ -3490,17 +2978,17 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -3517,47 +3005,49 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_2_block_9(state, stacks):
@@ -3618,27 +3108,27 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -3647,43 +3137,47 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_10(state, stacks):
@@ -3694,47 +3188,47 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_11(state, stacks):
@@ -3767,7 +3261,7 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -3788,60 +3282,60 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_12(state, stacks):
@@ -3857,19 +3351,19 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -3884,38 +3378,38 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -3951,77 +3445,77 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -4036,18 +3530,18 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_2_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -4068,89 +3562,89 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -4197,44 +3691,44 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -4273,21 +3767,21 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -4295,15 +3789,15 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -4312,81 +3806,81 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_2_BLOCKS = (
@@ -4406,8 +3900,6 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_2_block_13,
         nuts_chain_2_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_2_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_2_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -4724,13 +4216,10 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -4744,138 +4233,140 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain2State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (100,), "float64"),
-            build_tree_edge_r=zeros([batch], (100,), "float64"),
-            build_tree_edge_grad=zeros([batch], (100,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (100,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (100,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (32, 100), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (32,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (32,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (32,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (32, 100), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (32,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (100,), "float64"),
-            nuts_step_minus_r=zeros([batch], (100,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_plus_x=zeros([batch], (100,), "float64"),
-            nuts_step_plus_r=zeros([batch], (100,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_point_x=zeros([batch], (100,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (100,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (100,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (100,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (100,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (100,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain2Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros(
+            build_tree_tree_minus_r=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_r=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_2_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_2_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_2_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_2_BLOCKS, (), NUTS_CHAIN_2_WRITES, **limits
         )
         return (
             (
@@ -4893,6 +4384,40 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_2_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (100,)),
+            ("float64", ()),
+            ("float64", (100,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (32, 100)),
+            ("int64", (32,)),
+            ("int64", (32,)),
+            ("float64", (32,)),
+        ),
+        program=nuts_chain_2_program,
+        block_lines=NUTS_CHAIN_2_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_2_STACK_BYTES,
+        index_lines=NUTS_CHAIN_2_INDEX_LINES,
+    )
+
     def nuts_chain_2(
         point,
         seed,
@@ -4903,133 +4428,40 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 100], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[100], float64[], float64[100]), int64[], float64[32, 100], int64[32], int64[32], float64[32]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (100,)),
-                    ("float64", ()),
-                    ("float64", (100,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (32, 100)),
-                    ("int64", (32,)),
-                    ("int64", (32,)),
-                    ("float64", (32,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_2_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_2_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_2_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_2_BLOCK_LINES, "nuts_chain_2_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_2_BLOCK_LINES, NUTS_CHAIN_2_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_2_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_2
@@ -5281,20 +4713,20 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_1(state, stacks):
@@ -5313,37 +4745,37 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_3_block_2(state, stacks):
@@ -5371,39 +4803,43 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_4(state, stacks):
@@ -5422,36 +4858,38 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_3_block_5(state, stacks):
@@ -5482,55 +4920,63 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_3_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_6(state, stacks):
@@ -5548,42 +4994,42 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_7(state, stacks):
@@ -5599,7 +5045,7 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -5611,51 +5057,55 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_8(state, stacks):
@@ -5673,17 +5123,17 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -5700,47 +5150,49 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_3_block_9(state, stacks):
@@ -5801,27 +5253,27 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -5830,43 +5282,47 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_10(state, stacks):
@@ -5877,47 +5333,47 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_11(state, stacks):
@@ -5950,7 +5406,7 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -5971,60 +5427,60 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_12(state, stacks):
@@ -6040,19 +5496,19 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -6067,38 +5523,38 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -6134,77 +5590,77 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -6219,18 +5675,18 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_3_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -6251,89 +5707,89 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -6380,44 +5836,44 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -6456,21 +5912,21 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -6478,15 +5934,15 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -6495,81 +5951,81 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_3_BLOCKS = (
@@ -6589,8 +6045,6 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_3_block_13,
         nuts_chain_3_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_3_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_3_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -6907,13 +6361,10 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -6927,136 +6378,136 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain3State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (10,), "float64"),
-            build_tree_edge_r=zeros([batch], (10,), "float64"),
-            build_tree_edge_grad=zeros([batch], (10,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (10,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (10,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (10,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (10,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (10,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (10,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (1024, 10), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (1024,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (1024,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (1024,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (1024, 10), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (1024,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (1024,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (1024,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (10,), "float64"),
-            nuts_step_minus_r=zeros([batch], (10,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (10,), "float64"),
-            nuts_step_plus_x=zeros([batch], (10,), "float64"),
-            nuts_step_plus_r=zeros([batch], (10,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (10,), "float64"),
-            nuts_step_point_x=zeros([batch], (10,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (10,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (10,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (10,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (10,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (10,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (10,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain3Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (10,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_r=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (10,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_3_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_3_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_3_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_3_BLOCKS, (), NUTS_CHAIN_3_WRITES, **limits
         )
         return (
             (
@@ -7074,6 +6525,40 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_3_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (10,)),
+            ("float64", ()),
+            ("float64", (10,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (1024, 10)),
+            ("int64", (1024,)),
+            ("int64", (1024,)),
+            ("float64", (1024,)),
+        ),
+        program=nuts_chain_3_program,
+        block_lines=NUTS_CHAIN_3_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_3_STACK_BYTES,
+        index_lines=NUTS_CHAIN_3_INDEX_LINES,
+    )
+
     def nuts_chain_3(
         point,
         seed,
@@ -7084,133 +6569,40 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[10], float64[], float64[10]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[1024, 10], leapfrogs: int64[1024], depths: int64[1024], accepts: float64[1024]) -> Chain(Point(float64[10], float64[], float64[10]), int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (10,)),
-                    ("float64", ()),
-                    ("float64", (10,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (1024, 10)),
-                    ("int64", (1024,)),
-                    ("int64", (1024,)),
-                    ("float64", (1024,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_3_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_3_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_3_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_3_BLOCK_LINES, "nuts_chain_3_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_3_BLOCK_LINES, NUTS_CHAIN_3_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_3_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_3
@@ -7462,20 +6854,20 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_1(state, stacks):
@@ -7494,37 +6886,37 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_4_block_2(state, stacks):
@@ -7552,39 +6944,43 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_4(state, stacks):
@@ -7603,36 +6999,38 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_4_block_5(state, stacks):
@@ -7663,55 +7061,63 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_4_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_6(state, stacks):
@@ -7729,42 +7135,42 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_7(state, stacks):
@@ -7780,7 +7186,7 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -7792,51 +7198,55 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_8(state, stacks):
@@ -7854,17 +7264,17 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -7881,47 +7291,49 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_4_block_9(state, stacks):
@@ -7982,27 +7394,27 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -8011,43 +7423,47 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_10(state, stacks):
@@ -8058,47 +7474,47 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_11(state, stacks):
@@ -8131,7 +7547,7 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -8152,60 +7568,60 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_12(state, stacks):
@@ -8221,19 +7637,19 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -8248,38 +7664,38 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -8315,77 +7731,77 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -8400,18 +7816,18 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_4_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -8432,89 +7848,89 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -8561,44 +7977,44 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -8637,21 +8053,21 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -8659,15 +8075,15 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -8676,81 +8092,81 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_4_BLOCKS = (
@@ -8770,8 +8186,6 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_4_block_13,
         nuts_chain_4_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_4_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_4_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -9088,13 +8502,10 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -9108,136 +8519,136 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain4State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (10,), "float64"),
-            build_tree_edge_r=zeros([batch], (10,), "float64"),
-            build_tree_edge_grad=zeros([batch], (10,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (10,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (10,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (10,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (10,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (10,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (10,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (32, 10), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (32,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (32,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (32,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (32, 10), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (32,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (10,), "float64"),
-            nuts_step_minus_r=zeros([batch], (10,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (10,), "float64"),
-            nuts_step_plus_x=zeros([batch], (10,), "float64"),
-            nuts_step_plus_r=zeros([batch], (10,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (10,), "float64"),
-            nuts_step_point_x=zeros([batch], (10,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (10,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (10,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (10,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (10,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (10,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (10,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain4Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (10,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_r=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (10,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_4_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_4_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_4_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_4_BLOCKS, (), NUTS_CHAIN_4_WRITES, **limits
         )
         return (
             (
@@ -9255,6 +8666,40 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_4_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (10,)),
+            ("float64", ()),
+            ("float64", (10,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (32, 10)),
+            ("int64", (32,)),
+            ("int64", (32,)),
+            ("float64", (32,)),
+        ),
+        program=nuts_chain_4_program,
+        block_lines=NUTS_CHAIN_4_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_4_STACK_BYTES,
+        index_lines=NUTS_CHAIN_4_INDEX_LINES,
+    )
+
     def nuts_chain_4(
         point,
         seed,
@@ -9265,133 +8710,40 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[10], float64[], float64[10]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 10], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[10], float64[], float64[10]), int64[], float64[32, 10], int64[32], int64[32], float64[32]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (10,)),
-                    ("float64", ()),
-                    ("float64", (10,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (32, 10)),
-                    ("int64", (32,)),
-                    ("int64", (32,)),
-                    ("float64", (32,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_4_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_4_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_4_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_4_BLOCK_LINES, "nuts_chain_4_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_4_BLOCK_LINES, NUTS_CHAIN_4_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_4_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_4
@@ -9643,20 +8995,20 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_1(state, stacks):
@@ -9675,37 +9027,37 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_5_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_5_block_2(state, stacks):
@@ -9733,39 +9085,43 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_4(state, stacks):
@@ -9784,36 +9140,38 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_5_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_5_block_5(state, stacks):
@@ -9844,55 +9202,63 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_5_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_5_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_6(state, stacks):
@@ -9910,42 +9276,42 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_5_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_7(state, stacks):
@@ -9961,7 +9327,7 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -9973,51 +9339,55 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_8(state, stacks):
@@ -10035,17 +9405,17 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -10062,47 +9432,49 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_5_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_5_block_9(state, stacks):
@@ -10163,27 +9535,27 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -10192,43 +9564,47 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_10(state, stacks):
@@ -10239,47 +9615,47 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_5_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_11(state, stacks):
@@ -10312,7 +9688,7 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -10333,60 +9709,60 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_5_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_12(state, stacks):
@@ -10402,19 +9778,19 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -10429,38 +9805,38 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_5_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -10496,77 +9872,77 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -10581,18 +9957,18 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_5_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -10613,89 +9989,89 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_5_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -10742,44 +10118,44 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -10818,21 +10194,21 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -10840,15 +10216,15 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -10857,81 +10233,81 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_5_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_5_BLOCKS = (
@@ -10951,8 +10327,6 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_5_block_13,
         nuts_chain_5_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_5_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_5_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -11269,13 +10643,10 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -11289,134 +10660,132 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain5State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (1,), "float64"),
-            build_tree_edge_r=zeros([batch], (1,), "float64"),
-            build_tree_edge_grad=zeros([batch], (1,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (1,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (1,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (32, 1), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (32,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (32,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (32,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (32, 1), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (32,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (1,), "float64"),
-            nuts_step_minus_r=zeros([batch], (1,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (1,), "float64"),
-            nuts_step_plus_x=zeros([batch], (1,), "float64"),
-            nuts_step_plus_r=zeros([batch], (1,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (1,), "float64"),
-            nuts_step_point_x=zeros([batch], (1,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (1,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (1,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (1,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (1,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (1,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain5Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (1,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_5_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_5_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_5_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_5_BLOCKS, (), NUTS_CHAIN_5_WRITES, **limits
         )
         return (
             (
@@ -11434,6 +10803,40 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_5_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (1,)),
+            ("float64", ()),
+            ("float64", (1,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (32, 1)),
+            ("int64", (32,)),
+            ("int64", (32,)),
+            ("float64", (32,)),
+        ),
+        program=nuts_chain_5_program,
+        block_lines=NUTS_CHAIN_5_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_5_STACK_BYTES,
+        index_lines=NUTS_CHAIN_5_INDEX_LINES,
+    )
+
     def nuts_chain_5(
         point,
         seed,
@@ -11444,133 +10847,40 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 1], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[1], float64[], float64[1]), int64[], float64[32, 1], int64[32], int64[32], float64[32]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (1,)),
-                    ("float64", ()),
-                    ("float64", (1,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (32, 1)),
-                    ("int64", (32,)),
-                    ("int64", (32,)),
-                    ("float64", (32,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_5_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_5_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_5_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_5_BLOCK_LINES, "nuts_chain_5_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_5_BLOCK_LINES, NUTS_CHAIN_5_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_5_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_5
@@ -11822,20 +11132,20 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_1(state, stacks):
@@ -11854,37 +11164,37 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_6_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_6_block_2(state, stacks):
@@ -11912,39 +11222,43 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_4(state, stacks):
@@ -11963,36 +11277,38 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_6_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_6_block_5(state, stacks):
@@ -12023,55 +11339,63 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_6_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_6_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_6(state, stacks):
@@ -12089,42 +11413,42 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_6_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_7(state, stacks):
@@ -12140,7 +11464,7 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -12152,51 +11476,55 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_8(state, stacks):
@@ -12214,17 +11542,17 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -12241,47 +11569,49 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_6_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_6_block_9(state, stacks):
@@ -12342,27 +11672,27 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -12371,43 +11701,47 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_10(state, stacks):
@@ -12418,47 +11752,47 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_6_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_11(state, stacks):
@@ -12491,7 +11825,7 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -12512,60 +11846,60 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_6_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_12(state, stacks):
@@ -12581,19 +11915,19 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -12608,38 +11942,38 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_6_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -12675,77 +12009,77 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -12760,18 +12094,18 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_6_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -12792,89 +12126,89 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_6_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -12921,44 +12255,44 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -12997,21 +12331,21 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -13019,15 +12353,15 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -13036,81 +12370,81 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_6_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_6_BLOCKS = (
@@ -13130,8 +12464,6 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_6_block_13,
         nuts_chain_6_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_6_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_6_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -13448,13 +12780,10 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -13468,134 +12797,132 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain6State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (3,), "float64"),
-            build_tree_edge_r=zeros([batch], (3,), "float64"),
-            build_tree_edge_grad=zeros([batch], (3,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (3,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (3,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (256, 3), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (256,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (256,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (256,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (256, 3), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (256,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (256,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (256,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (3,), "float64"),
-            nuts_step_minus_r=zeros([batch], (3,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_plus_x=zeros([batch], (3,), "float64"),
-            nuts_step_plus_r=zeros([batch], (3,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_point_x=zeros([batch], (3,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (3,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (3,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (3,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (3,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (3,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain6Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (3,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_6_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_6_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_6_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_6_BLOCKS, (), NUTS_CHAIN_6_WRITES, **limits
         )
         return (
             (
@@ -13613,6 +12940,40 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_6_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (3,)),
+            ("float64", ()),
+            ("float64", (3,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (256, 3)),
+            ("int64", (256,)),
+            ("int64", (256,)),
+            ("float64", (256,)),
+        ),
+        program=nuts_chain_6_program,
+        block_lines=NUTS_CHAIN_6_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_6_STACK_BYTES,
+        index_lines=NUTS_CHAIN_6_INDEX_LINES,
+    )
+
     def nuts_chain_6(
         point,
         seed,
@@ -13623,133 +12984,40 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[256, 3], leapfrogs: int64[256], depths: int64[256], accepts: float64[256]) -> Chain(Point(float64[3], float64[], float64[3]), int64[], float64[256, 3], int64[256], int64[256], float64[256]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (3,)),
-                    ("float64", ()),
-                    ("float64", (3,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (256, 3)),
-                    ("int64", (256,)),
-                    ("int64", (256,)),
-                    ("float64", (256,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_6_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_6_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_6_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_6_BLOCK_LINES, "nuts_chain_6_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_6_BLOCK_LINES, NUTS_CHAIN_6_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_6_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_6
@@ -14001,20 +13269,20 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_1(state, stacks):
@@ -14033,37 +13301,37 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_7_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_7_block_2(state, stacks):
@@ -14091,39 +13359,43 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_4(state, stacks):
@@ -14142,36 +13414,38 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_7_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_7_block_5(state, stacks):
@@ -14202,55 +13476,63 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_7_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_7_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_6(state, stacks):
@@ -14268,42 +13550,42 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_7_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_7(state, stacks):
@@ -14319,7 +13601,7 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -14331,51 +13613,55 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_8(state, stacks):
@@ -14393,17 +13679,17 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -14420,47 +13706,49 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_7_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_7_block_9(state, stacks):
@@ -14521,27 +13809,27 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -14550,43 +13838,47 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_10(state, stacks):
@@ -14597,47 +13889,47 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_7_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_11(state, stacks):
@@ -14670,7 +13962,7 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -14691,60 +13983,60 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_7_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_12(state, stacks):
@@ -14760,19 +14052,19 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -14787,38 +14079,38 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_7_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -14854,77 +14146,77 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -14939,18 +14231,18 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_7_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -14971,89 +14263,89 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_7_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -15100,44 +14392,44 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -15176,21 +14468,21 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -15198,15 +14490,15 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -15215,81 +14507,81 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_7_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_7_BLOCKS = (
@@ -15309,8 +14601,6 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_7_block_13,
         nuts_chain_7_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_7_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_7_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -15627,13 +14917,10 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -15647,134 +14934,132 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain7State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (3,), "float64"),
-            build_tree_edge_r=zeros([batch], (3,), "float64"),
-            build_tree_edge_grad=zeros([batch], (3,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (3,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (3,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (32, 3), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (32,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (32,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (32,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (32, 3), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (32,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (3,), "float64"),
-            nuts_step_minus_r=zeros([batch], (3,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_plus_x=zeros([batch], (3,), "float64"),
-            nuts_step_plus_r=zeros([batch], (3,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_point_x=zeros([batch], (3,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (3,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (3,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (3,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (3,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (3,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain7Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (3,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_7_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_7_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_7_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_7_BLOCKS, (), NUTS_CHAIN_7_WRITES, **limits
         )
         return (
             (
@@ -15792,6 +15077,40 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_7_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (3,)),
+            ("float64", ()),
+            ("float64", (3,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (32, 3)),
+            ("int64", (32,)),
+            ("int64", (32,)),
+            ("float64", (32,)),
+        ),
+        program=nuts_chain_7_program,
+        block_lines=NUTS_CHAIN_7_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_7_STACK_BYTES,
+        index_lines=NUTS_CHAIN_7_INDEX_LINES,
+    )
+
     def nuts_chain_7(
         point,
         seed,
@@ -15802,133 +15121,40 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 3], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[3], float64[], float64[3]), int64[], float64[32, 3], int64[32], int64[32], float64[32]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (3,)),
-                    ("float64", ()),
-                    ("float64", (3,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (32, 3)),
-                    ("int64", (32,)),
-                    ("int64", (32,)),
-                    ("float64", (32,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_7_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_7_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_7_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_7_BLOCK_LINES, "nuts_chain_7_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_7_BLOCK_LINES, NUTS_CHAIN_7_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_7_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_7
@@ -16143,7 +15369,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -16155,51 +15381,55 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_1(state, stacks):
@@ -16217,17 +15447,17 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -16244,47 +15474,49 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_1_block_2(state, stacks):
@@ -16345,27 +15577,27 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -16374,43 +15606,47 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_3(state, stacks):
@@ -16421,47 +15657,47 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_4(state, stacks):
@@ -16494,7 +15730,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -16515,60 +15751,60 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_5(state, stacks):
@@ -16584,19 +15820,19 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -16611,38 +15847,38 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -16678,77 +15914,77 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -16763,18 +15999,18 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_1_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -16795,89 +16031,89 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -16924,44 +16160,44 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -17000,21 +16236,21 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -17022,15 +16258,15 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -17039,81 +16275,81 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_1_BLOCKS = (
@@ -17126,8 +16362,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_1_block_6,
         nuts_step_1_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_1_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_1_WRITES = (
         (
@@ -17347,129 +16581,122 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_1_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep1State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (100,), "float64"),
-            build_tree_edge_r=zeros([batch], (100,), "float64"),
-            build_tree_edge_grad=zeros([batch], (100,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (100,), "float64"),
-            nuts_step_minus_r=zeros([batch], (100,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_plus_x=zeros([batch], (100,), "float64"),
-            nuts_step_plus_r=zeros([batch], (100,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (100,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (100,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (100,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (100,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (100,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (100,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (100,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep1Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros(
+            build_tree_tree_minus_r=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_r=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_1_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_1_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_1_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_1_BLOCKS, (), NUTS_STEP_1_WRITES, **limits
         )
         return (
             (
@@ -17486,91 +16713,39 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_1(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-    ):
+    NUTS_STEP_1_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (100,)),
+            ("float64", ()),
+            ("float64", (100,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_1_program,
+        block_lines=NUTS_STEP_1_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_1_STACK_BYTES,
+    )
+
+    def nuts_step_1(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[]) -> Step(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (100,)),
-                    ("float64", ()),
-                    ("float64", (100,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_1_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        check_stack_bytes(
-            "nuts_step",
-            leaves,
-            max_stack_depth,
-            NUTS_STEP_1_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_1_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_1_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_1_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_1
@@ -17785,7 +16960,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -17797,51 +16972,55 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_1(state, stacks):
@@ -17859,17 +17038,17 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -17886,47 +17065,49 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_2_block_2(state, stacks):
@@ -17987,27 +17168,27 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -18016,43 +17197,47 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_3(state, stacks):
@@ -18063,47 +17248,47 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_4(state, stacks):
@@ -18136,7 +17321,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -18157,60 +17342,60 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_5(state, stacks):
@@ -18226,19 +17411,19 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -18253,38 +17438,38 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -18320,77 +17505,77 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -18405,18 +17590,18 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_2_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -18437,89 +17622,89 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -18566,44 +17751,44 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -18642,21 +17827,21 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -18664,15 +17849,15 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -18681,81 +17866,81 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_2_BLOCKS = (
@@ -18768,8 +17953,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_2_block_6,
         nuts_step_2_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_2_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_2_WRITES = (
         (
@@ -18989,127 +18172,118 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_2_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep2State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (10,), "float64"),
-            build_tree_edge_r=zeros([batch], (10,), "float64"),
-            build_tree_edge_grad=zeros([batch], (10,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (10,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (10,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (10,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (10,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (10,), "float64"),
-            nuts_step_minus_r=zeros([batch], (10,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (10,), "float64"),
-            nuts_step_plus_x=zeros([batch], (10,), "float64"),
-            nuts_step_plus_r=zeros([batch], (10,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (10,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (10,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (10,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (10,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (10,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (10,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (10,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (10,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep2Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (10,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_r=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (10,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_2_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_2_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_2_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_2_BLOCKS, (), NUTS_STEP_2_WRITES, **limits
         )
         return (
             (
@@ -19126,91 +18300,39 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_2(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-    ):
+    NUTS_STEP_2_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (10,)),
+            ("float64", ()),
+            ("float64", (10,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_2_program,
+        block_lines=NUTS_STEP_2_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_2_STACK_BYTES,
+    )
+
+    def nuts_step_2(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[10], float64[], float64[10]), seed: int64[], counter: int64[]) -> Step(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (10,)),
-                    ("float64", ()),
-                    ("float64", (10,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_2_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        check_stack_bytes(
-            "nuts_step",
-            leaves,
-            max_stack_depth,
-            NUTS_STEP_2_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_2_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_2_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_2_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_2
@@ -19425,7 +18547,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -19437,51 +18559,55 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_1(state, stacks):
@@ -19499,17 +18625,17 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -19526,47 +18652,49 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_3_block_2(state, stacks):
@@ -19627,27 +18755,27 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -19656,43 +18784,47 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_3(state, stacks):
@@ -19703,47 +18835,47 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_4(state, stacks):
@@ -19776,7 +18908,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -19797,60 +18929,60 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_5(state, stacks):
@@ -19866,19 +18998,19 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -19893,38 +19025,38 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -19960,77 +19092,77 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -20045,18 +19177,18 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_3_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -20077,89 +19209,89 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -20206,44 +19338,44 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -20282,21 +19414,21 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -20304,15 +19436,15 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -20321,81 +19453,81 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_3_BLOCKS = (
@@ -20408,8 +19540,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_3_block_6,
         nuts_step_3_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_3_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_3_WRITES = (
         (
@@ -20629,125 +19759,114 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_3_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep3State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (1,), "float64"),
-            build_tree_edge_r=zeros([batch], (1,), "float64"),
-            build_tree_edge_grad=zeros([batch], (1,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (1,), "float64"),
-            nuts_step_minus_r=zeros([batch], (1,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (1,), "float64"),
-            nuts_step_plus_x=zeros([batch], (1,), "float64"),
-            nuts_step_plus_r=zeros([batch], (1,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (1,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (1,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (1,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (1,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (1,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (1,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (1,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep3Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (1,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_3_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_3_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_3_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_3_BLOCKS, (), NUTS_STEP_3_WRITES, **limits
         )
         return (
             (
@@ -20764,91 +19883,39 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_3(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-    ):
+    NUTS_STEP_3_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (1,)),
+            ("float64", ()),
+            ("float64", (1,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_3_program,
+        block_lines=NUTS_STEP_3_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_3_STACK_BYTES,
+    )
+
+    def nuts_step_3(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (1,)),
-                    ("float64", ()),
-                    ("float64", (1,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_3_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        check_stack_bytes(
-            "nuts_step",
-            leaves,
-            max_stack_depth,
-            NUTS_STEP_3_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_3_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_3_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_3_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_3
@@ -21063,7 +20130,7 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -21075,51 +20142,55 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_4_block_1(state, stacks):
@@ -21137,17 +20208,17 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -21164,47 +20235,49 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_4_block_2(state, stacks):
@@ -21265,27 +20338,27 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -21294,43 +20367,47 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_4_block_3(state, stacks):
@@ -21341,47 +20418,47 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_4_block_4(state, stacks):
@@ -21414,7 +20491,7 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -21435,60 +20512,60 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_4_block_5(state, stacks):
@@ -21504,19 +20581,19 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -21531,38 +20608,38 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -21598,77 +20675,77 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -21683,18 +20760,18 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_4_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -21715,89 +20792,89 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -21844,44 +20921,44 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -21920,21 +20997,21 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -21942,15 +21019,15 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -21959,81 +21036,81 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_4_BLOCKS = (
@@ -22046,8 +21123,6 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_4_block_6,
         nuts_step_4_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_4_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_4_WRITES = (
         (
@@ -22267,125 +21342,114 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_4_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep4State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (3,), "float64"),
-            build_tree_edge_r=zeros([batch], (3,), "float64"),
-            build_tree_edge_grad=zeros([batch], (3,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (3,), "float64"),
-            nuts_step_minus_r=zeros([batch], (3,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_plus_x=zeros([batch], (3,), "float64"),
-            nuts_step_plus_r=zeros([batch], (3,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (3,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (3,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (3,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (3,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (3,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (3,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (3,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep4Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (3,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_4_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_4_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_4_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_4_BLOCKS, (), NUTS_STEP_4_WRITES, **limits
         )
         return (
             (
@@ -22402,91 +21466,39 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_4(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-    ):
+    NUTS_STEP_4_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (3,)),
+            ("float64", ()),
+            ("float64", (3,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_4_program,
+        block_lines=NUTS_STEP_4_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_4_STACK_BYTES,
+    )
+
+    def nuts_step_4(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[]) -> Step(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (3,)),
-                    ("float64", ()),
-                    ("float64", (3,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_4_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        check_stack_bytes(
-            "nuts_step",
-            leaves,
-            max_stack_depth,
-            NUTS_STEP_4_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_4_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_4_BLOCK_LINES, "nuts_step_4_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_4_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_4_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_4

@@ -2,11 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=tensorflow
+# autobatch: runtime=1
 # autobatch: programs=nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], int64[], float64[32, 100], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024]); nuts_chain(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], int64[], float64[32, 10], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[256, 3], int64[256], int64[256], float64[256]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[10], float64[], float64[10]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=a046e04047f553475e3e31740b007196bde7e433c70c84aef7205b340dc0d91d
-# autobatch: inputs-sha256=74f4dd0658b5a95da1aa83e9479d1aca844ce7a3627eebaea520535d5340a764
-# autobatch: body-sha256=68599ee568116e2fd9c7604e021da49f7d56846b685375950c31bbea05415ccb
+# autobatch: source-sha256=1542e2ad9f0a1e2b8ecd2ce605963aca97ad297b31f58ce3f182d29112332dcd
+# autobatch: inputs-sha256=85737b032f0e3e773925fdf348cf64737d7c630293613ad3e001a975291aa572
+# autobatch: body-sha256=d61b6703674b42aa57455f674d3c323201a0075f0901e8ef2ac01766e8b40cbd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -163,12 +164,7 @@ nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
   block 7   examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
 """
 
-import functools
-import linecache
 import typing
-import warnings
-import numpy as np
-import tensorflow as tf
 import examples.nuts_math as nuts_math
 from examples.nuts import Chain
 from examples.nuts import Edge
@@ -176,970 +172,9 @@ from examples.nuts import MAX_ENERGY_ERROR
 from examples.nuts import Point
 from examples.nuts import Step
 from examples.nuts import Tree
+from autobatch_runtime import tensorflow_backend as rt
 
-try:
-    from transpiler.errors import (
-        IterationLimitError,
-        StackMemoryError,
-        StackOverflowError,
-    )
-except ImportError:
-
-    class StackOverflowError(RuntimeError):
-        """An example recursed deeper than `max_stack_depth`."""
-
-    class IterationLimitError(RuntimeError):
-        """Examples still running after `max_iterations` loop iterations."""
-
-    class StackMemoryError(MemoryError):
-        """The stacks of a call would need more than `max_stack_bytes`."""
-
-
-DEFAULT_MAX_STACK_BYTES = 2**32
-
-
-def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """Raises what stopped examples early, read off the loop's final state.
-
-    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
-    error_lines: (the block lines[, the source lines of the subscripts]).
-    """
-    check_errors(function, errors, error_lines, max_stack_depth)
-    check_finished(function, pc, error_lines[0], max_iterations)
-
-
-def check_errors(function, errors, error_lines, max_stack_depth):
-    """Raises what stopped examples early.
-
-    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
-    example that did not stop; error_lines: what each value means, (the
-    block lines[, the source lines of the subscripts]).  Inside a traced
-    function (stackless under XLA) the values are symbolic and cannot be
-    read; the examples then keep their clipped values.
-    """
-    try:
-        errors = [np.asarray(e) for e in errors]
-    except (TypeError, NotImplementedError):
-        return
-    if len(errors) > 1:
-        check_index(function, errors[1], error_lines[1])
-    if max_stack_depth is not None:
-        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
-
-
-def check_index(function, index_error_at, index_lines):
-    """Raises IndexError if an active example indexed out of range."""
-    examples = np.nonzero(index_error_at >= 0)[0]
-    if examples.size:
-        where = index_lines[index_error_at[examples[0]]]
-        raise IndexError(
-            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
-        )
-
-
-def check_overflow(function, overflow_at, block_lines, max_stack_depth):
-    """Raises StackOverflowError if any example overflowed a stack."""
-    overflow_at = np.asarray(overflow_at)
-    examples = np.nonzero(overflow_at >= 0)[0]
-    if examples.size:
-        where = block_lines[overflow_at[examples[0]]]
-        raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
-        )
-
-
-def check_finished(function, pc, block_lines, max_iterations):
-    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
-
-    `pc` is every example's next block after the loop.  The earliest block
-    any example waits at is the one the loop kept running (blocks run
-    lowest first), so its source line is the likely endless loop; examples
-    at later blocks were waiting behind it.
-    """
-    if max_iterations is None:
-        return
-    pc = np.asarray(pc)
-    unfinished = pc < len(block_lines)
-    if unfinished.any():
-        block = pc[unfinished].min()
-        running = np.nonzero(pc == block)[0].tolist()
-        behind = int(unfinished.sum()) - len(running)
-        raise IterationLimitError(
-            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
-            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
-            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
-        )
-
-
-def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
-    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
-
-    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
-    example stacks per level of recursion); past the machine's memory an
-    allocator fails with an unhelpful message, or the machine swaps.
-    """
-    batch = leaves[0].shape[0] if leaves else 1
-    if batch is None:
-        return
-    needed = int(max_stack_depth) * int(batch) * level_bytes
-    if needed > max_stack_bytes:
-        raise StackMemoryError(
-            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
-        )
-
-
-def _size(n):
-    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit} ({n} bytes)"
-    return f"{n} bytes"
-
-
-def note_source_line(error, block_lines, block_prefix):
-    """Adds the user's source line to an error raised inside a block function.
-
-    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
-    pass through a block function; the nearest `# file:line  text` comment
-    above the failing generated line names the user's line.
-    """
-    frame, found = (error.__traceback__, None)
-    while frame is not None:
-        code = frame.tb_frame.f_code
-        if block_prefix in code.co_name:
-            found = (code.co_filename, frame.tb_lineno, code.co_name)
-        frame = frame.tb_next
-    if found is None:
-        return
-    filename, lineno, name = found
-    for number in range(lineno, 0, -1):
-        text = linecache.getline(filename, number).strip()
-        if text.startswith("# ") and ":" in text.split()[1]:
-            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
-            return
-    suffix = name.rsplit("_block_", 1)[-1]
-    if suffix.isdigit() and int(suffix) < len(block_lines):
-        error.add_note(
-            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
-        )
-
-
-class Profile(typing.NamedTuple):
-    """What one batched call did, block by block (from `profile=True`)."""
-
-    block_lines: tuple
-    block_runs: tuple
-    block_active: tuple
-    batch: int
-    deepest_call: int
-
-    @property
-    def iterations(self):
-        return sum(self.block_runs)
-
-    @property
-    def utilization(self):
-        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
-        total = self.iterations * self.batch
-        return sum(self.block_active) / total if total else 1.0
-
-    def report(self):
-        lines = [
-            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
-            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
-        ]
-        for k, (where, runs, active) in enumerate(
-            zip(self.block_lines, self.block_runs, self.block_active)
-        ):
-            mean = active / runs if runs else 0.0
-            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
-        return "\n".join(lines)
-
-
-def make_profile(counters, block_lines, batch):
-    runs, active, deepest = counters
-    return Profile(
-        tuple(block_lines),
-        tuple((int(r) for r in np.asarray(runs))),
-        tuple((int(a) for a in np.asarray(active))),
-        int(batch),
-        int(deepest),
-    )
-
-
-def select(active, new, old):
-    """Per example: `new` where `active`, else `old`.
-
-    active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
-    """
-    old = tf.convert_to_tensor(old)
-    if isinstance(new, (bool, int, float)):
-        new = tf.constant(new, old.dtype)
-    elif new.dtype != old.dtype:
-        new = tf.cast(new, old.dtype)
-    if old.shape.rank > 1:
-        active = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
-    return tf.where(active, new, old)
-
-
-def choose(condition, if_true, if_false):
-    """Per example: block `if_true` where `condition` holds, else `if_false`."""
-    return tf.where(tf.cast(condition, tf.bool), if_true, if_false)
-
-
-def where(condition, if_true, if_false):
-    """Per example: `if_true` where `condition` holds, else `if_false`.
-
-    condition: [batch] (any dtype: its truth is used); the sides:
-    [batch, *event] or broadcastable, of one dtype.
-    """
-    if_true, if_false = as_tensors(if_true, if_false)
-    condition = tf.cast(condition, tf.bool)
-    extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
-    if condition.shape.rank == 1 and extra > 0:
-        condition = tf.reshape(condition, [-1] + [1] * extra)
-    return tf.where(condition, if_true, if_false)
-
-
-def as_tensors(a, b):
-    """Both sides as tensors of one dtype, Python numbers typed as in NumPy.
-
-    A Python number takes the dtype of the tensor beside it; two numbers
-    become int64 / float64 (TensorFlow alone would make them int32 /
-    float32, which is not what type inference decided).
-    """
-    numbers = (bool, int, float)
-    if isinstance(a, numbers) and isinstance(b, numbers):
-        return (tf.constant(np.asarray(a)), tf.constant(np.asarray(b)))
-    if isinstance(a, numbers):
-        b = tf.convert_to_tensor(b)
-        return (tf.constant(a, b.dtype), b)
-    a = tf.convert_to_tensor(a)
-    return (a, tf.convert_to_tensor(b, dtype_hint=a.dtype))
-
-
-def safe_divisor(active, value):
-    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    if value.shape.rank > 1:
-        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
-    return tf.where(active, value, tf.ones_like(value))
-
-
-def cast(value, dtype):
-    return tf.cast(value, dtype)
-
-
-def index_positions(batch, event_shape, items, batched=True):
-    """Where per-example subscript `x[items]` reads: [batch, *region, rank].
-
-    items: one per leading event axis, each a slice (static) or an integer,
-    a Python int or a [batch] tensor (per example); the axes after them are
-    taken whole.  `region` is the per-example shape of the value (the axes
-    that slices and whole axes keep).  The last axis holds the coordinates
-    for `gather_nd`: the example first when `batched`, then one per event
-    axis.  Negative integers count from the end, as on one example;
-    out-of-range ones are clipped (idle examples compute junk indices; XLA
-    would clip a gather anyway; `index_fault` reports active ones).
-    """
-    items = list(items) + [slice(None)] * (len(event_shape) - len(items))
-    region, coordinates = ([], [])
-    for size, item in zip(event_shape, items):
-        if isinstance(item, slice):
-            kept = list(range(size))[item]
-            coordinates.append((tf.constant(kept, tf.int32), len(region)))
-            region.append(len(kept))
-        else:
-            item = tf.cast(item, tf.int32)
-            item = tf.clip_by_value(tf.where(item < 0, item + size, item), 0, size - 1)
-            coordinates.append((item, None))
-    shape = tf.concat([[batch], tf.constant(region, tf.int32)], 0)
-
-    def spread(values, axis):
-        dims = [1] * (1 + len(region))
-        dims[0 if axis is None else 1 + axis] = -1
-        return tf.broadcast_to(tf.reshape(values, dims), shape)
-
-    parts = [spread(tf.range(batch), None)] if batched else []
-    parts += [spread(values, axis) for values, axis in coordinates]
-    return tf.stack(parts, -1)
-
-
-def take(array, items):
-    """Per example: array[b][items] (see `index_positions`): one gather."""
-    array = tf.convert_to_tensor(array)
-    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
-    return tf.gather_nd(array, positions)
-
-
-def lookup(table, items):
-    """Per example: table[items] of a constant table (module-level array,
-    tuple or list), with per-example integer items: one gather."""
-    table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
-    positions = index_positions(batch, table.shape, items, batched=False)
-    return tf.gather_nd(tf.constant(table), positions)
-
-
-def spread(active, value, which=None):
-    """A value that is the same for every example, given the batch axis:
-    [batch, *shape].
-
-    active: [batch] (only its length is used).  Python numbers become int64
-    and float64, as type inference typed them.  A tuple (or namedtuple)
-    value: `which` gives, per leaf depth first, whether to spread it (the
-    other leaves already have the batch axis); all of them if None.
-    """
-    if isinstance(value, (tuple, list)):
-        flags = iter(which if which is not None else ())
-
-        def walk(v):
-            if v is None:
-                return None
-            if isinstance(v, (tuple, list)):
-                parts = [walk(p) for p in v]
-                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
-            return spread(active, v) if next(flags, True) else v
-
-        return walk(value)
-    if isinstance(value, bool):
-        value = tf.constant(value)
-    elif isinstance(value, int):
-        value = tf.constant(value, tf.int64)
-    elif isinstance(value, float):
-        value = tf.constant(value, tf.float64)
-    value = tf.convert_to_tensor(value)
-    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
-
-
-def put(array, items, value):
-    """Per example: a copy of array[b] with [items] set to value[b] (the
-    functional form of `x[items] = value`): one scatter.  value is cast to
-    array's dtype."""
-    array = tf.convert_to_tensor(array)
-    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
-    value = tf.broadcast_to(tf.cast(value, array.dtype), tf.shape(positions)[:-1])
-    return tf.tensor_scatter_nd_update(array, positions, value)
-
-
-def index_fault(active, array, items, batched=True):
-    """[batch] bool: the active examples whose integer items are out of range
-    of `array`'s event axes (of a constant table's axes if not `batched`).
-    Static items were checked when the program was built."""
-    shape = tf.convert_to_tensor(array).shape[1:] if batched else np.shape(array)
-    fault = tf.zeros_like(active)
-    for size, item in zip(shape, items):
-        if not isinstance(item, (slice, int)):
-            fault = fault | (item < -size) | (item >= size)
-    return fault & active
-
-
-def zeros(leading, shape, dtype):
-    """A [*leading, *shape] array of zeros (False for bool)."""
-    return tf.zeros([*leading, *shape], dtype)
-
-
-def batch_size(*leaves):
-    return tf.shape(leaves[0])[0] if leaves else 1
-
-
-def rows(stack):
-    """The stack as one row per (level, example): [depth * batch, *event].
-
-    Row index * batch + b is stack[index, b].  XLA gathers and scatters along
-    one axis of rows at half the cost of (level, example) pairs (fib over 4096
-    examples: 118 against 180 ms), and the reshape itself is free.
-    """
-    return tf.reshape(stack, tf.concat([[-1], tf.shape(stack)[2:]], 0))
-
-
-def read(stack, index):
-    """stack[index[b], b] for every example b: [batch, *event].
-
-    Indices are clamped: XLA would clamp an out-of-range gather silently anyway.
-    """
-    index = tf.clip_by_value(index, 0, stack.shape[0] - 1)
-    batch = tf.shape(index)[0]
-    return tf.gather(rows(stack), index * batch + tf.range(batch))
-
-
-def push(stack, sp, value, active):
-    """Pushes `value` for every active example: (new sp, write, overflow).
-
-    `save` at `sp` (the next free slot, [batch] int32), and the pointer
-    moved for the examples it wrote.
-    """
-    write, overflow = save(stack, sp, value, active)
-    return (tf.where(write[0], sp + 1, sp), write, overflow)
-
-
-def save(stack, frame, value, active):
-    """Saves `value` at level `frame` (return_sp) for every active example.
-
-    stack: [depth, batch, *event]; frame: [batch] int32; value: [batch,
-    *event] or broadcastable.  Returns (write, overflow): the write (mask,
-    index, value) that `run` applies after the block, and the [batch] bool
-    active examples whose stack was full (nothing is written for them).
-    """
-    fits = frame < stack.shape[0]
-    value = tf.cast(value, stack.dtype)
-    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
-        value = tf.broadcast_to(value, tf.shape(stack)[1:])
-    return (
-        (tf.logical_and(active, fits), frame, value),
-        tf.logical_and(active, tf.logical_not(fits)),
-    )
-
-
-def stack_writes(stacks, **writes):
-    """The block's writes by stack name (`run` applies them)."""
-    return writes
-
-
-def apply_write(stack, write, xla=False):
-    """stack[index[b], b] = value[b] where mask[b].
-
-    Under XLA: one scatter of a row per example into `rows(stack)`, the idle
-    examples' rows sent past the last level, which XLA's scatter drops.  In
-    a sweep's loop the scatter updates the stack in place, so a write
-    touches batch x event values, not the whole stack.  TensorFlow's own
-    kernels reject such rows, so graph mode writes per-example scalars with
-    a one-hot `where` over [depth, batch] (one op; graph mode pays per op)
-    and vectors by a scatter that rewrites idle rows as they were.
-    """
-    mask, index, value = write
-    depth = stack.shape[0]
-    batch = tf.shape(index)[0]
-    examples = tf.range(batch)
-    if xla:
-        at = tf.where(mask, index, depth) * batch + examples
-        written = tf.tensor_scatter_nd_update(rows(stack), at[:, None], value)
-        return tf.reshape(written, tf.shape(stack))
-    if stack.shape.rank > 2:
-        at = tf.stack([tf.clip_by_value(index, 0, depth - 1), examples], 1)
-        keep = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
-        kept = tf.where(keep, value, tf.gather_nd(stack, at))
-        return tf.tensor_scatter_nd_update(stack, at, kept)
-    hit = tf.logical_and(
-        tf.equal(tf.range(depth)[:, None], index[None, :]), mask[None, :]
-    )
-    return tf.where(hit, value[None], stack)
-
-
-def after_reads(write, pc):
-    """`write`, made to depend on the block's next `pc` (a mask that is always
-    true there, which XLA cannot tell).
-
-    A block that reads a stack and writes it (a return that pops a return
-    address, a call that pushes one) gives XLA a gather and an in-place
-    scatter with no path between them; XLA then copies the whole stack
-    before the scatter, in case the gather runs second.  The next pc depends
-    on the popped address (and usually on every value a block restores), so
-    the scatter must come after the gathers and needs no copy (fib over 4096
-    examples: 211 against 176 ms).  If a read does not reach pc, XLA copies,
-    as before: slower, never wrong.
-    """
-    mask, index, value = write
-    return (tf.logical_and(mask, pc >= 0), index, value)
-
-
-def pop(stack, sp, active):
-    """Pops every active example's top: (value [batch, *event], new sp)."""
-    sp = tf.where(active, sp - 1, sp)
-    return (read(stack, sp), sp)
-
-
-def pop_return(stack, sp, active, halt):
-    """Return: the block each active example resumes at, and the new pointer.
-
-    An example whose return stack is empty returns from the entry function:
-    it halts.
-    """
-    empty = sp <= 0
-    target, sp = pop(stack, sp, tf.logical_and(active, tf.logical_not(empty)))
-    return (tf.where(empty, halt, target), sp)
-
-
-def hide_constants(values):
-    """`values` (a nest of tensors), as tensors XLA cannot see as constants.
-
-    TensorFlow 2.21's bridge to XLA substitutes a while loop's constant,
-    loop-invariant inputs into its body, and loses the bodies of the loops
-    nested in it when it does (tensorflow/tensorflow#122886: "Propagate:
-    Cannot find body function").  Every loop has such an input, the hidden
-    `maximum_iterations`, and the initial zeros of registers no block writes
-    are others.  A `where` on a condition computed from the data, false at
-    run time, keeps each value and hides that it is constant.  (With no data
-    at all, nothing can be hidden.)
-    """
-    leaves = tf.nest.flatten(values)
-    data = [x for x in leaves if tf.get_static_value(x) is None]
-    if not data:
-        return values
-    first = tf.reshape(data[0], [-1])[:1]
-    never = tf.reduce_any(
-        tf.logical_and(tf.equal(first, first), tf.not_equal(first, first))
-    )
-    hidden = [tf.where(never, tf.ones_like(x), x) for x in leaves]
-    return tf.nest.pack_sequence_as(values, hidden)
-
-
-def carried_of(state, stacks, fields, written):
-    """The loop variables of one block's loop: the fields and stacks it writes."""
-    return (
-        tuple((getattr(state, f) for f in fields)),
-        tuple((getattr(stacks, n) for n in written)),
-    )
-
-
-def merged(before, fields, written, carried):
-    """(state, stacks): `before` with the carried fields and stacks in place."""
-    state, stacks = before
-    values, stack_values = carried
-    return (
-        state._replace(**dict(zip(fields, values))),
-        stacks._replace(**dict(zip(written, stack_values))),
-    )
-
-
-def sweeps(state, stacks, writes):
-    """Whether XLA runs this program as a sweep (see `run`) or a switch.
-
-    A sweep where a switch would copy large arrays: any per-example vector
-    register or stack, or any stack a block writes.  Programs with neither
-    (loops and tail calls over scalars) are faster under the switch
-    (over 4096 examples, Collatz 4.0 against 4.7 ms, gcd 13.9 against 18.5).
-    """
-    vectors = any((x.shape.rank > 1 for x in state)) or any(
-        (s.shape.rank > 2 for s in stacks)
-    )
-    return vectors or any((written for _, written in writes or ()))
-
-
-def run(
-    state,
-    stacks,
-    blocks,
-    xla,
-    profile,
-    looping=(),
-    max_iterations=None,
-    writes=None,
-    parallel_iterations=10,
-):
-    """Runs the program until every example has halted (pc == len(blocks)).
-
-    Each iteration runs, for the whole batch, the lowest-numbered block that
-    some example is waiting at; the block changes only the examples at it.
-    How, depends on the backend:
-
-    - TF graph: one `switch_case` over the blocks; each branch applies its
-      own stack writes and passes the other stacks through (graph mode pays
-      per op, not per copy).
-    - XLA, when a block writes a stack or a register holds a per-example
-      vector: a *sweep*.  Every block is a while loop that runs while it is
-      the earliest pending block, one after the other in block order; the
-      state and the stacks are its loop variables, which XLA updates in
-      place, and its writes are scatters into them.  A switch copies every
-      array its branches pass through, and a stack written after it under
-      a `cond` is copied whenever the `cond` does not write it: fib over
-      4096 examples took 142 ms as a sweep against 189 ms as a switch, and
-      NUTS at 100-d and 256 chains paid about half its run time in copies.
-      The sweep runs the same blocks in the same order as the switch (a
-      block that sends examples back to an earlier one ends the sweep, and
-      the next trip starts there).
-    - XLA otherwise (per-example scalars, no stack written): the switch,
-      which costs less than a sweep's chain of loops when there is nothing
-      to copy.
-
-    With `profile`, counters ride along in the loop (no host callbacks, so
-    this works under XLA): runs and active examples per block [blocks] and
-    the deepest call; otherwise the counters are None and cost nothing.
-
-    `looping` names blocks that can jump to themselves, write no stack and
-    otherwise jump forward (a rotated loop body): under XLA's switch such a
-    block repeats in an inner loop for as long as any example waits at it
-    (it stays the earliest pending block), the same sequence of blocks
-    without a dispatch per trip.  (The sweep does this for every block.)
-
-    `max_iterations` (None: no limit) stops the loop after that many
-    iterations, examples still pending (the caller raises): the count is
-    the while loop's own `maximum_iterations` counter, so None traces the
-    loop exactly as without a limit.  With a limit every trip is counted, so
-    blocks run one per trip, as they do under `profile` with the switch.
-
-    `writes[k]`: the state fields and the stacks block k writes, as the
-    generated module lists them.  A block's loop in the sweep carries only
-    those, and reads the rest from outside: NUTS's blocks write a fifth of
-    its hundred fields, and carrying all of them through eight loops made
-    the first call (tracing, XLA's compile) about 1.4x as long.
-
-    `parallel_iterations` goes to the outer `tf.while_loop` (the
-    predecessor's `TensorFlowBackend(while_parallel_iterations=...)`): 1
-    runs iterations strictly one after the other, which keeps stateful
-    random ops in a primitive reproducible under a seed.
-    """
-    halt = len(blocks)
-    sweeping = xla and sweeps(state, stacks, writes)
-
-    def pending(state, stacks, counters):
-        return tf.reduce_any(state.pc < halt)
-
-    def state_after(index, block, state, stacks):
-        """The switch's branch under XLA: the block, repeated if it loops.
-
-        It returns its own index beside the state, which nothing reads.  With
-        the state as the switch's only output, XLA (TF 2.21) copied every
-        register the branches pass through twice per trip, in the branch and
-        after the switch: gcd over 4096 examples took 19.7 ms against 12.9,
-        even/odd 4.3 against 3.5.  The unused output is removed when XLA
-        compiles, and the copies are gone with it.
-        """
-        new_state, writes = block(state, stacks)
-        assert not writes, "a block that writes a stack runs in a sweep"
-        if index in looping and (not profile) and (max_iterations is None):
-
-            def again(state):
-                return tf.reduce_any(tf.equal(state.pc, index))
-
-            def repeat(state):
-                return [block(state, stacks)[0]]
-
-            new_state = tf.while_loop(again, repeat, [new_state])[0]
-        return (new_state, tf.constant(index))
-
-    def writes_applied(block, state, stacks):
-        new_state, writes = block(state, stacks)
-        if xla:
-            writes = {name: after_reads(w, new_state.pc) for name, w in writes.items()}
-        applied = {
-            name: apply_write(getattr(stacks, name), w, xla)
-            for name, w in writes.items()
-        }
-        return (new_state, stacks._replace(**applied))
-
-    def counted(index, state, counters):
-        """The profile counters after block `index` runs on `state`."""
-        if not profile:
-            return counters
-        runs, active, deepest = counters
-        at_block = tf.one_hot(index, halt, dtype=tf.int64)
-        waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
-        deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
-        return (runs + at_block, active + at_block * waiting, deepest)
-
-    def sweep(state, stacks, counters, unlimited):
-        earliest = tf.reduce_min(state.pc)
-        ran = tf.less(earliest, 0)
-        for k, block in enumerate(blocks):
-            fields, written = writes[k] if writes else (state._fields, stacks._fields)
-
-            def runs(earliest, ran, carried, counters, k=k):
-                at = tf.equal(earliest, k)
-                if max_iterations is None:
-                    return at
-                return tf.logical_and(at, tf.logical_not(ran))
-
-            def body(
-                earliest,
-                ran,
-                carried,
-                counters,
-                k=k,
-                block=block,
-                fields=fields,
-                written=written,
-                before=(state, stacks),
-            ):
-                state, stacks = merged(before, fields, written, carried)
-                counters = counted(k, state, counters)
-                state, stacks = writes_applied(block, state, stacks)
-                carried = carried_of(state, stacks, fields, written)
-                return (tf.reduce_min(state.pc), tf.constant(True), carried, counters)
-
-            earliest, ran, carried, counters = tf.while_loop(
-                runs,
-                body,
-                (earliest, ran, carried_of(state, stacks, fields, written), counters),
-                maximum_iterations=unlimited,
-            )
-            state, stacks = merged((state, stacks), fields, written, carried)
-        return (state, stacks, counters)
-
-    def step(state, stacks, counters, index):
-        counters = counted(index, state, counters)
-        if not xla:
-            branches = [
-                functools.partial(writes_applied, block, state, stacks)
-                for block in blocks
-            ]
-            state, stacks = tf.switch_case(index, branches)
-        else:
-            branches = [
-                functools.partial(state_after, k, block, state, stacks)
-                for k, block in enumerate(blocks)
-            ]
-            state, _ = tf.switch_case(index, branches)
-        return (state, stacks, counters, tf.reduce_min(state.pc))
-
-    counters = ()
-    if profile:
-        zeros_ = tf.zeros([halt], tf.int64)
-        counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    if not sweeping:
-        state, stacks, counters, _ = tf.while_loop(
-            lambda state, stacks, counters, index: index < halt,
-            step,
-            (state, stacks, counters, tf.reduce_min(state.pc)),
-            maximum_iterations=max_iterations,
-            parallel_iterations=parallel_iterations,
-        )
-    else:
-        limits = (2**31 - 1, 2**31 - 1 if max_iterations is None else max_iterations)
-        (state, stacks, counters), (unlimited, limit) = hide_constants(
-            ((state, stacks, counters), tuple((tf.cast(n, tf.int32) for n in limits)))
-        )
-        state, stacks, counters = tf.while_loop(
-            pending,
-            lambda state, stacks, counters: sweep(state, stacks, counters, unlimited),
-            (state, stacks, counters),
-            maximum_iterations=limit,
-            parallel_iterations=parallel_iterations,
-        )
-    return (state, stacks, counters if profile else None)
-
-
-_COMPILED = {}
-
-
-def compiled(
-    program,
-    xla,
-    profile,
-    leaves,
-    max_stack_depth,
-    max_iterations,
-    parallel_iterations=10,
-):
-    """`program` traced for these leaves: a function of the leaves alone.
-
-    Traced once per program, mode, limits and leaf signature (dtypes and
-    per-example shapes; the batch size is left open, so a new batch size
-    compiles under XLA but is not traced again).  The result is a concrete
-    function: a call hands it the tensors and nothing else.  tf.function's
-    own dispatch inspects every argument of every call, which cost about
-    200 us a call here (gcd on one example under XLA: 316 against 114 us),
-    more than the whole loop at small batch sizes.
-    """
-    events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
-    key = (
-        program,
-        bool(xla),
-        bool(profile),
-        max_stack_depth,
-        max_iterations,
-        parallel_iterations,
-        events,
-    )
-    if key not in _COMPILED:
-        signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
-
-        def traced(*leaves):
-            return program(
-                *leaves,
-                max_stack_depth,
-                max_iterations,
-                xla=bool(xla),
-                profile=bool(profile),
-                parallel_iterations=parallel_iterations,
-            )
-
-        function = tf.function(
-            traced, input_signature=signature, jit_compile=bool(xla), autograph=False
-        )
-        _COMPILED[key] = function.get_concrete_function()
-    return _COMPILED[key]
-
-
-def static_batch(leaves, result):
-    """The results, with the arguments' batch size in their static shapes.
-
-    The program is traced once for any batch size, so inside the user's
-    graph its results have shape [None, ...] even where the arguments' batch
-    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
-    then refuses a state that enters as [16, 3] and comes back as [None, 3].
-    """
-    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
-        return result
-    for leaf in result:
-        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
-    return result
-
-
-def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """`result`, once no example stopped early; else the error.
-
-    Called eagerly (the usual call), the loop's final state is read and an
-    early stop raises StackOverflowError, IndexError or IterationLimitError.
-    Called inside the user's own `tf.function`, the values are symbolic and
-    nothing can be read yet: each check becomes a `tf.debugging.Assert` that
-    the results depend on, so running the graph raises
-    `tf.errors.InvalidArgumentError` with the same words (the error's name,
-    the examples, the source line).  XLA drops Assert ops, so inside a
-    `jit_compile=True` function no check can stop the computation: the
-    call warns once, when it is traced, and returns what the examples hold.
-    """
-    if tf.executing_eagerly():
-        check_results(
-            function,
-            [e.numpy() for e in errors],
-            pc.numpy(),
-            error_lines,
-            max_stack_depth,
-            max_iterations,
-        )
-        return result
-    if in_xla_function():
-        warnings.warn(
-            f"{function}: called inside an XLA-compiled function (jit_compile=True), where errors cannot stop the computation (XLA drops assertions): an example that overflows its stack, indexes out of range or runs past max_iterations would return its last values unnoticed. Call it outside jit_compile with xla=True (errors are then raised), or pass backend=TensorFlowBackend(safety_checks=False) to accept this",
-            stacklevel=4,
-        )
-        return result
-    block_lines = tf.constant(list(error_lines[0]))
-    asserts = [
-        assert_none_stopped(
-            function,
-            errors[0],
-            block_lines,
-            "StackOverflowError",
-            f"recursed deeper than max_stack_depth={max_stack_depth} at",
-            "; call again with a larger max_stack_depth",
-        )
-    ]
-    if len(errors) > 1:
-        asserts.append(
-            assert_none_stopped(
-                function,
-                errors[1],
-                tf.constant(list(error_lines[1])),
-                "IndexError",
-                "indexed out of range at",
-                "; each stopped there, as it would on its own",
-            )
-        )
-    if max_iterations is not None:
-        halt = len(error_lines[0])
-        earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
-        running = tf.where(waiting, earliest, -1)
-        asserts.append(
-            assert_none_stopped(
-                function,
-                running,
-                block_lines,
-                "IterationLimitError",
-                f"still running after max_iterations={max_iterations} loop iterations, at",
-                "; a loop that never ends? If they only need longer, call again with a larger max_iterations",
-            )
-        )
-    with tf.control_dependencies(asserts):
-        return tuple((tf.identity(leaf) for leaf in result))
-
-
-def assert_none_stopped(function, stopped_at, lines, error, words, hint):
-    """An Assert op that fails when some example stopped (`stopped_at` >= 0).
-
-    stopped_at: [batch] int32, the block or subscript index where each
-    example stopped, or -1; lines: the source line of each index, a string
-    tensor.  The message names the error, up to ten examples and the line
-    where the first of them stopped.
-    """
-    stopped = stopped_at >= 0
-    examples = tf.reshape(tf.where(stopped), [-1])[:10]
-    first = tf.gather(stopped_at, examples[:1])
-    where = tf.gather(lines, tf.clip_by_value(first, 0, tf.size(lines) - 1))
-    return tf.debugging.Assert(
-        tf.logical_not(tf.reduce_any(stopped)),
-        [f"{function}: {error}: example(s)", examples, words, where, hint],
-        summarize=10,
-    )
-
-
-def in_xla_function():
-    """Whether the graph being built is compiled by XLA (a jit_compile function)."""
-    try:
-        from tensorflow.python.ops import control_flow_util
-    except ImportError:
-        return False
-    return control_flow_util.GraphOrParentsInXlaContext(
-        tf.compat.v1.get_default_graph()
-    )
-
-
-def run_stackless(program, leaves, xla):
-    """A stackless program on all examples: eagerly, or under XLA if asked."""
-    if not xla:
-        return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
-    key = (program, "stackless")
-    if key not in _COMPILED:
-
-        def whole_batch(*leaves):
-            return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
-
-        _COMPILED[key] = tf.function(whole_batch, jit_compile=True, autograph=False)
-    return _COMPILED[key](*leaves)
-
-
-def check_stackless(function, recursive):
-    """Recursion in stackless mode is the host's: it cannot be traced into a graph."""
-    if recursive and (not tf.executing_eagerly()):
-        raise RuntimeError(
-            f"{function}: stackless mode runs recursive programs eagerly (the host's recursion is the stack); call it outside tf.function and without xla=True, or drop stackless=True"
-        )
-
-
-def to_leaf(function, name, value, dtype, event_shape):
-    """One argument leaf as a [batch, *event] tensor of `dtype`, or a clear error."""
-    if isinstance(value, (bool, int, float, complex)):
-        value = np.asarray(value, dtype=dtype)
-    if isinstance(value, np.ndarray) and value.dtype == object:
-        raise TypeError(f"{function}: argument {name} is an object array, not numbers")
-    value = tf.convert_to_tensor(value)
-    if value.dtype.as_numpy_dtype != np.dtype(dtype):
-        raise TypeError(
-            f"{function}: argument {name} has dtype {value.dtype.name}; this program was generated for {np.dtype(dtype).name} (call it through its Context to generate a program for the new signature)"
-        )
-    if value.shape.rank == len(event_shape):
-        value = value[None]
-    if tuple(value.shape[1:]) != tuple(event_shape):
-        raise TypeError(
-            f"{function}: argument {name} has per-example shape {tuple(value.shape[1:])}; expected {tuple(event_shape)}"
-        )
-    return value
-
-
-def broadcast_batch(function, names, leaves):
-    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1.
-
-    Inside the user's `tf.function` a batch size may be unknown until the
-    graph runs: the leaves are then broadcast by `tf.broadcast_to`, which
-    raises InvalidArgumentError at run time if the sizes do not fit.
-    """
-    sizes = [leaf.shape[0] for leaf in leaves]
-    if any((s is None for s in sizes)):
-        batch = tf.reduce_max(tf.stack([tf.shape(leaf)[0] for leaf in leaves]))
-        return [
-            tf.broadcast_to(leaf, tf.concat([[batch], tf.shape(leaf)[1:]], 0))
-            for leaf in leaves
-        ]
-    others = sorted(set(sizes) - {1})
-    batch = others[0] if others else 1
-    if len(others) > 1:
-        described = ", ".join((f"{n}: {s}" for n, s in zip(names, sizes)))
-        raise ValueError(f"{function}: batch sizes must be equal or 1, got {described}")
-    return [
-        leaf if s == batch else tf.repeat(leaf, batch, axis=0)
-        for leaf, s in zip(leaves, sizes)
-    ]
+rt.require(1, __name__)
 
 
 def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
@@ -1388,20 +423,20 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_1(state, stacks):
@@ -1420,37 +455,37 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_1_block_2(state, stacks):
@@ -1478,39 +513,43 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_4(state, stacks):
@@ -1529,36 +568,38 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_1_block_5(state, stacks):
@@ -1589,55 +630,63 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_6(state, stacks):
@@ -1655,42 +704,42 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_7(state, stacks):
@@ -1706,7 +755,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -1718,51 +767,55 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_8(state, stacks):
@@ -1780,17 +833,17 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -1807,47 +860,49 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_1_block_9(state, stacks):
@@ -1908,27 +963,27 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -1937,43 +992,47 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_10(state, stacks):
@@ -1984,47 +1043,47 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_11(state, stacks):
@@ -2057,7 +1116,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -2078,60 +1137,60 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_1_block_12(state, stacks):
@@ -2147,19 +1206,19 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -2174,38 +1233,38 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -2241,77 +1300,77 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -2326,18 +1385,18 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_1_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -2358,89 +1417,89 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -2487,44 +1546,44 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -2563,21 +1622,21 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -2585,15 +1644,15 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -2602,81 +1661,81 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_1_BLOCKS = (
@@ -2696,8 +1755,6 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_1_block_13,
         nuts_chain_1_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_1_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_1_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -3014,13 +2071,10 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -3034,138 +2088,140 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain1State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (100,), "float64"),
-            build_tree_edge_r=zeros([batch], (100,), "float64"),
-            build_tree_edge_grad=zeros([batch], (100,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (100,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (100,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (1024, 100), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (1024,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (1024,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (1024,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (1024, 100), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (1024,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (1024,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (1024,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (100,), "float64"),
-            nuts_step_minus_r=zeros([batch], (100,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_plus_x=zeros([batch], (100,), "float64"),
-            nuts_step_plus_r=zeros([batch], (100,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_point_x=zeros([batch], (100,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (100,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (100,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (100,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (100,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (100,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain1Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros(
+            build_tree_tree_minus_r=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_r=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_1_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_1_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_1_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_1_BLOCKS, (), NUTS_CHAIN_1_WRITES, **limits
         )
         return (
             (
@@ -3183,6 +2239,40 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_1_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (100,)),
+            ("float64", ()),
+            ("float64", (100,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (1024, 100)),
+            ("int64", (1024,)),
+            ("int64", (1024,)),
+            ("float64", (1024,)),
+        ),
+        program=nuts_chain_1_program,
+        block_lines=NUTS_CHAIN_1_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_1_STACK_BYTES,
+        index_lines=NUTS_CHAIN_1_INDEX_LINES,
+    )
+
     def nuts_chain_1(
         point,
         seed,
@@ -3193,133 +2283,40 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[1024, 100], leapfrogs: int64[1024], depths: int64[1024], accepts: float64[1024]) -> Chain(Point(float64[100], float64[], float64[100]), int64[], float64[1024, 100], int64[1024], int64[1024], float64[1024]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (100,)),
-                    ("float64", ()),
-                    ("float64", (100,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (1024, 100)),
-                    ("int64", (1024,)),
-                    ("int64", (1024,)),
-                    ("float64", (1024,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_1_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_1_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_1_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_1_BLOCK_LINES, "nuts_chain_1_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_1_BLOCK_LINES, NUTS_CHAIN_1_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_1_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_1
@@ -3571,20 +2568,20 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_1(state, stacks):
@@ -3603,37 +2600,37 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_2_block_2(state, stacks):
@@ -3661,39 +2658,43 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_4(state, stacks):
@@ -3712,36 +2713,38 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_2_block_5(state, stacks):
@@ -3772,55 +2775,63 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_2_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_6(state, stacks):
@@ -3838,42 +2849,42 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_7(state, stacks):
@@ -3889,7 +2900,7 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -3901,51 +2912,55 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_8(state, stacks):
@@ -3963,17 +2978,17 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -3990,47 +3005,49 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_2_block_9(state, stacks):
@@ -4091,27 +3108,27 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -4120,43 +3137,47 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_10(state, stacks):
@@ -4167,47 +3188,47 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_11(state, stacks):
@@ -4240,7 +3261,7 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -4261,60 +3282,60 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_2_block_12(state, stacks):
@@ -4330,19 +3351,19 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -4357,38 +3378,38 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -4424,77 +3445,77 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -4509,18 +3530,18 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_2_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -4541,89 +3562,89 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -4670,44 +3691,44 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -4746,21 +3767,21 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -4768,15 +3789,15 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -4785,81 +3806,81 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_2_BLOCKS = (
@@ -4879,8 +3900,6 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_2_block_13,
         nuts_chain_2_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_2_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_2_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -5197,13 +4216,10 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -5217,138 +4233,140 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain2State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (100,), "float64"),
-            build_tree_edge_r=zeros([batch], (100,), "float64"),
-            build_tree_edge_grad=zeros([batch], (100,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (100,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (100,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (32, 100), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (32,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (32,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (32,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (32, 100), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (32,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (100,), "float64"),
-            nuts_step_minus_r=zeros([batch], (100,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_plus_x=zeros([batch], (100,), "float64"),
-            nuts_step_plus_r=zeros([batch], (100,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_point_x=zeros([batch], (100,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (100,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (100,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (100,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (100,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (100,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain2Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros(
+            build_tree_tree_minus_r=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_r=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_2_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_2_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_2_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_2_BLOCKS, (), NUTS_CHAIN_2_WRITES, **limits
         )
         return (
             (
@@ -5366,6 +4384,40 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_2_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (100,)),
+            ("float64", ()),
+            ("float64", (100,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (32, 100)),
+            ("int64", (32,)),
+            ("int64", (32,)),
+            ("float64", (32,)),
+        ),
+        program=nuts_chain_2_program,
+        block_lines=NUTS_CHAIN_2_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_2_STACK_BYTES,
+        index_lines=NUTS_CHAIN_2_INDEX_LINES,
+    )
+
     def nuts_chain_2(
         point,
         seed,
@@ -5376,133 +4428,40 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 100], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[100], float64[], float64[100]), int64[], float64[32, 100], int64[32], int64[32], float64[32]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (100,)),
-                    ("float64", ()),
-                    ("float64", (100,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (32, 100)),
-                    ("int64", (32,)),
-                    ("int64", (32,)),
-                    ("float64", (32,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_2_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_2_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_2_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_2_BLOCK_LINES, "nuts_chain_2_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_2_BLOCK_LINES, NUTS_CHAIN_2_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_2_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_2
@@ -5754,20 +4713,20 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_1(state, stacks):
@@ -5786,37 +4745,37 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_3_block_2(state, stacks):
@@ -5844,39 +4803,43 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_4(state, stacks):
@@ -5895,36 +4858,38 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_3_block_5(state, stacks):
@@ -5955,55 +4920,63 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_3_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_6(state, stacks):
@@ -6021,42 +4994,42 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_7(state, stacks):
@@ -6072,7 +5045,7 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -6084,51 +5057,55 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_8(state, stacks):
@@ -6146,17 +5123,17 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -6173,47 +5150,49 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_3_block_9(state, stacks):
@@ -6274,27 +5253,27 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -6303,43 +5282,47 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_10(state, stacks):
@@ -6350,47 +5333,47 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_11(state, stacks):
@@ -6423,7 +5406,7 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -6444,60 +5427,60 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_3_block_12(state, stacks):
@@ -6513,19 +5496,19 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -6540,38 +5523,38 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -6607,77 +5590,77 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -6692,18 +5675,18 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_3_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -6724,89 +5707,89 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -6853,44 +5836,44 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -6929,21 +5912,21 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -6951,15 +5934,15 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -6968,81 +5951,81 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_3_BLOCKS = (
@@ -7062,8 +6045,6 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_3_block_13,
         nuts_chain_3_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_3_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_3_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -7380,13 +6361,10 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -7400,136 +6378,136 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain3State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (10,), "float64"),
-            build_tree_edge_r=zeros([batch], (10,), "float64"),
-            build_tree_edge_grad=zeros([batch], (10,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (10,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (10,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (10,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (10,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (10,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (10,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (1024, 10), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (1024,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (1024,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (1024,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (1024, 10), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (1024,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (1024,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (1024,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (10,), "float64"),
-            nuts_step_minus_r=zeros([batch], (10,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (10,), "float64"),
-            nuts_step_plus_x=zeros([batch], (10,), "float64"),
-            nuts_step_plus_r=zeros([batch], (10,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (10,), "float64"),
-            nuts_step_point_x=zeros([batch], (10,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (10,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (10,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (10,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (10,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (10,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (10,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain3Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (10,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_r=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (10,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_3_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_3_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_3_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_3_BLOCKS, (), NUTS_CHAIN_3_WRITES, **limits
         )
         return (
             (
@@ -7547,6 +6525,40 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_3_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (10,)),
+            ("float64", ()),
+            ("float64", (10,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (1024, 10)),
+            ("int64", (1024,)),
+            ("int64", (1024,)),
+            ("float64", (1024,)),
+        ),
+        program=nuts_chain_3_program,
+        block_lines=NUTS_CHAIN_3_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_3_STACK_BYTES,
+        index_lines=NUTS_CHAIN_3_INDEX_LINES,
+    )
+
     def nuts_chain_3(
         point,
         seed,
@@ -7557,133 +6569,40 @@ def make_nuts_chain_3(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[10], float64[], float64[10]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[1024, 10], leapfrogs: int64[1024], depths: int64[1024], accepts: float64[1024]) -> Chain(Point(float64[10], float64[], float64[10]), int64[], float64[1024, 10], int64[1024], int64[1024], float64[1024]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (10,)),
-                    ("float64", ()),
-                    ("float64", (10,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (1024, 10)),
-                    ("int64", (1024,)),
-                    ("int64", (1024,)),
-                    ("float64", (1024,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_3_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_3_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_3_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_3_BLOCK_LINES, "nuts_chain_3_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_3_BLOCK_LINES, NUTS_CHAIN_3_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_3_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_3
@@ -7935,20 +6854,20 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_1(state, stacks):
@@ -7967,37 +6886,37 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_4_block_2(state, stacks):
@@ -8025,39 +6944,43 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_4(state, stacks):
@@ -8076,36 +6999,38 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_4_block_5(state, stacks):
@@ -8136,55 +7061,63 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_4_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_6(state, stacks):
@@ -8202,42 +7135,42 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_7(state, stacks):
@@ -8253,7 +7186,7 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -8265,51 +7198,55 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_8(state, stacks):
@@ -8327,17 +7264,17 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -8354,47 +7291,49 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_4_block_9(state, stacks):
@@ -8455,27 +7394,27 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -8484,43 +7423,47 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_10(state, stacks):
@@ -8531,47 +7474,47 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_11(state, stacks):
@@ -8604,7 +7547,7 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -8625,60 +7568,60 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_4_block_12(state, stacks):
@@ -8694,19 +7637,19 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -8721,38 +7664,38 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -8788,77 +7731,77 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -8873,18 +7816,18 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_4_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -8905,89 +7848,89 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -9034,44 +7977,44 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -9110,21 +8053,21 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -9132,15 +8075,15 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -9149,81 +8092,81 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_4_BLOCKS = (
@@ -9243,8 +8186,6 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_4_block_13,
         nuts_chain_4_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_4_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_4_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -9561,13 +8502,10 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -9581,136 +8519,136 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain4State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (10,), "float64"),
-            build_tree_edge_r=zeros([batch], (10,), "float64"),
-            build_tree_edge_grad=zeros([batch], (10,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (10,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (10,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (10,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (10,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (10,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (10,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (32, 10), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (32,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (32,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (32,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (32, 10), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (32,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (10,), "float64"),
-            nuts_step_minus_r=zeros([batch], (10,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (10,), "float64"),
-            nuts_step_plus_x=zeros([batch], (10,), "float64"),
-            nuts_step_plus_r=zeros([batch], (10,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (10,), "float64"),
-            nuts_step_point_x=zeros([batch], (10,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (10,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (10,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (10,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (10,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (10,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (10,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain4Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (10,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_r=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (10,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_4_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_4_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_4_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_4_BLOCKS, (), NUTS_CHAIN_4_WRITES, **limits
         )
         return (
             (
@@ -9728,6 +8666,40 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_4_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (10,)),
+            ("float64", ()),
+            ("float64", (10,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (32, 10)),
+            ("int64", (32,)),
+            ("int64", (32,)),
+            ("float64", (32,)),
+        ),
+        program=nuts_chain_4_program,
+        block_lines=NUTS_CHAIN_4_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_4_STACK_BYTES,
+        index_lines=NUTS_CHAIN_4_INDEX_LINES,
+    )
+
     def nuts_chain_4(
         point,
         seed,
@@ -9738,133 +8710,40 @@ def make_nuts_chain_4(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[10], float64[], float64[10]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 10], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[10], float64[], float64[10]), int64[], float64[32, 10], int64[32], int64[32], float64[32]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (10,)),
-                    ("float64", ()),
-                    ("float64", (10,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (32, 10)),
-                    ("int64", (32,)),
-                    ("int64", (32,)),
-                    ("float64", (32,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_4_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_4_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_4_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_4_BLOCK_LINES, "nuts_chain_4_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_4_BLOCK_LINES, NUTS_CHAIN_4_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_4_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_4
@@ -10116,20 +8995,20 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_1(state, stacks):
@@ -10148,37 +9027,37 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_5_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_5_block_2(state, stacks):
@@ -10206,39 +9085,43 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_4(state, stacks):
@@ -10257,36 +9140,38 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_5_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_5_block_5(state, stacks):
@@ -10317,55 +9202,63 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_5_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_5_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_6(state, stacks):
@@ -10383,42 +9276,42 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_5_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_7(state, stacks):
@@ -10434,7 +9327,7 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -10446,51 +9339,55 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_8(state, stacks):
@@ -10508,17 +9405,17 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -10535,47 +9432,49 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_5_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_5_block_9(state, stacks):
@@ -10636,27 +9535,27 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -10665,43 +9564,47 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_10(state, stacks):
@@ -10712,47 +9615,47 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_5_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_11(state, stacks):
@@ -10785,7 +9688,7 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -10806,60 +9709,60 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_5_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_5_block_12(state, stacks):
@@ -10875,19 +9778,19 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -10902,38 +9805,38 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_5_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -10969,77 +9872,77 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -11054,18 +9957,18 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_5_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -11086,89 +9989,89 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_5_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_5_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -11215,44 +10118,44 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -11291,21 +10194,21 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -11313,15 +10216,15 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -11330,81 +10233,81 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_5_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_5_BLOCKS = (
@@ -11424,8 +10327,6 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_5_block_13,
         nuts_chain_5_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_5_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_5_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -11742,13 +10643,10 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -11762,134 +10660,132 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain5State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (1,), "float64"),
-            build_tree_edge_r=zeros([batch], (1,), "float64"),
-            build_tree_edge_grad=zeros([batch], (1,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (1,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (1,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (32, 1), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (32,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (32,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (32,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (32, 1), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (32,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (1,), "float64"),
-            nuts_step_minus_r=zeros([batch], (1,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (1,), "float64"),
-            nuts_step_plus_x=zeros([batch], (1,), "float64"),
-            nuts_step_plus_r=zeros([batch], (1,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (1,), "float64"),
-            nuts_step_point_x=zeros([batch], (1,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (1,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (1,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (1,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (1,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (1,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain5Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (1,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_5_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_5_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_5_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_5_BLOCKS, (), NUTS_CHAIN_5_WRITES, **limits
         )
         return (
             (
@@ -11907,6 +10803,40 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_5_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (1,)),
+            ("float64", ()),
+            ("float64", (1,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (32, 1)),
+            ("int64", (32,)),
+            ("int64", (32,)),
+            ("float64", (32,)),
+        ),
+        program=nuts_chain_5_program,
+        block_lines=NUTS_CHAIN_5_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_5_STACK_BYTES,
+        index_lines=NUTS_CHAIN_5_INDEX_LINES,
+    )
+
     def nuts_chain_5(
         point,
         seed,
@@ -11917,133 +10847,40 @@ def make_nuts_chain_5(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 1], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[1], float64[], float64[1]), int64[], float64[32, 1], int64[32], int64[32], float64[32]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (1,)),
-                    ("float64", ()),
-                    ("float64", (1,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (32, 1)),
-                    ("int64", (32,)),
-                    ("int64", (32,)),
-                    ("float64", (32,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_5_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_5_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_5_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_5_BLOCK_LINES, "nuts_chain_5_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_5_BLOCK_LINES, NUTS_CHAIN_5_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_5_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_5
@@ -12295,20 +11132,20 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_1(state, stacks):
@@ -12327,37 +11164,37 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_6_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_6_block_2(state, stacks):
@@ -12385,39 +11222,43 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_4(state, stacks):
@@ -12436,36 +11277,38 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_6_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_6_block_5(state, stacks):
@@ -12496,55 +11339,63 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_6_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_6_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_6(state, stacks):
@@ -12562,42 +11413,42 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_6_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_7(state, stacks):
@@ -12613,7 +11464,7 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -12625,51 +11476,55 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_8(state, stacks):
@@ -12687,17 +11542,17 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -12714,47 +11569,49 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_6_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_6_block_9(state, stacks):
@@ -12815,27 +11672,27 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -12844,43 +11701,47 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_10(state, stacks):
@@ -12891,47 +11752,47 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_6_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_11(state, stacks):
@@ -12964,7 +11825,7 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -12985,60 +11846,60 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_6_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_6_block_12(state, stacks):
@@ -13054,19 +11915,19 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -13081,38 +11942,38 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_6_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -13148,77 +12009,77 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -13233,18 +12094,18 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_6_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -13265,89 +12126,89 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_6_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_6_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -13394,44 +12255,44 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -13470,21 +12331,21 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -13492,15 +12353,15 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -13509,81 +12370,81 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_6_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_6_BLOCKS = (
@@ -13603,8 +12464,6 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_6_block_13,
         nuts_chain_6_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_6_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_6_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -13921,13 +12780,10 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -13941,134 +12797,132 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain6State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (3,), "float64"),
-            build_tree_edge_r=zeros([batch], (3,), "float64"),
-            build_tree_edge_grad=zeros([batch], (3,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (3,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (3,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (256, 3), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (256,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (256,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (256,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (256, 3), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (256,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (256,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (256,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (3,), "float64"),
-            nuts_step_minus_r=zeros([batch], (3,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_plus_x=zeros([batch], (3,), "float64"),
-            nuts_step_plus_r=zeros([batch], (3,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_point_x=zeros([batch], (3,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (3,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (3,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (3,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (3,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (3,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain6Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (3,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_6_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_6_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_6_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_6_BLOCKS, (), NUTS_CHAIN_6_WRITES, **limits
         )
         return (
             (
@@ -14086,6 +12940,40 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_6_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (3,)),
+            ("float64", ()),
+            ("float64", (3,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (256, 3)),
+            ("int64", (256,)),
+            ("int64", (256,)),
+            ("float64", (256,)),
+        ),
+        program=nuts_chain_6_program,
+        block_lines=NUTS_CHAIN_6_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_6_STACK_BYTES,
+        index_lines=NUTS_CHAIN_6_INDEX_LINES,
+    )
+
     def nuts_chain_6(
         point,
         seed,
@@ -14096,133 +12984,40 @@ def make_nuts_chain_6(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[256, 3], leapfrogs: int64[256], depths: int64[256], accepts: float64[256]) -> Chain(Point(float64[3], float64[], float64[3]), int64[], float64[256, 3], int64[256], int64[256], float64[256]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (3,)),
-                    ("float64", ()),
-                    ("float64", (3,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (256, 3)),
-                    ("int64", (256,)),
-                    ("int64", (256,)),
-                    ("float64", (256,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_6_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_6_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_6_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_6_BLOCK_LINES, "nuts_chain_6_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_6_BLOCK_LINES, NUTS_CHAIN_6_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_6_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_6
@@ -14474,20 +13269,20 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = spread(active, 0)
+        loop_next_1 = rt.spread(active, 0)
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_1(state, stacks):
@@ -14506,37 +13301,37 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         loop_next_1 = loop_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_7_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_loop_next_1=select(
+                nuts_chain_loop_next_1=rt.select(
                     active, loop_next_1, state.nuts_chain_loop_next_1
                 ),
-                nuts_step_point_x=select(
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_7_block_2(state, stacks):
@@ -14564,39 +13359,43 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
             loop_next_1 > num_burnin
         )
-        pc = choose(in_range_1, 1, 3)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_1, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
-        t_next_1 = spread(active, 0)
+        t_next_1 = rt.spread(active, 0)
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_4(state, stacks):
@@ -14615,36 +13414,38 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         t_next_1 = t_next_1 + 1
         nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 5, active
         )
         pc = 7
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_7_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_t=select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=select(active, t_next_1, state.nuts_chain_t_next_1),
-                nuts_step_point_x=select(
+                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
+                nuts_chain_t_next_1=rt.select(
+                    active, t_next_1, state.nuts_chain_t_next_1
+                ),
+                nuts_step_point_x=rt.select(
                     active, nuts_step_point[0], state.nuts_step_point_x
                 ),
-                nuts_step_point_log_prob=select(
+                nuts_step_point_log_prob=rt.select(
                     active, nuts_step_point[1], state.nuts_step_point_log_prob
                 ),
-                nuts_step_point_grad=select(
+                nuts_step_point_grad=rt.select(
                     active, nuts_step_point[2], state.nuts_step_point_grad
                 ),
-                nuts_step_seed=select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=select(
+                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
+                nuts_step_counter=rt.select(
                     active, nuts_step_counter, state.nuts_step_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 4, state.overflow_at),
+                overflow_at=rt.select(overflow, 4, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_7_block_5(state, stacks):
@@ -14675,55 +13476,63 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         counter = step.counter
         # examples/nuts.py:165  draws[t] = point.x
         value_1 = point.x
-        fault_1 = index_fault(active, draws, (t,))
-        draws = put(draws, (t,), select(active, value_1, take(draws, (t,))))
+        fault_1 = rt.index_fault(active, draws, (t,))
+        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
         # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
         value_2 = step.leapfrogs
-        fault_2 = index_fault(active, leapfrogs, (t,))
-        leapfrogs = put(leapfrogs, (t,), select(active, value_2, take(leapfrogs, (t,))))
+        fault_2 = rt.index_fault(active, leapfrogs, (t,))
+        leapfrogs = rt.put(
+            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
+        )
         # examples/nuts.py:167  depths[t] = step.depth
         value_3 = step.depth
-        fault_3 = index_fault(active, depths, (t,))
-        depths = put(depths, (t,), select(active, value_3, take(depths, (t,))))
+        fault_3 = rt.index_fault(active, depths, (t,))
+        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
         # examples/nuts.py:168  accepts[t] = step.accept
         value_4 = step.accept
-        fault_4 = index_fault(active, accepts, (t,))
-        accepts = put(accepts, (t,), select(active, value_4, take(accepts, (t,))))
+        fault_4 = rt.index_fault(active, accepts, (t,))
+        accepts = rt.put(
+            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
+        )
         # examples/nuts.py:161  for t in range(num_results):
         in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
             t_next_1 > num_results
         )
-        pc = choose(in_range_2, 4, 6)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(in_range_2, 4, 6)
+        pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = select(fault, NUTS_CHAIN_7_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_7_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_point_x=select(active, point[0], state.nuts_chain_point_x),
-                nuts_chain_point_log_prob=select(
+                nuts_chain_point_x=rt.select(
+                    active, point[0], state.nuts_chain_point_x
+                ),
+                nuts_chain_point_log_prob=rt.select(
                     active, point[1], state.nuts_chain_point_log_prob
                 ),
-                nuts_chain_point_grad=select(
+                nuts_chain_point_grad=rt.select(
                     active, point[2], state.nuts_chain_point_grad
                 ),
-                nuts_chain_counter=select(active, counter, state.nuts_chain_counter),
+                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
                 nuts_chain_draws=draws,
                 nuts_chain_leapfrogs=leapfrogs,
                 nuts_chain_depths=depths,
                 nuts_chain_accepts=accepts,
-                index_error_at=select(
+                index_error_at=rt.select(
                     fault_1,
                     0,
-                    select(
+                    rt.select(
                         fault_2,
                         1,
-                        select(fault_3, 2, select(fault_4, 3, state.index_error_at)),
+                        rt.select(
+                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
+                        ),
                     ),
                 ),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_6(state, stacks):
@@ -14741,42 +13550,42 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         accepts = state.nuts_chain_accepts
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_7_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_chain_return_point_x=select(
+                nuts_chain_return_point_x=rt.select(
                     active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
                 ),
-                nuts_chain_return_point_log_prob=select(
+                nuts_chain_return_point_log_prob=rt.select(
                     active,
                     nuts_chain_return[0][1],
                     state.nuts_chain_return_point_log_prob,
                 ),
-                nuts_chain_return_point_grad=select(
+                nuts_chain_return_point_grad=rt.select(
                     active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
                 ),
-                nuts_chain_return_counter=select(
+                nuts_chain_return_counter=rt.select(
                     active, nuts_chain_return[1], state.nuts_chain_return_counter
                 ),
-                nuts_chain_return_draws=select(
+                nuts_chain_return_draws=rt.select(
                     active, nuts_chain_return[2], state.nuts_chain_return_draws
                 ),
-                nuts_chain_return_leapfrogs=select(
+                nuts_chain_return_leapfrogs=rt.select(
                     active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
                 ),
-                nuts_chain_return_depths=select(
+                nuts_chain_return_depths=rt.select(
                     active, nuts_chain_return[4], state.nuts_chain_return_depths
                 ),
-                nuts_chain_return_accepts=select(
+                nuts_chain_return_accepts=rt.select(
                     active, nuts_chain_return[5], state.nuts_chain_return_accepts
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_7(state, stacks):
@@ -14792,7 +13601,7 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -14804,51 +13613,55 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_8(state, stacks):
@@ -14866,17 +13679,17 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -14893,47 +13706,49 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 9, active
         )
-        pc = choose(build_tree_cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_7_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 8, state.overflow_at),
+                overflow_at=rt.select(overflow, 8, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_chain_7_block_9(state, stacks):
@@ -14994,27 +13809,27 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -15023,43 +13838,47 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 8, 10)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 8, 10)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_10(state, stacks):
@@ -15070,47 +13889,47 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_7_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_11(state, stacks):
@@ -15143,7 +13962,7 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -15164,60 +13983,60 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_7_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_chain_7_block_12(state, stacks):
@@ -15233,19 +14052,19 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -15260,38 +14079,38 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
-        pc = choose(cond_1, 11, 12)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_7_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 12, state.overflow_at),
+                overflow_at=rt.select(overflow, 12, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -15327,77 +14146,77 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -15412,18 +14231,18 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_CHAIN_7_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
         )
-        pc = choose(cond_1, 11, 12)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 11, 12)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -15444,89 +14263,89 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_CHAIN_7_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_7_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 13, state.overflow_at),
+                overflow_at=rt.select(overflow, 13, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -15573,44 +14392,44 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -15649,21 +14468,21 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -15671,15 +14490,15 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -15688,81 +14507,81 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_7_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_CHAIN_7_BLOCKS = (
@@ -15782,8 +14601,6 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_7_block_13,
         nuts_chain_7_block_14,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_CHAIN_7_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_7_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
@@ -16100,13 +14917,10 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         depths,
         accepts,
         max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(
             point_x,
             point_log_prob,
             point_grad,
@@ -16120,134 +14934,132 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             accepts,
         )
         state = NutsChain7State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (3,), "float64"),
-            build_tree_edge_r=zeros([batch], (3,), "float64"),
-            build_tree_edge_grad=zeros([batch], (3,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_chain_accepts=accepts,
             nuts_chain_counter=counter,
             nuts_chain_depths=depths,
             nuts_chain_draws=draws,
             nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=zeros([batch], (), "int64"),
+            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
             nuts_chain_num_burnin=num_burnin,
             nuts_chain_num_results=num_results,
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=zeros([batch], (3,), "float64"),
-            nuts_chain_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=zeros([batch], (3,), "float64"),
-            nuts_chain_return_counter=zeros([batch], (), "int64"),
-            nuts_chain_return_draws=zeros([batch], (32, 3), "float64"),
-            nuts_chain_return_leapfrogs=zeros([batch], (32,), "int64"),
-            nuts_chain_return_depths=zeros([batch], (32,), "int64"),
-            nuts_chain_return_accepts=zeros([batch], (32,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_chain_return_draws=rt.zeros([batch], (32, 3), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (32,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (32,), "float64"),
             nuts_chain_seed=seed,
-            nuts_chain_t=zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
-            nuts_step_counter=zeros([batch], (), "int64"),
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (3,), "float64"),
-            nuts_step_minus_r=zeros([batch], (3,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_plus_x=zeros([batch], (3,), "float64"),
-            nuts_step_plus_r=zeros([batch], (3,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_point_x=zeros([batch], (3,), "float64"),
-            nuts_step_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_point_grad=zeros([batch], (3,), "float64"),
-            nuts_step_return_point_x=zeros([batch], (3,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (3,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (3,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (3,), "float64"),
-            nuts_step_seed=zeros([batch], (), "int64"),
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
-            index_error_at=zeros([batch], (), "int32") - 1,
+            nuts_chain_t=rt.zeros([batch], (), "int64"),
+            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_seed=rt.zeros([batch], (), "int64"),
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsChain7Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (3,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_CHAIN_7_BLOCKS,
-            xla,
-            profile,
-            NUTS_CHAIN_7_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_CHAIN_7_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_CHAIN_7_BLOCKS, (), NUTS_CHAIN_7_WRITES, **limits
         )
         return (
             (
@@ -16265,6 +15077,40 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
+    NUTS_CHAIN_7_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
+        ),
+        types=(
+            ("float64", (3,)),
+            ("float64", ()),
+            ("float64", (3,)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", (32, 3)),
+            ("int64", (32,)),
+            ("int64", (32,)),
+            ("float64", (32,)),
+        ),
+        program=nuts_chain_7_program,
+        block_lines=NUTS_CHAIN_7_BLOCK_LINES,
+        stack_bytes=NUTS_CHAIN_7_STACK_BYTES,
+        index_lines=NUTS_CHAIN_7_INDEX_LINES,
+    )
+
     def nuts_chain_7(
         point,
         seed,
@@ -16275,133 +15121,40 @@ def make_nuts_chain_7(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs,
         depths,
         accepts,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
+        **options
     ):
         """Batched `nuts_chain`: every argument has a leading batch dimension.
 
         Per example: nuts_chain(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 3], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[3], float64[], float64[3]), int64[], float64[32, 3], int64[32], int64[32], float64[32]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_chain", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                (
-                    "point[0]",
-                    "point[1]",
-                    "point[2]",
-                    "seed",
-                    "counter",
-                    "num_burnin",
-                    "num_results",
-                    "draws",
-                    "leapfrogs",
-                    "depths",
-                    "accepts",
-                ),
-                (
-                    point[0],
-                    point[1],
-                    point[2],
-                    seed,
-                    counter,
-                    num_burnin,
-                    num_results,
-                    draws,
-                    leapfrogs,
-                    depths,
-                    accepts,
-                ),
-                (
-                    ("float64", (3,)),
-                    ("float64", ()),
-                    ("float64", (3,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("int64", ()),
-                    ("float64", (32, 3)),
-                    ("int64", (32,)),
-                    ("int64", (32,)),
-                    ("float64", (32,)),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_chain",
+        result, profile = rt.call(
+            NUTS_CHAIN_7_ENTRY,
             (
-                "point[0]",
-                "point[1]",
-                "point[2]",
-                "seed",
-                "counter",
-                "num_burnin",
-                "num_results",
-                "draws",
-                "leapfrogs",
-                "depths",
-                "accepts",
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
             ),
-            leaves,
+            **options
         )
-        check_stack_bytes(
-            "nuts_chain",
-            leaves,
-            max_stack_depth,
-            NUTS_CHAIN_7_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_chain_7_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_CHAIN_7_BLOCK_LINES, "nuts_chain_7_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_chain",
-                result,
-                errors,
-                pc,
-                (NUTS_CHAIN_7_BLOCK_LINES, NUTS_CHAIN_7_INDEX_LINES),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Chain(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                    result[7],
-                ),
-                make_profile(counters, NUTS_CHAIN_7_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Chain(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
-            result[7],
+        return rt.with_profile(
+            Chain(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+                result[7],
+            ),
+            profile,
         )
 
     return nuts_chain_7
@@ -16616,7 +15369,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -16628,51 +15381,55 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_1(state, stacks):
@@ -16690,17 +15447,17 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -16717,47 +15474,49 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_1_block_2(state, stacks):
@@ -16818,27 +15577,27 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -16847,43 +15606,47 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_3(state, stacks):
@@ -16894,47 +15657,47 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_4(state, stacks):
@@ -16967,7 +15730,7 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -16988,60 +15751,60 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_1_block_5(state, stacks):
@@ -17057,19 +15820,19 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -17084,38 +15847,38 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -17151,77 +15914,77 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -17236,18 +15999,18 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_1_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -17268,89 +16031,89 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -17397,44 +16160,44 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -17473,21 +16236,21 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -17495,15 +16258,15 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -17512,81 +16275,81 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_1_BLOCKS = (
@@ -17599,8 +16362,6 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_1_block_6,
         nuts_step_1_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_1_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_1_WRITES = (
         (
@@ -17820,129 +16581,122 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_1_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep1State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (100,), "float64"),
-            build_tree_edge_r=zeros([batch], (100,), "float64"),
-            build_tree_edge_grad=zeros([batch], (100,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (100,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (100,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (100,), "float64"),
-            nuts_step_minus_r=zeros([batch], (100,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (100,), "float64"),
-            nuts_step_plus_x=zeros([batch], (100,), "float64"),
-            nuts_step_plus_r=zeros([batch], (100,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (100,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (100,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (100,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (100,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (100,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (100,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (100,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (100,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (100,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (100,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep1Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_plus_grad=zeros(
+            build_tree_tree_minus_r=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_r=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (100,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (100,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_1_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_1_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_1_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_1_BLOCKS, (), NUTS_STEP_1_WRITES, **limits
         )
         return (
             (
@@ -17959,91 +16713,39 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_1(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-    ):
+    NUTS_STEP_1_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (100,)),
+            ("float64", ()),
+            ("float64", (100,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_1_program,
+        block_lines=NUTS_STEP_1_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_1_STACK_BYTES,
+    )
+
+    def nuts_step_1(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[]) -> Step(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (100,)),
-                    ("float64", ()),
-                    ("float64", (100,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_1_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        check_stack_bytes(
-            "nuts_step",
-            leaves,
-            max_stack_depth,
-            NUTS_STEP_1_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_1_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_1_BLOCK_LINES, "nuts_step_1_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_1_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_1_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_1
@@ -18258,7 +16960,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -18270,51 +16972,55 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_1(state, stacks):
@@ -18332,17 +17038,17 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -18359,47 +17065,49 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_2_block_2(state, stacks):
@@ -18460,27 +17168,27 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -18489,43 +17197,47 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_3(state, stacks):
@@ -18536,47 +17248,47 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_4(state, stacks):
@@ -18609,7 +17321,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -18630,60 +17342,60 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_2_block_5(state, stacks):
@@ -18699,19 +17411,19 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -18726,38 +17438,38 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -18793,77 +17505,77 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -18878,18 +17590,18 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_2_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -18910,89 +17622,89 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -19039,44 +17751,44 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -19115,21 +17827,21 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -19137,15 +17849,15 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -19154,81 +17866,81 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_2_BLOCKS = (
@@ -19241,8 +17953,6 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_2_block_6,
         nuts_step_2_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_2_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_2_WRITES = (
         (
@@ -19462,127 +18172,118 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_2_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep2State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (10,), "float64"),
-            build_tree_edge_r=zeros([batch], (10,), "float64"),
-            build_tree_edge_grad=zeros([batch], (10,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (10,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (10,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (10,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (10,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (10,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (10,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (10,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (10,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (10,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (10,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (10,), "float64"),
-            nuts_step_minus_r=zeros([batch], (10,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (10,), "float64"),
-            nuts_step_plus_x=zeros([batch], (10,), "float64"),
-            nuts_step_plus_r=zeros([batch], (10,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (10,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (10,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (10,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (10,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (10,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (10,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (10,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (10,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (10,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (10,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (10,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep2Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_minus_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(
                 [max_stack_depth, batch], (10,), "float64"
             ),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (10,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
+            build_tree_tree_minus_r=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (10,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (10,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
-            build_tree_tree_sample_grad=zeros(
+            build_tree_tree_sample_grad=rt.zeros(
                 [max_stack_depth, batch], (10,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_2_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_2_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_2_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_2_BLOCKS, (), NUTS_STEP_2_WRITES, **limits
         )
         return (
             (
@@ -19599,91 +18300,39 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_2(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-    ):
+    NUTS_STEP_2_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (10,)),
+            ("float64", ()),
+            ("float64", (10,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_2_program,
+        block_lines=NUTS_STEP_2_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_2_STACK_BYTES,
+    )
+
+    def nuts_step_2(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[10], float64[], float64[10]), seed: int64[], counter: int64[]) -> Step(Point(float64[10], float64[], float64[10]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (10,)),
-                    ("float64", ()),
-                    ("float64", (10,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_2_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        check_stack_bytes(
-            "nuts_step",
-            leaves,
-            max_stack_depth,
-            NUTS_STEP_2_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_2_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_2_BLOCK_LINES, "nuts_step_2_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_2_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_2_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_2
@@ -19898,7 +18547,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -19910,51 +18559,55 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_1(state, stacks):
@@ -19972,17 +18625,17 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -19999,47 +18652,49 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_3_block_2(state, stacks):
@@ -20100,27 +18755,27 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -20129,43 +18784,47 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_3(state, stacks):
@@ -20176,47 +18835,47 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_4(state, stacks):
@@ -20249,7 +18908,7 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -20270,60 +18929,60 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_3_block_5(state, stacks):
@@ -20339,19 +18998,19 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -20366,38 +19025,38 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -20433,77 +19092,77 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -20518,18 +19177,18 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_3_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -20550,89 +19209,89 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_3_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -20679,44 +19338,44 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -20755,21 +19414,21 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -20777,15 +19436,15 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -20794,81 +19453,81 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_3_BLOCKS = (
@@ -20881,8 +19540,6 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_3_block_6,
         nuts_step_3_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_3_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_3_WRITES = (
         (
@@ -21102,125 +19759,114 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_3_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep3State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (1,), "float64"),
-            build_tree_edge_r=zeros([batch], (1,), "float64"),
-            build_tree_edge_grad=zeros([batch], (1,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (1,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (1,), "float64"),
-            nuts_step_minus_r=zeros([batch], (1,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (1,), "float64"),
-            nuts_step_plus_x=zeros([batch], (1,), "float64"),
-            nuts_step_plus_r=zeros([batch], (1,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (1,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (1,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (1,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (1,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (1,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (1,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (1,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (1,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep3Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (1,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (1,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_3_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_3_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_3_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_3_BLOCKS, (), NUTS_STEP_3_WRITES, **limits
         )
         return (
             (
@@ -21237,91 +19883,39 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_3(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-    ):
+    NUTS_STEP_3_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (1,)),
+            ("float64", ()),
+            ("float64", (1,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_3_program,
+        block_lines=NUTS_STEP_3_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_3_STACK_BYTES,
+    )
+
+    def nuts_step_3(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (1,)),
-                    ("float64", ()),
-                    ("float64", (1,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_3_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        check_stack_bytes(
-            "nuts_step",
-            leaves,
-            max_stack_depth,
-            NUTS_STEP_3_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_3_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_3_BLOCK_LINES, "nuts_step_3_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_3_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_3_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_3
@@ -21536,7 +20130,7 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         r = nuts_math.normal(seed, counter, point.x)
         # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
         joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = select(active, joint0, state.nuts_step_joint0)
+        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
         # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
         # examples/nuts.py:122  counter = counter + 2
@@ -21548,51 +20142,55 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:125  sample = point
         sample = point
         # examples/nuts.py:126  size = 1.0
-        size = spread(active, 1.0)
+        size = rt.spread(active, 1.0)
         # examples/nuts.py:127  depth = 0
-        depth = spread(active, 0)
+        depth = rt.spread(active, 0)
         # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = spread(active, 0)
+        leapfrogs = rt.spread(active, 0)
         # examples/nuts.py:129  accept = 0.0
-        accept = spread(active, 0.0)
+        accept = rt.spread(active, 0.0)
         # examples/nuts.py:130  going = True
-        going = spread(active, True)
+        going = rt.spread(active, True)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_joint0=joint0,
-                nuts_step_log_slice=select(
+                nuts_step_log_slice=rt.select(
                     active, log_slice, state.nuts_step_log_slice
                 ),
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
-                nuts_step_depth=select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=select(
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
+                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_4_block_1(state, stacks):
@@ -21610,17 +20208,17 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
         cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = spread(active, -1.0)
-        if_false_1 = spread(active, 1.0)
-        choice_1 = where(cond_1, if_true_1, if_false_1)
+        if_true_1 = rt.spread(active, -1.0)
+        if_false_1 = rt.spread(active, 1.0)
+        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
         direction = choice_1
-        direction = select(active, direction, state.nuts_step_direction)
+        direction = rt.select(active, direction, state.nuts_step_direction)
         # examples/nuts.py:133  edge = minus if direction < 0 else plus
         cond_2 = direction < 0
         choice_2 = Edge(
-            where(cond_2, minus[0], plus[0]),
-            where(cond_2, minus[1], plus[1]),
-            where(cond_2, minus[2], plus[2]),
+            rt.where(cond_2, minus[0], plus[0]),
+            rt.where(cond_2, minus[1], plus[1]),
+            rt.where(cond_2, minus[2], plus[2]),
         )
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -21637,47 +20235,49 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = push(
+        return_sp, returns_write, overflow_1 = rt.push(
             stacks.returns, state.return_sp, 2, active
         )
-        pc = choose(build_tree_cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(build_tree_cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = select(overflow, NUTS_STEP_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
                 nuts_step_direction=direction,
-                build_tree_edge_x=select(
+                build_tree_edge_x=rt.select(
                     active, build_tree_edge[0], state.build_tree_edge_x
                 ),
-                build_tree_edge_r=select(
+                build_tree_edge_r=rt.select(
                     active, build_tree_edge[1], state.build_tree_edge_r
                 ),
-                build_tree_edge_grad=select(
+                build_tree_edge_grad=rt.select(
                     active, build_tree_edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(
+                build_tree_joint0=rt.select(
                     active, build_tree_joint0, state.build_tree_joint0
                 ),
-                build_tree_log_slice=select(
+                build_tree_log_slice=rt.select(
                     active, build_tree_log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, build_tree_direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(
+                build_tree_depth=rt.select(
                     active, build_tree_depth, state.build_tree_depth
                 ),
-                build_tree_seed=select(active, build_tree_seed, state.build_tree_seed),
-                build_tree_counter=select(
+                build_tree_seed=rt.select(
+                    active, build_tree_seed, state.build_tree_seed
+                ),
+                build_tree_counter=rt.select(
                     active, build_tree_counter, state.build_tree_counter
                 ),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 1, state.overflow_at),
+                overflow_at=rt.select(overflow, 1, state.overflow_at),
             ),
-            stack_writes(stacks, returns=returns_write),
+            rt.stack_writes(stacks, returns=returns_write),
         )
 
     def nuts_step_4_block_2(state, stacks):
@@ -21738,27 +20338,27 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         plus_arm1 = tree.plus
         # examples/nuts.py:138  if direction < 0:
         minus = Edge(
-            where(cond_3_test1, minus_arm1[0], minus[0]),
-            where(cond_3_test1, minus_arm1[1], minus[1]),
-            where(cond_3_test1, minus_arm1[2], minus[2]),
+            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
+            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
+            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
         )
         plus = Edge(
-            where(cond_3_test1, plus[0], plus_arm1[0]),
-            where(cond_3_test1, plus[1], plus_arm1[1]),
-            where(cond_3_test1, plus[2], plus_arm1[2]),
+            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
+            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
+            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
         )
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         and__3 = tree.ok
         and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = where(and__3, and__4, and__3)
+        and__5 = rt.where(and__3, and__4, and__3)
         and__5_test1 = and__5
         # examples/nuts.py:143  sample = tree.sample
         sample_arm1 = tree.sample
         # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
         sample = Point(
-            where(and__5_test1, sample_arm1[0], sample[0]),
-            where(and__5_test1, sample_arm1[1], sample[1]),
-            where(and__5_test1, sample_arm1[2], sample[2]),
+            rt.where(and__5_test1, sample_arm1[0], sample[0]),
+            rt.where(and__5_test1, sample_arm1[1], sample[1]),
+            rt.where(and__5_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:144  counter = counter + 1
         counter = counter + 1
@@ -21767,43 +20367,47 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
         and__6 = tree.ok
         and__7 = no_u_turn(minus, plus)
-        and__8 = where(and__6, and__7, and__6)
+        and__8 = rt.where(and__6, and__7, and__6)
         going = and__8
         # examples/nuts.py:147  depth = depth + 1
         depth = depth + 1
-        depth = select(active, depth, state.nuts_step_depth)
+        depth = rt.select(active, depth, state.nuts_step_depth)
         # examples/nuts.py:131  while going and depth < max_tree_depth:
         and__1 = depth < max_tree_depth
-        and__2 = where(going, and__1, going)
-        pc = choose(and__2, 1, 3)
-        pc = select(active, pc, state.pc)
+        and__2 = rt.where(going, and__1, going)
+        pc = rt.choose(and__2, 1, 3)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_counter=select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=select(
+                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
+                nuts_step_leapfrogs=rt.select(
                     active, leapfrogs, state.nuts_step_leapfrogs
                 ),
-                nuts_step_accept=select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=select(
+                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
+                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
+                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
+                nuts_step_minus_grad=rt.select(
                     active, minus[2], state.nuts_step_minus_grad
                 ),
-                nuts_step_plus_x=select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=select(active, plus[2], state.nuts_step_plus_grad),
-                nuts_step_sample_x=select(active, sample[0], state.nuts_step_sample_x),
-                nuts_step_sample_log_prob=select(
+                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
+                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
+                nuts_step_plus_grad=rt.select(
+                    active, plus[2], state.nuts_step_plus_grad
+                ),
+                nuts_step_sample_x=rt.select(
+                    active, sample[0], state.nuts_step_sample_x
+                ),
+                nuts_step_sample_log_prob=rt.select(
                     active, sample[1], state.nuts_step_sample_log_prob
                 ),
-                nuts_step_sample_grad=select(
+                nuts_step_sample_grad=rt.select(
                     active, sample[2], state.nuts_step_sample_grad
                 ),
-                nuts_step_size=select(active, size, state.nuts_step_size),
+                nuts_step_size=rt.select(active, size, state.nuts_step_size),
                 nuts_step_depth=depth,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_4_block_3(state, stacks):
@@ -21814,47 +20418,47 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = safe_divisor(active, state.nuts_step_depth)
+        counter = rt.safe_divisor(active, state.nuts_step_counter)
+        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
+        depth = rt.safe_divisor(active, state.nuts_step_depth)
         accept = state.nuts_step_accept
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / cast(leapfrogs, "float64")
+            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
         )
         nuts_step_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                nuts_step_return_point_x=select(
+                nuts_step_return_point_x=rt.select(
                     active, nuts_step_return[0][0], state.nuts_step_return_point_x
                 ),
-                nuts_step_return_point_log_prob=select(
+                nuts_step_return_point_log_prob=rt.select(
                     active,
                     nuts_step_return[0][1],
                     state.nuts_step_return_point_log_prob,
                 ),
-                nuts_step_return_point_grad=select(
+                nuts_step_return_point_grad=rt.select(
                     active, nuts_step_return[0][2], state.nuts_step_return_point_grad
                 ),
-                nuts_step_return_counter=select(
+                nuts_step_return_counter=rt.select(
                     active, nuts_step_return[1], state.nuts_step_return_counter
                 ),
-                nuts_step_return_leapfrogs=select(
+                nuts_step_return_leapfrogs=rt.select(
                     active, nuts_step_return[2], state.nuts_step_return_leapfrogs
                 ),
-                nuts_step_return_depth=select(
+                nuts_step_return_depth=rt.select(
                     active, nuts_step_return[3], state.nuts_step_return_depth
                 ),
-                nuts_step_return_accept=select(
+                nuts_step_return_accept=rt.select(
                     active, nuts_step_return[4], state.nuts_step_return_accept
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_4_block_4(state, stacks):
@@ -21887,7 +20491,7 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
         accept = nuts_math.accept_probability(joint - joint0)
         # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = spread(
+        result_1 = rt.spread(
             active,
             Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
             (
@@ -21908,60 +20512,60 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
         build_tree_return = result_1
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     def nuts_step_4_block_5(state, stacks):
@@ -21977,19 +20581,19 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         )
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = save(
+        build_tree_joint0_write, overflow_1 = rt.save(
             stacks.build_tree_joint0, state.return_sp, joint0, active
         )
-        build_tree_log_slice_write, overflow_2 = save(
+        build_tree_log_slice_write, overflow_2 = rt.save(
             stacks.build_tree_log_slice, state.return_sp, log_slice, active
         )
-        build_tree_direction_write, overflow_3 = save(
+        build_tree_direction_write, overflow_3 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, active
         )
-        build_tree_depth_write, overflow_4 = save(
+        build_tree_depth_write, overflow_4 = rt.save(
             stacks.build_tree_depth, state.return_sp, depth, active
         )
-        build_tree_seed_write, overflow_5 = save(
+        build_tree_seed_write, overflow_5 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, active
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -22004,38 +20608,38 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = push(
+        return_sp, returns_write, overflow_6 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
-        pc = choose(cond_1, 4, 5)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = select(overflow, NUTS_STEP_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 5, state.overflow_at),
+                overflow_at=rt.select(overflow, 5, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_joint0=build_tree_joint0_write,
                 build_tree_log_slice=build_tree_log_slice_write,
@@ -22071,77 +20675,77 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        joint0 = read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = read(stacks.build_tree_log_slice, state.return_sp)
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        depth = read(stacks.build_tree_depth, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
+        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
+        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        depth = rt.read(stacks.build_tree_depth, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
         tree = build_tree_return
         # examples/nuts.py:96  if not tree.ok:
         not_1 = tree.ok
-        not__1 = where(not_1, False, True)
+        not__1 = rt.where(not_1, False, True)
         build_tree_return = tree
         # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
         cond_2 = direction < 0
         if_true_1 = tree.minus
         if_false_1 = tree.plus
         choice_1 = Edge(
-            where(cond_2, if_true_1[0], if_false_1[0]),
-            where(cond_2, if_true_1[1], if_false_1[1]),
-            where(cond_2, if_true_1[2], if_false_1[2]),
+            rt.where(cond_2, if_true_1[0], if_false_1[0]),
+            rt.where(cond_2, if_true_1[1], if_false_1[1]),
+            rt.where(cond_2, if_true_1[2], if_false_1[2]),
         )
         outer = choice_1
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         more_depth = depth - 1
         more_counter = tree.counter
         # the examples that go on (the others return)
-        going = where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = save(
+        going = rt.where(not__1, False, active)
+        build_tree_direction_write, overflow_1 = rt.save(
             stacks.build_tree_direction, state.return_sp, direction, going
         )
-        build_tree_seed_write, overflow_2 = save(
+        build_tree_seed_write, overflow_2 = rt.save(
             stacks.build_tree_seed, state.return_sp, seed, going
         )
-        build_tree_tree_minus_x_write, overflow_3 = save(
+        build_tree_tree_minus_x_write, overflow_3 = rt.save(
             stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
         )
-        build_tree_tree_minus_r_write, overflow_4 = save(
+        build_tree_tree_minus_r_write, overflow_4 = rt.save(
             stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
         )
-        build_tree_tree_minus_grad_write, overflow_5 = save(
+        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
             stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
         )
-        build_tree_tree_plus_x_write, overflow_6 = save(
+        build_tree_tree_plus_x_write, overflow_6 = rt.save(
             stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
         )
-        build_tree_tree_plus_r_write, overflow_7 = save(
+        build_tree_tree_plus_r_write, overflow_7 = rt.save(
             stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
         )
-        build_tree_tree_plus_grad_write, overflow_8 = save(
+        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
             stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
         )
-        build_tree_tree_sample_x_write, overflow_9 = save(
+        build_tree_tree_sample_x_write, overflow_9 = rt.save(
             stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
         )
-        build_tree_tree_sample_log_prob_write, overflow_10 = save(
+        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
             stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
         )
-        build_tree_tree_sample_grad_write, overflow_11 = save(
+        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
             stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
         )
-        build_tree_tree_size_write, overflow_12 = save(
+        build_tree_tree_size_write, overflow_12 = rt.save(
             stacks.build_tree_tree_size, state.return_sp, tree[3], going
         )
-        build_tree_tree_ok_write, overflow_13 = save(
+        build_tree_tree_ok_write, overflow_13 = rt.save(
             stacks.build_tree_tree_ok, state.return_sp, tree[4], going
         )
-        build_tree_tree_accept_write, overflow_14 = save(
+        build_tree_tree_accept_write, overflow_14 = rt.save(
             stacks.build_tree_tree_accept, state.return_sp, tree[5], going
         )
-        build_tree_tree_counter_write, overflow_15 = save(
+        build_tree_tree_counter_write, overflow_15 = rt.save(
             stacks.build_tree_tree_counter, state.return_sp, tree[6], going
         )
-        build_tree_tree_leapfrogs_write, overflow_16 = save(
+        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
             stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
         )
         edge, joint0, log_slice, direction, depth, seed, counter = (
@@ -22156,18 +20760,18 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = pop_return(
+        returned_pc, return_sp = rt.pop_return(
             stacks.returns,
             state.return_sp,
-            where(going, False, active),
+            rt.where(going, False, active),
             NUTS_STEP_4_HALT,
         )
-        return_sp, returns_write, overflow_17 = push(
+        return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
         )
-        pc = choose(cond_1, 4, 5)
-        pc = where(going, pc, returned_pc)
-        pc = select(active, pc, state.pc)
+        pc = rt.choose(cond_1, 4, 5)
+        pc = rt.where(going, pc, returned_pc)
+        pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = (
             overflow_1
@@ -22188,89 +20792,89 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = select(overflow, NUTS_STEP_4_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_4_HALT, pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_joint0=select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=select(
+                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
+                build_tree_log_slice=rt.select(
                     active, log_slice, state.build_tree_log_slice
                 ),
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_depth=select(active, depth, state.build_tree_depth),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
-                build_tree_edge_x=select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=select(
+                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
+                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
+                build_tree_edge_grad=rt.select(
                     active, edge[2], state.build_tree_edge_grad
                 ),
-                build_tree_counter=select(active, counter, state.build_tree_counter),
+                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
                 return_sp=return_sp,
-                overflow_at=select(overflow, 6, state.overflow_at),
+                overflow_at=rt.select(overflow, 6, state.overflow_at),
             ),
-            stack_writes(
+            rt.stack_writes(
                 stacks,
                 build_tree_direction=build_tree_direction_write,
                 build_tree_seed=build_tree_seed_write,
@@ -22317,44 +20921,44 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
             state.build_tree_return_counter,
             state.build_tree_return_leapfrogs,
         )
-        direction = read(stacks.build_tree_direction, state.return_sp)
-        seed = read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = read(
+        direction = rt.read(stacks.build_tree_direction, state.return_sp)
+        seed = rt.read(stacks.build_tree_seed, state.return_sp)
+        build_tree_tree_minus_x_top = rt.read(
             stacks.build_tree_tree_minus_x, state.return_sp
         )
-        build_tree_tree_minus_r_top = read(
+        build_tree_tree_minus_r_top = rt.read(
             stacks.build_tree_tree_minus_r, state.return_sp
         )
-        build_tree_tree_minus_grad_top = read(
+        build_tree_tree_minus_grad_top = rt.read(
             stacks.build_tree_tree_minus_grad, state.return_sp
         )
-        build_tree_tree_plus_x_top = read(
+        build_tree_tree_plus_x_top = rt.read(
             stacks.build_tree_tree_plus_x, state.return_sp
         )
-        build_tree_tree_plus_r_top = read(
+        build_tree_tree_plus_r_top = rt.read(
             stacks.build_tree_tree_plus_r, state.return_sp
         )
-        build_tree_tree_plus_grad_top = read(
+        build_tree_tree_plus_grad_top = rt.read(
             stacks.build_tree_tree_plus_grad, state.return_sp
         )
-        build_tree_tree_sample_x_top = read(
+        build_tree_tree_sample_x_top = rt.read(
             stacks.build_tree_tree_sample_x, state.return_sp
         )
-        build_tree_tree_sample_log_prob_top = read(
+        build_tree_tree_sample_log_prob_top = rt.read(
             stacks.build_tree_tree_sample_log_prob, state.return_sp
         )
-        build_tree_tree_sample_grad_top = read(
+        build_tree_tree_sample_grad_top = rt.read(
             stacks.build_tree_tree_sample_grad, state.return_sp
         )
-        build_tree_tree_size_top = read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = read(
+        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
+        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
+        build_tree_tree_accept_top = rt.read(
             stacks.build_tree_tree_accept, state.return_sp
         )
-        build_tree_tree_counter_top = read(
+        build_tree_tree_counter_top = rt.read(
             stacks.build_tree_tree_counter, state.return_sp
         )
-        build_tree_tree_leapfrogs_top = read(
+        build_tree_tree_leapfrogs_top = rt.read(
             stacks.build_tree_tree_leapfrogs, state.return_sp
         )
         tree = Tree(
@@ -22393,21 +20997,21 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         sample_arm1 = more.sample
         # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
         sample = Point(
-            where(cond_3_test1, sample_arm1[0], sample[0]),
-            where(cond_3_test1, sample_arm1[1], sample[1]),
-            where(cond_3_test1, sample_arm1[2], sample[2]),
+            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
+            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
+            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
         )
         # examples/nuts.py:105  counter = counter + 1
         counter = counter + 1
-        counter = select(active, counter, state.build_tree_counter)
+        counter = rt.select(active, counter, state.build_tree_counter)
         # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
         cond_4 = direction < 0
         if_true_2 = more.minus
         if_false_2 = tree.minus
         choice_2 = Edge(
-            where(cond_4, if_true_2[0], if_false_2[0]),
-            where(cond_4, if_true_2[1], if_false_2[1]),
-            where(cond_4, if_true_2[2], if_false_2[2]),
+            rt.where(cond_4, if_true_2[0], if_false_2[0]),
+            rt.where(cond_4, if_true_2[1], if_false_2[1]),
+            rt.where(cond_4, if_true_2[2], if_false_2[2]),
         )
         minus = choice_2
         # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
@@ -22415,15 +21019,15 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         if_true_3 = tree.plus
         if_false_3 = more.plus
         choice_3 = Edge(
-            where(cond_5, if_true_3[0], if_false_3[0]),
-            where(cond_5, if_true_3[1], if_false_3[1]),
-            where(cond_5, if_true_3[2], if_false_3[2]),
+            rt.where(cond_5, if_true_3[0], if_false_3[0]),
+            rt.where(cond_5, if_true_3[1], if_false_3[1]),
+            rt.where(cond_5, if_true_3[2], if_false_3[2]),
         )
         plus = choice_3
         # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
         and__1 = more.ok
         and__2 = no_u_turn(minus, plus)
-        and__3 = where(and__1, and__2, and__1)
+        and__3 = rt.where(and__1, and__2, and__1)
         ok = and__3
         # examples/nuts.py:109  accept = tree.accept + more.accept
         accept = tree.accept + more.accept
@@ -22432,81 +21036,81 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
-        pc, return_sp = pop_return(
+        pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_4_HALT
         )
-        pc = select(active, pc, state.pc)
+        pc = rt.select(active, pc, state.pc)
         return (
             state._replace(
                 pc=pc,
-                build_tree_direction=select(
+                build_tree_direction=rt.select(
                     active, direction, state.build_tree_direction
                 ),
-                build_tree_seed=select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=select(
+                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
+                build_tree_tree_sample_log_prob=rt.select(
                     active, tree[2][1], state.build_tree_tree_sample_log_prob
                 ),
-                build_tree_tree_size=select(
+                build_tree_tree_size=rt.select(
                     active, tree[3], state.build_tree_tree_size
                 ),
-                build_tree_tree_ok=select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=select(
+                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
+                build_tree_tree_accept=rt.select(
                     active, tree[5], state.build_tree_tree_accept
                 ),
-                build_tree_tree_counter=select(
+                build_tree_tree_counter=rt.select(
                     active, tree[6], state.build_tree_tree_counter
                 ),
-                build_tree_tree_leapfrogs=select(
+                build_tree_tree_leapfrogs=rt.select(
                     active, tree[7], state.build_tree_tree_leapfrogs
                 ),
                 build_tree_counter=counter,
-                build_tree_return_minus_x=select(
+                build_tree_return_minus_x=rt.select(
                     active, build_tree_return[0][0], state.build_tree_return_minus_x
                 ),
-                build_tree_return_minus_r=select(
+                build_tree_return_minus_r=rt.select(
                     active, build_tree_return[0][1], state.build_tree_return_minus_r
                 ),
-                build_tree_return_minus_grad=select(
+                build_tree_return_minus_grad=rt.select(
                     active, build_tree_return[0][2], state.build_tree_return_minus_grad
                 ),
-                build_tree_return_plus_x=select(
+                build_tree_return_plus_x=rt.select(
                     active, build_tree_return[1][0], state.build_tree_return_plus_x
                 ),
-                build_tree_return_plus_r=select(
+                build_tree_return_plus_r=rt.select(
                     active, build_tree_return[1][1], state.build_tree_return_plus_r
                 ),
-                build_tree_return_plus_grad=select(
+                build_tree_return_plus_grad=rt.select(
                     active, build_tree_return[1][2], state.build_tree_return_plus_grad
                 ),
-                build_tree_return_sample_x=select(
+                build_tree_return_sample_x=rt.select(
                     active, build_tree_return[2][0], state.build_tree_return_sample_x
                 ),
-                build_tree_return_sample_log_prob=select(
+                build_tree_return_sample_log_prob=rt.select(
                     active,
                     build_tree_return[2][1],
                     state.build_tree_return_sample_log_prob,
                 ),
-                build_tree_return_sample_grad=select(
+                build_tree_return_sample_grad=rt.select(
                     active, build_tree_return[2][2], state.build_tree_return_sample_grad
                 ),
-                build_tree_return_size=select(
+                build_tree_return_size=rt.select(
                     active, build_tree_return[3], state.build_tree_return_size
                 ),
-                build_tree_return_ok=select(
+                build_tree_return_ok=rt.select(
                     active, build_tree_return[4], state.build_tree_return_ok
                 ),
-                build_tree_return_accept=select(
+                build_tree_return_accept=rt.select(
                     active, build_tree_return[5], state.build_tree_return_accept
                 ),
-                build_tree_return_counter=select(
+                build_tree_return_counter=rt.select(
                     active, build_tree_return[6], state.build_tree_return_counter
                 ),
-                build_tree_return_leapfrogs=select(
+                build_tree_return_leapfrogs=rt.select(
                     active, build_tree_return[7], state.build_tree_return_leapfrogs
                 ),
                 return_sp=return_sp,
             ),
-            stack_writes(stacks),
+            rt.stack_writes(stacks),
         )
 
     NUTS_STEP_4_BLOCKS = (
@@ -22519,8 +21123,6 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_4_block_6,
         nuts_step_4_block_7,
     )
-    # blocks that may run again at once: a loop body that tests itself
-    NUTS_STEP_4_LOOPING_BLOCKS = ()
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_4_WRITES = (
         (
@@ -22740,125 +21342,114 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
     )
 
     def nuts_step_4_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        max_stack_depth,
-        max_iterations,
-        xla,
-        profile,
-        parallel_iterations=10,
+        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
-        """Arguments to results for a whole batch: what tf.function traces."""
-        batch = batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
         state = NutsStep4State(
-            pc=zeros([batch], (), "int32"),
-            return_sp=zeros([batch], (), "int32"),
-            build_tree_counter=zeros([batch], (), "int64"),
-            build_tree_depth=zeros([batch], (), "int64"),
-            build_tree_direction=zeros([batch], (), "float64"),
-            build_tree_edge_x=zeros([batch], (3,), "float64"),
-            build_tree_edge_r=zeros([batch], (3,), "float64"),
-            build_tree_edge_grad=zeros([batch], (3,), "float64"),
-            build_tree_joint0=zeros([batch], (), "float64"),
-            build_tree_log_slice=zeros([batch], (), "float64"),
-            build_tree_return_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_return_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_return_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_return_size=zeros([batch], (), "float64"),
-            build_tree_return_ok=zeros([batch], (), "bool"),
-            build_tree_return_accept=zeros([batch], (), "float64"),
-            build_tree_return_counter=zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=zeros([batch], (), "int64"),
-            build_tree_seed=zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=zeros([batch], (3,), "float64"),
-            build_tree_tree_size=zeros([batch], (), "float64"),
-            build_tree_tree_ok=zeros([batch], (), "bool"),
-            build_tree_tree_accept=zeros([batch], (), "float64"),
-            build_tree_tree_counter=zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_accept=zeros([batch], (), "float64"),
+            pc=rt.zeros([batch], (), "int32"),
+            return_sp=rt.zeros([batch], (), "int32"),
+            build_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_depth=rt.zeros([batch], (), "int64"),
+            build_tree_direction=rt.zeros([batch], (), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_joint0=rt.zeros([batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([batch], (), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_return_size=rt.zeros([batch], (), "float64"),
+            build_tree_return_ok=rt.zeros([batch], (), "bool"),
+            build_tree_return_accept=rt.zeros([batch], (), "float64"),
+            build_tree_return_counter=rt.zeros([batch], (), "int64"),
+            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            build_tree_seed=rt.zeros([batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (3,), "float64"),
+            build_tree_tree_size=rt.zeros([batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_accept=rt.zeros([batch], (), "float64"),
             nuts_step_counter=counter,
-            nuts_step_depth=zeros([batch], (), "int64"),
-            nuts_step_direction=zeros([batch], (), "float64"),
-            nuts_step_joint0=zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_log_slice=zeros([batch], (), "float64"),
-            nuts_step_minus_x=zeros([batch], (3,), "float64"),
-            nuts_step_minus_r=zeros([batch], (3,), "float64"),
-            nuts_step_minus_grad=zeros([batch], (3,), "float64"),
-            nuts_step_plus_x=zeros([batch], (3,), "float64"),
-            nuts_step_plus_r=zeros([batch], (3,), "float64"),
-            nuts_step_plus_grad=zeros([batch], (3,), "float64"),
+            nuts_step_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_direction=rt.zeros([batch], (), "float64"),
+            nuts_step_joint0=rt.zeros([batch], (), "float64"),
+            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (3,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (3,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=zeros([batch], (3,), "float64"),
-            nuts_step_return_point_log_prob=zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=zeros([batch], (3,), "float64"),
-            nuts_step_return_counter=zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=zeros([batch], (), "int64"),
-            nuts_step_return_depth=zeros([batch], (), "int64"),
-            nuts_step_return_accept=zeros([batch], (), "float64"),
-            nuts_step_sample_x=zeros([batch], (3,), "float64"),
-            nuts_step_sample_log_prob=zeros([batch], (), "float64"),
-            nuts_step_sample_grad=zeros([batch], (3,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (3,), "float64"),
+            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
+            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
+            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
+            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (3,), "float64"),
+            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (3,), "float64"),
             nuts_step_seed=seed,
-            nuts_step_size=zeros([batch], (), "float64"),
-            overflow_at=zeros([batch], (), "int32") - 1,
+            nuts_step_size=rt.zeros([batch], (), "float64"),
+            overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
         stacks = NutsStep4Stacks(
-            returns=zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_r=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_grad=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_x=zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=zeros(
+            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(
                 [max_stack_depth, batch], (3,), "float64"
             ),
-            build_tree_tree_size=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_x=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_sample_log_prob=rt.zeros(
+                [max_stack_depth, batch], (), "float64"
+            ),
+            build_tree_tree_sample_grad=rt.zeros(
+                [max_stack_depth, batch], (3,), "float64"
+            ),
+            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
+            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
+            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
-        state, stacks, counters = run(
-            state,
-            stacks,
-            NUTS_STEP_4_BLOCKS,
-            xla,
-            profile,
-            NUTS_STEP_4_LOOPING_BLOCKS,
-            max_iterations,
-            NUTS_STEP_4_WRITES,
-            parallel_iterations,
+        state, stacks, counters = rt.run(
+            state, stacks, NUTS_STEP_4_BLOCKS, (), NUTS_STEP_4_WRITES, **limits
         )
         return (
             (
@@ -22875,91 +21466,39 @@ def make_nuts_step_4(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    def nuts_step_4(
-        point,
-        seed,
-        counter,
-        max_stack_depth=15,
-        xla=False,
-        profile=False,
-        max_iterations=None,
-        max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-        parallel_iterations=10,
-        safety_checks=True,
-    ):
+    NUTS_STEP_4_ENTRY = rt.Entry(
+        name="nuts_step",
+        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
+        types=(
+            ("float64", (3,)),
+            ("float64", ()),
+            ("float64", (3,)),
+            ("int64", ()),
+            ("int64", ()),
+        ),
+        program=nuts_step_4_program,
+        block_lines=NUTS_STEP_4_BLOCK_LINES,
+        stack_bytes=NUTS_STEP_4_STACK_BYTES,
+    )
+
+    def nuts_step_4(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
         Per example: nuts_step(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[]) -> Step(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], float64[]).
-        Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-        the recursion depth; deeper examples raise StackOverflowError.  `xla`
-        compiles with XLA (TensorFlow only).
+        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
-        leaves = [
-            to_leaf("nuts_step", name, value, dtype, shape)
-            for name, value, (dtype, shape) in zip(
-                ("point[0]", "point[1]", "point[2]", "seed", "counter"),
-                (point[0], point[1], point[2], seed, counter),
-                (
-                    ("float64", (3,)),
-                    ("float64", ()),
-                    ("float64", (3,)),
-                    ("int64", ()),
-                    ("int64", ()),
-                ),
-            )
-        ]
-        leaves = broadcast_batch(
-            "nuts_step", ("point[0]", "point[1]", "point[2]", "seed", "counter"), leaves
+        result, profile = rt.call(
+            NUTS_STEP_4_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
-        check_stack_bytes(
-            "nuts_step",
-            leaves,
-            max_stack_depth,
-            NUTS_STEP_4_STACK_BYTES,
-            max_stack_bytes,
-        )
-        try:
-            program = compiled(
-                nuts_step_4_program,
-                xla,
-                profile,
-                leaves,
-                max_stack_depth,
-                max_iterations,
-                parallel_iterations,
-            )
-            result, errors, pc, counters = program(*leaves)
-        except Exception as error:
-            note_source_line(error, NUTS_STEP_4_BLOCK_LINES, "nuts_step_4_block_")
-            raise
-        result = static_batch(leaves, result)
-        if safety_checks:
-            result = checked(
-                "nuts_step",
-                result,
-                errors,
-                pc,
-                (NUTS_STEP_4_BLOCK_LINES,),
-                max_stack_depth,
-                max_iterations,
-            )
-        if profile:
-            return (
-                Step(
-                    Point(result[0], result[1], result[2]),
-                    result[3],
-                    result[4],
-                    result[5],
-                    result[6],
-                ),
-                make_profile(counters, NUTS_STEP_4_BLOCK_LINES, errors[0].shape[0]),
-            )
-        return Step(
-            Point(result[0], result[1], result[2]),
-            result[3],
-            result[4],
-            result[5],
-            result[6],
+        return rt.with_profile(
+            Step(
+                Point(result[0], result[1], result[2]),
+                result[3],
+                result[4],
+                result[5],
+                result[6],
+            ),
+            profile,
         )
 
     return nuts_step_4

@@ -2,11 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=numpy
+# autobatch: runtime=1
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=e68d222048ebdd77e69120055f6bbc13358a9eff5cb9dd4deb8a0c97527ea910
-# autobatch: inputs-sha256=83b50270385b93e2fa1be9103872a47e47a970d4a5ae7ee176685c6f75d3331e
-# autobatch: body-sha256=880d62b93e684059ec57d95d09d6ac1d441f7b07ff9dfc24c92067c613f37ced
+# autobatch: source-sha256=df54dcb33836997585f80466c3abcba2e9f0ebed162352aabbe1226134d7298f
+# autobatch: inputs-sha256=88cb84eafeb14711f3989a1aa9cfd13629f8a6b23e261cf968e45632a79bdb77
+# autobatch: body-sha256=73a73698cfd1f77727addc1ff2223db42554d6196cd50b30e74a7d49a87ca5a7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -38,503 +39,10 @@ smallest_factor(int64[]):
   block 4   examples/primes.py:16  return n
 """
 
-import functools
-import linecache
 import typing
-import numpy as np
+from autobatch_runtime import numpy_backend as rt
 
-try:
-    from transpiler.errors import (
-        IterationLimitError,
-        StackMemoryError,
-        StackOverflowError,
-    )
-except ImportError:
-
-    class StackOverflowError(RuntimeError):
-        """An example recursed deeper than `max_stack_depth`."""
-
-    class IterationLimitError(RuntimeError):
-        """Examples still running after `max_iterations` loop iterations."""
-
-    class StackMemoryError(MemoryError):
-        """The stacks of a call would need more than `max_stack_bytes`."""
-
-
-DEFAULT_MAX_STACK_BYTES = 2**32
-
-
-def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """Raises what stopped examples early, read off the loop's final state.
-
-    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
-    error_lines: (the block lines[, the source lines of the subscripts]).
-    """
-    check_errors(function, errors, error_lines, max_stack_depth)
-    check_finished(function, pc, error_lines[0], max_iterations)
-
-
-def check_errors(function, errors, error_lines, max_stack_depth):
-    """Raises what stopped examples early.
-
-    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
-    example that did not stop; error_lines: what each value means, (the
-    block lines[, the source lines of the subscripts]).  Inside a traced
-    function (stackless under XLA) the values are symbolic and cannot be
-    read; the examples then keep their clipped values.
-    """
-    try:
-        errors = [np.asarray(e) for e in errors]
-    except (TypeError, NotImplementedError):
-        return
-    if len(errors) > 1:
-        check_index(function, errors[1], error_lines[1])
-    if max_stack_depth is not None:
-        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
-
-
-def check_index(function, index_error_at, index_lines):
-    """Raises IndexError if an active example indexed out of range."""
-    examples = np.nonzero(index_error_at >= 0)[0]
-    if examples.size:
-        where = index_lines[index_error_at[examples[0]]]
-        raise IndexError(
-            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
-        )
-
-
-def check_overflow(function, overflow_at, block_lines, max_stack_depth):
-    """Raises StackOverflowError if any example overflowed a stack."""
-    overflow_at = np.asarray(overflow_at)
-    examples = np.nonzero(overflow_at >= 0)[0]
-    if examples.size:
-        where = block_lines[overflow_at[examples[0]]]
-        raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
-        )
-
-
-def check_finished(function, pc, block_lines, max_iterations):
-    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
-
-    `pc` is every example's next block after the loop.  The earliest block
-    any example waits at is the one the loop kept running (blocks run
-    lowest first), so its source line is the likely endless loop; examples
-    at later blocks were waiting behind it.
-    """
-    if max_iterations is None:
-        return
-    pc = np.asarray(pc)
-    unfinished = pc < len(block_lines)
-    if unfinished.any():
-        block = pc[unfinished].min()
-        running = np.nonzero(pc == block)[0].tolist()
-        behind = int(unfinished.sum()) - len(running)
-        raise IterationLimitError(
-            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
-            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
-            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
-        )
-
-
-def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
-    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
-
-    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
-    example stacks per level of recursion); past the machine's memory an
-    allocator fails with an unhelpful message, or the machine swaps.
-    """
-    batch = leaves[0].shape[0] if leaves else 1
-    if batch is None:
-        return
-    needed = int(max_stack_depth) * int(batch) * level_bytes
-    if needed > max_stack_bytes:
-        raise StackMemoryError(
-            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
-        )
-
-
-def _size(n):
-    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit} ({n} bytes)"
-    return f"{n} bytes"
-
-
-def note_source_line(error, block_lines, block_prefix):
-    """Adds the user's source line to an error raised inside a block function.
-
-    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
-    pass through a block function; the nearest `# file:line  text` comment
-    above the failing generated line names the user's line.
-    """
-    frame, found = (error.__traceback__, None)
-    while frame is not None:
-        code = frame.tb_frame.f_code
-        if block_prefix in code.co_name:
-            found = (code.co_filename, frame.tb_lineno, code.co_name)
-        frame = frame.tb_next
-    if found is None:
-        return
-    filename, lineno, name = found
-    for number in range(lineno, 0, -1):
-        text = linecache.getline(filename, number).strip()
-        if text.startswith("# ") and ":" in text.split()[1]:
-            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
-            return
-    suffix = name.rsplit("_block_", 1)[-1]
-    if suffix.isdigit() and int(suffix) < len(block_lines):
-        error.add_note(
-            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
-        )
-
-
-class Profile(typing.NamedTuple):
-    """What one batched call did, block by block (from `profile=True`)."""
-
-    block_lines: tuple
-    block_runs: tuple
-    block_active: tuple
-    batch: int
-    deepest_call: int
-
-    @property
-    def iterations(self):
-        return sum(self.block_runs)
-
-    @property
-    def utilization(self):
-        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
-        total = self.iterations * self.batch
-        return sum(self.block_active) / total if total else 1.0
-
-    def report(self):
-        lines = [
-            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
-            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
-        ]
-        for k, (where, runs, active) in enumerate(
-            zip(self.block_lines, self.block_runs, self.block_active)
-        ):
-            mean = active / runs if runs else 0.0
-            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
-        return "\n".join(lines)
-
-
-def make_profile(counters, block_lines, batch):
-    runs, active, deepest = counters
-    return Profile(
-        tuple(block_lines),
-        tuple((int(r) for r in np.asarray(runs))),
-        tuple((int(a) for a in np.asarray(active))),
-        int(batch),
-        int(deepest),
-    )
-
-
-def select(active, new, old):
-    """Per example: `new` where `active`, else `old`.
-
-    active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
-    """
-    old = np.asarray(old)
-    new = np.asarray(new).astype(old.dtype, copy=False)
-    mask = active.reshape(active.shape + (1,) * (old.ndim - 1))
-    return np.where(mask, new, old)
-
-
-def choose(condition, if_true, if_false):
-    """Per example: block `if_true` where `condition` holds, else `if_false`."""
-    return np.where(np.asarray(condition).astype(bool), if_true, if_false)
-
-
-def where(condition, if_true, if_false):
-    """Per example: `if_true` where `condition` holds, else `if_false`.
-
-    condition: [batch] (any dtype: its truth is used); the sides:
-    [batch, *event] or broadcastable.
-    """
-    condition = np.asarray(condition).astype(bool)
-    if_true, if_false = (np.asarray(if_true), np.asarray(if_false))
-    extra = max(if_true.ndim, if_false.ndim) - condition.ndim
-    if condition.ndim == 1 and extra > 0:
-        condition = condition.reshape(condition.shape + (1,) * extra)
-    return np.where(condition, if_true, if_false)
-
-
-def safe_divisor(active, value):
-    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    value = np.asarray(value)
-    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
-    return np.where(mask, value, np.ones_like(value))
-
-
-def cast(value, dtype):
-    return np.asarray(value).astype(dtype)
-
-
-def index_key(batch, event_shape, items):
-    """The NumPy key of a per-example subscript `x[items]` on [batch, *event].
-
-    items: one per leading event axis, each a slice (static) or an integer,
-    a Python int or a [batch] array (per example).  Negative integers count
-    from the end, as on one example; out-of-range ones are clipped (idle
-    examples compute junk indices; `index_fault` reports active ones).
-    Advanced indices put the batch axis first: the value is [batch, *rest].
-    """
-    key = [np.arange(batch)]
-    for size, item in zip(event_shape, items):
-        if isinstance(item, slice):
-            key.append(item)
-        else:
-            item = np.asarray(item)
-            key.append(np.clip(np.where(item < 0, item + size, item), 0, size - 1))
-    return tuple(key)
-
-
-def take(array, items):
-    """Per example: array[b][items] (see `index_key`); [batch, *rest]."""
-    array = np.asarray(array)
-    return array[index_key(array.shape[0], array.shape[1:], items)]
-
-
-def lookup(table, items):
-    """Per example: table[items] of a constant table (module-level array,
-    tuple or list), with per-example integer items; [batch, *rest]."""
-    table = np.asarray(table)
-    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
-    return take(np.broadcast_to(table, (batch, *table.shape)), items)
-
-
-def spread(active, value, which=None):
-    """A value that is the same for every example, given the batch axis:
-    [batch, *shape] (a copy per example, so it can be updated per example).
-
-    active: [batch] (only its length is used).  A tuple (or namedtuple)
-    value: `which` gives, per leaf depth first, whether to spread it (the
-    other leaves already have the batch axis); all of them if None.
-    """
-    if isinstance(value, (tuple, list)):
-        flags = iter(which if which is not None else ())
-
-        def walk(v):
-            if v is None:
-                return None
-            if isinstance(v, (tuple, list)):
-                parts = [walk(p) for p in v]
-                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
-            return spread(active, v) if next(flags, True) else v
-
-        return walk(value)
-    value = np.asarray(value)
-    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
-
-
-def put(array, items, value):
-    """Per example: a copy of array[b] with [items] set to value[b] (the
-    functional form of `x[items] = value`); value is cast to array's dtype."""
-    array = np.array(array)
-    key = index_key(array.shape[0], array.shape[1:], items)
-    value = np.asarray(value).astype(array.dtype, copy=False)
-    array[key] = np.broadcast_to(value, array[key].shape)
-    return array
-
-
-def index_fault(active, array, items, batched=True):
-    """[batch] bool: the active examples whose integer items are out of range
-    of `array`'s event axes (of a constant table's axes if not `batched`)."""
-    shape = np.shape(array)[1:] if batched else np.shape(array)
-    fault = np.zeros(np.shape(active), bool)
-    for size, item in zip(shape, items):
-        if not isinstance(item, slice):
-            item = np.asarray(item)
-            fault = fault | (item < -size) | (item >= size)
-    return fault & active
-
-
-def zeros(leading, shape, dtype):
-    """A [*leading, *shape] array of zeros (False for bool)."""
-    return np.zeros((*leading, *shape), dtype)
-
-
-def batch_size(*leaves):
-    return leaves[0].shape[0] if leaves else 1
-
-
-def read(stack, index):
-    """stack[index[b], b] for every example b: [batch, *event]."""
-    index = np.clip(index, 0, stack.shape[0] - 1)
-    return stack[index, np.arange(index.shape[0])]
-
-
-def push(stack, sp, value, active):
-    """Pushes `value` for every active example: (new sp, write, overflow).
-
-    `save` at `sp` (the next free slot, [batch] int32), and the pointer
-    moved for the examples it wrote.
-    """
-    write, overflow = save(stack, sp, value, active)
-    return (np.where(write[0], sp + 1, sp).astype(np.int32), write, overflow)
-
-
-def save(stack, frame, value, active):
-    """Saves `value` at level `frame` (return_sp) for every active example.
-
-    Returns (write, overflow): the write (mask, index, value) that `run`
-    applies after the block, and the active examples whose stack was full.
-    """
-    fits = frame < stack.shape[0]
-    return ((active & fits, frame, value), active & ~fits)
-
-
-def stack_writes(stacks, **writes):
-    """The block's writes by stack name (NumPy applies only these)."""
-    return writes
-
-
-def apply_write(stack, write):
-    """stack[index[b], b] = value[b] where mask[b], in place."""
-    mask, index, value = write
-    lanes = np.nonzero(mask)[0]
-    if lanes.size:
-        value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
-        stack[index[lanes], lanes] = value[lanes]
-
-
-def pop(stack, sp, active):
-    """Pops every active example's top: (value [batch, *event], new sp)."""
-    sp = np.where(active, sp - 1, sp).astype(np.int32)
-    return (read(stack, sp), sp)
-
-
-def pop_return(stack, sp, active, halt):
-    """Return: the block each active example resumes at, and the new pointer.
-
-    An example whose return stack is empty returns from the entry function:
-    it halts.
-    """
-    empty = sp <= 0
-    target, sp = pop(stack, sp, active & ~empty)
-    return (np.where(empty, halt, target), sp)
-
-
-def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    writes=None,
-    parallel_iterations=None,
-):
-    """Runs the program until every example has halted (pc == len(blocks)).
-
-    Each iteration runs, for the whole batch, the lowest-numbered block that
-    some example is waiting at; the block changes only the examples at it.
-    Floating-point warnings are silenced: lanes not at a block compute junk.
-    With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
-    only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing; `parallel_iterations` is
-    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
-    limit) stops the loop after that many iterations, examples still
-    pending (the caller raises).
-    """
-    halt = len(blocks)
-    runs = np.zeros(halt, np.int64)
-    active = np.zeros(halt, np.int64)
-    deepest = 0
-    iterations = 0
-    with np.errstate(all="ignore"):
-        while True:
-            index = state.pc.min(initial=halt)
-            if index >= halt or iterations == max_iterations:
-                return (state, stacks, (runs, active, deepest) if profile else None)
-            iterations += 1
-            if profile:
-                runs[index] += 1
-                active[index] += np.count_nonzero(state.pc == index)
-                deepest = max(deepest, int(state.return_sp.max(initial=0)))
-            state, writes = blocks[index](state, stacks)
-            for name, write in writes.items():
-                apply_write(getattr(stacks, name), write)
-
-
-def compiled(
-    program,
-    xla,
-    profile,
-    leaves,
-    max_stack_depth,
-    max_iterations,
-    parallel_iterations=10,
-):
-    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
-    if xla:
-        raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(
-        program,
-        max_stack_depth=max_stack_depth,
-        max_iterations=max_iterations,
-        xla=False,
-        profile=profile,
-    )
-
-
-def static_batch(leaves, result):
-    """The results as they are (NumPy shapes are always known)."""
-    return result
-
-
-def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """`result`, once no example stopped early (else the error is raised)."""
-    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
-    return result
-
-
-def run_stackless(program, leaves, xla):
-    """A stackless program on all examples."""
-    if xla:
-        raise ValueError("xla=True needs the TensorFlow backend")
-    return program(*leaves, np.ones(batch_size(*leaves), bool))
-
-
-def check_stackless(function, recursive):
-    """NumPy always runs eagerly: recursion is fine."""
-
-
-def to_leaf(function, name, value, dtype, event_shape):
-    """One argument leaf as a [batch, *event] array of `dtype`, or a clear error."""
-    if isinstance(value, (bool, int, float, complex)):
-        value = np.asarray(value, dtype=dtype)
-    value = np.asarray(value)
-    if value.dtype == object:
-        raise TypeError(f"{function}: argument {name} is an object array, not numbers")
-    if value.dtype != np.dtype(dtype):
-        raise TypeError(
-            f"{function}: argument {name} has dtype {value.dtype.name}; this program was generated for {np.dtype(dtype).name} (call it through its Context to generate a program for the new signature)"
-        )
-    if value.ndim == len(event_shape):
-        value = value[None]
-    if tuple(value.shape[1:]) != tuple(event_shape):
-        raise TypeError(
-            f"{function}: argument {name} has per-example shape {tuple(value.shape[1:])}; expected {tuple(event_shape)}"
-        )
-    return value
-
-
-def broadcast_batch(function, names, leaves):
-    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1."""
-    sizes = [leaf.shape[0] for leaf in leaves]
-    others = sorted(set(sizes) - {1})
-    batch = others[0] if others else 1
-    if len(others) > 1:
-        described = ", ".join((f"{n}: {s}" for n, s in zip(names, sizes)))
-        raise ValueError(f"{function}: batch sizes must be equal or 1, got {described}")
-    return [np.broadcast_to(leaf, (batch, *leaf.shape[1:])) for leaf in leaves]
+rt.require(1, __name__)
 
 
 # ----------------------------------------------------------------------
@@ -582,23 +90,23 @@ def count_primes_below_block_0(state, stacks):
     # examples/primes.py:21  count = 0
     active = state.pc == 0
     n = state.count_primes_below_n
-    count = spread(active, 0)
+    count = rt.spread(active, 0)
     # examples/primes.py:22  for k in range(2, n):
-    range_1 = spread(active, 2)
+    range_1 = rt.spread(active, 2)
     k_next_1 = range_1
-    k_next_1 = select(active, k_next_1, state.count_primes_below_k_next_1)
+    k_next_1 = rt.select(active, k_next_1, state.count_primes_below_k_next_1)
     in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
-    pc = choose(in_range_1, 1, 8)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(in_range_1, 1, 8)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            count_primes_below_count=select(
+            count_primes_below_count=rt.select(
                 active, count, state.count_primes_below_count
             ),
             count_primes_below_k_next_1=k_next_1,
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -608,23 +116,23 @@ def count_primes_below_block_1(state, stacks):
     k_next_1 = state.count_primes_below_k_next_1
     # examples/primes.py:22  for k in range(2, n):
     k = k_next_1
-    k = select(active, k, state.count_primes_below_k)
+    k = rt.select(active, k, state.count_primes_below_k)
     k_next_1 = k_next_1 + 1
     # examples/primes.py:23  if k > 2 and k % 2 == 0:
     and__1 = k > 2
     and__2 = k % 2 == 0
-    and__3 = where(and__1, and__2, and__1)
-    pc = choose(and__3, 2, 3)
-    pc = select(active, pc, state.pc)
+    and__3 = rt.where(and__1, and__2, and__1)
+    pc = rt.choose(and__3, 2, 3)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
             count_primes_below_k=k,
-            count_primes_below_k_next_1=select(
+            count_primes_below_k_next_1=rt.select(
                 active, k_next_1, state.count_primes_below_k_next_1
             ),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -635,60 +143,60 @@ def count_primes_below_block_2(state, stacks):
     n = state.count_primes_below_n
     # examples/primes.py:22  for k in range(2, n):
     in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
-    pc = choose(in_range_1, 1, 8)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
+    pc = rt.choose(in_range_1, 1, 8)
+    pc = rt.select(active, pc, state.pc)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def count_primes_below_block_3(state, stacks):
     # examples/primes.py:25  is_prime = True
     active = state.pc == 3
     k = state.count_primes_below_k
-    is_prime = spread(active, True)
+    is_prime = rt.spread(active, True)
     # examples/primes.py:26  d = 3
-    d = spread(active, 3)
+    d = rt.spread(active, 3)
     # examples/primes.py:27  while d * d <= k:
     cond_1 = d * d <= k
-    pc = choose(cond_1, 4, 7)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(cond_1, 4, 7)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            count_primes_below_is_prime=select(
+            count_primes_below_is_prime=rt.select(
                 active, is_prime, state.count_primes_below_is_prime
             ),
-            count_primes_below_d=select(active, d, state.count_primes_below_d),
+            count_primes_below_d=rt.select(active, d, state.count_primes_below_d),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
 def count_primes_below_block_4(state, stacks):
     # examples/primes.py:28  if k % d == 0:
     active = state.pc == 4
-    k = safe_divisor(active, state.count_primes_below_k)
-    d = safe_divisor(active, state.count_primes_below_d)
+    k = rt.safe_divisor(active, state.count_primes_below_k)
+    d = rt.safe_divisor(active, state.count_primes_below_d)
     cond_2 = k % d == 0
-    pc = choose(cond_2, 5, 6)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
+    pc = rt.choose(cond_2, 5, 6)
+    pc = rt.select(active, pc, state.pc)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def count_primes_below_block_5(state, stacks):
     # examples/primes.py:29  is_prime = False
     active = state.pc == 5
-    is_prime = spread(active, False)
+    is_prime = rt.spread(active, False)
     # examples/primes.py:30  break
     pc = 7
-    pc = select(active, pc, state.pc)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            count_primes_below_is_prime=select(
+            count_primes_below_is_prime=rt.select(
                 active, is_prime, state.count_primes_below_is_prime
             ),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -698,12 +206,12 @@ def count_primes_below_block_6(state, stacks):
     d = state.count_primes_below_d
     k = state.count_primes_below_k
     d = d + 2
-    d = select(active, d, state.count_primes_below_d)
+    d = rt.select(active, d, state.count_primes_below_d)
     # examples/primes.py:27  while d * d <= k:
     cond_1 = d * d <= k
-    pc = choose(cond_1, 4, 7)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc, count_primes_below_d=d), stack_writes(stacks))
+    pc = rt.choose(cond_1, 4, 7)
+    pc = rt.select(active, pc, state.pc)
+    return (state._replace(pc=pc, count_primes_below_d=d), rt.stack_writes(stacks))
 
 
 def count_primes_below_block_7(state, stacks):
@@ -717,19 +225,19 @@ def count_primes_below_block_7(state, stacks):
     # examples/primes.py:33  count += 1
     count_arm1 = count + 1
     # examples/primes.py:32  if is_prime:
-    count = where(is_prime_test1, count_arm1, count)
+    count = rt.where(is_prime_test1, count_arm1, count)
     # examples/primes.py:22  for k in range(2, n):
     in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
-    pc = choose(in_range_1, 1, 8)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(in_range_1, 1, 8)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            count_primes_below_count=select(
+            count_primes_below_count=rt.select(
                 active, count, state.count_primes_below_count
             ),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -738,19 +246,19 @@ def count_primes_below_block_8(state, stacks):
     active = state.pc == 8
     count = state.count_primes_below_count
     count_primes_below_return = count
-    pc, return_sp = pop_return(
+    pc, return_sp = rt.pop_return(
         stacks.returns, state.return_sp, active, COUNT_PRIMES_BELOW_HALT
     )
-    pc = select(active, pc, state.pc)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            count_primes_below_return=select(
+            count_primes_below_return=rt.select(
                 active, count_primes_below_return, state.count_primes_below_return
             ),
             return_sp=return_sp,
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -765,8 +273,6 @@ COUNT_PRIMES_BELOW_BLOCKS = (
     count_primes_below_block_7,
     count_primes_below_block_8,
 )
-# blocks that may run again at once: a loop body that tests itself
-COUNT_PRIMES_BELOW_LOOPING_BLOCKS = ()
 # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 COUNT_PRIMES_BELOW_WRITES = (
     (("pc", "count_primes_below_count", "count_primes_below_k_next_1"), ()),
@@ -792,36 +298,31 @@ COUNT_PRIMES_BELOW_BLOCK_LINES = (
 )
 
 
-def count_primes_below_program(
-    n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
-):
-    """Arguments to results for a whole batch: what tf.function traces."""
-    batch = batch_size(n)
+def count_primes_below_program(n, max_stack_depth, **limits):
+    """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+    batch = rt.batch_size(n)
     state = CountPrimesBelowState(
-        pc=zeros([batch], (), "int32"),
-        return_sp=zeros([batch], (), "int32"),
-        count_primes_below_count=zeros([batch], (), "int64"),
-        count_primes_below_d=zeros([batch], (), "int64"),
-        count_primes_below_is_prime=zeros([batch], (), "bool"),
-        count_primes_below_k=zeros([batch], (), "int64"),
-        count_primes_below_k_next_1=zeros([batch], (), "int64"),
+        pc=rt.zeros([batch], (), "int32"),
+        return_sp=rt.zeros([batch], (), "int32"),
+        count_primes_below_count=rt.zeros([batch], (), "int64"),
+        count_primes_below_d=rt.zeros([batch], (), "int64"),
+        count_primes_below_is_prime=rt.zeros([batch], (), "bool"),
+        count_primes_below_k=rt.zeros([batch], (), "int64"),
+        count_primes_below_k_next_1=rt.zeros([batch], (), "int64"),
         count_primes_below_n=n,
-        count_primes_below_return=zeros([batch], (), "int64"),
-        overflow_at=zeros([batch], (), "int32") - 1,
+        count_primes_below_return=rt.zeros([batch], (), "int64"),
+        overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
     stacks = CountPrimesBelowStacks(
-        returns=zeros([max_stack_depth, batch], (), "int32")
+        returns=rt.zeros([max_stack_depth, batch], (), "int32")
     )
-    state, stacks, counters = run(
+    state, stacks, counters = rt.run(
         state,
         stacks,
         COUNT_PRIMES_BELOW_BLOCKS,
-        xla,
-        profile,
-        COUNT_PRIMES_BELOW_LOOPING_BLOCKS,
-        max_iterations,
+        (),
         COUNT_PRIMES_BELOW_WRITES,
-        parallel_iterations,
+        **limits
     )
     return (
         (state.count_primes_below_return,),
@@ -831,68 +332,24 @@ def count_primes_below_program(
     )
 
 
-def count_primes_below(
-    n,
-    max_stack_depth=15,
-    xla=False,
-    profile=False,
-    max_iterations=None,
-    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-    parallel_iterations=10,
-    safety_checks=True,
-):
+COUNT_PRIMES_BELOW_ENTRY = rt.Entry(
+    name="count_primes_below",
+    params=("n",),
+    types=(("int64", ()),),
+    program=count_primes_below_program,
+    block_lines=COUNT_PRIMES_BELOW_BLOCK_LINES,
+    stack_bytes=COUNT_PRIMES_BELOW_STACK_BYTES,
+)
+
+
+def count_primes_below(n, **options):
     """Batched `count_primes_below`: every argument has a leading batch dimension.
 
     Per example: count_primes_below(n: int64[]) -> int64[].
-    Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-    the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
-    leaves = [
-        to_leaf("count_primes_below", name, value, dtype, shape)
-        for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
-    ]
-    leaves = broadcast_batch("count_primes_below", ("n",), leaves)
-    check_stack_bytes(
-        "count_primes_below",
-        leaves,
-        max_stack_depth,
-        COUNT_PRIMES_BELOW_STACK_BYTES,
-        max_stack_bytes,
-    )
-    try:
-        program = compiled(
-            count_primes_below_program,
-            xla,
-            profile,
-            leaves,
-            max_stack_depth,
-            max_iterations,
-            parallel_iterations,
-        )
-        result, errors, pc, counters = program(*leaves)
-    except Exception as error:
-        note_source_line(
-            error, COUNT_PRIMES_BELOW_BLOCK_LINES, "count_primes_below_block_"
-        )
-        raise
-    result = static_batch(leaves, result)
-    if safety_checks:
-        result = checked(
-            "count_primes_below",
-            result,
-            errors,
-            pc,
-            (COUNT_PRIMES_BELOW_BLOCK_LINES,),
-            max_stack_depth,
-            max_iterations,
-        )
-    if profile:
-        return (
-            result[0],
-            make_profile(counters, COUNT_PRIMES_BELOW_BLOCK_LINES, errors[0].shape[0]),
-        )
-    return result[0]
+    result, profile = rt.call(COUNT_PRIMES_BELOW_ENTRY, (n,), **options)
+    return rt.with_profile(result[0], profile)
 
 
 # ----------------------------------------------------------------------
@@ -938,15 +395,15 @@ def first_multiple_of_seven_block_0(state, stacks):
     # examples/primes.py:40  for k in range(1, limit):
     active = state.pc == 0
     limit = state.first_multiple_of_seven_limit
-    range_1 = spread(active, 1)
+    range_1 = rt.spread(active, 1)
     k_next_1 = range_1
-    k_next_1 = select(active, k_next_1, state.first_multiple_of_seven_k_next_1)
+    k_next_1 = rt.select(active, k_next_1, state.first_multiple_of_seven_k_next_1)
     in_range_1 = (1 > 0) & (k_next_1 < limit) | (1 < 0) & (k_next_1 > limit)
-    pc = choose(in_range_1, 1, 4)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(in_range_1, 1, 4)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(pc=pc, first_multiple_of_seven_k_next_1=k_next_1),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -957,21 +414,21 @@ def first_multiple_of_seven_block_1(state, stacks):
     n = state.first_multiple_of_seven_n
     # examples/primes.py:40  for k in range(1, limit):
     k = k_next_1
-    k = select(active, k, state.first_multiple_of_seven_k)
+    k = rt.select(active, k, state.first_multiple_of_seven_k)
     k_next_1 = k_next_1 + 1
     # examples/primes.py:41  if k * n % 7 == 0:
     cond_1 = k * n % 7 == 0
-    pc = choose(cond_1, 2, 3)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(cond_1, 2, 3)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
             first_multiple_of_seven_k=k,
-            first_multiple_of_seven_k_next_1=select(
+            first_multiple_of_seven_k_next_1=rt.select(
                 active, k_next_1, state.first_multiple_of_seven_k_next_1
             ),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -982,15 +439,15 @@ def first_multiple_of_seven_block_2(state, stacks):
     found = k
     # examples/primes.py:43  break
     pc = 5
-    pc = select(active, pc, state.pc)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            first_multiple_of_seven_found=select(
+            first_multiple_of_seven_found=rt.select(
                 active, found, state.first_multiple_of_seven_found
             ),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1000,26 +457,26 @@ def first_multiple_of_seven_block_3(state, stacks):
     k_next_1 = state.first_multiple_of_seven_k_next_1
     limit = state.first_multiple_of_seven_limit
     in_range_1 = (1 > 0) & (k_next_1 < limit) | (1 < 0) & (k_next_1 > limit)
-    pc = choose(in_range_1, 1, 4)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
+    pc = rt.choose(in_range_1, 1, 4)
+    pc = rt.select(active, pc, state.pc)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def first_multiple_of_seven_block_4(state, stacks):
     # examples/primes.py:45  found = -1
     active = state.pc == 4
-    found = spread(active, -1)
+    found = rt.spread(active, -1)
     # examples/primes.py:40  for k in range(1, limit):
     pc = 5
-    pc = select(active, pc, state.pc)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            first_multiple_of_seven_found=select(
+            first_multiple_of_seven_found=rt.select(
                 active, found, state.first_multiple_of_seven_found
             ),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1028,21 +485,21 @@ def first_multiple_of_seven_block_5(state, stacks):
     active = state.pc == 5
     found = state.first_multiple_of_seven_found
     first_multiple_of_seven_return = found
-    pc, return_sp = pop_return(
+    pc, return_sp = rt.pop_return(
         stacks.returns, state.return_sp, active, FIRST_MULTIPLE_OF_SEVEN_HALT
     )
-    pc = select(active, pc, state.pc)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            first_multiple_of_seven_return=select(
+            first_multiple_of_seven_return=rt.select(
                 active,
                 first_multiple_of_seven_return,
                 state.first_multiple_of_seven_return,
             ),
             return_sp=return_sp,
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1054,8 +511,6 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCKS = (
     first_multiple_of_seven_block_4,
     first_multiple_of_seven_block_5,
 )
-# blocks that may run again at once: a loop body that tests itself
-FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS = ()
 # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 FIRST_MULTIPLE_OF_SEVEN_WRITES = (
     (("pc", "first_multiple_of_seven_k_next_1"), ()),
@@ -1075,35 +530,30 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
 )
 
 
-def first_multiple_of_seven_program(
-    n, limit, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
-):
-    """Arguments to results for a whole batch: what tf.function traces."""
-    batch = batch_size(n, limit)
+def first_multiple_of_seven_program(n, limit, max_stack_depth, **limits):
+    """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+    batch = rt.batch_size(n, limit)
     state = FirstMultipleOfSevenState(
-        pc=zeros([batch], (), "int32"),
-        return_sp=zeros([batch], (), "int32"),
-        first_multiple_of_seven_found=zeros([batch], (), "int64"),
-        first_multiple_of_seven_k=zeros([batch], (), "int64"),
-        first_multiple_of_seven_k_next_1=zeros([batch], (), "int64"),
+        pc=rt.zeros([batch], (), "int32"),
+        return_sp=rt.zeros([batch], (), "int32"),
+        first_multiple_of_seven_found=rt.zeros([batch], (), "int64"),
+        first_multiple_of_seven_k=rt.zeros([batch], (), "int64"),
+        first_multiple_of_seven_k_next_1=rt.zeros([batch], (), "int64"),
         first_multiple_of_seven_limit=limit,
         first_multiple_of_seven_n=n,
-        first_multiple_of_seven_return=zeros([batch], (), "int64"),
-        overflow_at=zeros([batch], (), "int32") - 1,
+        first_multiple_of_seven_return=rt.zeros([batch], (), "int64"),
+        overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
     stacks = FirstMultipleOfSevenStacks(
-        returns=zeros([max_stack_depth, batch], (), "int32")
+        returns=rt.zeros([max_stack_depth, batch], (), "int32")
     )
-    state, stacks, counters = run(
+    state, stacks, counters = rt.run(
         state,
         stacks,
         FIRST_MULTIPLE_OF_SEVEN_BLOCKS,
-        xla,
-        profile,
-        FIRST_MULTIPLE_OF_SEVEN_LOOPING_BLOCKS,
-        max_iterations,
+        (),
         FIRST_MULTIPLE_OF_SEVEN_WRITES,
-        parallel_iterations,
+        **limits
     )
     return (
         (state.first_multiple_of_seven_return,),
@@ -1113,73 +563,24 @@ def first_multiple_of_seven_program(
     )
 
 
-def first_multiple_of_seven(
-    n,
-    limit,
-    max_stack_depth=15,
-    xla=False,
-    profile=False,
-    max_iterations=None,
-    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-    parallel_iterations=10,
-    safety_checks=True,
-):
+FIRST_MULTIPLE_OF_SEVEN_ENTRY = rt.Entry(
+    name="first_multiple_of_seven",
+    params=("n", "limit"),
+    types=(("int64", ()), ("int64", ())),
+    program=first_multiple_of_seven_program,
+    block_lines=FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,
+    stack_bytes=FIRST_MULTIPLE_OF_SEVEN_STACK_BYTES,
+)
+
+
+def first_multiple_of_seven(n, limit, **options):
     """Batched `first_multiple_of_seven`: every argument has a leading batch dimension.
 
     Per example: first_multiple_of_seven(n: int64[], limit: int64[]) -> int64[].
-    Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-    the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
-    leaves = [
-        to_leaf("first_multiple_of_seven", name, value, dtype, shape)
-        for name, value, (dtype, shape) in zip(
-            ("n", "limit"), (n, limit), (("int64", ()), ("int64", ()))
-        )
-    ]
-    leaves = broadcast_batch("first_multiple_of_seven", ("n", "limit"), leaves)
-    check_stack_bytes(
-        "first_multiple_of_seven",
-        leaves,
-        max_stack_depth,
-        FIRST_MULTIPLE_OF_SEVEN_STACK_BYTES,
-        max_stack_bytes,
-    )
-    try:
-        program = compiled(
-            first_multiple_of_seven_program,
-            xla,
-            profile,
-            leaves,
-            max_stack_depth,
-            max_iterations,
-            parallel_iterations,
-        )
-        result, errors, pc, counters = program(*leaves)
-    except Exception as error:
-        note_source_line(
-            error, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, "first_multiple_of_seven_block_"
-        )
-        raise
-    result = static_batch(leaves, result)
-    if safety_checks:
-        result = checked(
-            "first_multiple_of_seven",
-            result,
-            errors,
-            pc,
-            (FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES,),
-            max_stack_depth,
-            max_iterations,
-        )
-    if profile:
-        return (
-            result[0],
-            make_profile(
-                counters, FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES, errors[0].shape[0]
-            ),
-        )
-    return result[0]
+    result, profile = rt.call(FIRST_MULTIPLE_OF_SEVEN_ENTRY, (n, limit), **options)
+    return rt.with_profile(result[0], profile)
 
 
 # ----------------------------------------------------------------------
@@ -1221,15 +622,15 @@ def smallest_factor_block_0(state, stacks):
     # examples/primes.py:11  for d in range(2, n):
     active = state.pc == 0
     n = state.smallest_factor_n
-    range_1 = spread(active, 2)
+    range_1 = rt.spread(active, 2)
     d_next_1 = range_1
-    d_next_1 = select(active, d_next_1, state.smallest_factor_d_next_1)
+    d_next_1 = rt.select(active, d_next_1, state.smallest_factor_d_next_1)
     in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)
-    pc = choose(in_range_1, 1, 4)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(in_range_1, 1, 4)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(pc=pc, smallest_factor_d_next_1=d_next_1),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1240,21 +641,21 @@ def smallest_factor_block_1(state, stacks):
     n = state.smallest_factor_n
     # examples/primes.py:11  for d in range(2, n):
     d = d_next_1
-    d = select(active, d, state.smallest_factor_d)
+    d = rt.select(active, d, state.smallest_factor_d)
     d_next_1 = d_next_1 + 1
     # examples/primes.py:12  if d * d > n:
     cond_1 = d * d > n
-    pc = choose(cond_1, 2, 3)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(cond_1, 2, 3)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
             smallest_factor_d=d,
-            smallest_factor_d_next_1=select(
+            smallest_factor_d_next_1=rt.select(
                 active, d_next_1, state.smallest_factor_d_next_1
             ),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1262,41 +663,41 @@ def smallest_factor_block_2(state, stacks):
     # examples/primes.py:13  break
     active = state.pc == 2
     pc = 4
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
+    pc = rt.select(active, pc, state.pc)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def smallest_factor_block_3(state, stacks):
     # examples/primes.py:14  if n % d == 0:
     active = state.pc == 3
-    n = safe_divisor(active, state.smallest_factor_n)
-    d = safe_divisor(active, state.smallest_factor_d)
-    d_next_1 = safe_divisor(active, state.smallest_factor_d_next_1)
+    n = rt.safe_divisor(active, state.smallest_factor_n)
+    d = rt.safe_divisor(active, state.smallest_factor_d)
+    d_next_1 = rt.safe_divisor(active, state.smallest_factor_d_next_1)
     cond_2 = n % d == 0
     smallest_factor_return = d
     # examples/primes.py:11  for d in range(2, n):
     in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)
     # examples/primes.py:14  if n % d == 0:
     # the examples that go on (the others return)
-    going = where(cond_2, False, active)
-    returned_pc, return_sp = pop_return(
+    going = rt.where(cond_2, False, active)
+    returned_pc, return_sp = rt.pop_return(
         stacks.returns,
         state.return_sp,
-        where(going, False, active),
+        rt.where(going, False, active),
         SMALLEST_FACTOR_HALT,
     )
-    pc = choose(in_range_1, 1, 4)
-    pc = where(going, pc, returned_pc)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(in_range_1, 1, 4)
+    pc = rt.where(going, pc, returned_pc)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            smallest_factor_return=select(
+            smallest_factor_return=rt.select(
                 active, smallest_factor_return, state.smallest_factor_return
             ),
             return_sp=return_sp,
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1305,19 +706,19 @@ def smallest_factor_block_4(state, stacks):
     active = state.pc == 4
     n = state.smallest_factor_n
     smallest_factor_return = n
-    pc, return_sp = pop_return(
+    pc, return_sp = rt.pop_return(
         stacks.returns, state.return_sp, active, SMALLEST_FACTOR_HALT
     )
-    pc = select(active, pc, state.pc)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            smallest_factor_return=select(
+            smallest_factor_return=rt.select(
                 active, smallest_factor_return, state.smallest_factor_return
             ),
             return_sp=return_sp,
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1328,8 +729,6 @@ SMALLEST_FACTOR_BLOCKS = (
     smallest_factor_block_3,
     smallest_factor_block_4,
 )
-# blocks that may run again at once: a loop body that tests itself
-SMALLEST_FACTOR_LOOPING_BLOCKS = ()
 # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 SMALLEST_FACTOR_WRITES = (
     (("pc", "smallest_factor_d_next_1"), ()),
@@ -1347,95 +746,45 @@ SMALLEST_FACTOR_BLOCK_LINES = (
 )
 
 
-def smallest_factor_program(
-    n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
-):
-    """Arguments to results for a whole batch: what tf.function traces."""
-    batch = batch_size(n)
+def smallest_factor_program(n, max_stack_depth, **limits):
+    """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+    batch = rt.batch_size(n)
     state = SmallestFactorState(
-        pc=zeros([batch], (), "int32"),
-        return_sp=zeros([batch], (), "int32"),
-        smallest_factor_d=zeros([batch], (), "int64"),
-        smallest_factor_d_next_1=zeros([batch], (), "int64"),
+        pc=rt.zeros([batch], (), "int32"),
+        return_sp=rt.zeros([batch], (), "int32"),
+        smallest_factor_d=rt.zeros([batch], (), "int64"),
+        smallest_factor_d_next_1=rt.zeros([batch], (), "int64"),
         smallest_factor_n=n,
-        smallest_factor_return=zeros([batch], (), "int64"),
-        overflow_at=zeros([batch], (), "int32") - 1,
+        smallest_factor_return=rt.zeros([batch], (), "int64"),
+        overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = SmallestFactorStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(
-        state,
-        stacks,
-        SMALLEST_FACTOR_BLOCKS,
-        xla,
-        profile,
-        SMALLEST_FACTOR_LOOPING_BLOCKS,
-        max_iterations,
-        SMALLEST_FACTOR_WRITES,
-        parallel_iterations,
+    stacks = SmallestFactorStacks(
+        returns=rt.zeros([max_stack_depth, batch], (), "int32")
+    )
+    state, stacks, counters = rt.run(
+        state, stacks, SMALLEST_FACTOR_BLOCKS, (), SMALLEST_FACTOR_WRITES, **limits
     )
     return ((state.smallest_factor_return,), (state.overflow_at,), state.pc, counters)
 
 
-def smallest_factor(
-    n,
-    max_stack_depth=15,
-    xla=False,
-    profile=False,
-    max_iterations=None,
-    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-    parallel_iterations=10,
-    safety_checks=True,
-):
+SMALLEST_FACTOR_ENTRY = rt.Entry(
+    name="smallest_factor",
+    params=("n",),
+    types=(("int64", ()),),
+    program=smallest_factor_program,
+    block_lines=SMALLEST_FACTOR_BLOCK_LINES,
+    stack_bytes=SMALLEST_FACTOR_STACK_BYTES,
+)
+
+
+def smallest_factor(n, **options):
     """Batched `smallest_factor`: every argument has a leading batch dimension.
 
     Per example: smallest_factor(n: int64[]) -> int64[].
-    Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-    the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
-    leaves = [
-        to_leaf("smallest_factor", name, value, dtype, shape)
-        for name, value, (dtype, shape) in zip(("n",), (n,), (("int64", ()),))
-    ]
-    leaves = broadcast_batch("smallest_factor", ("n",), leaves)
-    check_stack_bytes(
-        "smallest_factor",
-        leaves,
-        max_stack_depth,
-        SMALLEST_FACTOR_STACK_BYTES,
-        max_stack_bytes,
-    )
-    try:
-        program = compiled(
-            smallest_factor_program,
-            xla,
-            profile,
-            leaves,
-            max_stack_depth,
-            max_iterations,
-            parallel_iterations,
-        )
-        result, errors, pc, counters = program(*leaves)
-    except Exception as error:
-        note_source_line(error, SMALLEST_FACTOR_BLOCK_LINES, "smallest_factor_block_")
-        raise
-    result = static_batch(leaves, result)
-    if safety_checks:
-        result = checked(
-            "smallest_factor",
-            result,
-            errors,
-            pc,
-            (SMALLEST_FACTOR_BLOCK_LINES,),
-            max_stack_depth,
-            max_iterations,
-        )
-    if profile:
-        return (
-            result[0],
-            make_profile(counters, SMALLEST_FACTOR_BLOCK_LINES, errors[0].shape[0]),
-        )
-    return result[0]
+    result, profile = rt.call(SMALLEST_FACTOR_ENTRY, (n,), **options)
+    return rt.with_profile(result[0], profile)
 
 
 PROGRAMS = {

@@ -2,11 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=numpy
+# autobatch: runtime=1
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=20a691c692c09d920f99d6ff8d551e1b06a58c29e9f69c8d259addd7e326bc9e
-# autobatch: inputs-sha256=f681d1e37566d15cbdc8c2e1bf662cae1f8a9d7bcc05f94fe35fe51e6c14ea97
-# autobatch: body-sha256=26e49bddc16d380907f399ccc1b75552adeb10c29d127dfd73f6832e29f391ed
+# autobatch: source-sha256=1c94e21d31b1e1eb2845bce3e1445e5c4fcdfd4442a4686a30c686bae41cb67a
+# autobatch: inputs-sha256=012e6714ffad58a69d1cf8f47ad9b81664bf7b1ff8d46a49df9b11b4ff7a7828
+# autobatch: body-sha256=2f7d22c90983a973cc2a24f644fd7b93c6eef3190f0351e50c7fc92f92f274c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -19,503 +20,10 @@ bisect_left(int64[16], int64[]):
   block 2   examples/search.py:24  return lo
 """
 
-import functools
-import linecache
 import typing
-import numpy as np
+from autobatch_runtime import numpy_backend as rt
 
-try:
-    from transpiler.errors import (
-        IterationLimitError,
-        StackMemoryError,
-        StackOverflowError,
-    )
-except ImportError:
-
-    class StackOverflowError(RuntimeError):
-        """An example recursed deeper than `max_stack_depth`."""
-
-    class IterationLimitError(RuntimeError):
-        """Examples still running after `max_iterations` loop iterations."""
-
-    class StackMemoryError(MemoryError):
-        """The stacks of a call would need more than `max_stack_bytes`."""
-
-
-DEFAULT_MAX_STACK_BYTES = 2**32
-
-
-def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """Raises what stopped examples early, read off the loop's final state.
-
-    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
-    error_lines: (the block lines[, the source lines of the subscripts]).
-    """
-    check_errors(function, errors, error_lines, max_stack_depth)
-    check_finished(function, pc, error_lines[0], max_iterations)
-
-
-def check_errors(function, errors, error_lines, max_stack_depth):
-    """Raises what stopped examples early.
-
-    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
-    example that did not stop; error_lines: what each value means, (the
-    block lines[, the source lines of the subscripts]).  Inside a traced
-    function (stackless under XLA) the values are symbolic and cannot be
-    read; the examples then keep their clipped values.
-    """
-    try:
-        errors = [np.asarray(e) for e in errors]
-    except (TypeError, NotImplementedError):
-        return
-    if len(errors) > 1:
-        check_index(function, errors[1], error_lines[1])
-    if max_stack_depth is not None:
-        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
-
-
-def check_index(function, index_error_at, index_lines):
-    """Raises IndexError if an active example indexed out of range."""
-    examples = np.nonzero(index_error_at >= 0)[0]
-    if examples.size:
-        where = index_lines[index_error_at[examples[0]]]
-        raise IndexError(
-            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
-        )
-
-
-def check_overflow(function, overflow_at, block_lines, max_stack_depth):
-    """Raises StackOverflowError if any example overflowed a stack."""
-    overflow_at = np.asarray(overflow_at)
-    examples = np.nonzero(overflow_at >= 0)[0]
-    if examples.size:
-        where = block_lines[overflow_at[examples[0]]]
-        raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
-        )
-
-
-def check_finished(function, pc, block_lines, max_iterations):
-    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
-
-    `pc` is every example's next block after the loop.  The earliest block
-    any example waits at is the one the loop kept running (blocks run
-    lowest first), so its source line is the likely endless loop; examples
-    at later blocks were waiting behind it.
-    """
-    if max_iterations is None:
-        return
-    pc = np.asarray(pc)
-    unfinished = pc < len(block_lines)
-    if unfinished.any():
-        block = pc[unfinished].min()
-        running = np.nonzero(pc == block)[0].tolist()
-        behind = int(unfinished.sum()) - len(running)
-        raise IterationLimitError(
-            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
-            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
-            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
-        )
-
-
-def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
-    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
-
-    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
-    example stacks per level of recursion); past the machine's memory an
-    allocator fails with an unhelpful message, or the machine swaps.
-    """
-    batch = leaves[0].shape[0] if leaves else 1
-    if batch is None:
-        return
-    needed = int(max_stack_depth) * int(batch) * level_bytes
-    if needed > max_stack_bytes:
-        raise StackMemoryError(
-            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
-        )
-
-
-def _size(n):
-    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit} ({n} bytes)"
-    return f"{n} bytes"
-
-
-def note_source_line(error, block_lines, block_prefix):
-    """Adds the user's source line to an error raised inside a block function.
-
-    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
-    pass through a block function; the nearest `# file:line  text` comment
-    above the failing generated line names the user's line.
-    """
-    frame, found = (error.__traceback__, None)
-    while frame is not None:
-        code = frame.tb_frame.f_code
-        if block_prefix in code.co_name:
-            found = (code.co_filename, frame.tb_lineno, code.co_name)
-        frame = frame.tb_next
-    if found is None:
-        return
-    filename, lineno, name = found
-    for number in range(lineno, 0, -1):
-        text = linecache.getline(filename, number).strip()
-        if text.startswith("# ") and ":" in text.split()[1]:
-            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
-            return
-    suffix = name.rsplit("_block_", 1)[-1]
-    if suffix.isdigit() and int(suffix) < len(block_lines):
-        error.add_note(
-            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
-        )
-
-
-class Profile(typing.NamedTuple):
-    """What one batched call did, block by block (from `profile=True`)."""
-
-    block_lines: tuple
-    block_runs: tuple
-    block_active: tuple
-    batch: int
-    deepest_call: int
-
-    @property
-    def iterations(self):
-        return sum(self.block_runs)
-
-    @property
-    def utilization(self):
-        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
-        total = self.iterations * self.batch
-        return sum(self.block_active) / total if total else 1.0
-
-    def report(self):
-        lines = [
-            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
-            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
-        ]
-        for k, (where, runs, active) in enumerate(
-            zip(self.block_lines, self.block_runs, self.block_active)
-        ):
-            mean = active / runs if runs else 0.0
-            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
-        return "\n".join(lines)
-
-
-def make_profile(counters, block_lines, batch):
-    runs, active, deepest = counters
-    return Profile(
-        tuple(block_lines),
-        tuple((int(r) for r in np.asarray(runs))),
-        tuple((int(a) for a in np.asarray(active))),
-        int(batch),
-        int(deepest),
-    )
-
-
-def select(active, new, old):
-    """Per example: `new` where `active`, else `old`.
-
-    active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
-    """
-    old = np.asarray(old)
-    new = np.asarray(new).astype(old.dtype, copy=False)
-    mask = active.reshape(active.shape + (1,) * (old.ndim - 1))
-    return np.where(mask, new, old)
-
-
-def choose(condition, if_true, if_false):
-    """Per example: block `if_true` where `condition` holds, else `if_false`."""
-    return np.where(np.asarray(condition).astype(bool), if_true, if_false)
-
-
-def where(condition, if_true, if_false):
-    """Per example: `if_true` where `condition` holds, else `if_false`.
-
-    condition: [batch] (any dtype: its truth is used); the sides:
-    [batch, *event] or broadcastable.
-    """
-    condition = np.asarray(condition).astype(bool)
-    if_true, if_false = (np.asarray(if_true), np.asarray(if_false))
-    extra = max(if_true.ndim, if_false.ndim) - condition.ndim
-    if condition.ndim == 1 and extra > 0:
-        condition = condition.reshape(condition.shape + (1,) * extra)
-    return np.where(condition, if_true, if_false)
-
-
-def safe_divisor(active, value):
-    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    value = np.asarray(value)
-    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
-    return np.where(mask, value, np.ones_like(value))
-
-
-def cast(value, dtype):
-    return np.asarray(value).astype(dtype)
-
-
-def index_key(batch, event_shape, items):
-    """The NumPy key of a per-example subscript `x[items]` on [batch, *event].
-
-    items: one per leading event axis, each a slice (static) or an integer,
-    a Python int or a [batch] array (per example).  Negative integers count
-    from the end, as on one example; out-of-range ones are clipped (idle
-    examples compute junk indices; `index_fault` reports active ones).
-    Advanced indices put the batch axis first: the value is [batch, *rest].
-    """
-    key = [np.arange(batch)]
-    for size, item in zip(event_shape, items):
-        if isinstance(item, slice):
-            key.append(item)
-        else:
-            item = np.asarray(item)
-            key.append(np.clip(np.where(item < 0, item + size, item), 0, size - 1))
-    return tuple(key)
-
-
-def take(array, items):
-    """Per example: array[b][items] (see `index_key`); [batch, *rest]."""
-    array = np.asarray(array)
-    return array[index_key(array.shape[0], array.shape[1:], items)]
-
-
-def lookup(table, items):
-    """Per example: table[items] of a constant table (module-level array,
-    tuple or list), with per-example integer items; [batch, *rest]."""
-    table = np.asarray(table)
-    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
-    return take(np.broadcast_to(table, (batch, *table.shape)), items)
-
-
-def spread(active, value, which=None):
-    """A value that is the same for every example, given the batch axis:
-    [batch, *shape] (a copy per example, so it can be updated per example).
-
-    active: [batch] (only its length is used).  A tuple (or namedtuple)
-    value: `which` gives, per leaf depth first, whether to spread it (the
-    other leaves already have the batch axis); all of them if None.
-    """
-    if isinstance(value, (tuple, list)):
-        flags = iter(which if which is not None else ())
-
-        def walk(v):
-            if v is None:
-                return None
-            if isinstance(v, (tuple, list)):
-                parts = [walk(p) for p in v]
-                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
-            return spread(active, v) if next(flags, True) else v
-
-        return walk(value)
-    value = np.asarray(value)
-    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
-
-
-def put(array, items, value):
-    """Per example: a copy of array[b] with [items] set to value[b] (the
-    functional form of `x[items] = value`); value is cast to array's dtype."""
-    array = np.array(array)
-    key = index_key(array.shape[0], array.shape[1:], items)
-    value = np.asarray(value).astype(array.dtype, copy=False)
-    array[key] = np.broadcast_to(value, array[key].shape)
-    return array
-
-
-def index_fault(active, array, items, batched=True):
-    """[batch] bool: the active examples whose integer items are out of range
-    of `array`'s event axes (of a constant table's axes if not `batched`)."""
-    shape = np.shape(array)[1:] if batched else np.shape(array)
-    fault = np.zeros(np.shape(active), bool)
-    for size, item in zip(shape, items):
-        if not isinstance(item, slice):
-            item = np.asarray(item)
-            fault = fault | (item < -size) | (item >= size)
-    return fault & active
-
-
-def zeros(leading, shape, dtype):
-    """A [*leading, *shape] array of zeros (False for bool)."""
-    return np.zeros((*leading, *shape), dtype)
-
-
-def batch_size(*leaves):
-    return leaves[0].shape[0] if leaves else 1
-
-
-def read(stack, index):
-    """stack[index[b], b] for every example b: [batch, *event]."""
-    index = np.clip(index, 0, stack.shape[0] - 1)
-    return stack[index, np.arange(index.shape[0])]
-
-
-def push(stack, sp, value, active):
-    """Pushes `value` for every active example: (new sp, write, overflow).
-
-    `save` at `sp` (the next free slot, [batch] int32), and the pointer
-    moved for the examples it wrote.
-    """
-    write, overflow = save(stack, sp, value, active)
-    return (np.where(write[0], sp + 1, sp).astype(np.int32), write, overflow)
-
-
-def save(stack, frame, value, active):
-    """Saves `value` at level `frame` (return_sp) for every active example.
-
-    Returns (write, overflow): the write (mask, index, value) that `run`
-    applies after the block, and the active examples whose stack was full.
-    """
-    fits = frame < stack.shape[0]
-    return ((active & fits, frame, value), active & ~fits)
-
-
-def stack_writes(stacks, **writes):
-    """The block's writes by stack name (NumPy applies only these)."""
-    return writes
-
-
-def apply_write(stack, write):
-    """stack[index[b], b] = value[b] where mask[b], in place."""
-    mask, index, value = write
-    lanes = np.nonzero(mask)[0]
-    if lanes.size:
-        value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
-        stack[index[lanes], lanes] = value[lanes]
-
-
-def pop(stack, sp, active):
-    """Pops every active example's top: (value [batch, *event], new sp)."""
-    sp = np.where(active, sp - 1, sp).astype(np.int32)
-    return (read(stack, sp), sp)
-
-
-def pop_return(stack, sp, active, halt):
-    """Return: the block each active example resumes at, and the new pointer.
-
-    An example whose return stack is empty returns from the entry function:
-    it halts.
-    """
-    empty = sp <= 0
-    target, sp = pop(stack, sp, active & ~empty)
-    return (np.where(empty, halt, target), sp)
-
-
-def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    writes=None,
-    parallel_iterations=None,
-):
-    """Runs the program until every example has halted (pc == len(blocks)).
-
-    Each iteration runs, for the whole batch, the lowest-numbered block that
-    some example is waiting at; the block changes only the examples at it.
-    Floating-point warnings are silenced: lanes not at a block compute junk.
-    With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
-    only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing; `parallel_iterations` is
-    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
-    limit) stops the loop after that many iterations, examples still
-    pending (the caller raises).
-    """
-    halt = len(blocks)
-    runs = np.zeros(halt, np.int64)
-    active = np.zeros(halt, np.int64)
-    deepest = 0
-    iterations = 0
-    with np.errstate(all="ignore"):
-        while True:
-            index = state.pc.min(initial=halt)
-            if index >= halt or iterations == max_iterations:
-                return (state, stacks, (runs, active, deepest) if profile else None)
-            iterations += 1
-            if profile:
-                runs[index] += 1
-                active[index] += np.count_nonzero(state.pc == index)
-                deepest = max(deepest, int(state.return_sp.max(initial=0)))
-            state, writes = blocks[index](state, stacks)
-            for name, write in writes.items():
-                apply_write(getattr(stacks, name), write)
-
-
-def compiled(
-    program,
-    xla,
-    profile,
-    leaves,
-    max_stack_depth,
-    max_iterations,
-    parallel_iterations=10,
-):
-    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
-    if xla:
-        raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(
-        program,
-        max_stack_depth=max_stack_depth,
-        max_iterations=max_iterations,
-        xla=False,
-        profile=profile,
-    )
-
-
-def static_batch(leaves, result):
-    """The results as they are (NumPy shapes are always known)."""
-    return result
-
-
-def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """`result`, once no example stopped early (else the error is raised)."""
-    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
-    return result
-
-
-def run_stackless(program, leaves, xla):
-    """A stackless program on all examples."""
-    if xla:
-        raise ValueError("xla=True needs the TensorFlow backend")
-    return program(*leaves, np.ones(batch_size(*leaves), bool))
-
-
-def check_stackless(function, recursive):
-    """NumPy always runs eagerly: recursion is fine."""
-
-
-def to_leaf(function, name, value, dtype, event_shape):
-    """One argument leaf as a [batch, *event] array of `dtype`, or a clear error."""
-    if isinstance(value, (bool, int, float, complex)):
-        value = np.asarray(value, dtype=dtype)
-    value = np.asarray(value)
-    if value.dtype == object:
-        raise TypeError(f"{function}: argument {name} is an object array, not numbers")
-    if value.dtype != np.dtype(dtype):
-        raise TypeError(
-            f"{function}: argument {name} has dtype {value.dtype.name}; this program was generated for {np.dtype(dtype).name} (call it through its Context to generate a program for the new signature)"
-        )
-    if value.ndim == len(event_shape):
-        value = value[None]
-    if tuple(value.shape[1:]) != tuple(event_shape):
-        raise TypeError(
-            f"{function}: argument {name} has per-example shape {tuple(value.shape[1:])}; expected {tuple(event_shape)}"
-        )
-    return value
-
-
-def broadcast_batch(function, names, leaves):
-    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1."""
-    sizes = [leaf.shape[0] for leaf in leaves]
-    others = sorted(set(sizes) - {1})
-    batch = others[0] if others else 1
-    if len(others) > 1:
-        described = ", ".join((f"{n}: {s}" for n, s in zip(names, sizes)))
-        raise ValueError(f"{function}: batch sizes must be equal or 1, got {described}")
-    return [np.broadcast_to(leaf, (batch, *leaf.shape[1:])) for leaf in leaves]
+rt.require(1, __name__)
 
 
 # ----------------------------------------------------------------------
@@ -561,21 +69,21 @@ def bisect_left_block_0(state, stacks):
     # examples/search.py:16  lo = 0
     active = state.pc == 0
     v = state.bisect_left_v
-    lo = spread(active, 0)
+    lo = rt.spread(active, 0)
     # examples/search.py:17  hi = len(v)
-    hi = spread(active, 16)
-    hi = select(active, hi, state.bisect_left_hi)
+    hi = rt.spread(active, 16)
+    hi = rt.select(active, hi, state.bisect_left_hi)
     # examples/search.py:18  while lo < hi:
     cond_1 = lo < hi
-    pc = choose(cond_1, 1, 2)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(cond_1, 1, 2)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            bisect_left_lo=select(active, lo, state.bisect_left_lo),
+            bisect_left_lo=rt.select(active, lo, state.bisect_left_lo),
             bisect_left_hi=hi,
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -588,33 +96,33 @@ def bisect_left_block_1(state, stacks):
     v = state.bisect_left_v
     mid = (lo + hi) // 2
     # examples/search.py:20  if v[mid] < x:
-    fault_1 = index_fault(active, v, (mid,))
-    cond_2 = take(v, (mid,)) < x
+    fault_1 = rt.index_fault(active, v, (mid,))
+    cond_2 = rt.take(v, (mid,)) < x
     cond_2_test1 = cond_2
     # examples/search.py:21  lo = mid + 1
     lo_arm1 = mid + 1
     # examples/search.py:23  hi = mid
     hi_arm1 = mid
     # examples/search.py:20  if v[mid] < x:
-    lo = where(cond_2_test1, lo_arm1, lo)
-    lo = select(active, lo, state.bisect_left_lo)
-    hi = where(cond_2_test1, hi, hi_arm1)
-    hi = select(active, hi, state.bisect_left_hi)
+    lo = rt.where(cond_2_test1, lo_arm1, lo)
+    lo = rt.select(active, lo, state.bisect_left_lo)
+    hi = rt.where(cond_2_test1, hi, hi_arm1)
+    hi = rt.select(active, hi, state.bisect_left_hi)
     # examples/search.py:18  while lo < hi:
     cond_1 = lo < hi
-    pc = choose(cond_1, 1, 2)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(cond_1, 1, 2)
+    pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1
-    pc = select(fault, BISECT_LEFT_HALT, pc)
+    pc = rt.select(fault, BISECT_LEFT_HALT, pc)
     return (
         state._replace(
             pc=pc,
             bisect_left_lo=lo,
             bisect_left_hi=hi,
-            index_error_at=select(fault_1, 0, state.index_error_at),
+            index_error_at=rt.select(fault_1, 0, state.index_error_at),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -623,19 +131,19 @@ def bisect_left_block_2(state, stacks):
     active = state.pc == 2
     lo = state.bisect_left_lo
     bisect_left_return = lo
-    pc, return_sp = pop_return(
+    pc, return_sp = rt.pop_return(
         stacks.returns, state.return_sp, active, BISECT_LEFT_HALT
     )
-    pc = select(active, pc, state.pc)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            bisect_left_return=select(
+            bisect_left_return=rt.select(
                 active, bisect_left_return, state.bisect_left_return
             ),
             return_sp=return_sp,
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -657,33 +165,28 @@ BISECT_LEFT_BLOCK_LINES = (
 BISECT_LEFT_INDEX_LINES = ("in bisect_left at examples/search.py:20: if v[mid] < x:",)
 
 
-def bisect_left_program(
-    v, x, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
-):
-    """Arguments to results for a whole batch: what tf.function traces."""
-    batch = batch_size(v, x)
+def bisect_left_program(v, x, max_stack_depth, **limits):
+    """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+    batch = rt.batch_size(v, x)
     state = BisectLeftState(
-        pc=zeros([batch], (), "int32"),
-        return_sp=zeros([batch], (), "int32"),
-        bisect_left_hi=zeros([batch], (), "int64"),
-        bisect_left_lo=zeros([batch], (), "int64"),
-        bisect_left_return=zeros([batch], (), "int64"),
+        pc=rt.zeros([batch], (), "int32"),
+        return_sp=rt.zeros([batch], (), "int32"),
+        bisect_left_hi=rt.zeros([batch], (), "int64"),
+        bisect_left_lo=rt.zeros([batch], (), "int64"),
+        bisect_left_return=rt.zeros([batch], (), "int64"),
         bisect_left_v=v,
         bisect_left_x=x,
-        overflow_at=zeros([batch], (), "int32") - 1,
-        index_error_at=zeros([batch], (), "int32") - 1,
+        overflow_at=rt.zeros([batch], (), "int32") - 1,
+        index_error_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = BisectLeftStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(
+    stacks = BisectLeftStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks, counters = rt.run(
         state,
         stacks,
         BISECT_LEFT_BLOCKS,
-        xla,
-        profile,
         BISECT_LEFT_LOOPING_BLOCKS,
-        max_iterations,
         BISECT_LEFT_WRITES,
-        parallel_iterations,
+        **limits
     )
     return (
         (state.bisect_left_return,),
@@ -693,65 +196,25 @@ def bisect_left_program(
     )
 
 
-def bisect_left(
-    v,
-    x,
-    max_stack_depth=15,
-    xla=False,
-    profile=False,
-    max_iterations=None,
-    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-    parallel_iterations=10,
-    safety_checks=True,
-):
+BISECT_LEFT_ENTRY = rt.Entry(
+    name="bisect_left",
+    params=("v", "x"),
+    types=(("int64", (16,)), ("int64", ())),
+    program=bisect_left_program,
+    block_lines=BISECT_LEFT_BLOCK_LINES,
+    stack_bytes=BISECT_LEFT_STACK_BYTES,
+    index_lines=BISECT_LEFT_INDEX_LINES,
+)
+
+
+def bisect_left(v, x, **options):
     """Batched `bisect_left`: every argument has a leading batch dimension.
 
     Per example: bisect_left(v: int64[16], x: int64[]) -> int64[].
-    Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-    the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
-    leaves = [
-        to_leaf("bisect_left", name, value, dtype, shape)
-        for name, value, (dtype, shape) in zip(
-            ("v", "x"), (v, x), (("int64", (16,)), ("int64", ()))
-        )
-    ]
-    leaves = broadcast_batch("bisect_left", ("v", "x"), leaves)
-    check_stack_bytes(
-        "bisect_left", leaves, max_stack_depth, BISECT_LEFT_STACK_BYTES, max_stack_bytes
-    )
-    try:
-        program = compiled(
-            bisect_left_program,
-            xla,
-            profile,
-            leaves,
-            max_stack_depth,
-            max_iterations,
-            parallel_iterations,
-        )
-        result, errors, pc, counters = program(*leaves)
-    except Exception as error:
-        note_source_line(error, BISECT_LEFT_BLOCK_LINES, "bisect_left_block_")
-        raise
-    result = static_batch(leaves, result)
-    if safety_checks:
-        result = checked(
-            "bisect_left",
-            result,
-            errors,
-            pc,
-            (BISECT_LEFT_BLOCK_LINES, BISECT_LEFT_INDEX_LINES),
-            max_stack_depth,
-            max_iterations,
-        )
-    if profile:
-        return (
-            result[0],
-            make_profile(counters, BISECT_LEFT_BLOCK_LINES, errors[0].shape[0]),
-        )
-    return result[0]
+    result, profile = rt.call(BISECT_LEFT_ENTRY, (v, x), **options)
+    return rt.with_profile(result[0], profile)
 
 
 PROGRAMS = {"bisect_left(int64[16], int64[])": bisect_left}

@@ -2,11 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=numpy
+# autobatch: runtime=1
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=86ab744613737f572d4f971746ac7be4f314aacfc9973fd0cee0c8a2083ef176
-# autobatch: inputs-sha256=80a0432c5df1efdd5b835c7da950619c1aad8216f85f3c3025f919e2ea69033e
-# autobatch: body-sha256=0ef895d24a94868cb26cd34bfff169515c98155b9529d95bb62d074bce88874f
+# autobatch: source-sha256=81b7078a954e913906b494973089bf1522009c18594820552212d1a6bc52efca
+# autobatch: inputs-sha256=187af8eb839fd7840e2b2d64a23859ba93b920622f03aa715c181c547a3d3a78
+# autobatch: body-sha256=4d9b7e38ac64e729eb11e8c0fe5b5d318ff07486c2faa4b36466ef0ffb84a58c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -29,503 +30,11 @@ insertion_sort(int64[8]):
   block 6   examples/sort.py:25  return v
 """
 
-import functools
-import linecache
 import typing
 import numpy as np
+from autobatch_runtime import numpy_backend as rt
 
-try:
-    from transpiler.errors import (
-        IterationLimitError,
-        StackMemoryError,
-        StackOverflowError,
-    )
-except ImportError:
-
-    class StackOverflowError(RuntimeError):
-        """An example recursed deeper than `max_stack_depth`."""
-
-    class IterationLimitError(RuntimeError):
-        """Examples still running after `max_iterations` loop iterations."""
-
-    class StackMemoryError(MemoryError):
-        """The stacks of a call would need more than `max_stack_bytes`."""
-
-
-DEFAULT_MAX_STACK_BYTES = 2**32
-
-
-def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """Raises what stopped examples early, read off the loop's final state.
-
-    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
-    error_lines: (the block lines[, the source lines of the subscripts]).
-    """
-    check_errors(function, errors, error_lines, max_stack_depth)
-    check_finished(function, pc, error_lines[0], max_iterations)
-
-
-def check_errors(function, errors, error_lines, max_stack_depth):
-    """Raises what stopped examples early.
-
-    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
-    example that did not stop; error_lines: what each value means, (the
-    block lines[, the source lines of the subscripts]).  Inside a traced
-    function (stackless under XLA) the values are symbolic and cannot be
-    read; the examples then keep their clipped values.
-    """
-    try:
-        errors = [np.asarray(e) for e in errors]
-    except (TypeError, NotImplementedError):
-        return
-    if len(errors) > 1:
-        check_index(function, errors[1], error_lines[1])
-    if max_stack_depth is not None:
-        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
-
-
-def check_index(function, index_error_at, index_lines):
-    """Raises IndexError if an active example indexed out of range."""
-    examples = np.nonzero(index_error_at >= 0)[0]
-    if examples.size:
-        where = index_lines[index_error_at[examples[0]]]
-        raise IndexError(
-            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
-        )
-
-
-def check_overflow(function, overflow_at, block_lines, max_stack_depth):
-    """Raises StackOverflowError if any example overflowed a stack."""
-    overflow_at = np.asarray(overflow_at)
-    examples = np.nonzero(overflow_at >= 0)[0]
-    if examples.size:
-        where = block_lines[overflow_at[examples[0]]]
-        raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
-        )
-
-
-def check_finished(function, pc, block_lines, max_iterations):
-    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
-
-    `pc` is every example's next block after the loop.  The earliest block
-    any example waits at is the one the loop kept running (blocks run
-    lowest first), so its source line is the likely endless loop; examples
-    at later blocks were waiting behind it.
-    """
-    if max_iterations is None:
-        return
-    pc = np.asarray(pc)
-    unfinished = pc < len(block_lines)
-    if unfinished.any():
-        block = pc[unfinished].min()
-        running = np.nonzero(pc == block)[0].tolist()
-        behind = int(unfinished.sum()) - len(running)
-        raise IterationLimitError(
-            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
-            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
-            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
-        )
-
-
-def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
-    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
-
-    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
-    example stacks per level of recursion); past the machine's memory an
-    allocator fails with an unhelpful message, or the machine swaps.
-    """
-    batch = leaves[0].shape[0] if leaves else 1
-    if batch is None:
-        return
-    needed = int(max_stack_depth) * int(batch) * level_bytes
-    if needed > max_stack_bytes:
-        raise StackMemoryError(
-            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
-        )
-
-
-def _size(n):
-    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit} ({n} bytes)"
-    return f"{n} bytes"
-
-
-def note_source_line(error, block_lines, block_prefix):
-    """Adds the user's source line to an error raised inside a block function.
-
-    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
-    pass through a block function; the nearest `# file:line  text` comment
-    above the failing generated line names the user's line.
-    """
-    frame, found = (error.__traceback__, None)
-    while frame is not None:
-        code = frame.tb_frame.f_code
-        if block_prefix in code.co_name:
-            found = (code.co_filename, frame.tb_lineno, code.co_name)
-        frame = frame.tb_next
-    if found is None:
-        return
-    filename, lineno, name = found
-    for number in range(lineno, 0, -1):
-        text = linecache.getline(filename, number).strip()
-        if text.startswith("# ") and ":" in text.split()[1]:
-            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
-            return
-    suffix = name.rsplit("_block_", 1)[-1]
-    if suffix.isdigit() and int(suffix) < len(block_lines):
-        error.add_note(
-            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
-        )
-
-
-class Profile(typing.NamedTuple):
-    """What one batched call did, block by block (from `profile=True`)."""
-
-    block_lines: tuple
-    block_runs: tuple
-    block_active: tuple
-    batch: int
-    deepest_call: int
-
-    @property
-    def iterations(self):
-        return sum(self.block_runs)
-
-    @property
-    def utilization(self):
-        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
-        total = self.iterations * self.batch
-        return sum(self.block_active) / total if total else 1.0
-
-    def report(self):
-        lines = [
-            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
-            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
-        ]
-        for k, (where, runs, active) in enumerate(
-            zip(self.block_lines, self.block_runs, self.block_active)
-        ):
-            mean = active / runs if runs else 0.0
-            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
-        return "\n".join(lines)
-
-
-def make_profile(counters, block_lines, batch):
-    runs, active, deepest = counters
-    return Profile(
-        tuple(block_lines),
-        tuple((int(r) for r in np.asarray(runs))),
-        tuple((int(a) for a in np.asarray(active))),
-        int(batch),
-        int(deepest),
-    )
-
-
-def select(active, new, old):
-    """Per example: `new` where `active`, else `old`.
-
-    active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
-    """
-    old = np.asarray(old)
-    new = np.asarray(new).astype(old.dtype, copy=False)
-    mask = active.reshape(active.shape + (1,) * (old.ndim - 1))
-    return np.where(mask, new, old)
-
-
-def choose(condition, if_true, if_false):
-    """Per example: block `if_true` where `condition` holds, else `if_false`."""
-    return np.where(np.asarray(condition).astype(bool), if_true, if_false)
-
-
-def where(condition, if_true, if_false):
-    """Per example: `if_true` where `condition` holds, else `if_false`.
-
-    condition: [batch] (any dtype: its truth is used); the sides:
-    [batch, *event] or broadcastable.
-    """
-    condition = np.asarray(condition).astype(bool)
-    if_true, if_false = (np.asarray(if_true), np.asarray(if_false))
-    extra = max(if_true.ndim, if_false.ndim) - condition.ndim
-    if condition.ndim == 1 and extra > 0:
-        condition = condition.reshape(condition.shape + (1,) * extra)
-    return np.where(condition, if_true, if_false)
-
-
-def safe_divisor(active, value):
-    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    value = np.asarray(value)
-    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
-    return np.where(mask, value, np.ones_like(value))
-
-
-def cast(value, dtype):
-    return np.asarray(value).astype(dtype)
-
-
-def index_key(batch, event_shape, items):
-    """The NumPy key of a per-example subscript `x[items]` on [batch, *event].
-
-    items: one per leading event axis, each a slice (static) or an integer,
-    a Python int or a [batch] array (per example).  Negative integers count
-    from the end, as on one example; out-of-range ones are clipped (idle
-    examples compute junk indices; `index_fault` reports active ones).
-    Advanced indices put the batch axis first: the value is [batch, *rest].
-    """
-    key = [np.arange(batch)]
-    for size, item in zip(event_shape, items):
-        if isinstance(item, slice):
-            key.append(item)
-        else:
-            item = np.asarray(item)
-            key.append(np.clip(np.where(item < 0, item + size, item), 0, size - 1))
-    return tuple(key)
-
-
-def take(array, items):
-    """Per example: array[b][items] (see `index_key`); [batch, *rest]."""
-    array = np.asarray(array)
-    return array[index_key(array.shape[0], array.shape[1:], items)]
-
-
-def lookup(table, items):
-    """Per example: table[items] of a constant table (module-level array,
-    tuple or list), with per-example integer items; [batch, *rest]."""
-    table = np.asarray(table)
-    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
-    return take(np.broadcast_to(table, (batch, *table.shape)), items)
-
-
-def spread(active, value, which=None):
-    """A value that is the same for every example, given the batch axis:
-    [batch, *shape] (a copy per example, so it can be updated per example).
-
-    active: [batch] (only its length is used).  A tuple (or namedtuple)
-    value: `which` gives, per leaf depth first, whether to spread it (the
-    other leaves already have the batch axis); all of them if None.
-    """
-    if isinstance(value, (tuple, list)):
-        flags = iter(which if which is not None else ())
-
-        def walk(v):
-            if v is None:
-                return None
-            if isinstance(v, (tuple, list)):
-                parts = [walk(p) for p in v]
-                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
-            return spread(active, v) if next(flags, True) else v
-
-        return walk(value)
-    value = np.asarray(value)
-    return np.broadcast_to(value, np.shape(active) + value.shape).copy()
-
-
-def put(array, items, value):
-    """Per example: a copy of array[b] with [items] set to value[b] (the
-    functional form of `x[items] = value`); value is cast to array's dtype."""
-    array = np.array(array)
-    key = index_key(array.shape[0], array.shape[1:], items)
-    value = np.asarray(value).astype(array.dtype, copy=False)
-    array[key] = np.broadcast_to(value, array[key].shape)
-    return array
-
-
-def index_fault(active, array, items, batched=True):
-    """[batch] bool: the active examples whose integer items are out of range
-    of `array`'s event axes (of a constant table's axes if not `batched`)."""
-    shape = np.shape(array)[1:] if batched else np.shape(array)
-    fault = np.zeros(np.shape(active), bool)
-    for size, item in zip(shape, items):
-        if not isinstance(item, slice):
-            item = np.asarray(item)
-            fault = fault | (item < -size) | (item >= size)
-    return fault & active
-
-
-def zeros(leading, shape, dtype):
-    """A [*leading, *shape] array of zeros (False for bool)."""
-    return np.zeros((*leading, *shape), dtype)
-
-
-def batch_size(*leaves):
-    return leaves[0].shape[0] if leaves else 1
-
-
-def read(stack, index):
-    """stack[index[b], b] for every example b: [batch, *event]."""
-    index = np.clip(index, 0, stack.shape[0] - 1)
-    return stack[index, np.arange(index.shape[0])]
-
-
-def push(stack, sp, value, active):
-    """Pushes `value` for every active example: (new sp, write, overflow).
-
-    `save` at `sp` (the next free slot, [batch] int32), and the pointer
-    moved for the examples it wrote.
-    """
-    write, overflow = save(stack, sp, value, active)
-    return (np.where(write[0], sp + 1, sp).astype(np.int32), write, overflow)
-
-
-def save(stack, frame, value, active):
-    """Saves `value` at level `frame` (return_sp) for every active example.
-
-    Returns (write, overflow): the write (mask, index, value) that `run`
-    applies after the block, and the active examples whose stack was full.
-    """
-    fits = frame < stack.shape[0]
-    return ((active & fits, frame, value), active & ~fits)
-
-
-def stack_writes(stacks, **writes):
-    """The block's writes by stack name (NumPy applies only these)."""
-    return writes
-
-
-def apply_write(stack, write):
-    """stack[index[b], b] = value[b] where mask[b], in place."""
-    mask, index, value = write
-    lanes = np.nonzero(mask)[0]
-    if lanes.size:
-        value = np.broadcast_to(np.asarray(value, dtype=stack.dtype), stack.shape[1:])
-        stack[index[lanes], lanes] = value[lanes]
-
-
-def pop(stack, sp, active):
-    """Pops every active example's top: (value [batch, *event], new sp)."""
-    sp = np.where(active, sp - 1, sp).astype(np.int32)
-    return (read(stack, sp), sp)
-
-
-def pop_return(stack, sp, active, halt):
-    """Return: the block each active example resumes at, and the new pointer.
-
-    An example whose return stack is empty returns from the entry function:
-    it halts.
-    """
-    empty = sp <= 0
-    target, sp = pop(stack, sp, active & ~empty)
-    return (np.where(empty, halt, target), sp)
-
-
-def run(
-    state,
-    stacks,
-    blocks,
-    xla=False,
-    profile=False,
-    looping=(),
-    max_iterations=None,
-    writes=None,
-    parallel_iterations=None,
-):
-    """Runs the program until every example has halted (pc == len(blocks)).
-
-    Each iteration runs, for the whole batch, the lowest-numbered block that
-    some example is waiting at; the block changes only the examples at it.
-    Floating-point warnings are silenced: lanes not at a block compute junk.
-    With `profile`, counts runs and active examples per block and the
-    deepest call.  (`looping` and `writes` matter to the TensorFlow driver
-    only: here a dispatch costs no more than a repeat, and a register that a
-    block leaves alone costs nothing; `parallel_iterations` is
-    TensorFlow's `while_loop` setting.)  `max_iterations` (None: no
-    limit) stops the loop after that many iterations, examples still
-    pending (the caller raises).
-    """
-    halt = len(blocks)
-    runs = np.zeros(halt, np.int64)
-    active = np.zeros(halt, np.int64)
-    deepest = 0
-    iterations = 0
-    with np.errstate(all="ignore"):
-        while True:
-            index = state.pc.min(initial=halt)
-            if index >= halt or iterations == max_iterations:
-                return (state, stacks, (runs, active, deepest) if profile else None)
-            iterations += 1
-            if profile:
-                runs[index] += 1
-                active[index] += np.count_nonzero(state.pc == index)
-                deepest = max(deepest, int(state.return_sp.max(initial=0)))
-            state, writes = blocks[index](state, stacks)
-            for name, write in writes.items():
-                apply_write(getattr(stacks, name), write)
-
-
-def compiled(
-    program,
-    xla,
-    profile,
-    leaves,
-    max_stack_depth,
-    max_iterations,
-    parallel_iterations=10,
-):
-    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
-    if xla:
-        raise ValueError("xla=True needs the TensorFlow backend")
-    return functools.partial(
-        program,
-        max_stack_depth=max_stack_depth,
-        max_iterations=max_iterations,
-        xla=False,
-        profile=profile,
-    )
-
-
-def static_batch(leaves, result):
-    """The results as they are (NumPy shapes are always known)."""
-    return result
-
-
-def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """`result`, once no example stopped early (else the error is raised)."""
-    check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations)
-    return result
-
-
-def run_stackless(program, leaves, xla):
-    """A stackless program on all examples."""
-    if xla:
-        raise ValueError("xla=True needs the TensorFlow backend")
-    return program(*leaves, np.ones(batch_size(*leaves), bool))
-
-
-def check_stackless(function, recursive):
-    """NumPy always runs eagerly: recursion is fine."""
-
-
-def to_leaf(function, name, value, dtype, event_shape):
-    """One argument leaf as a [batch, *event] array of `dtype`, or a clear error."""
-    if isinstance(value, (bool, int, float, complex)):
-        value = np.asarray(value, dtype=dtype)
-    value = np.asarray(value)
-    if value.dtype == object:
-        raise TypeError(f"{function}: argument {name} is an object array, not numbers")
-    if value.dtype != np.dtype(dtype):
-        raise TypeError(
-            f"{function}: argument {name} has dtype {value.dtype.name}; this program was generated for {np.dtype(dtype).name} (call it through its Context to generate a program for the new signature)"
-        )
-    if value.ndim == len(event_shape):
-        value = value[None]
-    if tuple(value.shape[1:]) != tuple(event_shape):
-        raise TypeError(
-            f"{function}: argument {name} has per-example shape {tuple(value.shape[1:])}; expected {tuple(event_shape)}"
-        )
-    return value
-
-
-def broadcast_batch(function, names, leaves):
-    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1."""
-    sizes = [leaf.shape[0] for leaf in leaves]
-    others = sorted(set(sizes) - {1})
-    batch = others[0] if others else 1
-    if len(others) > 1:
-        described = ", ".join((f"{n}: {s}" for n, s in zip(names, sizes)))
-        raise ValueError(f"{function}: batch sizes must be equal or 1, got {described}")
-    return [np.broadcast_to(leaf, (batch, *leaf.shape[1:])) for leaf in leaves]
+rt.require(1, __name__)
 
 
 # ----------------------------------------------------------------------
@@ -575,22 +84,22 @@ def histogram_block_0(state, stacks):
     # examples/sort.py:32  counts = np.zeros(4, dtype=np.int64)
     active = state.pc == 0
     xs = state.histogram_xs
-    counts = spread(active, np.zeros(4, dtype=np.int64))
+    counts = rt.spread(active, np.zeros(4, dtype=np.int64))
     # examples/sort.py:33  for i in range(len(xs)):
-    range_1 = spread(active, 10)
-    range_1 = select(active, range_1, state.histogram_range_1)
-    i_next_1 = spread(active, 0)
+    range_1 = rt.spread(active, 10)
+    range_1 = rt.select(active, range_1, state.histogram_range_1)
+    i_next_1 = rt.spread(active, 0)
     in_range_1 = (1 > 0) & (i_next_1 < range_1) | (1 < 0) & (i_next_1 > range_1)
-    pc = choose(in_range_1, 1, 4)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(in_range_1, 1, 4)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            histogram_counts=select(active, counts, state.histogram_counts),
+            histogram_counts=rt.select(active, counts, state.histogram_counts),
             histogram_range_1=range_1,
-            histogram_i_next_1=select(active, i_next_1, state.histogram_i_next_1),
+            histogram_i_next_1=rt.select(active, i_next_1, state.histogram_i_next_1),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -604,30 +113,30 @@ def histogram_block_1(state, stacks):
     i = i_next_1
     i_next_1 = i_next_1 + 1
     # examples/sort.py:34  b = xs[i]
-    fault_1 = index_fault(active, xs, (i,))
-    b = take(xs, (i,))
-    b = select(active, b, state.histogram_b)
+    fault_1 = rt.index_fault(active, xs, (i,))
+    b = rt.take(xs, (i,))
+    b = rt.select(active, b, state.histogram_b)
     # examples/sort.py:35  if i < n and 0 <= b < 4:
     and__1 = i < n
-    operand_1 = spread(active, 0)
-    operand_2 = spread(active, 4)
+    operand_1 = rt.spread(active, 0)
+    operand_2 = rt.spread(active, 4)
     compare_1 = operand_1 <= b
     compare_2 = b < operand_2
-    compare_3 = where(compare_1, compare_2, compare_1)
-    and__2 = where(and__1, compare_3, and__1)
-    pc = choose(and__2, 2, 3)
-    pc = select(active, pc, state.pc)
+    compare_3 = rt.where(compare_1, compare_2, compare_1)
+    and__2 = rt.where(and__1, compare_3, and__1)
+    pc = rt.choose(and__2, 2, 3)
+    pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1
-    pc = select(fault, HISTOGRAM_HALT, pc)
+    pc = rt.select(fault, HISTOGRAM_HALT, pc)
     return (
         state._replace(
             pc=pc,
-            histogram_i_next_1=select(active, i_next_1, state.histogram_i_next_1),
+            histogram_i_next_1=rt.select(active, i_next_1, state.histogram_i_next_1),
             histogram_b=b,
-            index_error_at=select(fault_1, 0, state.index_error_at),
+            index_error_at=rt.select(fault_1, 0, state.index_error_at),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -636,23 +145,25 @@ def histogram_block_2(state, stacks):
     active = state.pc == 2
     counts = state.histogram_counts
     b = state.histogram_b
-    fault_1 = index_fault(active, counts, (b,))
-    value_1 = take(counts, (b,)) + 1
-    fault_2 = index_fault(active, counts, (b,))
-    counts = put(counts, (b,), select(active, value_1, take(counts, (b,))))
+    fault_1 = rt.index_fault(active, counts, (b,))
+    value_1 = rt.take(counts, (b,)) + 1
+    fault_2 = rt.index_fault(active, counts, (b,))
+    counts = rt.put(counts, (b,), rt.select(active, value_1, rt.take(counts, (b,))))
     # examples/sort.py:35  if i < n and 0 <= b < 4:
     pc = 3
-    pc = select(active, pc, state.pc)
+    pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1 | fault_2
-    pc = select(fault, HISTOGRAM_HALT, pc)
+    pc = rt.select(fault, HISTOGRAM_HALT, pc)
     return (
         state._replace(
             pc=pc,
             histogram_counts=counts,
-            index_error_at=select(fault_1, 1, select(fault_2, 2, state.index_error_at)),
+            index_error_at=rt.select(
+                fault_1, 1, rt.select(fault_2, 2, state.index_error_at)
+            ),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -662,9 +173,9 @@ def histogram_block_3(state, stacks):
     i_next_1 = state.histogram_i_next_1
     range_1 = state.histogram_range_1
     in_range_1 = (1 > 0) & (i_next_1 < range_1) | (1 < 0) & (i_next_1 > range_1)
-    pc = choose(in_range_1, 1, 4)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
+    pc = rt.choose(in_range_1, 1, 4)
+    pc = rt.select(active, pc, state.pc)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def histogram_block_4(state, stacks):
@@ -672,15 +183,19 @@ def histogram_block_4(state, stacks):
     active = state.pc == 4
     counts = state.histogram_counts
     histogram_return = counts
-    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, HISTOGRAM_HALT)
-    pc = select(active, pc, state.pc)
+    pc, return_sp = rt.pop_return(
+        stacks.returns, state.return_sp, active, HISTOGRAM_HALT
+    )
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            histogram_return=select(active, histogram_return, state.histogram_return),
+            histogram_return=rt.select(
+                active, histogram_return, state.histogram_return
+            ),
             return_sp=return_sp,
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -691,8 +206,6 @@ HISTOGRAM_BLOCKS = (
     histogram_block_3,
     histogram_block_4,
 )
-# blocks that may run again at once: a loop body that tests itself
-HISTOGRAM_LOOPING_BLOCKS = ()
 # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 HISTOGRAM_WRITES = (
     (("pc", "histogram_counts", "histogram_range_1", "histogram_i_next_1"), ()),
@@ -716,35 +229,25 @@ HISTOGRAM_INDEX_LINES = (
 )
 
 
-def histogram_program(
-    xs, n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
-):
-    """Arguments to results for a whole batch: what tf.function traces."""
-    batch = batch_size(xs, n)
+def histogram_program(xs, n, max_stack_depth, **limits):
+    """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+    batch = rt.batch_size(xs, n)
     state = HistogramState(
-        pc=zeros([batch], (), "int32"),
-        return_sp=zeros([batch], (), "int32"),
-        histogram_b=zeros([batch], (), "int64"),
-        histogram_counts=zeros([batch], (4,), "int64"),
-        histogram_i_next_1=zeros([batch], (), "int64"),
+        pc=rt.zeros([batch], (), "int32"),
+        return_sp=rt.zeros([batch], (), "int32"),
+        histogram_b=rt.zeros([batch], (), "int64"),
+        histogram_counts=rt.zeros([batch], (4,), "int64"),
+        histogram_i_next_1=rt.zeros([batch], (), "int64"),
         histogram_n=n,
-        histogram_range_1=zeros([batch], (), "int64"),
-        histogram_return=zeros([batch], (4,), "int64"),
+        histogram_range_1=rt.zeros([batch], (), "int64"),
+        histogram_return=rt.zeros([batch], (4,), "int64"),
         histogram_xs=xs,
-        overflow_at=zeros([batch], (), "int32") - 1,
-        index_error_at=zeros([batch], (), "int32") - 1,
+        overflow_at=rt.zeros([batch], (), "int32") - 1,
+        index_error_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = HistogramStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(
-        state,
-        stacks,
-        HISTOGRAM_BLOCKS,
-        xla,
-        profile,
-        HISTOGRAM_LOOPING_BLOCKS,
-        max_iterations,
-        HISTOGRAM_WRITES,
-        parallel_iterations,
+    stacks = HistogramStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks, counters = rt.run(
+        state, stacks, HISTOGRAM_BLOCKS, (), HISTOGRAM_WRITES, **limits
     )
     return (
         (state.histogram_return,),
@@ -754,65 +257,25 @@ def histogram_program(
     )
 
 
-def histogram(
-    xs,
-    n,
-    max_stack_depth=15,
-    xla=False,
-    profile=False,
-    max_iterations=None,
-    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-    parallel_iterations=10,
-    safety_checks=True,
-):
+HISTOGRAM_ENTRY = rt.Entry(
+    name="histogram",
+    params=("xs", "n"),
+    types=(("int64", (10,)), ("int64", ())),
+    program=histogram_program,
+    block_lines=HISTOGRAM_BLOCK_LINES,
+    stack_bytes=HISTOGRAM_STACK_BYTES,
+    index_lines=HISTOGRAM_INDEX_LINES,
+)
+
+
+def histogram(xs, n, **options):
     """Batched `histogram`: every argument has a leading batch dimension.
 
     Per example: histogram(xs: int64[10], n: int64[]) -> int64[4].
-    Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-    the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
-    leaves = [
-        to_leaf("histogram", name, value, dtype, shape)
-        for name, value, (dtype, shape) in zip(
-            ("xs", "n"), (xs, n), (("int64", (10,)), ("int64", ()))
-        )
-    ]
-    leaves = broadcast_batch("histogram", ("xs", "n"), leaves)
-    check_stack_bytes(
-        "histogram", leaves, max_stack_depth, HISTOGRAM_STACK_BYTES, max_stack_bytes
-    )
-    try:
-        program = compiled(
-            histogram_program,
-            xla,
-            profile,
-            leaves,
-            max_stack_depth,
-            max_iterations,
-            parallel_iterations,
-        )
-        result, errors, pc, counters = program(*leaves)
-    except Exception as error:
-        note_source_line(error, HISTOGRAM_BLOCK_LINES, "histogram_block_")
-        raise
-    result = static_batch(leaves, result)
-    if safety_checks:
-        result = checked(
-            "histogram",
-            result,
-            errors,
-            pc,
-            (HISTOGRAM_BLOCK_LINES, HISTOGRAM_INDEX_LINES),
-            max_stack_depth,
-            max_iterations,
-        )
-    if profile:
-        return (
-            result[0],
-            make_profile(counters, HISTOGRAM_BLOCK_LINES, errors[0].shape[0]),
-        )
-    return result[0]
+    result, profile = rt.call(HISTOGRAM_ENTRY, (xs, n), **options)
+    return rt.with_profile(result[0], profile)
 
 
 # ----------------------------------------------------------------------
@@ -862,19 +325,19 @@ def insertion_sort_block_0(state, stacks):
     # examples/sort.py:18  for i in range(1, len(v)):
     active = state.pc == 0
     v = state.insertion_sort_v
-    range_1 = spread(active, 1)
-    range_2 = spread(active, 8)
-    range_2 = select(active, range_2, state.insertion_sort_range_2)
+    range_1 = rt.spread(active, 1)
+    range_2 = rt.spread(active, 8)
+    range_2 = rt.select(active, range_2, state.insertion_sort_range_2)
     i_next_1 = range_1
-    i_next_1 = select(active, i_next_1, state.insertion_sort_i_next_1)
+    i_next_1 = rt.select(active, i_next_1, state.insertion_sort_i_next_1)
     in_range_1 = (1 > 0) & (i_next_1 < range_2) | (1 < 0) & (i_next_1 > range_2)
-    pc = choose(in_range_1, 1, 6)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(in_range_1, 1, 6)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc, insertion_sort_range_2=range_2, insertion_sort_i_next_1=i_next_1
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -887,32 +350,32 @@ def insertion_sort_block_1(state, stacks):
     i = i_next_1
     i_next_1 = i_next_1 + 1
     # examples/sort.py:19  key = v[i]
-    fault_1 = index_fault(active, v, (i,))
-    key = take(v, (i,))
+    fault_1 = rt.index_fault(active, v, (i,))
+    key = rt.take(v, (i,))
     # examples/sort.py:20  j = i - 1
     j = i - 1
-    j = select(active, j, state.insertion_sort_j)
+    j = rt.select(active, j, state.insertion_sort_j)
     # examples/sort.py:21  while j >= 0 and v[j] > key:
     and__2 = j >= 0
     and__1 = and__2
-    and__1 = select(active, and__1, state.insertion_sort_and__1)
-    pc = choose(and__1, 2, 3)
-    pc = select(active, pc, state.pc)
+    and__1 = rt.select(active, and__1, state.insertion_sort_and__1)
+    pc = rt.choose(and__1, 2, 3)
+    pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1
-    pc = select(fault, INSERTION_SORT_HALT, pc)
+    pc = rt.select(fault, INSERTION_SORT_HALT, pc)
     return (
         state._replace(
             pc=pc,
-            insertion_sort_i_next_1=select(
+            insertion_sort_i_next_1=rt.select(
                 active, i_next_1, state.insertion_sort_i_next_1
             ),
-            insertion_sort_key=select(active, key, state.insertion_sort_key),
+            insertion_sort_key=rt.select(active, key, state.insertion_sort_key),
             insertion_sort_j=j,
             insertion_sort_and__1=and__1,
-            index_error_at=select(fault_1, 0, state.index_error_at),
+            index_error_at=rt.select(fault_1, 0, state.index_error_at),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -922,22 +385,22 @@ def insertion_sort_block_2(state, stacks):
     key = state.insertion_sort_key
     v = state.insertion_sort_v
     j = state.insertion_sort_j
-    fault_1 = index_fault(active, v, (j,))
-    and__3 = take(v, (j,)) > key
+    fault_1 = rt.index_fault(active, v, (j,))
+    and__3 = rt.take(v, (j,)) > key
     and__1 = and__3
-    and__1 = select(active, and__1, state.insertion_sort_and__1)
-    pc = choose(and__1, 4, 5)
-    pc = select(active, pc, state.pc)
+    and__1 = rt.select(active, and__1, state.insertion_sort_and__1)
+    pc = rt.choose(and__1, 4, 5)
+    pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1
-    pc = select(fault, INSERTION_SORT_HALT, pc)
+    pc = rt.select(fault, INSERTION_SORT_HALT, pc)
     return (
         state._replace(
             pc=pc,
             insertion_sort_and__1=and__1,
-            index_error_at=select(fault_1, 1, state.index_error_at),
+            index_error_at=rt.select(fault_1, 1, state.index_error_at),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -945,9 +408,9 @@ def insertion_sort_block_3(state, stacks):
     # examples/sort.py:21  while j >= 0 and v[j] > key:
     active = state.pc == 3
     and__1 = state.insertion_sort_and__1
-    pc = choose(and__1, 4, 5)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
+    pc = rt.choose(and__1, 4, 5)
+    pc = rt.select(active, pc, state.pc)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def insertion_sort_block_4(state, stacks):
@@ -955,32 +418,34 @@ def insertion_sort_block_4(state, stacks):
     active = state.pc == 4
     v = state.insertion_sort_v
     j = state.insertion_sort_j
-    fault_1 = index_fault(active, v, (j,))
-    value_1 = take(v, (j,))
+    fault_1 = rt.index_fault(active, v, (j,))
+    value_1 = rt.take(v, (j,))
     index_1 = j + 1
-    fault_2 = index_fault(active, v, (index_1,))
-    v = put(v, (index_1,), select(active, value_1, take(v, (index_1,))))
+    fault_2 = rt.index_fault(active, v, (index_1,))
+    v = rt.put(v, (index_1,), rt.select(active, value_1, rt.take(v, (index_1,))))
     # examples/sort.py:23  j -= 1
     j = j - 1
-    j = select(active, j, state.insertion_sort_j)
+    j = rt.select(active, j, state.insertion_sort_j)
     # examples/sort.py:21  while j >= 0 and v[j] > key:
     and__2 = j >= 0
     and__1 = and__2
-    and__1 = select(active, and__1, state.insertion_sort_and__1)
-    pc = choose(and__1, 2, 3)
-    pc = select(active, pc, state.pc)
+    and__1 = rt.select(active, and__1, state.insertion_sort_and__1)
+    pc = rt.choose(and__1, 2, 3)
+    pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1 | fault_2
-    pc = select(fault, INSERTION_SORT_HALT, pc)
+    pc = rt.select(fault, INSERTION_SORT_HALT, pc)
     return (
         state._replace(
             pc=pc,
             insertion_sort_v=v,
             insertion_sort_j=j,
             insertion_sort_and__1=and__1,
-            index_error_at=select(fault_1, 2, select(fault_2, 3, state.index_error_at)),
+            index_error_at=rt.select(
+                fault_1, 2, rt.select(fault_2, 3, state.index_error_at)
+            ),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -993,22 +458,22 @@ def insertion_sort_block_5(state, stacks):
     i_next_1 = state.insertion_sort_i_next_1
     range_2 = state.insertion_sort_range_2
     index_2 = j + 1
-    fault_1 = index_fault(active, v, (index_2,))
-    v = put(v, (index_2,), select(active, key, take(v, (index_2,))))
+    fault_1 = rt.index_fault(active, v, (index_2,))
+    v = rt.put(v, (index_2,), rt.select(active, key, rt.take(v, (index_2,))))
     # examples/sort.py:18  for i in range(1, len(v)):
     in_range_1 = (1 > 0) & (i_next_1 < range_2) | (1 < 0) & (i_next_1 > range_2)
-    pc = choose(in_range_1, 1, 6)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(in_range_1, 1, 6)
+    pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1
-    pc = select(fault, INSERTION_SORT_HALT, pc)
+    pc = rt.select(fault, INSERTION_SORT_HALT, pc)
     return (
         state._replace(
             pc=pc,
             insertion_sort_v=v,
-            index_error_at=select(fault_1, 4, state.index_error_at),
+            index_error_at=rt.select(fault_1, 4, state.index_error_at),
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1017,19 +482,19 @@ def insertion_sort_block_6(state, stacks):
     active = state.pc == 6
     v = state.insertion_sort_v
     insertion_sort_return = v
-    pc, return_sp = pop_return(
+    pc, return_sp = rt.pop_return(
         stacks.returns, state.return_sp, active, INSERTION_SORT_HALT
     )
-    pc = select(active, pc, state.pc)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            insertion_sort_return=select(
+            insertion_sort_return=rt.select(
                 active, insertion_sort_return, state.insertion_sort_return
             ),
             return_sp=return_sp,
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1042,8 +507,6 @@ INSERTION_SORT_BLOCKS = (
     insertion_sort_block_5,
     insertion_sort_block_6,
 )
-# blocks that may run again at once: a loop body that tests itself
-INSERTION_SORT_LOOPING_BLOCKS = ()
 # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 INSERTION_SORT_WRITES = (
     (("pc", "insertion_sort_range_2", "insertion_sort_i_next_1"), ()),
@@ -1092,35 +555,27 @@ INSERTION_SORT_INDEX_LINES = (
 )
 
 
-def insertion_sort_program(
-    v, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
-):
-    """Arguments to results for a whole batch: what tf.function traces."""
-    batch = batch_size(v)
+def insertion_sort_program(v, max_stack_depth, **limits):
+    """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+    batch = rt.batch_size(v)
     state = InsertionSortState(
-        pc=zeros([batch], (), "int32"),
-        return_sp=zeros([batch], (), "int32"),
-        insertion_sort_and__1=zeros([batch], (), "bool"),
-        insertion_sort_i_next_1=zeros([batch], (), "int64"),
-        insertion_sort_j=zeros([batch], (), "int64"),
-        insertion_sort_key=zeros([batch], (), "int64"),
-        insertion_sort_range_2=zeros([batch], (), "int64"),
-        insertion_sort_return=zeros([batch], (8,), "int64"),
+        pc=rt.zeros([batch], (), "int32"),
+        return_sp=rt.zeros([batch], (), "int32"),
+        insertion_sort_and__1=rt.zeros([batch], (), "bool"),
+        insertion_sort_i_next_1=rt.zeros([batch], (), "int64"),
+        insertion_sort_j=rt.zeros([batch], (), "int64"),
+        insertion_sort_key=rt.zeros([batch], (), "int64"),
+        insertion_sort_range_2=rt.zeros([batch], (), "int64"),
+        insertion_sort_return=rt.zeros([batch], (8,), "int64"),
         insertion_sort_v=v,
-        overflow_at=zeros([batch], (), "int32") - 1,
-        index_error_at=zeros([batch], (), "int32") - 1,
+        overflow_at=rt.zeros([batch], (), "int32") - 1,
+        index_error_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = InsertionSortStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(
-        state,
-        stacks,
-        INSERTION_SORT_BLOCKS,
-        xla,
-        profile,
-        INSERTION_SORT_LOOPING_BLOCKS,
-        max_iterations,
-        INSERTION_SORT_WRITES,
-        parallel_iterations,
+    stacks = InsertionSortStacks(
+        returns=rt.zeros([max_stack_depth, batch], (), "int32")
+    )
+    state, stacks, counters = rt.run(
+        state, stacks, INSERTION_SORT_BLOCKS, (), INSERTION_SORT_WRITES, **limits
     )
     return (
         (state.insertion_sort_return,),
@@ -1130,66 +585,25 @@ def insertion_sort_program(
     )
 
 
-def insertion_sort(
-    v,
-    max_stack_depth=15,
-    xla=False,
-    profile=False,
-    max_iterations=None,
-    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-    parallel_iterations=10,
-    safety_checks=True,
-):
+INSERTION_SORT_ENTRY = rt.Entry(
+    name="insertion_sort",
+    params=("v",),
+    types=(("int64", (8,)),),
+    program=insertion_sort_program,
+    block_lines=INSERTION_SORT_BLOCK_LINES,
+    stack_bytes=INSERTION_SORT_STACK_BYTES,
+    index_lines=INSERTION_SORT_INDEX_LINES,
+)
+
+
+def insertion_sort(v, **options):
     """Batched `insertion_sort`: every argument has a leading batch dimension.
 
     Per example: insertion_sort(v: int64[8]) -> int64[8].
-    Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-    the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
-    leaves = [
-        to_leaf("insertion_sort", name, value, dtype, shape)
-        for name, value, (dtype, shape) in zip(("v",), (v,), (("int64", (8,)),))
-    ]
-    leaves = broadcast_batch("insertion_sort", ("v",), leaves)
-    check_stack_bytes(
-        "insertion_sort",
-        leaves,
-        max_stack_depth,
-        INSERTION_SORT_STACK_BYTES,
-        max_stack_bytes,
-    )
-    try:
-        program = compiled(
-            insertion_sort_program,
-            xla,
-            profile,
-            leaves,
-            max_stack_depth,
-            max_iterations,
-            parallel_iterations,
-        )
-        result, errors, pc, counters = program(*leaves)
-    except Exception as error:
-        note_source_line(error, INSERTION_SORT_BLOCK_LINES, "insertion_sort_block_")
-        raise
-    result = static_batch(leaves, result)
-    if safety_checks:
-        result = checked(
-            "insertion_sort",
-            result,
-            errors,
-            pc,
-            (INSERTION_SORT_BLOCK_LINES, INSERTION_SORT_INDEX_LINES),
-            max_stack_depth,
-            max_iterations,
-        )
-    if profile:
-        return (
-            result[0],
-            make_profile(counters, INSERTION_SORT_BLOCK_LINES, errors[0].shape[0]),
-        )
-    return result[0]
+    result, profile = rt.call(INSERTION_SORT_ENTRY, (v,), **options)
+    return rt.with_profile(result[0], profile)
 
 
 PROGRAMS = {

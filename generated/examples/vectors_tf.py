@@ -2,11 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=tensorflow
+# autobatch: runtime=1
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=441f25cd9d9c3f9d63b2a229a4dae866ae30cc75ffafe761aba44768533afbcc
-# autobatch: inputs-sha256=2f47c9e8ef24801b42cafe36930b090c932ba002465bb1846b5ef84a0edaafc2
-# autobatch: body-sha256=1fdc2db698542258318709fff49d44a82a486617a8ac08140687a71bab00e983
+# autobatch: source-sha256=fe2f62c9999e427d2b97c15e537145e13c9c872bcc3700de54653c24292a082d
+# autobatch: inputs-sha256=5bd95edc04f5334b597b95d1c7db2aaa666509dc664701a5977f56108b63744c
+# autobatch: body-sha256=a78daa0ddc66e87d844e6fe1af749aa5ef2264560760e023bac22a1fbbac6cde
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -25,976 +26,10 @@ spiral(float64[3], int64[2], int64[]):
   block 4   examples/vectors.py:22  c, d = spiral(a - v, b * 2, n - 2)
 """
 
-import functools
-import linecache
 import typing
-import warnings
-import numpy as np
-import tensorflow as tf
+from autobatch_runtime import tensorflow_backend as rt
 
-try:
-    from transpiler.errors import (
-        IterationLimitError,
-        StackMemoryError,
-        StackOverflowError,
-    )
-except ImportError:
-
-    class StackOverflowError(RuntimeError):
-        """An example recursed deeper than `max_stack_depth`."""
-
-    class IterationLimitError(RuntimeError):
-        """Examples still running after `max_iterations` loop iterations."""
-
-    class StackMemoryError(MemoryError):
-        """The stacks of a call would need more than `max_stack_bytes`."""
-
-
-DEFAULT_MAX_STACK_BYTES = 2**32
-
-
-def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """Raises what stopped examples early, read off the loop's final state.
-
-    errors: (overflow_at[, index_error_at]) and pc, as NumPy arrays;
-    error_lines: (the block lines[, the source lines of the subscripts]).
-    """
-    check_errors(function, errors, error_lines, max_stack_depth)
-    check_finished(function, pc, error_lines[0], max_iterations)
-
-
-def check_errors(function, errors, error_lines, max_stack_depth):
-    """Raises what stopped examples early.
-
-    errors: (overflow_at[, index_error_at]), [batch] int32 each, -1 for an
-    example that did not stop; error_lines: what each value means, (the
-    block lines[, the source lines of the subscripts]).  Inside a traced
-    function (stackless under XLA) the values are symbolic and cannot be
-    read; the examples then keep their clipped values.
-    """
-    try:
-        errors = [np.asarray(e) for e in errors]
-    except (TypeError, NotImplementedError):
-        return
-    if len(errors) > 1:
-        check_index(function, errors[1], error_lines[1])
-    if max_stack_depth is not None:
-        check_overflow(function, errors[0], error_lines[0], max_stack_depth)
-
-
-def check_index(function, index_error_at, index_lines):
-    """Raises IndexError if an active example indexed out of range."""
-    examples = np.nonzero(index_error_at >= 0)[0]
-    if examples.size:
-        where = index_lines[index_error_at[examples[0]]]
-        raise IndexError(
-            f"{function}: example(s) {examples.tolist()[:10]} indexed out of range ({where}); each stopped there, as it would on its own"
-        )
-
-
-def check_overflow(function, overflow_at, block_lines, max_stack_depth):
-    """Raises StackOverflowError if any example overflowed a stack."""
-    overflow_at = np.asarray(overflow_at)
-    examples = np.nonzero(overflow_at >= 0)[0]
-    if examples.size:
-        where = block_lines[overflow_at[examples[0]]]
-        raise StackOverflowError(
-            f"{function}: example(s) {examples.tolist()[:10]} recursed deeper than max_stack_depth={max_stack_depth} ({where}); call again with a larger max_stack_depth (e.g. max_stack_depth={2 * max_stack_depth})"
-        )
-
-
-def check_finished(function, pc, block_lines, max_iterations):
-    """Raises IterationLimitError if the loop stopped at `max_iterations` early.
-
-    `pc` is every example's next block after the loop.  The earliest block
-    any example waits at is the one the loop kept running (blocks run
-    lowest first), so its source line is the likely endless loop; examples
-    at later blocks were waiting behind it.
-    """
-    if max_iterations is None:
-        return
-    pc = np.asarray(pc)
-    unfinished = pc < len(block_lines)
-    if unfinished.any():
-        block = pc[unfinished].min()
-        running = np.nonzero(pc == block)[0].tolist()
-        behind = int(unfinished.sum()) - len(running)
-        raise IterationLimitError(
-            f"{function}: example(s) {running[:10]} still running after max_iterations={max_iterations} loop iterations, {block_lines[block]}"
-            + (f" ({behind} more example(s) waiting behind them)" if behind else "")
-            + f"; a loop that never ends? If they only need longer, call again with a larger max_iterations (e.g. max_iterations={2 * max_iterations})"
-        )
-
-
-def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
-    """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
-
-    Stacks take max_stack_depth x batch x `level_bytes` (the bytes one
-    example stacks per level of recursion); past the machine's memory an
-    allocator fails with an unhelpful message, or the machine swaps.
-    """
-    batch = leaves[0].shape[0] if leaves else 1
-    if batch is None:
-        return
-    needed = int(max_stack_depth) * int(batch) * level_bytes
-    if needed > max_stack_bytes:
-        raise StackMemoryError(
-            f"{function}: the stacks would take {_size(needed)} (max_stack_depth={max_stack_depth} x batch {batch} x {level_bytes} bytes per example and level), over max_stack_bytes={_size(max_stack_bytes)}; lower max_stack_depth, split the batch, or raise max_stack_bytes"
-        )
-
-
-def _size(n):
-    """A byte count for people: '12.0 GiB (12884901888 bytes)'."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit} ({n} bytes)"
-    return f"{n} bytes"
-
-
-def note_source_line(error, block_lines, block_prefix):
-    """Adds the user's source line to an error raised inside a block function.
-
-    Python errors raised by a primitive (in NumPy, or while TensorFlow traces)
-    pass through a block function; the nearest `# file:line  text` comment
-    above the failing generated line names the user's line.
-    """
-    frame, found = (error.__traceback__, None)
-    while frame is not None:
-        code = frame.tb_frame.f_code
-        if block_prefix in code.co_name:
-            found = (code.co_filename, frame.tb_lineno, code.co_name)
-        frame = frame.tb_next
-    if found is None:
-        return
-    filename, lineno, name = found
-    for number in range(lineno, 0, -1):
-        text = linecache.getline(filename, number).strip()
-        if text.startswith("# ") and ":" in text.split()[1]:
-            error.add_note(f"autobatch: raised by the batched code for {text[2:]}")
-            return
-    suffix = name.rsplit("_block_", 1)[-1]
-    if suffix.isdigit() and int(suffix) < len(block_lines):
-        error.add_note(
-            f"autobatch: raised by the batched code for {block_lines[int(suffix)]}"
-        )
-
-
-class Profile(typing.NamedTuple):
-    """What one batched call did, block by block (from `profile=True`)."""
-
-    block_lines: tuple
-    block_runs: tuple
-    block_active: tuple
-    batch: int
-    deepest_call: int
-
-    @property
-    def iterations(self):
-        return sum(self.block_runs)
-
-    @property
-    def utilization(self):
-        """Useful example-steps / (iterations x batch): 1.0 is perfect batching."""
-        total = self.iterations * self.batch
-        return sum(self.block_active) / total if total else 1.0
-
-    def report(self):
-        lines = [
-            f"{self.iterations} iterations over {self.batch} examples, utilization {self.utilization:.1%}, deepest call {self.deepest_call}",
-            f"{'block':>5} {'runs':>8} {'active/run':>10}  source",
-        ]
-        for k, (where, runs, active) in enumerate(
-            zip(self.block_lines, self.block_runs, self.block_active)
-        ):
-            mean = active / runs if runs else 0.0
-            lines.append(f"{k:>5} {runs:>8} {mean:>10.1f}  {where}")
-        return "\n".join(lines)
-
-
-def make_profile(counters, block_lines, batch):
-    runs, active, deepest = counters
-    return Profile(
-        tuple(block_lines),
-        tuple((int(r) for r in np.asarray(runs))),
-        tuple((int(a) for a in np.asarray(active))),
-        int(batch),
-        int(deepest),
-    )
-
-
-def select(active, new, old):
-    """Per example: `new` where `active`, else `old`.
-
-    active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
-    """
-    old = tf.convert_to_tensor(old)
-    if isinstance(new, (bool, int, float)):
-        new = tf.constant(new, old.dtype)
-    elif new.dtype != old.dtype:
-        new = tf.cast(new, old.dtype)
-    if old.shape.rank > 1:
-        active = tf.reshape(active, [-1] + [1] * (old.shape.rank - 1))
-    return tf.where(active, new, old)
-
-
-def choose(condition, if_true, if_false):
-    """Per example: block `if_true` where `condition` holds, else `if_false`."""
-    return tf.where(tf.cast(condition, tf.bool), if_true, if_false)
-
-
-def where(condition, if_true, if_false):
-    """Per example: `if_true` where `condition` holds, else `if_false`.
-
-    condition: [batch] (any dtype: its truth is used); the sides:
-    [batch, *event] or broadcastable, of one dtype.
-    """
-    if_true, if_false = as_tensors(if_true, if_false)
-    condition = tf.cast(condition, tf.bool)
-    extra = max(if_true.shape.rank, if_false.shape.rank) - condition.shape.rank
-    if condition.shape.rank == 1 and extra > 0:
-        condition = tf.reshape(condition, [-1] + [1] * extra)
-    return tf.where(condition, if_true, if_false)
-
-
-def as_tensors(a, b):
-    """Both sides as tensors of one dtype, Python numbers typed as in NumPy.
-
-    A Python number takes the dtype of the tensor beside it; two numbers
-    become int64 / float64 (TensorFlow alone would make them int32 /
-    float32, which is not what type inference decided).
-    """
-    numbers = (bool, int, float)
-    if isinstance(a, numbers) and isinstance(b, numbers):
-        return (tf.constant(np.asarray(a)), tf.constant(np.asarray(b)))
-    if isinstance(a, numbers):
-        b = tf.convert_to_tensor(b)
-        return (tf.constant(a, b.dtype), b)
-    a = tf.convert_to_tensor(a)
-    return (a, tf.convert_to_tensor(b, dtype_hint=a.dtype))
-
-
-def safe_divisor(active, value):
-    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
-    if value.shape.rank > 1:
-        active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
-    return tf.where(active, value, tf.ones_like(value))
-
-
-def cast(value, dtype):
-    return tf.cast(value, dtype)
-
-
-def index_positions(batch, event_shape, items, batched=True):
-    """Where per-example subscript `x[items]` reads: [batch, *region, rank].
-
-    items: one per leading event axis, each a slice (static) or an integer,
-    a Python int or a [batch] tensor (per example); the axes after them are
-    taken whole.  `region` is the per-example shape of the value (the axes
-    that slices and whole axes keep).  The last axis holds the coordinates
-    for `gather_nd`: the example first when `batched`, then one per event
-    axis.  Negative integers count from the end, as on one example;
-    out-of-range ones are clipped (idle examples compute junk indices; XLA
-    would clip a gather anyway; `index_fault` reports active ones).
-    """
-    items = list(items) + [slice(None)] * (len(event_shape) - len(items))
-    region, coordinates = ([], [])
-    for size, item in zip(event_shape, items):
-        if isinstance(item, slice):
-            kept = list(range(size))[item]
-            coordinates.append((tf.constant(kept, tf.int32), len(region)))
-            region.append(len(kept))
-        else:
-            item = tf.cast(item, tf.int32)
-            item = tf.clip_by_value(tf.where(item < 0, item + size, item), 0, size - 1)
-            coordinates.append((item, None))
-    shape = tf.concat([[batch], tf.constant(region, tf.int32)], 0)
-
-    def spread(values, axis):
-        dims = [1] * (1 + len(region))
-        dims[0 if axis is None else 1 + axis] = -1
-        return tf.broadcast_to(tf.reshape(values, dims), shape)
-
-    parts = [spread(tf.range(batch), None)] if batched else []
-    parts += [spread(values, axis) for values, axis in coordinates]
-    return tf.stack(parts, -1)
-
-
-def take(array, items):
-    """Per example: array[b][items] (see `index_positions`): one gather."""
-    array = tf.convert_to_tensor(array)
-    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
-    return tf.gather_nd(array, positions)
-
-
-def lookup(table, items):
-    """Per example: table[items] of a constant table (module-level array,
-    tuple or list), with per-example integer items: one gather."""
-    table = np.asarray(table)
-    batch = next((tf.shape(i)[0] for i in items if not isinstance(i, (slice, int))))
-    positions = index_positions(batch, table.shape, items, batched=False)
-    return tf.gather_nd(tf.constant(table), positions)
-
-
-def spread(active, value, which=None):
-    """A value that is the same for every example, given the batch axis:
-    [batch, *shape].
-
-    active: [batch] (only its length is used).  Python numbers become int64
-    and float64, as type inference typed them.  A tuple (or namedtuple)
-    value: `which` gives, per leaf depth first, whether to spread it (the
-    other leaves already have the batch axis); all of them if None.
-    """
-    if isinstance(value, (tuple, list)):
-        flags = iter(which if which is not None else ())
-
-        def walk(v):
-            if v is None:
-                return None
-            if isinstance(v, (tuple, list)):
-                parts = [walk(p) for p in v]
-                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
-            return spread(active, v) if next(flags, True) else v
-
-        return walk(value)
-    if isinstance(value, bool):
-        value = tf.constant(value)
-    elif isinstance(value, int):
-        value = tf.constant(value, tf.int64)
-    elif isinstance(value, float):
-        value = tf.constant(value, tf.float64)
-    value = tf.convert_to_tensor(value)
-    return tf.broadcast_to(value, tf.concat([tf.shape(active), tf.shape(value)], 0))
-
-
-def put(array, items, value):
-    """Per example: a copy of array[b] with [items] set to value[b] (the
-    functional form of `x[items] = value`): one scatter.  value is cast to
-    array's dtype."""
-    array = tf.convert_to_tensor(array)
-    positions = index_positions(tf.shape(array)[0], array.shape[1:], items)
-    value = tf.broadcast_to(tf.cast(value, array.dtype), tf.shape(positions)[:-1])
-    return tf.tensor_scatter_nd_update(array, positions, value)
-
-
-def index_fault(active, array, items, batched=True):
-    """[batch] bool: the active examples whose integer items are out of range
-    of `array`'s event axes (of a constant table's axes if not `batched`).
-    Static items were checked when the program was built."""
-    shape = tf.convert_to_tensor(array).shape[1:] if batched else np.shape(array)
-    fault = tf.zeros_like(active)
-    for size, item in zip(shape, items):
-        if not isinstance(item, (slice, int)):
-            fault = fault | (item < -size) | (item >= size)
-    return fault & active
-
-
-def zeros(leading, shape, dtype):
-    """A [*leading, *shape] array of zeros (False for bool)."""
-    return tf.zeros([*leading, *shape], dtype)
-
-
-def batch_size(*leaves):
-    return tf.shape(leaves[0])[0] if leaves else 1
-
-
-def rows(stack):
-    """The stack as one row per (level, example): [depth * batch, *event].
-
-    Row index * batch + b is stack[index, b].  XLA gathers and scatters along
-    one axis of rows at half the cost of (level, example) pairs (fib over 4096
-    examples: 118 against 180 ms), and the reshape itself is free.
-    """
-    return tf.reshape(stack, tf.concat([[-1], tf.shape(stack)[2:]], 0))
-
-
-def read(stack, index):
-    """stack[index[b], b] for every example b: [batch, *event].
-
-    Indices are clamped: XLA would clamp an out-of-range gather silently anyway.
-    """
-    index = tf.clip_by_value(index, 0, stack.shape[0] - 1)
-    batch = tf.shape(index)[0]
-    return tf.gather(rows(stack), index * batch + tf.range(batch))
-
-
-def push(stack, sp, value, active):
-    """Pushes `value` for every active example: (new sp, write, overflow).
-
-    `save` at `sp` (the next free slot, [batch] int32), and the pointer
-    moved for the examples it wrote.
-    """
-    write, overflow = save(stack, sp, value, active)
-    return (tf.where(write[0], sp + 1, sp), write, overflow)
-
-
-def save(stack, frame, value, active):
-    """Saves `value` at level `frame` (return_sp) for every active example.
-
-    stack: [depth, batch, *event]; frame: [batch] int32; value: [batch,
-    *event] or broadcastable.  Returns (write, overflow): the write (mask,
-    index, value) that `run` applies after the block, and the [batch] bool
-    active examples whose stack was full (nothing is written for them).
-    """
-    fits = frame < stack.shape[0]
-    value = tf.cast(value, stack.dtype)
-    if not (value.shape.is_fully_defined() and value.shape == stack.shape[1:]):
-        value = tf.broadcast_to(value, tf.shape(stack)[1:])
-    return (
-        (tf.logical_and(active, fits), frame, value),
-        tf.logical_and(active, tf.logical_not(fits)),
-    )
-
-
-def stack_writes(stacks, **writes):
-    """The block's writes by stack name (`run` applies them)."""
-    return writes
-
-
-def apply_write(stack, write, xla=False):
-    """stack[index[b], b] = value[b] where mask[b].
-
-    Under XLA: one scatter of a row per example into `rows(stack)`, the idle
-    examples' rows sent past the last level, which XLA's scatter drops.  In
-    a sweep's loop the scatter updates the stack in place, so a write
-    touches batch x event values, not the whole stack.  TensorFlow's own
-    kernels reject such rows, so graph mode writes per-example scalars with
-    a one-hot `where` over [depth, batch] (one op; graph mode pays per op)
-    and vectors by a scatter that rewrites idle rows as they were.
-    """
-    mask, index, value = write
-    depth = stack.shape[0]
-    batch = tf.shape(index)[0]
-    examples = tf.range(batch)
-    if xla:
-        at = tf.where(mask, index, depth) * batch + examples
-        written = tf.tensor_scatter_nd_update(rows(stack), at[:, None], value)
-        return tf.reshape(written, tf.shape(stack))
-    if stack.shape.rank > 2:
-        at = tf.stack([tf.clip_by_value(index, 0, depth - 1), examples], 1)
-        keep = tf.reshape(mask, [-1] + [1] * (stack.shape.rank - 2))
-        kept = tf.where(keep, value, tf.gather_nd(stack, at))
-        return tf.tensor_scatter_nd_update(stack, at, kept)
-    hit = tf.logical_and(
-        tf.equal(tf.range(depth)[:, None], index[None, :]), mask[None, :]
-    )
-    return tf.where(hit, value[None], stack)
-
-
-def after_reads(write, pc):
-    """`write`, made to depend on the block's next `pc` (a mask that is always
-    true there, which XLA cannot tell).
-
-    A block that reads a stack and writes it (a return that pops a return
-    address, a call that pushes one) gives XLA a gather and an in-place
-    scatter with no path between them; XLA then copies the whole stack
-    before the scatter, in case the gather runs second.  The next pc depends
-    on the popped address (and usually on every value a block restores), so
-    the scatter must come after the gathers and needs no copy (fib over 4096
-    examples: 211 against 176 ms).  If a read does not reach pc, XLA copies,
-    as before: slower, never wrong.
-    """
-    mask, index, value = write
-    return (tf.logical_and(mask, pc >= 0), index, value)
-
-
-def pop(stack, sp, active):
-    """Pops every active example's top: (value [batch, *event], new sp)."""
-    sp = tf.where(active, sp - 1, sp)
-    return (read(stack, sp), sp)
-
-
-def pop_return(stack, sp, active, halt):
-    """Return: the block each active example resumes at, and the new pointer.
-
-    An example whose return stack is empty returns from the entry function:
-    it halts.
-    """
-    empty = sp <= 0
-    target, sp = pop(stack, sp, tf.logical_and(active, tf.logical_not(empty)))
-    return (tf.where(empty, halt, target), sp)
-
-
-def hide_constants(values):
-    """`values` (a nest of tensors), as tensors XLA cannot see as constants.
-
-    TensorFlow 2.21's bridge to XLA substitutes a while loop's constant,
-    loop-invariant inputs into its body, and loses the bodies of the loops
-    nested in it when it does (tensorflow/tensorflow#122886: "Propagate:
-    Cannot find body function").  Every loop has such an input, the hidden
-    `maximum_iterations`, and the initial zeros of registers no block writes
-    are others.  A `where` on a condition computed from the data, false at
-    run time, keeps each value and hides that it is constant.  (With no data
-    at all, nothing can be hidden.)
-    """
-    leaves = tf.nest.flatten(values)
-    data = [x for x in leaves if tf.get_static_value(x) is None]
-    if not data:
-        return values
-    first = tf.reshape(data[0], [-1])[:1]
-    never = tf.reduce_any(
-        tf.logical_and(tf.equal(first, first), tf.not_equal(first, first))
-    )
-    hidden = [tf.where(never, tf.ones_like(x), x) for x in leaves]
-    return tf.nest.pack_sequence_as(values, hidden)
-
-
-def carried_of(state, stacks, fields, written):
-    """The loop variables of one block's loop: the fields and stacks it writes."""
-    return (
-        tuple((getattr(state, f) for f in fields)),
-        tuple((getattr(stacks, n) for n in written)),
-    )
-
-
-def merged(before, fields, written, carried):
-    """(state, stacks): `before` with the carried fields and stacks in place."""
-    state, stacks = before
-    values, stack_values = carried
-    return (
-        state._replace(**dict(zip(fields, values))),
-        stacks._replace(**dict(zip(written, stack_values))),
-    )
-
-
-def sweeps(state, stacks, writes):
-    """Whether XLA runs this program as a sweep (see `run`) or a switch.
-
-    A sweep where a switch would copy large arrays: any per-example vector
-    register or stack, or any stack a block writes.  Programs with neither
-    (loops and tail calls over scalars) are faster under the switch
-    (over 4096 examples, Collatz 4.0 against 4.7 ms, gcd 13.9 against 18.5).
-    """
-    vectors = any((x.shape.rank > 1 for x in state)) or any(
-        (s.shape.rank > 2 for s in stacks)
-    )
-    return vectors or any((written for _, written in writes or ()))
-
-
-def run(
-    state,
-    stacks,
-    blocks,
-    xla,
-    profile,
-    looping=(),
-    max_iterations=None,
-    writes=None,
-    parallel_iterations=10,
-):
-    """Runs the program until every example has halted (pc == len(blocks)).
-
-    Each iteration runs, for the whole batch, the lowest-numbered block that
-    some example is waiting at; the block changes only the examples at it.
-    How, depends on the backend:
-
-    - TF graph: one `switch_case` over the blocks; each branch applies its
-      own stack writes and passes the other stacks through (graph mode pays
-      per op, not per copy).
-    - XLA, when a block writes a stack or a register holds a per-example
-      vector: a *sweep*.  Every block is a while loop that runs while it is
-      the earliest pending block, one after the other in block order; the
-      state and the stacks are its loop variables, which XLA updates in
-      place, and its writes are scatters into them.  A switch copies every
-      array its branches pass through, and a stack written after it under
-      a `cond` is copied whenever the `cond` does not write it: fib over
-      4096 examples took 142 ms as a sweep against 189 ms as a switch, and
-      NUTS at 100-d and 256 chains paid about half its run time in copies.
-      The sweep runs the same blocks in the same order as the switch (a
-      block that sends examples back to an earlier one ends the sweep, and
-      the next trip starts there).
-    - XLA otherwise (per-example scalars, no stack written): the switch,
-      which costs less than a sweep's chain of loops when there is nothing
-      to copy.
-
-    With `profile`, counters ride along in the loop (no host callbacks, so
-    this works under XLA): runs and active examples per block [blocks] and
-    the deepest call; otherwise the counters are None and cost nothing.
-
-    `looping` names blocks that can jump to themselves, write no stack and
-    otherwise jump forward (a rotated loop body): under XLA's switch such a
-    block repeats in an inner loop for as long as any example waits at it
-    (it stays the earliest pending block), the same sequence of blocks
-    without a dispatch per trip.  (The sweep does this for every block.)
-
-    `max_iterations` (None: no limit) stops the loop after that many
-    iterations, examples still pending (the caller raises): the count is
-    the while loop's own `maximum_iterations` counter, so None traces the
-    loop exactly as without a limit.  With a limit every trip is counted, so
-    blocks run one per trip, as they do under `profile` with the switch.
-
-    `writes[k]`: the state fields and the stacks block k writes, as the
-    generated module lists them.  A block's loop in the sweep carries only
-    those, and reads the rest from outside: NUTS's blocks write a fifth of
-    its hundred fields, and carrying all of them through eight loops made
-    the first call (tracing, XLA's compile) about 1.4x as long.
-
-    `parallel_iterations` goes to the outer `tf.while_loop` (the
-    predecessor's `TensorFlowBackend(while_parallel_iterations=...)`): 1
-    runs iterations strictly one after the other, which keeps stateful
-    random ops in a primitive reproducible under a seed.
-    """
-    halt = len(blocks)
-    sweeping = xla and sweeps(state, stacks, writes)
-
-    def pending(state, stacks, counters):
-        return tf.reduce_any(state.pc < halt)
-
-    def state_after(index, block, state, stacks):
-        """The switch's branch under XLA: the block, repeated if it loops.
-
-        It returns its own index beside the state, which nothing reads.  With
-        the state as the switch's only output, XLA (TF 2.21) copied every
-        register the branches pass through twice per trip, in the branch and
-        after the switch: gcd over 4096 examples took 19.7 ms against 12.9,
-        even/odd 4.3 against 3.5.  The unused output is removed when XLA
-        compiles, and the copies are gone with it.
-        """
-        new_state, writes = block(state, stacks)
-        assert not writes, "a block that writes a stack runs in a sweep"
-        if index in looping and (not profile) and (max_iterations is None):
-
-            def again(state):
-                return tf.reduce_any(tf.equal(state.pc, index))
-
-            def repeat(state):
-                return [block(state, stacks)[0]]
-
-            new_state = tf.while_loop(again, repeat, [new_state])[0]
-        return (new_state, tf.constant(index))
-
-    def writes_applied(block, state, stacks):
-        new_state, writes = block(state, stacks)
-        if xla:
-            writes = {name: after_reads(w, new_state.pc) for name, w in writes.items()}
-        applied = {
-            name: apply_write(getattr(stacks, name), w, xla)
-            for name, w in writes.items()
-        }
-        return (new_state, stacks._replace(**applied))
-
-    def counted(index, state, counters):
-        """The profile counters after block `index` runs on `state`."""
-        if not profile:
-            return counters
-        runs, active, deepest = counters
-        at_block = tf.one_hot(index, halt, dtype=tf.int64)
-        waiting = tf.reduce_sum(tf.cast(tf.equal(state.pc, index), tf.int64))
-        deepest = tf.maximum(deepest, tf.reduce_max(state.return_sp))
-        return (runs + at_block, active + at_block * waiting, deepest)
-
-    def sweep(state, stacks, counters, unlimited):
-        earliest = tf.reduce_min(state.pc)
-        ran = tf.less(earliest, 0)
-        for k, block in enumerate(blocks):
-            fields, written = writes[k] if writes else (state._fields, stacks._fields)
-
-            def runs(earliest, ran, carried, counters, k=k):
-                at = tf.equal(earliest, k)
-                if max_iterations is None:
-                    return at
-                return tf.logical_and(at, tf.logical_not(ran))
-
-            def body(
-                earliest,
-                ran,
-                carried,
-                counters,
-                k=k,
-                block=block,
-                fields=fields,
-                written=written,
-                before=(state, stacks),
-            ):
-                state, stacks = merged(before, fields, written, carried)
-                counters = counted(k, state, counters)
-                state, stacks = writes_applied(block, state, stacks)
-                carried = carried_of(state, stacks, fields, written)
-                return (tf.reduce_min(state.pc), tf.constant(True), carried, counters)
-
-            earliest, ran, carried, counters = tf.while_loop(
-                runs,
-                body,
-                (earliest, ran, carried_of(state, stacks, fields, written), counters),
-                maximum_iterations=unlimited,
-            )
-            state, stacks = merged((state, stacks), fields, written, carried)
-        return (state, stacks, counters)
-
-    def step(state, stacks, counters, index):
-        counters = counted(index, state, counters)
-        if not xla:
-            branches = [
-                functools.partial(writes_applied, block, state, stacks)
-                for block in blocks
-            ]
-            state, stacks = tf.switch_case(index, branches)
-        else:
-            branches = [
-                functools.partial(state_after, k, block, state, stacks)
-                for k, block in enumerate(blocks)
-            ]
-            state, _ = tf.switch_case(index, branches)
-        return (state, stacks, counters, tf.reduce_min(state.pc))
-
-    counters = ()
-    if profile:
-        zeros_ = tf.zeros([halt], tf.int64)
-        counters = (zeros_, zeros_, tf.constant(0, tf.int32))
-    if not sweeping:
-        state, stacks, counters, _ = tf.while_loop(
-            lambda state, stacks, counters, index: index < halt,
-            step,
-            (state, stacks, counters, tf.reduce_min(state.pc)),
-            maximum_iterations=max_iterations,
-            parallel_iterations=parallel_iterations,
-        )
-    else:
-        limits = (2**31 - 1, 2**31 - 1 if max_iterations is None else max_iterations)
-        (state, stacks, counters), (unlimited, limit) = hide_constants(
-            ((state, stacks, counters), tuple((tf.cast(n, tf.int32) for n in limits)))
-        )
-        state, stacks, counters = tf.while_loop(
-            pending,
-            lambda state, stacks, counters: sweep(state, stacks, counters, unlimited),
-            (state, stacks, counters),
-            maximum_iterations=limit,
-            parallel_iterations=parallel_iterations,
-        )
-    return (state, stacks, counters if profile else None)
-
-
-_COMPILED = {}
-
-
-def compiled(
-    program,
-    xla,
-    profile,
-    leaves,
-    max_stack_depth,
-    max_iterations,
-    parallel_iterations=10,
-):
-    """`program` traced for these leaves: a function of the leaves alone.
-
-    Traced once per program, mode, limits and leaf signature (dtypes and
-    per-example shapes; the batch size is left open, so a new batch size
-    compiles under XLA but is not traced again).  The result is a concrete
-    function: a call hands it the tensors and nothing else.  tf.function's
-    own dispatch inspects every argument of every call, which cost about
-    200 us a call here (gcd on one example under XLA: 316 against 114 us),
-    more than the whole loop at small batch sizes.
-    """
-    events = tuple(((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves))
-    key = (
-        program,
-        bool(xla),
-        bool(profile),
-        max_stack_depth,
-        max_iterations,
-        parallel_iterations,
-        events,
-    )
-    if key not in _COMPILED:
-        signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
-
-        def traced(*leaves):
-            return program(
-                *leaves,
-                max_stack_depth,
-                max_iterations,
-                xla=bool(xla),
-                profile=bool(profile),
-                parallel_iterations=parallel_iterations,
-            )
-
-        function = tf.function(
-            traced, input_signature=signature, jit_compile=bool(xla), autograph=False
-        )
-        _COMPILED[key] = function.get_concrete_function()
-    return _COMPILED[key]
-
-
-def static_batch(leaves, result):
-    """The results, with the arguments' batch size in their static shapes.
-
-    The program is traced once for any batch size, so inside the user's
-    graph its results have shape [None, ...] even where the arguments' batch
-    size is known; a `tf.while_loop` of the user's (TFP's `sample_chain`)
-    then refuses a state that enters as [16, 3] and comes back as [None, 3].
-    """
-    if tf.executing_eagerly() or not leaves or leaves[0].shape[0] is None:
-        return result
-    for leaf in result:
-        leaf.set_shape([leaves[0].shape[0]] + leaf.shape.as_list()[1:])
-    return result
-
-
-def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
-    """`result`, once no example stopped early; else the error.
-
-    Called eagerly (the usual call), the loop's final state is read and an
-    early stop raises StackOverflowError, IndexError or IterationLimitError.
-    Called inside the user's own `tf.function`, the values are symbolic and
-    nothing can be read yet: each check becomes a `tf.debugging.Assert` that
-    the results depend on, so running the graph raises
-    `tf.errors.InvalidArgumentError` with the same words (the error's name,
-    the examples, the source line).  XLA drops Assert ops, so inside a
-    `jit_compile=True` function no check can stop the computation: the
-    call warns once, when it is traced, and returns what the examples hold.
-    """
-    if tf.executing_eagerly():
-        check_results(
-            function,
-            [e.numpy() for e in errors],
-            pc.numpy(),
-            error_lines,
-            max_stack_depth,
-            max_iterations,
-        )
-        return result
-    if in_xla_function():
-        warnings.warn(
-            f"{function}: called inside an XLA-compiled function (jit_compile=True), where errors cannot stop the computation (XLA drops assertions): an example that overflows its stack, indexes out of range or runs past max_iterations would return its last values unnoticed. Call it outside jit_compile with xla=True (errors are then raised), or pass backend=TensorFlowBackend(safety_checks=False) to accept this",
-            stacklevel=4,
-        )
-        return result
-    block_lines = tf.constant(list(error_lines[0]))
-    asserts = [
-        assert_none_stopped(
-            function,
-            errors[0],
-            block_lines,
-            "StackOverflowError",
-            f"recursed deeper than max_stack_depth={max_stack_depth} at",
-            "; call again with a larger max_stack_depth",
-        )
-    ]
-    if len(errors) > 1:
-        asserts.append(
-            assert_none_stopped(
-                function,
-                errors[1],
-                tf.constant(list(error_lines[1])),
-                "IndexError",
-                "indexed out of range at",
-                "; each stopped there, as it would on its own",
-            )
-        )
-    if max_iterations is not None:
-        halt = len(error_lines[0])
-        earliest = tf.reduce_min(tf.concat([pc, [halt]], 0))
-        waiting = tf.logical_and(tf.equal(pc, earliest), pc < halt)
-        running = tf.where(waiting, earliest, -1)
-        asserts.append(
-            assert_none_stopped(
-                function,
-                running,
-                block_lines,
-                "IterationLimitError",
-                f"still running after max_iterations={max_iterations} loop iterations, at",
-                "; a loop that never ends? If they only need longer, call again with a larger max_iterations",
-            )
-        )
-    with tf.control_dependencies(asserts):
-        return tuple((tf.identity(leaf) for leaf in result))
-
-
-def assert_none_stopped(function, stopped_at, lines, error, words, hint):
-    """An Assert op that fails when some example stopped (`stopped_at` >= 0).
-
-    stopped_at: [batch] int32, the block or subscript index where each
-    example stopped, or -1; lines: the source line of each index, a string
-    tensor.  The message names the error, up to ten examples and the line
-    where the first of them stopped.
-    """
-    stopped = stopped_at >= 0
-    examples = tf.reshape(tf.where(stopped), [-1])[:10]
-    first = tf.gather(stopped_at, examples[:1])
-    where = tf.gather(lines, tf.clip_by_value(first, 0, tf.size(lines) - 1))
-    return tf.debugging.Assert(
-        tf.logical_not(tf.reduce_any(stopped)),
-        [f"{function}: {error}: example(s)", examples, words, where, hint],
-        summarize=10,
-    )
-
-
-def in_xla_function():
-    """Whether the graph being built is compiled by XLA (a jit_compile function)."""
-    try:
-        from tensorflow.python.ops import control_flow_util
-    except ImportError:
-        return False
-    return control_flow_util.GraphOrParentsInXlaContext(
-        tf.compat.v1.get_default_graph()
-    )
-
-
-def run_stackless(program, leaves, xla):
-    """A stackless program on all examples: eagerly, or under XLA if asked."""
-    if not xla:
-        return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
-    key = (program, "stackless")
-    if key not in _COMPILED:
-
-        def whole_batch(*leaves):
-            return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
-
-        _COMPILED[key] = tf.function(whole_batch, jit_compile=True, autograph=False)
-    return _COMPILED[key](*leaves)
-
-
-def check_stackless(function, recursive):
-    """Recursion in stackless mode is the host's: it cannot be traced into a graph."""
-    if recursive and (not tf.executing_eagerly()):
-        raise RuntimeError(
-            f"{function}: stackless mode runs recursive programs eagerly (the host's recursion is the stack); call it outside tf.function and without xla=True, or drop stackless=True"
-        )
-
-
-def to_leaf(function, name, value, dtype, event_shape):
-    """One argument leaf as a [batch, *event] tensor of `dtype`, or a clear error."""
-    if isinstance(value, (bool, int, float, complex)):
-        value = np.asarray(value, dtype=dtype)
-    if isinstance(value, np.ndarray) and value.dtype == object:
-        raise TypeError(f"{function}: argument {name} is an object array, not numbers")
-    value = tf.convert_to_tensor(value)
-    if value.dtype.as_numpy_dtype != np.dtype(dtype):
-        raise TypeError(
-            f"{function}: argument {name} has dtype {value.dtype.name}; this program was generated for {np.dtype(dtype).name} (call it through its Context to generate a program for the new signature)"
-        )
-    if value.shape.rank == len(event_shape):
-        value = value[None]
-    if tuple(value.shape[1:]) != tuple(event_shape):
-        raise TypeError(
-            f"{function}: argument {name} has per-example shape {tuple(value.shape[1:])}; expected {tuple(event_shape)}"
-        )
-    return value
-
-
-def broadcast_batch(function, names, leaves):
-    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1.
-
-    Inside the user's `tf.function` a batch size may be unknown until the
-    graph runs: the leaves are then broadcast by `tf.broadcast_to`, which
-    raises InvalidArgumentError at run time if the sizes do not fit.
-    """
-    sizes = [leaf.shape[0] for leaf in leaves]
-    if any((s is None for s in sizes)):
-        batch = tf.reduce_max(tf.stack([tf.shape(leaf)[0] for leaf in leaves]))
-        return [
-            tf.broadcast_to(leaf, tf.concat([[batch], tf.shape(leaf)[1:]], 0))
-            for leaf in leaves
-        ]
-    others = sorted(set(sizes) - {1})
-    batch = others[0] if others else 1
-    if len(others) > 1:
-        described = ", ".join((f"{n}: {s}" for n, s in zip(names, sizes)))
-        raise ValueError(f"{function}: batch sizes must be equal or 1, got {described}")
-    return [
-        leaf if s == batch else tf.repeat(leaf, batch, axis=0)
-        for leaf, s in zip(leaves, sizes)
-    ]
+rt.require(1, __name__)
 
 
 # ----------------------------------------------------------------------
@@ -1040,11 +75,11 @@ def relax_block_0(state, stacks):
     u = v
     # examples/vectors.py:29  while n > 0:
     cond_1 = n > 0
-    pc = choose(cond_1, 1, 2)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(cond_1, 1, 2)
+    pc = rt.select(active, pc, state.pc)
     return (
-        state._replace(pc=pc, relax_u=select(active, u, state.relax_u)),
-        stack_writes(stacks),
+        state._replace(pc=pc, relax_u=rt.select(active, u, state.relax_u)),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1057,19 +92,19 @@ def relax_block_1(state, stacks):
     u, v = (v * 0.5 + 1.0, u - v)
     # examples/vectors.py:31  n = n - 1
     n = n - 1
-    n = select(active, n, state.relax_n)
+    n = rt.select(active, n, state.relax_n)
     # examples/vectors.py:29  while n > 0:
     cond_1 = n > 0
-    pc = choose(cond_1, 1, 2)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(cond_1, 1, 2)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            relax_u=select(active, u, state.relax_u),
-            relax_v=select(active, v, state.relax_v),
+            relax_u=rt.select(active, u, state.relax_u),
+            relax_v=rt.select(active, v, state.relax_v),
             relax_n=n,
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1080,15 +115,15 @@ def relax_block_2(state, stacks):
     v = state.relax_v
     result_1 = u + 2.0 * v
     relax_return = result_1
-    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, RELAX_HALT)
-    pc = select(active, pc, state.pc)
+    pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, RELAX_HALT)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            relax_return=select(active, relax_return, state.relax_return),
+            relax_return=rt.select(active, relax_return, state.relax_return),
             return_sp=return_sp,
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1108,94 +143,43 @@ RELAX_BLOCK_LINES = (
 )
 
 
-def relax_program(
-    v, n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
-):
-    """Arguments to results for a whole batch: what tf.function traces."""
-    batch = batch_size(v, n)
+def relax_program(v, n, max_stack_depth, **limits):
+    """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+    batch = rt.batch_size(v, n)
     state = RelaxState(
-        pc=zeros([batch], (), "int32"),
-        return_sp=zeros([batch], (), "int32"),
+        pc=rt.zeros([batch], (), "int32"),
+        return_sp=rt.zeros([batch], (), "int32"),
         relax_n=n,
-        relax_return=zeros([batch], (3,), "float64"),
-        relax_u=zeros([batch], (3,), "float64"),
+        relax_return=rt.zeros([batch], (3,), "float64"),
+        relax_u=rt.zeros([batch], (3,), "float64"),
         relax_v=v,
-        overflow_at=zeros([batch], (), "int32") - 1,
+        overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = RelaxStacks(returns=zeros([max_stack_depth, batch], (), "int32"))
-    state, stacks, counters = run(
-        state,
-        stacks,
-        RELAX_BLOCKS,
-        xla,
-        profile,
-        RELAX_LOOPING_BLOCKS,
-        max_iterations,
-        RELAX_WRITES,
-        parallel_iterations,
+    stacks = RelaxStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    state, stacks, counters = rt.run(
+        state, stacks, RELAX_BLOCKS, RELAX_LOOPING_BLOCKS, RELAX_WRITES, **limits
     )
     return ((state.relax_return,), (state.overflow_at,), state.pc, counters)
 
 
-def relax(
-    v,
-    n,
-    max_stack_depth=15,
-    xla=False,
-    profile=False,
-    max_iterations=None,
-    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-    parallel_iterations=10,
-    safety_checks=True,
-):
+RELAX_ENTRY = rt.Entry(
+    name="relax",
+    params=("v", "n"),
+    types=(("float64", (3,)), ("int64", ())),
+    program=relax_program,
+    block_lines=RELAX_BLOCK_LINES,
+    stack_bytes=RELAX_STACK_BYTES,
+)
+
+
+def relax(v, n, **options):
     """Batched `relax`: every argument has a leading batch dimension.
 
     Per example: relax(v: float64[3], n: int64[]) -> float64[3].
-    Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-    the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
-    leaves = [
-        to_leaf("relax", name, value, dtype, shape)
-        for name, value, (dtype, shape) in zip(
-            ("v", "n"), (v, n), (("float64", (3,)), ("int64", ()))
-        )
-    ]
-    leaves = broadcast_batch("relax", ("v", "n"), leaves)
-    check_stack_bytes(
-        "relax", leaves, max_stack_depth, RELAX_STACK_BYTES, max_stack_bytes
-    )
-    try:
-        program = compiled(
-            relax_program,
-            xla,
-            profile,
-            leaves,
-            max_stack_depth,
-            max_iterations,
-            parallel_iterations,
-        )
-        result, errors, pc, counters = program(*leaves)
-    except Exception as error:
-        note_source_line(error, RELAX_BLOCK_LINES, "relax_block_")
-        raise
-    result = static_batch(leaves, result)
-    if safety_checks:
-        result = checked(
-            "relax",
-            result,
-            errors,
-            pc,
-            (RELAX_BLOCK_LINES,),
-            max_stack_depth,
-            max_iterations,
-        )
-    if profile:
-        return (
-            result[0],
-            make_profile(counters, RELAX_BLOCK_LINES, errors[0].shape[0]),
-        )
-    return result[0]
+    result, profile = rt.call(RELAX_ENTRY, (v, n), **options)
+    return rt.with_profile(result[0], profile)
 
 
 # ----------------------------------------------------------------------
@@ -1246,9 +230,9 @@ def spiral_block_0(state, stacks):
     active = state.pc == 0
     n = state.spiral_n
     cond_1 = n <= 1
-    pc = choose(cond_1, 1, 2)
-    pc = select(active, pc, state.pc)
-    return (state._replace(pc=pc), stack_writes(stacks))
+    pc = rt.choose(cond_1, 1, 2)
+    pc = rt.select(active, pc, state.pc)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def spiral_block_1(state, stacks):
@@ -1258,16 +242,16 @@ def spiral_block_1(state, stacks):
     w = state.spiral_w
     result_1 = (v, w)
     spiral_return = result_1
-    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, SPIRAL_HALT)
-    pc = select(active, pc, state.pc)
+    pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, SPIRAL_HALT)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
-            spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
+            spiral_return_0=rt.select(active, spiral_return[0], state.spiral_return_0),
+            spiral_return_1=rt.select(active, spiral_return[1], state.spiral_return_1),
             return_sp=return_sp,
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1280,9 +264,9 @@ def spiral_block_2(state, stacks):
     spiral_v = v * 0.5
     spiral_w = w + 1
     spiral_n = n - 1
-    spiral_v_write, overflow_1 = save(stacks.spiral_v, state.return_sp, v, active)
-    spiral_w_write, overflow_2 = save(stacks.spiral_w, state.return_sp, w, active)
-    spiral_n_write, overflow_3 = save(stacks.spiral_n, state.return_sp, n, active)
+    spiral_v_write, overflow_1 = rt.save(stacks.spiral_v, state.return_sp, v, active)
+    spiral_w_write, overflow_2 = rt.save(stacks.spiral_w, state.return_sp, w, active)
+    spiral_n_write, overflow_3 = rt.save(stacks.spiral_n, state.return_sp, n, active)
     v, w, n = (spiral_v, spiral_w, spiral_n)
     # examples/vectors.py:19  if n <= 1:
     cond_1 = n <= 1
@@ -1291,27 +275,27 @@ def spiral_block_2(state, stacks):
     spiral_return = result_1
     # examples/vectors.py:21  a, b = spiral(v * 0.5, w + 1, n - 1)
     # the examples that enter the call (the others returned here)
-    calling = where(cond_1, False, active)
-    return_sp, returns_write, overflow_4 = push(
+    calling = rt.where(cond_1, False, active)
+    return_sp, returns_write, overflow_4 = rt.push(
         stacks.returns, state.return_sp, 3, calling
     )
-    pc = choose(cond_1, 3, 2)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(cond_1, 3, 2)
+    pc = rt.select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2 | overflow_3 | overflow_4
-    pc = select(overflow, SPIRAL_HALT, pc)
+    pc = rt.select(overflow, SPIRAL_HALT, pc)
     return (
         state._replace(
             pc=pc,
-            spiral_v=select(active, v, state.spiral_v),
-            spiral_w=select(active, w, state.spiral_w),
-            spiral_n=select(active, n, state.spiral_n),
-            spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
-            spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
+            spiral_v=rt.select(active, v, state.spiral_v),
+            spiral_w=rt.select(active, w, state.spiral_w),
+            spiral_n=rt.select(active, n, state.spiral_n),
+            spiral_return_0=rt.select(active, spiral_return[0], state.spiral_return_0),
+            spiral_return_1=rt.select(active, spiral_return[1], state.spiral_return_1),
             return_sp=return_sp,
-            overflow_at=select(overflow, 2, state.overflow_at),
+            overflow_at=rt.select(overflow, 2, state.overflow_at),
         ),
-        stack_writes(
+        rt.stack_writes(
             stacks,
             spiral_v=spiral_v_write,
             spiral_w=spiral_w_write,
@@ -1325,9 +309,9 @@ def spiral_block_3(state, stacks):
     # examples/vectors.py:21  a, b = spiral(v * 0.5, w + 1, n - 1)
     active = state.pc == 3
     spiral_return = (state.spiral_return_0, state.spiral_return_1)
-    n = read(stacks.spiral_n, state.return_sp)
-    v = read(stacks.spiral_v, state.return_sp)
-    w = read(stacks.spiral_w, state.return_sp)
+    n = rt.read(stacks.spiral_n, state.return_sp)
+    v = rt.read(stacks.spiral_v, state.return_sp)
+    w = rt.read(stacks.spiral_w, state.return_sp)
     a, b = spiral_return
     # examples/vectors.py:22  c, d = spiral(a - v, b * 2, n - 2)
     spiral_v_1 = a - v
@@ -1341,27 +325,27 @@ def spiral_block_3(state, stacks):
     spiral_return = result_1
     # examples/vectors.py:22  c, d = spiral(a - v, b * 2, n - 2)
     # the examples that enter the call (the others returned here)
-    calling = where(cond_1, False, active)
-    return_sp, returns_write, overflow_1 = push(
+    calling = rt.where(cond_1, False, active)
+    return_sp, returns_write, overflow_1 = rt.push(
         stacks.returns, state.return_sp, 4, calling
     )
-    pc = choose(cond_1, 4, 2)
-    pc = select(active, pc, state.pc)
+    pc = rt.choose(cond_1, 4, 2)
+    pc = rt.select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1
-    pc = select(overflow, SPIRAL_HALT, pc)
+    pc = rt.select(overflow, SPIRAL_HALT, pc)
     return (
         state._replace(
             pc=pc,
-            spiral_n=select(active, n, state.spiral_n),
-            spiral_v=select(active, v, state.spiral_v),
-            spiral_w=select(active, w, state.spiral_w),
-            spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
-            spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
+            spiral_n=rt.select(active, n, state.spiral_n),
+            spiral_v=rt.select(active, v, state.spiral_v),
+            spiral_w=rt.select(active, w, state.spiral_w),
+            spiral_return_0=rt.select(active, spiral_return[0], state.spiral_return_0),
+            spiral_return_1=rt.select(active, spiral_return[1], state.spiral_return_1),
             return_sp=return_sp,
-            overflow_at=select(overflow, 3, state.overflow_at),
+            overflow_at=rt.select(overflow, 3, state.overflow_at),
         ),
-        stack_writes(stacks, returns=returns_write),
+        rt.stack_writes(stacks, returns=returns_write),
     )
 
 
@@ -1369,22 +353,22 @@ def spiral_block_4(state, stacks):
     # examples/vectors.py:22  c, d = spiral(a - v, b * 2, n - 2)
     active = state.pc == 4
     spiral_return = (state.spiral_return_0, state.spiral_return_1)
-    v = read(stacks.spiral_v, state.return_sp)
-    w = read(stacks.spiral_w, state.return_sp)
+    v = rt.read(stacks.spiral_v, state.return_sp)
+    w = rt.read(stacks.spiral_w, state.return_sp)
     c, d = spiral_return
     # examples/vectors.py:23  return c + v, d - w
     result_2 = (c + v, d - w)
     spiral_return = result_2
-    pc, return_sp = pop_return(stacks.returns, state.return_sp, active, SPIRAL_HALT)
-    pc = select(active, pc, state.pc)
+    pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, SPIRAL_HALT)
+    pc = rt.select(active, pc, state.pc)
     return (
         state._replace(
             pc=pc,
-            spiral_return_0=select(active, spiral_return[0], state.spiral_return_0),
-            spiral_return_1=select(active, spiral_return[1], state.spiral_return_1),
+            spiral_return_0=rt.select(active, spiral_return[0], state.spiral_return_0),
+            spiral_return_1=rt.select(active, spiral_return[1], state.spiral_return_1),
             return_sp=return_sp,
         ),
-        stack_writes(stacks),
+        rt.stack_writes(stacks),
     )
 
 
@@ -1395,8 +379,6 @@ SPIRAL_BLOCKS = (
     spiral_block_3,
     spiral_block_4,
 )
-# blocks that may run again at once: a loop body that tests itself
-SPIRAL_LOOPING_BLOCKS = ()
 # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 SPIRAL_WRITES = (
     (("pc",), ()),
@@ -1438,37 +420,27 @@ SPIRAL_BLOCK_LINES = (
 )
 
 
-def spiral_program(
-    v, w, n, max_stack_depth, max_iterations, xla, profile, parallel_iterations=10
-):
-    """Arguments to results for a whole batch: what tf.function traces."""
-    batch = batch_size(v, w, n)
+def spiral_program(v, w, n, max_stack_depth, **limits):
+    """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+    batch = rt.batch_size(v, w, n)
     state = SpiralState(
-        pc=zeros([batch], (), "int32"),
-        return_sp=zeros([batch], (), "int32"),
+        pc=rt.zeros([batch], (), "int32"),
+        return_sp=rt.zeros([batch], (), "int32"),
         spiral_n=n,
-        spiral_return_0=zeros([batch], (3,), "float64"),
-        spiral_return_1=zeros([batch], (2,), "int64"),
+        spiral_return_0=rt.zeros([batch], (3,), "float64"),
+        spiral_return_1=rt.zeros([batch], (2,), "int64"),
         spiral_v=v,
         spiral_w=w,
-        overflow_at=zeros([batch], (), "int32") - 1,
+        overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
     stacks = SpiralStacks(
-        returns=zeros([max_stack_depth, batch], (), "int32"),
-        spiral_n=zeros([max_stack_depth, batch], (), "int64"),
-        spiral_v=zeros([max_stack_depth, batch], (3,), "float64"),
-        spiral_w=zeros([max_stack_depth, batch], (2,), "int64"),
+        returns=rt.zeros([max_stack_depth, batch], (), "int32"),
+        spiral_n=rt.zeros([max_stack_depth, batch], (), "int64"),
+        spiral_v=rt.zeros([max_stack_depth, batch], (3,), "float64"),
+        spiral_w=rt.zeros([max_stack_depth, batch], (2,), "int64"),
     )
-    state, stacks, counters = run(
-        state,
-        stacks,
-        SPIRAL_BLOCKS,
-        xla,
-        profile,
-        SPIRAL_LOOPING_BLOCKS,
-        max_iterations,
-        SPIRAL_WRITES,
-        parallel_iterations,
+    state, stacks, counters = rt.run(
+        state, stacks, SPIRAL_BLOCKS, (), SPIRAL_WRITES, **limits
     )
     return (
         (state.spiral_return_0, state.spiral_return_1),
@@ -1478,68 +450,24 @@ def spiral_program(
     )
 
 
-def spiral(
-    v,
-    w,
-    n,
-    max_stack_depth=15,
-    xla=False,
-    profile=False,
-    max_iterations=None,
-    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
-    parallel_iterations=10,
-    safety_checks=True,
-):
+SPIRAL_ENTRY = rt.Entry(
+    name="spiral",
+    params=("v", "w", "n"),
+    types=(("float64", (3,)), ("int64", (2,)), ("int64", ())),
+    program=spiral_program,
+    block_lines=SPIRAL_BLOCK_LINES,
+    stack_bytes=SPIRAL_STACK_BYTES,
+)
+
+
+def spiral(v, w, n, **options):
     """Batched `spiral`: every argument has a leading batch dimension.
 
     Per example: spiral(v: float64[3], w: int64[2], n: int64[]) -> (float64[3], int64[2]).
-    Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds
-    the recursion depth; deeper examples raise StackOverflowError.  `xla`
-    compiles with XLA (TensorFlow only).
+    `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
-    leaves = [
-        to_leaf("spiral", name, value, dtype, shape)
-        for name, value, (dtype, shape) in zip(
-            ("v", "w", "n"),
-            (v, w, n),
-            (("float64", (3,)), ("int64", (2,)), ("int64", ())),
-        )
-    ]
-    leaves = broadcast_batch("spiral", ("v", "w", "n"), leaves)
-    check_stack_bytes(
-        "spiral", leaves, max_stack_depth, SPIRAL_STACK_BYTES, max_stack_bytes
-    )
-    try:
-        program = compiled(
-            spiral_program,
-            xla,
-            profile,
-            leaves,
-            max_stack_depth,
-            max_iterations,
-            parallel_iterations,
-        )
-        result, errors, pc, counters = program(*leaves)
-    except Exception as error:
-        note_source_line(error, SPIRAL_BLOCK_LINES, "spiral_block_")
-        raise
-    result = static_batch(leaves, result)
-    if safety_checks:
-        result = checked(
-            "spiral",
-            result,
-            errors,
-            pc,
-            (SPIRAL_BLOCK_LINES,),
-            max_stack_depth,
-            max_iterations,
-        )
-    if profile:
-        return (
-            (result[0], result[1]),
-            make_profile(counters, SPIRAL_BLOCK_LINES, errors[0].shape[0]),
-        )
-    return (result[0], result[1])
+    result, profile = rt.call(SPIRAL_ENTRY, (v, w, n), **options)
+    return rt.with_profile((result[0], result[1]), profile)
 
 
 PROGRAMS = {

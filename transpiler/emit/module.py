@@ -1,10 +1,11 @@
 """Stage 6: the generated module's text for one source module and backend.
 
 Layout: a header (what made it, from what, how to remake it), a docstring
-listing every block with its source line, imports, the runtime helpers
-(copied from templates/runtime_*.py), then one section per program.  The AST
-is unparsed with `ast.unparse` and formatted with the pinned black.  Nothing
-in it depends on time, absolute paths or set order.
+listing every block with its source line, imports (the runtime,
+autobatch_runtime's backend module, as `rt`, after a check of its version),
+then one section per program.  The AST is unparsed with `ast.unparse` and
+formatted with the pinned black.  Nothing in it depends on time, absolute
+paths or set order.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import sys
 import types as pytypes
 from typing import Dict, List, Sequence
 
+from autobatch_runtime import RUNTIME_VERSION
 from transpiler import __version__
 from transpiler.emit import program as program_emitter
-from transpiler.emit import runtime
+from transpiler.emit.template import render_comments
 from transpiler.errors import UnsupportedSyntaxError
 from transpiler.ir import instructions as ir
 from transpiler.loader import HEADER_PREFIX, body_hash
@@ -104,10 +106,9 @@ def generate(
         + "\n".join(listing)
         + "\n"
     )
-    head = _formatted([ast.Expr(ast.Constant(doc))] + imports.statements(backend))
     # Black puts one blank line after the imports, two before the programs.
-    helpers = runtime.formatted(backend.name, _format, use_stored=_format is _BLACK)
-    text = head + "\n" + helpers + "\n\n" + _formatted(sections)
+    head = _formatted([ast.Expr(ast.Constant(doc))] + imports.statements(backend))
+    text = head + "\n\n" + _formatted(sections)
     header = _header(source_path, backend, specs, source_hash, functions, text, inputs_hash)
     return header + text
 
@@ -116,18 +117,21 @@ def _backend_title(backend):
     return "TensorFlow" if backend.name == "tensorflow" else "NumPy"
 
 
+def unparsed(statements: List[ast.stmt]) -> str:
+    """Top-level statements as Python text, comments rendered, not formatted."""
+    module = ast.Module(body=statements, type_ignores=[])
+    return render_comments(ast.unparse(ast.fix_missing_locations(module)))
+
+
 def _formatted(statements: List[ast.stmt]) -> str:
     """Top-level statements as black formats them."""
-    return _format(runtime.unparsed(statements))
+    return _format(unparsed(statements))
 
 
 def _format(text: str) -> str:
     import black
 
     return black.format_str(text, mode=black.Mode())
-
-
-_BLACK = _format  # the fuzzer swaps _format for a formatter that does nothing
 
 
 def _header(source_path, backend, specs, source_hash, functions, text, inputs_hash=""):
@@ -138,6 +142,7 @@ def _header(source_path, backend, specs, source_hash, functions, text, inputs_ha
         f"# Regenerate: autobatch generate {source_path}",
         f"{HEADER_PREFIX} source={source_path}",
         f"{HEADER_PREFIX} backend={backend.name}",
+        f"{HEADER_PREFIX} runtime={RUNTIME_VERSION}",
         f"{HEADER_PREFIX} programs={programs}",
         f"{HEADER_PREFIX} functions={listed}",
         f"{HEADER_PREFIX} source-sha256={source_hash}",
@@ -296,11 +301,8 @@ class _Imports:
 
     def bind(self, name, value, user_module, fn):
         local = name
-        if local in program_emitter.RESERVED and not (
-            (local == "np" and getattr(value, "__name__", "") == "numpy")
-            or (local == "tf" and getattr(value, "__name__", "") == "tensorflow")
-        ):
-            local = name + "_"
+        while local in program_emitter.RESERVED:
+            local += "_"
         if local in self.bound and self.bound[local] is not value:
             raise UnsupportedSyntaxError(
                 f"the name {name!r} means different objects in different batched "
@@ -336,27 +338,23 @@ class _Imports:
             )
 
     def statements(self, backend) -> List[ast.stmt]:
-        lines = ["import functools", "import linecache", "import typing"]
-        if backend.name == "tensorflow":
-            lines.append("import warnings")  # runtime_tf's `checked`
-        lines.append("import numpy as np")
-        if backend.name == "tensorflow":
-            lines.append("import tensorflow as tf")
-        extra = []
-        own = {("np", "numpy"), ("functools", "functools"), ("linecache", "linecache"),
-               ("typing", "typing")}
-        if backend.name == "tensorflow":
-            own.update({("tf", "tensorflow"), ("warnings", "warnings")})
+        """`typing` (the state classes), the user's names, then the runtime:
+        imported as `rt`, and refused at once if it is not the version this
+        module was generated for."""
+        lines = ["import typing"]
         for local, module in sorted(self.modules.items()):
-            if (local, module) in own:
-                continue
             if local == module:
-                extra.append(f"import {module}")
+                lines.append(f"import {module}")
             else:
-                extra.append(f"import {module} as {local}")
+                lines.append(f"import {module} as {local}")
         for local, (module, attr) in sorted(self.objects.items()):
             if local == attr:
-                extra.append(f"from {module} import {attr}")
+                lines.append(f"from {module} import {attr}")
             else:
-                extra.append(f"from {module} import {attr} as {local}")
-        return ast.parse("\n".join(lines + extra)).body
+                lines.append(f"from {module} import {attr} as {local}")
+        rt = program_emitter.RUNTIME
+        lines += [
+            f"from autobatch_runtime import {backend.name}_backend as {rt}",
+            f"{rt}.require({RUNTIME_VERSION}, __name__)",
+        ]
+        return ast.parse("\n".join(lines)).body

@@ -1,8 +1,9 @@
 """Emits one lowered program as Python statements (backend-neutral).
 
-The statements call only the runtime helpers (`select`, `push`, `run`, ...)
-that the module copies from templates/runtime_*.py, so the same code serves
-TensorFlow and NumPy.  Names:
+The statements call only the runtime helpers (`rt.select`, `rt.push`,
+`rt.run`, ...) of autobatch_runtime's numpy_backend or tensorflow_backend,
+which the module imports as `rt`, so the same code serves TensorFlow and
+NumPy.  Names:
 
 - state fields: `fib_n` for variable `n` of `fib`, `fib_return` for its
   return slot, `p_x` style suffixes for the leaves of tuple-valued
@@ -34,41 +35,27 @@ from transpiler.ir import instructions as ir
 from transpiler.passes import control, liveness, subscripts
 
 
-def _runtime_names() -> frozenset:
-    """Every name the runtime templates define at module level.
+# The module name generated code reaches the runtime by (`rt.select(...)`);
+# see autobatch_runtime/__init__.py.  User names never collide with a helper's.
+RUNTIME = "rt"
 
-    A generated module copies the templates in, so a user's name (a variable,
-    a closed-over helper) must not be one of these: a helper called `merged`
-    would otherwise replace the runtime's `merged`.
-    """
-    import importlib.util
-
-    names = set()
-    for template in ("runtime_common", "runtime_tf", "runtime_np"):
-        path = importlib.util.find_spec(f"templates.{template}").origin
-        with open(path, encoding="utf-8") as f:
-            statements = list(ast.parse(f.read()).body)
-        while statements:
-            node = statements.pop()
-            if isinstance(node, ast.Try):  # the error classes' fallback
-                statements += node.body + node.orelse + node.finalbody
-                statements += [s for handler in node.handlers for s in handler.body]
-            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                names.add(node.name)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                names.update(t.id for t in targets if isinstance(t, ast.Name))
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                names.update((a.asname or a.name).split(".")[0] for a in node.names)
-    return frozenset(names)
-
-
-# Names that generated code defines itself; user names that collide get a "_".
-# The runtime's are read from the templates; these are the generated code's own.
-RESERVED = _runtime_names() | frozenset(
+# Names that generated code binds itself; user names that collide get a "_".
+RESERVED = frozenset(
     """state active pc overflow overflow_at batch leaves result program counters
-    profile xla max_stack_depth max_iterations max_stack_bytes peek collections""".split()
+    profile xla max_stack_depth max_iterations max_stack_bytes peek""".split()
+    + [RUNTIME]
 )
+
+# The runtime helpers that rewritten expressions call (passes/subscripts.py,
+# type inference's `spread`), written as bare names in the IR.
+_EXPRESSION_HELPERS = frozenset(("take", "lookup", "put", "spread", "cast"))
+
+
+def _helper(func) -> Optional[str]:
+    """The helper a call's function names (`rt.take` -> "take"), or None."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.attr if func.value.id == RUNTIME else None
+    return func.id if isinstance(func, ast.Name) else None
 
 
 def _index_check(node) -> bool:
@@ -76,8 +63,7 @@ def _index_check(node) -> bool:
     differs per example (not a literal, not a static `slice(...)`)."""
     if not (
         isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in subscripts.HELPERS
+        and _helper(node.func) in subscripts.HELPERS
         and len(node.args) >= 2
         and isinstance(node.args[1], ast.Tuple)
     ):
@@ -86,7 +72,7 @@ def _index_check(node) -> bool:
         not (
             isinstance(item, ast.Constant)
             or (isinstance(item, ast.UnaryOp) and isinstance(item.operand, ast.Constant))
-            or (isinstance(item, ast.Call) and isinstance(item.func, ast.Name) and item.func.id == "slice")
+            or (isinstance(item, ast.Call) and _helper(item.func) == "slice")
         )
         for item in node.args[1].elts
     )
@@ -203,9 +189,15 @@ def _name(id_, store=False):
     return ast.Name(id_, ast.Store() if store else ast.Load())
 
 
+def _runtime(helper):
+    """`rt.<helper>`: a runtime helper as generated code names it."""
+    return ast.Attribute(_name(RUNTIME), helper, ast.Load())
+
+
 def _call(fn, *args, **kwargs):
+    """A call of the runtime helper `fn`: `rt.fn(*args, **kwargs)`."""
     return ast.Call(
-        _name(fn),
+        _runtime(fn),
         [a if isinstance(a, ast.AST) else ast.Constant(a) for a in args],
         [ast.keyword(k, v) for k, v in kwargs.items()],
     )
@@ -337,13 +329,14 @@ class _ProgramEmitter:
                 ),
             )
         )
-        statements.append(comment("blocks that may run again at once: a loop body that tests itself"))
-        statements.append(
-            ast.Assign(
-                [_name(self.const("LOOPING_BLOCKS"), True)],
-                ast.Tuple([ast.Constant(i) for i in self.looping_blocks()], ast.Load()),
+        if self.stackless is None and self.looping_blocks():
+            statements.append(comment("blocks that may run again at once: a loop body that tests itself"))
+            statements.append(
+                ast.Assign(
+                    [_name(self.const("LOOPING_BLOCKS"), True)],
+                    ast.Tuple([ast.Constant(i) for i in self.looping_blocks()], ast.Load()),
+                )
             )
-        )
         if self.stackless is None:
             statements.append(
                 comment(
@@ -598,7 +591,8 @@ class _ProgramEmitter:
             STACKS_TYPE=self.stacks_type,
             STACKS=stacks,
             BLOCKS=self.const("BLOCKS"),
-            LOOPING=self.const("LOOPING_BLOCKS"),
+            # rt.run's `looping`: () when no block loops on itself
+            LOOPING=self.const("LOOPING_BLOCKS") if self.looping_blocks() else ast.Tuple([], ast.Load()),
             WRITES=self.const("WRITES"),
             RESULT=self.result_leaves(),
             ERRORS=self.errors(),
@@ -656,44 +650,43 @@ class _ProgramEmitter:
             [ast.Subscript(_name("result"), ast.Constant(k), ast.Load()) for k in range(n)],
         )
         signature = ", ".join(f"{_short(p)}: {T.strong(self.types[p])}" for p in self.p.params)
-        doc = (
-            f"Batched `{self.entry}`: every argument has a leading batch dimension.\n\n"
-            f"Per example: {self.entry}({signature}) -> {self.types[self.p.result]}.\n"
-            "Batch sizes must be equal or 1 (broadcast).  `max_stack_depth` bounds\n"
-            "the recursion depth; deeper examples raise StackOverflowError.  `xla`\n"
-            "compiles with XLA (TensorFlow only).\n"
-        )
-        stackless_doc = (
-            f"Stackless batched `{self.entry}`: each function runs its own masked loop\n"
-            "and calls its callees directly (the host's recursion is the stack).\n\n"
-            f"Per example: {self.entry}({signature}) -> {self.types[self.p.result]}.\n"
-            "`max_stack_depth` is ignored; recursive programs run eagerly only.\n"
-        )
-        common = dict(
-            PARAMS=[ast.arg(p) for p in main_params],
+        entry = self.stackless[2] if stackless else self.prefix
+        table = f"{entry.upper()}_ENTRY"
+        mode = [ast.keyword("stackless", ast.Constant(True))]
+        if stackless:
+            doc = (
+                f"Stackless batched `{self.entry}`: each function runs its own masked loop\n"
+                "and calls its callees directly (the host's recursion is the stack).\n\n"
+                f"Per example: {self.entry}({signature}) -> {self.types[self.p.result]}.\n"
+                "`options`: those of rt.call; recursive programs run eagerly only.\n"
+            )
+        else:
+            doc = (
+                f"Batched `{self.entry}`: every argument has a leading batch dimension.\n\n"
+                f"Per example: {self.entry}({signature}) -> {self.types[self.p.result]}.\n"
+                "`options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).\n"
+            )
+            mode = [ast.keyword("stack_bytes", _name(self.const("STACK_BYTES")))]
+            if self.checks_indices:
+                mode.append(ast.keyword("index_lines", _name(self.const("INDEX_LINES"))))
+        statements = expand(
+            program_templates.entry_table,
+            TABLE=table,
             NAME=ast.Constant(self.entry),
             LEAF_NAMES=leaf_names,
-            LEAF_VALUES=leaf_values,
             LEAF_TYPES=leaf_types,
             PROGRAM=f"{self.prefix}_program",
             LINES=self.const("BLOCK_LINES"),
-            OUT=out,
+            MODE=mode,
         )
-        if stackless:
-            return expand(
-                program_templates.stackless_entry_function,
-                ENTRY=self.stackless[2],
-                DOC=[ast.Expr(ast.Constant(stackless_doc))],
-                **common,
-            )
-        return expand(
+        return statements + expand(
             program_templates.entry_function,
-            ENTRY=self.prefix,
+            ENTRY=entry,
+            TABLE=table,
+            PARAMS=[ast.arg(p) for p in main_params],
             DOC=[ast.Expr(ast.Constant(doc))],
-            BLOCK_PREFIX=ast.Constant(self.block_name("")),
-            STACK_BYTES=self.const("STACK_BYTES"),
-            ERROR_LINES=self.error_lines(),
-            **common,
+            LEAF_VALUES=leaf_values,
+            OUT=out,
         )
 
 
@@ -915,6 +908,8 @@ class _BlockBody:
                     return ast.copy_location(ast.Name(mapping[node.id], node.ctx), node)
                 if node.id in free:
                     return ast.copy_location(ast.Name(free[node.id], node.ctx), node)
+                if node.id in _EXPRESSION_HELPERS:
+                    return ast.copy_location(_runtime(node.id), node)
                 return node
 
         return Renamer().visit(tree)
@@ -993,9 +988,9 @@ class _BlockBody:
                     f"in {self.block.function} at {origin}: {origin.text}" if origin else f"in {self.block.function}"
                 )
                 arguments = [_name("active"), copy.deepcopy(node.args[0]), copy.deepcopy(node.args[1])]
-                keywords = [ast.keyword("batched", ast.Constant(False))] if node.func.id == "lookup" else []
+                keywords = [ast.keyword("batched", ast.Constant(False))] if _helper(node.func) == "lookup" else []
                 self.out.append(
-                    ast.Assign([_name(flag, True)], ast.Call(_name("index_fault"), arguments, keywords))
+                    ast.Assign([_name(flag, True)], ast.Call(_runtime("index_fault"), arguments, keywords))
                 )
 
     def tuple_select(self, var, pattern, condition, sides):
@@ -1026,7 +1021,7 @@ class _BlockBody:
         arguments.append(_name("active"))
         result = _safe(f"{call.function}_result", self.taken)
         self.taken.add(result)
-        self.out.append(ast.Assign([_name(result, True)], _call(callee.program, *arguments)))
+        self.out.append(ast.Assign([_name(result, True)], ast.Call(_name(callee.program), list(arguments), [])))
         if call.vars_out is None:
             return
         leaves = _leaf_paths(callee.result)

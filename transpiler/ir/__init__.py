@@ -1,1 +1,1 @@
-"""Stages 3-4: the IR (instructions), its builder, printer and reference interpreter."""
+"""Stages 3-4: the IR (instructions), its builder and reference interpreter."""

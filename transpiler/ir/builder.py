@@ -35,6 +35,7 @@ from transpiler.errors import UnsupportedSyntaxError
 from transpiler.frontend.fence import local_names
 from transpiler.frontend.source import FunctionSource, origin_of
 from transpiler.ir import instructions as ir
+from transpiler.markers import truthy
 
 
 def build(
@@ -507,8 +508,6 @@ class _FunctionBuilder:
         return expr
 
     def is_truthy_call(self, expr) -> bool:
-        from transpiler.context import truthy
-
         return (
             isinstance(expr, gast.Call)
             and isinstance(expr.func, gast.Name)
@@ -602,7 +601,14 @@ class _FunctionBuilder:
         return _load(result)
 
     def chained_compare(self, expr, origin):
-        """`a < b <= c` is `(a < b) and (b <= c)`, with `b` evaluated once."""
+        """`a < b <= c` is `(a < b) and (b <= c)`, with `b` evaluated once.
+
+        Python evaluates `c` only where `a < b` holds; when a later operand
+        calls a batched function or indexes by a value, it gets a block that
+        only those examples enter, as the right side of `and` does.
+        """
+        if any(self.has_batched_call(c) for c in expr.comparators[1:]):
+            return self.short_circuit_compare(expr, origin)
         operands = [self.operand(expr.left, origin, "operand")]
         operands += [self.operand(c, origin, "operand") for c in expr.comparators]
         result = None
@@ -614,6 +620,29 @@ class _FunctionBuilder:
                 result = name
             else:
                 result = self.select("compare", result, name, result, origin).id
+        return _load(result)
+
+    def short_circuit_compare(self, expr, origin):
+        """A chained comparison as branches: each later link is evaluated only
+        by the examples whose earlier links all hold."""
+        result = self.fresh("compare")
+        left = self.operand(expr.left, origin, "operand")
+        deciding = []  # blocks whose branch skips to the end where `result` is False
+        for index, (op, comparator) in enumerate(zip(expr.ops, expr.comparators)):
+            if index:
+                evaluate = self.new_block(origin)
+                deciding.append(self.current)
+                self.terminate(ir.Branch(result, evaluate.name, "", origin))
+                self.start(evaluate)
+            right = self.operand(comparator, origin, "operand")
+            self.primop(result, gast.Compare(_load(left), [op], [_load(right)]), origin)
+            left = right
+        end = self.new_block(None)
+        self.terminate(ir.Goto(end.name, origin))
+        for block in deciding:
+            t = block.terminator
+            block.terminator = ir.Branch(t.condition, t.true_target, end.name, t.origin)
+        self.start(end)
         return _load(result)
 
     def primop_text(self, vars_out, text, origin):

@@ -1,7 +1,8 @@
 """The intermediate representation: programs of functions of basic blocks.
 
 Everything is a frozen dataclass, so passes build new programs instead of
-mutating old ones, and programs compare and print deterministically.
+mutating old ones, and programs compare and print deterministically
+(`program_text`, at the end, is the printed form).
 
 Variable *patterns* name where values go: a string (one variable) or a tuple of
 patterns (destructuring, `a, (b, c) = ...`).
@@ -343,9 +344,7 @@ class Module:
         return Program(tuple(by_name[n] for n in order), main)
 
     def __str__(self):
-        from transpiler.ir import printer
-
-        return "\n".join(printer.program(Program((f,), f.name)) for f in self.functions)
+        return "\n".join(program_text(Program((f,), f.name)) for f in self.functions)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -371,9 +370,7 @@ class Program:
         return dict(self.types)[qualified_name]
 
     def __str__(self):
-        from transpiler.ir import printer
-
-        return printer.program(self)
+        return program_text(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -396,9 +393,7 @@ class LoweredProgram:
     functions: Tuple[str, ...]
 
     def __str__(self):
-        from transpiler.ir import printer
-
-        return printer.program(self)
+        return program_text(self)
 
     def index(self, block_name) -> int:
         for i, b in enumerate(self.blocks):
@@ -413,3 +408,87 @@ def qualify(function: str, var: str) -> str:
 
 def return_slot(function: str) -> str:
     return f"{function}.return"
+
+
+# The deterministic text form of programs (for tests, review, debugging):
+# here with the classes it prints, which use it for __str__.
+def _pattern_text(p) -> str:
+    if p is None:
+        return "_"
+    if isinstance(p, str):
+        return p
+    return "(" + ", ".join(_pattern_text(x) for x in p) + ("," if len(p) == 1 else "") + ")"
+
+
+def instruction_text(ins) -> str:
+    if isinstance(ins, PrimOp):
+        cast = f"  # cast to {ins.cast_to}" if ins.cast_to else ""
+        return f"{_pattern_text(ins.vars_out)} = {ins.expr}{cast}"
+    if isinstance(ins, Select):
+        cast = f"  # cast to {ins.cast_to}" if ins.cast_to else ""
+        return (
+            f"{ins.vars_out} = select {ins.condition} ? {ins.if_true} : {ins.if_false}{cast}"
+        )
+    if isinstance(ins, Call):
+        return f"{_pattern_text(ins.vars_out)} = call {ins.function}({', '.join(ins.vars_in)})"
+    if isinstance(ins, Move):
+        outs = ", ".join(_pattern_text(p) for p in ins.vars_out)
+        return f"{outs} = move {', '.join(ins.vars_in)}"
+    if isinstance(ins, Push):
+        only = " (examples going on)" if ins.going_only else ""
+        return f"push {', '.join(ins.variables)}{only}"
+    if isinstance(ins, Pop):
+        return f"pop {', '.join(ins.variables)}"
+    if isinstance(ins, Peek):
+        return f"peek {', '.join(ins.variables)}"
+    if isinstance(ins, Goto):
+        return f"goto {ins.target}"
+    if isinstance(ins, Branch):
+        return f"branch {ins.condition} ? {ins.true_target} : {ins.false_target}"
+    if isinstance(ins, Return):
+        return f"return {_pattern_text(ins.value)}"
+    if isinstance(ins, PushGoto):
+        return f"push-goto {ins.target} returning to {ins.return_block}"
+    if isinstance(ins, PushBranch):
+        only = ""
+        if ins.returned_when is not None:
+            test = f"not {ins.condition}" if ins.returned_when else ins.condition
+            only = f" (pushed where {test}; the others returned here)"
+        return (
+            f"push-branch {ins.condition} ? {ins.true_target} : {ins.false_target}"
+            f" returning to {ins.return_block}{only}"
+        )
+    if isinstance(ins, ReturnIf):
+        test = ins.condition if ins.returns_when else f"not {ins.condition}"
+        return f"return (indirect goto) if {test}, else {instruction_text(ins.otherwise)}"
+    if isinstance(ins, IndirectGoto):
+        return "return (indirect goto)"
+    raise TypeError(ins)
+
+
+def block_text(b: Block) -> str:
+    where = f"  # {b.origin}  {b.origin.text}" if b.origin else ""
+    lines = [f"  {b.name}:{where}"]
+    lines += [f"    {instruction_text(i)}" for i in b.instructions]
+    lines.append(f"    {instruction_text(b.terminator)}")
+    return "\n".join(lines)
+
+
+def program_text(p) -> str:
+    if isinstance(p, LoweredProgram):
+        types = dict(p.types)
+        head = [f"lowered program {p.main}({', '.join(p.params)}) -> {p.result}"]
+        for name in p.registers:
+            kind = "stack" if name in p.stacks else "register"
+            head.append(f"  {kind} {name}: {types.get(name, '?')}")
+        return "\n".join(head + [block_text(b) for b in p.blocks]) + "\n"
+    types = dict(p.types or ())
+    out = [f"program main={p.main}"]
+    for fn in p.functions:
+        params = ", ".join(
+            f"{x}: {types[qualify(fn.name, x)]}" if types else x for x in fn.params
+        )
+        ret = dict(p.returns or ()).get(fn.name)
+        out.append(f"def {fn.name}({params})" + (f" -> {ret}" if ret else "") + ":")
+        out += [block_text(b) for b in fn.blocks]
+    return "\n".join(out) + "\n"

@@ -16,9 +16,14 @@ first and that same shape after it.  When it does not, the call has no
 per-example meaning as written and the program is refused at build time,
 with the fix: axes counted from the end (`axis=-1`).
 
-The check sees shapes, not values: a call that keeps the shape but mixes
-examples (`np.cumsum(m, axis=0)` on a per-example matrix, `np.roll(v, 1)`
-without an axis) is not caught; the README says to count axes from the end.
+A call can keep the shape and still mix examples: `np.cumsum(m, axis=0)`
+on a per-example matrix sums over the batch, `np.roll(v, 1)` without an axis
+moves elements from one example to the next.  `check_values` runs each call
+once more on a probe, a batch of random examples that differ, and compares
+rows of the batched result with the call on those examples alone.  A call
+that needs values the probe does not give (an index in range, a positive
+size) fails on it and is not compared: the probe can miss a mix-up; what it
+refuses has been seen to give another example's numbers.
 User functions are never called by the check (they may have side effects,
 and are checked through their own primitives when batched).
 """
@@ -28,6 +33,8 @@ from __future__ import annotations
 import ast
 import builtins
 from typing import Callable, Optional
+
+import numpy as np
 
 # Builtins that are per example on a batch as they are, or that the
 # subscript pass has already rewritten (`len`), or that build no values.
@@ -49,6 +56,73 @@ def check(
     the batch axis, or None.  `evaluate(text)` gives a subexpression's value
     on placeholders (or raises); `batched_rank(value)` its per-example rank
     if it has the batch axis, else None."""
+    for node, batched, one_example in _library_calls(expr, evaluate, batched_rank):
+        try:
+            one = one_example(0)
+        except Exception:  # noqa: BLE001 - no per-example reading to compare
+            continue
+        problem = _mismatch(batched, one, batched_rank)
+        if problem is not None:
+            return (
+                f"`{ast.unparse(node)}` does not keep the batch axis first: per example it gives "
+                f"{problem[1]}, on the batch {problem[0]}.  {_COUNT_FROM_THE_END}"
+            )
+    return None
+
+
+def check_values(
+    expr: str,
+    evaluate: Callable[[str], object],
+    batched_rank: Callable[[object], Optional[int]],
+    rows=(0, 1, -1),
+) -> Optional[str]:
+    """A message for the first library call in `expr` whose batched result
+    mixes examples, or None.
+
+    `evaluate` gives values on a probe: a batch of random examples, each
+    different.  Row b of the batched result must equal the call on example b
+    alone, for the `rows` checked: `np.cumsum(m, axis=0)` keeps the shape
+    but sums over the batch, `np.roll(v, 1)` moves elements between
+    examples.  Random-number functions differ run to run and are not
+    compared.  Run after `check`, so the shapes already agree.
+    """
+    for node, batched, one_example in _library_calls(expr, evaluate, batched_rank):
+        if _is_random(node, evaluate):
+            continue
+        for row in rows:
+            try:
+                one = one_example(row)
+                agrees = _same_values(_row(batched, row, batched_rank), one)
+            except Exception:  # noqa: BLE001 - no reading to compare
+                break
+            if not agrees:
+                return (
+                    f"`{ast.unparse(node)}` mixes examples: on a batch, example {row % _rows(batched, batched_rank)}'s "
+                    "result is not what the call gives on that example alone.  "
+                    f"{_COUNT_FROM_THE_END}"
+                )
+    return None
+
+
+def may_mix(expr: str) -> bool:
+    """Whether `expr` calls anything besides the generated module's helpers
+    (only calls can mix examples; operators cannot)."""
+    return any(
+        isinstance(node, ast.Call) and not _is_helper(node) for node in ast.walk(ast.parse(expr, mode="eval"))
+    )
+
+
+_COUNT_FROM_THE_END = (
+    "Functions that take axes count them from the left, where the batch axis is: count "
+    "them from the end instead (`np.sum(v, axis=-1)`, `np.stack([a, b], axis=-1)`, "
+    "`tf.reduce_max(x, axis=-1)`, `np.roll(v, 1, axis=-1)`)"
+)
+
+
+def _library_calls(expr, evaluate, batched_rank):
+    """(node, batched result, one_example) for each library call in `expr`
+    that has a batched argument and runs on the batch; `one_example(b)`
+    calls the same function on example b's arguments."""
     for node in ast.walk(ast.parse(expr, mode="eval")):
         if not isinstance(node, ast.Call) or _is_helper(node):
             continue
@@ -65,27 +139,25 @@ def check(
         owner = getattr(function, "__self__", None)
         if not any(_has_batch(v, batched_rank) for v in [owner, *args, *keywords.values()]):
             continue  # constants only: the same for every example
-        per_example = function
-        if owner is not None and _has_batch(owner, batched_rank):
-            # a method of a batched array, `v.sum()`: one example's `v[0].sum`
-            per_example = getattr(_first(owner, batched_rank), function.__name__)
         try:
             batched = function(*args, **keywords)
-            one = per_example(
-                *[_first(a, batched_rank) for a in args],
-                **{k: _first(v, batched_rank) for k, v in keywords.items()},
-            )
         except Exception:  # noqa: BLE001 - no per-example reading to compare
             continue
-        problem = _mismatch(batched, one, batched_rank)
-        if problem is not None:
-            return (
-                f"`{ast.unparse(node)}` does not keep the batch axis first: per example it gives "
-                f"{problem[1]}, on the batch {problem[0]}.  Functions that take axes count them "
-                "from the left, where the batch axis is: count them from the end instead "
-                "(`np.sum(v, axis=-1)`, `np.stack([a, b], axis=-1)`, `tf.reduce_max(x, axis=-1)`)"
-            )
-    return None
+        yield node, batched, _one_example(function, owner, args, keywords, batched_rank)
+
+
+def _one_example(function, owner, args, keywords, batched_rank):
+    def call(row):
+        per_example = function
+        if owner is not None and _has_batch(owner, batched_rank):
+            # a method of a batched array, `v.sum()`: one example's `v[b].sum`
+            per_example = getattr(_example(owner, row, batched_rank), function.__name__)
+        return per_example(
+            *[_example(a, row, batched_rank) for a in args],
+            **{k: _example(v, row, batched_rank) for k, v in keywords.items()},
+        )
+
+    return call
 
 
 def _only_library_calls(node: ast.Call, evaluate) -> bool:
@@ -124,12 +196,49 @@ def _has_batch(value, batched_rank) -> bool:
     return batched_rank(value) is not None
 
 
-def _first(value, batched_rank):
-    """One example's value: the first row of each batched leaf."""
+def _example(value, row, batched_rank):
+    """One example's value: row `row` of each batched leaf."""
     if isinstance(value, (tuple, list)):
-        parts = [_first(v, batched_rank) for v in value]
+        parts = [_example(v, row, batched_rank) for v in value]
         return type(value)(*parts) if hasattr(value, "_fields") else type(value)(parts)
-    return value[0] if batched_rank(value) is not None else value
+    return value[row] if batched_rank(value) is not None else value
+
+
+def _row(value, row, batched_rank):
+    """Row `row` of a batched result (tuples leaf by leaf)."""
+    return _example(value, row, batched_rank)
+
+
+def _rows(value, batched_rank) -> int:
+    while isinstance(value, (tuple, list)):
+        value = value[0]
+    return int(_shape(value)[0])
+
+
+def _same_values(a, b) -> bool:
+    """Whether two results hold the same numbers (to rounding: a batched
+    reduction may add in another order)."""
+    if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
+        if not (isinstance(a, (tuple, list)) and isinstance(b, (tuple, list))) or len(a) != len(b):
+            return False
+        return all(_same_values(x, y) for x, y in zip(a, b))
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+        return bool(np.allclose(a, b, rtol=1e-4, atol=1e-6, equal_nan=True))
+    return bool(np.array_equal(a, b))
+
+
+def _is_random(node: ast.Call, evaluate) -> bool:
+    """Whether the call draws random numbers (NumPy's or TensorFlow's):
+    batched and alone they draw different numbers."""
+    function = evaluate(ast.unparse(node.func))
+    owner = getattr(function, "__self__", None)
+    if isinstance(owner, (np.random.RandomState, np.random.Generator)):
+        return True
+    module = getattr(function, "__module__", None) or ""
+    return "random" in module or "random" in ast.unparse(node.func)
 
 
 def _shape(value):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
+import warnings
 from typing import Callable, Dict, Optional
 
 import numpy as np
@@ -226,8 +227,26 @@ class _Inference:
         for expr in exprs:
             text = self.aligned(fn, expr, op.vars_in, inputs)
             problem = batch_axis.check(text, evaluate, self.backend.batched_rank)
+            if problem is None:
+                problem = self._check_mixing(fn, text, op.vars_in, inputs)
             if problem is not None:
                 raise BatchTypeError(_where(op.origin) + problem)
+
+    def _check_mixing(self, fn, text, vars_in, inputs):
+        """passes/batch_axis.check_values on a probe of random examples
+        (the same random numbers every build: the verdict is reproducible)."""
+        if not batch_axis.may_mix(text):
+            return None
+        rng = np.random.default_rng(0)
+        with B.probe_scope(self.backend), np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            env = dict(B.helpers(self.backend))
+            env.update((n, B.probe(self.backend, t, rng)) for n, t in zip(vars_in, _promote_weak(inputs)))
+
+            def evaluate(text):
+                return eval(text, self.namespaces[fn], dict(env))  # noqa: S307
+
+            return batch_axis.check_values(text, evaluate, B.NumpyBackend().batched_rank)
 
     def spread(self, fn, expr, vars_in, inputs, arrays_only=False):
         """`expr`, as aligned, with its leaves that are the same for every

@@ -1,17 +1,32 @@
-"""Runtime helpers of a generated TensorFlow module (copied into it verbatim).
+"""The runtime of generated TensorFlow modules (`from autobatch_runtime import
+tensorflow_backend as rt`); it imports NumPy and TensorFlow only.
 
-Everything below the imports is copied into each generated `*_tf.py`, so a
-generated module needs TensorFlow and NumPy only.  The same helper names exist
-in `runtime_np.py`, which is why block functions read the same for both
-backends.  Shapes: `batch` is the number of examples, `depth` the stack depth,
-`event` a variable's per-example shape.
+The same helper names exist in `numpy_backend.py`, which is why block
+functions read the same for both backends.  Shapes: `batch` is the number
+of examples, `depth` the stack depth, `event` a variable's per-example shape.
 """
 
 import functools
+import sys
 import warnings
 
 import numpy as np
 import tensorflow as tf
+
+from autobatch_runtime.common import (  # re-exported: generated code reads rt.<name>
+    DEFAULT_MAX_STACK_BYTES,
+    Entry,
+    Profile,
+    check_errors,
+    check_results,
+    check_stack_bytes,
+    make_profile,
+    note_source_line,
+    with_profile,
+)
+from autobatch_runtime.common import call as _call
+from autobatch_runtime import RUNTIME_VERSION, require  # noqa: F401 (rt.require)
+
 
 def select(active, new, old):
     """Per example: `new` where `active`, else `old`.
@@ -121,7 +136,10 @@ def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""
     table = np.asarray(table)
-    batch = next(tf.shape(i)[0] for i in items if not isinstance(i, (slice, int)))
+    # the batch size: from a per-example item ([batch]); the others are
+    # slices and constants (a Python int, or a NumPy integer read from
+    # another table: rank 0)
+    batch = next(tf.shape(i)[0] for i in items if len(getattr(i, "shape", ())) == 1)
     positions = index_positions(batch, table.shape, items, batched=False)
     return tf.gather_nd(tf.constant(table), positions)
 
@@ -354,11 +372,12 @@ def run(
     state,
     stacks,
     blocks,
-    xla,
-    profile,
     looping=(),
-    max_iterations=None,
     writes=None,
+    *,
+    xla=False,
+    profile=False,
+    max_iterations=None,
     parallel_iterations=10,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
@@ -566,8 +585,8 @@ def compiled(
         def traced(*leaves):
             return program(
                 *leaves,
-                max_stack_depth,
-                max_iterations,
+                max_stack_depth=max_stack_depth,
+                max_iterations=max_iterations,
                 xla=bool(xla),
                 profile=bool(profile),
                 parallel_iterations=parallel_iterations,
@@ -771,3 +790,9 @@ def broadcast_batch(function, names, leaves):
         leaf if s == batch else tf.repeat(leaf, batch, axis=0)
         for leaf, s in zip(leaves, sizes)
     ]
+
+
+def call(entry, values, **options):
+    """Runs a generated program on a batch with this backend's helpers
+    (see autobatch_runtime.common.call): (result leaves, Profile or None)."""
+    return _call(sys.modules[__name__], entry, values, **options)

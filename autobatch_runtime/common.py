@@ -1,6 +1,8 @@
-"""Runtime helpers shared by both backends (copied into every generated module).
+"""Runtime helpers shared by both backends.
 
 They use NumPy only: they run outside the batched loop, on its results.
+Both backend modules re-export them, so generated code reaches every helper
+as `rt.<name>` whichever backend it runs on.
 """
 
 import linecache
@@ -8,22 +10,10 @@ import typing
 
 import numpy as np
 
-try:  # the compiler's own classes when it is installed, so `except` clauses match
-    from transpiler.errors import IterationLimitError, StackMemoryError, StackOverflowError
-except ImportError:  # running without the compiler
-
-    class StackOverflowError(RuntimeError):
-        """An example recursed deeper than `max_stack_depth`."""
-
-    class IterationLimitError(RuntimeError):
-        """Examples still running after `max_iterations` loop iterations."""
-
-    class StackMemoryError(MemoryError):
-        """The stacks of a call would need more than `max_stack_bytes`."""
-
+from autobatch_runtime.errors import IterationLimitError, StackMemoryError, StackOverflowError
 
 # Stacks larger than this are refused before they are allocated (4 GiB);
-# transpiler.context.DEFAULT_MAX_STACK_BYTES is the same figure.
+# transpiler.context.DEFAULT_MAX_STACK_BYTES is this figure.
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
@@ -201,3 +191,84 @@ def make_profile(counters, block_lines, batch):
         int(batch),
         int(deepest),
     )
+
+
+class Entry(typing.NamedTuple):
+    """What a generated entry (`fib(n, **options)`) hands `call`: its program
+    and the tables that check its arguments and explain its errors."""
+
+    name: str  # the user's function, for messages
+    params: tuple  # the argument leaves' names: ("n",), ("point[0]", "point[1]")
+    types: tuple  # per leaf: (dtype name, per-example shape), e.g. ("int64", ())
+    program: typing.Callable  # leaves (+ limits) -> results, errors, pc, counters
+    block_lines: tuple  # per block: "in fib at examples/fib.py:10: if n <= 1:"
+    stack_bytes: int = 0  # bytes one example stacks per level of recursion
+    index_lines: tuple = ()  # per checked subscript: its source line, if any
+    stackless: bool = False  # a stackless program (the host's recursion is the stack)
+
+
+def call(
+    backend,
+    entry,
+    values,
+    max_stack_depth=15,
+    xla=False,
+    profile=False,
+    max_iterations=None,
+    max_stack_bytes=DEFAULT_MAX_STACK_BYTES,
+    parallel_iterations=10,
+    safety_checks=True,
+):
+    """Runs a generated program on a batch: (result leaves, Profile or None).
+
+    What every generated entry does, kept here so the module holds only its
+    program: the argument leaves (`values`, one per `entry.params`) become
+    [batch, *event] arrays of their dtypes, size-1 batches broadcast; the
+    stacks are refused if larger than `max_stack_bytes`; the program runs
+    (traced once per signature, under XLA if `xla`); an error raised inside
+    a block gets a note naming the user's line; examples that stopped early
+    (stack overflow, index out of range, `max_iterations`) raise, unless
+    `safety_checks=False`.  `backend` is the numpy_backend or
+    tensorflow_backend module, whose helpers do the array work.
+    """
+    leaves = [
+        backend.to_leaf(entry.name, name, value, dtype, shape)
+        for name, value, (dtype, shape) in zip(entry.params, values, entry.types)
+    ]
+    leaves = backend.broadcast_batch(entry.name, entry.params, leaves)
+    if entry.stackless:
+        if profile:
+            raise ValueError(f"{entry.name}: profile=True needs the stack-based program")
+        if max_iterations is not None:
+            raise ValueError(f"{entry.name}: max_iterations needs the stack-based program")
+        try:
+            return backend.run_stackless(entry.program, leaves, xla), None
+        except Exception as error:
+            note_source_line(error, entry.block_lines, "_block_")
+            raise
+    check_stack_bytes(entry.name, leaves, max_stack_depth, entry.stack_bytes, max_stack_bytes)
+    try:
+        program = backend.compiled(
+            entry.program, xla, profile, leaves, max_stack_depth, max_iterations, parallel_iterations
+        )
+        result, errors, pc, counters = program(*leaves)
+    except Exception as error:
+        # Block functions are named like their program: fib_program, fib_block_3.
+        prefix = entry.program.__name__.rsplit("program", 1)[0] + "block_"
+        note_source_line(error, entry.block_lines, prefix)
+        raise
+    result = backend.static_batch(leaves, result)
+    if safety_checks:
+        # What errors[k] index: overflow_at a block, index_error_at a subscript.
+        lines = (entry.block_lines,) + ((entry.index_lines,) if entry.index_lines else ())
+        result = backend.checked(
+            entry.name, result, errors, pc, lines, max_stack_depth, max_iterations
+        )
+    if profile:
+        return result, make_profile(counters, entry.block_lines, errors[0].shape[0])
+    return result, None
+
+
+def with_profile(result, profile):
+    """An entry's return value: the result, or (result, Profile) if profiled."""
+    return result if profile is None else (result, profile)

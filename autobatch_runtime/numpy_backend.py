@@ -1,13 +1,30 @@
-"""Runtime helpers of a generated NumPy module (copied into it verbatim).
+"""The runtime of generated NumPy modules (`from autobatch_runtime import
+numpy_backend as rt`); it imports NumPy only.
 
-The NumPy twin of `runtime_tf.py`: the same names with the same meaning, so
-block functions read the same for both backends.  Stacks are updated in
+The NumPy twin of `tensorflow_backend.py`: the same names with the same
+meaning, so block functions read the same for both backends.  Stacks are updated in
 place (the loop owns them); registers are replaced, never mutated.
 """
 
 import functools
+import sys
 
 import numpy as np
+
+from autobatch_runtime.common import (  # re-exported: generated code reads rt.<name>
+    DEFAULT_MAX_STACK_BYTES,
+    Entry,
+    Profile,
+    check_errors,
+    check_results,
+    check_stack_bytes,
+    make_profile,
+    note_source_line,
+    with_profile,
+)
+from autobatch_runtime.common import call as _call
+from autobatch_runtime import RUNTIME_VERSION, require  # noqa: F401 (rt.require)
+
 
 def select(active, new, old):
     """Per example: `new` where `active`, else `old`.
@@ -199,11 +216,12 @@ def run(
     state,
     stacks,
     blocks,
+    looping=(),
+    writes=None,
+    *,
     xla=False,
     profile=False,
-    looping=(),
     max_iterations=None,
-    writes=None,
     parallel_iterations=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
@@ -305,3 +323,9 @@ def broadcast_batch(function, names, leaves):
             f"{function}: batch sizes must be equal or 1, got {described}"
         )
     return [np.broadcast_to(leaf, (batch, *leaf.shape[1:])) for leaf in leaves]
+
+
+def call(entry, values, **options):
+    """Runs a generated program on a batch with this backend's helpers
+    (see autobatch_runtime.common.call): (result leaves, Profile or None)."""
+    return _call(sys.modules[__name__], entry, values, **options)

@@ -1,0 +1,41 @@
+"""autobatch's runtime: what every generated module imports, and nothing else.
+
+A generated module (`generated/examples/fib_tf.py`) holds only its programs
+(state, blocks, tables, entry) and calls the helpers here through one name:
+
+    import autobatch_runtime
+    autobatch_runtime.require(1, __name__)
+    from autobatch_runtime import tensorflow_backend as rt
+
+so a runtime change is a diff of this package, not of every generated module,
+and a user's own names (a function called `select` or `run`) cannot collide
+with a helper's.  The package needs NumPy (`numpy_backend`) or NumPy and
+TensorFlow (`tensorflow_backend`); never the compiler, gast or black, so it
+can be installed or vendored alone (see README, "The generated artifact").
+
+`RUNTIME_VERSION` changes when a helper's name, signature or meaning
+changes in a way that generated modules can see; each module states the
+version it was generated for, and `require` refuses another at import time.
+"""
+
+RUNTIME_VERSION = 1
+
+
+class RuntimeVersionError(ImportError):
+    """A generated module needs a runtime version that is not installed."""
+
+
+def require(version, module):
+    """Refuses to import `module` (a generated module's `__name__`) unless
+    this runtime is the version it was generated for.
+
+    An ImportError at import time, naming both versions and the fix, rather
+    than an AttributeError or a wrong result in the middle of a batched call.
+    """
+    if version != RUNTIME_VERSION:
+        raise RuntimeVersionError(
+            f"{module} was generated for autobatch_runtime version {version}, but the "
+            f"installed autobatch_runtime ({__file__}) is version {RUNTIME_VERSION}. "
+            "Install the runtime that matches the compiler that generated it, or "
+            "regenerate the module with the installed compiler (autobatch generate)"
+        )

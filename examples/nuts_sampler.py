@@ -78,8 +78,9 @@ def buffer_rows(num_results):
 
     The buffers' shape is part of the whole-chain program's signature (a
     generated program has static shapes), so rounding up keeps the number
-    of programs to a few (`pyproject.toml` declares them); the program
-    writes only the first `num_results` rows.
+    of programs to a few (`pyproject.toml` declares the 32-row ones the
+    tests and demo use; a project Context generates others on first use);
+    the program writes only the first `num_results` rows.
     """
     rows = 32
     while rows < num_results:
@@ -121,20 +122,8 @@ class Sampler:
         """Runs `num_burnin + num_results` NUTS steps from x0 ([chains, dims])."""
         if per_transition:
             return self.sample_per_transition(x0, seeds, num_results, num_burnin)
-        point = self.initial_point(x0)
-        seeds = np.asarray(seeds, np.int64)
-        chains, dims = point.x.shape
-        rows = buffer_rows(num_results)
         out = self.chain(
-            point,
-            seeds,
-            np.zeros(chains, np.int64),
-            np.full(chains, num_burnin, np.int64),
-            np.full(chains, num_results, np.int64),
-            np.zeros((chains, rows, dims), point.x.dtype),  # draws
-            np.zeros((chains, rows), np.int64),  # leapfrogs
-            np.zeros((chains, rows), np.int64),  # depths
-            np.zeros((chains, rows), np.float64),  # accepts
+            *self.chain_arguments(x0, seeds, num_results, num_burnin),
             backend=self.backend,
             xla=self.xla,
             # nuts_chain's call of nuts_step is one more frame.
@@ -146,6 +135,26 @@ class Sampler:
                 np.swapaxes(np.asarray(v)[:, :num_results], 0, 1)
                 for v in (out.draws, out.leapfrogs, out.depths, out.accepts)
             )
+        )
+
+    def chain_arguments(self, x0, seeds, num_results, num_burnin=0):
+        """`nuts_chain`'s arguments for `sample`: the initial points, the
+        seeds, counters, transition counts and zeroed buffers
+        ([chains, buffer_rows(num_results), ...])."""
+        point = self.initial_point(x0)
+        seeds = np.asarray(seeds, np.int64)
+        chains, dims = point.x.shape
+        rows = buffer_rows(num_results)
+        return (
+            point,
+            seeds,
+            np.zeros(chains, np.int64),
+            np.full(chains, num_burnin, np.int64),
+            np.full(chains, num_results, np.int64),
+            np.zeros((chains, rows, dims), point.x.dtype),  # draws
+            np.zeros((chains, rows), np.int64),  # leapfrogs
+            np.zeros((chains, rows), np.int64),  # depths
+            np.zeros((chains, rows), np.float64),  # accepts
         )
 
     def sample_per_transition(self, x0, seeds, num_results, num_burnin=0):

@@ -41,6 +41,13 @@ Tree = collections.namedtuple(
 # probability over the trajectory's points (the statistic step-size tuning uses).
 Step = collections.namedtuple("Step", ["point", "counter", "leapfrogs", "depth", "accept"])
 
+# What a whole chain returns: its last point and random counter (to go on
+# from), and per kept transition (the leading axis of each buffer, per chain):
+# the draw, leapfrog steps, tree depth and mean acceptance probability.
+Chain = collections.namedtuple(
+    "Chain", ["point", "counter", "draws", "leapfrogs", "depths", "accepts"]
+)
+
 # A leapfrog step whose energy error exceeds this is a divergence: stop.
 MAX_ENERGY_ERROR = 1000.0
 
@@ -52,6 +59,20 @@ def make_nuts(target, step_size, max_tree_depth=10, context=None):
     chain one NUTS step and returns a `Step`.
     `context` defaults to a new `Context()`; all samplers made here share
     the generated module `generated/examples/nuts_*.py`.
+    """
+    return make_nuts_programs(target, step_size, max_tree_depth, context)[0]
+
+
+def make_nuts_programs(target, step_size, max_tree_depth=10, context=None):
+    """`(nuts_step, nuts_chain)` for the model `target`, in one Context.
+
+    `nuts_chain(point, seed, counter, num_burnin, num_results, draws,
+    leapfrogs, depths, accepts)` runs a whole chain: `num_burnin` transitions,
+    then `num_results` kept ones, written into the buffers (each chain's
+    own `[rows, dims]` / `[rows]` arrays, rows >= num_results; the caller
+    passes zeros).  Batched, every chain runs its own transitions: a chain
+    whose tree stopped early starts its next transition while others are
+    still doubling theirs, so no transition waits for the slowest chain.
     """
     ctx = Context() if context is None else context
 
@@ -126,7 +147,28 @@ def make_nuts(target, step_size, max_tree_depth=10, context=None):
             depth = depth + 1
         return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
 
-    return nuts_step
+    @ctx.batch
+    def nuts_chain(
+        point, seed, counter, num_burnin, num_results, draws, leapfrogs, depths, accepts
+    ):
+        # Two loops, not one with `if t >= num_burnin:` around the writes:
+        # each write is then an unconditional `draws[t] = ...`, one row per
+        # chain, never a choice between two whole buffers.
+        for _ in range(num_burnin):
+            step = nuts_step(point, seed, counter)
+            point = step.point
+            counter = step.counter
+        for t in range(num_results):
+            step = nuts_step(point, seed, counter)
+            point = step.point
+            counter = step.counter
+            draws[t] = point.x
+            leapfrogs[t] = step.leapfrogs
+            depths[t] = step.depth
+            accepts[t] = step.accept
+        return Chain(point, counter, draws, leapfrogs, depths, accepts)
+
+    return nuts_step, nuts_chain
 
 
 def standard_normal(x):
@@ -139,4 +181,4 @@ def standard_normal(x):
 # model of the same types, since the model is passed to its factory
 # (`make_nuts_step(target, step_size, max_tree_depth)`) and never frozen.
 ctx = Context()
-reference_step = make_nuts(standard_normal, step_size=0.25, context=ctx)
+reference_step, reference_chain = make_nuts_programs(standard_normal, step_size=0.25, context=ctx)

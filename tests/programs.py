@@ -126,6 +126,33 @@ def countdown_loop(n):
 
 
 @ctx.batch
+def root_by_operators(a, tol):
+    """Newton's square root; the loop test is operators only."""
+    x = a
+    steps = 0
+    while (x * x - a) * (x * x - a) > tol * tol:
+        x = 0.5 * (x + a / x)
+        steps += 1
+    return steps
+
+
+def magnitude(v):
+    """abs for NumPy arrays and TF tensors alike: a primitive."""
+    return np.abs(v) if isinstance(v, (np.ndarray, float)) else abs(v)
+
+
+@ctx.batch
+def root_by_primitive(a, tol):
+    """The same loop, its test calling a primitive (`magnitude`)."""
+    x = a
+    steps = 0
+    while magnitude(x * x - a) > tol:
+        x = 0.5 * (x + a / x)
+        steps += 1
+    return steps
+
+
+@ctx.batch
 def swap_until_sorted(a, b):
     if a > b:
         a, b = b, a

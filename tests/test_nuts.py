@@ -176,3 +176,36 @@ def test_different_seeds_give_different_chains():
     x0 = np.zeros((2, 3))
     out = sampler(target, 0.5).sample(x0, np.array([1, 2]), 2)
     assert not np.allclose(out.x[:, 0], out.x[:, 1])
+
+
+@pytest.mark.parametrize(
+    "backend, xla", [("numpy", False), ("tensorflow", False), ("tensorflow", True)]
+)
+def test_whole_chains_in_one_program_equal_the_one_transition_loop(backend, xla):
+    """`sample` (every transition of every chain in one nuts_chain call, the
+    chains out of step) against `sample(per_transition=True)` (one batched
+    nuts_step call per transition): the same draws, leapfrog counts, depths
+    and acceptance statistics, burn-in included, on each backend."""
+    x0 = np.random.default_rng(8).normal(size=(6, 3))
+    seeds = np.arange(6) + 70
+    s = shared_sampler(backend, xla)
+    whole = s.sample(x0, seeds, 5, num_burnin=3)
+    loop = s.sample(x0, seeds, 5, num_burnin=3, per_transition=True)
+    assert whole.x.shape == loop.x.shape == (5, 6, 3)
+    # The chains took different numbers of leapfrogs: they were out of step.
+    assert len(np.unique(np.sum(loop.leapfrogs, axis=0))) > 1
+    np.testing.assert_array_equal(whole.leapfrogs, loop.leapfrogs)
+    np.testing.assert_array_equal(whole.depth, loop.depth)
+    np.testing.assert_allclose(whole.x, loop.x, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(whole.accept, loop.accept, rtol=1e-12, atol=1e-14)
+
+
+def test_whole_chain_buffers_are_rounded_up_and_only_the_results_kept():
+    """The buffers' rows are a power of two >= 32 (a declared program's
+    static shape); 20 results take 32 rows, of which `sample` returns the
+    20 the chains wrote (each a real transition: at least one leapfrog)."""
+    assert [nuts_sampler.buffer_rows(n) for n in (1, 32, 33, 250, 1000)] == [32, 32, 64, 256, 1024]
+    x0 = np.random.default_rng(9).normal(size=(4, 3))
+    out = shared_sampler("numpy", False).sample(x0, np.arange(4), 20)
+    assert out.x.shape == (20, 4, 3)
+    assert np.all(out.leapfrogs >= 1) and np.all(out.depth >= 1)

@@ -107,3 +107,25 @@ def test_the_xla_sweep_stops_at_max_iterations_like_numpy():
         messages.append(str(error.value))
         assert np.allclose(relax(v, n, max_iterations=60, **kwargs), relax(v, n, backend="numpy"))
     assert messages[0] == messages[1] and "example(s) [1]" in messages[0]
+
+
+@pytest.mark.parametrize(
+    "kwargs", [dict(backend="numpy"), dict(backend="tensorflow", xla=True)], ids=["numpy", "xla"]
+)
+def test_a_loop_test_that_calls_a_primitive_rotates_like_one_of_operators(kwargs):
+    """`while magnitude(x * x - a) > tol:` (a primitive) becomes one self-testing loop block,
+    as the same test written with operators does: one iteration per trip,
+    not two (test block, body block)."""
+    a = np.array([2.0, 9.0, 1e6, 1.0])
+    tol = np.array([1e-9])
+    runs = {}
+    for name in ("root_by_operators", "root_by_primitive"):
+        plain = programs.ctx.plain(name)
+        steps, profile = getattr(programs, name)(a, tol, profile=True, **kwargs)
+        assert np.asarray(steps).tolist() == [plain(x, 1e-9) for x in a]
+        runs[name] = profile
+    trips = max(np.asarray(programs.root_by_primitive(a, tol, backend="numpy")).tolist())
+    assert trips > 5
+    assert runs["root_by_primitive"].iterations == runs["root_by_operators"].iterations
+    # Entry, the loop block once per trip of the longest example, the return.
+    assert runs["root_by_primitive"].iterations <= trips + 2

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=1573a8b369387ba44f8cd2e9bfbea4abe0d32c050c4df1451c4af6a0ea58039d
-# autobatch: inputs-sha256=8a7b3bdff5b4a85f2c8bb8d712617791fcda4eb03b58406a74254d53b49e6d39
+# autobatch: source-sha256=fdf41af2c768e7588c9880a399ee0997c6681a0b8d24496836fee81824c8811d
+# autobatch: inputs-sha256=3ea1f08fcc8f64e917888da14c76058676980842ae9fb15f4fa765e4cfbeb759
 # autobatch: body-sha256=50ae285e6bb3c30021fa8eeedb92bba5661e4b74cba355e3e5244a5b380a93e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

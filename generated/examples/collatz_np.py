@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=82e550b5562a151feeeb8783aad54ad4ac1bf14a04619a3e5b180741d4cadc33
-# autobatch: inputs-sha256=02081a9f3bf85bda786d0fec8fc9b10916bb14b2ffa1ea8c923bcda9762a7c03
+# autobatch: source-sha256=2ad257b27a77674f66451f01c00e3f56293c8a4ddfaa6261c131be6d267647b1
+# autobatch: inputs-sha256=9cfb7ac77adb52160ff83f3b380899935f71e13d68469d1b5c815c3d611dc86e
 # autobatch: body-sha256=5c5fc872073da65751f6bdf9f1220300bfa82b18532733da517ab9eb4ebbf045
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=c1dd172eb901520e20286183be096d50eafc628d68aed835635857c40d8fd674
-# autobatch: inputs-sha256=5815a004c34365ef77d8bc0de3e3017957c2bcadc9883a29bbd47366234d39a1
+# autobatch: source-sha256=38cab65ef63f363562fd2671bb13d8cdaf5ff46cc8f372a7d7d03cda0f0ff780
+# autobatch: inputs-sha256=13143adf77b0ba208c7ae4c974ea5e5aee7d3add1750de383b44bac4068b65d4
 # autobatch: body-sha256=0dd34b97eb33c7d45a3ffa36f5ded782c04702e778796e4b5374d4d4bc66cc9b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

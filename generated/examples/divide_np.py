@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=bc9861b9ccfd5d89fa7da2cec43bdec8d77bae456eaec3bac1296f3b6b208394
-# autobatch: inputs-sha256=aa3ac8816be33648137ce1f76f44b3b016cdf94dd79f959284f9165f8d2e91de
+# autobatch: source-sha256=447db6fd0986f4973b42f957bed47c027e46df38fbe6d44d090a6a1d8755bc70
+# autobatch: inputs-sha256=d2e0edd11f5b96697cdd9868496bcc4c1d8130aa48c1bd5adf2aeca7dbedd8ae
 # autobatch: body-sha256=5820898fe8b363642b8f328bba05a2062a75404d4ce190e30956b2150db8abbb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=91143c2f0b3d6e32db27953f57f33766312627854a50662da8aed06be2223275
-# autobatch: inputs-sha256=d317db66d6c19fe7c25ce3e674f8d7018c1ed962938f5c378b83b80cee30806f
+# autobatch: source-sha256=60aea9f068e087378e2c59592863baba754399210b83ad515525dc7a80436a06
+# autobatch: inputs-sha256=8ce51a08917afe8cb3757413d6dee616967aab214f7546fc1452db1dfd73210d
 # autobatch: body-sha256=f277a58378b78c71d709d765979402737e4a43eb4663912a74921a1f539773ae
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=530fdabc3d7fa00b2ba5a560f6f1cea8a0bb0ac6addb78b978f4a4a03bd218b7
-# autobatch: inputs-sha256=d857d12952df4866b3101eefb733b8335c6d1f933c52b915489b92d909d16f19
+# autobatch: source-sha256=71ac92b756c98b694cb87bac74e6ee231a663016830d4b422ae14add6a6d1e6d
+# autobatch: inputs-sha256=a957a8399b0c2e99907b4480c073f977e8fd52bc6485e675400d70a92584970b
 # autobatch: body-sha256=09a7fec0989bd25454f516249feab71c93c8924fd2314c0b8dc92ac3a51c16e2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

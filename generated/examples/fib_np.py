@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f92c58109601e6dc0a3aa01b1a49cebe0f698f0c0d329d9051bccf64300fb693
-# autobatch: inputs-sha256=2d6f83e2616ca3549dd40c2072e84b9301ffa4502871fcd010d77740e7daee0b
+# autobatch: source-sha256=bd5aa559be72068bc956146c87e32632e2495e13cf7af697e203e8a1323bdab4
+# autobatch: inputs-sha256=7fca3f976596c891943404b2a1d050f9d94e5056c3134a937f51d269858c4531
 # autobatch: body-sha256=d1d669609cbfec16d0aaf6e36bfaa91dcdf7da6393b65e61ee01e38791411327
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

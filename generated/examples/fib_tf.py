@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=d8fb83e24ec79c2731291d55ade59d6f8b477abc688bd819af9ae6088ca86529
-# autobatch: inputs-sha256=cb1eba4e4f539e835947a60fe0a0d08bca09914f2cf80c3d555fd4a9d22cb009
+# autobatch: source-sha256=69d2d86b51297cf111933af8542d2b2d8c2af914ed9c24809036014c7e43917c
+# autobatch: inputs-sha256=d161c703b7cff34ac9b501c16de1d4ca3345aa7a96d3f4c4e111fd458c6e798c
 # autobatch: body-sha256=c247c4810bcfca59967685d9a6028bafa6f4f5053eca072b766d37c7b4cd42a3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=553fc4bded5f55609ac56ce9f74278a4434924d5ae4fd399a07728ee0777478d
-# autobatch: inputs-sha256=6e50e3d268a9dac3ec8f11e64b5e011da0eebe314942d6aa7e6419ab33a315db
+# autobatch: source-sha256=2e506951e5b5f0557c418f26a9c4c885d43c49916943afe870b7286753714512
+# autobatch: inputs-sha256=02477a37f40d747f73c3e5fb000b1bfbf93982f80843b5a7dc55621c9c520298
 # autobatch: body-sha256=61203d57c6f4b7da22ad90b411ac831d8aa3b7fe669effaedff3e7c90e80909d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=58c3a9ea5897f826b43bf536f3bb3ac71a4382e79274eca463b2fcbc33161cf0
-# autobatch: inputs-sha256=858d75ba31b2b9518cb47ff801e76f0a8e29cfe7698d6fb8552d9b0c6c74b9ee
+# autobatch: source-sha256=afd91ff5237b709cf5f7cee25c04e7eae90d2dfcca820c607ef73e91e84a5de2
+# autobatch: inputs-sha256=272fb63d2b86bd87d3a9248f386731f4eee26b32a7c4009938678216b520a090
 # autobatch: body-sha256=61c93b290aa32e308da1e76fd010c6367392823411bbf0481b1437f3f4e7a71e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=149cf6a41d2de16136b7799871df0d5fea58e43ecc6a6eb2230ee795de48e410
-# autobatch: inputs-sha256=33baf2363f684f485775b91a0276375024b3358fef4394f1b9c41c29bd907166
+# autobatch: source-sha256=7cbd1143b0e7df962c84a461adf2404332db6b76fa80957c7aa4dceda952287c
+# autobatch: inputs-sha256=ce43e96e1770df6e93cf591d09391689dae1549f469d65b13a9b5eb18289d6ac
 # autobatch: body-sha256=0842159695f9ea7c9c730a1a1aba3655cdbe1c9098bb42d2c6c901dbc3c31efc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

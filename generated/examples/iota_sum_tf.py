@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=808147649643b3727fe497f84f091f489c2493d20ea5123ec8be9e9e7e4b4294
-# autobatch: inputs-sha256=f564022c29acb83da963d9d037cfbff7cc3ca98e5aff0cef496590d7c02c2d98
+# autobatch: source-sha256=edd04bc125907c7f276a569524f6a188d995dce70f81904f76dd105ff72e0e8f
+# autobatch: inputs-sha256=6d3b9caae75f92419ef203718e975995f650587e29d1174352245c69a8779fb5
 # autobatch: body-sha256=32cd5bc381726a956889fb1f992d281b7f422b036e9ad745c0143e87de5016c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=cc9fa3539ff93c34df469e83688e591719e25c47ef7dc49215c1b198098e667b
-# autobatch: inputs-sha256=3669aa1001ac1af6eea03d3af5e6175fdca0856f5d0cf251eaf6fffa3de2c0e2
+# autobatch: source-sha256=df54dcb33836997585f80466c3abcba2e9f0ebed162352aabbe1226134d7298f
+# autobatch: inputs-sha256=88cb84eafeb14711f3989a1aa9cfd13629f8a6b23e261cf968e45632a79bdb77
 # autobatch: body-sha256=73a73698cfd1f77727addc1ff2223db42554d6196cd50b30e74a7d49a87ca5a7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=a9037002e76160223a45617f52a44246e903da1f0cb6e8f9b29b18679c2e7dc6
-# autobatch: inputs-sha256=22a1db80c656c4eb3e6a9e155087acc212d5d707bcd64f1794886b76edd82777
+# autobatch: source-sha256=88ba832f758f8f65d6f5f0d0d7a82b5703be8a901da86f047a85f01bc059d29c
+# autobatch: inputs-sha256=1ca0d4359d1bf625bb3fff5a6fb19a5c4883cd960268077fd8842d5814dec9ec
 # autobatch: body-sha256=46aaffcf4d64409cf80ce24ccfea9f4a73101303c7714197797a4246c5817271
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

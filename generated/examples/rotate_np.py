@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=df8a10395b390ba4354d833136dc8c7f0097f94c6c9da44e83e25f863ba9aeed
-# autobatch: inputs-sha256=e8017e75186c637cdecf2e24db6e46dbef702c740efc874716984ac2a88cd3b0
+# autobatch: source-sha256=3a328659939a33bbd8b89f82a7bf2e419adc711a48371fc134c08774884a0d92
+# autobatch: inputs-sha256=96ce7f67747f7e7324bbde169e832c784926ef257d0581b273c4886202351f58
 # autobatch: body-sha256=c18ef992cb1f928b8607f4d69fae87d46b84901cee2bc74a411af9459704dc5b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

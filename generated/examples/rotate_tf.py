@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=de59bf0233d30ddb7f30935af1c3b2cefb16f467fffa25ae2329d5c0b695304b
-# autobatch: inputs-sha256=eb161c69a23fb4431c9cb615e0d63a526dca61b6813743c22782dd75f4c6e9e0
+# autobatch: source-sha256=82f3e30848b1aeb0f30db13d721431de17a5b02f520a8b6f210f2b463df6bc51
+# autobatch: inputs-sha256=a961d6140c68b02f9f45db69f3ab2dddd4df2b25ab3be572250b7afadee82efe
 # autobatch: body-sha256=4bf2794c4e2c70f254e4958ba0cefd0169e9009da49b0d925f28e0b94819f37b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

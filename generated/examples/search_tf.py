@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=f5d2cc8c6854325ebdc5a6f49b0b6cd6084ec893dbcc400194a8af347120a2cf
-# autobatch: inputs-sha256=8c20c60658fc89ac6ca54246fc7a2b78cc32bbe3f2d7f0ca948ec1efdf4e5cb8
+# autobatch: source-sha256=e9425a8308ce39cccdbad9325d278556d0346251b165c8248941e01b799fe982
+# autobatch: inputs-sha256=13f35b866eac650240b84fbf7d0dcd8a8f487b368df6cbb9769cf2bce3c13f05
 # autobatch: body-sha256=f9e1940af506335e02291528ce117ed57cca0162b1818354358a7fc65b66b2c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,9 +5,9 @@
 # autobatch: runtime=1
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=abf67df721bb527c8ae279aefd0a1432206cdf8bd9d9d76bd92708f310819d03
-# autobatch: inputs-sha256=48775f8ea7564205815780d7cbac1f2223f58405b7f4242bc457038ed72408c4
-# autobatch: body-sha256=5294f417e38aa921ecc8f36a293c2c360332d34f5f11ed2f585c0fa9813279a5
+# autobatch: source-sha256=81b7078a954e913906b494973089bf1522009c18594820552212d1a6bc52efca
+# autobatch: inputs-sha256=187af8eb839fd7840e2b2d64a23859ba93b920622f03aa715c181c547a3d3a78
+# autobatch: body-sha256=4d9b7e38ac64e729eb11e8c0fe5b5d318ff07486c2faa4b36466ef0ffb84a58c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -148,7 +148,7 @@ def histogram_block_2(state, stacks):
     fault_1 = rt.index_fault(active, counts, (b,))
     value_1 = rt.take(counts, (b,)) + 1
     fault_2 = rt.index_fault(active, counts, (b,))
-    counts = rt.put(counts, (b,), value_1)
+    counts = rt.put(counts, (b,), rt.select(active, value_1, rt.take(counts, (b,))))
     # examples/sort.py:35  if i < n and 0 <= b < 4:
     pc = 3
     pc = rt.select(active, pc, state.pc)
@@ -158,7 +158,7 @@ def histogram_block_2(state, stacks):
     return (
         state._replace(
             pc=pc,
-            histogram_counts=rt.select(active, counts, state.histogram_counts),
+            histogram_counts=counts,
             index_error_at=rt.select(
                 fault_1, 1, rt.select(fault_2, 2, state.index_error_at)
             ),
@@ -422,7 +422,7 @@ def insertion_sort_block_4(state, stacks):
     value_1 = rt.take(v, (j,))
     index_1 = j + 1
     fault_2 = rt.index_fault(active, v, (index_1,))
-    v = rt.put(v, (index_1,), value_1)
+    v = rt.put(v, (index_1,), rt.select(active, value_1, rt.take(v, (index_1,))))
     # examples/sort.py:23  j -= 1
     j = j - 1
     j = rt.select(active, j, state.insertion_sort_j)
@@ -438,7 +438,7 @@ def insertion_sort_block_4(state, stacks):
     return (
         state._replace(
             pc=pc,
-            insertion_sort_v=rt.select(active, v, state.insertion_sort_v),
+            insertion_sort_v=v,
             insertion_sort_j=j,
             insertion_sort_and__1=and__1,
             index_error_at=rt.select(
@@ -459,7 +459,7 @@ def insertion_sort_block_5(state, stacks):
     range_2 = state.insertion_sort_range_2
     index_2 = j + 1
     fault_1 = rt.index_fault(active, v, (index_2,))
-    v = rt.put(v, (index_2,), key)
+    v = rt.put(v, (index_2,), rt.select(active, key, rt.take(v, (index_2,))))
     # examples/sort.py:18  for i in range(1, len(v)):
     in_range_1 = (1 > 0) & (i_next_1 < range_2) | (1 < 0) & (i_next_1 > range_2)
     pc = rt.choose(in_range_1, 1, 6)
@@ -470,7 +470,7 @@ def insertion_sort_block_5(state, stacks):
     return (
         state._replace(
             pc=pc,
-            insertion_sort_v=rt.select(active, v, state.insertion_sort_v),
+            insertion_sort_v=v,
             index_error_at=rt.select(fault_1, 4, state.index_error_at),
         ),
         rt.stack_writes(stacks),

@@ -5,9 +5,9 @@
 # autobatch: runtime=1
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=2e09c8ce15852b3ab75ac48ac98732c6c64361e7d44977819b76e05c5a96032d
-# autobatch: inputs-sha256=b7d0cca2462dfde2ce7e069871af91458e00e7bd15ca2019486a6fa66c2d82de
-# autobatch: body-sha256=c901e68b9a699b2fe2ed3593564cdef545d3b36f8a65c24bee7ab47a3478010e
+# autobatch: source-sha256=4fd139ffaf83cd1a0941ddf2cd7a7c5868a90da7863ccd608c2c7b2970d44bcb
+# autobatch: inputs-sha256=148c58c8b6fd9dfb296dc9ecf68c55440cdd6711b6a628d5ebb6454bd8fda7cd
+# autobatch: body-sha256=d8187f65fa871713b7b0f1b9463fdde0ebd8d53ddfc3de128474791d802aafbe
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -148,7 +148,7 @@ def histogram_block_2(state, stacks):
     fault_1 = rt.index_fault(active, counts, (b,))
     value_1 = rt.take(counts, (b,)) + 1
     fault_2 = rt.index_fault(active, counts, (b,))
-    counts = rt.put(counts, (b,), value_1)
+    counts = rt.put(counts, (b,), rt.select(active, value_1, rt.take(counts, (b,))))
     # examples/sort.py:35  if i < n and 0 <= b < 4:
     pc = 3
     pc = rt.select(active, pc, state.pc)
@@ -158,7 +158,7 @@ def histogram_block_2(state, stacks):
     return (
         state._replace(
             pc=pc,
-            histogram_counts=rt.select(active, counts, state.histogram_counts),
+            histogram_counts=counts,
             index_error_at=rt.select(
                 fault_1, 1, rt.select(fault_2, 2, state.index_error_at)
             ),
@@ -422,7 +422,7 @@ def insertion_sort_block_4(state, stacks):
     value_1 = rt.take(v, (j,))
     index_1 = j + 1
     fault_2 = rt.index_fault(active, v, (index_1,))
-    v = rt.put(v, (index_1,), value_1)
+    v = rt.put(v, (index_1,), rt.select(active, value_1, rt.take(v, (index_1,))))
     # examples/sort.py:23  j -= 1
     j = j - 1
     j = rt.select(active, j, state.insertion_sort_j)
@@ -438,7 +438,7 @@ def insertion_sort_block_4(state, stacks):
     return (
         state._replace(
             pc=pc,
-            insertion_sort_v=rt.select(active, v, state.insertion_sort_v),
+            insertion_sort_v=v,
             insertion_sort_j=j,
             insertion_sort_and__1=and__1,
             index_error_at=rt.select(
@@ -459,7 +459,7 @@ def insertion_sort_block_5(state, stacks):
     range_2 = state.insertion_sort_range_2
     index_2 = j + 1
     fault_1 = rt.index_fault(active, v, (index_2,))
-    v = rt.put(v, (index_2,), key)
+    v = rt.put(v, (index_2,), rt.select(active, key, rt.take(v, (index_2,))))
     # examples/sort.py:18  for i in range(1, len(v)):
     in_range_1 = (1 > 0) & (i_next_1 < range_2) | (1 < 0) & (i_next_1 > range_2)
     pc = rt.choose(in_range_1, 1, 6)
@@ -470,7 +470,7 @@ def insertion_sort_block_5(state, stacks):
     return (
         state._replace(
             pc=pc,
-            insertion_sort_v=rt.select(active, v, state.insertion_sort_v),
+            insertion_sort_v=v,
             index_error_at=rt.select(fault_1, 4, state.index_error_at),
         ),
         rt.stack_writes(stacks),

@@ -5,9 +5,9 @@
 # autobatch: runtime=1
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=bab24a4cac94c18e5020e37cf06d7c22a647921579b6ff4f99bcc57439afa336
-# autobatch: inputs-sha256=63c25335e528111a0856dc26e3cadae573454d78e0849e691c7a466b98f10dd0
-# autobatch: body-sha256=723d76aa5e410565568218878211688347449c30d28f80be9bdf0cbb08dab087
+# autobatch: source-sha256=38ca22b8f691fe585a14b92f69873ce700a5cd8224687196a34b20532d60a0ea
+# autobatch: inputs-sha256=f1dd4bc40dc8ec29f99020a2d6972ad48157a7a983de1dbffecf7aae90f28955
+# autobatch: body-sha256=b51b17f0a602aa4b3665d156ac24ac8cbd4a845d957fcd82d23efd9590f4ef04
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -16,12 +16,11 @@ iteration runs one block for every example waiting at it.
 
 predict(float64[2]):
   block 0   examples/tree.py:27  node = 0
-  block 1   examples/tree.py:29  while True:
-  block 2   examples/tree.py:31  return VALUE[node], depth
-  block 3   examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
-  block 4   examples/tree.py:33  node = LEFT[node]
-  block 5   examples/tree.py:35  node = RIGHT[node]
-  block 6   examples/tree.py:36  depth += 1
+  block 1   examples/tree.py:31  return VALUE[node], depth
+  block 2   examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
+  block 3   examples/tree.py:33  node = LEFT[node]
+  block 4   examples/tree.py:35  node = RIGHT[node]
+  block 5   examples/tree.py:36  depth += 1
 """
 
 import typing
@@ -69,7 +68,7 @@ class PredictStacks(typing.NamedTuple):
     returns: object
 
 
-PREDICT_HALT = 7
+PREDICT_HALT = 6
 # bytes one example stacks per level of recursion (return address 4): the stacks take max_stack_depth x batch x this
 PREDICT_STACK_BYTES = 4
 
@@ -80,42 +79,28 @@ def predict_block_0(state, stacks):
     node = rt.spread(active, 0)
     # examples/tree.py:28  depth = 0
     depth = rt.spread(active, 0)
-    # examples/tree.py:29  while True:
-    pc = 1
-    pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            predict_node=rt.select(active, node, state.predict_node),
-            predict_depth=rt.select(active, depth, state.predict_depth),
-        ),
-        rt.stack_writes(stacks),
-    )
-
-
-def predict_block_1(state, stacks):
-    # examples/tree.py:29  while True:
-    active = state.pc == 1
-    node = state.predict_node
     # examples/tree.py:30  if LEFT[node] < 0:
     fault_1 = rt.index_fault(active, LEFT, (node,), batched=False)
     cond_1 = rt.lookup(LEFT, (node,)) < 0
-    pc = rt.choose(cond_1, 2, 3)
+    pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1
     pc = rt.select(fault, PREDICT_HALT, pc)
     return (
         state._replace(
-            pc=pc, index_error_at=rt.select(fault_1, 0, state.index_error_at)
+            pc=pc,
+            predict_node=rt.select(active, node, state.predict_node),
+            predict_depth=rt.select(active, depth, state.predict_depth),
+            index_error_at=rt.select(fault_1, 0, state.index_error_at),
         ),
         rt.stack_writes(stacks),
     )
 
 
-def predict_block_2(state, stacks):
+def predict_block_1(state, stacks):
     # examples/tree.py:31  return VALUE[node], depth
-    active = state.pc == 2
+    active = state.pc == 1
     depth = state.predict_depth
     node = state.predict_node
     fault_1 = rt.index_fault(active, VALUE, (node,), batched=False)
@@ -142,16 +127,16 @@ def predict_block_2(state, stacks):
     )
 
 
-def predict_block_3(state, stacks):
+def predict_block_2(state, stacks):
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
-    active = state.pc == 3
+    active = state.pc == 2
     x = state.predict_x
     node = state.predict_node
     fault_1 = rt.index_fault(active, x, (rt.lookup(FEATURE, (node,)),))
     fault_2 = rt.index_fault(active, THRESHOLD, (node,), batched=False)
     fault_3 = rt.index_fault(active, FEATURE, (node,), batched=False)
     cond_2 = rt.take(x, (rt.lookup(FEATURE, (node,)),)) <= rt.lookup(THRESHOLD, (node,))
-    pc = rt.choose(cond_2, 4, 5)
+    pc = rt.choose(cond_2, 3, 4)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1 | fault_2 | fault_3
@@ -169,14 +154,14 @@ def predict_block_3(state, stacks):
     )
 
 
-def predict_block_4(state, stacks):
+def predict_block_3(state, stacks):
     # examples/tree.py:33  node = LEFT[node]
-    active = state.pc == 4
+    active = state.pc == 3
     node = state.predict_node
     fault_1 = rt.index_fault(active, LEFT, (node,), batched=False)
     node = rt.lookup(LEFT, (node,))
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
-    pc = 6
+    pc = 5
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1
@@ -191,14 +176,14 @@ def predict_block_4(state, stacks):
     )
 
 
-def predict_block_5(state, stacks):
+def predict_block_4(state, stacks):
     # examples/tree.py:35  node = RIGHT[node]
-    active = state.pc == 5
+    active = state.pc == 4
     node = state.predict_node
     fault_1 = rt.index_fault(active, RIGHT, (node,), batched=False)
     node = rt.lookup(RIGHT, (node,))
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
-    pc = 6
+    pc = 5
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1
@@ -213,17 +198,25 @@ def predict_block_5(state, stacks):
     )
 
 
-def predict_block_6(state, stacks):
+def predict_block_5(state, stacks):
     # examples/tree.py:36  depth += 1
-    active = state.pc == 6
+    active = state.pc == 5
     depth = state.predict_depth
+    node = state.predict_node
     depth = depth + 1
-    # examples/tree.py:29  while True:
-    pc = 1
+    # examples/tree.py:30  if LEFT[node] < 0:
+    fault_1 = rt.index_fault(active, LEFT, (node,), batched=False)
+    cond_1 = rt.lookup(LEFT, (node,)) < 0
+    pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
+    # examples that indexed out of range stop here; the caller raises
+    fault = fault_1
+    pc = rt.select(fault, PREDICT_HALT, pc)
     return (
         state._replace(
-            pc=pc, predict_depth=rt.select(active, depth, state.predict_depth)
+            pc=pc,
+            predict_depth=rt.select(active, depth, state.predict_depth),
+            index_error_at=rt.select(fault_1, 7, state.index_error_at),
         ),
         rt.stack_writes(stacks),
     )
@@ -236,21 +229,18 @@ PREDICT_BLOCKS = (
     predict_block_3,
     predict_block_4,
     predict_block_5,
-    predict_block_6,
 )
 # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 PREDICT_WRITES = (
-    (("pc", "predict_node", "predict_depth"), ()),
-    (("pc", "index_error_at"), ()),
+    (("pc", "predict_node", "predict_depth", "index_error_at"), ()),
     (("pc", "predict_return_0", "predict_return_1", "return_sp", "index_error_at"), ()),
     (("pc", "index_error_at"), ()),
     (("pc", "predict_node", "index_error_at"), ()),
     (("pc", "predict_node", "index_error_at"), ()),
-    (("pc", "predict_depth"), ()),
+    (("pc", "predict_depth", "index_error_at"), ()),
 )
 PREDICT_BLOCK_LINES = (
     "in predict at examples/tree.py:27: node = 0",
-    "in predict at examples/tree.py:29: while True:",
     "in predict at examples/tree.py:31: return VALUE[node], depth",
     "in predict at examples/tree.py:32: if x[FEATURE[node]] <= THRESHOLD[node]:",
     "in predict at examples/tree.py:33: node = LEFT[node]",
@@ -266,6 +256,7 @@ PREDICT_INDEX_LINES = (
     "in predict at examples/tree.py:32: if x[FEATURE[node]] <= THRESHOLD[node]:",
     "in predict at examples/tree.py:33: node = LEFT[node]",
     "in predict at examples/tree.py:35: node = RIGHT[node]",
+    "in predict at examples/tree.py:30: if LEFT[node] < 0:",
 )
 
 

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=6b2d30fd59a131d496200dfb4cac131918b1fdea1c494f56bb9af0553f147a64
-# autobatch: inputs-sha256=bee7d5e5bf924adebd3b220333015eee1312dd4f3c0ea170a3ce279de4367e0f
+# autobatch: source-sha256=8b6a81f63be5676b1c4b9705472581c3225b16f9b8bee78d78cf45c91e74468f
+# autobatch: inputs-sha256=93ffd93fa7f0864514776b7ab10477ab9eb812ffa150ce66110222c8cd9fc17c
 # autobatch: body-sha256=495248ed2810afc5badc360fe17d355ae877aaf1a3804e26e847ee9ec064269b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

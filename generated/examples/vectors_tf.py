@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=c9d713fa455527d16216fc90eb57f50601e5a21c70e473097aea21d437ec2892
-# autobatch: inputs-sha256=1a7fcc74cb0557e1519628357a3c5fd6e80c5be2b40b7b3e97e7aea7a2ab33b1
+# autobatch: source-sha256=fe2f62c9999e427d2b97c15e537145e13c9c872bcc3700de54653c24292a082d
+# autobatch: inputs-sha256=5bd95edc04f5334b597b95d1c7db2aaa666509dc664701a5977f56108b63744c
 # autobatch: body-sha256=a78daa0ddc66e87d844e6fe1af749aa5ef2264560760e023bac22a1fbbac6cde
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

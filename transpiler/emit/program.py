@@ -78,6 +78,21 @@ def _index_check(node) -> bool:
     )
 
 
+def _put_of(expr: str, name: str) -> bool:
+    """Whether `expr` is `put(name, (items...), value)`: an item assignment
+    to `name` (passes/subscripts.py)."""
+    node = ast.parse(expr, mode="eval").body
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "put"
+        and len(node.args) == 3
+        and not node.keywords
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id == name
+    )
+
+
 def _index_checks(expr: str) -> bool:
     return any(_index_check(node) for node in ast.walk(ast.parse(expr, mode="eval")))
 
@@ -692,6 +707,8 @@ class _BlockBody:
         self.written: List[str] = []
         self.going_mask = None  # the mask of examples going on, in a ReturnIf block
         self.masked: Dict[str, str] = {}  # written variable -> its field, masked early (early_masks)
+        self.row_puts: Dict[int, str] = {}  # position -> variable whose put masks its rows (masked_puts)
+        self.position = None  # of the instruction being emitted
 
     def local(self, var):
         if var not in self.locals:
@@ -714,8 +731,10 @@ class _BlockBody:
         )
         self.load_inputs()
         line = b.origin.line if b.origin else None
+        self.row_puts = self.masked_puts()
         early = self.early_masks()
         for position, ins in enumerate(b.instructions + (b.terminator,)):
+            self.position = position
             origin = ins.origin
             if origin is not None and origin.line != line and not isinstance(
                 ins, (ir.Pop, ir.Peek, ir.Move, ir.Push)
@@ -761,11 +780,49 @@ class _BlockBody:
                     last_def.pop(var, None)  # a copy or a constant: nothing to compute twice
         early: Dict[int, List[str]] = {}
         for var, position in last_def.items():
+            if var in self.row_puts.values():
+                continue  # masked row by row in its put (masked_puts)
             if self.masked_write(var) is not None and any(
                 var in liveness.uses(ins) for ins in body[position + 1 :]
             ):
                 early.setdefault(position, []).append(var)
         return early
+
+    def masked_puts(self):
+        """Item assignments masked by the row they write: {position: var}.
+
+        `v = put(v, items, x)`, the only definition of `v` in this block (so
+        it reads the state's `v` and is what the state keeps), becomes
+        `v = put(v, items, select(active, x, take(v, items)))`: an example
+        not at this block writes its own row back (its junk index is
+        clipped, as every read's), so `v` needs no `select` over the whole
+        array.  For a buffer that a chain fills a row at a time
+        (`draws[t] = x`, [batch, rows, dims]) the `select` would read and
+        write every row of every example each time the block runs; the
+        masked put touches [batch, dims].  Blocks that divide keep the
+        plain form: there integer variables are loaded as safe divisors,
+        not as the state's values.
+        """
+        if self.divides:
+            return {}
+        body = self.block.instructions + (self.block.terminator,)
+        definitions: Dict[str, List[int]] = {}
+        for position, ins in enumerate(body):
+            for var in liveness.defs(ins):
+                definitions.setdefault(var, []).append(position)
+        puts = {}
+        for var, positions in definitions.items():
+            ins = body[positions[0]]
+            if (
+                len(positions) == 1
+                and isinstance(ins, ir.PrimOp)
+                and ins.vars_out == var
+                and not ins.cast_to
+                and self.masked_write(var) is not None
+                and _put_of(ins.expr, _short(var))
+            ):
+                puts[positions[0]] = var
+        return puts
 
     def masked_write(self, var):
         """The state field of a one-leaf variable this block writes with a
@@ -863,6 +920,11 @@ class _BlockBody:
             self.check_indices(value)
             if ins.cast_to:
                 value = _call("cast", value, ins.cast_to)
+            if self.position in self.row_puts:
+                array, items, new = value.args
+                old = _call("take", copy.deepcopy(array), copy.deepcopy(items))
+                value.args[2] = _call("select", _name("active"), new, old)
+                self.masked[ins.vars_out] = self.masked_write(ins.vars_out)
             if ins.vars_out is None:
                 self.out.append(ast.Expr(value))
             else:

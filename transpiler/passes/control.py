@@ -10,7 +10,7 @@ and returns:
   runs both arms for every example into fresh variables and picks per
   example with `Select`s.  Every example computes both arms, which is why
   only cheap, non-raising arms qualify (`x // 2` does; `n // d` does not).
-- `rotate_loops`: a short, safe block that ends in a branch (a loop test) is
+- `rotate_loops`: a short block that ends in a branch (a loop test) is
   copied onto the end of every block that jumps to it, so a loop body ends
   by testing and jumping back to itself.  A test that must stay (a
   function's entry) is copied only onto blocks it leads to: a tail call
@@ -290,14 +290,31 @@ def rotate_loops(program: ir.LoweredProgram) -> ir.LoweredProgram:
 
 
 def _short_test(block) -> bool:
-    """A block worth copying to its predecessors: a few safe instructions and a branch."""
+    """A block worth copying to its predecessors: a few instructions and a branch.
+
+    Unlike an if-converted arm, a copied test runs for the same examples
+    that would have run it one iteration later, on the same values, so it
+    need not be safe on values it would never see: a primitive call
+    (`while abs(x * x - a) > tol:`) rotates like an operator.  Junk lanes
+    compute it either way (every block runs for the whole batch).  Only
+    plain assignments qualify (no tuple targets, no calls of batched
+    functions, which are not `PrimOp`s).
+    """
     t = block.terminator
     return (
         isinstance(t, ir.Branch)
         and block.name not in (t.true_target, t.false_target)
         and len(block.instructions) <= MAX_TEST
-        and all(_safe(i) for i in block.instructions)
+        and all(_copyable(i) for i in block.instructions)
     )
+
+
+def _copyable(ins) -> bool:
+    """An instruction a loop test may hold and rotation may copy: it defines
+    named variables and has no effect but its value."""
+    if isinstance(ins, ir.PrimOp):
+        return isinstance(ins.vars_out, str)
+    return _safe(ins)
 
 
 def thread_entry_tests(program: ir.LoweredProgram) -> ir.LoweredProgram:

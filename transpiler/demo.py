@@ -96,7 +96,8 @@ def main(batch=256, headline_batch=4096, out=sys.stdout):
     ok = True
     print(f"autobatch demo: every example on {batch} examples, warm times", file=out)
     print("(each checked against the plain Python function, example by example)\n", file=out)
-    header = f"{'program':<10} " + " ".join(f"{m:>10}" for m, _ in MODES) + f" {'py loop':>10}  check"
+    width = max(len("program"), *(len(case.name) for case in CASES))
+    header = f"{'program':<{width}} " + " ".join(f"{m:>10}" for m, _ in MODES) + f" {'py loop':>10}  check"
     print(header, file=out)
     for case in CASES:
         inputs = case.inputs(rng, batch)
@@ -104,7 +105,7 @@ def main(batch=256, headline_batch=4096, out=sys.stdout):
         good = all(r[2] for r in row.values())
         ok &= good
         cells = " ".join(f"{_ms(row[m][1]):>10}" for m, _ in MODES)
-        print(f"{case.name:<10} {cells} {_ms(loop):>10}  {'ok' if good else 'MISMATCH'}", file=out)
+        print(f"{case.name:<{width}} {cells} {_ms(loop):>10}  {'ok' if good else 'MISMATCH'}", file=out)
 
     print(f"\nfib over {headline_batch} examples, n in [5, 16] (one run; ratios vs the Python loop):", file=out)
     from examples.corpus import Case

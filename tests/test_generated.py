@@ -7,11 +7,11 @@ import sys
 import numpy as np
 import pytest
 
-from transpiler import StackOverflowError, config, loader, regenerate
+from transpiler import StackOverflowError, config, gate, loader, regenerate
 from tests.conftest import ROOT
 
 GENERATED = os.path.join(ROOT, "generated")
-FILES = regenerate.generated_files(GENERATED)
+FILES = gate.generated_files(GENERATED)
 
 
 def test_every_example_has_both_backends():

@@ -231,29 +231,24 @@ def probe(backend, pattern, rng):
     that differ from one another (passes/batch_axis.check_values).  Small
     positive numbers, so that divisions, logarithms and small indices work.
     Call inside `probe_scope(backend)`."""
-    if isinstance(pattern, T.TensorType):
-        shape = (PLACEHOLDER_BATCH,) + tuple(pattern.shape)
-        kind = np.dtype(pattern.dtype).kind
+
+    def leaf(tensor_type):
+        shape = (PLACEHOLDER_BATCH,) + tuple(tensor_type.shape)
+        kind = np.dtype(tensor_type.dtype).kind
         if kind == "b":
             value = rng.random(shape) < 0.5
         elif kind in "iu":
             value = rng.integers(1, 4, shape)
         else:
             value = rng.uniform(0.5, 2.0, shape)
-        value = value.astype(pattern.dtype)
+        value = value.astype(tensor_type.dtype)
         if backend.name == "numpy":
             return value
         import tensorflow as tf
 
         return tf.constant(value)
-    if isinstance(pattern, T.TupleType):
-        values = [probe(backend, e, rng) for e in pattern.elements]
-        if pattern.cls is list:
-            return values
-        if pattern.cls is not None:
-            return pattern.cls(*values)
-        return tuple(values)
-    return None
+
+    return _build(pattern, leaf)
 
 
 def probe_scope(backend):
@@ -268,10 +263,16 @@ def probe_scope(backend):
 
 def placeholder(backend, pattern):
     """A value of the given pattern, each leaf a batch of placeholders."""
+    return _build(pattern, backend.placeholder)
+
+
+def _build(pattern, leaf):
+    """A value of the given pattern, `leaf(tensor_type)` at each leaf;
+    tuples, lists and namedtuples as the pattern says."""
     if isinstance(pattern, T.TensorType):
-        return backend.placeholder(pattern)
+        return leaf(pattern)
     if isinstance(pattern, T.TupleType):
-        values = [placeholder(backend, e) for e in pattern.elements]
+        values = [_build(e, leaf) for e in pattern.elements]
         if pattern.cls is list:
             return values
         if pattern.cls is not None:

@@ -111,16 +111,3 @@ def diff(target: Target, expected: str) -> str:
             rel + " (expected)",
         )
     )
-
-
-def generated_files(generated_dir: str) -> List[str]:
-    """Every generated module under a folder (not the package `__init__` files)."""
-    out = []
-    for folder, dirs, files in os.walk(generated_dir):
-        dirs.sort()
-        out.extend(
-            os.path.join(folder, f)
-            for f in sorted(files)
-            if f.endswith(".py") and f != "__init__.py"
-        )
-    return out

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=a0383a3aaa65343e82e4d8c625bb7867605d63a9d2f3be1a3855a8e0225c0ed8
-# autobatch: inputs-sha256=1512d173d09478ed5dd6fae83ea687ed2d22e1a2ff95c338224a47a99d819107
+# autobatch: source-sha256=03ae87c140593f87fd81302c722a6cb30d8ae36fce4aaa348bdeb0a7b0a235f2
+# autobatch: inputs-sha256=de74fe27aca3aea6d79f6ab3d98164f0d6056e09551ab22aa786143166b11b23
 # autobatch: body-sha256=496d49cab474fbee8e155f890cf46b3e7897c31ef082d69d6e0d6fca0ccc769a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=fdf41af2c768e7588c9880a399ee0997c6681a0b8d24496836fee81824c8811d
-# autobatch: inputs-sha256=3ea1f08fcc8f64e917888da14c76058676980842ae9fb15f4fa765e4cfbeb759
+# autobatch: source-sha256=f0ada4c680338f6de7e8fbb6c09179d19ee98b96bc6bbca28884c75da356126b
+# autobatch: inputs-sha256=3e1b8192f0a68a5e5df6540249d21803c9d966892136b7cdc8d4e57b9349c881
 # autobatch: body-sha256=50ae285e6bb3c30021fa8eeedb92bba5661e4b74cba355e3e5244a5b380a93e8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

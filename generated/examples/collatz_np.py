@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=2ad257b27a77674f66451f01c00e3f56293c8a4ddfaa6261c131be6d267647b1
-# autobatch: inputs-sha256=9cfb7ac77adb52160ff83f3b380899935f71e13d68469d1b5c815c3d611dc86e
+# autobatch: source-sha256=ffa1901fbe05b717900ea1d0fe15b835ff24a55bbc0b480bddbee29525d21596
+# autobatch: inputs-sha256=87ec779dca5b8b19011b5eccb85cb1effc6051ae3ee022ffe78146e7ec95d836
 # autobatch: body-sha256=5c5fc872073da65751f6bdf9f1220300bfa82b18532733da517ab9eb4ebbf045
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=38cab65ef63f363562fd2671bb13d8cdaf5ff46cc8f372a7d7d03cda0f0ff780
-# autobatch: inputs-sha256=13143adf77b0ba208c7ae4c974ea5e5aee7d3add1750de383b44bac4068b65d4
+# autobatch: source-sha256=3d0470c975277ae749cb6978e3bf49b0e11400ed953d70735d548e079a71052c
+# autobatch: inputs-sha256=9a79508d00bca2e84a060db188deb5db3122e5b33881b22791837e555486c8db
 # autobatch: body-sha256=0dd34b97eb33c7d45a3ffa36f5ded782c04702e778796e4b5374d4d4bc66cc9b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

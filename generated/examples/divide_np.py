@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=447db6fd0986f4973b42f957bed47c027e46df38fbe6d44d090a6a1d8755bc70
-# autobatch: inputs-sha256=d2e0edd11f5b96697cdd9868496bcc4c1d8130aa48c1bd5adf2aeca7dbedd8ae
+# autobatch: source-sha256=d4d02f3fa55b3e8b4e24d275569d50c2ec1ebe14f2cd67b4e48b152290c938aa
+# autobatch: inputs-sha256=0fee7a3be89b1eaf006f3de01aae0f36a4458a28095a5982f193378ca030b51d
 # autobatch: body-sha256=5820898fe8b363642b8f328bba05a2062a75404d4ce190e30956b2150db8abbb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

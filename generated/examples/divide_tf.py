@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=60aea9f068e087378e2c59592863baba754399210b83ad515525dc7a80436a06
-# autobatch: inputs-sha256=8ce51a08917afe8cb3757413d6dee616967aab214f7546fc1452db1dfd73210d
+# autobatch: source-sha256=75587e49f03e76192dbe6e3f86f79101e3f43183f62314efea6851be20cafca5
+# autobatch: inputs-sha256=86c30da27ba3a44ef526801d8c3d7c305fdd137163113ae30a1ad3389859a19d
 # autobatch: body-sha256=f277a58378b78c71d709d765979402737e4a43eb4663912a74921a1f539773ae
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

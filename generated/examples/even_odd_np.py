@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=71ac92b756c98b694cb87bac74e6ee231a663016830d4b422ae14add6a6d1e6d
-# autobatch: inputs-sha256=a957a8399b0c2e99907b4480c073f977e8fd52bc6485e675400d70a92584970b
+# autobatch: source-sha256=983bd9e8a5f733b93b64d5c71b89fd4a6aba3e7b07a7e05eac5da114b358de4f
+# autobatch: inputs-sha256=245172e77319ee467154237c1db94abca49bbd4dc3843956fa1a893822275338
 # autobatch: body-sha256=09a7fec0989bd25454f516249feab71c93c8924fd2314c0b8dc92ac3a51c16e2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

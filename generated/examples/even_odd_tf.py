@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=d042e26e9de9a23085690685e886d1f26ea265dc29d18945a84752ba6adb6fa8
-# autobatch: inputs-sha256=63edaafd27c4a002a3773e3bddfc8b2b9c75110bdddee2bdcb87a93c957a0adb
+# autobatch: source-sha256=6dd17aa95f29660729680c925fcce26345a21ce833860f358b1e10fb038a9283
+# autobatch: inputs-sha256=40d3c1d7774d5bfc70b4ace59b037d0ef7ec086658117a717f0930e54549eb0c
 # autobatch: body-sha256=5eb04fb9846aaaa8da188e7d75c3fceb81e460e21a5ef901272b01ae7e0531f4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

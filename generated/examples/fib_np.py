@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=bd5aa559be72068bc956146c87e32632e2495e13cf7af697e203e8a1323bdab4
-# autobatch: inputs-sha256=7fca3f976596c891943404b2a1d050f9d94e5056c3134a937f51d269858c4531
+# autobatch: source-sha256=1851cdb6b78b3afdb6ec902853131e0829bb3174b52e2dc23d261d7081adb2d1
+# autobatch: inputs-sha256=476b864f60dd51abc4131c51cf97cd08e04cad0fcac0e64b714cc889b8c808ee
 # autobatch: body-sha256=d1d669609cbfec16d0aaf6e36bfaa91dcdf7da6393b65e61ee01e38791411327
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

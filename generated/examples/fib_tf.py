@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=69d2d86b51297cf111933af8542d2b2d8c2af914ed9c24809036014c7e43917c
-# autobatch: inputs-sha256=d161c703b7cff34ac9b501c16de1d4ca3345aa7a96d3f4c4e111fd458c6e798c
+# autobatch: source-sha256=f4380792d1c6dfea35a072ce75681de37bdaa899a454023dc0094e4e895fd60d
+# autobatch: inputs-sha256=9f1ed34b50eed014607af869e8b5b4ee82b87987528b84ba848d5d6fae56797d
 # autobatch: body-sha256=c247c4810bcfca59967685d9a6028bafa6f4f5053eca072b766d37c7b4cd42a3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2e506951e5b5f0557c418f26a9c4c885d43c49916943afe870b7286753714512
-# autobatch: inputs-sha256=02477a37f40d747f73c3e5fb000b1bfbf93982f80843b5a7dc55621c9c520298
+# autobatch: source-sha256=435d89f839612a4c2580965af85dd75f4e1c3517f2bcb1b5af332ce4c91048bd
+# autobatch: inputs-sha256=6e8c7360c273db97c4f1ac97420acf5d30723b2fa3ca87865bf597e7d62cf391
 # autobatch: body-sha256=61203d57c6f4b7da22ad90b411ac831d8aa3b7fe669effaedff3e7c90e80909d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

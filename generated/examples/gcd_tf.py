@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=afd91ff5237b709cf5f7cee25c04e7eae90d2dfcca820c607ef73e91e84a5de2
-# autobatch: inputs-sha256=272fb63d2b86bd87d3a9248f386731f4eee26b32a7c4009938678216b520a090
+# autobatch: source-sha256=91d482fd9e19171c80f3b9b3da971d9d280f38f42f51210951d9bc8d47a256ac
+# autobatch: inputs-sha256=c5eb308d85081f701b76070f98d3fb70820f41d3c69a02e7f0e90568befdf4e7
 # autobatch: body-sha256=61c93b290aa32e308da1e76fd010c6367392823411bbf0481b1437f3f4e7a71e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

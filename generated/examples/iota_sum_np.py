@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=7cbd1143b0e7df962c84a461adf2404332db6b76fa80957c7aa4dceda952287c
-# autobatch: inputs-sha256=ce43e96e1770df6e93cf591d09391689dae1549f469d65b13a9b5eb18289d6ac
+# autobatch: source-sha256=147e20118a7bd3fce01a366325b3b77ddd19f61ebd0b5bbbd81f697f1453e2f6
+# autobatch: inputs-sha256=fe4c9a228f034ced83777a1b939ba346911f2d5bc7d4fd6f3a01a04f6dd02a12
 # autobatch: body-sha256=0842159695f9ea7c9c730a1a1aba3655cdbe1c9098bb42d2c6c901dbc3c31efc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=edd04bc125907c7f276a569524f6a188d995dce70f81904f76dd105ff72e0e8f
-# autobatch: inputs-sha256=6d3b9caae75f92419ef203718e975995f650587e29d1174352245c69a8779fb5
+# autobatch: source-sha256=c9b3ecfdd6bad33649c31640eaa24b1b2b59e1e40d4385d22aaf5efda79b3a69
+# autobatch: inputs-sha256=7a36d158a15251da95555c9f4e71efc5be99891a04742a59233a9242b4ec6786
 # autobatch: body-sha256=32cd5bc381726a956889fb1f992d281b7f422b036e9ad745c0143e87de5016c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

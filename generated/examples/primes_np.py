@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=df54dcb33836997585f80466c3abcba2e9f0ebed162352aabbe1226134d7298f
-# autobatch: inputs-sha256=88cb84eafeb14711f3989a1aa9cfd13629f8a6b23e261cf968e45632a79bdb77
+# autobatch: source-sha256=6f747ce7441e12604b0929659e305e2fd8f50e0f99333b25d7074977a56da9a8
+# autobatch: inputs-sha256=eb295dd67f9721c35aa38b8ce36f06ae630553f048026388caa6ad8aa1e731ab
 # autobatch: body-sha256=73a73698cfd1f77727addc1ff2223db42554d6196cd50b30e74a7d49a87ca5a7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

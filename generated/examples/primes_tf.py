@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=88ba832f758f8f65d6f5f0d0d7a82b5703be8a901da86f047a85f01bc059d29c
-# autobatch: inputs-sha256=1ca0d4359d1bf625bb3fff5a6fb19a5c4883cd960268077fd8842d5814dec9ec
+# autobatch: source-sha256=949803488d063bc705abb74c4fe472b8c933dc67d1437199da01f456e3977d62
+# autobatch: inputs-sha256=3ba961f9223191f2e03ed4febff6641cb0c7c80d1119d5eee7b35371b4f89b3c
 # autobatch: body-sha256=46aaffcf4d64409cf80ce24ccfea9f4a73101303c7714197797a4246c5817271
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

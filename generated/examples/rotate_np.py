@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=3a328659939a33bbd8b89f82a7bf2e419adc711a48371fc134c08774884a0d92
-# autobatch: inputs-sha256=96ce7f67747f7e7324bbde169e832c784926ef257d0581b273c4886202351f58
+# autobatch: source-sha256=c46dc7d3435a13fe05b95243fdf493843d3a70cfbda1d58adf7c0cbf5863dcc4
+# autobatch: inputs-sha256=a0a029019e54d0aead888f00c3dbddeff52ecfc95ee82f8f497827e3398d09be
 # autobatch: body-sha256=c18ef992cb1f928b8607f4d69fae87d46b84901cee2bc74a411af9459704dc5b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

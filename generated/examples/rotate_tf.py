@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=82f3e30848b1aeb0f30db13d721431de17a5b02f520a8b6f210f2b463df6bc51
-# autobatch: inputs-sha256=a961d6140c68b02f9f45db69f3ab2dddd4df2b25ab3be572250b7afadee82efe
+# autobatch: source-sha256=70c1b1a79d28bec851634782ba80b407072440eb80606e3a64f3e639d59d4869
+# autobatch: inputs-sha256=bef5ef55e98c7a5e38db5c05ad930f8ba44dea8962648b88edbd738e99c584b9
 # autobatch: body-sha256=4bf2794c4e2c70f254e4958ba0cefd0169e9009da49b0d925f28e0b94819f37b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

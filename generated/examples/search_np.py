@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=1c94e21d31b1e1eb2845bce3e1445e5c4fcdfd4442a4686a30c686bae41cb67a
-# autobatch: inputs-sha256=012e6714ffad58a69d1cf8f47ad9b81664bf7b1ff8d46a49df9b11b4ff7a7828
+# autobatch: source-sha256=30d44d4b858d4ad9b88133910c56bf2416360cff3799ca2dd965e7ae86069d56
+# autobatch: inputs-sha256=5d660c87dfdd55c5abab1a88419a927973e500d437b1bbf97c7143a11c743f90
 # autobatch: body-sha256=2f7d22c90983a973cc2a24f644fd7b93c6eef3190f0351e50c7fc92f92f274c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=e9425a8308ce39cccdbad9325d278556d0346251b165c8248941e01b799fe982
-# autobatch: inputs-sha256=13f35b866eac650240b84fbf7d0dcd8a8f487b368df6cbb9769cf2bce3c13f05
+# autobatch: source-sha256=f2efadc6f1248a1f5d3e8ed6dd974afd7f1da8bf2d03045e5816412a621f689b
+# autobatch: inputs-sha256=5958a9a8e3797c02f8d7896d6bfa36a6178183b9d2c3816cfaaf5e8ff2d57b84
 # autobatch: body-sha256=f9e1940af506335e02291528ce117ed57cca0162b1818354358a7fc65b66b2c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

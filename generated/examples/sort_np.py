@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=81b7078a954e913906b494973089bf1522009c18594820552212d1a6bc52efca
-# autobatch: inputs-sha256=187af8eb839fd7840e2b2d64a23859ba93b920622f03aa715c181c547a3d3a78
+# autobatch: source-sha256=9ad1ff8334974c14ee897d7dc380d9306591eae35488960e493a73396b2d14f1
+# autobatch: inputs-sha256=9047e1a26cf618d10e51cb45826263af37ec608badf83521088e4926944ff6c2
 # autobatch: body-sha256=4d9b7e38ac64e729eb11e8c0fe5b5d318ff07486c2faa4b36466ef0ffb84a58c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=4fd139ffaf83cd1a0941ddf2cd7a7c5868a90da7863ccd608c2c7b2970d44bcb
-# autobatch: inputs-sha256=148c58c8b6fd9dfb296dc9ecf68c55440cdd6711b6a628d5ebb6454bd8fda7cd
+# autobatch: source-sha256=392a0c0a7f9f8b4a0d2a985f3da64aa22f124bf42df3edd4b23669bfd9650ee4
+# autobatch: inputs-sha256=d86bc753debbef7376faba45dbb1d879e3018dc8d6ae8980072832aceb1328bb
 # autobatch: body-sha256=d8187f65fa871713b7b0f1b9463fdde0ebd8d53ddfc3de128474791d802aafbe
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=7008d14a62b6c6d0b155fa3d5dfc5cbbb75b5c6646550e94f052168118e40075
-# autobatch: inputs-sha256=5c1002410cf6f8d1b5be12007aa97174ce45ef39760c48200c3db6f7af61d4f2
+# autobatch: source-sha256=a104802e28178e0ca618126148f1c0f889e8ae3d0480b3646d9e37caaa24e6d6
+# autobatch: inputs-sha256=322e69bf1c17a5dd63d8d60bab06fc88ed35687c8deec979243849fc244955e0
 # autobatch: body-sha256=84cd111e83c9eb3aff74aa325fbbab8a4438cec7064276808820abaae02521c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=38ca22b8f691fe585a14b92f69873ce700a5cd8224687196a34b20532d60a0ea
-# autobatch: inputs-sha256=f1dd4bc40dc8ec29f99020a2d6972ad48157a7a983de1dbffecf7aae90f28955
+# autobatch: source-sha256=3fef32eea0fbce1a2452108f641c9f615a7c34a093538153b2fbd03787278491
+# autobatch: inputs-sha256=370767af7a0f33697b61f5ef69fa259179b8ccfdefc1afc6c7a10b427d188997
 # autobatch: body-sha256=b51b17f0a602aa4b3665d156ac24ac8cbd4a845d957fcd82d23efd9590f4ef04
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=8b6a81f63be5676b1c4b9705472581c3225b16f9b8bee78d78cf45c91e74468f
-# autobatch: inputs-sha256=93ffd93fa7f0864514776b7ab10477ab9eb812ffa150ce66110222c8cd9fc17c
+# autobatch: source-sha256=d0812787a4e5de4e1b4ec662571e206578a115b9128291114faaad3fa62f9aa3
+# autobatch: inputs-sha256=2b5eb795c1dda725dd01a6e62942e7dbd39933656400f22355ba17bf3c7897b9
 # autobatch: body-sha256=495248ed2810afc5badc360fe17d355ae877aaf1a3804e26e847ee9ec064269b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

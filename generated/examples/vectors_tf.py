@@ -5,8 +5,8 @@
 # autobatch: runtime=1
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=fe2f62c9999e427d2b97c15e537145e13c9c872bcc3700de54653c24292a082d
-# autobatch: inputs-sha256=5bd95edc04f5334b597b95d1c7db2aaa666509dc664701a5977f56108b63744c
+# autobatch: source-sha256=9215c5528ffadcaa39c842135e32ff1f2654946f676b0d797a239618cc48a046
+# autobatch: inputs-sha256=20d34aac512b63a88531146d36f75bc4852a5ccd9092d6065a4668586a1f340a
 # autobatch: body-sha256=a78daa0ddc66e87d844e6fe1af749aa5ef2264560760e023bac22a1fbbac6cde
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -569,15 +569,8 @@ class _FunctionBuilder:
             self.terminate(ir.Branch(result, evaluate.name, "", origin))
             self.start(evaluate)
             self.primop_text(result, self.operand(value, origin, base), origin)
-        end = self.new_block(None)
-        self.terminate(ir.Goto(end.name, origin))
-        for block in deciding:
-            t = block.terminator
-            if is_and:  # true: evaluate the next operand; false: done
-                block.terminator = ir.Branch(t.condition, t.true_target, end.name, t.origin)
-            else:  # true: done; false: evaluate the next operand
-                block.terminator = ir.Branch(t.condition, end.name, t.true_target, t.origin)
-        self.start(end)
+        # and: true evaluates the next operand, false is done; or: the reverse
+        self.finish_short_circuit(deciding, origin, go_on_when=is_and)
         return _load(result)
 
     def if_expression(self, expr, origin):
@@ -637,13 +630,22 @@ class _FunctionBuilder:
             right = self.operand(comparator, origin, "operand")
             self.primop(result, gast.Compare(_load(left), [op], [_load(right)]), origin)
             left = right
+        self.finish_short_circuit(deciding, origin, go_on_when=True)
+        return _load(result)
+
+    def finish_short_circuit(self, deciding, origin, go_on_when):
+        """Ends a short-circuit chain: a block after it, which each deciding
+        block (ending `Branch(result, next operand's block, "")`) reaches
+        directly where `result` is not `go_on_when`."""
         end = self.new_block(None)
         self.terminate(ir.Goto(end.name, origin))
         for block in deciding:
             t = block.terminator
-            block.terminator = ir.Branch(t.condition, t.true_target, end.name, t.origin)
+            if go_on_when:
+                block.terminator = ir.Branch(t.condition, t.true_target, end.name, t.origin)
+            else:
+                block.terminator = ir.Branch(t.condition, end.name, t.true_target, t.origin)
         self.start(end)
-        return _load(result)
 
     def primop_text(self, vars_out, text, origin):
         """A primitive from Python source text (names resolve as in `primop`)."""

@@ -56,7 +56,7 @@ def check(
     the batch axis, or None.  `evaluate(text)` gives a subexpression's value
     on placeholders (or raises); `batched_rank(value)` its per-example rank
     if it has the batch axis, else None."""
-    for node, batched, one_example in _library_calls(expr, evaluate, batched_rank):
+    for node, _, batched, one_example in _library_calls(expr, evaluate, batched_rank):
         try:
             one = one_example(0)
         except Exception:  # noqa: BLE001 - no per-example reading to compare
@@ -86,13 +86,13 @@ def check_values(
     examples.  Random-number functions differ run to run and are not
     compared.  Run after `check`, so the shapes already agree.
     """
-    for node, batched, one_example in _library_calls(expr, evaluate, batched_rank):
-        if _is_random(node, evaluate):
+    for node, function, batched, one_example in _library_calls(expr, evaluate, batched_rank):
+        if _is_random(node, function):
             continue
         for row in rows:
             try:
                 one = one_example(row)
-                agrees = _same_values(_row(batched, row, batched_rank), one)
+                agrees = _same_values(_example(batched, row, batched_rank), one)
             except Exception:  # noqa: BLE001 - no reading to compare
                 break
             if not agrees:
@@ -120,7 +120,7 @@ _COUNT_FROM_THE_END = (
 
 
 def _library_calls(expr, evaluate, batched_rank):
-    """(node, batched result, one_example) for each library call in `expr`
+    """(node, function, batched result, one_example) for each library call in `expr`
     that has a batched argument and runs on the batch; `one_example(b)`
     calls the same function on example b's arguments."""
     for node in ast.walk(ast.parse(expr, mode="eval")):
@@ -143,7 +143,7 @@ def _library_calls(expr, evaluate, batched_rank):
             batched = function(*args, **keywords)
         except Exception:  # noqa: BLE001 - no per-example reading to compare
             continue
-        yield node, batched, _one_example(function, owner, args, keywords, batched_rank)
+        yield node, function, batched, _one_example(function, owner, args, keywords, batched_rank)
 
 
 def _one_example(function, owner, args, keywords, batched_rank):
@@ -204,11 +204,6 @@ def _example(value, row, batched_rank):
     return value[row] if batched_rank(value) is not None else value
 
 
-def _row(value, row, batched_rank):
-    """Row `row` of a batched result (tuples leaf by leaf)."""
-    return _example(value, row, batched_rank)
-
-
 def _rows(value, batched_rank) -> int:
     while isinstance(value, (tuple, list)):
         value = value[0]
@@ -230,10 +225,9 @@ def _same_values(a, b) -> bool:
     return bool(np.array_equal(a, b))
 
 
-def _is_random(node: ast.Call, evaluate) -> bool:
+def _is_random(node: ast.Call, function) -> bool:
     """Whether the call draws random numbers (NumPy's or TensorFlow's):
     batched and alone they draw different numbers."""
-    function = evaluate(ast.unparse(node.func))
     owner = getattr(function, "__self__", None)
     if isinstance(owner, (np.random.RandomState, np.random.Generator)):
         return True

@@ -202,9 +202,7 @@ class _Inference:
 
     def _values(self, fn, env):
         """Subexpressions' values and per-example shapes, for passes/subscripts.py."""
-
-        def evaluate(text):
-            return eval(text, self.namespaces[fn], dict(env))  # noqa: S307
+        evaluate = self._evaluator(fn, env)
 
         def event_shape(value):
             if self.backend.batched_rank(value) is None:
@@ -219,11 +217,7 @@ class _Inference:
     def check_batch_axis(self, fn, op, exprs, inputs):
         """Refuses a library call that moves or drops the batch axis
         (passes/batch_axis.py): `np.sum(v)` would add up the whole batch."""
-        env = self._placeholder_env(op.vars_in, _promote_weak(inputs))
-
-        def evaluate(text):
-            return eval(text, self.namespaces[fn], dict(env))  # noqa: S307
-
+        evaluate = self._evaluator(fn, self._placeholder_env(op.vars_in, _promote_weak(inputs)))
         for expr in exprs:
             text = self.aligned(fn, expr, op.vars_in, inputs)
             problem = batch_axis.check(text, evaluate, self.backend.batched_rank)
@@ -240,13 +234,8 @@ class _Inference:
         rng = np.random.default_rng(0)
         with B.probe_scope(self.backend), np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            env = dict(B.helpers(self.backend))
-            env.update((n, B.probe(self.backend, t, rng)) for n, t in zip(vars_in, _promote_weak(inputs)))
-
-            def evaluate(text):
-                return eval(text, self.namespaces[fn], dict(env))  # noqa: S307
-
-            return batch_axis.check_values(text, evaluate, B.NumpyBackend().batched_rank)
+            env = self._placeholder_env(vars_in, _promote_weak(inputs), lambda t: B.probe(self.backend, t, rng))
+            return batch_axis.check_values(text, self._evaluator(fn, env), B.NumpyBackend().batched_rank)
 
     def spread(self, fn, expr, vars_in, inputs, arrays_only=False):
         """`expr`, as aligned, with its leaves that are the same for every
@@ -269,12 +258,24 @@ class _Inference:
         flags = [constant and not (arrays_only and rank == 0) for constant, rank in leaf_info]
         return _spread_leaves(ast.parse(text, mode="eval").body, value_type, flags)
 
-    def _placeholder_env(self, vars_in, inputs):
+    def _placeholder_env(self, vars_in, inputs, value_of=None):
         """The names an expression sees in inference: the runtime helpers
-        that passes insert, and a placeholder batch per input."""
+        that passes insert, and a placeholder batch per input (or
+        `value_of(input type)`: a probe with values)."""
+        if value_of is None:
+            value_of = functools.partial(B.placeholder, self.backend)
         env = dict(B.helpers(self.backend))
-        env.update((n, B.placeholder(self.backend, t)) for n, t in zip(vars_in, inputs))
+        env.update((n, value_of(t)) for n, t in zip(vars_in, inputs))
         return env
+
+    def _evaluator(self, fn, env):
+        """`evaluate(text)`: a subexpression's value in `env` (a copy each
+        time: an expression may not change the environment)."""
+
+        def evaluate(text):
+            return eval(text, self.namespaces[fn], dict(env))  # noqa: S307
+
+        return evaluate
 
     def _describe(self, fn, expr, env):
         """A subexpression's `broadcast.Operand`, or None if it fails."""
@@ -294,8 +295,7 @@ class _Inference:
         return broadcast.Operand(rank, dtype, True)
 
     def _try(self, fn, expr, vars_in, inputs):
-        env = dict(B.helpers(self.backend))  # inserted by broadcast.align and subscripts.rewrite
-        env.update((name, B.placeholder(self.backend, t)) for name, t in zip(vars_in, inputs))
+        env = self._placeholder_env(vars_in, inputs)  # helpers: inserted by broadcast.align, subscripts.rewrite
         try:
             value = eval(expr, self.namespaces[fn], env)  # noqa: S307
             # Code written for the predecessor (it declares `type_inference=`)

@@ -381,5 +381,114 @@ def test_a_closure_whose_factory_import_does_not_call_is_refused_with_the_fix(pr
     refused = run_cli(project, "generate")
     assert refused.returncode == 1
     assert "scaled (in make_scaled) closes over values of a factory" in refused.stderr
-    assert "`reference = make_scaled(...)`" in refused.stderr
+    assert '"pkg/closure.py::make_scaled" = {' in refused.stderr
+    assert "[tool.autobatch.closures]" in refused.stderr
     assert not (project / "generated" / "pkg" / "closure_np.py").exists()
+
+
+# A factory that must not run at build time, whose closures call each other
+# and a plain nested helper, decorated by a Context the factory makes.
+FACTORY = '''
+import numpy as np
+from transpiler import Context, TensorType
+
+
+def halve(x):
+    return x // 2
+
+
+def make_walk(step, limit=10, context=None):
+    """Counts the steps of a walk toward zero; `step` is a function."""
+    if context is None:
+        raise RuntimeError("the factory ran")
+    ctx = context
+
+    def near(n):
+        return n < limit
+
+    @ctx.batch(signature=[TensorType(np.int64, ())])
+    def walk(n):
+        if near(n):
+            return 0
+        return 1 + walk(step(n))
+
+    @ctx.batch
+    def twice(n):
+        return walk(n) + walk(n + limit)
+
+    return walk, twice
+'''
+
+
+def plain_walk(step, limit, n):
+    return 0 if n < limit else 1 + plain_walk(step, limit, step(n))
+
+
+def declare(project, table):
+    with open(project / "pyproject.toml", "a") as f:
+        f.write("\n[tool.autobatch.closures]\n" + table + "\n")
+
+
+def test_a_declared_closure_is_generated_without_calling_its_factory(project, monkeypatch):
+    """`[tool.autobatch.closures]` gives the values: `generate` builds the
+    closures from the factory's code (its body, which raises, never runs),
+    the parameter default fills `limit`, a second `generate` and `check` find
+    nothing to do, and at run time factories called with other values (and
+    another Context) use the module as it is, frozen."""
+    (project / "pkg" / "walks.py").write_text(FACTORY)
+    (project / "autobatch.lock").write_text("pkg/walks.py::twice(int64[])\n")
+    declare(project, '"pkg/walks.py::make_walk" = { step = "pkg.walks:halve" }')
+    done = run_cli(project, "generate")
+    assert done.returncode == 0, done.stderr
+    path = project / "generated" / "pkg" / "walks_np.py"
+    text = path.read_text()
+    assert "walk(int64[])" in text and "twice(int64[])" in text
+    again = run_cli(project, "generate")
+    assert again.returncode == 0 and "wrote" not in again.stderr, again.stderr
+    assert path.read_text() == text
+    assert run_cli(project, "check").returncode == 0
+
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.setenv("AUTOBATCH_FROZEN", "1")
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from pkg import walks
+    from transpiler import Context
+
+    n = np.array([0, 9, 10, 37, 400])
+    by_half = walks.make_walk(walks.halve, context=Context())
+    by_three = walks.make_walk(lambda x: x - 3, limit=5, context=Context())
+    for (walk, twice), step, limit in [(by_half, walks.halve, 10), (by_three, lambda x: x - 3, 5)]:
+        expected = [plain_walk(step, limit, int(v)) for v in n]
+        assert walk(n, backend="numpy", max_stack_depth=256).tolist() == expected
+        doubled = [a + plain_walk(step, limit, int(v) + limit) for a, v in zip(expected, n)]
+        assert twice(n, backend="numpy", max_stack_depth=256).tolist() == doubled
+    assert path.read_text() == text
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ("{ limit = 3 }", "walk closes over 'step', which the declaration does not give"),
+        ('{ step = "pkg.walks:nothing" }', "cannot import 'pkg.walks:nothing'"),
+        ('{ step = "halve" }', "is neither a number nor `module:name`"),
+        ('{ step = "pkg.walks:halve", stride = 2 }', "declares ['stride'], which no function"),
+    ],
+)
+def test_a_closure_declaration_that_cannot_build_is_refused_with_the_fix(project, table, message):
+    (project / "pkg" / "walks.py").write_text(FACTORY)
+    declare(project, f'"pkg/walks.py::make_walk" = {table}')
+    refused = run_cli(project, "generate")
+    assert refused.returncode == 1
+    assert "pkg/walks.py: [tool.autobatch.closures] 'make_walk'" in refused.stderr
+    assert message in refused.stderr
+    assert "internal error" not in refused.stderr
+    assert not (project / "generated" / "pkg" / "walks_np.py").exists()
+
+
+def test_a_factory_both_called_at_import_and_declared_is_refused(project):
+    (project / "pkg" / "closure.py").write_text(CLOSURE)
+    declare(project, '"pkg/closure.py::make_scaled" = { factor = 3, offset = 0 }')
+    refused = run_cli(project, "generate")
+    assert refused.returncode == 1
+    assert "['scaled'] are batched when the file is imported" in refused.stderr

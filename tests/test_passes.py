@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from transpiler import BatchTypeError, TensorType, Type
+from transpiler import BatchTypeError, Context, TensorType, Type
 from transpiler.ir import instructions as ir
 from transpiler.ir import instructions, interpreter
 from tests import programs
@@ -249,8 +249,10 @@ def test_an_early_return_and_the_next_call_share_one_block():
     # build_tree's `if not tree.ok: return tree` then its second call: one
     # block that returns for some examples and calls for the others; only
     # the calling examples push.
-    from examples.nuts import ctx as nuts_ctx
+    from examples.nuts import make_nuts_programs, standard_normal
 
+    nuts_ctx = Context()
+    make_nuts_programs(standard_normal, 0.25, context=nuts_ctx)
     program = nuts_ctx.program_lowered("nuts_step")
     merged = [b for b in program.blocks if isinstance(b.terminator, ir.ReturnIf)]
     assert len(merged) == 1

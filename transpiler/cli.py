@@ -315,10 +315,12 @@ def _unbuildable_message(config, path, relpath):
         message += (
             f"; {named} closes over values of a factory that importing {relpath} does "
             "not call, and the compiler needs those values (their types shape the "
-            f"program): call it at module level with representative values, e.g. "
-            f"`reference = {factory}(...)` as examples/nuts.py does, then run "
-            f"`autobatch generate {relpath}` (the generated factory still takes any "
-            "values of those types)"
+            "program): declare representative ones in pyproject.toml, e.g.\n"
+            "    [tool.autobatch.closures]\n"
+            f'    "{relpath}::{factory}" = {{ name = 0.5, other = "package.module:name" }}\n'
+            f"(numbers as they are, objects as `module:name`; the factory is not called), "
+            f"then run `autobatch generate {relpath}` (the generated factory still takes "
+            "any values of those types)"
         )
     return message
 

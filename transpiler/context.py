@@ -233,16 +233,22 @@ def _value_kind(value, repr_small=False):
     return type(value).__name__
 
 
-def _config_signatures(root):
-    """`[tool.autobatch.signatures]` of the project at `root` ({} without one)."""
+def _project_config(root):
+    """The `[tool.autobatch]` table of the project at `root` (None without one)."""
     from transpiler import config as configuration
 
     if root is None:
-        return {}
+        return None
     try:
-        return configuration.load(root).signatures
+        return configuration.load(root)
     except (OSError, ValueError):
-        return {}
+        return None
+
+
+def _config_signatures(root):
+    """`[tool.autobatch.signatures]` of the project at `root` ({} without one)."""
+    config = _project_config(root)
+    return config.signatures if config else {}
 
 
 def _to_numpy(value):
@@ -587,8 +593,14 @@ class Context:
         functions = sorted(functions)
         sources = [(p, f, self._function_text(f)) for p, f in functions]
         digest = loader.source_hash(backend.name, programs_text(specs), sources)
+        config = _project_config(root)
         inputs_digest = inputs.inputs_hash(
-            root, backend.name, relpath, [p for p, _ in functions], _config_signatures(root)
+            root,
+            backend.name,
+            relpath,
+            [p for p, _ in functions],
+            config.signatures if config else {},
+            config.closures if config else {},
         )
         return pipeline.emit_module(relpath, backend, specs, digest, functions, inputs_digest)
 

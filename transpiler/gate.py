@@ -131,7 +131,9 @@ def survey(config: Config, paths: Optional[Sequence[str]] = None) -> Survey:
         functions = [p for p, _ in loader.header_functions(header)]
         fresh = path not in result.runtime_mismatch and (
             header.get("inputs-sha256")
-            == inputs.inputs_hash(config.root, backend, relpath, functions, config.signatures)
+            == inputs.inputs_hash(
+                config.root, backend, relpath, functions, config.signatures, config.closures
+            )
             and header.get("backend") == backend
             and header.get("black") == black
             and not loader.is_hand_edited(text)

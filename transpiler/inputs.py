@@ -21,7 +21,9 @@ import ast
 import hashlib
 import os
 import tempfile
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from transpiler.closures import declaration_text
 
 LOCK_NAME = "autobatch.lock"
 LOCK_HEADER = (
@@ -106,11 +108,12 @@ def inputs_hash(
     relpath: str,
     files: Iterable[str],
     config_signatures: Dict[str, List[str]],
+    config_closures: Optional[Dict[str, dict]] = None,
 ) -> str:
     """sha256 of what a module is made from, readable without importing anything.
 
-    The autobatch version and compiler, the backend, the lock lines and
-    pyproject signatures of `relpath`, and the bytes of `relpath` and of
+    The autobatch version and compiler, the backend, the lock lines,
+    pyproject signatures and closure declarations of `relpath`, and the bytes of `relpath` and of
     every file holding a function the module's programs reach (`files`).
     """
     from transpiler import __version__
@@ -124,6 +127,9 @@ def inputs_hash(
             digest.update(b"lock\0" + line.encode() + b"\0")
     for key, values in configured_signatures(config_signatures, relpath):
         digest.update(b"signatures\0" + key.encode() + b"\0" + "\0".join(values).encode() + b"\0")
+    closures = declaration_text(config_closures or {}, relpath)
+    if closures:  # absent from older projects' hashes, which stay as they were
+        digest.update(b"closures\0" + closures.encode() + b"\0")
     for path in sorted(set(files) | {relpath}):
         digest.update(b"file\0" + path.encode() + b"\0")
         try:

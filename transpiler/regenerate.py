@@ -67,12 +67,47 @@ def contexts_of(module) -> List[Context]:
     return [v for v in vars(module).values() if isinstance(v, Context)]
 
 
+def _contexts(config: Config, module, relpath: str) -> List[Context]:
+    """The module-level Contexts of a source file, with the functions of the
+    factories `[tool.autobatch.closures]` declares for it built in (or in
+    Contexts of their own; transpiler/closures.py); no factory is called.
+
+    A function that importing the file already batched (its factory called
+    at module level) and that a declaration builds again is refused: the
+    two would compete for one module.
+    """
+    from transpiler import closures
+
+    found = contexts_of(module)
+    held = {
+        name
+        for ctx in found
+        for name, batched in ctx._functions.items()
+        if batched.function.__module__ == module.__name__
+        and not closures.declared_function(batched.function)
+    }
+    out = list(found)
+    for factory, values in closures.declared(config.closures, relpath):
+        for ctx in closures.build(module, relpath, factory, values, Context):
+            both = sorted(held & set(ctx.function_names()))
+            if both:
+                raise ValueError(
+                    f"{relpath}: {both} are batched when the file is imported (its "
+                    f"factory is called at module level) and also built from "
+                    f"[tool.autobatch.closures] {factory!r}; keep one: drop the "
+                    "module-level call, or the declaration"
+                )
+            if ctx not in out:
+                out.append(ctx)
+    return out
+
+
 def targets(config: Config, paths: Optional[Sequence[str]] = None) -> List[Target]:
     out = []
     for filename in source_files(config, paths):
         module = import_source(config, filename)
         relpath = relative_path(filename, config.root)
-        for ctx in contexts_of(module):
+        for ctx in _contexts(config, module, relpath):
             names = [
                 n
                 for n in ctx.function_names()

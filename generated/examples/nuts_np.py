@@ -6,7 +6,7 @@
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
 # autobatch: source-sha256=1302beb5e0a6d720ecc46ef2d6e07a0a02fbb6b94060e88bb384a7e738d12408
-# autobatch: inputs-sha256=ad718d91f6b20be7ea64c5440b0537219ecc7178bef7ccc5812c55757a258c4f
+# autobatch: inputs-sha256=225727f20dc4483bb5806bc63ff18db6aaa28a954f664ef60df8de3fd60b3cfd
 # autobatch: body-sha256=5ac034c06139d5580c591d9709d93219e59760e7f439458648c470399daeaeff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -6,7 +6,7 @@
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
 # autobatch: source-sha256=20db72906d54b0b3bf6b9df2050eacff70fc8ba0c54168a0aa7c7f47f023aa65
-# autobatch: inputs-sha256=6c472ec881b74216eda0a304531bbf698b1f125d2884adf5fd410b125db4caa8
+# autobatch: inputs-sha256=0856ac99b1646c15b133e619b1f99e91b51929c76f297e70391c8d3158f35d5f
 # autobatch: body-sha256=f10ec32892026b4767e7876873056d9c86e2083d5c8ff254a5dbed1afe7c854e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -109,6 +109,24 @@ def test_block_code_cache_is_reused_across_calls():
     assert next(iter(cache.values())) is entry and len(cache) == 1
 
 
+def test_prepare_generates_and_imports_without_running(tmp_path):
+    """`prepare` does what a call does before it runs: afterwards the module
+    exists and a frozen Context over the same folder runs the call."""
+    from examples import fib as fib_module
+
+    source = fib_module.fib.function
+    ctx = Context(generated_dir=str(tmp_path))
+    fib = ctx.batch(source)
+    fib.prepare(np.array([3, 4]), backend="numpy")
+    [written] = list(tmp_path.rglob("fib_np.py"))
+    assert "fib(int64[])" in written.read_text()
+    assert not list(tmp_path.rglob("fib_tf.py"))  # only the backend asked for
+    frozen = Context(generated_dir=str(tmp_path), frozen=True).batch(source)
+    assert frozen(np.array([6, 1]), backend="numpy", max_stack_depth=15).tolist() == [13, 1]
+    with pytest.raises(transpiler.StaleGeneratedCodeError):
+        frozen.prepare(np.array([2.5]), backend="numpy")  # float64: not generated
+
+
 def test_execution_counts_fib_does_at_most_twenty_batched_additions():
     from examples.fib import fib
 

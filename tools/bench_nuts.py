@@ -204,11 +204,9 @@ def generate_ours(sampler, x, seeds, steps, per_transition):
     folder (the cache), or finds it there fresh, without running it: seconds.
 
     A program is generated for the signature of its call's arguments, so
-    the call's own arguments are built and the Context asked for its entry
-    (`Context._entry`, what a call does before it runs).
+    the call's own arguments are built and the function prepared for them
+    (`BatchedFunction.prepare`, what a call does before it runs).
     """
-    from transpiler import backends, signature
-
     if per_transition:
         fn = sampler.step
         args = (sampler.initial_point(x), seeds, np.zeros(len(seeds), np.int64))
@@ -216,7 +214,7 @@ def generate_ours(sampler, x, seeds, steps, per_transition):
         fn = sampler.chain
         args = sampler.chain_arguments(x, seeds, steps)
     start = time.perf_counter()
-    fn.context._entry(fn.name, signature.of_args(args), backends.resolve(sampler.backend), caller=fn)
+    fn.prepare(*args, backend=sampler.backend)
     return time.perf_counter() - start
 
 

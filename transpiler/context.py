@@ -141,6 +141,25 @@ class BatchedFunction:
         with tf.device(device):
             return call()
 
+    def prepare(self, *args, backend=None, stackless=False, **arguments):
+        """Generates (or finds fresh) and imports the program a call with
+        these arguments would run, without running it.
+
+        What a call does before it runs, so a build step can fill the
+        generated folder, or a benchmark keep generation out of a timed
+        first call.  Under `AUTOBATCH_FROZEN=1` a missing program raises
+        StaleGeneratedCodeError, as the call would.
+        """
+        if self.plain_parameters and (arguments or len(args) < len(self.parameters)):
+            args = self._bind(args, arguments)
+        names = self._argument_names(args)
+        try:
+            signature = self._checked_signature(args, names)
+        except (TypeError, ValueError) as error:
+            raise self._caller_error(error) from None
+        mode = "stackless" if stackless else ""
+        self.context._entry(self.name, signature, B.resolve(backend), None, mode, caller=self)
+
     def _bind(self, args, arguments):
         """Positional arguments, with keywords placed and literal defaults filled in."""
         try:

@@ -205,3 +205,20 @@ def test_a_primitive_runs_once_per_typing_and_once_per_block_run():
     # returns are two blocks, each run once for this batch.
     assert [n for n in programs.EXECUTIONS if n == 5] == [5, 5]
     assert [n for n in programs.EXECUTIONS if n != 5] in ([], [13])
+
+
+def test_the_readme_lists_every_call_keyword():
+    """The README's calling contract names each keyword a call accepts (and
+    no keyword it would refuse)."""
+    import os
+    import re
+
+    from tests.conftest import ROOT
+    from transpiler.context import _CALL_KEYWORDS
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    start = readme.index("- Keywords: ")
+    paragraph = readme[start : readme.index("Anything else is a `TypeError`", start)]
+    listed = set(re.findall(r"`([a-z_]+)`", paragraph)) - {"tensorflow", "numpy"}
+    assert listed == set(_CALL_KEYWORDS)

@@ -486,6 +486,27 @@ def test_a_closure_declaration_that_cannot_build_is_refused_with_the_fix(project
     assert not (project / "generated" / "pkg" / "walks_np.py").exists()
 
 
+def test_a_declared_closure_joins_the_module_level_context_it_names(project, monkeypatch):
+    """`make_scaled`'s closure is decorated by the module's own `ctx`: built
+    from the declaration, it joins that Context, and the module it makes is
+    the one a later call of the factory finds fresh."""
+    (project / "pkg" / "closure.py").write_text(
+        CLOSURE.replace("triple = make_scaled(3, 0)", "")
+    )
+    declare(project, '"pkg/closure.py::make_scaled" = { factor = 3, offset = 0 }')
+    done = run_cli(project, "generate")
+    assert done.returncode == 0, done.stderr
+    assert run_cli(project, "check").returncode == 0
+
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.setenv("AUTOBATCH_FROZEN", "1")
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from pkg import closure
+
+    assert closure.make_scaled(2, 1)(np.array([0, 3]), backend="numpy").tolist() == [1, 7]
+
+
 def test_a_factory_both_called_at_import_and_declared_is_refused(project):
     (project / "pkg" / "closure.py").write_text(CLOSURE)
     declare(project, '"pkg/closure.py::make_scaled" = { factor = 3, offset = 0 }')

@@ -74,9 +74,10 @@ def check_finished(function, pc, block_lines, max_iterations):
     """Raises IterationLimitError if the loop stopped at `max_iterations` early.
 
     `pc` is every example's next block after the loop.  The earliest block
-    any example waits at is the one the loop kept running (blocks run
-    lowest first), so its source line is the likely endless loop; examples
-    at later blocks were waiting behind it.
+    any example waits at is the likely endless loop: blocks run lowest
+    first (or, with per-example vectors, busiest first, and an endless
+    loop outlasts the other examples, which finish); examples at later
+    blocks were waiting behind it.
     """
     if max_iterations is None:
         return

@@ -226,8 +226,9 @@ def run(
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
-    Each iteration runs, for the whole batch, the lowest-numbered block that
-    some example is waiting at; the block changes only the examples at it.
+    Each iteration runs, for the whole batch, one block that some example is
+    waiting at (`next_block`: the lowest-numbered, or with per-example
+    vectors the busiest); the block changes only the examples at it.
     Floating-point warnings are silenced: lanes not at a block compute junk.
     With `profile`, counts runs and active examples per block and the
     deepest call.  (`looping` and `writes` matter to the TensorFlow driver
@@ -238,13 +239,14 @@ def run(
     pending (the caller raises).
     """
     halt = len(blocks)
+    busiest = busiest_first(state)
     runs = np.zeros(halt, np.int64)
     active = np.zeros(halt, np.int64)
     deepest = 0
     iterations = 0
     with np.errstate(all="ignore"):
         while True:
-            index = state.pc.min(initial=halt)
+            index = next_block(state.pc, halt, busiest)
             if index >= halt or iterations == max_iterations:
                 return state, stacks, (runs, active, deepest) if profile else None
             iterations += 1
@@ -255,6 +257,22 @@ def run(
             state, writes = blocks[index](state, stacks)
             for name, write in writes.items():
                 apply_write(getattr(stacks, name), write)
+
+
+def busiest_first(state):
+    """Whether the loop runs the block most examples wait at: when a register
+    holds per-example vectors (the TensorFlow driver's rule and reasons,
+    `tensorflow_backend.busiest_first`, so both run the same blocks)."""
+    return any(np.ndim(x) > 1 for x in state)
+
+
+def next_block(pc, halt, busiest):
+    """The block to run next, `halt` once no example waits: the busiest (the
+    lowest of equals) or the lowest pending, as `busiest` says."""
+    if not busiest:
+        return pc.min(initial=halt)
+    waiting = np.bincount(pc, minlength=halt + 1)[:halt]  # [halt]
+    return int(np.argmax(waiting)) if waiting.any() else halt
 
 
 def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations, parallel_iterations=10):

@@ -420,9 +420,14 @@ class Context:
         key = (name, signature, backend.name, mode, self._definitions)
         if caller is not None and key in caller.closure_entries:
             return caller.closure_entries[key]
-        for store in (cache, self._entries):
-            if store is not None and key in store:
-                return store[key]
+        if cache is not None and key in cache:
+            return cache[key]
+        if key in self._entries:
+            # A caller's cache holds what its calls ran, whichever call of
+            # the process loaded it first (an earlier call without a cache).
+            if cache is not None:
+                cache[key] = self._entries[key]
+            return self._entries[key]
         filename, root, relpath = self._source_info(name)
         path = loader.module_path(self._generated_dir(root), relpath, backend.suffix)
         text = loader.read(path)

@@ -46,7 +46,9 @@ ours: trace and compile, the module generated and imported beforehand; for
 TFP and blackjax: trace and compile),
 then `--repeats` warm calls of `--steps` steps each, continuing from the
 last state with fresh seeds.  "build" is first call minus the median warm
-call.  Per chain-step is wall time / (steps x chains); per gradient is wall
+call, "-" where the warm calls took longer than the first (on the funnel
+the chains leave the start for the neck, where trees are deeper, so the
+difference says nothing about building).  Per chain-step is wall time / (steps x chains); per gradient is wall
 time / leapfrog steps taken, summed over all chains (TFP's
 `leapfrogs_taken`, blackjax's `num_integration_steps`, our
 `Samples.leapfrogs`): useful gradient evaluations, not the padded ones a
@@ -447,6 +449,10 @@ def _us(seconds):
     return f"{seconds * 1e6:,.1f}" if seconds is not None else "-"
 
 
+def _build(seconds):
+    return f"{seconds:.1f}" if seconds >= 0 else "-"
+
+
 def table(rows, out=sys.stdout):
     print(
         "| chains | sampler | generate s | first call s | build s | µs/chain-step best | median "
@@ -465,7 +471,7 @@ def table(rows, out=sys.stdout):
         util = f"{r['utilization']:.1%}" if "utilization" in r else ""
         generate = f"{r['generate']:.1f}" if "generate" in r else ""
         print(
-            f"| {chains} | {mode} | {generate} | {r['first']:.1f} | {r['build']:.1f} | {_us(r['step_best'])} "
+            f"| {chains} | {mode} | {generate} | {r['first']:.1f} | {_build(r['build'])} | {_us(r['step_best'])} "
             f"| {_us(r['step_median'])} | {_us(r['grad_best'])} | {_us(r['grad_median'])} "
             f"| {r['leapfrogs']:.1f} "
             f"| {r['leapfrogs_min']} / {r['leapfrogs_median']:g} / {r['leapfrogs_max']} "

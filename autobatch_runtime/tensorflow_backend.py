@@ -382,6 +382,12 @@ def busiest_first(state):
     return any(x.shape.rank > 1 for x in state)
 
 
+# Programs of at most this many blocks count the examples at each block by
+# one [blocks, batch] compare (XLA reduces rows faster than it scatters);
+# larger ones by a scatter-add over the batch, which stays O(batch).
+COMPARE_BLOCKS = 64
+
+
 def next_block(pc, halt, busiest):
     """The block the loop runs next ([] int32; `halt` once no example waits).
 
@@ -393,13 +399,22 @@ def next_block(pc, halt, busiest):
         return tf.reduce_min(pc)
     # Constants, not ops: the program traces this once per block loop.
     blocks = np.arange(halt, dtype=pc.dtype.as_numpy_dtype)
-    # [halt, batch] -> [halt]: each block's waiting examples, weighted so that
-    # one maximum finds both the count and, among equal counts, the lower block
-    at = tf.equal(tf.constant(blocks[:, None]), pc)
-    score = tf.reduce_max(
-        tf.reduce_sum(tf.where(at, halt + 1, 0), 1) + tf.constant(halt - blocks)
-    )
-    return tf.where(score > halt, halt - score % (halt + 1), halt)
+    weight = np.int64(halt + 1)
+    if halt <= COMPARE_BLOCKS:
+        # [halt, batch] -> [halt]: each block's waiting examples, as weights
+        at = tf.equal(tf.constant(blocks[:, None]), pc)
+        weighted = tf.reduce_sum(tf.where(at, weight, np.int64(0)), 1)
+    else:
+        # [batch] -> [halt + 1] counts, the halted at the end: O(batch), not
+        # O(batch x blocks), for programs of many blocks
+        ones = tf.ones_like(pc, tf.int64)
+        weighted = tf.math.unsorted_segment_sum(ones, pc, halt + 1)[:halt] * weight
+    # One maximum finds both the count and, among equal counts, the lower
+    # block.  int64: count x (halt + 1) passes int32's range at about two
+    # million examples of a thousand-block program.
+    score = tf.reduce_max(weighted + tf.constant((halt - blocks).astype(np.int64)))
+    chosen = tf.where(score > halt, halt - score % weight, np.int64(halt))
+    return tf.cast(chosen, pc.dtype)
 
 
 def sweeps(state, stacks, writes):

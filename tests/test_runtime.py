@@ -189,3 +189,36 @@ def test_the_runtime_imports_nothing_of_the_compiler():
                 text = f.read()
             for word in ("transpiler", "gast", "black", "templates"):
                 assert f"import {word}" not in text and f"from {word}" not in text, name
+
+
+@pytest.mark.parametrize("halt", [9, 100])  # counted by a compare / a scatter-add
+@pytest.mark.parametrize("busiest", [False, True])
+def test_both_runtimes_choose_the_same_next_block(busiest, halt):
+    """The NumPy and TensorFlow drivers run the same blocks: the busiest (the
+    lowest of equal counts) or the lowest pending; `halt` once none waits."""
+    from autobatch_runtime import numpy_backend, tensorflow_backend
+
+    rng = np.random.default_rng(7)
+    cases = [rng.integers(0, halt + 1, size=n).astype(np.int32) for n in (1, 5, 40, 300)]
+    cases += [np.array([4, 2, 2, 4, halt], np.int32), np.full(3, halt, np.int32)]
+    for pc in cases:
+        expected = numpy_backend.next_block(pc, halt, busiest)
+        chosen = tensorflow_backend.next_block(tf_constant(pc), halt, busiest)
+        assert int(chosen) == expected, pc
+        waiting = np.bincount(pc, minlength=halt + 1)[:halt]
+        if busiest and waiting.any():
+            assert waiting[expected] == waiting.max() and expected == int(np.argmax(waiting))
+    assert numpy_backend.next_block(np.array([4, 2, 2, 4, halt], np.int32), halt, True) == 2
+    for pc in cases:  # and under XLA, as the driver runs it
+        import tensorflow as tf
+
+        choose = tf.function(
+            lambda pc: tensorflow_backend.next_block(pc, halt, busiest), jit_compile=True
+        )
+        assert int(choose(tf_constant(pc))) == numpy_backend.next_block(pc, halt, busiest)
+
+
+def tf_constant(array):
+    import tensorflow as tf
+
+    return tf.constant(array)

@@ -144,21 +144,30 @@ def declared_function(function) -> bool:
     return getattr(inspect.unwrap(function), "_autobatch_declared", False)
 
 
+def batch_call(decorator):
+    """A decorator as an `ast.Call` if it is `@X.batch` or `@X.batch(...)`
+    (the bare form as a call without arguments), else None: how the CLI
+    recognizes batched functions without importing their file."""
+    call = decorator if isinstance(decorator, ast.Call) else None
+    target = call.func if call else decorator
+    if not (isinstance(target, ast.Attribute) and target.attr == "batch"):
+        return None
+    return call or ast.Call(func=target, args=[], keywords=[])
+
+
 def _batch_decorator(node, where):
-    """The `@X.batch` / `@X.batch(...)` decorator of a nested def as a Call
-    node (no arguments for the bare form), or None if it has none."""
+    """The `@X.batch` decorator of a nested def (see `batch_call`), or None
+    if it has none."""
     found = None
     for decorator in node.decorator_list:
-        call = decorator if isinstance(decorator, ast.Call) else None
-        target = call.func if call else decorator
-        if not (isinstance(target, ast.Attribute) and target.attr == "batch"):
+        found = batch_call(decorator)
+        if found is None:
             raise ValueError(
                 f"{where}: {node.name} has a decorator other than `@ctx.batch`, "
                 "which cannot be applied without running the factory"
             )
-        if call is not None and call.args:
+        if found.args:
             raise ValueError(f"{where}: {node.name}'s @ctx.batch takes keywords only")
-        found = call or ast.Call(func=target, args=[], keywords=[])
     return found
 
 
@@ -167,13 +176,11 @@ def _decorator_context(decorator, module, locals_, fresh, new_context, where):
     names, or (for one the factory makes or takes) the one Context this
     build makes with `new_context()` (kept in the list `fresh`)."""
     owner = decorator.func.value
-    names = {n.id for n in ast.walk(owner) if isinstance(n, ast.Name)}
-    if names & locals_:
+    if {n.id for n in ast.walk(owner) if isinstance(n, ast.Name)} & locals_:
         if not fresh:
             fresh.append(new_context())
         return fresh[0]
-    expression = ast.fix_missing_locations(ast.Expression(owner))
-    context = eval(compile(expression, where, "eval"), module.__dict__)  # noqa: S307
+    [context] = _evaluated([owner], module, locals_, where)
     if not callable(getattr(context, "batch", None)):
         raise ValueError(f"{where}: the decorator's {ast.unparse(owner)} is not a Context")
     return context

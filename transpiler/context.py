@@ -80,8 +80,7 @@ class BatchedFunction:
                 f"batched functions take their parameters and {list(_CALL_KEYWORDS)}"
             )
         arguments = {k: kwargs.pop(k) for k in list(kwargs) if k in params and k not in _CALL_KEYWORDS}
-        if self.plain_parameters and (arguments or len(args) < len(params)):
-            args = self._bind(args, arguments)
+        args = self._bound(args, arguments)
         if kwargs.get("dry_run") or self.context._dry_run_depth():
             return self.context._dry_run(self.function, args)
         backend = B.resolve(kwargs.get("backend"))
@@ -99,11 +98,7 @@ class BatchedFunction:
                 f"{self.name}() takes {len(self.parameters)} positional argument(s) "
                 f"but {len(args)} were given"
             )
-        names = self._argument_names(args)
-        try:
-            signature = self._checked_signature(args, names)
-        except (TypeError, ValueError) as error:
-            raise self._caller_error(error) from None
+        names, signature = self._call_signature(args)
         cache = kwargs.get("block_code_cache")
         mode = "stackless" if kwargs.get("stackless") else ""
         entry = self.context._entry(self.name, signature, backend, cache, mode, caller=self)
@@ -150,15 +145,24 @@ class BatchedFunction:
         first call.  Under `AUTOBATCH_FROZEN=1` a missing program raises
         StaleGeneratedCodeError, as the call would.
         """
-        if self.plain_parameters and (arguments or len(args) < len(self.parameters)):
-            args = self._bind(args, arguments)
-        names = self._argument_names(args)
-        try:
-            signature = self._checked_signature(args, names)
-        except (TypeError, ValueError) as error:
-            raise self._caller_error(error) from None
+        _, signature = self._call_signature(self._bound(args, arguments))
         mode = "stackless" if stackless else ""
         self.context._entry(self.name, signature, B.resolve(backend), None, mode, caller=self)
+
+    def _bound(self, args, arguments):
+        """The call's positional arguments: keywords placed, defaults filled in."""
+        if self.plain_parameters and (arguments or len(args) < len(self.parameters)):
+            return self._bind(args, arguments)
+        return args
+
+    def _call_signature(self, args):
+        """(parameter names, signature) of a call's arguments; a bad argument
+        raises from the call itself."""
+        names = self._argument_names(args)
+        try:
+            return names, self._checked_signature(args, names)
+        except (TypeError, ValueError) as error:
+            raise self._caller_error(error) from None
 
     def _bind(self, args, arguments):
         """Positional arguments, with keywords placed and literal defaults filled in."""

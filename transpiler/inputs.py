@@ -23,7 +23,7 @@ import os
 import tempfile
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from transpiler.closures import declaration_text
+from transpiler.closures import batch_call, declaration_text
 
 LOCK_NAME = "autobatch.lock"
 LOCK_HEADER = (
@@ -155,11 +155,9 @@ def scan_batched(filename: str) -> List[Tuple[str, bool]]:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for decorator in node.decorator_list:
-            call = decorator if isinstance(decorator, ast.Call) else None
-            target = call.func if call else decorator
-            if isinstance(target, ast.Attribute) and target.attr == "batch":
-                declared = bool(call) and any(k.arg == "signature" for k in call.keywords)
-                out.append((node.name, declared))
+            call = batch_call(decorator)
+            if call is not None:
+                out.append((node.name, any(k.arg == "signature" for k in call.keywords)))
                 break
     return sorted(out)
 
@@ -181,9 +179,6 @@ def factory_batched(filename: str) -> List[Tuple[str, str]]:
         for node in ast.walk(outer):
             if node is outer or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            for decorator in node.decorator_list:
-                target = decorator.func if isinstance(decorator, ast.Call) else decorator
-                if isinstance(target, ast.Attribute) and target.attr == "batch":
-                    out.append((node.name, outer.name))
-                    break
+            if any(batch_call(d) is not None for d in node.decorator_list):
+                out.append((node.name, outer.name))
     return sorted(set(out))

@@ -98,7 +98,11 @@ class BatchedFunction:
                 f"{self.name}() takes {len(self.parameters)} positional argument(s) "
                 f"but {len(args)} were given"
             )
-        names, signature = self._call_signature(args)
+        names = self._argument_names(args)
+        try:  # raised here: the user's call is the one frame of ours they see
+            signature = self._checked_signature(args, names)
+        except (TypeError, ValueError) as error:
+            raise self._caller_error(error) from None
         cache = kwargs.get("block_code_cache")
         mode = "stackless" if kwargs.get("stackless") else ""
         entry = self.context._entry(self.name, signature, backend, cache, mode, caller=self)
@@ -145,7 +149,11 @@ class BatchedFunction:
         first call.  Under `AUTOBATCH_FROZEN=1` a missing program raises
         StaleGeneratedCodeError, as the call would.
         """
-        _, signature = self._call_signature(self._bound(args, arguments))
+        args = self._bound(args, arguments)
+        try:  # raised here, as a call raises from __call__
+            signature = self._checked_signature(args, self._argument_names(args))
+        except (TypeError, ValueError) as error:
+            raise self._caller_error(error) from None
         mode = "stackless" if stackless else ""
         self.context._entry(self.name, signature, B.resolve(backend), None, mode, caller=self)
 
@@ -154,15 +162,6 @@ class BatchedFunction:
         if self.plain_parameters and (arguments or len(args) < len(self.parameters)):
             return self._bind(args, arguments)
         return args
-
-    def _call_signature(self, args):
-        """(parameter names, signature) of a call's arguments; a bad argument
-        raises from the call itself."""
-        names = self._argument_names(args)
-        try:
-            return names, self._checked_signature(args, names)
-        except (TypeError, ValueError) as error:
-            raise self._caller_error(error) from None
 
     def _bind(self, args, arguments):
         """Positional arguments, with keywords placed and literal defaults filled in."""

@@ -24,6 +24,28 @@ from autobatch_runtime.common import (  # re-exported: generated code reads rt.<
 )
 from autobatch_runtime.common import call as _call
 from autobatch_runtime import RUNTIME_VERSION, require  # noqa: F401 (rt.require)
+from autobatch_runtime.builtins_numpy import (  # noqa: F401 - rt.py_*: Python's builtins per example
+    py_all,
+    py_any,
+    py_bool,
+    py_contains,
+    py_contains_constant,
+    py_decimal_length,
+    py_float,
+    py_int,
+    py_math,
+    py_max,
+    py_max_of,
+    py_min,
+    py_min_of,
+    py_not,
+    py_popcount,
+    py_powmod,
+    py_round,
+    py_round_digits,
+    py_sorted,
+    py_sum,
+)
 
 
 def select(active, new, old):
@@ -133,6 +155,15 @@ def put(array, items, value):
     array[key] = np.broadcast_to(value, array[key].shape)
     return array
 
+
+
+def repeat(value, n, axis=0):
+    """`[value for _ in range(n)]` (and `[value] * n`): n copies of value
+    along a new axis: [n, *shape] for a constant (axis 0), [batch, n,
+    *shape] for a per-example value (axis 1, after the batch axis).  Python
+    numbers become int64 / float64 / bool, as type inference typed them."""
+    value = np.asarray(value)
+    return np.repeat(np.expand_dims(value, axis), max(int(n), 0), axis=axis)
 
 def index_fault(active, array, items, batched=True):
     """[batch] bool: the active examples whose integer items are out of range

@@ -223,7 +223,9 @@ def helpers(backend) -> dict:
         from autobatch_runtime import numpy_backend as runtime
     else:
         from autobatch_runtime import tensorflow_backend as runtime
-    return {name: getattr(runtime, name) for name in ("cast", "take", "lookup", "put", "spread")}
+    from transpiler import expression_helpers
+
+    return {name: getattr(runtime, name) for name in sorted(expression_helpers.NAMES)}
 
 
 def probe(backend, pattern, rng):

@@ -29,6 +29,7 @@ import keyword
 from typing import Dict, List, Optional
 
 from templates import program as program_templates
+from transpiler import expression_helpers
 from transpiler import types as T
 from transpiler.emit.template import comment, expand
 from transpiler.ir import instructions as ir
@@ -48,7 +49,7 @@ RESERVED = frozenset(
 
 # The runtime helpers that rewritten expressions call (passes/subscripts.py,
 # type inference's `spread`), written as bare names in the IR.
-_EXPRESSION_HELPERS = frozenset(("take", "lookup", "put", "spread", "cast"))
+_EXPRESSION_HELPERS = expression_helpers.NAMES
 
 
 def _helper(func) -> Optional[str]:

@@ -36,6 +36,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from transpiler import expression_helpers
+
 # Builtins that are per example on a batch as they are, or that the
 # subscript pass has already rewritten (`len`), or that build no values.
 _PER_EXAMPLE_BUILTINS = frozenset(
@@ -44,7 +46,7 @@ _PER_EXAMPLE_BUILTINS = frozenset(
 )
 # The generated module's own helpers, inserted by earlier passes: per
 # example by construction.
-_HELPERS = frozenset(("take", "lookup", "put", "cast", "spread"))
+_HELPERS = expression_helpers.NAMES
 
 
 def check(

@@ -31,7 +31,7 @@ from transpiler import backends as B
 from transpiler import types as T
 from transpiler.errors import BatchTypeError
 from transpiler.ir import instructions as ir
-from transpiler.passes import batch_axis, broadcast, subscripts
+from transpiler.passes import batch_axis, broadcast, python_builtins, subscripts
 
 
 def infer(
@@ -193,15 +193,20 @@ class _Inference:
             ranks = {len(leaf.shape) for leaf in leaves}
             text = expr
             env = self._placeholder_env(vars_in, _promote_weak(inputs))
-            if subscripts.mentions(expr):
+            if python_builtins.mentions(text):  # first: `list(v)[1]` is a subscript of v
+                text = python_builtins.rewrite(text, self._values(fn, env, subscripted=True))
+            if subscripts.mentions(text):
                 text = subscripts.rewrite(text, self._values(fn, env))
             if force or ranks - {0} or _reads_beyond(expr, vars_in):
                 text = broadcast.align(text, lambda sub: self._describe(fn, sub, env))
             self.cache[key] = text
         return self.cache[key]
 
-    def _values(self, fn, env):
-        """Subexpressions' values and per-example shapes, for passes/subscripts.py."""
+    def _values(self, fn, env, subscripted=False):
+        """Subexpressions' values and per-example shapes, for passes/subscripts.py
+        (and, `subscripted`: each subexpression's subscripts given their
+        per-example meaning first, for passes/python_builtins.py, which runs
+        before them: `min(v[i], x)` is the min of one element per example)."""
         evaluate = self._evaluator(fn, env)
 
         def event_shape(value):
@@ -209,7 +214,11 @@ class _Inference:
                 return None
             return B.type_of(self.backend, value).shape
 
-        def align(text):
+        plain = subscripts.Values(evaluate, event_shape, lambda text: align(text, False))
+
+        def align(text, subscripted=subscripted):
+            if subscripted and subscripts.mentions(text):
+                text = subscripts.rewrite(text, plain)
             return broadcast.align(text, lambda sub: self._describe(fn, sub, env))
 
         return subscripts.Values(evaluate, event_shape, align)

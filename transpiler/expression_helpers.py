@@ -1,0 +1,15 @@
+"""The runtime helpers that rewritten expressions call, by name.
+
+Passes write them as bare names in the IR's expression text (`take(v, (i,))`,
+`py_min(a, b)`); type inference evaluates them from the runtime module of its
+backend, the batch-axis checks leave them alone (they are per example by
+construction), and the emitter writes them as `rt.<name>`.  One list, so the
+three always agree.
+"""
+
+from transpiler.passes import python_builtins
+
+# passes/subscripts.py and type inference's `spread`/`cast`
+SUBSCRIPT_HELPERS = ("cast", "take", "lookup", "put", "spread", "repeat")
+
+NAMES = frozenset(SUBSCRIPT_HELPERS + python_builtins.HELPERS)

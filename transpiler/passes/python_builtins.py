@@ -1,0 +1,605 @@
+"""Python's builtins, `math`, identity and membership, per example.
+
+A Python builtin is never a primitive.  On the batch, `min(a, b)` would
+compare two whole arrays (an error, or a wrong answer), `isinstance(n, int)`
+would ask about the batch object (False: every example takes the "bad
+input" path), `str(n)` would print the whole batch and `x is None` would
+test the batch's identity.  This pass gives every such form the meaning it
+has on one example, from the per-example types that type inference knows,
+or refuses it at build time (a `SubscriptError`, which type inference
+reports with the user's line):
+
+    min(a, b), max(a, b, 3)   ->  py_min(a, b), py_max(a, b, 3)
+    min(v), sum(v), any(v)    ->  py_min_of(v), py_sum(v), py_any(v)    (v a per-example vector)
+    int(x), round(x)          ->  py_int(x), py_round(x)                (x a float)
+    divmod(a, b), pow(a, b)   ->  (a // b, a % b), a ** b
+    math.sqrt(n)              ->  py_math('sqrt', n)
+    isinstance(n, int)        ->  True                                  (n is an int per example)
+    x is None, flag is False  ->  False, flag == False                  (x a number, flag a bool)
+    x in (1, 2, 3), x in v    ->  (x == 1) | (x == 2) | (x == 3), py_contains(v, x)
+    len(str(n))               ->  py_decimal_length(n)
+    str(n), print(n), f'{n}'  ->  refused: text has no per-example value
+
+Builtins and `math` functions whose arguments are all constants keep their
+Python meaning and are left alone.  The `py_*` helpers live in the runtime
+(autobatch_runtime/builtins_numpy.py and builtins_tensorflow.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+from typing import Optional
+
+import numpy as np
+
+from transpiler.passes.subscripts import SubscriptError, Values, _UNKNOWN
+
+# The runtime helpers this module writes (bare names in the IR, `rt.<name>`
+# in the generated module).
+HELPERS = (
+    "py_min",
+    "py_max",
+    "py_min_of",
+    "py_max_of",
+    "py_sum",
+    "py_all",
+    "py_any",
+    "py_sorted",
+    "py_contains",
+    "py_contains_constant",
+    "py_not",
+    "py_int",
+    "py_float",
+    "py_bool",
+    "py_round",
+    "py_round_digits",
+    "py_powmod",
+    "py_decimal_length",
+    "py_popcount",
+    "py_math",
+)
+
+# `math` functions with a per-example helper (the keys of the runtime's MATH).
+MATH_FUNCTIONS = frozenset(
+    """sqrt exp expm1 log1p log2 log10 sin cos tan asin acos atan sinh cosh tanh
+    asinh acosh atanh fabs degrees radians atan2 hypot copysign fmod pow log floor
+    ceil trunc isqrt gcd lcm isnan isinf isfinite""".split()
+)
+
+# Builtins that passes/subscripts.py gives their per-example meaning (it runs
+# after this pass), or that are elementwise on arrays already.
+_SUBSCRIPT_PASS = frozenset(("len", "slice"))
+_TEXT = frozenset(("str", "repr", "format", "ascii", "hex", "oct", "bin", "chr"))
+_ITERATION = frozenset(("range", "enumerate", "zip", "map", "filter", "iter", "next", "reversed"))
+
+# Words whose presence means there may be something to rewrite (a cheap test).
+_WORDS = tuple(
+    name
+    for name in dir(builtins)
+    if not name.startswith("_") and name[0].islower()
+) + ("math", " is ", " in ", "f'", 'f"', "%")
+
+
+def mentions(expr: str) -> bool:
+    """Whether `expr` may call a builtin, test identity or membership."""
+    return any(word in expr for word in _WORDS)
+
+
+def rewrite(expr: str, values: Values) -> str:
+    """`expr` with every builtin, `math` call, `is` and `in` on per-example
+    values given its per-example meaning (or a SubscriptError)."""
+    tree = ast.parse(expr, mode="eval")
+    rewriter = _Rewriter(values)
+    new = rewriter.visit(tree)
+    if not rewriter.changed:
+        return expr
+    return ast.unparse(ast.fix_missing_locations(new))
+
+
+class _Value:
+    """What the rewrite knows of one subexpression's value."""
+
+    def __init__(self, value, shape, dtype):
+        self.value = value
+        self.shape = shape  # per-example shape if batched, else None
+        self.dtype = dtype  # numpy dtype of a batched value, else None
+
+    @property
+    def batched(self) -> bool:
+        return self.shape is not None
+
+    @property
+    def scalar(self) -> bool:
+        return self.shape == ()
+
+    def python_class(self):
+        """The class this value has on one example: a per-example number is
+        a Python int, float, bool or complex; a per-example array an
+        ndarray (strings are arrays of codes)."""
+        if self.shape:
+            return np.ndarray
+        return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[self.dtype.kind]
+
+
+def _name(text):
+    return ast.Name(text, ast.Load())
+
+
+def _call(function, *args):
+    return ast.Call(_name(function), list(args), [])
+
+
+def _text(node) -> str:
+    return ast.unparse(node)
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, values: Values):
+        self.values = values
+        self.changed = False
+
+    # ---- what a subexpression is ------------------------------------------
+
+    def info(self, node) -> Optional[_Value]:
+        value = self.values.of(node)
+        if value is _UNKNOWN:
+            return None
+        shape = self.values.event_shape(value)
+        if shape is None:
+            return _Value(value, None, None)
+        dtype = value.dtype
+        return _Value(value, tuple(shape), np.dtype(getattr(dtype, "as_numpy_dtype", dtype)))
+
+    def per_example(self, node) -> bool:
+        """Whether `node`'s value differs per example (a batched array, or a
+        tuple holding one)."""
+        info = self.info(node)
+        return info is not None and (info.batched or self.batched_tuple(info.value))
+
+    def batched_tuple(self, value) -> bool:
+        if isinstance(value, (tuple, list)):
+            return any(self.batched_tuple(v) or self.values.event_shape(v) is not None for v in value)
+        return False
+
+    def function(self, node):
+        """The object a call's function names (None if unknown)."""
+        value = self.values.of(node.func)
+        return None if value is _UNKNOWN else value
+
+    def done(self, node):
+        self.changed = True
+        return node
+
+    # ---- calls ------------------------------------------------------------
+
+    def visit_Call(self, node):
+        special = self.text_pattern(node)
+        if special is not None:
+            return self.done(special)
+        self.generic_visit(node)
+        function = self.function(node)
+        if function is None:
+            return node
+        name = _builtin_name(function)
+        if name is None:
+            return node
+        arguments = list(node.args) + [k.value for k in node.keywords]
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            if any(self.per_example(a.value if isinstance(a, ast.Starred) else a) for a in arguments):
+                raise SubscriptError(f"`{_text(node)}`: `*` and `**` arguments of per-example values are not supported here; pass them one by one")
+            return node
+        if name == "print":
+            raise SubscriptError(
+                "print() has no per-example meaning in a batched program (it would run once for "
+                "the whole batch); remove it, or call the function with dry_run=True to run it as Python"
+            )
+        if not any(self.per_example(a) for a in arguments) or name in _SUBSCRIPT_PASS:
+            return node  # constants only: Python's own meaning
+        if name.startswith("math."):
+            return self.math_call(node, name[5:])
+        handler = getattr(self, "builtin_" + name, None)
+        if handler is None:
+            raise SubscriptError(_no_translation(name, node))
+        return handler(node)
+
+    def text_pattern(self, node):
+        """`len(str(n))` and `bin(n).count("1")`: text whose length or count
+        is a number per example."""
+        if (
+            isinstance(node.func, ast.Name)
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.Call)
+            and len(node.args[0].args) == 1
+            and not node.args[0].keywords
+            and self.function(node) is builtins.len
+            and self.function(node.args[0]) in (builtins.str, builtins.repr)
+        ):
+            inner = self.visit(node.args[0].args[0])
+            info = self.info(inner)
+            if info is not None and info.batched:
+                if info.scalar and info.dtype.kind in "biu":
+                    return _call("py_decimal_length", inner)
+                raise SubscriptError(
+                    f"`{_text(node)}`: the length of the text of a per-example "
+                    f"{info.python_class().__name__} is supported for ints and bools only"
+                )
+            node.args[0].args[0] = inner
+            return None
+        func = node.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "count"
+            and isinstance(func.value, ast.Call)
+            and len(func.value.args) == 1
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value == "1"
+            and self.function(func.value) is builtins.bin
+        ):
+            inner = self.visit(func.value.args[0])
+            info = self.info(inner)
+            if info is not None and info.batched and info.scalar and info.dtype.kind in "biu":
+                return _call("py_popcount", inner)
+            func.value.args[0] = inner
+        return None
+
+    def math_call(self, node, name):
+        if name not in MATH_FUNCTIONS or node.keywords:
+            raise SubscriptError(_no_translation("math." + name, node))
+        for argument in node.args:
+            info = self.info(argument)
+            if info is not None and info.batched and not info.scalar:
+                raise SubscriptError(
+                    f"`{_text(node)}`: math.{name} takes numbers, and `{_text(argument)}` is an "
+                    f"array per example (use np.{name} or tf.math.{name} for arrays)"
+                )
+        return self.done(ast.Call(_name("py_math"), [ast.Constant(name)] + list(node.args), []))
+
+    def scalars(self, node, args):
+        """Checks that every argument is one number per example."""
+        for argument in args:
+            info = self.info(argument)
+            if info is not None and info.batched and not info.scalar:
+                raise SubscriptError(
+                    f"`{_text(node)}`: `{_text(argument)}` is an array per example, where "
+                    "Python takes a number here"
+                )
+            if info is not None and not info.batched and isinstance(info.value, str):
+                raise SubscriptError(f"`{_text(node)}` mixes text with numbers")
+
+    def extremum(self, node, largest):
+        which = "max" if largest else "min"
+        keywords = {k.arg: k.value for k in node.keywords}
+        if "key" in keywords:
+            raise SubscriptError(
+                f"`{_text(node)}`: {which}() with key= is not supported on per-example values; "
+                "compute the keys into an array and compare them in a loop"
+            )
+        if len(node.args) == 1:
+            info = self.info(node.args[0])
+            if info is not None and isinstance(info.value, (tuple, list)):
+                elements = self.elements(node.args[0], info.value)
+                return self.extremum(ast.Call(node.func, elements, []), largest) if len(elements) > 1 else self.done(elements[0])
+            if info is None or not info.batched or not info.shape:
+                raise SubscriptError(f"`{_text(node)}`: {which}() of one number; Python needs an iterable or two numbers")
+            if len(info.shape) > 1:
+                raise SubscriptError(
+                    f"`{_text(node)}`: {which}() of a per-example {len(info.shape)}-d array compares its "
+                    f"rows, which Python cannot do; use np.{which}(x, axis=-1)-style reductions"
+                )
+            if info.shape[0] == 0:
+                if "default" in keywords:
+                    return self.done(keywords["default"])
+                raise SubscriptError(f"`{_text(node)}`: {which}() of an empty vector raises ValueError on every example")
+            return self.done(_call(f"py_{which}_of", node.args[0]))
+        if "default" in keywords:
+            raise SubscriptError(f"`{_text(node)}`: default= is only for a single iterable")
+        self.scalars(node, node.args)
+        return self.done(_call(f"py_{which}", *node.args))
+
+    def builtin_min(self, node):
+        return self.extremum(node, largest=False)
+
+    def builtin_max(self, node):
+        return self.extremum(node, largest=True)
+
+    def elements(self, node, value):
+        """A per-example tuple's elements as subscripts by literals."""
+        return [ast.Subscript(node, ast.Constant(k), ast.Load()) for k in range(len(value))]
+
+    def builtin_sum(self, node):
+        args = list(node.args)
+        start = args[1] if len(args) > 1 else next((k.value for k in node.keywords if k.arg == "start"), None)
+        info = self.info(args[0])
+        if info is not None and isinstance(info.value, (tuple, list)):
+            total = start if start is not None else ast.Constant(0)
+            for element in self.elements(args[0], info.value):
+                total = ast.BinOp(total, ast.Add(), element)
+            return self.done(total)
+        if info is None or not info.batched or not info.shape:
+            raise SubscriptError(f"`{_text(node)}`: sum() needs a per-example vector or a tuple")
+        call = _call("py_sum", args[0])
+        if start is not None:
+            call.args.append(start)
+        return self.done(call)
+
+    def builtin_any(self, node):
+        return self.truth_reduction(node, "any")
+
+    def builtin_all(self, node):
+        return self.truth_reduction(node, "all")
+
+    def truth_reduction(self, node, which):
+        info = self.info(node.args[0])
+        if info is not None and isinstance(info.value, (tuple, list)):
+            parts = [_call("py_bool", e) for e in self.elements(node.args[0], info.value)]
+            if not parts:
+                return self.done(ast.Constant(which == "all"))
+            result = parts[0]
+            op = ast.BitOr() if which == "any" else ast.BitAnd()
+            for part in parts[1:]:
+                result = ast.BinOp(result, op, part)
+            return self.done(result)
+        if info is None or not info.batched or len(info.shape) != 1:
+            raise SubscriptError(
+                f"`{_text(node)}`: {which}() needs a per-example vector (the truth of a "
+                "row of a matrix is ambiguous)"
+            )
+        return self.done(_call(f"py_{which}", node.args[0]))
+
+    def builtin_sorted(self, node):
+        keywords = {k.arg: k.value for k in node.keywords}
+        info = self.info(node.args[0])
+        if "key" in keywords or info is None or not info.batched or len(info.shape) != 1:
+            raise SubscriptError(
+                f"`{_text(node)}`: sorted() is supported on a per-example vector, without key="
+            )
+        call = _call("py_sorted", node.args[0])
+        if "reverse" in keywords:
+            call.args.append(keywords["reverse"])
+        return self.done(call)
+
+    def builtin_list(self, node):
+        info = self.info(node.args[0]) if len(node.args) == 1 else None
+        if info is not None and info.batched and info.shape:
+            return self.done(node.args[0])  # a copy: values are never shared
+        raise SubscriptError(f"`{_text(node)}`: list() is supported on a per-example array (a copy)")
+
+    def builtin_abs(self, node):
+        info = self.info(node.args[0])
+        if info is not None and info.batched and info.dtype == np.bool_:
+            return self.done(_call("py_int", node.args[0]))
+        return node  # numbers and arrays: abs() is elementwise already
+
+    def conversion(self, node, helper, accepts_arrays=False):
+        if len(node.args) != 1 or node.keywords:
+            raise SubscriptError(f"`{_text(node)}`: only the one-argument form is supported per example")
+        if not accepts_arrays:
+            self.scalars(node, node.args)
+        return self.done(_call(helper, node.args[0]))
+
+    def builtin_int(self, node):
+        return self.conversion(node, "py_int")
+
+    def builtin_float(self, node):
+        return self.conversion(node, "py_float")
+
+    def builtin_bool(self, node):
+        return self.conversion(node, "py_bool")
+
+    def builtin_round(self, node):
+        self.scalars(node, node.args[:1])
+        if len(node.args) == 1 and not node.keywords:
+            return self.done(_call("py_round", node.args[0]))
+        digits = node.args[1] if len(node.args) > 1 else node.keywords[0].value
+        info = self.info(digits)
+        if info is None or info.batched or not isinstance(info.value, int):
+            raise SubscriptError(f"`{_text(node)}`: round()'s digits must be the same int for every example")
+        if info.value < 0:
+            raise SubscriptError(f"`{_text(node)}`: round() to negative digits is not supported per example")
+        return self.done(_call("py_round_digits", node.args[0], digits))
+
+    def builtin_divmod(self, node):
+        a, b = node.args
+        return self.done(ast.Tuple([ast.BinOp(a, ast.FloorDiv(), b), ast.BinOp(a, ast.Mod(), b)], ast.Load()))
+
+    def builtin_pow(self, node):
+        args = list(node.args) + [k.value for k in node.keywords]
+        self.scalars(node, args)
+        if len(args) == 3:
+            return self.done(_call("py_powmod", *args))
+        return self.done(ast.BinOp(args[0], ast.Pow(), args[1]))
+
+    def builtin_isinstance(self, node):
+        if len(node.args) != 2:
+            raise SubscriptError(f"`{_text(node)}`: isinstance() takes two arguments")
+        classes = self.info(node.args[1])
+        if classes is None or classes.batched:
+            raise SubscriptError(f"`{_text(node)}`: the classes must be the same for every example")
+        info = self.info(node.args[0])
+        try:
+            if info.batched:
+                answer = issubclass(info.python_class(), classes.value)
+            else:  # a per-example tuple: its class is the same on one example
+                answer = isinstance(info.value, classes.value)
+        except TypeError as e:
+            raise SubscriptError(f"`{_text(node)}`: {e}") from None
+        return self.done(ast.Constant(bool(answer)))
+
+    def builtin_type(self, node):
+        info = self.info(node.args[0])
+        if len(node.args) == 1 and info is not None and info.batched and info.scalar:
+            return self.done(_name(info.python_class().__name__))
+        raise SubscriptError(f"`{_text(node)}`: type() of a per-example array or tuple; use isinstance()")
+
+    # ---- identity and membership -------------------------------------------
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) != 1:
+            return node  # the builder splits chains: constants only here
+        op = node.ops[0]
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            return self.identity(node, isinstance(op, ast.IsNot))
+        if isinstance(op, (ast.In, ast.NotIn)):
+            return self.membership(node, isinstance(op, ast.NotIn))
+        return node
+
+    def identity(self, node, negated):
+        left, right = node.left, node.comparators[0]
+        if not (self.per_example(left) or self.per_example(right)):
+            return node
+        if isinstance(left, ast.Constant) and not isinstance(right, ast.Constant):
+            left, right = right, left
+        info = self.info(left)
+        if isinstance(right, ast.Constant) and right.value is None:
+            answer = False  # a per-example number, array or tuple is never None
+        elif isinstance(right, ast.Constant) and isinstance(right.value, bool):
+            if info is not None and info.batched and info.scalar and info.dtype == np.bool_:
+                op = ast.NotEq() if negated else ast.Eq()
+                return self.done(ast.Compare(left, [op], [right]))
+            answer = False  # an int, float or array is never the bool object
+        else:
+            raise SubscriptError(
+                f"`{_text(node)}` compares the identity of per-example values, which has no "
+                "batched meaning; compare values with == (or test `is None` on an optional)"
+            )
+        return self.done(ast.Constant(answer != negated))
+
+    def membership(self, node, negated):
+        item, container = node.left, node.comparators[0]
+        result = self.contains(node, item, container)
+        if result is None:
+            return node
+        self.changed = True
+        return _call("py_not", result) if negated else result
+
+    def contains(self, node, item, container):
+        """`item in container` per example, or None if nothing differs per example."""
+        if isinstance(container, (ast.Tuple, ast.List, ast.Set)):
+            if not (self.per_example(item) or any(self.per_example(e) for e in container.elts)):
+                return None
+            self.scalars(node, [item, *container.elts])
+            return _any_equal(item, container.elts)
+        if isinstance(container, ast.Call) and self.function(container) is builtins.range:
+            if not (self.per_example(item) or any(self.per_example(a) for a in container.args)):
+                return None
+            return self.in_range(node, item, container)
+        holder = self.info(container)
+        if holder is None:
+            return None
+        if holder.batched:
+            self.scalars(node, [item])
+            if not holder.shape:
+                raise SubscriptError(f"`{_text(node)}`: `in` a number; Python needs a container")
+            return _call("py_contains", container, item)
+        if isinstance(holder.value, (tuple, list)) and self.batched_tuple(holder.value):
+            self.scalars(node, [item])
+            return _any_equal(item, self.elements(container, holder.value))
+        if not self.per_example(item):
+            return None
+        self.scalars(node, [item])
+        if isinstance(holder.value, str):
+            raise SubscriptError(
+                f"`{_text(node)}`: a number `in` a string raises TypeError in Python; with text "
+                "held as character codes, test the codes: `c in CODES` with a module-level "
+                "`CODES = np.array([ord(ch) for ch in 'aeiou'])`"
+            )
+        if isinstance(holder.value, (dict, set, frozenset)):
+            raise SubscriptError(f"`{_text(node)}`: `in` a dict or set is not supported per example; use a tuple or an array")
+        table = np.asarray(holder.value)
+        if table.dtype.kind not in "biuf":
+            raise SubscriptError(f"`{_text(node)}`: `in` needs a container of numbers")
+        return _call("py_contains_constant", container, item)
+
+    def in_range(self, node, item, call):
+        args = list(call.args)
+        start, stop, step = (ast.Constant(0), args[0], None) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else None)
+        sign = 1
+        if step is not None:
+            info = self.info(step)
+            if info is None or info.batched or not isinstance(info.value, int) or info.value == 0:
+                raise SubscriptError(f"`{_text(node)}`: `in range(...)` needs a step that is the same nonzero int for every example")
+            sign = 1 if info.value > 0 else -1
+        self.scalars(node, [item, *args])
+        if sign > 0:
+            test = ast.BinOp(ast.Compare(start, [ast.LtE()], [item]), ast.BitAnd(), ast.Compare(item, [ast.Lt()], [stop]))
+            offset = ast.BinOp(item, ast.Sub(), start)
+        else:
+            test = ast.BinOp(ast.Compare(stop, [ast.Lt()], [item]), ast.BitAnd(), ast.Compare(item, [ast.LtE()], [start]))
+            offset = ast.BinOp(start, ast.Sub(), item)
+        if step is not None and abs(self.info(step).value) != 1:
+            modulus = ast.Constant(abs(self.info(step).value))
+            test = ast.BinOp(test, ast.BitAnd(), ast.Compare(ast.BinOp(offset, ast.Mod(), modulus), [ast.Eq()], [ast.Constant(0)]))
+        return test
+
+    # ---- text ---------------------------------------------------------------
+
+    def visit_JoinedStr(self, node):
+        self.generic_visit(node)
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue) and self.per_example(part.value):
+                raise SubscriptError(
+                    f"the f-string `{_text(node)}` formats a per-example value: text has no "
+                    "per-example value in a batched program; return numbers (codes) instead"
+                )
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Mod):
+            left = self.info(node.left)
+            if left is not None and not left.batched and isinstance(left.value, (str, bytes)) and self.per_example(node.right):
+                raise SubscriptError(
+                    f"`{_text(node)}` formats a per-example value as text, which has no "
+                    "per-example value in a batched program"
+                )
+        return node
+
+
+def _any_equal(item, elements):
+    """`(item == e1) | (item == e2) | ...`: Python's `in` on numbers."""
+    if not elements:
+        return ast.Constant(False)
+    result = None
+    for element in elements:
+        test = ast.Compare(item, [ast.Eq()], [element])
+        result = test if result is None else ast.BinOp(result, ast.BitOr(), test)
+    return result
+
+
+def _builtin_name(function) -> Optional[str]:
+    """"min" for the builtin `min`, "math.sqrt" for `math.sqrt`, else None
+    (a user's own function of the same name is not a builtin)."""
+    name = getattr(function, "__name__", None)
+    if name is None:
+        return None
+    try:
+        if getattr(builtins, name, None) is function:
+            return name
+        if getattr(math, name, None) is function:
+            return "math." + name
+    except TypeError:
+        return None
+    return None
+
+
+def _no_translation(name, node) -> str:
+    short = name.split(".")[-1]
+    if short in _TEXT or name in ("str", "repr"):
+        return (
+            f"`{_text(node)}` makes text of a per-example value: text has no per-example value "
+            "in a batched program (len(str(n)) of an int works); return numbers (codes) instead"
+        )
+    if short in _ITERATION:
+        return (
+            f"`{_text(node)}`: {short}() of per-example values works only in a `for` header "
+            "(`for i, x in enumerate(v)`)"
+        )
+    return (
+        f"`{_text(node)}`: the builtin {name}() has no per-example translation, and a Python "
+        "builtin never runs on the whole batch; compute it with arithmetic or an array function"
+    )

@@ -324,3 +324,20 @@ assert set(MATH) <= set(dir(math))
 def py_not(value):
     """`not` of a per-example truth value (for `not in`)."""
     return np.logical_not(value)
+
+
+def py_some(value):
+    """A per-example value as an `Optional` that holds it in every example:
+    value [batch, *event] -> Optional([batch] True, value)."""
+    from autobatch_runtime.optional import Optional
+
+    value = np.asarray(value)
+    return Optional(np.ones(value.shape[:1], bool), value)
+
+
+def py_none(dtype, shape):
+    """`None` as an `Optional` of a per-example dtype and shape, without the
+    batch axis (the block's `spread` gives it one)."""
+    from autobatch_runtime.optional import Optional
+
+    return Optional(np.asarray(False), np.zeros(shape, dtype))

@@ -324,3 +324,20 @@ def py_math(name, *args):
 def py_not(value):
     """`not` of a per-example truth value (for `not in`)."""
     return tf.logical_not(tf.cast(value, tf.bool))
+
+
+def py_some(value):
+    """A per-example value as an `Optional` that holds it in every example:
+    value [batch, *event] -> Optional([batch] True, value)."""
+    from autobatch_runtime.optional import Optional
+
+    value = tf.convert_to_tensor(value)
+    return Optional(tf.ones(tf.shape(value)[:1], tf.bool), value)
+
+
+def py_none(dtype, shape):
+    """`None` as an `Optional` of a per-example dtype and shape, without the
+    batch axis (the block's `spread` gives it one)."""
+    from autobatch_runtime.optional import Optional
+
+    return Optional(tf.constant(False), tf.zeros(shape, dtype))

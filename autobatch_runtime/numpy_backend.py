@@ -38,11 +38,13 @@ from autobatch_runtime.builtins_numpy import (  # noqa: F401 - rt.py_*: Python's
     py_max_of,
     py_min,
     py_min_of,
+    py_none,
     py_not,
     py_popcount,
     py_powmod,
     py_round,
     py_round_digits,
+    py_some,
     py_sorted,
     py_sum,
 )

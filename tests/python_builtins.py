@@ -277,3 +277,45 @@ def extremes_of_a_matrix(m):
 @ctx.batch
 def number_in_text(n):
     return n in "aeiou"
+
+
+# ---- None as a per-example value (an optional) -------------------------------
+
+
+@ctx.batch
+def linear_search(v, target):
+    """Returns the index of target, or None when it is not there."""
+    for i in range(len(v)):
+        if v[i] == target:
+            return i
+    return None
+
+
+@ctx.batch
+def search_or_default(v, target):
+    index = linear_search(v, target)
+    if index is None:
+        return -1
+    return index * 10
+
+
+@ctx.batch
+def best_so_far(v, limit):
+    """`best = None`, then a value once one qualifies."""
+    best = None
+    for i in range(len(v)):
+        if v[i] < limit and (best is None or v[i] > best):
+            best = v[i]
+    if best is not None:
+        return best + 0.5
+    return -1.0
+
+
+@ctx.batch
+def first_negative(x, y):
+    """An optional from a choice, and `== None`."""
+    found = x if x < 0 else None
+    if found == None:  # noqa: E711 - as public code writes it
+        found = y if y < 0 else None
+    return found
+

@@ -77,6 +77,22 @@ class TupleType:
 Pattern = Union[TensorType, _NoneType, TupleType]
 
 
+def optional(inner: Pattern) -> TupleType:
+    """The type of a value that is `inner` in some examples and None in
+    others: an `autobatch_runtime.optional.Optional(present, value)`, a
+    namedtuple of a bool and the value, so that registers, stacks and
+    choices hold it as they hold any tuple."""
+    from autobatch_runtime.optional import Optional
+
+    return TupleType((TensorType(np.bool_), inner), Optional)
+
+
+def is_optional(pattern) -> bool:
+    from autobatch_runtime.optional import Optional
+
+    return isinstance(pattern, TupleType) and pattern.cls is Optional
+
+
 @dataclasses.dataclass(frozen=True)
 class Type:
     """The predecessor's wrapper of a pattern of `TensorType`s (`Type.tensors`).
@@ -141,6 +157,12 @@ def join(a: Optional[Pattern], b: Optional[Pattern]) -> Optional[Pattern]:
         return b
     if b is None:
         return a
+    if (a is NONE) != (b is NONE) or is_optional(a) != is_optional(b):
+        # None meets a value (`return None` on one path, `return i` on
+        # another; `best = None` then `best = x`): an optional of it.
+        a, b = (x.elements[1] if is_optional(x) else x for x in (a, b))
+        inner = b if a is NONE else a if b is NONE else join(a, b)
+        return NONE if inner is NONE else optional(inner)
     if isinstance(a, TensorType) and isinstance(b, TensorType):
         if a.shape != b.shape:
             raise TypeJoinError(f"per-example shapes differ: {a} vs {b}")

@@ -59,6 +59,8 @@ HELPERS = (
     "py_decimal_length",
     "py_popcount",
     "py_math",
+    "py_some",
+    "py_none",
 )
 
 # `math` functions with a per-example helper (the keys of the runtime's MATH).
@@ -92,6 +94,7 @@ def rewrite(expr: str, values: Values) -> str:
     values given its per-example meaning (or a SubscriptError)."""
     tree = ast.parse(expr, mode="eval")
     rewriter = _Rewriter(values)
+    rewriter.root = tree.body
     new = rewriter.visit(tree)
     if not rewriter.changed:
         return expr
@@ -437,7 +440,51 @@ class _Rewriter(ast.NodeTransformer):
 
     # ---- identity and membership -------------------------------------------
 
+    # ---- optionals: a value that is None in some examples ------------------
+
+    def optional(self, node) -> bool:
+        from autobatch_runtime.optional import Optional
+
+        info = self.info(node)
+        return info is not None and isinstance(info.value, Optional)
+
+    def visit_Name(self, node):
+        """An optional used as its value (`r * 2` after `if r is None:
+        return -1`) reads its `value`; the whole expression `y = r` or
+        `return r` keeps it optional."""
+        if node is self.root or not isinstance(node.ctx, ast.Load) or not self.optional(node):
+            return node
+        return self.done(ast.Attribute(node, "value", ast.Load()))
+
+    def visit_Tuple(self, node):
+        for element in node.elts:
+            if isinstance(element, ast.Name) and self.optional(element):
+                raise SubscriptError(
+                    f"`{_text(node)}` puts `{element.id}`, which is None in some examples, in a "
+                    "tuple; an optional inside a tuple is not supported: return a flag beside the value"
+                )
+        return self.generic_visit(node)
+
+    visit_List = visit_Tuple
+
+    def none_test(self, node):
+        """`r is None`, `r is not None`, `r == None`, `r != None` of an
+        optional: its `present` flag, per example."""
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+            return None
+        left, right = node.left, node.comparators[0]
+        if _is_none(left):
+            left, right = right, left
+        if not _is_none(right) or not self.optional(left):
+            return None
+        present = ast.Attribute(left, "present", ast.Load())
+        absent = isinstance(node.ops[0], (ast.Is, ast.Eq))
+        return self.done(_call("py_not", present) if absent else present)
+
     def visit_Compare(self, node):
+        tested = self.none_test(node)
+        if tested is not None:
+            return tested
         self.generic_visit(node)
         if len(node.ops) != 1:
             return node  # the builder splits chains: constants only here
@@ -558,6 +605,10 @@ class _Rewriter(ast.NodeTransformer):
                     "per-example value in a batched program"
                 )
         return node
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _any_equal(item, elements):

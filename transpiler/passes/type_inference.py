@@ -64,6 +64,7 @@ class _Inference:
             self.types[ir.qualify(main.name, param)] = pattern
         self.changed = False
         self.explaining = set()  # callees being checked for a caller's error
+        self.pending = []  # instructions `finish` places after the current one
 
     # ---- lattice updates -------------------------------------------------
 
@@ -193,7 +194,8 @@ class _Inference:
             ranks = {len(leaf.shape) for leaf in leaves}
             text = expr
             env = self._placeholder_env(vars_in, _promote_weak(inputs))
-            if python_builtins.mentions(text):  # first: `list(v)[1]` is a subscript of v
+            if python_builtins.mentions(text) or any(T.is_optional(t) for t in inputs):
+                # first: `list(v)[1]` is a subscript of v
                 text = python_builtins.rewrite(text, self._values(fn, env, subscripted=True))
             if subscripts.mentions(text):
                 text = subscripts.rewrite(text, self._values(fn, env))
@@ -446,14 +448,91 @@ class _Inference:
                     self.explain_untyped_callee(fn.name, op)
                     for name in ir.pattern_names(op.vars_out):
                         self.require(fn.name, name, op.origin)
+                    op = self.optional_call(fn.name, op, instructions)
                 instructions.append(op)
-            blocks.append(dataclasses.replace(block, instructions=tuple(instructions)))
+                instructions.extend(self.pending)
+                self.pending = []
+            terminator = self.optional_return(fn.name, block.terminator, instructions)
+            blocks.append(dataclasses.replace(block, instructions=tuple(instructions), terminator=terminator))
         if fn.name not in self.returns:
             raise BatchTypeError(
                 _where(fn.origin) + f"cannot infer what {fn.name!r} returns: "
                 "every path recurses without reaching a `return`"
             )
         return dataclasses.replace(fn, blocks=tuple(blocks))
+
+    # ---- optionals: None meeting a value (types.optional) -----------------
+
+    def as_optional(self, text, have, want, origin):
+        """`text`, a value of type `have`, as the optional `want` it is
+        stored in: `py_some(text)`, or None as an absent value."""
+        if not T.is_optional(want) or T.is_optional(have):
+            return text
+        inner = T.strong(want.elements[1])
+        if not isinstance(inner, T.TensorType):
+            raise BatchTypeError(
+                _where(origin) + f"None meets a tuple ({inner}) here; an optional tuple is not "
+                "supported: return a flag beside the tuple"
+            )
+        if have is T.NONE:
+            return f"spread(active, py_none({inner.dtype.name!r}, {inner.shape!r}))"
+        if isinstance(have, T.TensorType) and have.dtype != inner.dtype:
+            text = f"cast({text}, {inner.dtype.name!r})"
+        return f"py_some({text})"
+
+    def converted(self, fn, name, have, want, origin, instructions):
+        """A fresh variable holding `name` (of type `have`) as the optional
+        `want`: a PrimOp appended to `instructions`."""
+        k = 1
+        while ir.qualify(fn, f"{name}_optional_{k}") in self.types:
+            k += 1
+        fresh = f"{name}_optional_{k}"
+        self.types[ir.qualify(fn, fresh)] = want
+        vars_in = () if name is None else (name,)
+        text = self.as_optional(name or "None", have, want, origin)
+        instructions.append(ir.PrimOp(vars_in, fresh, text, origin=origin, namespace=self.namespaces[fn]))
+        return fresh
+
+    def optional_call(self, fn, call, instructions):
+        """A call passing a value where the callee's parameter is optional
+        (another call passes None), or returning a value into an optional
+        variable: the conversions around it."""
+        callee = self.program.function(call.function)
+        args = []
+        for arg, param in zip(call.vars_in, callee.params):
+            have = T.strong(self.types[ir.qualify(fn, arg)])
+            want = T.strong(self.types.get(ir.qualify(callee.name, param)))
+            if T.is_optional(want) and not T.is_optional(have):
+                arg = self.converted(fn, arg, have, want, call.origin, instructions)
+            args.append(arg)
+        call = dataclasses.replace(call, vars_in=tuple(args))
+        returned = self.returns.get(callee.name)
+        if isinstance(call.vars_out, str) and returned is not None:
+            want = T.strong(self.types[ir.qualify(fn, call.vars_out)])
+            if T.is_optional(want) and not T.is_optional(returned):
+                raw = f"{call.vars_out}_returned"
+                self.types[ir.qualify(fn, raw)] = T.strong(returned)
+                text = self.as_optional(raw, T.strong(returned), want, call.origin)
+                self.pending.append(
+                    ir.PrimOp((raw,), call.vars_out, text, origin=call.origin, namespace=self.namespaces[fn])
+                )
+                call = dataclasses.replace(call, vars_out=raw)
+        return call
+
+    def optional_return(self, fn, terminator, instructions):
+        """`return x` or `return None` in a function that returns an optional."""
+        want = T.strong(self.returns.get(fn)) if fn in self.returns else None
+        if not isinstance(terminator, ir.Return) or not T.is_optional(want):
+            return terminator
+        if terminator.value is None:
+            value = self.converted(fn, None, T.NONE, want, terminator.origin, instructions)
+            return dataclasses.replace(terminator, value=value)
+        if isinstance(terminator.value, str):
+            have = T.strong(self.types[ir.qualify(fn, terminator.value)])
+            if not T.is_optional(have):
+                value = self.converted(fn, terminator.value, have, want, terminator.origin, instructions)
+                return dataclasses.replace(terminator, value=value)
+        return terminator
 
     def explain_untyped_callee(self, fn, call):
         """A call whose result never got a type: report the callee's own error.
@@ -518,6 +597,12 @@ class _Inference:
                 for side in sides[1:]
             ):
                 return dataclasses.replace(op, cast_to=stored.dtype.name)
+        if T.is_optional(stored):  # `i if found else None`
+            return dataclasses.replace(
+                op,
+                if_true=self.as_optional(op.if_true, sides[1], stored, op.origin),
+                if_false=self.as_optional(op.if_false, sides[2], stored, op.origin),
+            )
         return op
 
     def finish_primop(self, fn, op):
@@ -551,6 +636,8 @@ class _Inference:
         op = dataclasses.replace(op, expr=expr)
         if isinstance(op.vars_out, str):
             stored = T.strong(self.types[ir.qualify(fn, op.vars_out)])
+            if T.is_optional(stored) and not T.is_optional(result):
+                return dataclasses.replace(op, expr=self.as_optional(expr, result, stored, op.origin))
             if isinstance(result, T.TensorType) and isinstance(stored, T.TensorType):
                 if result.dtype != stored.dtype:
                     return dataclasses.replace(op, cast_to=stored.dtype.name)

@@ -319,3 +319,37 @@ def first_negative(x, y):
         found = y if y < 0 else None
     return found
 
+
+
+# ---- lists as fixed-size arrays ------------------------------------------------
+
+
+@ctx.batch
+def most_common_letter(word):
+    """`[0] * 26` counts, indexed by a per-example code."""
+    counts = [0] * 26
+    for k in range(len(word)):
+        counts[word[k] - 97] += 1
+    best = 0
+    for k in range(26):
+        if counts[k] > counts[best]:
+            best = k
+    return best
+
+
+@ctx.batch
+def longest_increasing(v):
+    """`[1] * len(v)` as a DP table."""
+    dp = [1] * len(v)
+    for i in range(1, len(v)):
+        for j in range(i):
+            if v[j] < v[i] and dp[j] + 1 > dp[i]:
+                dp[i] = dp[j] + 1
+    return max(dp)
+
+
+@ctx.batch
+def shared_rows(n):
+    grid = [[0] * 3] * 2
+    grid[0][1] = n
+    return grid[1][1]

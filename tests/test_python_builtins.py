@@ -63,6 +63,8 @@ CASES = {
     "search_or_default": lambda rng, n: (rng.integers(0, 9, (n, 5)), rng.integers(0, 9, n)),
     "best_so_far": lambda rng, n: (rng.integers(0, 20, (n, 4)), rng.integers(0, 12, n)),
     "first_negative": lambda rng, n: (rng.integers(-3, 3, n), rng.integers(-3, 3, n)),
+    "most_common_letter": lambda rng, n: (rng.integers(97, 123, (n, 9)),),
+    "longest_increasing": lambda rng, n: (rng.integers(0, 20, (n, 7)),),
 }
 
 # Functions that return None in some examples: their batched result is an
@@ -132,6 +134,7 @@ REFUSED = {
     "text_of_float": (lambda rng, n: (rng.normal(size=n),), r"python_builtins\.py:\d+.*ints and bools only"),
     "extremes_of_a_matrix": (lambda rng, n: (rng.normal(size=(n, 2, 2)),), r"python_builtins\.py:\d+.*compares its rows"),
     "number_in_text": (ints(0, 9), r"python_builtins\.py:\d+.*TypeError in Python.*CODES"),
+    "shared_rows": (ints(0, 9), r"python_builtins\.py:\d+.*same object.*for _ in range"),
 }
 
 

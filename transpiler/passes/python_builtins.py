@@ -81,7 +81,7 @@ _WORDS = tuple(
     name
     for name in dir(builtins)
     if not name.startswith("_") and name[0].islower()
-) + ("math", " is ", " in ", "f'", 'f"', "%")
+) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [")
 
 
 def mentions(expr: str) -> bool:
@@ -597,6 +597,8 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
+        if isinstance(node.op, ast.Mult) and (isinstance(node.left, ast.List) or isinstance(node.right, ast.List)):
+            return _repeated_list(self, node)
         if isinstance(node.op, ast.Mod):
             left = self.info(node.left)
             if left is not None and not left.batched and isinstance(left.value, (str, bytes)) and self.per_example(node.right):
@@ -605,6 +607,44 @@ class _Rewriter(ast.NodeTransformer):
                     "per-example value in a batched program"
                 )
         return node
+
+
+def _repeated_list(rewriter, node):
+    """`[x] * n` (or `n * [x]`): a list of n equal numbers, used as a
+    fixed-size array (`counts = [0] * 26`, `dp = [0] * (len(v) + 1)`), is
+    `repeat(x, n)`, an array of n elements per example, which item
+    assignment and per-example indexing work on.  n must be the same for
+    every example; `[[0] * m] * n` repeats one row object in Python (a write
+    to one row changes all), so it is refused."""
+    items, count = (node.left, node.right) if isinstance(node.left, ast.List) else (node.right, node.left)
+    if len(items.elts) != 1:
+        return node  # `[a, b] * 2`: a list, as in Python
+    element = items.elts[0]
+    inner_list = isinstance(element, ast.Call) and isinstance(element.func, ast.Name) and element.func.id == "repeat"
+    if inner_list or isinstance(element, (ast.List, ast.ListComp)) or (
+        isinstance(element, ast.Name) and isinstance(rewriter.values.of(element), list)
+    ):
+        raise SubscriptError(
+            "a list of lists made by `*` repeats one list object: in Python every row is the same "
+            "object, so a write to one row changes them all; build the rows apart: "
+            "`[[0] * m for _ in range(n)]`"
+        )
+    size = rewriter.info(count)
+    if size is None:
+        return node
+    if size.batched:
+        raise SubscriptError(
+            f"`{_text(node)}`: a list whose length differs per example has no fixed per-example "
+            "shape; make its length the same for every example (a bound), and keep a count"
+        )
+    value = rewriter.info(element)
+    if not isinstance(size.value, (int, np.integer)) or value is None:
+        return node
+    if not value.batched and not isinstance(value.value, (bool, int, float, np.number)):
+        return node  # `[None] * n`, `["a"] * n`: Python's list
+    if value.batched and not value.scalar:
+        return node
+    return rewriter.done(_call("repeat", element, count))
 
 
 def _is_none(node) -> bool:

@@ -321,6 +321,45 @@ def first_negative(x, y):
 
 
 
+@ctx.batch
+def binary_search(v, target, low, high):
+    """Recursive, None when the range is empty."""
+    if low > high:
+        return None
+    mid = (low + high) // 2
+    if v[mid] == target:
+        return mid
+    if v[mid] < target:
+        return binary_search(v, target, mid + 1, high)
+    return binary_search(v, target, low, mid - 1)
+
+
+@ctx.batch
+def truth_of_optional(n):
+    """`if r:`, `r or -1`, `not r`: None is false, a value its own truth."""
+    r = n - 2 if n > 1 else None
+    fallback = r or -1
+    missing = not r
+    if r:
+        return fallback * 10 + int(missing)
+    return fallback * 100 + int(missing)
+
+
+@ctx.batch
+def optional_argument(n, d):
+    """One call passes None, the other a value: the callee's parameter is optional."""
+    if n > 0:
+        return add_or_default(n, d)
+    return add_or_default(None, d)
+
+
+@ctx.batch
+def add_or_default(x, d):
+    if x is None:
+        return d
+    return x + d
+
+
 # ---- lists as fixed-size arrays ------------------------------------------------
 
 

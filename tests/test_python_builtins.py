@@ -63,13 +63,21 @@ CASES = {
     "search_or_default": lambda rng, n: (rng.integers(0, 9, (n, 5)), rng.integers(0, 9, n)),
     "best_so_far": lambda rng, n: (rng.integers(0, 20, (n, 4)), rng.integers(0, 12, n)),
     "first_negative": lambda rng, n: (rng.integers(-3, 3, n), rng.integers(-3, 3, n)),
+    "binary_search": lambda rng, n: (
+        np.sort(rng.integers(0, 20, (n, 8)), axis=1),
+        rng.integers(0, 20, n),
+        np.zeros(n, np.int64),
+        np.full(n, 7),
+    ),
+    "truth_of_optional": ints(0, 5),
+    "optional_argument": lambda rng, n: (rng.integers(-2, 3, n), rng.integers(0, 5, n)),
     "most_common_letter": lambda rng, n: (rng.integers(97, 123, (n, 9)),),
     "longest_increasing": lambda rng, n: (rng.integers(0, 20, (n, 7)),),
 }
 
 # Functions that return None in some examples: their batched result is an
 # autobatch_runtime.optional.Optional, whose tolist() is the per-example values.
-OPTIONAL_RESULTS = {"linear_search", "first_negative"}
+OPTIONAL_RESULTS = {"linear_search", "first_negative", "binary_search"}
 
 NUMPY_ONLY = {"shadowed_builtin"}  # its helper calls NumPy
 

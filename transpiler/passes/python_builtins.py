@@ -456,6 +456,11 @@ class _Rewriter(ast.NodeTransformer):
             return node
         return self.done(ast.Attribute(node, "value", ast.Load()))
 
+    def visit_Attribute(self, node):
+        if node.attr in ("present", "value") and isinstance(node.value, ast.Name) and self.optional(node.value):
+            return node  # already read apart (type inference's `r.present & py_bool(r.value)`)
+        return self.generic_visit(node)
+
     def visit_Tuple(self, node):
         for element in node.elts:
             if isinstance(element, ast.Name) and self.optional(element):

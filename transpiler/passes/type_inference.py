@@ -520,7 +520,18 @@ class _Inference:
         return call
 
     def optional_return(self, fn, terminator, instructions):
-        """`return x` or `return None` in a function that returns an optional."""
+        """`return x` or `return None` in a function that returns an optional;
+        `if r:` of an optional (None is false, a value its own truth)."""
+        if isinstance(terminator, ir.Branch):
+            tested = self.types.get(ir.qualify(fn, terminator.condition))
+            if T.is_optional(tested):
+                truth = f"{terminator.condition}_truth"
+                self.types[ir.qualify(fn, truth)] = T.TensorType(np.bool_)
+                text = f"{terminator.condition}.present & py_bool({terminator.condition}.value)"
+                instructions.append(
+                    ir.PrimOp((terminator.condition,), truth, text, origin=terminator.origin, namespace=self.namespaces[fn])
+                )
+                return dataclasses.replace(terminator, condition=truth)
         want = T.strong(self.returns.get(fn)) if fn in self.returns else None
         if not isinstance(terminator, ir.Return) or not T.is_optional(want):
             return terminator
@@ -562,6 +573,10 @@ class _Inference:
                 _where(op.origin) + f"{missing[0]!r} may be used before it is assigned"
             )
         sides, failure = self.select_sides(fn, op, inputs)
+        if failure is None and T.is_optional(sides[0]):
+            # `r or -1`, `not r` of an optional: None is false, a value its own truth
+            truth = f"{op.condition}.present & py_bool({op.condition}.value)"
+            return self.finish_select(fn, dataclasses.replace(op, condition=truth))
         if failure is not None:
             expr, error = failure
             if isinstance(error, subscripts.SubscriptError):

@@ -373,11 +373,11 @@ def insertion_sort(v):
 
 @batch
 def aliasing(v, i):
-    # value semantics: w and the slice s keep the old elements (in NumPy
-    # they would see the writes: an alias and a view)
-    w = v
+    # in Python w (an alias) and s (a view) would see the writes: refused at
+    # build time, naming both lines (passes/inplace.py)
+    w = v  # <-- alias
     s = v[1:3]
-    v[i] = 100
+    v[i] = 100  # <-- write
     u = v
     u[0] = -5
     return w, v, u, s
@@ -391,7 +391,7 @@ def zero_at(v, i):
 
 @values.batch
 def caller_keeps_its_array(v, i):
-    # the callee's item assignment to its parameter is its own
+    # the callee's item assignment to its parameter changes v, as in Python
     t = zero_at(v, i)
     return v, t, v[i]
 
@@ -433,7 +433,7 @@ def recursive_bisect(v, x, lo, hi):
 
 @batch
 def fill_down(v, k):
-    # v lives across the recursive call: the callee's writes stay its own
+    # v lives across the recursive call: the callee's writes reach it
     if k < 0:
         return v
     v[k] = k * 10 + v[k]

@@ -598,6 +598,7 @@ class Context:
         """
         from transpiler import pipeline  # the compiler, imported only when needed
         from transpiler.emit.module import programs_text
+        from transpiler.passes import inplace
 
         specs, functions = [], set()
         for entry, signature, mode in programs:
@@ -616,6 +617,7 @@ class Context:
                 continue
             specs.append(spec)
             for fname in spec.functions:
+                fname = inplace.source_function(fname, self._functions)  # an entry's copy
                 functions.add((self._source_info(fname)[2], fname))
         functions = sorted(functions)
         sources = [(p, f, self._function_text(f)) for p, f in functions]
@@ -635,6 +637,7 @@ class Context:
         """Stages 1-5 for one program; returns an emit.module.ProgramSpec."""
         from transpiler import pipeline
         from transpiler.emit.module import ProgramSpec
+        from transpiler.passes import inplace
 
         typed = self._typed_program(entry, signature, backend, root)
         lowered = pipeline.lower_program(typed)
@@ -643,6 +646,10 @@ class Context:
         namespaces = {name: b[2] for name, b in built.items()}
         modules = {f: self._functions[f].function.__module__ for f in namespaces}
         closures = {name: frozenset(b[1].closure) for name, b in built.items()}
+        # an entry that changes its own arrays recursively has a copy (passes/inplace.py)
+        namespaces, modules, closures = (
+            inplace.with_variants(m, typed) for m in (namespaces, modules, closures)
+        )
         return ProgramSpec(
             entry, signature, typed, lowered, namespaces, modules, closures, mode, stackless
         )

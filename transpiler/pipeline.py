@@ -1,11 +1,17 @@
 """The compiler, top to bottom: every stage in order, one call each.
 
     source -> fence -> canonicalize + build IR       (build_program)
-    -> type inference -> lowering -> fusion -> allocation   (lower_program)
+    -> copy-in/copy-out -> type inference               (infer_types)
+    -> lowering -> fusion -> allocation                 (lower_program)
     -> emit module text                                 (emit_module)
 
 Ordering constraints: the fence runs before anything else so no user code
-runs on unsupported input; type inference needs the whole program (calls
+runs on unsupported input; copy-in/copy-out (passes/inplace.py) needs the
+whole program (whether a callee changes its caller's array is a fixpoint
+over the call graph) and runs before type inference, since it changes what
+functions return and what calls bind; its refusals that depend on whether a
+value is an array or a number (`row = m[i]`) wait for the types, right after
+inference; type inference needs the whole program (calls
 carry types between functions); lowering needs types (tail calls may only
 share a return slot when return types agree); pop/push fusion must follow
 block fusion (which puts pops and pushes into the same block); if-conversion
@@ -24,7 +30,7 @@ from transpiler.frontend import source as frontend
 from transpiler.ir import builder
 from transpiler.errors import UnsupportedSyntaxError
 from transpiler.ir import instructions as ir
-from transpiler.passes import allocation, control, fusion, lowering, type_inference
+from transpiler.passes import allocation, control, fusion, inplace, lowering, type_inference
 
 
 def build_function(fn: Callable, batched: Mapping[str, Callable], root=None):
@@ -50,7 +56,19 @@ def infer_types(
     namespaces: Dict[str, dict],
     overrides: Optional[Dict[str, Callable]] = None,
 ) -> ir.Program:
-    return type_inference.infer(program, signature, backend, namespaces, overrides)
+    # Callees that assign items of their array parameters hand the arrays
+    # back to their callers (Python's effect); this changes return types, so
+    # it comes first, and its type-dependent refusals come right after.
+    rewritten = inplace.copy_in_copy_out(program)
+    typed = type_inference.infer(
+        rewritten.program,
+        signature,
+        backend,
+        rewritten.namespaces(namespaces),
+        rewritten.overrides(overrides),
+    )
+    rewritten.check(typed)
+    return typed
 
 
 def lower_program(typed: ir.Program) -> ir.LoweredProgram:

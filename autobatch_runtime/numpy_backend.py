@@ -167,6 +167,7 @@ def repeat(value, n, axis=0):
     value = np.asarray(value)
     return np.repeat(np.expand_dims(value, axis), max(int(n), 0), axis=axis)
 
+
 def index_fault(active, array, items, batched=True):
     """[batch] bool: the active examples whose integer items are out of range
     of `array`'s event axes (of a constant table's axes if not `batched`)."""

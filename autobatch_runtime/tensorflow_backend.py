@@ -221,6 +221,7 @@ def repeat(value, n, axis=0):
     value = tf.convert_to_tensor(value)
     return tf.repeat(tf.expand_dims(value, axis), max(int(n), 0), axis=axis)
 
+
 def index_fault(active, array, items, batched=True):
     """[batch] bool: the active examples whose integer items are out of range
     of `array`'s event axes (of a constant table's axes if not `batched`).

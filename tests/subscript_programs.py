@@ -786,5 +786,5 @@ def assign_to_global(i):
 
 @batch
 def chained_item_assignment(v, i):
-    w = v[i] = 0  # <-- chained_item_assignment
-    return w
+    w = v[i] = v[i - 1] + 1  # the value once, then `w`, then `v[i]`
+    return w, v

@@ -92,17 +92,17 @@ CASES = [
         "'other' has no parameter 'm'",
     ),
     (
-        "for_over_a_list",
+        "for_over_a_string",
         """
         @ctx.batch
         def f(n):
             total = 0
-            for i in [1, 2, 3]:  # <-- here
-                total = total + i
-            return total + n
+            for c in "abc":  # <-- here
+                total = total + n
+            return total
         """,
         1,
-        "`for` over something other than `range(...)`",
+        "a `for` loop over a string",
     ),
     (
         "try",
@@ -255,16 +255,16 @@ CASES = [
         "lambda",
     ),
     (
-        "list_comprehension",
+        "list_comprehension_with_if",
         """
         @ctx.batch
         def f(n):
             m = n * 2
-            xs = [i for i in range(3)]  # <-- here
+            xs = [i for i in range(3) if i > 1]  # <-- here
             return m
         """,
         1,
-        "list comprehension",
+        "list comprehension with `if`",
     ),
     (
         "set_comprehension",
@@ -354,16 +354,16 @@ CASES = [
         "keyword-only parameters",
     ),
     (
-        "assign_to_subscript_in_a_tuple_target",
+        "starred_item_in_a_tuple_target",
         """
         @ctx.batch
         def f(n):
             m = n + 1
-            m[0], k = 2, 3  # <-- here
+            k, *m[1:] = 2, 3  # <-- here
             return m
         """,
         1,
-        "item assignment inside a tuple target",
+        "a starred target must be a name",
     ),
     (
         "assign_to_attribute",

@@ -5,19 +5,30 @@ The fence walks the parsed function once and raises `UnsupportedSyntaxError`
 the supported subset.  Later stages may assume the subset:
 
 - `def` with plain positional parameters;
-- statements: assignment to names and (nested, starred) tuple/list
-  patterns, augmented assignment to a name, expression statements,
-  `if`/`elif`/`else`, `while` and `for ... in range(...)` (with `else:`),
-  `break`, `continue`, `return` (with or without a value), `pass`;
+- statements: assignment to names, to items of a local array (`v[i] = x`,
+  `m[i][j] += 1`) and to (nested, starred) tuple/list patterns of both
+  (`v[i], v[j] = v[j], v[i]`), chained assignment (`a[i] = b = 0`),
+  augmented assignment to a name or an item, expression statements,
+  `if`/`elif`/`else`, `while`, and `for` (with `else:`) over `range(...)`,
+  a per-example array or an expression giving one, a module-level constant
+  table, a literal tuple of numbers, and `enumerate`, `zip` and `reversed`
+  of those (`iterable` below); `break`, `continue`, `return` (with or
+  without a value), `pass`;
 - expressions: anything without hidden per-example control flow (no
-  lambdas, comprehensions, generators, walrus, await or yield); `and`, `or`,
-  `not`, chained comparisons and `x if c else y` (per example); calls of
-  batched functions by name.
+  lambdas, generators, walrus, await or yield); list comprehensions only as
+  fixed-size arrays, `[x for _ in range(n)]` with `n` known when the program
+  is built (`static_count`); `and`, `or`, `not`, chained comparisons and
+  `x if c else y` (per example); calls of batched functions by name.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+from typing import Any, Optional, Tuple
+
 import gast
+import numpy as np
 
 from transpiler.errors import UnsupportedSyntaxError
 from transpiler.frontend.source import FunctionSource, origin_of
@@ -41,7 +52,6 @@ _STATEMENT_HINTS = {
 
 _EXPRESSION_HINTS = {
     gast.Lambda: "define a helper function at module level and call it",
-    gast.ListComp: "compute the list with batched array operations",
     gast.SetComp: "compute the set with batched array operations",
     gast.DictComp: "compute the dict with batched array operations",
     gast.GeneratorExp: "compute the values with batched array operations",
@@ -118,11 +128,8 @@ class _Fence:
         if kind in _STATEMENT_HINTS:
             self.fail(stmt, f"{_NAMES[kind]} is not supported", _STATEMENT_HINTS[kind])
         if isinstance(stmt, gast.Assign):
-            if len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Subscript):
-                self.check_item_target(stmt.targets[0])
-            else:
-                for target in stmt.targets:
-                    self.check_target(target)
+            for target in stmt.targets:  # `v[i], v[j] = ...`, `a[i] = b = 0` too
+                self.check_target(target)
             self.check_expression(stmt.value)
         elif isinstance(stmt, gast.AugAssign):
             if isinstance(stmt.target, gast.Subscript):
@@ -170,27 +177,52 @@ class _Fence:
 
     def check_for(self, stmt):
         iterator = stmt.iter
-        is_range = (
-            isinstance(iterator, gast.Call)
-            and isinstance(iterator.func, gast.Name)
-            and iterator.func.id == "range"
-            and "range" not in self.locals
-            and "range" not in self.source.globals
-            and not iterator.keywords
-            and 1 <= len(iterator.args) <= 3
-            and not any(isinstance(a, gast.Starred) for a in iterator.args)
-        )
-        if not is_range:
+        if is_range_call(iterator, self.source, self.locals):
+            if not isinstance(stmt.target, gast.Name):
+                self.fail(stmt.target, "a `for` target must be one name", "write `for i in range(...)`")
+            self.check_target(stmt.target)
+            for arg in iterator.args:
+                self.check_expression(arg)
+            return
+        try:
+            spec = iterable(iterator, self.source, self.locals)
+        except Refusal as refusal:
+            self.fail(refusal.node, refusal.message, refusal.hint)
+        self.check_loop_target(stmt.target)
+        rebound, items, augmented = stores(stmt.body)
+        for name in target_names(stmt.target):
+            if name in items:
+                self.fail(
+                    stmt,
+                    f"the loop changes items of its target {name!r}; in Python a row of an array "
+                    "is a view, so that would change the array being iterated",
+                    f"index the array instead (`for k in range(len(m)): m[k][j] = ...`), "
+                    f"or copy the row to a new name first (`row = np.array({name})`)",
+                )
+        for name in live_names(spec):
+            if name in rebound and name in items | augmented:
+                self.fail(
+                    stmt,
+                    f"the loop both rebinds {name!r}, which it iterates, and changes its items: "
+                    "Python would iterate the original array and see only the changes made "
+                    "before the rebinding",
+                    f"iterate a copy (`for x in np.array({name})`) or index it "
+                    f"(`for k in range(len({name}))`)",
+                )
+        self.check_expression(iterator)
+
+    def check_loop_target(self, target):
+        if isinstance(target, (gast.Tuple, gast.List)):
+            for element in target.elts:
+                self.check_loop_target(element)
+            return
+        if not isinstance(target, gast.Name):
             self.fail(
-                stmt,
-                "`for` over something other than `range(...)` is not supported",
-                "loop over `range(len(...))` or write a `while` loop with a counter",
+                target,
+                "a `for` target over an array must be a name or a tuple of names",
+                "write `for x in v:` or `for i, x in enumerate(v):` and assign inside the loop",
             )
-        if not isinstance(stmt.target, gast.Name):
-            self.fail(stmt.target, "a `for` target must be one name", "write `for i in range(...)`")
-        self.check_target(stmt.target)
-        for arg in iterator.args:
-            self.check_expression(arg)
+        self.check_target(target)
 
     def check_target(self, target):
         if isinstance(target, gast.Name):
@@ -209,10 +241,13 @@ class _Fence:
             self.check_target(target.value)
             return
         if isinstance(target, gast.Subscript):
+            self.check_item_target(target)
+            return
+        if isinstance(target, gast.Starred):
             self.fail(
                 target,
-                "item assignment inside a tuple target or a chained assignment is not supported",
-                "assign one item per statement: `v[i] = x`",
+                "a starred target must be a name",
+                "unpack into a name (`first, *rest = t`) and assign its items after",
             )
         if isinstance(target, gast.Attribute):
             self.fail(
@@ -254,11 +289,68 @@ class _Fence:
     def check_expression(self, expr):
         for node in gast.walk(expr):
             kind = type(node)
-            if kind in _EXPRESSION_HINTS:
+            if kind is gast.ListComp:
+                self.check_list_comprehension(node)
+            elif kind in _EXPRESSION_HINTS:
                 self.fail(
                     node, f"{_NAMES[kind]} is not supported", _EXPRESSION_HINTS[kind]
                 )
+            elif (
+                kind is gast.Call
+                and isinstance(node.func, gast.Attribute)
+                and node.func.attr in _GROWING_METHODS
+                and isinstance(node.func.value, gast.Name)
+                and node.func.value.id in self.locals
+            ):
+                self.fail(
+                    node,
+                    f"`.{node.func.attr}()` changes the length of a list, which has no "
+                    "fixed per-example size",
+                    "preallocate `[0] * n` (n known when the program is built) and keep a count: "
+                    "`items[count] = x; count += 1`",
+                )
         self._check_batched_uses(expr)
+
+    def check_list_comprehension(self, node):
+        """`[x for _ in range(n)]`: an array of n elements, n known when the
+        program is built (the builder makes it `repeat(x, n)`, or a loop that
+        fills one when `x` reads the loop variable)."""
+        hint = (
+            "write `[x for _ in range(n)]` with n a literal, a module constant or len(...) "
+            "of an array, or fill a preallocated array in a `for` loop"
+        )
+        if len(node.generators) != 1:
+            self.fail(node, "a list comprehension with several `for`s is not supported", hint)
+        generator = node.generators[0]
+        if generator.ifs:
+            self.fail(
+                node,
+                "a list comprehension with `if` has no fixed per-example length",
+                "preallocate `[0] * n` and keep a count in a `for` loop",
+            )
+        if not isinstance(generator.target, gast.Name):
+            self.fail(generator.target, "a list comprehension's target must be one name", hint)
+        iterator = generator.iter
+        if not (is_range_call(iterator, self.source, self.locals) and len(iterator.args) == 1):
+            self.fail(
+                node,
+                "a list comprehension over something other than `range(n)` is not supported",
+                hint,
+            )
+        if static_count(iterator.args[0], self.source, self.locals) is None:
+            self.fail(
+                node,
+                f"the length of this list, `{_text(iterator.args[0])}`, is not known when the "
+                "program is built (a value per example)",
+                "use a literal, a module constant or an expression of len(...) of an array "
+                "(per-example lengths are fixed), or a variable assigned once from one",
+            )
+        if any(self.is_batched_call(n) for n in gast.walk(node.elt)):
+            self.fail(
+                node,
+                "a list comprehension that calls a batched function is not supported",
+                "fill a preallocated array in a `for` loop",
+            )
 
     def _check_batched_uses(self, node):
         if self.is_batched_call(node):
@@ -304,3 +396,345 @@ def _local_names(fn):
 
 
 local_names = _local_names
+
+
+# ---- shared with the builder: what a `for` iterates, fixed list lengths ----
+
+_GROWING_METHODS = frozenset(("append", "extend", "insert", "pop", "remove", "clear"))
+
+
+class Refusal(Exception):
+    """An unsupported iterable: the node to point at, the message and a hint."""
+
+    def __init__(self, node, message, hint):
+        super().__init__(message)
+        self.node, self.message, self.hint = node, message, hint
+
+
+@dataclasses.dataclass
+class Iterable:
+    """What a `for` loop iterates, element by element.
+
+    kind: "value" (a per-example array, or an expression giving one: `v`,
+    `m[0]`, `f(v)`), "table" (a module-level or closure constant: a NumPy
+    array or a tuple of numbers), "constant" (a literal tuple or list of
+    numbers), "range" (`range(...)` inside the builtins below),
+    "enumerate" / "zip" / "reversed" (of `parts`).
+    """
+
+    kind: str
+    node: Any = None  # the expression ("value", "table", "constant", "range")
+    parts: Tuple["Iterable", ...] = ()
+    start: Any = None  # enumerate's start (None: 0)
+
+
+def builtin_call(node, name, source, locals_) -> bool:
+    """Whether `node` calls Python's builtin `name` (not a shadowing one)."""
+    return (
+        isinstance(node, gast.Call)
+        and isinstance(node.func, gast.Name)
+        and node.func.id == name
+        and name not in locals_
+        and name not in source.globals
+        and name not in source.closure
+    )
+
+
+def is_range_call(node, source, locals_) -> bool:
+    return (
+        builtin_call(node, "range", source, locals_)
+        and not node.keywords
+        and 1 <= len(node.args) <= 3
+        and not any(isinstance(a, gast.Starred) for a in node.args)
+    )
+
+
+_MISSING = object()
+
+
+def _constant_value(name, source):
+    if name in source.closure:
+        return source.closure[name]
+    return source.globals.get(name, _MISSING)
+
+
+def _is_number(node) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and type(node.value) in (int, float, bool)
+
+
+def _numeric_table(value) -> bool:
+    """A NumPy array (or tuple/list) of numbers with at least one axis."""
+    if isinstance(value, (str, bytes, dict, set, frozenset)):
+        return False
+    if not isinstance(value, (np.ndarray, tuple, list)):
+        return False
+    try:
+        array = np.asarray(value)
+    except Exception:  # noqa: BLE001 - ragged: not a table
+        return False
+    return array.ndim >= 1 and array.dtype.kind in "biuf"
+
+
+def iterable(node, source, locals_) -> Iterable:
+    """The `Iterable` a `for` loop over `node` iterates, or a `Refusal`.
+
+    `range(...)` at the top of a loop is not asked about here: it is the
+    counted loop itself (the builder's `for_statement`).
+    """
+    hint = "loop over `range(len(...))`, or over a per-example array, `enumerate`, `zip` or `reversed` of one"
+    for name in ("enumerate", "zip", "reversed", "range"):
+        if builtin_call(node, name, source, locals_):
+            break
+    else:
+        name = None
+    if name is not None and any(isinstance(a, gast.Starred) for a in node.args):
+        raise Refusal(node, f"`*` arguments to {name}() in a `for` loop are not supported", "pass them one by one")
+    if name == "range":
+        if node.keywords or not 1 <= len(node.args) <= 3:
+            raise Refusal(node, "range() takes one to three arguments", hint)
+        if len(node.args) == 3 and not _is_nonzero_int(node.args[2]):
+            raise Refusal(
+                node.args[2],
+                "a range inside enumerate, zip or reversed needs a literal step",
+                "write the step as a number, or loop over `range(...)` itself",
+            )
+        return Iterable("range", node)
+    if name == "enumerate":
+        args = list(node.args)
+        start = None
+        for keyword in node.keywords:
+            if keyword.arg != "start":
+                raise Refusal(node, f"enumerate() has no argument {keyword.arg!r}", "write enumerate(v, start)")
+            start = keyword.value
+        if len(args) == 2 and start is None:
+            start = args.pop()
+        if len(args) != 1:
+            raise Refusal(node, "enumerate() takes one iterable and a start", "write enumerate(v) or enumerate(v, 1)")
+        return Iterable("enumerate", parts=(iterable(args[0], source, locals_),), start=start)
+    if name == "zip":
+        if node.keywords:
+            raise Refusal(
+                node,
+                "zip() with keywords is not supported",
+                "zip(v, w) stops at the shorter, as in Python; compare the lengths yourself",
+            )
+        if not node.args:
+            raise Refusal(node, "zip() of nothing iterates nothing", "remove the loop")
+        return Iterable("zip", parts=tuple(iterable(a, source, locals_) for a in node.args))
+    if name == "reversed":
+        if node.keywords or len(node.args) != 1:
+            raise Refusal(node, "reversed() takes one sequence", "write reversed(v)")
+        inner = iterable(node.args[0], source, locals_)
+        if inner.kind in ("enumerate", "zip"):
+            raise Refusal(
+                node,
+                f"reversed() of {inner.kind}() is not a sequence (Python refuses it too)",
+                f"write {inner.kind}(reversed(...)) instead",
+            )
+        return Iterable("reversed", parts=(inner,))
+    if isinstance(node, gast.Constant):
+        if isinstance(node.value, (str, bytes)):
+            raise Refusal(
+                node,
+                "a `for` loop over a string is not supported: text has no per-example value",
+                "pass the characters as an int array of codes (`np.frombuffer(s.encode(), np.uint8)`) "
+                "and loop over that",
+            )
+        raise Refusal(node, f"`{_text(node)}` is not iterable", hint)
+    if isinstance(node, (gast.Dict, gast.Set, gast.DictComp, gast.SetComp)):
+        raise Refusal(
+            node,
+            "a `for` loop over a dict or a set is not supported",
+            "use an array or a tuple of numbers",
+        )
+    if isinstance(node, (gast.Tuple, gast.List)):
+        if all(_is_number(e) for e in node.elts):
+            return Iterable("constant", node)
+        raise Refusal(
+            node,
+            "a `for` loop over a tuple of values other than numbers is not supported",
+            "stack them into an array first: `for x in np.stack([a, b, c], axis=-1)`",
+        )
+    if isinstance(node, gast.Name) and node.id not in locals_:
+        value = _constant_value(node.id, source)
+        if value is _MISSING:
+            return Iterable("value", node)  # undefined: the builder names it
+        if _numeric_table(value):
+            return Iterable("table", node)
+        if isinstance(value, (str, bytes)):
+            raise Refusal(
+                node,
+                f"a `for` loop over {node.id!r}, a string, is not supported: text has no per-example value",
+                "make it a NumPy array or a tuple of numbers at module level",
+            )
+        if isinstance(value, (dict, set, frozenset)):
+            raise Refusal(
+                node,
+                f"a `for` loop over {node.id!r}, a {type(value).__name__}, is not supported",
+                "make it a NumPy array or a tuple of numbers at module level",
+            )
+        raise Refusal(
+            node,
+            f"a `for` loop over {node.id!r} (a {type(value).__name__}), which is not an array "
+            "of numbers, is not supported",
+            "loop over a module-level NumPy array, a tuple of numbers, or a per-example array",
+        )
+    return Iterable("value", node)
+
+
+def live_names(spec: Iterable):
+    """The local names a loop iterates as they are (`for x in v`)."""
+    if spec.kind == "value" and isinstance(spec.node, gast.Name):
+        return [spec.node.id]
+    return [name for part in spec.parts for name in live_names(part)]
+
+
+def _is_nonzero_int(node) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and type(node.value) is int and node.value != 0
+
+
+def target_names(target):
+    if isinstance(target, gast.Name):
+        return [target.id]
+    if isinstance(target, gast.Starred):
+        return target_names(target.value)
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return [n for e in target.elts for n in target_names(e)]
+    return []
+
+
+def item_roots(target):
+    """Names whose items an assignment target changes (`v[i]`, `(v[i], w[j])`)."""
+    if isinstance(target, gast.Subscript):
+        while isinstance(target, gast.Subscript):
+            target = target.value
+        return [target.id] if isinstance(target, gast.Name) else []
+    if isinstance(target, gast.Starred):
+        return item_roots(target.value)
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return [n for e in target.elts for n in item_roots(e)]
+    return []
+
+
+def stores(body):
+    """(rebound, items, augmented) of a list of statements: the names they
+    assign (`v = ...`, a `for` target), the names whose items they assign
+    (`v[i] = ...`, `v[i] += 1`), and the names they augment (`v += w`, in
+    place on a NumPy array)."""
+    rebound, items, augmented = set(), set(), set()
+    for stmt in body:
+        if isinstance(stmt, gast.Assign):
+            for target in stmt.targets:
+                rebound.update(target_names(target))
+                items.update(item_roots(target))
+        elif isinstance(stmt, gast.AnnAssign) and stmt.value is not None:
+            rebound.update(target_names(stmt.target))
+            items.update(item_roots(stmt.target))
+        elif isinstance(stmt, gast.AugAssign):
+            augmented.update(target_names(stmt.target))
+            items.update(item_roots(stmt.target))
+        elif isinstance(stmt, gast.For):
+            rebound.update(target_names(stmt.target))
+        if isinstance(stmt, (gast.If, gast.While, gast.For)):
+            for part in (stmt.body, stmt.orelse):
+                more = stores(part)
+                rebound |= more[0]
+                items |= more[1]
+                augmented |= more[2]
+    return rebound, items, augmented
+
+
+_STATIC_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
+
+
+def static_count(node, source, locals_) -> Optional[Any]:
+    """`node` as an expression whose value type inference knows (a number,
+    not a value per example), or None.
+
+    A literal; a module-level or closure integer (read when the program
+    runs, never frozen); `len(x)`, `x.shape[k]`, `x.size`, `x.ndim` (the
+    per-example shape is fixed); `+ - * // %` of those; and a local
+    variable assigned once, from one of those, which is replaced by its
+    definition (`n = len(a)` ... `range(n + 1)` -> `range(len(a) + 1)`).
+    """
+    definitions = _single_definitions(source.node)
+    params = {a.id for a in source.node.args.args}
+
+    def static(node, seen):
+        if isinstance(node, gast.Constant):
+            return copy.deepcopy(node) if type(node.value) is int else None
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+            operand = static(node.operand, seen)
+            return None if operand is None else gast.UnaryOp(op=node.op, operand=operand)
+        if isinstance(node, gast.BinOp) and isinstance(node.op, _STATIC_OPERATORS):
+            left, right = static(node.left, seen), static(node.right, seen)
+            if left is None or right is None:
+                return None
+            return gast.BinOp(left=left, op=node.op, right=right)
+        if isinstance(node, gast.Name):
+            if node.id in params:
+                return None
+            if node.id in locals_:
+                definition = definitions.get(node.id)
+                if definition is None or node.id in seen:
+                    return None
+                return static(definition, seen | {node.id})
+            value = _constant_value(node.id, source)
+            if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+                return copy.deepcopy(node)
+            return None
+        if builtin_call(node, "len", source, locals_) and len(node.args) == 1 and not node.keywords:
+            return copy.deepcopy(node)
+        if isinstance(node, gast.Attribute) and node.attr in ("size", "ndim"):
+            return copy.deepcopy(node)
+        if (
+            isinstance(node, gast.Subscript)
+            and isinstance(node.value, gast.Attribute)
+            and node.value.attr == "shape"
+            and _is_int(node.slice)
+        ):
+            return copy.deepcopy(node)
+        return None
+
+    return static(node, frozenset())
+
+
+def _is_int(node) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and type(node.value) is int
+
+
+def _single_definitions(fn):
+    """{name: value} of the locals assigned exactly once, by `name = value`
+    or `a, b = x, y` (a tuple display of the same length)."""
+    counts, values = {}, {}
+    for node in gast.walk(fn):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        if isinstance(node, (gast.Assign, gast.AnnAssign)) and getattr(node, "value", None) is not None:
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, gast.Name):
+                    values[target.id] = node.value
+                elif (
+                    isinstance(target, (gast.Tuple, gast.List))
+                    and isinstance(node.value, (gast.Tuple, gast.List))
+                    and len(target.elts) == len(node.value.elts)
+                    and not any(isinstance(e, gast.Starred) for e in target.elts + node.value.elts)
+                ):
+                    for element, value in zip(target.elts, node.value.elts):
+                        if isinstance(element, gast.Name):
+                            values[element.id] = value
+    return {name: value for name, value in values.items() if counts.get(name) == 1}
+
+
+def _text(node) -> str:
+    import ast
+
+    tree = gast.gast_to_ast(gast.Expression(body=copy.deepcopy(node)))
+    return ast.unparse(ast.fix_missing_locations(tree))

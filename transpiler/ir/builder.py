@@ -18,6 +18,13 @@ One walk over the statements does both jobs:
   early `return` become blocks joined by `Goto`/`Branch`/`Return`, so no
   rewrite of early exits into flags is needed.
 
+- *Python's statements in canonical form*: item assignments inside tuple
+  targets and chained assignments run in Python's order
+  (`assign_in_order`); `for` over arrays, `enumerate`, `zip` and `reversed`
+  becomes a counted loop reading elements by subscript (`for_each`); a list
+  comprehension of a length known when the program is built becomes
+  `repeat(x, n)` or a loop that fills an array (`list_comprehension`).
+
 Variables are mutable registers of the function, so rebinding (`x = x + 1`)
 and swaps (`a, b = b, a`, evaluated as one tuple assignment) need no renaming.
 Fresh names come from source names plus a counter and never collide with the
@@ -27,12 +34,14 @@ user's names.
 from __future__ import annotations
 
 import builtins
+import copy
 from typing import Dict, List, Sequence
 
 import gast
 
 from transpiler.errors import UnsupportedSyntaxError
-from transpiler.frontend.fence import local_names
+from transpiler.frontend import fence
+from transpiler.frontend.fence import item_roots, is_range_call, local_names
 from transpiler.frontend.source import FunctionSource, origin_of
 from transpiler.ir import instructions as ir
 from transpiler.markers import truthy
@@ -168,7 +177,11 @@ class _FunctionBuilder:
         if self.current.terminator is not None:
             # Code after return/break/continue: unreachable, built and dropped.
             self.start(self.new_block(origin))
-        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
+        if (
+            isinstance(stmt, gast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Subscript)
+        ):
             self.assign_item(stmt.targets[0], stmt.value, origin)
         elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Subscript):
             self.augment_item(stmt, origin)
@@ -196,7 +209,10 @@ class _FunctionBuilder:
         elif isinstance(stmt, gast.While):
             self.while_statement(stmt, origin)
         elif isinstance(stmt, gast.For):
-            self.for_statement(stmt, origin)
+            if is_range_call(stmt.iter, self.source, self.locals):
+                self.for_statement(stmt, origin)
+            else:
+                self.for_each(stmt, origin)
         elif isinstance(stmt, gast.Break):
             self.terminate(ir.Goto(self.loops[-1][1], origin))
         elif isinstance(stmt, gast.Continue):
@@ -209,14 +225,75 @@ class _FunctionBuilder:
             raise AssertionError(f"unfenced statement {type(stmt).__name__}")
 
     def assign(self, targets, value, origin):
+        simple = not any(item_roots(t) for t in targets) and (
+            len(targets) == 1 or isinstance(targets[0], gast.Name)
+        )
+        if not simple:
+            self.assign_in_order(targets, value, origin)
+            return
         patterns = [self.pattern(t) for t in targets]
         first = patterns[0]
-        if self.is_batched_call(value):
-            self.call(value, first, origin)
-        else:
-            self.primop(first, self.flatten(value, origin), origin)
+        self.evaluate_into(first, value, origin)
         for other in patterns[1:]:  # a = b = value
             self.primop(other, gast.Name(_single(first), gast.Load(), None, None), origin)
+
+    def evaluate_into(self, pattern, value, origin):
+        """`pattern = value`: one Call, or one PrimOp of the flattened value."""
+        if self.is_batched_call(value):
+            self.call(value, pattern, origin)
+        else:
+            self.primop(pattern, self.flatten(value, origin), origin)
+
+    def assign_in_order(self, targets, value, origin):
+        """Targets with items (`v[i], v[j] = v[j], v[i]`), and chained
+        assignments of tuples (`a, b = c, d = t`), as Python runs them: the
+        whole value first, then each target from left to right, each item's
+        subscripts evaluated when its turn comes (after the targets before
+        it were assigned: `i, v[i] = 1, x` sets v[1]).
+
+        The value goes into fresh variables shaped like the target (one
+        unpacking, starred parts too), which are then stored one by one.
+        """
+        if len(targets) == 1:
+            pattern, leaves = self.temporaries(targets[0])
+            self.evaluate_into(pattern, value, origin)
+            for target, temporary in leaves:
+                self.store(target, temporary, origin)
+            return
+        temporary = self.fresh("value")
+        self.evaluate_into(temporary, value, origin)
+        for target in targets:  # a[i] = b[j] = 0: left to right
+            self.store(target, temporary, origin)
+
+    def temporaries(self, target):
+        """(a pattern of fresh names shaped like `target`, [(leaf target,
+        its fresh name)] in Python's assignment order)."""
+        leaves = []
+
+        def walk(node):
+            if isinstance(node, gast.Starred):
+                return "*" + walk(node.value)
+            if isinstance(node, (gast.Tuple, gast.List)):
+                return tuple(walk(e) for e in node.elts)
+            name = self.fresh(_root_name(node) if isinstance(node, gast.Subscript) else node.id)
+            leaves.append((node, name))
+            return name
+
+        return walk(target), leaves
+
+    def store(self, target, temporary, origin):
+        """`target = temporary` for one target of `assign_in_order`."""
+        if isinstance(target, gast.Subscript):
+            self.assign_item(target, _load(temporary), origin)
+        elif isinstance(target, gast.Name):
+            self.primop_text(target.id, temporary, origin)
+        elif not item_roots(target):
+            self.primop(self.pattern(target), _load(temporary), origin)
+        else:
+            pattern, leaves = self.temporaries(target)
+            self.primop(pattern, _load(temporary), origin)
+            for leaf, name in leaves:
+                self.store(leaf, name, origin)
 
     # ---- item assignment -------------------------------------------------
 
@@ -366,6 +443,88 @@ class _FunctionBuilder:
 
         self.loop(stmt, condition, header.name, origin, before_body=advance)
 
+    def for_each(self, stmt, origin):
+        """`for` over anything but `range(...)` (fence.iterable), as a counted
+        loop that reads each element by a subscript:
+
+            for i, x in enumerate(v, 1):        x_index = 0
+                body                            while x_index < len(v):
+                                                    i, x = (x_index + 1, v[x_index])
+                                                    x_index = x_index + 1
+                                                    body
+
+        Per-example lengths are fixed, so `len(v)` is a constant (type
+        inference).  Python iterates the object the loop started with: a
+        local array the body never rebinds is read as it is, so item
+        assignments to it show (`v[k + 1] += x`), as in NumPy; anything else
+        (an expression, an array the body rebinds, range bounds, enumerate's
+        start) is evaluated once, into fresh variables, before the loop.
+        `zip` stops at its shortest part; `reversed` reads from the end.
+        """
+        spec = fence.iterable(stmt.iter, self.source, self.locals)
+        rebound = fence.stores(stmt.body)[0]
+        prepared = self.prepare_iterable(spec, rebound, origin)
+        names = fence.target_names(stmt.target)
+        counter = self.fresh(f"{names[0] if names and names[0] != '_' else 'loop'}_index")
+        self.primop_text(counter, "0", origin)
+        header = self.new_block(origin)
+        self.terminate(ir.Goto(header.name, origin))
+        self.start(header)
+        condition = self.fresh("in_range")
+        self.primop_text(condition, _has_element(prepared, counter), origin)
+
+        def advance():
+            element = gast.parse(_element(prepared, counter), mode="eval").body
+            self.assign([stmt.target], element, origin)
+            self.primop_text(counter, f"{counter} + 1", origin)
+
+        self.loop(stmt, condition, header.name, origin, before_body=advance)
+
+    def prepare_iterable(self, spec, rebound, origin):
+        """`spec` with its parts evaluated (see `for_each`), as a tree of
+        ("sequence", text, length text), ("range", start, step, count),
+        ("enumerate", inner, start), ("zip", parts) and ("reversed", inner)."""
+        kind = spec.kind
+        if kind == "value":
+            node = spec.node
+            if isinstance(node, gast.Name) and node.id in self.locals and node.id not in rebound:
+                return ("sequence", node.id, f"len({node.id})")
+            name = self.fresh(f"{node.id if isinstance(node, gast.Name) else 'loop'}_items")
+            self.evaluate_into(name, node, origin)
+            return ("sequence", name, f"len({name})")
+        if kind == "table":
+            return ("sequence", spec.node.id, f"len({spec.node.id})")
+        if kind == "constant":
+            elements = [_unparse(e) for e in spec.node.elts]
+            return ("sequence", "(" + "".join(e + ", " for e in elements) + ")", str(len(elements)))
+        if kind == "range":
+            args = [self.evaluated_once(a, origin, "range") for a in spec.node.args]
+            start, stop, step = ("0", args[0], "1") if len(args) == 1 else (args + ["1"])[:3]
+            count = self.fresh("range_length")
+            s = int(step)  # a literal (the fence)
+            if s == 1:
+                self.primop_text(count, f"{stop} - {start}", origin)
+            else:  # len(range(start, stop, s)) where positive
+                rounding = s - 1 if s > 0 else s + 1
+                self.primop_text(count, f"({stop} - {start} + ({rounding})) // ({s})", origin)
+            return ("range", start, step, count)
+        if kind == "enumerate":
+            inner = self.prepare_iterable(spec.parts[0], rebound, origin)
+            start = "0" if spec.start is None else self.evaluated_once(spec.start, origin, "start")
+            return ("enumerate", inner, start)
+        if kind == "zip":
+            return ("zip", tuple(self.prepare_iterable(p, rebound, origin) for p in spec.parts))
+        return ("reversed", self.prepare_iterable(spec.parts[0], rebound, origin))
+
+    def evaluated_once(self, node, origin, base) -> str:
+        """An integer literal's text, or a fresh variable holding `node`'s value
+        (a copy: the loop's body may rebind the names `node` reads)."""
+        if _is_literal_int(node):
+            return _unparse(node)
+        name = self.fresh(base)
+        self.evaluate_into(name, node, origin)
+        return name
+
     def loop(self, stmt, condition, header, origin, before_body):
         body = self.new_block(origin_of(stmt.body[0], origin))
         # `else:` runs when the test fails, so never after `while True:`.
@@ -483,6 +642,10 @@ class _FunctionBuilder:
             result = self.fresh(expr.func.id)
             self.call(expr, result, origin_of(expr, origin))
             return _load(result)
+        if isinstance(expr, gast.ListComp):
+            return self.list_comprehension(expr, origin)
+        if isinstance(expr, gast.BinOp) and isinstance(expr.op, gast.Mult):
+            self.static_list_length(expr)
         if self.is_truthy_call(expr):
             # `truthy(c)` makes a batch-of-one condition a Python bool in a dry
             # run; batched, conditions are per example already.
@@ -506,6 +669,74 @@ class _FunctionBuilder:
                     [self.flatten(v, origin) if isinstance(v, gast.AST) else v for v in value],
                 )
         return expr
+
+    def list_comprehension(self, expr, origin):
+        """`[x for _ in range(n)]` (n known when the program is built: see
+        fence.static_count) as an array of n elements, per example
+        [n, *shape of x].
+
+        When `x` does not read the loop variable it is evaluated once and
+        repeated, `repeat(x, n)` (a runtime helper; Python evaluates `x` n
+        times, which gives equal values for anything without side effects):
+        `[[0 for _ in range(len(b) + 1)] for _ in range(len(a) + 1)]` is
+        `repeat(repeat(0, len(b) + 1), len(a) + 1)`, a table `dp[i][j]`
+        reads and assigns.  When it does (`[i * i for i in range(n)]`), an
+        array shaped by the first element is filled in a counted loop:
+
+            items = repeat(0 * 0, n)
+            for i_1 in range(n):
+                items[i_1] = i_1 * i_1
+        """
+        generator = expr.generators[0]
+        count = fence.static_count(generator.iter.args[0], self.source, self.locals)
+        if any(
+            isinstance(n, gast.Name) and n.id == REPEAT and n.id not in self.locals
+            for n in gast.walk(self.fn)
+            if isinstance(getattr(n, "ctx", None), gast.Load)
+        ):
+            raise UnsupportedSyntaxError(
+                f"a list comprehension becomes a call of the runtime helper `{REPEAT}`, "
+                f"a name this function already reads (in batched function {self.source.name!r})",
+                origin_of(expr, origin),
+                f"rename your `{REPEAT}`",
+            )
+        variable = generator.target.id
+        if not _reads(expr.elt, variable):
+            value = self.flatten(expr.elt, origin)
+            return gast.Call(func=_load(REPEAT), args=[value, count], keywords=[])
+        items = self.fresh("items")
+        first = _substitute(copy.deepcopy(expr.elt), variable, gast.Constant(0, None))
+        shape = gast.Call(func=_load(REPEAT), args=[self.flatten(first, origin), copy.deepcopy(count)], keywords=[])
+        self.primop(items, shape, origin)
+        index = self.fresh(variable if variable != "_" else "index")
+        element = _substitute(copy.deepcopy(expr.elt), variable, _load(index))
+        fill = gast.Assign(
+            targets=[gast.Subscript(value=_load(items), slice=_load(index), ctx=gast.Store())],
+            value=element,
+            type_comment=None,
+        )
+        loop = gast.For(
+            target=gast.Name(index, gast.Store(), None, None),
+            iter=gast.Call(func=_load("range"), args=[count], keywords=[]),
+            body=[fill],
+            orelse=[],
+            type_comment=None,
+        )
+        fill.origin = loop.origin = origin_of(expr, origin)
+        self.for_statement(loop, origin_of(expr, origin))
+        return _load(items)
+
+    def static_list_length(self, expr):
+        """`[0] * (m + 1)` after `n, m = len(a), len(b)`: the length is
+        written as its definition, `[0] * (len(b) + 1)`, so that type
+        inference sees a number, not the per-example variable `m`
+        (passes/python_builtins.py makes the list `repeat(0, ...)`)."""
+        for items, count in (("left", "right"), ("right", "left")):
+            if isinstance(getattr(expr, items), gast.List):
+                static = fence.static_count(getattr(expr, count), self.source, self.locals)
+                if static is not None:
+                    setattr(expr, count, static)
+                return
 
     def is_truthy_call(self, expr) -> bool:
         return (
@@ -665,8 +896,10 @@ class _FunctionBuilder:
 
     def note_free_name(self, node, origin):
         name = node.id
-        if name in self.free_names or name == SET_ITEM:
-            return  # SET_ITEM: item assignment, given its meaning by type inference
+        if name in self.free_names or name in (SET_ITEM, REPEAT):
+            # SET_ITEM: item assignment, given its meaning by type inference;
+            # REPEAT: a list comprehension, the runtime's helper
+            return
         known = (
             name in self.source.closure
             or name in self.source.globals
@@ -683,6 +916,73 @@ class _FunctionBuilder:
 
 
 SET_ITEM = "__setitem__"  # see passes/subscripts.py
+REPEAT = "repeat"  # `[x for _ in range(n)]`: the runtime's repeat(x, n)
+
+
+def _element(prepared, index) -> str:
+    """The text of the element at `index` (a text) of a prepared iterable."""
+    kind = prepared[0]
+    if kind == "sequence":
+        return f"{prepared[1]}[{index}]"
+    if kind == "range":
+        _, start, step, _ = prepared
+        offset = index if step == "1" else f"({index}) * ({step})"
+        return offset if start == "0" else f"{start} + {offset}"
+    if kind == "enumerate":
+        _, inner, start = prepared
+        number = index if start == "0" else f"{index} + {start}"
+        return f"({number}, {_element(inner, index)})"
+    if kind == "zip":
+        return "(" + "".join(_element(p, index) + ", " for p in prepared[1]) + ")"
+    inner = prepared[1]  # reversed
+    return _element(inner, f"{_length(inner)} - 1 - {index}")
+
+
+def _length(prepared) -> str:
+    kind = prepared[0]
+    if kind == "sequence":
+        return prepared[2]
+    if kind == "range":
+        return prepared[3]
+    return _length(prepared[1])  # enumerate, reversed
+
+
+def _has_element(prepared, index) -> str:
+    """The text of `index < length` (of every part of a zip: the shortest)."""
+    if prepared[0] == "zip":
+        return " & ".join(f"({_has_element(p, index)})" for p in prepared[1])
+    return f"{index} < {_length(prepared)}"
+
+
+def _comprehension_binds(node, variable) -> bool:
+    return isinstance(node, gast.ListComp) and any(
+        variable in fence.target_names(g.target) for g in node.generators
+    )
+
+
+def _reads(node, variable) -> bool:
+    """Whether `node` reads `variable` (not a nested comprehension's own)."""
+    if isinstance(node, gast.Name) and node.id == variable and isinstance(node.ctx, gast.Load):
+        return True
+    if _comprehension_binds(node, variable):
+        return any(_reads(g.iter, variable) for g in node.generators)
+    return any(_reads(child, variable) for child in gast.iter_child_nodes(node))
+
+
+def _substitute(node, variable, replacement):
+    """`node` with its reads of `variable` replaced (in place where possible)."""
+    if isinstance(node, gast.Name) and node.id == variable and isinstance(node.ctx, gast.Load):
+        return copy.deepcopy(replacement)
+    if _comprehension_binds(node, variable):
+        for g in node.generators:
+            g.iter = _substitute(g.iter, variable, replacement)
+        return node
+    for field, value in gast.iter_fields(node):
+        if isinstance(value, gast.AST):
+            setattr(node, field, _substitute(value, variable, replacement))
+        elif isinstance(value, list):
+            setattr(node, field, [_substitute(v, variable, replacement) if isinstance(v, gast.AST) else v for v in value])
+    return node
 
 
 def _root_name(target) -> str:

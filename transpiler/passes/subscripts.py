@@ -11,6 +11,7 @@ its per-example meaning before anything is evaluated or emitted:
     VALUE[node]            ->  lookup(VALUE, (node,))      (a module-level constant table)
     len(v), v.shape        ->  5, (5,)                     (static per-example shape)
     v[i] = x               ->  v = put(v, (i,), x)         (builder: `__setitem__(v, (i,), x)`)
+    repeat(x, n)           ->  repeat(x, n, 1)             (x per example: the new axis after the batch axis)
 
 `take`, `lookup` and `put` are runtime helpers: one gather or scatter each,
 with negative indices counted from the end and out-of-range indices
@@ -35,6 +36,7 @@ from typing import Callable, Optional, Tuple
 import numpy as np
 
 SET_ITEM = "__setitem__"  # the builder's marker for `x[items] = value`
+REPEAT = "repeat"  # the runtime's repeat(x, n): `[x for _ in range(n)]`
 HELPERS = ("take", "lookup", "put")  # the runtime helpers this module writes
 
 
@@ -83,7 +85,7 @@ _UNKNOWN = object()
 
 def mentions(expr: str) -> bool:
     """Whether `expr` has anything this module may rewrite (a cheap test)."""
-    return any(word in expr for word in ("[", "len", "shape", "ndim", "size", "rank", ".T", ".mT", SET_ITEM))
+    return any(word in expr for word in ("[", "len", "shape", "ndim", "size", "rank", ".T", ".mT", SET_ITEM, REPEAT))
 
 
 def rewrite(expr: str, values: Values) -> str:
@@ -257,6 +259,8 @@ class _Rewriter(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == SET_ITEM:
             return self.set_item(node)
+        if isinstance(node.func, ast.Name) and node.func.id == REPEAT and len(node.args) == 2:
+            return self.repeat(node)
         if len(node.args) != 1 or node.keywords:
             return node
         query = self.queries.get(id(self.values.of(node.func)))
@@ -273,6 +277,15 @@ class _Rewriter(ast.NodeTransformer):
                 )
             return ast.Constant(shape[0])
         return _shape_constant(query, shape)
+
+    def repeat(self, node):
+        """`repeat(x, n)`: n copies of x on a new axis, which for a per-example
+        x comes after the batch axis: `repeat(x, n, 1)`."""
+        value = self.values.of(node.args[0])
+        if value is not _UNKNOWN and self.values.event_shape(value) is not None:
+            node.args.append(ast.Constant(1))
+            self.changed = True
+        return node
 
     def visit_Attribute(self, node):
         self.generic_visit(node)

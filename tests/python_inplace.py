@@ -340,3 +340,23 @@ def calls_take_out(v, x):
     if r is None:
         return v[0]
     return r + v[0]
+
+
+@ctx.batch
+def augmented_array_parameter(v, n):
+    """Augmented assignment of an array parameter: in place in NumPy (refused)."""
+    v += n
+    return n
+
+
+@ctx.batch
+def calls_augmented(v, n):
+    augmented_array_parameter(v, n)
+    return v
+
+
+@ctx.batch
+def augmented_entry(v, n):
+    """The entry's own array: what it returns is what Python returns."""
+    v += n
+    return v

@@ -44,6 +44,7 @@ CASES = {
     "keeps_result": vectors(6),
     "dead_alias": vectors(3),
     "transitive": vectors(7),
+    "augmented_entry": lambda rng, n: (rng.integers(-5, 5, (n, 3)), rng.integers(0, 3, n)),
 }
 
 
@@ -182,3 +183,13 @@ def test_stackless_programs_hand_the_array_back(backend):
 def test_refusals_happen_before_anything_runs():
     with pytest.raises(UnsupportedSyntaxError):
         P.alias_then_write.prepare(np.zeros((2, 3), np.int64), backend="numpy")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "tensorflow"])
+def test_augmented_assignment_of_an_array_parameter_is_refused(backend):
+    """`v += n` changes a NumPy array in place, so a caller would see it;
+    the compiler makes a new array there, so it refuses, naming the line."""
+    line = line_of("augmented_array_parameter", "v += n")
+    with pytest.raises(UnsupportedSyntaxError, match=r"(?s)in place.*v\[:\] \+= ") as error:
+        P.calls_augmented(np.array([[1, 2], [3, 4]]), np.array([1, 2]), backend=backend)
+    assert error.value.lineno == line

@@ -182,6 +182,7 @@ class Rewritten:
                     "the array and let the caller use the result",
                 )
         types = dict(typed.types or ())
+        _refuse_augmented_array_parameters(typed, types)
         for d in self.deferred:
             if d.variable not in types:
                 continue  # a function never reached with known types
@@ -988,3 +989,38 @@ def _holds_arrays(pattern) -> bool:
     if isinstance(pattern, T.TupleType):
         return any(_holds_arrays(e) for e in pattern.elements)
     return False
+
+
+_AUGMENTED = re.compile(r"^(\w+)\s*(\*\*|//|<<|>>|[-+*/%&|^@])=")
+
+
+def _refuse_augmented_array_parameters(typed: ir.Program, types: dict) -> None:
+    """`v += x` of an array parameter: NumPy changes the array in place, so
+    in Python the caller's array (and every alias of it) changes; the
+    builder makes it `v = v + x`, a new array.  Refused rather than silently
+    different: say which is meant.  The entry's own arrays are never changed
+    (its caller gets what it returns), so there it is allowed unless the
+    entry also calls itself."""
+    called = {
+        ins.function for f in typed.functions for b in f.blocks for ins in b.instructions if isinstance(ins, ir.Call)
+    }
+    for fn in typed.functions:
+        if fn.name == typed.main and fn.name not in called:
+            continue
+        for block in fn.blocks:
+            for ins in block.instructions:
+                if not isinstance(ins, ir.PrimOp) or ins.vars_out not in fn.params or ins.origin is None:
+                    continue
+                match = _AUGMENTED.match(ins.origin.text)
+                if match is None or match.group(1) != ins.vars_out:
+                    continue
+                if _holds_arrays(types.get(ir.qualify(fn.name, ins.vars_out))):
+                    name = ins.vars_out
+                    raise UnsupportedSyntaxError(
+                        f"`{ins.origin.text}` changes the array parameter {name!r} in place "
+                        "(NumPy's augmented assignment), which the caller's array would see in "
+                        f"Python; this compiler makes a new array here (in batched function {fn.name!r})",
+                        ins.origin,
+                        f"write `{name} = {name} {match.group(2)} ...` for a new array, or "
+                        f"`{name}[:] {match.group(2)}= ...` to change the caller's array",
+                    )

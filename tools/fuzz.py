@@ -6,7 +6,10 @@ Program k is `tools.fuzzgen.generate(random.Random(seed + k))`, so any
 finding reproduces from its seed; a fraction (`--vectors`, drawn apart from the
 program) also has per-example arrays, subscripts, item assignment and constant
 tables, and may index out of range (the batched call must then raise
-IndexError exactly when an example's plain run does).  Every program runs on NumPy; a sample
+IndexError exactly when an example's plain run does).  `--features` picks the
+Python constructs of issue 29 the programs use (builtins, `is`, `in`, bit
+operators, bools as numbers, swaps, `for` over arrays, in-place helpers:
+`fuzzgen.FEATURES`), each with its probability.  Every program runs on NumPy; a sample
 runs on the TF graph and on XLA too (`--sample tf=0.1,xla=0.02`), since a
 trace costs a second or two and an XLA compile several.  Programs run in
 worker processes (`--jobs`), each with a time limit (`--timeout`): a hang is
@@ -37,6 +40,13 @@ if ROOT not in sys.path:
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 DEFAULT_SAMPLE = {"numpy": 1.0, "tf": 0.1, "xla": 0.02}
+# The construct families programs use unless --features says otherwise
+# (tools/fuzzgen.py FEATURES).  "bits" (<< >> & | ^ ~) and "bool_arith"
+# (`n + (a != b)`) are off: TensorFlow still refused them when they were
+# written (`<<` of two tensors, int64 + bool), so every TF and XLA sample of
+# a program with one would crash; NumPy runs them (`--features all`, or
+# `--backends numpy --features all`), and tests/test_fuzz.py tries them there.
+DEFAULT_FEATURES = "all,bits=0,bool_arith=0"
 
 
 def plan(index: int, seed: int, backends, sample) -> list:
@@ -53,7 +63,7 @@ def make_program(program_seed, options, note=""):
     avoid = () if options.allow_known else None
     return fuzzgen.generate(
         random.Random(program_seed), options.statements, options.max_depth, note=note, vectors=vectors,
-        avoid=avoid,
+        avoid=avoid, features=fuzzgen.parse_features(options.features),
     )
 
 
@@ -148,13 +158,17 @@ class Worker:
 
 
 def _save(out, program_seed, backend, kind, report, source, options):
+    from tools import fuzzgen
+
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, f"seed{program_seed}_{backend}_{kind}.py")
     header = "".join(f"# {line}\n" for line in report.rstrip().splitlines())
     rerun = (
         f"# rerun: python -m tools.fuzz --programs 1 --seed {program_seed} --backends {backend} "
         f"--sample {backend}=1 --vectors {options.vectors:g} --statements {options.statements} "
-        f"--max-depth {options.max_depth}{' --allow-known' if options.allow_known else ''}\n"
+        f"--max-depth {options.max_depth} "
+        f"--features {fuzzgen.format_features(fuzzgen.parse_features(options.features))}"
+        f"{' --allow-known' if options.allow_known else ''}\n"
     )
     with open(path, "w") as f:
         f.write(header + rerun + source)
@@ -201,6 +215,10 @@ def main(argv=None) -> int:
     parser.add_argument("--vectors", type=float, default=0.5,
                         help="fraction of programs with per-example arrays, subscripts and tables "
                         "(0: the programs each seed gave before they existed)")
+    parser.add_argument("--features", default="default",
+                        help="the construct families of issue 29 and their probabilities: 'default' "
+                        f"({DEFAULT_FEATURES}), 'all', 'none', or e.g. 'all,bits=0' or "
+                        "'builtins=0.3,membership' (a bare name takes its default probability)")
     parser.add_argument("--allow-known", action="store_true",
                         help="generate the constructs of fuzzgen.KNOWN_BUGS too (left out by default)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -215,6 +233,14 @@ def main(argv=None) -> int:
     parser.add_argument("--strict", action="store_true",
                         help="with --minimize: keep the values that differ, not only that some do")
     options = parser.parse_args(argv)
+    if options.features.strip() == "default":
+        options.features = DEFAULT_FEATURES
+    from tools import fuzzgen
+
+    try:
+        fuzzgen.parse_features(options.features)
+    except ValueError as e:
+        parser.error(str(e))
     if options.minimize:
         return minimize(options)
     backends = [b.strip() for b in options.backends.split(",") if b.strip()]
@@ -272,7 +298,7 @@ def main(argv=None) -> int:
             w.stop()
     elapsed = time.monotonic() - start
     print(f"\nprograms tried: {len(jobs)} (seeds {options.seed}..{options.seed + options.programs - 1}), "
-          f"{elapsed:.0f} s")
+          f"{elapsed:.0f} s; features {fuzzgen.format_features(fuzzgen.parse_features(options.features))}")
     for backend in backends:
         print(f"  {backend}: {totals.programs.get(backend, 0)} programs, "
               f"{totals.inputs.get(backend, 0)} inputs (examples), "

@@ -52,11 +52,46 @@ updated in place (`v[i] = x`, `v[i] += x`, `m[i] = row`, `v[1:3] = x`):
   table), a parameter that the callee assigns into gets a fresh argument,
   and a result is never an alias of anything the caller still holds.
   Parameters the callee does not own (`Signature.mutable`) are never
-  assigned into.
+  assigned into, and those it owns are never rebound (passes/inplace.py
+  refuses a parameter rebound after its items were assigned).
 - Element values keep the bounds above: an assignment whose worst case
   leaves them is followed by `v[i] %= m`.
 - The constructs of KNOWN_BUGS (compiler bugs still open) are left out
   unless `avoid` says otherwise.
+
+With `features` (a family name -> probability, FEATURES lists them) a
+program also uses the Python constructs of issue 29, each family drawn at the
+places where it fits with its own probability (a family at 0 draws nothing,
+so without `features` a seed gives the program it gave before they existed):
+
+- "builtins": `min`/`max` of 2-3 numbers and of a vector, `abs`, `divmod`
+  (tuple-unpacked), `pow(a, b, m)` and `pow(a, k)`, `round(x)`, `round(x, 2)`,
+  `int(x)`, `float(n)`, `bool(n)`, `sum(v)`, `any(v)`/`all(v)`,
+  `sorted(v)[k]`, `math.sqrt/floor/ceil/isqrt/gcd/log` (on arguments made
+  valid: `math.sqrt(abs(x))`), `isinstance`, `len(str(n))`,
+  `bin(n).count("1")`;
+- "identity": `flag is True`, `flag is not False`, `x is None`;
+- "membership": `x in (a, b, c)`, `x not in [...]`, `x in v`, `x in T0`,
+  `x in range(a, b[, step])`;
+- "bits": `<<` (counts 0..8 of a non-negative int), `>>`, `&`, `|`, `^`, `~`;
+- "bool_arith": a comparison as an int operand, `n + (a != b)`,
+  `total += (x > 0)`;
+- "swaps" (arrays): `v[i], v[j] = v[j], v[i]`, `v[i], n = n, v[i]`;
+- "for_vectors" (arrays): `for x in v`, `for i, x in enumerate(v)`,
+  `for a, b in zip(v, w)`, `for x in reversed(v)`, `for k in T0`;
+- "inplace" (arrays): helpers that assign items of their array parameters
+  and return nothing or an int, called with the caller's own array (Python
+  passes the object: the caller sees the changes) as a statement, as the
+  value of an assignment, or inside an expression.
+
+Python's answer must not depend on NumPy scalars, which some of these see:
+`isinstance(v[0], int)` is False, `(v[0] > 1) is True` is False,
+`pow(v[0], 2, 5)` raises.  In programs with arrays, the writer tracks which
+names may hold a NumPy scalar (`_pure`) and asks those questions of plain
+Python values only (`pow` takes `int(...)` of the others).  A comparison
+used as a number is always the right operand of an int or float (a NumPy
+bool minus a NumPy bool raises; True + True is 2 in Python, True in NumPy),
+so no int is ever a bool (`len(str(True))` is 4).
 """
 
 from __future__ import annotations
@@ -85,10 +120,38 @@ SLICES = ("1:3", "::-1", ":2", "-2:", "::2", "1:", "1:-1", "-3:-1", "::-2", ":-1
 
 
 # Constructs that trip a known, still open compiler bug: left out of the
-# programs with arrays (unless `avoid` says otherwise, `tools/fuzz.py
-# --allow-known`), so that a run finds the other bugs.  Drop an entry when
-# its bug is fixed.
+# programs with arrays or features (unless `avoid` says otherwise,
+# `tools/fuzz.py --allow-known`), so that a run finds the other bugs.  Drop
+# an entry when its bug is fixed.
 KNOWN_BUGS: Dict[str, str] = {
+    "in_range_of_per_example_bounds": (
+        "`x in range(a, b)` with a per-example bound is refused at build time: the membership "
+        "rewrite visits `range(a, b)` as a call first, which has no per-example translation "
+        "(tests/test_fuzz_regressions.py, membership_in_a_range_of_per_example_bounds)"
+    ),
+    "sum_of_a_table_from_a_per_example_start": (
+        "`sum(T0, d)` of a module-level NumPy table from a per-example start is refused "
+        "(\"sum() needs a per-example vector or a tuple\"); `sum(T0)` and `sum(v, d)` work "
+        "(tests/test_fuzz_regressions.py, sum_of_a_table_from_a_per_example_start)"
+    ),
+    "round_to_digits": (
+        "`round(x, 2)` is np.round, which scales by 100 and rounds: round(-3.295, 2) is -3.29 in "
+        "Python (-3.295 is stored as -3.29499...), -3.3 batched (tests/test_fuzz_regressions.py, "
+        "round_to_two_digits)"
+    ),
+    "float_in_range": (
+        "`x in range(0, 3)` of a float x is a bounds test batched: 0.5 is in it, though Python "
+        "finds no int of the range equal to 0.5 (tests/test_fuzz_regressions.py, float_in_a_range)"
+    ),
+    "index_error_inside_isinstance": (
+        "`isinstance(v[n], float)` and `v[n] is None` become constants without evaluating v[n]: "
+        "an index out of range there raises no IndexError batched (tests/test_fuzz_regressions.py, "
+        "RAISES index_out_of_range_inside_isinstance)"
+    ),
+    "inplace_call_in_expression": (
+        "`w[0] + h(w)`, where h assigns items of w: the batched code reads w[0] after the call, "
+        "Python before it (tests/test_fuzz_regressions.py, read_before_an_inplace_call_in_one_expression)"
+    ),
     # None open.  Fixed, with the names the generator still checks:
     # "scalar_with_constant_array", "constant_arrays", "slice_assignment",
     # "array_result_of_another_function", "subscript_of_broadcast",
@@ -96,6 +159,22 @@ KNOWN_BUGS: Dict[str, str] = {
     # "constant_into_region" (tests/test_subscripts.py, "constants meeting
     # per-example values").
 }
+
+
+# The construct families of issue 29 and their default probabilities (the
+# chance that a place where the family fits uses it; see the docstring).
+FEATURES: Dict[str, float] = {
+    "builtins": 0.12,
+    "identity": 0.08,
+    "membership": 0.08,
+    "bits": 0.06,
+    "bool_arith": 0.05,
+    "swaps": 0.06,
+    "for_vectors": 0.08,
+    "inplace": 0.4,
+}
+# Families that need per-example arrays (ignored in programs without).
+ARRAY_FEATURES = frozenset(("swaps", "for_vectors", "inplace"))
 
 
 def array_type(elem: str, shape) -> str:
@@ -183,6 +262,7 @@ class Signature:
     params: Tuple[Tuple[str, str], ...]  # (name, type); the first is ("d", INT)
     returns: Tuple[str, ...]
     mutable: FrozenSet[str] = frozenset()  # array parameters the function assigns into
+    inplace: bool = False  # a helper whose callers pass their own arrays ("inplace"); returns () or (INT,)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -238,9 +318,19 @@ class _Writer:
     """Writes one module; `scope` maps the names readable here to their types."""
 
     def __init__(self, choices: Choices, max_depth: int, statements: int, vectors: bool = False,
-                 avoid=None):
+                 avoid=None, features=None):
         self.c = choices
-        self.avoid = frozenset(KNOWN_BUGS if avoid is None else avoid) if vectors else frozenset()
+        # family -> probability, only those that can draw here (none: no draws at all)
+        self.features = {
+            name: p for name, p in (features or {}).items()
+            if p > 0 and (vectors or name not in ARRAY_FEATURES)
+        }
+        unknown = set(self.features) - set(FEATURES)
+        if unknown:
+            raise ValueError(f"unknown feature families {sorted(unknown)}; choose from {sorted(FEATURES)}")
+        known = frozenset(KNOWN_BUGS if avoid is None else avoid)
+        self.avoid = known if vectors or self.features else frozenset()
+        self.numpy_names = set()  # names that may hold a NumPy scalar in the plain run (see _pure)
         self.max_depth = max_depth
         self.budget = statements  # tracing and XLA time grow with the program's size
         self.lines: List[str] = []
@@ -264,6 +354,8 @@ class _Writer:
         header = HEADER.format(note=note)
         if self.vectors:
             header = header.replace("import os\n", "import os\n\nimport numpy as np\n", 1)
+        if "builtins" in self.features:
+            header = header.replace("import collections\n", "import collections\nimport math\n", 1)
         self.lines = header.splitlines()
         if self.tables:
             self.lines += [""] + [t.line() for t in self.tables]
@@ -299,6 +391,8 @@ class _Writer:
         return _Table(name, FLOAT if form == "floats" else INT, shape, tuple(flat), is_tuple)
 
     def _signature(self, name):
+        if name != "f0" and self._use("inplace"):
+            return self._inplace_signature(name)
         params = [("d", INT)]
         mutable = set()
         for k in range(self.c.integer(1, 3)):
@@ -324,17 +418,28 @@ class _Writer:
         self.fresh = 0
         self.calls_left = self.c.integer(0, 3)
         self.scope: Dict[str, str] = dict(sig.params)
-        self.readonly = {"d"}
+        # a parameter whose items the function assigns is never rebound: the
+        # change reaches the caller's array (passes/inplace.py refuses the
+        # rebinding, which would leave it to some paths only)
+        self.readonly = {"d"} | set(sig.mutable)
         self.frozen = {p for p, t in sig.params if is_array(t) and p not in sig.mutable}
         self.ranges = {}
         self.loops = 0
         self.guarded = False  # inside `if d > 0:`
         self.indent = 1
+        # in the plain run any parameter but `d` may be a NumPy scalar (a caller passed `v[0]`)
+        self.numpy_names = {p for p, _ in sig.params[1:]} if self.vectors else set()
         self.lines += ["", "", "@ctx.batch", f"def {sig.name}({', '.join(p for p, _ in sig.params)}):"]
+        if sig.inplace:  # the caller's arrays: assigned into, never rebound
+            arrays = [p for p, t in sig.params if is_array(t)]
+            self.readonly.update(arrays)
+            self._assign_item(self.c.choice(arrays))
         if self.c.chance(0.4):
             self._stmt_box()  # in scope for the whole body: the calls in it save it
         self._block(self.c.integer(1, 5))
-        self._emit(f"return {self._return_value()}")
+        value = self._return_value()
+        if value or self.c.chance(0.5):
+            self._emit(f"return {value}".rstrip())
 
     # ---- statements ------------------------------------------------------
 
@@ -361,6 +466,8 @@ class _Writer:
         self.indent -= 1
 
     def _statement(self):
+        if self.features and self._feature_statement():
+            return
         deep = self.indent > MAX_NESTING or self.budget < 2
         kinds = ["assign", "assign", "update", "augment", "pair", "box"]
         if not deep:
@@ -395,13 +502,16 @@ class _Writer:
         name = self._new_name(kind)
         self._emit(f"{name} = {value}")
         self.scope[name] = kind
+        self._taint([name], value)
 
     def _stmt_update(self):
         kind = self.c.choice((INT, FLOAT, BOOL))
         names = self._writable(kind)
         if not names:
             return self._stmt_assign()
-        self._emit(f"{self.c.choice(names)} = {self._value(kind)}")
+        name, value = self.c.choice(names), self._value(kind)
+        self._emit(f"{name} = {value}")
+        self._taint([name], value)
 
     def _stmt_augment(self):
         kind = self.c.choice((INT, FLOAT))
@@ -409,8 +519,16 @@ class _Writer:
         if not names:
             return self._stmt_assign()
         name = self.c.choice(names)
+        if self._use("bool_arith"):  # `total += (x > 0)`
+            cond = self._cond(1)
+            self._emit(f"{name} {self.c.choice(('+=', '-='))} ({cond})")
+            self._taint([name], cond)
+            if kind == INT:  # one step past the bound at most: back within it
+                self._emit(f"{name} = {name} % {self.c.choice((1000, 97, -13))}")
+            return
         op = self.c.choice(("+=", "-=", "*="))
         e = self._expr(kind, self.c.integer(1, 2))
+        self._taint([name], e.text)
         limit = INT_BOUND if kind == INT else FLOAT_BOUND
         worst = limit * e.bound if op == "*=" else limit + e.bound
         if worst > limit:  # the result would leave the bound: wrap instead
@@ -432,6 +550,8 @@ class _Writer:
         values = [self._value(k) for k in kinds]
         self._emit(f"{targets[0]}, {targets[1]} = {values[0]}, {values[1]}")
         self.scope.update(zip(targets, kinds))
+        for target, value in zip(targets, values):
+            self._taint([target], value)
 
     def _stmt_box(self):
         """`t = (e,)` and the other BOX_FORMS: a tuple of one leaf, rebound
@@ -444,8 +564,10 @@ class _Writer:
         else:
             self.fresh += 1
             name = f"t{self.fresh}"
-        self._emit(f"{name} = {BOX_FORMS[form][0].format(self._value(kind))}")
+        value = self._value(kind)
+        self._emit(f"{name} = {BOX_FORMS[form][0].format(value)}")
         self.scope[name] = (kind, form)
+        self._taint([name], value)
 
     def _stmt_unpack(self):
         callee = self.c.choice(self._tuple_callees())
@@ -453,6 +575,7 @@ class _Writer:
         targets = [self._new_name(k) for k in callee.returns]
         self._emit(f"{', '.join(targets)} = {call}")
         self.scope.update(zip(targets, callee.returns))
+        self._taint(targets, call)
 
     # ---- array statements (vectors=True) ----------------------------------
 
@@ -655,21 +778,25 @@ class _Writer:
             self._emit("else:")
             self._nested(self.c.integer(1, 2))
 
-    def _loop_body(self, counter_line=None, loop_var=None):
+    def _loop_body(self, counter_line=None, loop_var=None, loop_vars=None):
         """The body (first the counter's step), then maybe an `else:` clause.
 
         A `for` variable is readable in the body only: after a loop of zero
-        trips, Python has never bound it.
+        trips, Python has never bound it.  `loop_vars`: name -> type of the
+        variables of a `for` over arrays.
         """
+        loop_vars = dict(loop_vars or {})
+        if loop_var:
+            loop_vars[loop_var] = INT
         self.loops += 1
         self.indent += 1
         if counter_line:
             self._emit(counter_line)
         self.indent -= 1
-        if loop_var:
-            self.scope[loop_var] = INT
+        self.scope.update(loop_vars)
         self._nested(self.c.integer(1, 3))
-        self.scope.pop(loop_var, None)
+        for name in loop_vars:
+            self.scope.pop(name, None)
         self.loops -= 1
         if self.c.chance(0.15):
             self._emit("else:")
@@ -679,7 +806,9 @@ class _Writer:
         counter = self._new_name(INT)
         limit = self.c.integer(1, 6)
         if self.c.chance(0.5):
-            self._emit(f"{counter} = {_paren(self._expr(INT, self.c.integer(1, 2)).text)} % {limit}")
+            start = self._expr(INT, self.c.integer(1, 2)).text
+            self._emit(f"{counter} = {_paren(start)} % {limit}")
+            self._taint([counter], start)
             test, step = f"{counter} > 0", f"{counter} -= 1"
         else:
             self._emit(f"{counter} = 0")
@@ -722,15 +851,20 @@ class _Writer:
     def _stmt_return(self):
         self._emit(f"if {self._cond(self.c.integer(1, 2))}:")
         self.indent += 1
-        self._emit(f"return {self._return_value()}")
+        self._emit(f"return {self._return_value()}".rstrip())
         self.indent -= 1
 
     def _return_value(self):
         returns = self.sig.returns
+        if not returns:  # an in-place helper: nothing, or a tail call of one
+            same = [s for s in self._callees() if s.returns == ()]
+            if self.guarded and same and self._may_call() and self.c.chance(0.25):
+                return self._call_text(self.c.choice(same), byref=True)
+            return ""
         if self._may_call() and self.c.chance(0.25):
             same = [s for s in self._callees() if s.returns == returns]
             callee = self.c.choice(same)
-            call = self._call_text(callee)
+            call = self._call_text(callee, byref=True)  # the whole value: nothing reads after it
             if self.guarded:
                 return call  # a tail call
             other = self._results(returns)
@@ -1064,6 +1198,10 @@ class _Writer:
         return e.text
 
     def _expr(self, kind, leaves) -> _Expr:
+        if self.features:
+            e = self._feature_expr(kind, leaves)
+            if e is not None:
+                return e
         if leaves <= 1:
             return self._leaf(kind)
         ops = ("+", "-", "*", "ifexp", "neg", "div", "mod", "abs", "call", "value_or")
@@ -1147,6 +1285,10 @@ class _Writer:
                 return f"not {_paren(self._cond(leaves - 1))}"
             split = self.c.integer(1, leaves - 1)
             return f"{_paren(self._cond(split))} {op} {_paren(self._cond(leaves - split))}"
+        if self.features:
+            cond = self._feature_cond()
+            if cond is not None:
+                return cond
         bools = [n for n, t in self.scope.items() if t == BOOL]
         if bools and self.c.chance(0.2):
             return self.c.choice(bools)
@@ -1171,6 +1313,462 @@ class _Writer:
             return f"{_paren(left.text)} < {_paren(right.text)} <= {_paren(third.text)}"
         return f"{_paren(left.text)} {self.c.choice(COMPARISONS)} {_paren(right.text)}"
 
+    # ---- the construct families of issue 29 (features) ----------------------
+
+    def _use(self, family, scale=1.0) -> bool:
+        """Whether this place uses `family` (no draw at all where it is off)."""
+        p = self.features.get(family, 0.0)
+        return p > 0 and self.c.chance(min(1.0, p * scale))
+
+    def _pure(self, text) -> bool:
+        """Whether `text` is a plain Python number or bool in the plain run,
+        never a NumPy scalar (which `isinstance(n, int)`, `is True` and
+        `pow(a, b, m)` tell apart): always, without arrays; with them, when
+        it reads no element, table, reduction or call (lengths are ints) and
+        no name that may hold a NumPy scalar."""
+        if not self.vectors:
+            return True
+        text = re.sub(r"len\(\w+\)|\w+\.(shape\[-?\d+\]|size|ndim)", "0", text)
+        if "[" in text or re.search(r"\bf\d+\(", text):
+            return False
+        numpy = self.numpy_names | {n for n, t in self.scope.items() if is_array(t)}
+        numpy |= {t.name for t in self.tables}
+        return not set(re.findall(r"[A-Za-z_]\w*", text)) & numpy
+
+    def _taint(self, names, text):
+        """`names` were assigned `text`: they may hold a NumPy scalar if it may."""
+        if self.vectors and not self._pure(text):
+            self.numpy_names.update(names)
+
+    def _fit(self, e: _Expr, kind) -> _Expr:
+        """`e` within the bound of its type (wrapped if it could leave it)."""
+        text = self._wrap(e, kind)
+        if text == e.text:
+            return e
+        return _Expr(text, 1000 if kind == INT else 100.0, e.leaves)
+
+    def _named(self, kind) -> str:
+        """A name of `kind` (a number per example, not a literal), else `d`."""
+        names = [n for n, t in self.scope.items() if t == kind]
+        if not names:
+            return "d" if kind == INT else "float(d)"
+        return self.c.choice(names)
+
+    def _vectors(self, elem=None, tables=True):
+        """1-D arrays in scope (and 1-D tables) of `elem` if given: (text, length)."""
+        found = [(n, shape_of(t)[0]) for n, t in self.scope.items()
+                 if is_array(t) and len(shape_of(t)) == 1 and (elem is None or elem_of(t) == elem)]
+        if tables:
+            found += [(t.name, t.shape[0]) for t in self.tables
+                      if len(t.shape) == 1 and (elem is None or t.elem == elem)]
+        return found
+
+    def _feature_statement(self) -> bool:
+        """A statement of a family (True), or nothing drawn here (False)."""
+        deep = self.indent > MAX_NESTING or self.budget < 2
+        inplace = [s for s in self._callees() if s.inplace]
+        if inplace and self._may_call() and self._use("inplace"):
+            self._stmt_inplace_call(inplace)
+            return True
+        if self._arrays(owned=True) and self._use("swaps"):
+            self._stmt_swap()
+            return True
+        if not deep and self._vectors() and self._use("for_vectors"):
+            self._stmt_for_vector()
+            return True
+        if self._use("builtins", 0.3):
+            self._stmt_divmod()
+            return True
+        return False
+
+    def _feature_expr(self, kind, leaves) -> Optional[_Expr]:
+        if self._use("builtins"):
+            e = self._builtin_expr(kind, leaves)
+            if e is not None:
+                return e
+        if kind == INT and self._use("bits"):
+            return self._bits_expr(leaves)
+        if leaves > 1 and self._use("bool_arith"):
+            # a comparison as a number: always the right operand of an int or float
+            left = self._expr(kind, leaves - 1)
+            op = self.c.choice(("+", "-", "*", "+"))
+            bound = left.bound if op == "*" else left.bound + 1
+            return _Expr(f"{_paren(left.text)} {op} ({self._cond(1)})", bound, left.leaves + 1)
+        return None
+
+    def _feature_cond(self) -> Optional[str]:
+        if self._use("identity"):
+            return self._identity_cond()
+        if self._use("membership"):
+            return self._membership_cond()
+        if self._use("builtins", 0.5):
+            return self._builtin_cond()
+        return None
+
+    # builtins
+
+    def _builtin_expr(self, kind, leaves) -> Optional[_Expr]:
+        """A builtin or `math` call of type `kind`, within its bound."""
+        if kind == INT:
+            forms = ["minmax", "minmax", "pow", "powmod", "round", "int", "floor", "ceil", "isqrt",
+                     "gcd", "digits", "popcount"]
+        else:
+            forms = ["minmax", "minmax", "float", "sqrt", "log", "log"]
+            if "round_to_digits" not in self.avoid:
+                forms.append("round2")
+        if self.reads < 2 and self._vectors(kind):
+            forms += ["sum", "extremum"]
+        if self.reads < 2 and self._vectors(kind, tables=False):
+            forms += ["sorted"]
+        form = self.c.choice(forms)
+        small = max(1, min(2, leaves))
+        if form == "minmax":
+            args = [self._expr(kind, self.c.integer(1, small)) for _ in range(self.c.integer(2, 3))]
+            text = f"{self.c.choice(('min', 'max'))}({', '.join(a.text for a in args)})"
+            return self._fit(_Expr(text, max(a.bound for a in args), sum(a.leaves for a in args)), kind)
+        if form in ("sum", "extremum", "sorted"):
+            name, size = self.c.choice(self._vectors(kind, tables=form != "sorted"))
+            bound = INT_BOUND if kind == INT else FLOAT_BOUND
+            table = next((t for t in self.tables if t.name == name), None)
+            if table is not None:
+                bound = table.bound
+            if form == "sum":
+                start = ""
+                refused = table is not None and "sum_of_a_table_from_a_per_example_start" in self.avoid
+                if self.c.chance(0.2) and not refused:
+                    start = f", {self._leaf(kind).text}"
+                return self._fit(_Expr(f"sum({name}{start})", size * bound + bound, 1), kind)
+            if form == "extremum":
+                return _Expr(f"{self.c.choice(('min', 'max'))}({name})", bound, 1)
+            reverse = ", reverse=True" if self.c.chance(0.3) else ""
+            return _Expr(f"sorted({name}{reverse})[{self._index(size)}]", bound, 1)
+        if form in ("round", "int", "floor", "ceil"):
+            x = self._fit(self._expr(FLOAT, small), FLOAT)
+            call = {"round": "round", "int": "int", "floor": "math.floor", "ceil": "math.ceil"}[form]
+            return self._fit(_Expr(f"{call}({x.text})", x.bound + 1, x.leaves), INT)
+        if form == "pow":  # a small power: |base| <= 100
+            base = self._fit(self._expr(INT, small), INT)
+            k = self.c.integer(0, 3)
+            text = f"pow({_paren(base.text)} % 100, {k})" if base.bound > 100 else f"pow({base.text}, {k})"
+            return self._fit(_Expr(text, min(base.bound, 100) ** k, base.leaves), INT)
+        if form == "powmod":  # pow(a, b, m): non-negative ints, m >= 1
+            base = self._fit(self._expr(INT, small), INT)
+            args = [f"abs({base.text})", f"abs({_paren(self._expr(INT, 1).text)}) % 20"]
+            if self.c.chance(0.5):
+                m = self.c.choice((1, 2, 7, 10, 97, 1000))
+                args.append(str(m))
+                bound = m
+            else:
+                k = self.c.integer(2, 9)
+                args.append(f"{_paren(self._expr(INT, 1).text)} % {k} + 1")
+                bound = k
+            # 3-argument pow() of a NumPy int raises TypeError: int() makes it a Python int
+            args = [a if self._pure(a) else f"int({a})" for a in args]
+            return _Expr(f"pow({', '.join(args)})", bound, base.leaves + 2)
+        if form == "isqrt":
+            n = self._fit(self._expr(INT, small), INT)
+            return _Expr(f"math.isqrt(abs({n.text}))", int(n.bound ** 0.5) + 1, n.leaves)
+        if form == "gcd":
+            a, b = self._fit(self._expr(INT, 1), INT), self._fit(self._expr(INT, small), INT)
+            return _Expr(f"math.gcd({a.text}, {b.text})", max(a.bound, b.bound), a.leaves + b.leaves)
+        if form == "digits":
+            n = self._expr(INT, small)
+            return _Expr(f"len(str({n.text}))", 20, n.leaves)
+        if form == "popcount":
+            n = self._expr(INT, small)
+            return _Expr(f'bin({n.text}).count("1")', 63, n.leaves)
+        if form == "float":
+            n = self._fit(self._expr(INT, small), INT)
+            return _Expr(f"float({n.text})", n.bound, n.leaves)
+        if form == "round2":
+            x = self._fit(self._expr(FLOAT, small), FLOAT)
+            return _Expr(f"round({x.text}, 2)", x.bound + 1, x.leaves)
+        if form == "sqrt":
+            x = self._fit(self._expr(FLOAT, small), FLOAT)
+            return _Expr(f"math.sqrt(abs({x.text}))", x.bound ** 0.5 + 1, x.leaves)
+        # log of a positive number
+        if self.c.chance(0.3):
+            n = self._expr(INT, small)
+            return _Expr(f"math.log(abs({n.text}) + 1)", 50.0, n.leaves)
+        x = self._expr(FLOAT, small)
+        return _Expr(f"math.log(abs({x.text}) + 1.0)", 60.0, x.leaves)
+
+    def _builtin_cond(self) -> str:
+        forms = ["bool", "isinstance", "isinstance"]
+        if self._vectors(tables=False):
+            forms += ["any", "any"]
+        form = self.c.choice(forms)
+        if form == "bool":
+            kind = self.c.choice((INT, INT, FLOAT))
+            text = f"bool({self._expr(kind, self.c.integer(1, 2)).text})"
+            return f"not {text}" if self.c.chance(0.3) else text
+        if form == "any":
+            name, _ = self.c.choice(self._vectors(tables=False))
+            text = f"{self.c.choice(('any', 'all'))}({name})"
+            return f"not {text}" if self.c.chance(0.25) else text
+        kind = self.c.choice((INT, FLOAT))
+        value = self._operand(kind, self.c.integer(1, 2))
+        # `isinstance(n, int)` is False of a NumPy int (np.float64 is a float)
+        classes = ["float", "int" if kind == FLOAT or self._pure(value) else "float", "bool"]
+        if kind == FLOAT or self._pure(value):
+            classes.append("(int, float)")
+        text = f"isinstance({value}, {self.c.choice(classes)})"
+        return f"not {text}" if self.c.chance(0.3) else text
+
+    def _stmt_divmod(self):
+        """`q, r = divmod(a, b)` with b never zero."""
+        kind = self.c.choice((INT, INT, FLOAT))
+        a = self._fit(self._expr(kind, self.c.integer(1, 2)), kind)
+        if kind == INT:
+            if self.c.chance(0.4):
+                b = str(self.c.choice((1, 2, 3, 7, -1, -3, 10)))
+            else:
+                b = f"{_paren(self._expr(INT, 1).text)} % {self.c.integer(2, 9)} + 1"
+                if self.c.chance(0.3):
+                    b = f"-({b})"
+        elif self.c.chance(0.5):
+            b = str(self.c.choice((2.5, -1.5, 1.0, 4.0)))
+        else:
+            inner = _paren(self._expr(FLOAT, 1).text)
+            b = f"{inner} * {inner} + 1.0"
+        targets = []
+        for _ in range(2):
+            names = [n for n in self._writable(kind) if n not in targets]
+            targets.append(self.c.choice(names) if names and self.c.chance(0.5) else self._new_name(kind))
+        self._emit(f"{targets[0]}, {targets[1]} = divmod({a.text}, {b})")
+        self.scope.update((t, kind) for t in targets)
+        self._taint(targets, f"{a.text}, {b}")
+
+    # identity and membership
+
+    def _operand(self, kind, leaves) -> str:
+        """The operand of `isinstance` or `is None`, which the batched code
+        does not evaluate: no index out of range in it (see
+        "index_error_inside_isinstance")."""
+        unsafe = self.unsafe
+        if "index_error_inside_isinstance" in self.avoid:
+            self.unsafe = False
+        try:
+            return self._expr(kind, leaves).text
+        finally:
+            self.unsafe = unsafe
+
+    def _identity_cond(self) -> str:
+        form = self.c.choice(("flag", "flag", "none"))
+        if form == "flag":
+            bools = [n for n, t in self.scope.items() if t == BOOL and self._pure(n)]
+            flag = self.c.choice(bools) if bools and self.c.chance(0.4) else f"({self._cond(1)})"
+            if self._pure(flag):  # a NumPy bool is never the object True
+                return f"{flag} {self.c.choice(('is True', 'is not False', 'is False', 'is not True'))}"
+        kind = self.c.choice((INT, FLOAT))
+        value = self._named(kind) if self.c.chance(0.5) else self._operand(kind, 2)
+        if not re.search(r"[A-Za-z_]", value):  # `5 is None`: a SyntaxWarning, and not per example
+            value = self._named(kind)
+        return f"{_paren(value)} {self.c.choice(('is None', 'is not None'))}"
+
+    def _membership_cond(self) -> str:
+        form = self.c.choice(("tuple", "tuple", "range", "range", "vector"))
+        containers = [(n, elem_of(t)) for n, t in self.scope.items() if is_array(t)]
+        containers += [(t.name, t.elem) for t in self.tables]
+        if form == "vector" and containers:
+            name, elem = self.c.choice(containers)
+            kind = elem if self.c.chance(0.8) else self.c.choice((INT, FLOAT))
+            item = self._expr(kind, self.c.integer(1, 2)).text
+            return f"{_paren(item)} {self.c.choice(('in', 'not in', 'in'))} {name}"
+        word = self.c.choice(("in", "in", "not in"))
+        if form == "range":
+            # a float is in a range only if it equals one of its ints
+            floats = "float_in_range" not in self.avoid and self.c.chance(0.1)
+            item = self._expr(FLOAT if floats else INT, self.c.integer(1, 2)).text
+            per_example = "in_range_of_per_example_bounds" not in self.avoid and self.c.chance(0.5)
+            bounds = [self._expr(INT, 1).text if per_example and self.c.chance(0.7)
+                      else str(self.c.integer(-5, 12)) for _ in range(2)]
+            shape = self.c.choice(("stop", "start", "start", "step"))
+            if shape == "stop":
+                return f"{_paren(item)} {word} range({bounds[1]})"
+            if shape == "start":
+                return f"{_paren(item)} {word} range({bounds[0]}, {bounds[1]})"
+            return f"{_paren(item)} {word} range({bounds[0]}, {bounds[1]}, {self.c.choice((2, 3, -1, -2))})"
+        kind = INT if self.c.chance(0.85) else FLOAT
+        item = self._expr(kind, self.c.integer(1, 2)).text
+        elements = []
+        for _ in range(self.c.integer(1, 4)):
+            if self.c.chance(0.25):
+                elements.append(self._leaf(self.c.choice((INT, kind))).text)
+            else:
+                elements.append(repr(self.c.choice(INT_LITERALS)))
+        if len(elements) == 1:
+            display = f"({elements[0]},)" if self.c.chance(0.7) else f"[{elements[0]}]"
+        else:
+            display = f"({', '.join(elements)})" if self.c.chance(0.8) else f"[{', '.join(elements)}]"
+        return f"{_paren(item)} {word} {display}"
+
+    # bits
+
+    def _bits_expr(self, leaves) -> _Expr:
+        """`a << k`, `a >> k`, `a & b`, `a | b`, `a ^ b`, `~a`.  What grows
+        the value uses up leaves (a shift by up to 8 of a non-negative int of
+        at most INT_BOUND, an operator of two expressions); with one leaf only
+        the forms that keep it about where it is, so that a product of
+        MAX_LEAVES leaves stays within int64."""
+        if leaves <= 1:
+            op = self.c.choice((">>", "~", "&", "|", "^"))
+        else:
+            op = self.c.choice(("<<", ">>", "&", "|", "^", "~", "<<", ">>"))
+        if op == "~":
+            inner = self._expr(INT, leaves)
+            return _Expr(f"~{_paren(inner.text)}", inner.bound + 1, inner.leaves)
+        if op == ">>":
+            left = self._expr(INT, max(1, leaves - 1))
+            if leaves > 1 and self.c.chance(0.4):
+                count = f"{_paren(self._expr(INT, 1).text)} % 9"
+            else:
+                count = str(self.c.integer(0, 8))
+            return _Expr(f"{_paren(left.text)} >> {_paren(count)}", left.bound, left.leaves + 1)
+        if op == "<<":  # a non-negative int, shifted 0..8 places
+            left = self._fit(self._expr(INT, leaves - 1), INT)
+            if self.c.chance(0.3):
+                count, most = f"{_paren(self._expr(INT, 1).text)} % 9", 8
+            else:
+                most = self.c.integer(0, 8)
+                count = str(most)
+            return _Expr(f"abs({left.text}) << {_paren(count)}", left.bound * 2**most, left.leaves + 1)
+        if leaves <= 1:  # with a small mask: about the size of the other operand
+            left = self._expr(INT, 1)
+            mask = self.c.choice((1, 3, 7, 15, 255, 8))
+            bound = mask if op == "&" else left.bound + mask
+            return _Expr(f"{_paren(left.text)} {op} {mask}", bound, left.leaves)
+        split = self.c.integer(1, leaves - 1)
+        left = self._expr(INT, split)
+        right = self._expr(INT, leaves - split)
+        bound = 2 * max(left.bound, right.bound) + 1  # two's complement: within the next power of two
+        return _Expr(f"{_paren(left.text)} {op} {_paren(right.text)}", bound, left.leaves + right.leaves)
+
+    # arrays: swaps, for over arrays, in-place helpers
+
+    def _stmt_swap(self):
+        """`v[i], v[j] = v[j], v[i]` (elements, not rows: NumPy's rows are
+        views, and the compiler refuses to swap them), or an element with a
+        name or with another array's element."""
+        name = self.c.choice(self._arrays(owned=True))
+        kind = self.scope[name]
+        calls, self.calls_left = self.calls_left, 0  # indices are written twice: no calls in them
+        try:
+            first = self._element_target(name)
+            form = self.c.choice(("same", "same", "same", "name", "other"))
+            names = [n for n in self._writable(elem_of(kind))]
+            others = [n for n in self._arrays(owned=True, elem=elem_of(kind)) if n != name]
+            if form == "name" and names:
+                second = self.c.choice(names)
+                self.numpy_names.add(second)
+            elif form == "other" and others:
+                second = self._element_target(self.c.choice(others))
+            else:
+                second = self._element_target(name)
+        finally:
+            self.calls_left = calls
+        self._emit(f"{first}, {second} = {second}, {first}")
+
+    def _element_target(self, name) -> str:
+        shape = shape_of(self.scope[name])
+        if len(shape) == 1:
+            return f"{name}[{self._index(shape[0])}]"
+        i, j = self._index(shape[0]), self._index(shape[1])
+        return f"{name}[{i}, {j}]" if self.c.chance(0.6) else f"{name}[{i}][{j}]"
+
+    def _assign_item(self, name):
+        """`name[i] = e`: one element of an array this function owns."""
+        target = self._element_target(name)
+        self._emit(f"{target} = {self._value(elem_of(self.scope[name]))}")
+
+    def _stmt_for_vector(self):
+        """`for x in v`, `for i, x in enumerate(v)`, `for a, b in zip(v, w)`,
+        `for x in reversed(v)`, `for k in T0`: the variables are readable in
+        the body only (and not rebound); Python iterates the array as the
+        body changes it."""
+        vectors = self._vectors(tables=False) or self._vectors()
+        name, size = self.c.choice(vectors)
+        form = self.c.choice(("plain", "plain", "enumerate", "enumerate", "zip", "reversed", "table"))
+        x = self._new_name(self._elem_kind(name))
+        loop_vars = {x: self._elem_kind(name)}
+        if form == "enumerate":
+            i = self._new_name(INT)
+            start = self.c.choice((0, 0, 1))
+            header = f"for {i}, {x} in enumerate({name}{', 1' if start else ''}):"
+            loop_vars[i] = INT
+            self.ranges[i] = (start, start + size - 1)
+        elif form == "zip":
+            other, _ = self.c.choice(self._vectors())
+            y = self._new_name(self._elem_kind(other))
+            loop_vars[y] = self._elem_kind(other)
+            header = f"for {x}, {y} in zip({name}, {other}):"
+        elif form == "reversed":
+            header = f"for {x} in reversed({name}):"
+        elif form == "table" and self._vectors() != vectors:
+            table, _ = self.c.choice([v for v in self._vectors() if v not in vectors])
+            x = self._new_name(self._elem_kind(table))
+            loop_vars = {x: self._elem_kind(table)}
+            header = f"for {x} in {table}:"
+        else:
+            header = f"for {x} in {name}:"
+        self._emit(header)
+        self.readonly.update(loop_vars)
+        self.numpy_names.update(n for n, t in loop_vars.items() if n not in self.ranges)
+        # the arrays iterated are not rebound in the body: Python would go on
+        # over the original while item assignments went to the new one (refused)
+        iterated = {n for n in re.findall(r"\w+", header.partition(" in ")[2]) if is_array(self.scope.get(n))}
+        pinned = iterated - self.readonly
+        self.readonly |= pinned
+        self._loop_body(loop_vars=loop_vars)
+        self.readonly -= pinned
+        for n in loop_vars:
+            self.ranges.pop(n, None)
+
+    def _elem_kind(self, name):
+        table = next((t for t in self.tables if t.name == name), None)
+        return table.elem if table is not None else elem_of(self.scope[name])
+
+    def _inplace_signature(self, name):
+        """A helper that assigns items of its arrays (all of them its
+        callers' own: never rebound) and returns nothing or an int."""
+        params = [("d", INT)]
+        for k in range(self.c.integer(1, 3)):
+            if k == 0 or self.c.chance(0.3):
+                kind = self.c.choice(self.array_types)
+                params.append((f"{'m' if len(shape_of(kind)) == 2 else 'v'}{k}", kind))
+            else:
+                kind = self.c.choice((INT, FLOAT))
+                params.append((f"{'n' if kind == INT else 'x'}{k}", kind))
+        arrays = frozenset(p for p, t in params if is_array(t))
+        return Signature(name, tuple(params), self.c.choice(((), (INT,))), arrays, inplace=True)
+
+    def _stmt_inplace_call(self, callees):
+        """`g(d - 1, w)` or `i = g(d - 1, w)`: the helper changes this function's `w`."""
+        callee = self.c.choice(callees)
+        target = ""
+        if callee.returns and self.c.chance(0.6):
+            target = self._new_name(INT)
+        call = self._call_text(callee, byref=True)
+        line = f"{target} = {call}" if target else call
+        if self.guarded:
+            self._emit(line)
+        elif target and self.c.chance(0.4):
+            default = self._leaf(INT).text
+            self._emit(f"{target} = {call} if d > 0 else {_paren(default)}")
+        else:
+            self._emit(f"if {self.c.choice(('d > 0', 'd >= 1'))}:")
+            self.indent += 1
+            self._emit(line)
+            self.indent -= 1
+            if target:  # bound on every path
+                self._emit("else:")
+                self.indent += 1
+                self._emit(f"{target} = {self._leaf(INT).text}")
+                self.indent -= 1
+        if target:
+            self.scope[target] = INT
+            self.numpy_names.add(target)
+
     # ---- calls -----------------------------------------------------------
 
     def _tuple_callees(self):
@@ -1186,10 +1784,22 @@ class _Writer:
                 and not ("array_result_of_another_function" in self.avoid and s is not self.sig
                          and any(is_array(t) for t in s.returns))]
 
-    def _call_text(self, callee):
+    def _call_text(self, callee, byref=False):
+        """`callee(d - 1, ...)`; `byref`: an in-place helper may be passed
+        arrays of this function by name (the call is a statement or a whole
+        value, see "inplace_call_in_expression")."""
         self.calls_left -= 1
         args = ["d - 1"]
+        passed = set()
         for name, kind in callee.params[1:]:
+            if is_array(kind) and callee.inplace and byref:
+                # the caller's own array, changed by the call (never the same one twice)
+                names = [n for n in self._arrays(owned=True) if self.scope[n] == kind and n not in passed]
+                if names and self.c.chance(0.8):
+                    chosen = self.c.choice(names)
+                    passed.add(chosen)
+                    args.append(chosen)
+                    continue
             if is_array(kind):  # a new array where the callee assigns into it
                 args.append(self._array_value(kind, fresh=name in callee.mutable))
                 continue
@@ -1212,7 +1822,7 @@ class _Writer:
         if not options:
             return None
         callee, index = self.c.choice(options)
-        text = self._call_text(callee)
+        text = self._call_text(callee, byref="inplace_call_in_expression" not in self.avoid)
         if len(callee.returns) > 1:
             text = f"{text}[{index}]"
         bound = INT_BOUND if elem_of(kind) == INT else FLOAT_BOUND
@@ -1250,16 +1860,43 @@ def _balanced_outer(text):
 
 
 def generate(rng: random.Random, statements: int = 30, max_depth: int = 2, note: str = "",
-             vectors: bool = False, avoid=None) -> Program:
+             vectors: bool = False, avoid=None, features=None) -> Program:
     """A random program from a seeded `random.Random` (same seed, same program).
 
     `statements`: about how many statements in all (each function has at
     least its return); `max_depth`: the entry's largest `d`; `vectors`:
     per-example arrays, subscripts and constant tables too (without it, a
     seed gives the program it gave before they existed); `avoid`: the
-    KNOWN_BUGS constructs to leave out (None: all of them).
+    KNOWN_BUGS constructs to leave out (None: all of them); `features`: the
+    construct families of issue 29 to draw, name -> probability (FEATURES
+    has them all; None: none, the programs each seed gave before).
     """
-    return _Writer(RandomChoices(rng), max_depth, statements, vectors, avoid).module(note)
+    return _Writer(RandomChoices(rng), max_depth, statements, vectors, avoid, features).module(note)
+
+
+def parse_features(text: str) -> Dict[str, float]:
+    """`builtins=0.2,bits=0`, `all`, `none` (or ''): a `features` dict.
+    Families not named keep their FEATURES probability after `all`, and
+    are off otherwise; a bare name takes its FEATURES probability."""
+    features: Dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in (text or "").split(","))):
+        if item == "all":
+            features.update(FEATURES)
+            continue
+        if item == "none":
+            features.clear()
+            continue
+        name, _, value = item.partition("=")
+        name = name.strip()
+        if name not in FEATURES:
+            raise ValueError(f"unknown feature family {name!r}; choose from {', '.join(FEATURES)}")
+        features[name] = float(value) if value else FEATURES[name]
+    return {name: p for name, p in features.items() if p > 0}
+
+
+def format_features(features: Dict[str, float]) -> str:
+    """The text `parse_features` reads back as `features`."""
+    return ",".join(f"{name}={p:g}" for name, p in sorted(features.items())) or "none"
 
 
 def uses_vectors(seed: int, probability: float) -> bool:
@@ -1268,12 +1905,12 @@ def uses_vectors(seed: int, probability: float) -> bool:
     return random.Random(f"vectors:{seed}").random() < probability
 
 
-def programs(statements: int = 30, max_depth: int = 2, vectors: bool = False, avoid=None):
+def programs(statements: int = 30, max_depth: int = 2, vectors: bool = False, avoid=None, features=None):
     """A hypothesis strategy of programs (shrinks toward fewer, smaller constructs)."""
     from hypothesis import strategies as st
 
     @st.composite
     def strategy(draw):
-        return _Writer(DrawChoices(draw), max_depth, statements, vectors, avoid).module()
+        return _Writer(DrawChoices(draw), max_depth, statements, vectors, avoid, features).module()
 
     return strategy()

@@ -392,3 +392,12 @@ def shared_rows(n):
     grid = [[0] * 3] * 2
     grid[0][1] = n
     return grid[1][1]
+
+
+@ctx.batch
+def float_literal_after_an_int(v, n):
+    """`x` holds an int, then a float literal: in Python x is 0.5, never 0."""
+    x = v[0]
+    if n > 1:
+        x = 0.5
+    return x

@@ -71,6 +71,7 @@ CASES = {
     ),
     "truth_of_optional": ints(0, 5),
     "optional_argument": lambda rng, n: (rng.integers(-2, 3, n), rng.integers(0, 5, n)),
+    "float_literal_after_an_int": lambda rng, n: (rng.integers(-9, 9, (n, 3)), rng.integers(0, 4, n)),
     "most_common_letter": lambda rng, n: (rng.integers(97, 123, (n, 9)),),
     "longest_increasing": lambda rng, n: (rng.integers(0, 20, (n, 7)),),
 }

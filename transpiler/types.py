@@ -168,10 +168,14 @@ def join(a: Optional[Pattern], b: Optional[Pattern]) -> Optional[Pattern]:
             raise TypeJoinError(f"per-example shapes differ: {a} vs {b}")
         if a.dtype == b.dtype:
             return a if not a.weak else b
-        if a.weak and not b.weak:
-            return b
-        if b.weak and not a.weak:
-            return a
+        if a.weak != b.weak:
+            weak, strong_one = (a, b) if a.weak else (b, a)
+            if _KIND_ORDER[weak.dtype.kind] > _KIND_ORDER[strong_one.dtype.kind]:
+                # `x = v[0]` (an int) then `x = 0.5`: in Python x holds a
+                # float; the literal must not be cut to the int's dtype.  Still
+                # weak, so the strong int meeting it again keeps the float.
+                return TensorType(np.promote_types(weak.dtype, strong_one.dtype), a.shape, weak=True)
+            return strong_one
         if a.weak and b.weak:
             return TensorType(np.promote_types(a.dtype, b.dtype), a.shape, weak=True)
         raise TypeJoinError(f"dtypes differ: {a} vs {b}")
@@ -188,6 +192,11 @@ def join(a: Optional[Pattern], b: Optional[Pattern]) -> Optional[Pattern]:
     if a is NONE and b is NONE:
         return NONE
     raise TypeJoinError(f"incompatible values: {a} vs {b}")
+
+
+# bool < int < float < complex: a weak literal of a higher kind widens a
+# strong type instead of giving way to it.
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def signature_text(signature) -> str:

@@ -4,7 +4,7 @@ A generated module (`generated/examples/fib_tf.py`) holds only its programs
 (state, blocks, tables, entry) and calls the helpers here through one name:
 
     import autobatch_runtime
-    autobatch_runtime.require(1, __name__)
+    autobatch_runtime.require(2, __name__)
     from autobatch_runtime import tensorflow_backend as rt
 
 so a runtime change is a diff of this package, not of every generated module,
@@ -18,7 +18,7 @@ changes in a way that generated modules can see; each module states the
 version it was generated for, and `require` refuses another at import time.
 """
 
-RUNTIME_VERSION = 1
+RUNTIME_VERSION = 2  # 2: Python builtins per example (py_*), repeat, Optional
 
 
 class RuntimeVersionError(ImportError):

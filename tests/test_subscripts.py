@@ -10,7 +10,6 @@ no per-example meaning are refused at build time with a BatchTypeError
 naming the user's file and line.
 """
 
-import inspect
 import os
 import re
 import zlib

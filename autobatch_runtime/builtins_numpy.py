@@ -341,3 +341,13 @@ def py_none(dtype, shape):
     from autobatch_runtime.optional import Optional
 
     return Optional(np.asarray(False), np.zeros(shape, dtype))
+
+
+def py_lshift(a, b):
+    """`a << b` of ints per example (int64 wraps where Python's ints grow)."""
+    return np.left_shift(a, b)
+
+
+def py_rshift(a, b):
+    """`a >> b` of ints per example: an arithmetic shift, as Python's."""
+    return np.right_shift(a, b)

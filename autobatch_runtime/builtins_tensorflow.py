@@ -341,3 +341,15 @@ def py_none(dtype, shape):
     from autobatch_runtime.optional import Optional
 
     return Optional(tf.constant(False), tf.zeros(shape, dtype))
+
+
+def py_lshift(a, b):
+    """`a << b` of ints per example (int64 wraps where Python's ints grow)."""
+    a, b = _tensors(a, b)
+    return tf.bitwise.left_shift(a, b)
+
+
+def py_rshift(a, b):
+    """`a >> b` of ints per example: an arithmetic shift, as Python's."""
+    a, b = _tensors(a, b)
+    return tf.bitwise.right_shift(a, b)

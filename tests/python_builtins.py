@@ -401,3 +401,44 @@ def float_literal_after_an_int(v, n):
     if n > 1:
         x = 0.5
     return x
+
+
+# ---- operators with Python's meaning ---------------------------------------------
+
+
+@ctx.batch
+def bits(n, k):
+    """Shifts and bit operators on ints, as bit-manipulation code writes them."""
+    shifted = (n << k) + (n >> 1) + (-n >> k)
+    mixed = (n & 0xF) | (k ^ 3)
+    gray = n ^ (n >> 1)
+    return shifted, mixed, gray, ~n, n & -n
+
+
+@ctx.batch
+def reverse_bits(n):
+    result = 0
+    for _ in range(8):
+        result = (result << 1) | (n & 1)
+        n >>= 1
+    return result
+
+
+@ctx.batch
+def bools_as_ints(a, b):
+    """`True + True` is 2, `-flag` is -1, `~flag` is -2: bools are ints."""
+    both = (a > 0) + (b > 0)
+    count = 0
+    count += a == b
+    flag = a < b
+    return both, count, -flag, ~flag, flag * 3 + (a != b), flag & (a > 0)
+
+
+@ctx.batch
+def divide_after_a_guard(a, b):
+    """The divisor is zero only in examples that returned already: the
+    others must never raise (TF raises on integer division by zero even in
+    lanes whose result is thrown away)."""
+    if a == b:
+        return 0
+    return 100 // (a - b) + 100 % (b - a)

@@ -72,6 +72,10 @@ CASES = {
     "truth_of_optional": ints(0, 5),
     "optional_argument": lambda rng, n: (rng.integers(-2, 3, n), rng.integers(0, 5, n)),
     "float_literal_after_an_int": lambda rng, n: (rng.integers(-9, 9, (n, 3)), rng.integers(0, 4, n)),
+    "bits": lambda rng, n: (rng.integers(0, 1000, n), rng.integers(0, 9, n)),
+    "reverse_bits": ints(0, 256),
+    "bools_as_ints": lambda rng, n: (rng.integers(-2, 3, n), rng.integers(-2, 3, n)),
+    "divide_after_a_guard": lambda rng, n: (rng.integers(0, 3, n), rng.integers(0, 3, n)),
     "most_common_letter": lambda rng, n: (rng.integers(97, 123, (n, 9)),),
     "longest_increasing": lambda rng, n: (rng.integers(0, 20, (n, 7)),),
 }

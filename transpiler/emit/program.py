@@ -917,7 +917,7 @@ class _BlockBody:
 
     def instruction(self, ins):
         if isinstance(ins, ir.PrimOp):
-            value = self.rename(ins.expr, ins.vars_in)
+            value = self.safe_divisions(self.rename(ins.expr, ins.vars_in))
             self.check_indices(value)
             if ins.cast_to:
                 value = _call("cast", value, ins.cast_to)
@@ -931,10 +931,10 @@ class _BlockBody:
             else:
                 self.out.append(ast.Assign([self.target(ins.vars_out)], value))
         elif isinstance(ins, ir.Select):
-            sides = [self.rename(e, ins.vars_in) for e in (ins.if_true, ins.if_false)]
+            sides = [self.safe_divisions(self.rename(e, ins.vars_in)) for e in (ins.if_true, ins.if_false)]
             if ins.cast_to:
                 sides = [_call("cast", side, ins.cast_to) for side in sides]
-            condition = self.rename(ins.condition, ins.vars_in)
+            condition = self.safe_divisions(self.rename(ins.condition, ins.vars_in))
             pattern = self.e.types.get(ins.vars_out)
             if isinstance(pattern, T.TupleType):
                 self.tuple_select(ins.vars_out, pattern, condition, sides)
@@ -973,6 +973,26 @@ class _BlockBody:
                 self.restore(var)
         else:
             raise TypeError(f"unexpected instruction {ins!r}")
+
+    def safe_divisions(self, value):
+        """`a // rt.safe_divisor(active, b - c)`: the divisor of each `//` and
+        `%` (not a nonzero literal) is 1 in the examples elsewhere in the
+        program.  Their inputs are loaded as safe divisors already
+        (`load_inputs`), but a divisor computed from them can still be zero
+        (`10 // (a - b)` with a = b = 1), and TensorFlow raises on an integer
+        division by zero even in lanes whose result is thrown away."""
+        if not self.divides:
+            return value
+
+        class Divisions(ast.NodeTransformer):
+            def visit_BinOp(self, node):
+                self.generic_visit(node)
+                if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and not control.nonzero_constant(node.right):
+                    if not (isinstance(node.right, ast.Call) and _helper(node.right.func) == "safe_divisor"):
+                        node.right = _call("safe_divisor", _name("active"), node.right)
+                return node
+
+        return Divisions().visit(value)
 
     def check_indices(self, value):
         """`fault_1 = index_fault(active, v, (i,))` for each `take`, `lookup`

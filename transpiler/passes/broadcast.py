@@ -65,6 +65,28 @@ def convert(node: ast.expr, dtype: np.dtype) -> ast.expr:
     return ast.Call(ast.Name("cast", ast.Load()), [node, ast.Constant(dtype.name)], [])
 
 
+# Operators that treat a bool as the int it is in Python (`&`, `|`, `^` of
+# two bools stay bools, as in Python).
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift)
+
+
+def needed(expr: str, bool_inputs: bool) -> bool:
+    """Whether `expr` may hold a bool in arithmetic or a shift, which
+    `align` must rewrite even when every operand is one number per example."""
+    for node in ast.walk(ast.parse(expr, mode="eval")):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.LShift, ast.RShift)):
+            return True
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
+            operands = (node.left, node.right)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
+            operands = (node.operand,)
+        else:
+            continue
+        if bool_inputs or any(isinstance(o, (ast.Compare, ast.BoolOp, ast.Call)) for o in operands):
+            return True
+    return False
+
+
 class _Aligner(ast.NodeTransformer):
     def __init__(self, describe: Describe):
         self.describe = describe
@@ -103,8 +125,40 @@ class _Aligner(ast.NodeTransformer):
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
+        if isinstance(node.op, _ARITHMETIC):
+            node.left, node.right = self.python_ints([node.left, node.right])
         node.left, node.right = self.aligned([node.left, node.right])
+        if isinstance(node.op, (ast.LShift, ast.RShift)) and self.batched(node.left, node.right):
+            # TensorFlow tensors have no `<<`: the runtime's shift, per example
+            self.changed = True
+            helper = "py_lshift" if isinstance(node.op, ast.LShift) else "py_rshift"
+            return ast.Call(ast.Name(helper, ast.Load()), [node.left, node.right], [])
         return node
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
+            (node.operand,) = self.python_ints([node.operand])
+        return node
+
+    def batched(self, *operands) -> bool:
+        return any(i is not None and i.batched for i in map(self.info, operands))
+
+    def python_ints(self, operands):
+        """Bools in arithmetic as Python has them: ints (`True + True` is 2,
+        `-flag` is -1, `~flag` is -2; NumPy would keep bools, TensorFlow
+        refuses).  A bool meeting a float is converted by `aligned`."""
+        infos = [self.info(o) for o in operands]
+        if any(i is not None and i.dtype.kind == "f" for i in infos):
+            return operands
+        ints = [i.dtype for i in infos if i is not None and i.dtype.kind in "iu" and not i.python_number]
+        out = []
+        for operand, info in zip(operands, infos):
+            if info is not None and info.dtype.kind == "b" and (info.batched or info.rank):
+                operand = convert(operand, ints[0] if ints else np.dtype(np.int64))
+                self.changed = True
+            out.append(operand)
+        return out
 
     def visit_Compare(self, node):
         self.generic_visit(node)

@@ -61,6 +61,8 @@ HELPERS = (
     "py_math",
     "py_some",
     "py_none",
+    "py_lshift",  # passes/broadcast.py: `<<` and `>>` per example
+    "py_rshift",
 )
 
 # `math` functions with a per-example helper (the keys of the runtime's MATH).

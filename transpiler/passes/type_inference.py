@@ -199,7 +199,8 @@ class _Inference:
                 text = python_builtins.rewrite(text, self._values(fn, env, subscripted=True))
             if subscripts.mentions(text):
                 text = subscripts.rewrite(text, self._values(fn, env))
-            if force or ranks - {0} or _reads_beyond(expr, vars_in):
+            bools = any(leaf.dtype.kind == "b" for leaf in leaves)
+            if force or ranks - {0} or _reads_beyond(expr, vars_in) or broadcast.needed(text, bools):
                 text = broadcast.align(text, lambda sub: self._describe(fn, sub, env))
             self.cache[key] = text
         return self.cache[key]

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=03ae87c140593f87fd81302c722a6cb30d8ae36fce4aaa348bdeb0a7b0a235f2
-# autobatch: inputs-sha256=de74fe27aca3aea6d79f6ab3d98164f0d6056e09551ab22aa786143166b11b23
-# autobatch: body-sha256=496d49cab474fbee8e155f890cf46b3e7897c31ef082d69d6e0d6fca0ccc769a
+# autobatch: source-sha256=e7747132e0f4fb8dcfe9e1be8ead48308add4574139af979bb1d1fa261d78197
+# autobatch: inputs-sha256=8ed1aa1e8d9a0d33b802f03340782fa869b2da40fb16f1cf3b6243c3bdc86d47
+# autobatch: body-sha256=5cf3e860750b95a7c651bfde12754604468514cbfd63418753bd1d5b48bba37b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=f0ada4c680338f6de7e8fbb6c09179d19ee98b96bc6bbca28884c75da356126b
-# autobatch: inputs-sha256=3e1b8192f0a68a5e5df6540249d21803c9d966892136b7cdc8d4e57b9349c881
-# autobatch: body-sha256=50ae285e6bb3c30021fa8eeedb92bba5661e4b74cba355e3e5244a5b380a93e8
+# autobatch: source-sha256=2c132c1ecb9fc55d9a9b9643275fb51660c791a0134fdaa95a296104050f8cb7
+# autobatch: inputs-sha256=b25c98ecd471f49a13c900d2cf73f6e03903b8a390db36aa3b8a4d036d9da3e5
+# autobatch: body-sha256=aef703486efe8f0a77850997dbf3e253cae20ab06a43eecb81c2f9a7892317d2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=ffa1901fbe05b717900ea1d0fe15b835ff24a55bbc0b480bddbee29525d21596
-# autobatch: inputs-sha256=87ec779dca5b8b19011b5eccb85cb1effc6051ae3ee022ffe78146e7ec95d836
-# autobatch: body-sha256=5c5fc872073da65751f6bdf9f1220300bfa82b18532733da517ab9eb4ebbf045
+# autobatch: source-sha256=65b6dfa5c0edf2a74512cca34d3fdae31f418153788389d4b4e398d245e19fe3
+# autobatch: inputs-sha256=cf72768db6e143ba85e119a41c11e56735f8df51ccb6e8820efad23c8ed65fd8
+# autobatch: body-sha256=f6076aa863a711f7739c677088379323645bbf044bdece30b67d682323252462
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

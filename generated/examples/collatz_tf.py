@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=3d0470c975277ae749cb6978e3bf49b0e11400ed953d70735d548e079a71052c
-# autobatch: inputs-sha256=9a79508d00bca2e84a060db188deb5db3122e5b33881b22791837e555486c8db
-# autobatch: body-sha256=0dd34b97eb33c7d45a3ffa36f5ded782c04702e778796e4b5374d4d4bc66cc9b
+# autobatch: source-sha256=b25fd55564a3927d3091cefe57effdfed3c169dca7b5d500e1a21a40eee01f35
+# autobatch: inputs-sha256=7b58b13a2d630cb97675ab7fed8db92dd5f15f5b6d733bc200ff7ae4a58df074
+# autobatch: body-sha256=26485f8dc5e8af81030148fc66ba390305452115375ee92e1b507b25cb9d3a51
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=d4d02f3fa55b3e8b4e24d275569d50c2ec1ebe14f2cd67b4e48b152290c938aa
-# autobatch: inputs-sha256=0fee7a3be89b1eaf006f3de01aae0f36a4458a28095a5982f193378ca030b51d
-# autobatch: body-sha256=5820898fe8b363642b8f328bba05a2062a75404d4ce190e30956b2150db8abbb
+# autobatch: source-sha256=ef5a1912ac624faad185eed14b9189b3a45942e6c42df241ca051784775a8f7f
+# autobatch: inputs-sha256=aacf3b490124bd49e33bd07a28a67ff67192cf4137e6c43f6807981c81023d17
+# autobatch: body-sha256=0d32cd6ae8daa2c8bc73865142fa8a10f0618173ebe3535c8554c8ad46e3d314
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=75587e49f03e76192dbe6e3f86f79101e3f43183f62314efea6851be20cafca5
-# autobatch: inputs-sha256=86c30da27ba3a44ef526801d8c3d7c305fdd137163113ae30a1ad3389859a19d
-# autobatch: body-sha256=f277a58378b78c71d709d765979402737e4a43eb4663912a74921a1f539773ae
+# autobatch: source-sha256=9c89e712003ec872bf6158bc94af094350e30d72fa77ba0454f582dc61c9387c
+# autobatch: inputs-sha256=af6e1fe03342d5415e40ef3375f0f78263cccd701b8f961e746ee7996f1b8520
+# autobatch: body-sha256=cc9d6d054e8e0cc44f238b159fb25fc08286a42b43d47330d0bd8e4ddcacc01f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=983bd9e8a5f733b93b64d5c71b89fd4a6aba3e7b07a7e05eac5da114b358de4f
-# autobatch: inputs-sha256=245172e77319ee467154237c1db94abca49bbd4dc3843956fa1a893822275338
-# autobatch: body-sha256=09a7fec0989bd25454f516249feab71c93c8924fd2314c0b8dc92ac3a51c16e2
+# autobatch: source-sha256=858fafe5bc24372f897bc883771ca3ec19d4cfd51dfceba9f9e073b33fef6f97
+# autobatch: inputs-sha256=d7829770c898981fbfb15242852f5f2c89dd2b6e38980820e8f48632784f42e0
+# autobatch: body-sha256=c6bac98f239d5f5562e65ce2e0d9b6cf70d8c3c47d87c7877507f4d6ca8c5c56
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=6dd17aa95f29660729680c925fcce26345a21ce833860f358b1e10fb038a9283
-# autobatch: inputs-sha256=40d3c1d7774d5bfc70b4ace59b037d0ef7ec086658117a717f0930e54549eb0c
-# autobatch: body-sha256=5eb04fb9846aaaa8da188e7d75c3fceb81e460e21a5ef901272b01ae7e0531f4
+# autobatch: source-sha256=b5d55c2fdee75f5776cd20ce06514c3352a78bef2fd806b6852a9ec024dd5737
+# autobatch: inputs-sha256=976068ab233492b2c7f50bad86548e3f0e063e46b28b2ee27fd7f0423a022ec6
+# autobatch: body-sha256=7d0069ff790d0cbf101c7bbdf652d78a430bfe5facd2797cbde15f697c0786a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=1851cdb6b78b3afdb6ec902853131e0829bb3174b52e2dc23d261d7081adb2d1
-# autobatch: inputs-sha256=476b864f60dd51abc4131c51cf97cd08e04cad0fcac0e64b714cc889b8c808ee
-# autobatch: body-sha256=d1d669609cbfec16d0aaf6e36bfaa91dcdf7da6393b65e61ee01e38791411327
+# autobatch: source-sha256=7a4ddcda68d46d66eb634c42432f8025410d13c47503dca007fca8a28ddcdd68
+# autobatch: inputs-sha256=cd2b4540519b4173d74d8fa753d655d213b77023e86e3d28157cbd4bfabf352a
+# autobatch: body-sha256=5bb513964100df96a5cc42edfbd2403f94ac4bc3e40f66485f545ea180986dd5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

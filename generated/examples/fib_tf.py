@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f4380792d1c6dfea35a072ce75681de37bdaa899a454023dc0094e4e895fd60d
-# autobatch: inputs-sha256=9f1ed34b50eed014607af869e8b5b4ee82b87987528b84ba848d5d6fae56797d
-# autobatch: body-sha256=c247c4810bcfca59967685d9a6028bafa6f4f5053eca072b766d37c7b4cd42a3
+# autobatch: source-sha256=4cde633746b3d70fd45f808111883a70cbaa6ef4258e9dbb2f177bf989d4cf70
+# autobatch: inputs-sha256=746f11b223180b5351be0935713f98e45a9e02414ed690791ff9c32420cec293
+# autobatch: body-sha256=884d4e72dcd473349a093c846bcb8469a11e276fa301ec107eb85f0d0c4ae5c3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

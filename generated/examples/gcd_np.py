@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=435d89f839612a4c2580965af85dd75f4e1c3517f2bcb1b5af332ce4c91048bd
-# autobatch: inputs-sha256=6e8c7360c273db97c4f1ac97420acf5d30723b2fa3ca87865bf597e7d62cf391
-# autobatch: body-sha256=61203d57c6f4b7da22ad90b411ac831d8aa3b7fe669effaedff3e7c90e80909d
+# autobatch: source-sha256=5f5e2a3571bc52a330a148733a86d8cca5a78e6c992321633c5b4f0327c613ec
+# autobatch: inputs-sha256=9d20ee2432ebb23e652337b948071dc374c1b649451dc342dc06460121cf348c
+# autobatch: body-sha256=3694dd80b88a8dc1408efe5134023287ca93e8531571d7e93acf946207e1519b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=91d482fd9e19171c80f3b9b3da971d9d280f38f42f51210951d9bc8d47a256ac
-# autobatch: inputs-sha256=c5eb308d85081f701b76070f98d3fb70820f41d3c69a02e7f0e90568befdf4e7
-# autobatch: body-sha256=61c93b290aa32e308da1e76fd010c6367392823411bbf0481b1437f3f4e7a71e
+# autobatch: source-sha256=f8335383e19e28f6908a1bf2fdc8edec2e79a6e63c51e9dcb30f5c2dd4cffd1d
+# autobatch: inputs-sha256=4d77c82d9b514d9aec430ba2999917573414ce336afc4c76f42f50ec479e5f18
+# autobatch: body-sha256=19fde2268bb5ddb7d231d4b03997e50cdfa29577c60119a486e15e7ea9f0fe7c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

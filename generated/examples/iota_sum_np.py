@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=147e20118a7bd3fce01a366325b3b77ddd19f61ebd0b5bbbd81f697f1453e2f6
-# autobatch: inputs-sha256=fe4c9a228f034ced83777a1b939ba346911f2d5bc7d4fd6f3a01a04f6dd02a12
-# autobatch: body-sha256=0842159695f9ea7c9c730a1a1aba3655cdbe1c9098bb42d2c6c901dbc3c31efc
+# autobatch: source-sha256=9cf52f3bc5e51831f37adbd24786c0563ca8d0616d785a84ea455c6f49d9e11f
+# autobatch: inputs-sha256=9e964eead009c14824473adaaec73e4c67533984f4bcef50e1a84e4bbd5e6acb
+# autobatch: body-sha256=49845c7f3e0905acf60f69022fa68f97887d4254c4ff89d6a8e54463f783c30d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c9b3ecfdd6bad33649c31640eaa24b1b2b59e1e40d4385d22aaf5efda79b3a69
-# autobatch: inputs-sha256=7a36d158a15251da95555c9f4e71efc5be99891a04742a59233a9242b4ec6786
-# autobatch: body-sha256=32cd5bc381726a956889fb1f992d281b7f422b036e9ad745c0143e87de5016c5
+# autobatch: source-sha256=3f421338b0a602cb4226d77d0b016e72bf5315c43e4f8743e2ccd0a33fbaab82
+# autobatch: inputs-sha256=36e1a5e305399882c506b21a28f52b2eb77bd53ef2d8161e4cc1e3a350717ce3
+# autobatch: body-sha256=bd3dd6de9b6fc960d090d06a589eb46e58efac1f6472c7140fe5932db2f54c4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=1302beb5e0a6d720ecc46ef2d6e07a0a02fbb6b94060e88bb384a7e738d12408
-# autobatch: inputs-sha256=225727f20dc4483bb5806bc63ff18db6aaa28a954f664ef60df8de3fd60b3cfd
-# autobatch: body-sha256=5ac034c06139d5580c591d9709d93219e59760e7f439458648c470399daeaeff
+# autobatch: source-sha256=1a63a089006444c2b2ee38f15374c06a6f16d5faacc919e11622cd6b39d3e0f7
+# autobatch: inputs-sha256=1994816b81b41c3d92d24dc945f72b913ba83981a4a5cd18c8ce93bce303a976
+# autobatch: body-sha256=3a202c7928246f1680de79abcb4d76a708af96bb3f6b41b23940780df6122b2f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -85,7 +85,7 @@ from examples.nuts import Step
 from examples.nuts import Tree
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):

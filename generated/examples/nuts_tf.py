@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=20db72906d54b0b3bf6b9df2050eacff70fc8ba0c54168a0aa7c7f47f023aa65
-# autobatch: inputs-sha256=0856ac99b1646c15b133e619b1f99e91b51929c76f297e70391c8d3158f35d5f
-# autobatch: body-sha256=f10ec32892026b4767e7876873056d9c86e2083d5c8ff254a5dbed1afe7c854e
+# autobatch: source-sha256=7d934568f1d941e86781899cb7e33368963ca83129e778cb133aee2c54319c3c
+# autobatch: inputs-sha256=02eb44bda9431a6b5476dede10edd5c376129f8e2e56e5ce487e49273dd8c52b
+# autobatch: body-sha256=e18bc83832d53c81e5e1249d902d00c22c3acb1b7624283e7a44d4b4bfd51158
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -85,7 +85,7 @@ from examples.nuts import Step
 from examples.nuts import Tree
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):

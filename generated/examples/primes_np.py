@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=6f747ce7441e12604b0929659e305e2fd8f50e0f99333b25d7074977a56da9a8
-# autobatch: inputs-sha256=eb295dd67f9721c35aa38b8ce36f06ae630553f048026388caa6ad8aa1e731ab
-# autobatch: body-sha256=73a73698cfd1f77727addc1ff2223db42554d6196cd50b30e74a7d49a87ca5a7
+# autobatch: source-sha256=97c139ac986e7d78990754c6ca9d2f0ba0402021f8959c680d9e0db2e3b7bc3a
+# autobatch: inputs-sha256=6c76d2d9137d29909ce8e2c034d8194e7e29585b380dd1e0d4d4694c59726999
+# autobatch: body-sha256=9e7256defd54e5f775bb48722e390239c396975573be8ded186ec1072c9098fd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------
@@ -176,7 +176,7 @@ def count_primes_below_block_4(state, stacks):
     active = state.pc == 4
     k = rt.safe_divisor(active, state.count_primes_below_k)
     d = rt.safe_divisor(active, state.count_primes_below_d)
-    cond_2 = k % d == 0
+    cond_2 = k % rt.safe_divisor(active, d) == 0
     pc = rt.choose(cond_2, 5, 6)
     pc = rt.select(active, pc, state.pc)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
@@ -673,7 +673,7 @@ def smallest_factor_block_3(state, stacks):
     n = rt.safe_divisor(active, state.smallest_factor_n)
     d = rt.safe_divisor(active, state.smallest_factor_d)
     d_next_1 = rt.safe_divisor(active, state.smallest_factor_d_next_1)
-    cond_2 = n % d == 0
+    cond_2 = n % rt.safe_divisor(active, d) == 0
     smallest_factor_return = d
     # examples/primes.py:11  for d in range(2, n):
     in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=949803488d063bc705abb74c4fe472b8c933dc67d1437199da01f456e3977d62
-# autobatch: inputs-sha256=3ba961f9223191f2e03ed4febff6641cb0c7c80d1119d5eee7b35371b4f89b3c
-# autobatch: body-sha256=46aaffcf4d64409cf80ce24ccfea9f4a73101303c7714197797a4246c5817271
+# autobatch: source-sha256=590dda16b87d12a0b13ea8d6f58e6c90ab4d8a81fc731fb5d07740117ceed04d
+# autobatch: inputs-sha256=c26be18b54ff2f6eddaf7d2f60eb168aa979499a9bf5f62e28e8cb33334d5f6b
+# autobatch: body-sha256=400a27d0e494ef984eaf8cb5fa8bc47c993be1c1f6f82ae5079dc2dbb14d66ff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------
@@ -176,7 +176,7 @@ def count_primes_below_block_4(state, stacks):
     active = state.pc == 4
     k = rt.safe_divisor(active, state.count_primes_below_k)
     d = rt.safe_divisor(active, state.count_primes_below_d)
-    cond_2 = k % d == 0
+    cond_2 = k % rt.safe_divisor(active, d) == 0
     pc = rt.choose(cond_2, 5, 6)
     pc = rt.select(active, pc, state.pc)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
@@ -673,7 +673,7 @@ def smallest_factor_block_3(state, stacks):
     n = rt.safe_divisor(active, state.smallest_factor_n)
     d = rt.safe_divisor(active, state.smallest_factor_d)
     d_next_1 = rt.safe_divisor(active, state.smallest_factor_d_next_1)
-    cond_2 = n % d == 0
+    cond_2 = n % rt.safe_divisor(active, d) == 0
     smallest_factor_return = d
     # examples/primes.py:11  for d in range(2, n):
     in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=c46dc7d3435a13fe05b95243fdf493843d3a70cfbda1d58adf7c0cbf5863dcc4
-# autobatch: inputs-sha256=a0a029019e54d0aead888f00c3dbddeff52ecfc95ee82f8f497827e3398d09be
-# autobatch: body-sha256=c18ef992cb1f928b8607f4d69fae87d46b84901cee2bc74a411af9459704dc5b
+# autobatch: source-sha256=c11a2337d83f80f55e67d0660aade0c7f1e0cfaddd31648776dfa321b6b3d557
+# autobatch: inputs-sha256=968e030e489597cd43c27b5890d85be8f8e1b253c7863569f65409b073969f29
+# autobatch: body-sha256=2f2f74398d72282c923d2b3171f4b9e2584d23678b939b1a1f081e08487e33b6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -25,7 +25,7 @@ import typing
 from examples.rotate import Point
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

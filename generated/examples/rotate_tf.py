@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=70c1b1a79d28bec851634782ba80b407072440eb80606e3a64f3e639d59d4869
-# autobatch: inputs-sha256=bef5ef55e98c7a5e38db5c05ad930f8ba44dea8962648b88edbd738e99c584b9
-# autobatch: body-sha256=4bf2794c4e2c70f254e4958ba0cefd0169e9009da49b0d925f28e0b94819f37b
+# autobatch: source-sha256=e920a92608904d70abcd5d1f1fc67f84017862457cd1f34e2d65449cb295b220
+# autobatch: inputs-sha256=242c3be014c838c28161e4e27ba1f4383486b649fca3f608dd6ff151568f80be
+# autobatch: body-sha256=feb2ea2cb45a03c4b42bcc69c02dd7b0f22d74d5a9ac77945c0cec2f8362584a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -25,7 +25,7 @@ import typing
 from examples.rotate import Point
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

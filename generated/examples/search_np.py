@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=30d44d4b858d4ad9b88133910c56bf2416360cff3799ca2dd965e7ae86069d56
-# autobatch: inputs-sha256=5d660c87dfdd55c5abab1a88419a927973e500d437b1bbf97c7143a11c743f90
-# autobatch: body-sha256=2f7d22c90983a973cc2a24f644fd7b93c6eef3190f0351e50c7fc92f92f274c7
+# autobatch: source-sha256=cbc6c0fd2278a7eb751bc6267f2a81717e350353e708599a8aab2e477755e0d2
+# autobatch: inputs-sha256=63c63fc302ce13f57e5920a9fce5b49255fa0fdb8d321482fef83b8834fc5e49
+# autobatch: body-sha256=a74bfde7db13ef19e7100e30bb021c7af672cdeaecbd852ca41348faef65bc09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -23,7 +23,7 @@ bisect_left(int64[16], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

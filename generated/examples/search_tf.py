@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=f2efadc6f1248a1f5d3e8ed6dd974afd7f1da8bf2d03045e5816412a621f689b
-# autobatch: inputs-sha256=5958a9a8e3797c02f8d7896d6bfa36a6178183b9d2c3816cfaaf5e8ff2d57b84
-# autobatch: body-sha256=f9e1940af506335e02291528ce117ed57cca0162b1818354358a7fc65b66b2c1
+# autobatch: source-sha256=073e34bff546cc2b197b8aa1e41e6083f031c2b6ae41b1801dea197e13b15974
+# autobatch: inputs-sha256=2277fa24469c1bc87de257d21c8889d38c95058b9408dcaab1e1aa2e0832e4cc
+# autobatch: body-sha256=406d56bf0ed4ce821949f78287b308dbe320104575b4198dbdd458c038ccb130
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -23,7 +23,7 @@ bisect_left(int64[16], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=9ad1ff8334974c14ee897d7dc380d9306591eae35488960e493a73396b2d14f1
-# autobatch: inputs-sha256=9047e1a26cf618d10e51cb45826263af37ec608badf83521088e4926944ff6c2
-# autobatch: body-sha256=4d9b7e38ac64e729eb11e8c0fe5b5d318ff07486c2faa4b36466ef0ffb84a58c
+# autobatch: source-sha256=908a554ab459f004462f938d4333ad4b27903954ecdeeb64b97847094ec85e60
+# autobatch: inputs-sha256=4f04a84b181eed3524d24e2ffbd3aa796cbb06381e81fd896ef1d93c12f229df
+# autobatch: body-sha256=60555a80513047db9668c1dbd5acd1e8e20aab0c9ffa95cc6ab8ca2212a2aad1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -34,7 +34,7 @@ import typing
 import numpy as np
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=392a0c0a7f9f8b4a0d2a985f3da64aa22f124bf42df3edd4b23669bfd9650ee4
-# autobatch: inputs-sha256=d86bc753debbef7376faba45dbb1d879e3018dc8d6ae8980072832aceb1328bb
-# autobatch: body-sha256=d8187f65fa871713b7b0f1b9463fdde0ebd8d53ddfc3de128474791d802aafbe
+# autobatch: source-sha256=a053ab3d6066ed08ff9220f6fc025d72f99ec17fdd2d97a1596005ee522f290f
+# autobatch: inputs-sha256=d7259e2b7556207d4271fb5916bb327a639fb2edab79816a8d325cb6ab6347ca
+# autobatch: body-sha256=235a591273754b1afaa02d4f351c9f0d0162ddb579a3f7d8c0331efc3f5d23c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -34,7 +34,7 @@ import typing
 import numpy as np
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=a104802e28178e0ca618126148f1c0f889e8ae3d0480b3646d9e37caaa24e6d6
-# autobatch: inputs-sha256=322e69bf1c17a5dd63d8d60bab06fc88ed35687c8deec979243849fc244955e0
-# autobatch: body-sha256=84cd111e83c9eb3aff74aa325fbbab8a4438cec7064276808820abaae02521c6
+# autobatch: source-sha256=4199514961b93deebd42ac7d97dafd4960dc9187568a08d4debffd4ccceca767
+# autobatch: inputs-sha256=ec057249cc3e70a7f89f1b68169340885b249f1dcb6b9b3a10e0ddaa3279355a
+# autobatch: body-sha256=6ef0308910767c2640c937e2322b7f192dee5eaf07d4567fe94d111c43ca71eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -31,7 +31,7 @@ from examples.tree import THRESHOLD
 from examples.tree import VALUE
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

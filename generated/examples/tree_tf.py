@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=3fef32eea0fbce1a2452108f641c9f615a7c34a093538153b2fbd03787278491
-# autobatch: inputs-sha256=370767af7a0f33697b61f5ef69fa259179b8ccfdefc1afc6c7a10b427d188997
-# autobatch: body-sha256=b51b17f0a602aa4b3665d156ac24ac8cbd4a845d957fcd82d23efd9590f4ef04
+# autobatch: source-sha256=a21f228be99cc008af751d3bffe1065715dead3bd81a0adc031feef4a711de8b
+# autobatch: inputs-sha256=28b01ea0a8626ddec6576288734480d9ae459f524ec216813468369ef814110b
+# autobatch: body-sha256=56e0408b3f751eb5ea58e50b1ae614d3b085112e1dd304d67fcce7954119a5d0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -31,7 +31,7 @@ from examples.tree import THRESHOLD
 from examples.tree import VALUE
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

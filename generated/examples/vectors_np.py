@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=numpy
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=d0812787a4e5de4e1b4ec662571e206578a115b9128291114faaad3fa62f9aa3
-# autobatch: inputs-sha256=2b5eb795c1dda725dd01a6e62942e7dbd39933656400f22355ba17bf3c7897b9
-# autobatch: body-sha256=495248ed2810afc5badc360fe17d355ae877aaf1a3804e26e847ee9ec064269b
+# autobatch: source-sha256=f3d55a36f1f89f4d0c1912a278bae1b75d061e1a89fe48f9af50fa3991135b1d
+# autobatch: inputs-sha256=6403413f1314478ab0ed3374db086ed46538937936c583eb77bc98269ff9931d
+# autobatch: body-sha256=547a1f412771491be03aa1321b5f2d0098a2b27975185075f794d19c6f7d85bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -29,7 +29,7 @@ spiral(float64[3], int64[2], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=1
+# autobatch: runtime=2
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=9215c5528ffadcaa39c842135e32ff1f2654946f676b0d797a239618cc48a046
-# autobatch: inputs-sha256=20d34aac512b63a88531146d36f75bc4852a5ccd9092d6065a4668586a1f340a
-# autobatch: body-sha256=a78daa0ddc66e87d844e6fe1af749aa5ef2264560760e023bac22a1fbbac6cde
+# autobatch: source-sha256=5866f91eafde7652b12f2d181d0f4477701f76eca1f728cce3f3192d6e8839bd
+# autobatch: inputs-sha256=752bc05fa122ed2e2cf608119973d1bc9564b616f9e5c22923a12c5357cf6240
+# autobatch: body-sha256=85bd97b63900fde28f6f72e33601fce0caefcb6c31438a46dacd16e79ebf8c53
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -29,7 +29,7 @@ spiral(float64[3], int64[2], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(1, __name__)
+rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

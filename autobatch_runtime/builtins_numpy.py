@@ -19,6 +19,10 @@ import math
 
 import numpy as np
 
+from autobatch_runtime.common import PYTHON_HELPERS
+
+__all__ = list(PYTHON_HELPERS)  # what the backend re-exports
+
 INT = np.int64
 FLOAT = np.float64
 

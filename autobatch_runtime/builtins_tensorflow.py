@@ -8,6 +8,10 @@ loops as `tf.while_loop`).
 import numpy as np
 import tensorflow as tf
 
+from autobatch_runtime.common import PYTHON_HELPERS
+
+__all__ = list(PYTHON_HELPERS)  # what the backend re-exports
+
 INT = tf.int64
 FLOAT = tf.float64
 _EPSILON = float(np.finfo(np.float64).eps)

@@ -291,3 +291,33 @@ def call(
 def with_profile(result, profile):
     """An entry's return value: the result, or (result, Profile) if profiled."""
     return result if profile is None else (result, profile)
+
+
+# The helpers of builtins_numpy.py and builtins_tensorflow.py, which each
+# backend re-exports (`rt.py_min`): Python's builtins, per example.
+PYTHON_HELPERS = (
+    "py_all",
+    "py_any",
+    "py_bool",
+    "py_contains",
+    "py_contains_constant",
+    "py_decimal_length",
+    "py_float",
+    "py_int",
+    "py_lshift",
+    "py_math",
+    "py_max",
+    "py_max_of",
+    "py_min",
+    "py_min_of",
+    "py_none",
+    "py_not",
+    "py_popcount",
+    "py_powmod",
+    "py_round",
+    "py_round_digits",
+    "py_rshift",
+    "py_some",
+    "py_sorted",
+    "py_sum",
+)

@@ -24,32 +24,7 @@ from autobatch_runtime.common import (  # re-exported: generated code reads rt.<
 )
 from autobatch_runtime.common import call as _call
 from autobatch_runtime import RUNTIME_VERSION, require  # noqa: F401 (rt.require)
-from autobatch_runtime.builtins_numpy import (  # noqa: F401 - rt.py_*: Python's builtins per example
-    py_all,
-    py_any,
-    py_bool,
-    py_contains,
-    py_contains_constant,
-    py_decimal_length,
-    py_float,
-    py_int,
-    py_lshift,
-    py_math,
-    py_max,
-    py_max_of,
-    py_min,
-    py_min_of,
-    py_none,
-    py_not,
-    py_popcount,
-    py_powmod,
-    py_round,
-    py_round_digits,
-    py_rshift,
-    py_some,
-    py_sorted,
-    py_sum,
-)
+from autobatch_runtime.builtins_numpy import *  # noqa: F401,F403 - rt.py_*: Python's builtins per example
 
 
 def select(active, new, old):

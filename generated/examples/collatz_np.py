@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=65b6dfa5c0edf2a74512cca34d3fdae31f418153788389d4b4e398d245e19fe3
-# autobatch: inputs-sha256=cf72768db6e143ba85e119a41c11e56735f8df51ccb6e8820efad23c8ed65fd8
+# autobatch: source-sha256=9cdabb919909de388256f9bfcb6a355c228bd68f9d064df281b4d1b1aa2f035d
+# autobatch: inputs-sha256=c653fddc217ba3ad9de2a396a1ffd3f389a9f407cf556bbce08c8d9b24f9c238
 # autobatch: body-sha256=f6076aa863a711f7739c677088379323645bbf044bdece30b67d682323252462
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

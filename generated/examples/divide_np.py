@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ef5a1912ac624faad185eed14b9189b3a45942e6c42df241ca051784775a8f7f
-# autobatch: inputs-sha256=aacf3b490124bd49e33bd07a28a67ff67192cf4137e6c43f6807981c81023d17
+# autobatch: source-sha256=3cc1cbe5f0557052ebc1e9c0dd8b91930073f3600e0bd5ed44f556a6f88f2418
+# autobatch: inputs-sha256=1f900eaacc3f868a2d32c9c95515bb7997a0d69e15c1112ada665759d768a7f5
 # autobatch: body-sha256=0d32cd6ae8daa2c8bc73865142fa8a10f0618173ebe3535c8554c8ad46e3d314
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=9c89e712003ec872bf6158bc94af094350e30d72fa77ba0454f582dc61c9387c
-# autobatch: inputs-sha256=af6e1fe03342d5415e40ef3375f0f78263cccd701b8f961e746ee7996f1b8520
+# autobatch: source-sha256=baa004982f4f9aff71269fd639a670532c256fe010fff3505cb4627280d30a10
+# autobatch: inputs-sha256=cb15539e8eed542be5ee02764a0029cca0ab07bad421796739ca6c5346169cbd
 # autobatch: body-sha256=cc9d6d054e8e0cc44f238b159fb25fc08286a42b43d47330d0bd8e4ddcacc01f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

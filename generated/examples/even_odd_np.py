@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=858fafe5bc24372f897bc883771ca3ec19d4cfd51dfceba9f9e073b33fef6f97
-# autobatch: inputs-sha256=d7829770c898981fbfb15242852f5f2c89dd2b6e38980820e8f48632784f42e0
+# autobatch: source-sha256=06f39e7684874930cedcde90deea22e717e8cba423f2c5030c7b3383566febef
+# autobatch: inputs-sha256=933cea93b3bc0c10151ba0711575a190e6ff134526f00d3e7cb79f9a3631d307
 # autobatch: body-sha256=c6bac98f239d5f5562e65ce2e0d9b6cf70d8c3c47d87c7877507f4d6ca8c5c56
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=b5d55c2fdee75f5776cd20ce06514c3352a78bef2fd806b6852a9ec024dd5737
-# autobatch: inputs-sha256=976068ab233492b2c7f50bad86548e3f0e063e46b28b2ee27fd7f0423a022ec6
+# autobatch: source-sha256=a6281c381ac4c687c3711ddcb47829eb0b255107618c8d9dfa3e3c0b345da6e5
+# autobatch: inputs-sha256=b56a5c00ae3d2d90d675a5f069fbea302608982e6c8659ca0dd31f2291021f5e
 # autobatch: body-sha256=7d0069ff790d0cbf101c7bbdf652d78a430bfe5facd2797cbde15f697c0786a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

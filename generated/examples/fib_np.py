@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=7a4ddcda68d46d66eb634c42432f8025410d13c47503dca007fca8a28ddcdd68
-# autobatch: inputs-sha256=cd2b4540519b4173d74d8fa753d655d213b77023e86e3d28157cbd4bfabf352a
+# autobatch: source-sha256=9c7523516058580ce30689d4349c53f83a76b6e375a29aa6d575e86cdee6f790
+# autobatch: inputs-sha256=3335ca9649c82e14b0bf595cdbb61400bdeef5175e96571ed2874cbbb851f2bd
 # autobatch: body-sha256=5bb513964100df96a5cc42edfbd2403f94ac4bc3e40f66485f545ea180986dd5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=f8335383e19e28f6908a1bf2fdc8edec2e79a6e63c51e9dcb30f5c2dd4cffd1d
-# autobatch: inputs-sha256=4d77c82d9b514d9aec430ba2999917573414ce336afc4c76f42f50ec479e5f18
+# autobatch: source-sha256=530ae57b65df93d3a434bf5b13bb926e4af4e04684b100640ab05e4c6dcd2824
+# autobatch: inputs-sha256=8c3aa22efb24f2b0ebddefddf09d691c46de58293b5b64c264bcccd65ddfe1ee
 # autobatch: body-sha256=19fde2268bb5ddb7d231d4b03997e50cdfa29577c60119a486e15e7ea9f0fe7c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=9cf52f3bc5e51831f37adbd24786c0563ca8d0616d785a84ea455c6f49d9e11f
-# autobatch: inputs-sha256=9e964eead009c14824473adaaec73e4c67533984f4bcef50e1a84e4bbd5e6acb
+# autobatch: source-sha256=1f475faec92cdd742e3c04e6b1f4262f9f2bad4a200e902954b07aeb1d616ae4
+# autobatch: inputs-sha256=d189254471c59a5a7dd73466a2de8fc202663f849f3c477dfb7cd7fdf986d9de
 # autobatch: body-sha256=49845c7f3e0905acf60f69022fa68f97887d4254c4ff89d6a8e54463f783c30d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=3f421338b0a602cb4226d77d0b016e72bf5315c43e4f8743e2ccd0a33fbaab82
-# autobatch: inputs-sha256=36e1a5e305399882c506b21a28f52b2eb77bd53ef2d8161e4cc1e3a350717ce3
+# autobatch: source-sha256=d5df2c860533d3e0616dc95ad88e5e21a49e151943e42f850ec29272f929a607
+# autobatch: inputs-sha256=4a65f23dd148becf7b1ad480a709908f16e1958bc2db8ddba2a46612ad753ddc
 # autobatch: body-sha256=bd3dd6de9b6fc960d090d06a589eb46e58efac1f6472c7140fe5932db2f54c4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=1a63a089006444c2b2ee38f15374c06a6f16d5faacc919e11622cd6b39d3e0f7
-# autobatch: inputs-sha256=1994816b81b41c3d92d24dc945f72b913ba83981a4a5cd18c8ce93bce303a976
+# autobatch: source-sha256=9f5f63fc00ce0d6b5d2a2329238a688823b9df92fcec00c97de22fd728fcf304
+# autobatch: inputs-sha256=be4db412af91e605d537b81078add5e3f896156ab5dccd6ba86adb6b46b7db45
 # autobatch: body-sha256=3a202c7928246f1680de79abcb4d76a708af96bb3f6b41b23940780df6122b2f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=7d934568f1d941e86781899cb7e33368963ca83129e778cb133aee2c54319c3c
-# autobatch: inputs-sha256=02eb44bda9431a6b5476dede10edd5c376129f8e2e56e5ce487e49273dd8c52b
+# autobatch: source-sha256=192bffb4715b4b9c733846ca9d817e61a032177a3547939e2a76351b126bc030
+# autobatch: inputs-sha256=30113ffd47670d2fdb40913310a7d59bbe404785acfa3a0ef93766cfd6c0737f
 # autobatch: body-sha256=e18bc83832d53c81e5e1249d902d00c22c3acb1b7624283e7a44d4b4bfd51158
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

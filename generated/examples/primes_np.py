@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=97c139ac986e7d78990754c6ca9d2f0ba0402021f8959c680d9e0db2e3b7bc3a
-# autobatch: inputs-sha256=6c76d2d9137d29909ce8e2c034d8194e7e29585b380dd1e0d4d4694c59726999
+# autobatch: source-sha256=e5ed6b74b26af2e8d14840e3658781b61bd7eeef04d9a012e5aea618b03464d3
+# autobatch: inputs-sha256=ddf6d271af6c7c68b59b5f7229cc8237cb9d2f42618113c010aa99f70dfd5f1e
 # autobatch: body-sha256=9e7256defd54e5f775bb48722e390239c396975573be8ded186ec1072c9098fd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=590dda16b87d12a0b13ea8d6f58e6c90ab4d8a81fc731fb5d07740117ceed04d
-# autobatch: inputs-sha256=c26be18b54ff2f6eddaf7d2f60eb168aa979499a9bf5f62e28e8cb33334d5f6b
+# autobatch: source-sha256=36c86ddd80fd5977c60b1c684bed74b706875852e5997c6ab9aa2121424e40cf
+# autobatch: inputs-sha256=ab2ba424e02247f1d2cca57033521ad7125b64406cdc095e4e30d57cdcc0b04a
 # autobatch: body-sha256=400a27d0e494ef984eaf8cb5fa8bc47c993be1c1f6f82ae5079dc2dbb14d66ff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=c11a2337d83f80f55e67d0660aade0c7f1e0cfaddd31648776dfa321b6b3d557
-# autobatch: inputs-sha256=968e030e489597cd43c27b5890d85be8f8e1b253c7863569f65409b073969f29
+# autobatch: source-sha256=de9b1e97aaacb23e714e5af696e5d32ea52f7a63b10552826d4e4e15f6629d98
+# autobatch: inputs-sha256=ee5ea9904aa415af148072a82c1da646d5ce7463973061a2ee1cb5c2efbcf0af
 # autobatch: body-sha256=2f2f74398d72282c923d2b3171f4b9e2584d23678b939b1a1f081e08487e33b6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

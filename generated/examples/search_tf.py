@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=073e34bff546cc2b197b8aa1e41e6083f031c2b6ae41b1801dea197e13b15974
-# autobatch: inputs-sha256=2277fa24469c1bc87de257d21c8889d38c95058b9408dcaab1e1aa2e0832e4cc
+# autobatch: source-sha256=d80f37a9c41c84eef5162ec8c5495518d8f1aa8c6cb78bd1fcacf77f0aebd5d4
+# autobatch: inputs-sha256=6dea1357cd584c8f6f7466aea4756b30eb9e94e4b705a0cbaa700bec506cb57f
 # autobatch: body-sha256=406d56bf0ed4ce821949f78287b308dbe320104575b4198dbdd458c038ccb130
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=f3d55a36f1f89f4d0c1912a278bae1b75d061e1a89fe48f9af50fa3991135b1d
-# autobatch: inputs-sha256=6403413f1314478ab0ed3374db086ed46538937936c583eb77bc98269ff9931d
+# autobatch: source-sha256=1ad71f37cc0601af8440a77239a7635b2f9ee2dd612da9d7baf6cf4b890b7e93
+# autobatch: inputs-sha256=f50b7e9cb481472d9f706efb18e9255a86defe24396a07b27f3281406e25134d
 # autobatch: body-sha256=547a1f412771491be03aa1321b5f2d0098a2b27975185075f794d19c6f7d85bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=5866f91eafde7652b12f2d181d0f4477701f76eca1f728cce3f3192d6e8839bd
-# autobatch: inputs-sha256=752bc05fa122ed2e2cf608119973d1bc9564b616f9e5c22923a12c5357cf6240
+# autobatch: source-sha256=e97692b62fad4cc8490b7417209ab49f05ae7ca32988685dd23c2b9cc2894611
+# autobatch: inputs-sha256=0a08aadc427d7e3a7fef9404dce174c030688bc767ac1db724a6f828a6ea173c
 # autobatch: body-sha256=85bd97b63900fde28f6f72e33601fce0caefcb6c31438a46dacd16e79ebf8c53
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

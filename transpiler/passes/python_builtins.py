@@ -34,36 +34,12 @@ from typing import Optional
 
 import numpy as np
 
+from autobatch_runtime.common import PYTHON_HELPERS
 from transpiler.passes.subscripts import SubscriptError, Values, _UNKNOWN
 
 # The runtime helpers this module writes (bare names in the IR, `rt.<name>`
 # in the generated module).
-HELPERS = (
-    "py_min",
-    "py_max",
-    "py_min_of",
-    "py_max_of",
-    "py_sum",
-    "py_all",
-    "py_any",
-    "py_sorted",
-    "py_contains",
-    "py_contains_constant",
-    "py_not",
-    "py_int",
-    "py_float",
-    "py_bool",
-    "py_round",
-    "py_round_digits",
-    "py_powmod",
-    "py_decimal_length",
-    "py_popcount",
-    "py_math",
-    "py_some",
-    "py_none",
-    "py_lshift",  # passes/broadcast.py: `<<` and `>>` per example
-    "py_rshift",
-)
+HELPERS = PYTHON_HELPERS
 
 # `math` functions with a per-example helper (the keys of the runtime's MATH).
 MATH_FUNCTIONS = frozenset(

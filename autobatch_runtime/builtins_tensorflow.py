@@ -348,12 +348,18 @@ def py_none(dtype, shape):
 
 
 def py_lshift(a, b):
-    """`a << b` of ints per example (int64 wraps where Python's ints grow)."""
+    """`a << b` of ints per example (int64 wraps where Python's ints grow:
+    a shift by the width or more gives 0, as NumPy's).  A negative count,
+    where Python raises (only junk has one), shifts by 0: TensorFlow leaves
+    counts outside [0, width) to the machine."""
     a, b = _tensors(a, b)
-    return tf.bitwise.left_shift(a, b)
+    bits = a.dtype.size * 8
+    shifted = tf.bitwise.left_shift(a, tf.clip_by_value(b, 0, bits - 1))
+    return tf.where(b >= bits, tf.zeros_like(shifted), shifted)
 
 
 def py_rshift(a, b):
-    """`a >> b` of ints per example: an arithmetic shift, as Python's."""
+    """`a >> b` of ints per example: an arithmetic shift, as Python's (a
+    shift by the width or more gives 0 or -1)."""
     a, b = _tensors(a, b)
-    return tf.bitwise.right_shift(a, b)
+    return tf.bitwise.right_shift(a, tf.clip_by_value(b, 0, a.dtype.size * 8 - 1))

@@ -58,10 +58,31 @@ def where(condition, if_true, if_false):
 
 
 def safe_divisor(active, value):
-    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    """`value` where `active`, else 1: no integer division by zero in idle lanes.
+
+    Modules generated before `divisor_or_one` load a dividing block's integer
+    inputs through it; new ones guard the divisor where it divides."""
     value = np.asarray(value)
     mask = active.reshape(active.shape + (1,) * (value.ndim - 1))  # [batch, 1, ...]
     return np.where(mask, value, np.ones_like(value))
+
+
+def divisor_or_one(value):
+    """An integer divisor with 1 where it is 0 (`a % divisor_or_one(b)`):
+    examples elsewhere in the program divide by junk, and must not raise."""
+    value = np.asarray(value)
+    if value.dtype.kind not in "iub":
+        return value
+    return np.where(value == 0, np.ones_like(value), value)
+
+
+def exponent_or_zero(value):
+    """An integer exponent with 0 where it is negative: NumPy raises on an
+    integer to a negative integer power, which junk may ask for."""
+    value = np.asarray(value)
+    if value.dtype.kind not in "iu":
+        return value
+    return np.where(value < 0, np.zeros_like(value), value)
 
 
 def cast(value, dtype):

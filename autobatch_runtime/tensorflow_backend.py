@@ -81,10 +81,32 @@ def as_tensors(a, b):
 
 
 def safe_divisor(active, value):
-    """`value` where `active`, else 1: no integer division by zero in idle lanes."""
+    """`value` where `active`, else 1: no integer division by zero in idle lanes.
+
+    Modules generated before `divisor_or_one` load a dividing block's integer
+    inputs through it; new ones guard the divisor where it divides."""
     if value.shape.rank > 1:  # a per-example vector: [batch, 1, ...] mask
         active = tf.reshape(active, [-1] + [1] * (value.shape.rank - 1))
     return tf.where(active, value, tf.ones_like(value))
+
+
+def divisor_or_one(value):
+    """An integer divisor with 1 where it is 0 (`a % divisor_or_one(b)`):
+    TensorFlow raises on an integer division by zero, even in the lanes of
+    examples that are elsewhere in the program (their junk)."""
+    value = tf.convert_to_tensor(value)
+    if not (value.dtype.is_integer or value.dtype.is_bool):
+        return value
+    return tf.where(tf.equal(value, tf.zeros_like(value)), tf.ones_like(value), value)
+
+
+def exponent_or_zero(value):
+    """An integer exponent with 0 where it is negative: TensorFlow raises on
+    an integer to a negative integer power, which junk may ask for."""
+    value = tf.convert_to_tensor(value)
+    if not value.dtype.is_integer:
+        return value
+    return tf.maximum(value, tf.zeros_like(value))
 
 
 def cast(value, dtype):

@@ -240,9 +240,9 @@ def test_a_written_variable_read_again_in_its_block_is_masked_where_computed():
     # steps is not read again after `steps + 1`: masked in the update only.
     assert "collatz_steps_steps=rt.select(active, steps, state.collatz_steps_steps)" in body
 
-    # (A block that divides by a variable keeps its masks at the end, so its
-    # other examples divide by the safe values they loaded: without that,
-    # tests/language.py's first_divisor divides by zero in TF graph mode.)
+    # (A block that divides by a variable masks early too: its other
+    # examples' junk divisors are guarded where they divide,
+    # `rt.divisor_or_one(d)`, passes/broadcast.py.)
 
 
 def test_an_early_return_and_the_next_call_share_one_block():

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=830dfb836feb7d1f166c0d77e7fc2b7621fd1a3005ee1bb219c3c358531a5c83
-# autobatch: inputs-sha256=b0cb3e131224d94e3924fff3dc15e0f8110049a5fb94b8a2ffad0b525ebe20f7
+# autobatch: source-sha256=60af5539503f8c9b62c088774978a117b1bb0d40825295c84aee6e220d17f068
+# autobatch: inputs-sha256=2886bd0386d2ed78ddd21360b418a7110e97f28b201300c42ca279f83b4c4ff2
 # autobatch: body-sha256=5cf3e860750b95a7c651bfde12754604468514cbfd63418753bd1d5b48bba37b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=7e28968ec0c3a882944a6ff53b86b0e8b9042a5b96d064f5ebe76c6538c03747
-# autobatch: inputs-sha256=53cdb48a79b74f98ad952240e3d2c715c51edb98ec8b4c7c64b285c41fc7aca4
+# autobatch: source-sha256=e4bc3b130583719fb85af68c939113d8184c5f78be04c020e4a69dd8e9f0eca5
+# autobatch: inputs-sha256=330b97cf936824d913e0889e57153bf4061e385317c323ba74d781634d364814
 # autobatch: body-sha256=26485f8dc5e8af81030148fc66ba390305452115375ee92e1b507b25cb9d3a51
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3cc1cbe5f0557052ebc1e9c0dd8b91930073f3600e0bd5ed44f556a6f88f2418
-# autobatch: inputs-sha256=1f900eaacc3f868a2d32c9c95515bb7997a0d69e15c1112ada665759d768a7f5
+# autobatch: source-sha256=993d3bf0c3fe9f02a376fa2241d7ed6617159c5025225b62dbb7f92c83de64b3
+# autobatch: inputs-sha256=7440783f0f8ceea02e8b4784da6bfbaf9949d1dbf4fbc5f6931945655d553eac
 # autobatch: body-sha256=0d32cd6ae8daa2c8bc73865142fa8a10f0618173ebe3535c8554c8ad46e3d314
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

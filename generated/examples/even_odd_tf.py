@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=a6281c381ac4c687c3711ddcb47829eb0b255107618c8d9dfa3e3c0b345da6e5
-# autobatch: inputs-sha256=b56a5c00ae3d2d90d675a5f069fbea302608982e6c8659ca0dd31f2291021f5e
+# autobatch: source-sha256=e58d956737135683640e29209593af3feef66558c9ede815bf3abe42530084b3
+# autobatch: inputs-sha256=5fbf52b22a932666321fde722f06cb169ca469213c59324ce249276dc9829b92
 # autobatch: body-sha256=7d0069ff790d0cbf101c7bbdf652d78a430bfe5facd2797cbde15f697c0786a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

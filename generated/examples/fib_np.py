@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=9c7523516058580ce30689d4349c53f83a76b6e375a29aa6d575e86cdee6f790
-# autobatch: inputs-sha256=3335ca9649c82e14b0bf595cdbb61400bdeef5175e96571ed2874cbbb851f2bd
+# autobatch: source-sha256=ed9496d2e165ff9333b34dd0025477a4ea660690286765091deed5317c59a777
+# autobatch: inputs-sha256=62e81c9db223e1167165c4a4dea346bede3bf21391ff2cf3f290ac6bc4e93e01
 # autobatch: body-sha256=5bb513964100df96a5cc42edfbd2403f94ac4bc3e40f66485f545ea180986dd5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=7d16fc3444d07a707e7b0cbbc6c48ca84ae82077bc96ada515f0ad4956bdec7a
-# autobatch: inputs-sha256=655b3519c36883ed3e1ce370d8ae905db102dd7de85586c688e1a3135ea26b08
+# autobatch: source-sha256=f4a2f76b457a0952c92b0a1e90b272e747e128b2577c64b23eca958784ccbe46
+# autobatch: inputs-sha256=7245f16960b73fd496be08124e1ccd8f43ea1e25f58d0c4ba5e52dc038bc3a51
 # autobatch: body-sha256=884d4e72dcd473349a093c846bcb8469a11e276fa301ec107eb85f0d0c4ae5c3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

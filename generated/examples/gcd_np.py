@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=6cb98e6fce11e5fb69a1d55a73db23ccc9febd2f6a2f0c7c82cd30d5a8af2bc4
-# autobatch: inputs-sha256=350fbf9ea3f619ce2fc8f25bb0e2f0e10299aba87ac6207f5439865c2c2e7271
+# autobatch: source-sha256=283552eee934316f1b52bbf1e6a9d0ceab34aa756af9f08371e61476043bd00a
+# autobatch: inputs-sha256=8bf14f9f8b06c0ace01c966959201e6befa853c9d292a667f15e1c78e72b53db
 # autobatch: body-sha256=3694dd80b88a8dc1408efe5134023287ca93e8531571d7e93acf946207e1519b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=530ae57b65df93d3a434bf5b13bb926e4af4e04684b100640ab05e4c6dcd2824
-# autobatch: inputs-sha256=8c3aa22efb24f2b0ebddefddf09d691c46de58293b5b64c264bcccd65ddfe1ee
+# autobatch: source-sha256=abd319c7559e06c0698717fd44bb9d1dd9bfd3afd467b37fe23c3bd35f27bee2
+# autobatch: inputs-sha256=db98989d11c23362eec9899dcba0e54d44d51a627e4ee90bcbb647992efe11dd
 # autobatch: body-sha256=19fde2268bb5ddb7d231d4b03997e50cdfa29577c60119a486e15e7ea9f0fe7c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

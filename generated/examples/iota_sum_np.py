@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=1f475faec92cdd742e3c04e6b1f4262f9f2bad4a200e902954b07aeb1d616ae4
-# autobatch: inputs-sha256=d189254471c59a5a7dd73466a2de8fc202663f849f3c477dfb7cd7fdf986d9de
+# autobatch: source-sha256=3c040aab301f899b26531b8d28db8ab5b8b42eb849d2388742a0edc5b10e7d5c
+# autobatch: inputs-sha256=9582ca303928eff0944b04cdeba515cac500c661738c35dbbb9f65fb95b6981e
 # autobatch: body-sha256=49845c7f3e0905acf60f69022fa68f97887d4254c4ff89d6a8e54463f783c30d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=d5df2c860533d3e0616dc95ad88e5e21a49e151943e42f850ec29272f929a607
-# autobatch: inputs-sha256=4a65f23dd148becf7b1ad480a709908f16e1958bc2db8ddba2a46612ad753ddc
+# autobatch: source-sha256=1a8ea10983b896ff98cb5ef8998ea8ca1ac38a66d3026d8223a6969e35617845
+# autobatch: inputs-sha256=e7a6e8f05e2d70873b52e0345a8458ba0e53ae910d191fddb62e168a5f1ce2bc
 # autobatch: body-sha256=bd3dd6de9b6fc960d090d06a589eb46e58efac1f6472c7140fe5932db2f54c4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

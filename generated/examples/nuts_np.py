@@ -5,9 +5,9 @@
 # autobatch: runtime=2
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=9f5f63fc00ce0d6b5d2a2329238a688823b9df92fcec00c97de22fd728fcf304
-# autobatch: inputs-sha256=be4db412af91e605d537b81078add5e3f896156ab5dccd6ba86adb6b46b7db45
-# autobatch: body-sha256=3a202c7928246f1680de79abcb4d76a708af96bb3f6b41b23940780df6122b2f
+# autobatch: source-sha256=2b88882ddbe2b15b02bfc9aef343754c3d662bdc6b99d426d983c44fc50a236c
+# autobatch: inputs-sha256=fff5d224e2021bbd8b67a643587b1561facb81d2608541e97d5a14f88e286a8e
+# autobatch: body-sha256=9142dacc2f0991810ef7535dae76f06db86ea00174a300b3ee419339773f545b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -954,9 +954,9 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = rt.safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = rt.safe_divisor(active, state.nuts_step_depth)
+        counter = state.nuts_step_counter
+        leapfrogs = state.nuts_step_leapfrogs
+        depth = state.nuts_step_depth
         accept = state.nuts_step_accept
         result_1 = Step(
             sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
@@ -3091,9 +3091,9 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = rt.safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = rt.safe_divisor(active, state.nuts_step_depth)
+        counter = state.nuts_step_counter
+        leapfrogs = state.nuts_step_leapfrogs
+        depth = state.nuts_step_depth
         accept = state.nuts_step_accept
         result_1 = Step(
             sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
@@ -4859,9 +4859,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = rt.safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = rt.safe_divisor(active, state.nuts_step_depth)
+        counter = state.nuts_step_counter
+        leapfrogs = state.nuts_step_leapfrogs
+        depth = state.nuts_step_depth
         accept = state.nuts_step_accept
         result_1 = Step(
             sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
@@ -6450,9 +6450,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = rt.safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = rt.safe_divisor(active, state.nuts_step_depth)
+        counter = state.nuts_step_counter
+        leapfrogs = state.nuts_step_leapfrogs
+        depth = state.nuts_step_depth
         accept = state.nuts_step_accept
         result_1 = Step(
             sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
@@ -8033,9 +8033,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = rt.safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = rt.safe_divisor(active, state.nuts_step_depth)
+        counter = state.nuts_step_counter
+        leapfrogs = state.nuts_step_leapfrogs
+        depth = state.nuts_step_depth
         accept = state.nuts_step_accept
         result_1 = Step(
             sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")

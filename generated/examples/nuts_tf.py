@@ -5,9 +5,9 @@
 # autobatch: runtime=2
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=192bffb4715b4b9c733846ca9d817e61a032177a3547939e2a76351b126bc030
-# autobatch: inputs-sha256=30113ffd47670d2fdb40913310a7d59bbe404785acfa3a0ef93766cfd6c0737f
-# autobatch: body-sha256=e18bc83832d53c81e5e1249d902d00c22c3acb1b7624283e7a44d4b4bfd51158
+# autobatch: source-sha256=a6d8c1935dd87aee38ed6ee0ea2d2730a517791f48e3c2bc13a5551d1d0890fe
+# autobatch: inputs-sha256=7f3607c7fec22751680a4ce3de4f4d96cc0fcf0053395d328a7098627fa625c6
+# autobatch: body-sha256=161568cc4c8a5de4fe7a2ce7815cf0b43014de465d6717417e135b07517e0a41
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -954,9 +954,9 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = rt.safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = rt.safe_divisor(active, state.nuts_step_depth)
+        counter = state.nuts_step_counter
+        leapfrogs = state.nuts_step_leapfrogs
+        depth = state.nuts_step_depth
         accept = state.nuts_step_accept
         result_1 = Step(
             sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
@@ -3091,9 +3091,9 @@ def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = rt.safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = rt.safe_divisor(active, state.nuts_step_depth)
+        counter = state.nuts_step_counter
+        leapfrogs = state.nuts_step_leapfrogs
+        depth = state.nuts_step_depth
         accept = state.nuts_step_accept
         result_1 = Step(
             sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
@@ -4859,9 +4859,9 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = rt.safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = rt.safe_divisor(active, state.nuts_step_depth)
+        counter = state.nuts_step_counter
+        leapfrogs = state.nuts_step_leapfrogs
+        depth = state.nuts_step_depth
         accept = state.nuts_step_accept
         result_1 = Step(
             sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
@@ -6450,9 +6450,9 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = rt.safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = rt.safe_divisor(active, state.nuts_step_depth)
+        counter = state.nuts_step_counter
+        leapfrogs = state.nuts_step_leapfrogs
+        depth = state.nuts_step_depth
         accept = state.nuts_step_accept
         result_1 = Step(
             sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
@@ -8033,9 +8033,9 @@ def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
             state.nuts_step_sample_log_prob,
             state.nuts_step_sample_grad,
         )
-        counter = rt.safe_divisor(active, state.nuts_step_counter)
-        leapfrogs = rt.safe_divisor(active, state.nuts_step_leapfrogs)
-        depth = rt.safe_divisor(active, state.nuts_step_depth)
+        counter = state.nuts_step_counter
+        leapfrogs = state.nuts_step_leapfrogs
+        depth = state.nuts_step_depth
         accept = state.nuts_step_accept
         result_1 = Step(
             sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")

@@ -5,9 +5,9 @@
 # autobatch: runtime=2
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=e5ed6b74b26af2e8d14840e3658781b61bd7eeef04d9a012e5aea618b03464d3
-# autobatch: inputs-sha256=ddf6d271af6c7c68b59b5f7229cc8237cb9d2f42618113c010aa99f70dfd5f1e
-# autobatch: body-sha256=9e7256defd54e5f775bb48722e390239c396975573be8ded186ec1072c9098fd
+# autobatch: source-sha256=be125545dc75d83667f80d41ca0e51a53835fbcdfa5cff07c849cc728648c9aa
+# autobatch: inputs-sha256=d8d66b96fb742d14a0a6dabd1a47618190f3c6bb12ea95f33d66d2f56d8b63b3
+# autobatch: body-sha256=c3fd5d6f9c969a779bf489bb11c841ee17e8526a5d8f9fde1fe9a79f0903c098
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -174,9 +174,9 @@ def count_primes_below_block_3(state, stacks):
 def count_primes_below_block_4(state, stacks):
     # examples/primes.py:28  if k % d == 0:
     active = state.pc == 4
-    k = rt.safe_divisor(active, state.count_primes_below_k)
-    d = rt.safe_divisor(active, state.count_primes_below_d)
-    cond_2 = k % rt.safe_divisor(active, d) == 0
+    k = state.count_primes_below_k
+    d = state.count_primes_below_d
+    cond_2 = k % rt.divisor_or_one(d) == 0
     pc = rt.choose(cond_2, 5, 6)
     pc = rt.select(active, pc, state.pc)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
@@ -670,10 +670,10 @@ def smallest_factor_block_2(state, stacks):
 def smallest_factor_block_3(state, stacks):
     # examples/primes.py:14  if n % d == 0:
     active = state.pc == 3
-    n = rt.safe_divisor(active, state.smallest_factor_n)
-    d = rt.safe_divisor(active, state.smallest_factor_d)
-    d_next_1 = rt.safe_divisor(active, state.smallest_factor_d_next_1)
-    cond_2 = n % rt.safe_divisor(active, d) == 0
+    n = state.smallest_factor_n
+    d = state.smallest_factor_d
+    d_next_1 = state.smallest_factor_d_next_1
+    cond_2 = n % rt.divisor_or_one(d) == 0
     smallest_factor_return = d
     # examples/primes.py:11  for d in range(2, n):
     in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)

@@ -5,9 +5,9 @@
 # autobatch: runtime=2
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=36c86ddd80fd5977c60b1c684bed74b706875852e5997c6ab9aa2121424e40cf
-# autobatch: inputs-sha256=ab2ba424e02247f1d2cca57033521ad7125b64406cdc095e4e30d57cdcc0b04a
-# autobatch: body-sha256=400a27d0e494ef984eaf8cb5fa8bc47c993be1c1f6f82ae5079dc2dbb14d66ff
+# autobatch: source-sha256=34a5632756a7ebd0699e1642a6e39fb4bbdc39a67d4f837bf98f0b0c8ad15cf0
+# autobatch: inputs-sha256=3f4e8b878c0ba7654e58f6d3762d87625b33851daff0555809fbb51c8c6ad824
+# autobatch: body-sha256=3f58dc87c40dba22243a2fd5cd8b8f846593ae372a3fc20f61145e24afa8b68e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -174,9 +174,9 @@ def count_primes_below_block_3(state, stacks):
 def count_primes_below_block_4(state, stacks):
     # examples/primes.py:28  if k % d == 0:
     active = state.pc == 4
-    k = rt.safe_divisor(active, state.count_primes_below_k)
-    d = rt.safe_divisor(active, state.count_primes_below_d)
-    cond_2 = k % rt.safe_divisor(active, d) == 0
+    k = state.count_primes_below_k
+    d = state.count_primes_below_d
+    cond_2 = k % rt.divisor_or_one(d) == 0
     pc = rt.choose(cond_2, 5, 6)
     pc = rt.select(active, pc, state.pc)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
@@ -670,10 +670,10 @@ def smallest_factor_block_2(state, stacks):
 def smallest_factor_block_3(state, stacks):
     # examples/primes.py:14  if n % d == 0:
     active = state.pc == 3
-    n = rt.safe_divisor(active, state.smallest_factor_n)
-    d = rt.safe_divisor(active, state.smallest_factor_d)
-    d_next_1 = rt.safe_divisor(active, state.smallest_factor_d_next_1)
-    cond_2 = n % rt.safe_divisor(active, d) == 0
+    n = state.smallest_factor_n
+    d = state.smallest_factor_d
+    d_next_1 = state.smallest_factor_d_next_1
+    cond_2 = n % rt.divisor_or_one(d) == 0
     smallest_factor_return = d
     # examples/primes.py:11  for d in range(2, n):
     in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=de9b1e97aaacb23e714e5af696e5d32ea52f7a63b10552826d4e4e15f6629d98
-# autobatch: inputs-sha256=ee5ea9904aa415af148072a82c1da646d5ce7463973061a2ee1cb5c2efbcf0af
+# autobatch: source-sha256=8ff70fabafc089cb1e9f712792c017f50ed50f23581bb6c7f044037e3557ae43
+# autobatch: inputs-sha256=a44e6b7b9e1f22f2bc87bbe39a3826185b2389eda7ab86c498669f99cebb90ec
 # autobatch: body-sha256=2f2f74398d72282c923d2b3171f4b9e2584d23678b939b1a1f081e08487e33b6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

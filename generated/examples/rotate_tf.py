@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=c4cf585e1f881bf2dbbccaf199a7f602573e1dbd993b2c96ce1a11f5674e3d0e
-# autobatch: inputs-sha256=259dfbf13784625001a1b8d2f52d006388e576f9d77ed343cf9b93f64b7b1926
+# autobatch: source-sha256=1dfb86d9c552f4d8e8a68f77948104d2e906529db7371e61634a941015238da8
+# autobatch: inputs-sha256=6c037e75aa03bb07dac4ff6ed007080106f99faced3c0c38646228ffc496844f
 # autobatch: body-sha256=feb2ea2cb45a03c4b42bcc69c02dd7b0f22d74d5a9ac77945c0cec2f8362584a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=06c22f68cf0e1b327b380c92821232ecee0c803671f883c8724231b544417385
-# autobatch: inputs-sha256=f9f5b00ad2876ad73bf8dc8a079fc0942ef81e04f1ea971c4bb77f7fd2332484
+# autobatch: source-sha256=40027664c911e343d7171340d36f1dcbc174da0c75a61b65184158340a5942eb
+# autobatch: inputs-sha256=46aed0cdfb60f7168deedef3c8ec4478039e4d5d74664cb011c68905d75df429
 # autobatch: body-sha256=a74bfde7db13ef19e7100e30bb021c7af672cdeaecbd852ca41348faef65bc09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

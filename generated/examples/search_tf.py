@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=d80f37a9c41c84eef5162ec8c5495518d8f1aa8c6cb78bd1fcacf77f0aebd5d4
-# autobatch: inputs-sha256=6dea1357cd584c8f6f7466aea4756b30eb9e94e4b705a0cbaa700bec506cb57f
+# autobatch: source-sha256=063d720e9ebacb1c932e227599f7f58426b818a8444ed4792ee835e2a690c3a3
+# autobatch: inputs-sha256=d741b16d5e99c79e149d1653c8f5d052872832f9ffa117de283e7f1e59893551
 # autobatch: body-sha256=406d56bf0ed4ce821949f78287b308dbe320104575b4198dbdd458c038ccb130
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

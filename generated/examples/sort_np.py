@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=c498ee0eed6b6f49d449d9b8803158160998b3de251e9a26780ad0aff32cbeb8
-# autobatch: inputs-sha256=068a04cc62bc0c2dfffb1100b8513107a39adda61e76db211af8827a2e5ceba8
+# autobatch: source-sha256=2f7face5943afed092e29a2cbb0a8b392af178c8877a1fb97354d149b418335a
+# autobatch: inputs-sha256=2fdb5dcd0290130b688a32ebc883ad4bbdfa154eb58fc81e8f5307d77687580d
 # autobatch: body-sha256=60555a80513047db9668c1dbd5acd1e8e20aab0c9ffa95cc6ab8ca2212a2aad1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

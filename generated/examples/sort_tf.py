@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=39b11854e0ce41255b050a0447e92de052b8ea242a95ec19081888e004a42dea
-# autobatch: inputs-sha256=c844f80edc4c41d1ac64c5d018113b5ce876cac726a205bad4a2d8e969b83bed
+# autobatch: source-sha256=78b2cfa198ddd206bfd339948edcd96a28ab168e97660531f4ccbd5ce41973ae
+# autobatch: inputs-sha256=c326e66a5a21d8c54b1b567eab9711d7cc0228543a1bdff6e216ac8767a30469
 # autobatch: body-sha256=235a591273754b1afaa02d4f351c9f0d0162ddb579a3f7d8c0331efc3f5d23c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=44c67bc634d56ecc558e1f6a002feb08a5ebcbc59d779dd27e742f124fc9c9f5
-# autobatch: inputs-sha256=adf30cfd5d2afdbed3e7770e54df8e6ab10df9dddd315110589cdaaf6b8d11a5
+# autobatch: source-sha256=b07cefb8f60bb04cf6af567aa7fe4217aa96ab75ab01209c72e23b4b761d5977
+# autobatch: inputs-sha256=dc69892c2371255b9631783403941b5f22513f12e07e82731298a34944e72c4c
 # autobatch: body-sha256=6ef0308910767c2640c937e2322b7f192dee5eaf07d4567fe94d111c43ca71eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

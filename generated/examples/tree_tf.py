@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=46cf040d11731daa4302bb176ec9ab7de78e96a9d7ce2fe7345e5626e69bd1f6
-# autobatch: inputs-sha256=253100b906b0aaafbc524f5912525978200026ecfb9cd7bd98dca7f04ce5a29d
+# autobatch: source-sha256=f6098f5507706d7b6e82bb286b0e26c7ac7609c8804db77afef792cdd69645d0
+# autobatch: inputs-sha256=960cb2bfe12080da985aa605133f24cec02063dfc81a0c9309ca69ea5e139f9b
 # autobatch: body-sha256=56e0408b3f751eb5ea58e50b1ae614d3b085112e1dd304d67fcce7954119a5d0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

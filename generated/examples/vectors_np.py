@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=1ad71f37cc0601af8440a77239a7635b2f9ee2dd612da9d7baf6cf4b890b7e93
-# autobatch: inputs-sha256=f50b7e9cb481472d9f706efb18e9255a86defe24396a07b27f3281406e25134d
+# autobatch: source-sha256=16396dcc65e635899b9889561cfe69e5e51e7b54780188b7b05d78a6ad563824
+# autobatch: inputs-sha256=3b7518b22e9472573e3d290b60c1f0fecfc08e895f45d8b0a768b22c2c9c76c8
 # autobatch: body-sha256=547a1f412771491be03aa1321b5f2d0098a2b27975185075f794d19c6f7d85bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

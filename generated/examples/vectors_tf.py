@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=e97692b62fad4cc8490b7417209ab49f05ae7ca32988685dd23c2b9cc2894611
-# autobatch: inputs-sha256=0a08aadc427d7e3a7fef9404dce174c030688bc767ac1db724a6f828a6ea173c
+# autobatch: source-sha256=b159021c44fc6f004ebd38b5c68895eb76f879d54f3d3bb79541a5366e4339d7
+# autobatch: inputs-sha256=1f41277c99b4037957cb4db6b7213124b6a1a294470d3b0f53385b361282faf1
 # autobatch: body-sha256=85bd97b63900fde28f6f72e33601fce0caefcb6c31438a46dacd16e79ebf8c53
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -24,7 +24,6 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
-import functools
 import keyword
 from typing import Dict, List, Optional
 
@@ -33,7 +32,7 @@ from transpiler import expression_helpers
 from transpiler import types as T
 from transpiler.emit.template import comment, expand
 from transpiler.ir import instructions as ir
-from transpiler.passes import control, liveness, subscripts
+from transpiler.passes import liveness, subscripts
 
 
 # The module name generated code reaches the runtime by (`rt.select(...)`);
@@ -764,12 +763,10 @@ class _BlockBody:
         once unmasked for the reader: Collatz's `x != 1` after `x = ...` (its
         loop trip took 1.5x as long).  Copies and constants stay unmasked:
         they cost nothing to read twice, and a constant folds into its reader.
-        Blocks that divide by a variable keep masking at the end: there the
-        other examples' values must stay the safe divisors they loaded, not
-        the state's (a zero for an example that never set it).
+        (Other examples' values are the state's junk, zeros among them: an
+        integer divisor that differs per example is `divisor_or_one(d)`,
+        passes/broadcast.py.)
         """
-        if self.divides:
-            return {}
         body = self.block.instructions + (self.block.terminator,)
         last_def = {}  # var -> position of its last definition, if that computes it
         for position, ins in enumerate(body):
@@ -800,12 +797,8 @@ class _BlockBody:
         array.  For a buffer that a chain fills a row at a time
         (`draws[t] = x`, [batch, rows, dims]) the `select` would read and
         write every row of every example each time the block runs; the
-        masked put touches [batch, dims].  Blocks that divide keep the
-        plain form: there integer variables are loaded as safe divisors,
-        not as the state's values.
+        masked put touches [batch, dims].
         """
-        if self.divides:
-            return {}
         body = self.block.instructions + (self.block.terminator,)
         definitions: Dict[str, List[int]] = {}
         for position, ins in enumerate(body):
@@ -849,37 +842,12 @@ class _BlockBody:
         self.masked[var] = field
 
     def load_inputs(self):
-        divides = self.divides
         written = set()
         for ins in self.block.instructions + (self.block.terminator,):
             for v in liveness.uses(ins):
                 if v not in written and v not in self.locals:
-                    value = self.load(v)
-                    leaf = self.e.types.get(v)
-                    if divides and isinstance(leaf, T.TensorType) and leaf.dtype.kind in "iu":
-                        # Examples elsewhere in the program compute junk here;
-                        # TensorFlow raises on an integer division by zero even
-                        # in those lanes, so they divide by ones instead.
-                        value = _call("safe_divisor", _name("active"), value)
-                    self.out.append(ast.Assign([_name(self.local(v), True)], value))
+                    self.out.append(ast.Assign([_name(self.local(v), True)], self.load(v)))
             written.update(liveness.defs(ins))
-
-    @functools.cached_property
-    def divides(self):
-        """Whether this block divides by something other than a nonzero constant."""
-        for ins in self.block.instructions:
-            texts = [ins.expr] if isinstance(ins, ir.PrimOp) else []
-            if isinstance(ins, ir.Select):
-                texts = [ins.condition, ins.if_true, ins.if_false]
-            for text in texts:
-                for node in ast.walk(ast.parse(text, mode="eval")):
-                    if (
-                        isinstance(node, ast.BinOp)
-                        and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod))
-                        and not control.nonzero_constant(node.right)
-                    ):
-                        return True
-        return False
 
     def load(self, var):
         pattern = self.e.types[var]
@@ -917,7 +885,7 @@ class _BlockBody:
 
     def instruction(self, ins):
         if isinstance(ins, ir.PrimOp):
-            value = self.safe_divisions(self.rename(ins.expr, ins.vars_in))
+            value = self.rename(ins.expr, ins.vars_in)
             self.check_indices(value)
             if ins.cast_to:
                 value = _call("cast", value, ins.cast_to)
@@ -931,10 +899,10 @@ class _BlockBody:
             else:
                 self.out.append(ast.Assign([self.target(ins.vars_out)], value))
         elif isinstance(ins, ir.Select):
-            sides = [self.safe_divisions(self.rename(e, ins.vars_in)) for e in (ins.if_true, ins.if_false)]
+            sides = [self.rename(e, ins.vars_in) for e in (ins.if_true, ins.if_false)]
             if ins.cast_to:
                 sides = [_call("cast", side, ins.cast_to) for side in sides]
-            condition = self.safe_divisions(self.rename(ins.condition, ins.vars_in))
+            condition = self.rename(ins.condition, ins.vars_in)
             pattern = self.e.types.get(ins.vars_out)
             if isinstance(pattern, T.TupleType):
                 self.tuple_select(ins.vars_out, pattern, condition, sides)
@@ -973,26 +941,6 @@ class _BlockBody:
                 self.restore(var)
         else:
             raise TypeError(f"unexpected instruction {ins!r}")
-
-    def safe_divisions(self, value):
-        """`a // rt.safe_divisor(active, b - c)`: the divisor of each `//` and
-        `%` (not a nonzero literal) is 1 in the examples elsewhere in the
-        program.  Their inputs are loaded as safe divisors already
-        (`load_inputs`), but a divisor computed from them can still be zero
-        (`10 // (a - b)` with a = b = 1), and TensorFlow raises on an integer
-        division by zero even in lanes whose result is thrown away."""
-        if not self.divides:
-            return value
-
-        class Divisions(ast.NodeTransformer):
-            def visit_BinOp(self, node):
-                self.generic_visit(node)
-                if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and not control.nonzero_constant(node.right):
-                    if not (isinstance(node.right, ast.Call) and _helper(node.right.func) == "safe_divisor"):
-                        node.right = _call("safe_divisor", _name("active"), node.right)
-                return node
-
-        return Divisions().visit(value)
 
     def check_indices(self, value):
         """`fault_1 = index_fault(active, v, (i,))` for each `take`, `lookup`

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import types
 from typing import Callable, Optional
 
 import numpy as np
@@ -60,10 +61,9 @@ def check(
     if it has the batch axis, else None."""
     for node, _, batched, one_example in _library_calls(expr, evaluate, batched_rank):
         try:
-            one = one_example(0)
+            problem = _mismatch(batched, one_example(0), batched_rank)
         except Exception:  # noqa: BLE001 - no per-example reading to compare
             continue
-        problem = _mismatch(batched, one, batched_rank)
         if problem is not None:
             return (
                 f"`{ast.unparse(node)}` does not keep the batch axis first: per example it gives "
@@ -95,11 +95,12 @@ def check_values(
             try:
                 one = one_example(row)
                 agrees = _same_values(_example(batched, row, batched_rank), one)
-            except Exception:  # noqa: BLE001 - no reading to compare
+                row %= _rows(batched, batched_rank)
+            except Exception:  # noqa: BLE001 - the call cannot run per example: not compared
                 break
             if not agrees:
                 return (
-                    f"`{ast.unparse(node)}` mixes examples: on a batch, example {row % _rows(batched, batched_rank)}'s "
+                    f"`{ast.unparse(node)}` mixes examples: on a batch, example {row}'s "
                     "result is not what the call gives on that example alone.  "
                     f"{_COUNT_FROM_THE_END}"
                 )
@@ -188,8 +189,12 @@ def _library(function) -> bool:
     owner = getattr(function, "__self__", None)
     if owner is not None and not isinstance(owner, type) and hasattr(owner, "shape"):
         return True  # `v.sum()`, `x.mean(axis=0)`
-    module = getattr(function, "__module__", None) or type(function).__module__ or ""
-    return module.split(".")[0] in ("numpy", "tensorflow", "builtins", "keras")
+    module = getattr(function, "__module__", None)
+    if module is None and not isinstance(function, types.FunctionType):
+        module = type(function).__module__  # a ufunc-like object, a C method
+    # A Python function is the user's unless a library's module defines it:
+    # one made by `exec` has no module (its type's, "builtins", is not its own).
+    return (module or "").split(".")[0] in ("numpy", "tensorflow", "builtins", "keras")
 
 
 def _has_batch(value, batched_rank) -> bool:

@@ -15,11 +15,31 @@ TensorFlow refuses to mix them.  Operands that are not batched
 broadcast from the right per example and on the batch alike; but their
 rank counts, so `d + np.ones(3)` becomes `d[:, None] + np.ones(3)`.  The rewrite is visible in the generated
 code, where a reader sees exactly which value was expanded.
+
+Operators keep Python's meaning per example (`needed` says where to look):
+
+- a bool in arithmetic is an int, as in Python (`count + (x > 0)`,
+  `True + True == 2`, `-flag`, `~flag == -2`): TensorFlow refuses bool
+  arithmetic and NumPy keeps bools bool (`True + True` is True), so a bool
+  operand becomes `cast(flag, "int64")` (or the other operand's integer
+  type).  NumPy's own promotions are left as written where they already
+  give Python's answer (`flag + n`, `flag & n`);
+- `<<` and `>>` on TensorFlow values become the runtime's `py_lshift` and
+  `py_rshift` (tensors have no shift operators; a shift by the width or
+  more gives what Python's would, wrapped to the integer type);
+- an integer divisor that differs per example becomes `divisor_or_one(d)`
+  (`a % divisor_or_one(b)`), and an integer exponent `exponent_or_zero(k)`:
+  straight-line code runs for every example, and an example that is
+  elsewhere in the program (or on the other side of `b != 0 and a % b`)
+  divides by its junk, which TensorFlow and NumPy (`**`) raise on.  Where
+  an example really divides by zero Python raises ZeroDivisionError; the
+  batched code gives junk for it instead, as for other errors in junk.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Callable, NamedTuple, Optional
 
 import numpy as np
@@ -42,6 +62,7 @@ class Operand(NamedTuple):
     dtype: np.dtype
     batched: bool
     python_number: bool = False
+    tensorflow: bool = False  # a TensorFlow value: its operators are TensorFlow's
 
 
 def align(expr: str, describe: Describe) -> str:
@@ -65,31 +86,50 @@ def convert(node: ast.expr, dtype: np.dtype) -> ast.expr:
     return ast.Call(ast.Name("cast", ast.Load()), [node, ast.Constant(dtype.name)], [])
 
 
-# Operators that treat a bool as the int it is in Python (`&`, `|`, `^` of
-# two bools stay bools, as in Python).
-_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift)
+# The runtime helpers this module writes (the generated module's `rt.<name>`).
+HELPERS = ("divisor_or_one", "exponent_or_zero", "py_lshift", "py_rshift")
+
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
+_SHIFTS = {ast.LShift: "py_lshift", ast.RShift: "py_rshift"}
+_INT64 = np.dtype(np.int64)
 
 
-def needed(expr: str, bool_inputs: bool) -> bool:
-    """Whether `expr` may hold a bool in arithmetic or a shift, which
-    `align` must rewrite even when every operand is one number per example."""
+@functools.lru_cache(maxsize=None)
+def needed(expr: str) -> bool:
+    """Whether `expr` has an operator whose Python meaning `align` may have
+    to spell out, even when every operand is one number per example (any
+    binary operator, unary `-`, `+`, `~`): a bool in arithmetic, a shift, a
+    divisor or exponent that differs per example."""
     for node in ast.walk(ast.parse(expr, mode="eval")):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.LShift, ast.RShift)):
+        if isinstance(node, ast.BinOp):
             return True
-        if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
-            operands = (node.left, node.right)
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
-            operands = (node.operand,)
-        else:
-            continue
-        if bool_inputs or any(isinstance(o, (ast.Compare, ast.BoolOp, ast.Call)) for o in operands):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
             return True
     return False
+
+
+def _helper(name: str, *args: ast.expr) -> ast.expr:
+    return ast.Call(ast.Name(name, ast.Load()), list(args), [])
+
+
+def _is_bool(info: Optional[Operand]) -> bool:
+    return info is not None and info.dtype.kind == "b"
+
+
+def _as_int(node: ast.expr, info: Operand, dtype: np.dtype) -> ast.expr:
+    """A bool operand as the integer Python would use: `True` -> `1`, a
+    bool global `int(FLAG)`, else `cast(flag, "int64")`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return ast.Constant(int(node.value))
+    if info.python_number:
+        return ast.Call(ast.Name("int", ast.Load()), [node], [])
+    return convert(node, dtype)
 
 
 class _Aligner(ast.NodeTransformer):
     def __init__(self, describe: Describe):
         self.describe = describe
+        self.described = {}  # text -> Operand: each subexpression evaluated once
         self.changed = False
 
     def info(self, node: ast.expr) -> Optional[Operand]:
@@ -98,7 +138,10 @@ class _Aligner(ast.NodeTransformer):
             if isinstance(value, (bool, int, float)):
                 return Operand(0, np.asarray(value).dtype, False, True)
             return None
-        return self.describe(ast.unparse(node))
+        text = ast.unparse(node)
+        if text not in self.described:
+            self.described[text] = self.describe(text)
+        return self.described[text]
 
     def aligned(self, operands):
         """The operands, batched ones expanded after their batch axis to the
@@ -125,46 +168,81 @@ class _Aligner(ast.NodeTransformer):
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        if isinstance(node.op, _ARITHMETIC):
-            node.left, node.right = self.python_ints([node.left, node.right])
-        node.left, node.right = self.aligned([node.left, node.right])
-        if isinstance(node.op, (ast.LShift, ast.RShift)) and self.batched(node.left, node.right):
-            # TensorFlow tensors have no `<<`: the runtime's shift, per example
+        op = node.op
+        operands = self.python_meaning(op, [node.left, node.right])
+        node.left, node.right = self.aligned(operands)
+        infos = [self.info(o) for o in (node.left, node.right)]
+        if not any(i is not None and i.batched for i in infos):
+            return node
+        right = infos[1]
+        integers = all(i is not None and i.dtype.kind in "iub" for i in infos)
+        if integers and right.batched and isinstance(op, (ast.FloorDiv, ast.Mod)):
+            node.right = _helper("divisor_or_one", node.right)
             self.changed = True
-            helper = "py_lshift" if isinstance(node.op, ast.LShift) else "py_rshift"
-            return ast.Call(ast.Name(helper, ast.Load()), [node.left, node.right], [])
+        elif integers and right.batched and isinstance(op, ast.Pow):
+            node.right = _helper("exponent_or_zero", node.right)
+            self.changed = True
+        if type(op) in _SHIFTS and any(i is not None and i.tensorflow for i in infos):
+            self.changed = True
+            return ast.copy_location(_helper(_SHIFTS[type(op)], node.left, node.right), node)
         return node
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
-            (node.operand,) = self.python_ints([node.operand])
-        return node
-
-    def batched(self, *operands) -> bool:
-        return any(i is not None and i.batched for i in map(self.info, operands))
-
-    def python_ints(self, operands):
-        """Bools in arithmetic as Python has them: ints (`True + True` is 2,
-        `-flag` is -1, `~flag` is -2; NumPy would keep bools, TensorFlow
-        refuses).  A bool meeting a float is converted by `aligned`."""
-        infos = [self.info(o) for o in operands]
-        if any(i is not None and i.dtype.kind == "f" for i in infos):
-            return operands
-        ints = [i.dtype for i in infos if i is not None and i.dtype.kind in "iu" and not i.python_number]
-        out = []
-        for operand, info in zip(operands, infos):
-            if info is not None and info.dtype.kind == "b" and (info.batched or info.rank):
-                operand = convert(operand, ints[0] if ints else np.dtype(np.int64))
+            info = self.info(node.operand)
+            if _is_bool(info) and info.batched and info.rank == 0:
+                # `-flag`, `~flag`: Python negates the int (`~True == -2`);
+                # NumPy refuses `-` and TensorFlow `-`, `+` on bools, and
+                # both read `~` as `not`.
+                node.operand = _as_int(node.operand, info, _INT64)
                 self.changed = True
-            out.append(operand)
-        return out
+            if isinstance(node.op, ast.UAdd) and info is not None and info.tensorflow:
+                self.changed = True  # tensors have no unary `+`; Python's is the value
+                return node.operand
+        return node
 
     def visit_Compare(self, node):
         self.generic_visit(node)
-        first, *rest = self.aligned([node.left, *node.comparators])
+        first, *rest = self.aligned(self.python_meaning(None, [node.left, *node.comparators]))
         node.left, node.comparators = first, rest
         return node
+
+    def python_meaning(self, op, operands):
+        """`operands` with bools as ints where `op` would not take them as
+        Python does: arithmetic and shifts (on NumPy only where every operand
+        is a bool: it promotes a bool beside an int by itself), and, on
+        TensorFlow, `&`, `|`, `^` and comparisons of a bool with a number.
+        `op` None: a comparison."""
+        infos = [self.info(o) for o in operands]
+        if not any(i is not None and i.batched for i in infos):
+            return operands  # constants only: Python's (or the library's) own meaning
+        bools = [_is_bool(i) for i in infos]
+        if not any(bools) or any(i is None for i in infos):
+            return operands
+        if any(i.dtype.kind in "fc" for i in infos):
+            return operands  # a float meets it: `aligned` converts it
+        tensorflow = any(i.tensorflow for i in infos)
+        if isinstance(op, _ARITHMETIC) or type(op) in _SHIFTS:
+            if all(bools):
+                # Python's bools add as ints; NumPy arrays of bools (an
+                # example's own vector) keep NumPy's meaning, as per example.
+                convert_bools = all(i.rank == 0 for i in infos)
+            else:
+                convert_bools = tensorflow  # NumPy promotes a bool beside an int
+        else:  # bitwise or a comparison: bool with bool stays bool
+            convert_bools = tensorflow and not all(bools)
+        if not convert_bools:
+            return operands
+        ints = [i.dtype for i in infos if i.dtype.kind in "iu" and not i.python_number]
+        target = ints[0] if ints else _INT64
+        out = []
+        for operand, info, is_bool in zip(operands, infos, bools):
+            if is_bool:
+                operand = _as_int(operand, info, target)
+                self.changed = True
+            out.append(operand)
+        return out
 
     # Arguments of calls are aligned inside (their arithmetic is per example
     # too), but never across: a helper receives the values it was given.

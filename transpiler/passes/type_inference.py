@@ -199,8 +199,7 @@ class _Inference:
                 text = python_builtins.rewrite(text, self._values(fn, env, subscripted=True))
             if subscripts.mentions(text):
                 text = subscripts.rewrite(text, self._values(fn, env))
-            bools = any(leaf.dtype.kind == "b" for leaf in leaves)
-            if force or ranks - {0} or _reads_beyond(expr, vars_in) or broadcast.needed(text, bools):
+            if force or ranks - {0} or _reads_beyond(expr, vars_in) or broadcast.needed(text):
                 text = broadcast.align(text, lambda sub: self._describe(fn, sub, env))
             self.cache[key] = text
         return self.cache[key]
@@ -246,8 +245,11 @@ class _Inference:
         rng = np.random.default_rng(0)
         with B.probe_scope(self.backend), np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            env = self._placeholder_env(vars_in, _promote_weak(inputs), lambda t: B.probe(self.backend, t, rng))
-            return batch_axis.check_values(text, self._evaluator(fn, env), B.NumpyBackend().batched_rank)
+            try:
+                env = self._placeholder_env(vars_in, _promote_weak(inputs), lambda t: B.probe(self.backend, t, rng))
+                return batch_axis.check_values(text, self._evaluator(fn, env), B.NumpyBackend().batched_rank)
+            except Exception:  # noqa: BLE001 - a probe that cannot run refuses nothing
+                return None
 
     def spread(self, fn, expr, vars_in, inputs, arrays_only=False):
         """`expr`, as aligned, with its leaves that are the same for every
@@ -301,10 +303,11 @@ class _Inference:
         dtype = getattr(value, "dtype", None)
         if dtype is None:
             return None  # a tuple, a string, a function: not an operand
+        tensorflow = hasattr(dtype, "as_numpy_dtype")  # a tensor: TensorFlow's operators
         dtype = np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
         if rank is None:
-            return broadcast.Operand(_rank(value), dtype, False)
-        return broadcast.Operand(rank, dtype, True)
+            return broadcast.Operand(_rank(value), dtype, False, tensorflow=tensorflow)
+        return broadcast.Operand(rank, dtype, True, tensorflow=tensorflow)
 
     def _try(self, fn, expr, vars_in, inputs):
         env = self._placeholder_env(vars_in, inputs)  # helpers: inserted by broadcast.align, subscripts.rewrite

@@ -57,11 +57,8 @@ FEATURE_PLANS = {
 # The families drawn in CI: all of them, but on the backends that still
 # refuse a family (family -> backends) its programs would only crash there.
 FEATURES_OFF = {
-    # TF refused `a << b` of two tensors and `n + (a != b)` (int64 + bool)
-    # while these families were written (they are off in `tools.fuzz`'s
-    # default too); NumPy runs them.  Drop an entry when TF accepts it.
-    "bits": ("tf", "xla"),
-    "bool_arith": ("tf", "xla"),
+    # None: TF refused `a << b` of two tensors and `n + (a != b)` (int64 +
+    # bool) while "bits" and "bool_arith" were written, until b8ff5d4.
 }
 
 

@@ -326,6 +326,40 @@ def f0(x):
         (np.array([0.5, 1.0, 2.0, 3.0, -1.0, 2.75]),),
         [0, 1, 1, 0, 0, 0],
     ),
+    # Since b8ff5d4 every `//` and `%` divisor that is not a nonzero literal
+    # is `rt.safe_divisor(active, b)`, which makes a [batch] array of a
+    # constant: `v % -2.5` of a per-example vector then divided each row by
+    # the batch's divisors along the vector (here with an idle example: its
+    # divisor 1), and TF and XLA raised "'float' object has no attribute
+    # 'shape'".  Found by the campaign `--seed 20261126 --vectors 0.8`
+    # (seeds 20261350, 20261414 and some thirty more after b8ff5d4 landed).
+    "negative_literal_divisor_of_a_vector": (
+        '''
+@ctx.batch
+def f0(d, v):
+    if d > 0:
+        w = v % -2.5
+        return w[0] + w[1] * 10.0
+    return v[0]
+''',
+        "f0",
+        (np.array([1, 0, 1]), np.array([[1.0, -3.0, 6.0], [4.0, 5.0, 6.5], [-7.0, 8.0, 0.5]])),
+        [-6.5, 4.0, -22.0],
+    ),
+    # The same: the constant index `len(v) % (1 + 1)` became a [batch]
+    # array (NumPy took whole rows: shape (3, 3) for (3,); TF and XLA: "'int'
+    # object has no attribute 'shape'").  Found by seeds 20261413 and
+    # 20261388 of the campaign.
+    "constant_index_with_a_computed_divisor": (
+        '''
+@ctx.batch
+def f0(d, v):
+    return v[len(v) % (1 + 1)]
+''',
+        "f0",
+        (np.array([1, 0, 1]), np.array([[1, -3, 6], [4, 5, 6], [-7, 8, 0]])),
+        [-3, 5, 8],
+    ),
 }
 
 # Programs whose plain run raises IndexError on some examples: the batched

@@ -41,12 +41,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 DEFAULT_SAMPLE = {"numpy": 1.0, "tf": 0.1, "xla": 0.02}
 # The construct families programs use unless --features says otherwise
-# (tools/fuzzgen.py FEATURES).  "bits" (<< >> & | ^ ~) and "bool_arith"
-# (`n + (a != b)`) are off: TensorFlow still refused them when they were
-# written (`<<` of two tensors, int64 + bool), so every TF and XLA sample of
-# a program with one would crash; NumPy runs them (`--features all`, or
-# `--backends numpy --features all`), and tests/test_fuzz.py tries them there.
-DEFAULT_FEATURES = "all,bits=0,bool_arith=0"
+# (tools/fuzzgen.py FEATURES): all of them.
+DEFAULT_FEATURES = "all"
 
 
 def plan(index: int, seed: int, backends, sample) -> list:

@@ -148,6 +148,15 @@ KNOWN_BUGS: Dict[str, str] = {
         "an index out of range there raises no IndexError batched (tests/test_fuzz_regressions.py, "
         "RAISES index_out_of_range_inside_isinstance)"
     ),
+    "divisor_made_per_example": (
+        "since b8ff5d4 every `//` and `%` divisor that is not a nonzero literal (a negative "
+        "literal, `len(v)`, `(1 + 1)`) becomes rt.safe_divisor(active, b), a [batch] array: "
+        "`v % -2.5` of a per-example vector broadcasts it along the vector (wrong values where "
+        "the batch size is the length, ValueError elsewhere; TF: 'float' object has no attribute "
+        "'shape'), and `v[len(v) % (1 + 1)]`, a constant index, becomes one per example "
+        "(tests/test_fuzz_regressions.py, negative_literal_divisor_of_a_vector, "
+        "constant_index_with_a_computed_divisor)"
+    ),
     "inplace_call_in_expression": (
         "`w[0] + h(w)`, where h assigns items of w: the batched code reads w[0] after the call, "
         "Python before it (tests/test_fuzz_regressions.py, read_before_an_inplace_call_in_one_expression)"
@@ -524,7 +533,7 @@ class _Writer:
             self._emit(f"{name} {self.c.choice(('+=', '-='))} ({cond})")
             self._taint([name], cond)
             if kind == INT:  # one step past the bound at most: back within it
-                self._emit(f"{name} = {name} % {self.c.choice((1000, 97, -13))}")
+                self._emit(f"{name} = {name} % {self.c.choice(self._positive((1000, 97, -13)))}")
             return
         op = self.c.choice(("+=", "-=", "*="))
         e = self._expr(kind, self.c.integer(1, 2))
@@ -634,7 +643,7 @@ class _Writer:
         elif elem == INT and self.c.chance(0.05):
             # numpy truncates a float toward zero (within the int bound)
             e = self._expr(FLOAT, self.c.integer(1, 2))
-            value = f"{_paren(e.text)} % {self.c.choice(('1000.0', '-20.0', '7.5'))}"
+            value = f"{_paren(e.text)} % {self.c.choice(self._positive(('1000.0', '-20.0', '7.5')))}"
         else:
             value = self._value(elem)
         self._emit(f"{target} = {value}")
@@ -653,7 +662,7 @@ class _Writer:
         else:
             op = self.c.choice(("+=", "-=", "*=", "+="))
         if op in ("//=", "%="):
-            self._emit(f"{target} {op} {self.c.choice((2, 3, 7, -3, 10))}")
+            self._emit(f"{target} {op} {self.c.choice(self._positive((2, 3, 7, -3, 10)))}")
             return
         limit = INT_BOUND if elem == INT else FLOAT_BOUND
         if region and self.c.chance(0.3) and self._based(array_type(elem, region)):
@@ -666,7 +675,7 @@ class _Writer:
         self._emit(f"{target} {op} {e.text}")
         worst = limit * e.bound if op == "*=" else limit + e.bound
         if worst > limit:
-            wrap = self.c.choice(INT_WRAPS if elem == INT else (100.0, 7.5, -20.0))
+            wrap = self.c.choice(self._positive(INT_WRAPS if elem == INT else (100.0, 7.5, -20.0)))
             self._emit(f"{target} %= {wrap}")
 
     def _item_target(self, name, reads, slices):
@@ -927,7 +936,7 @@ class _Writer:
         if op == "mod":
             inner = self._vexpr(kind, leaves - 1, const_ok)
             if elem == INT:
-                k = self.c.choice((7, 10, 97, -13))
+                k = self.c.choice(self._positive((7, 10, 97, -13)))
                 return _Expr(f"{_paren(inner.text)} % {k}", abs(k), inner.leaves + 1, const=inner.const)
             return _Expr(f"{_paren(inner.text)} % 2.5", 2.5, inner.leaves + 1, const=inner.const)
         if op == "call":
@@ -1089,6 +1098,8 @@ class _Writer:
                 return f"{table.name}[{self._table_index(self._index(table.shape[0]))}]"
             e = _paren(self._expr(INT, self.c.integer(1, 2)).text)
             modulus = self.c.choice(sizes) if sizes and self.c.chance(0.4) else str(size)
+            if "divisor_made_per_example" in self.avoid:
+                modulus = str(size)  # not `len(v)`
             if form == "negative":
                 return f"-({e} % {modulus}) - 1" if self.c.chance(0.5) else f"{e} % {modulus} - {modulus}"
             return f"{e} % {modulus}"
@@ -1187,14 +1198,30 @@ class _Writer:
         index = self._table_index(name) if re.fullmatch(r"T\d+", array) else name
         return f"0 <= {name} < {size_text}", f"{array}[{index}]", f"{name} < 0 or {name} >= {size_text}"
 
+    def _positive(self, options):
+        """Literal divisors: `options` without the negative ones while
+        "divisor_made_per_example" is avoided."""
+        if "divisor_made_per_example" in self.avoid:
+            return tuple(o for o in options if float(o) > 0)
+        return options
+
+    def _varying(self, text):
+        """`text`, the numerator of a computed divisor (`(e % k + 1)`):
+        made per example (`+ d * 0`) where it is the same on every example,
+        while "divisor_made_per_example" is avoided (a divisor is then a
+        positive literal or differs per example)."""
+        if "divisor_made_per_example" in self.avoid and _is_constant(text):
+            return f"({text} + d * 0)"
+        return text
+
     def _wrap(self, e, kind):
         assert kind != INT or e.bound < 2**62, e
         if kind == INT and e.bound > INT_BOUND:
-            wrap = self.c.choice(INT_WRAPS)
+            wrap = self.c.choice(self._positive(INT_WRAPS))
             shift = f" - {wrap // 2}" if wrap > 0 and self.c.chance(0.3) else ""
             return f"{_paren(e.text)} % {wrap}{shift}"
         if kind == FLOAT and e.bound > FLOAT_BOUND:
-            return f"{_paren(e.text)} % {self.c.choice((100.0, 7.5, -20.0))}"
+            return f"{_paren(e.text)} % {self.c.choice(self._positive((100.0, 7.5, -20.0)))}"
         return e.text
 
     def _expr(self, kind, leaves) -> _Expr:
@@ -1250,10 +1277,10 @@ class _Writer:
         if kind == INT:
             k = self.c.integer(2, 9)
             if self.c.chance(0.4):
-                divisor = self.c.choice((1, 2, 3, 7, -1, -3))
+                divisor = self.c.choice(self._positive((1, 2, 3, 7, -1, -3)))
                 text, size = str(divisor), abs(divisor)
             else:
-                inner = _paren(self._expr(INT, leaves).text)
+                inner = _paren(self._varying(self._expr(INT, leaves).text))
                 text, size = f"({inner} % {k} + 1)", k
                 if self.c.chance(0.3):
                     text = f"(-{text})"
@@ -1521,15 +1548,15 @@ class _Writer:
         a = self._fit(self._expr(kind, self.c.integer(1, 2)), kind)
         if kind == INT:
             if self.c.chance(0.4):
-                b = str(self.c.choice((1, 2, 3, 7, -1, -3, 10)))
+                b = str(self.c.choice(self._positive((1, 2, 3, 7, -1, -3, 10))))
             else:
-                b = f"{_paren(self._expr(INT, 1).text)} % {self.c.integer(2, 9)} + 1"
+                b = f"{_paren(self._varying(self._expr(INT, 1).text))} % {self.c.integer(2, 9)} + 1"
                 if self.c.chance(0.3):
                     b = f"-({b})"
         elif self.c.chance(0.5):
-            b = str(self.c.choice((2.5, -1.5, 1.0, 4.0)))
+            b = str(self.c.choice(self._positive((2.5, -1.5, 1.0, 4.0))))
         else:
-            inner = _paren(self._expr(FLOAT, 1).text)
+            inner = _paren(self._varying(self._expr(FLOAT, 1).text))
             b = f"{inner} * {inner} + 1.0"
         targets = []
         for _ in range(2):

@@ -355,3 +355,10 @@ def py_lshift(a, b):
 def py_rshift(a, b):
     """`a >> b` of ints per example: an arithmetic shift, as Python's."""
     return np.right_shift(a, b)
+
+
+def py_sorted_elements(values, reverse=False):
+    """`sorted((a, b, c))` of per-example numbers: a list of as many [batch]
+    arrays, each example's numbers in order."""
+    ordered = py_sorted(np.stack(np.broadcast_arrays(*values), axis=-1), reverse)
+    return [ordered[..., k] for k in range(len(values))]

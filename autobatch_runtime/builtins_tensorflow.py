@@ -363,3 +363,11 @@ def py_rshift(a, b):
     shift by the width or more gives 0 or -1)."""
     a, b = _tensors(a, b)
     return tf.bitwise.right_shift(a, tf.clip_by_value(b, 0, a.dtype.size * 8 - 1))
+
+
+def py_sorted_elements(values, reverse=False):
+    """`sorted((a, b, c))` of per-example numbers: a list of as many [batch]
+    arrays, each example's numbers in order."""
+    values = _tensors(*values)
+    ordered = py_sorted(tf.stack(values, axis=-1), reverse)
+    return [ordered[..., k] for k in range(len(values))]

@@ -319,5 +319,21 @@ PYTHON_HELPERS = (
     "py_rshift",
     "py_some",
     "py_sorted",
+    "py_sorted_elements",
     "py_sum",
 )
+
+
+def optional_argument(value, dtype):
+    """An entry's argument for a parameter that is None in some examples
+    (`def search(v, x, right=None)`, called recursively with numbers): the
+    caller passes None, numbers, or an `Optional`; the program takes an
+    `Optional(present, value)` whose leaves then go through `to_leaf`.
+    None is a batch of one, broadcast."""
+    from autobatch_runtime.optional import Optional
+
+    if isinstance(value, Optional):
+        return value
+    if value is None:
+        return Optional(np.zeros([1], bool), np.zeros([1], dtype))
+    return Optional(np.ones(np.shape(value)[:1] or (1,), bool), value)

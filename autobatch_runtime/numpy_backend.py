@@ -20,6 +20,7 @@ from autobatch_runtime.common import (  # re-exported: generated code reads rt.<
     check_stack_bytes,
     make_profile,
     note_source_line,
+    optional_argument,
     with_profile,
 )
 from autobatch_runtime.common import call as _call

@@ -442,3 +442,13 @@ def divide_after_a_guard(a, b):
     if a == b:
         return 0
     return 100 // (a - b) + 100 % (b - a)
+
+
+@ctx.batch
+def triangle_kind(a, b, c):
+    """`sorted()` of a tuple of numbers, unpacked."""
+    a, b, c = sorted((a, b, c))
+    if a + b <= c:
+        return 0
+    high, middle, low = sorted([a, b, c], reverse=True)
+    return 1 + (a == c) + (high == middle) + low

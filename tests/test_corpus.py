@@ -13,14 +13,13 @@ is covered, and the file takes a few minutes on two cores.
 AUTOBATCH_CORPUS=full runs XLA at all three sizes and adds the functions of
 `cases.EXTRA` (constructs the others cover already).
 
-KNOWN_FAILING names the functions the compiler does not get right yet,
-grouped by the construct that stops them ("name" for every mode,
-"name@mode" for one).  They still run: a failure is an xfail that quotes
-the error, a pass is a pass.  As a feature lands, delete its names and run
-this file.
+REFUSED names the functions the compiler refuses when it builds them; each
+must be refused with an error that names its line in the corpus (README:
+what is refused and why), never run to a wrong answer.
 """
 
 import os
+import re
 import zlib
 
 import numpy as np
@@ -29,6 +28,7 @@ import pytest
 from examples.corpus import example
 from autobatch_runtime.optional import Optional
 from tests.corpus.cases import ALL_CASES, CASES
+from transpiler import BatchTypeError, UnsupportedSyntaxError
 from transpiler.demo import agrees
 
 MODES = {
@@ -41,49 +41,16 @@ BATCHES = (1, 7, 64)
 
 FULL = os.environ.get("AUTOBATCH_CORPUS") == "full"
 
-# Functions that fail today, grouped by the construct that stops them.  An
-# entry "name" covers every mode, "name@mode" one mode.  Empty a group as
-# its feature lands.
-FAILING_BY_CONSTRUCT = {
-    "`arr.copy()` on TensorFlow (BatchTypeError: no attribute 'copy')": {
-        "merge_sort_bottom_up@tf_graph",
-        "merge_sort_bottom_up@tf_xla",
-    },
-    "a `right=None` default rebound to an int (TypeError in the generated entry)": {
-        "binary_search_by_recursion",
-    },
-    "a list that grows with `.append()` (UnsupportedSyntaxError)": {
-        "get_failure_array",
-        "kmp_search",
-    },
-    "`for` over a local list literal (BatchTypeError: indexes a tuple)": {
-        "shell_sort",
-    },
-    "a local variable named like a batched function (UnsupportedSyntaxError)": {
-        "odd_even_sort",
-    },
-    "recursion with arguments of another shape (BatchTypeError: shapes differ)": {
-        "levenshtein_two_rows",
-    },
-    "`sorted()` of a tuple of numbers (BatchTypeError)": {
-        "triangle_type",
-    },
-    "an int on one path, a float on another (BatchTypeError: dtypes differ)": {
-        "sum_of_geometric_progression",
-    },
+# Functions the compiler refuses when it builds them, each naming its line in
+# the corpus (never a wrong answer): {name: (error class, why)}.
+REFUSED = {
+    "get_failure_array": (UnsupportedSyntaxError, "`.append()` grows a list: no fixed per-example size"),
+    "kmp_search": (UnsupportedSyntaxError, "calls get_failure_array, which appends"),
+    "odd_even_sort": (UnsupportedSyntaxError, "a local variable named like a batched function"),
+    "shell_sort": (BatchTypeError, "`for` over a local list of per-example values (a tuple)"),
+    "levenshtein_two_rows": (BatchTypeError, "recursion with vectors of another length"),
+    "sum_of_geometric_progression": (BatchTypeError, "an int on one path, a float on another"),
 }
-
-KNOWN_FAILING = set().union(*FAILING_BY_CONSTRUCT.values())
-
-_CONSTRUCT_OF = {entry: construct for construct, entries in FAILING_BY_CONSTRUCT.items() for entry in entries}
-
-
-def known_failure(name, mode):
-    """The construct an expected failure is filed under, or None."""
-    for entry in (f"{name}@{mode}", name):
-        if entry in KNOWN_FAILING:
-            return _CONSTRUCT_OF.get(entry, "known failing")
-    return None
 
 
 def expected(name, inputs, batch):
@@ -140,7 +107,7 @@ def run_case(name, batch, mode):
 
 
 def _params():
-    names = ALL_CASES if FULL else CASES
+    names = [n for n in (ALL_CASES if FULL else CASES) if n not in REFUSED]
     params = []
     for k, name in enumerate(names):
         for mode in MODES:
@@ -154,20 +121,20 @@ PARAMS = _params()
 
 @pytest.mark.parametrize("name, batch, mode", PARAMS)
 def test_corpus_batched_equals_per_example(name, batch, mode):
-    construct = known_failure(name, mode)
-    if construct is None:
-        result, want = run_case(name, batch, mode)
-        assert matches(result, want), f"{name} on {mode}, batch {batch}: wrong answer"
-        return
-    try:
-        result, want = run_case(name, batch, mode)
-        ok = matches(result, want)
-        error = "wrong answer"
-    except Exception as exc:  # noqa: BLE001 - a known failure may raise anything
-        ok = False
-        error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-    if not ok:
-        pytest.xfail(f"known failing ({construct}): {error}")
+    result, want = run_case(name, batch, mode)
+    assert matches(result, want), f"{name} on {mode}, batch {batch}: wrong answer"
+
+
+@pytest.mark.parametrize("backend", ["numpy", "tensorflow"])
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_corpus_refusals_name_the_line(name, backend):
+    error_class, _ = REFUSED[name]
+    case = ALL_CASES[name]
+    with pytest.raises(error_class) as info:
+        case.function(*case.inputs(np.random.default_rng(0), 3), backend=backend)
+    error = info.value
+    where = f"{error.filename}:{error.lineno}" if isinstance(error, SyntaxError) else str(error)
+    assert re.search(r"tests/corpus/\w+\.py:\d+", where), where
 
 
 def test_corpus_has_enough_functions():

@@ -6,6 +6,8 @@ Each is checked on NumPy, TF graph and TF+XLA; an open bug is marked
 until the mark goes.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -239,21 +241,6 @@ def f0(d, v):
         (np.array([0, 1, 6]), np.array([[0.5, 1.5], [2.0, 3.0], [1.0, 1.0]])),
         [-2, -19, 9],
     ),
-    # The fuzzer's Python constructs (issue 29, `tools.fuzz --features`).
-    # round(x, 2) was np.round, which scales by 100 and rounds half to even:
-    # -3.295 is stored as -3.29499..., which Python rounds to -3.29 and
-    # np.round to -3.3 (-329.5 after scaling); 2.675 likewise.  Found by seeds
-    # 1157 and 1196 of `--seed 1000 --vectors 0.6 --features all` (NumPy).
-    "round_to_two_digits": (
-        '''
-@ctx.batch
-def f0(x):
-    return round(x, 2)
-''',
-        "f0",
-        (np.array([-3.295, 2.675, 0.125, 1.5, -0.5]),),
-        [-3.29, 2.67, 0.12, 1.5, -0.5],
-    ),
     # `n in range(d, 5)`, a per-example bound: refused at build time ("range()
     # of per-example values works only in a `for` header"), the call
     # `range(d, 5)` being translated before the membership test that
@@ -270,27 +257,6 @@ def f0(d, n):
         "f0",
         (np.array([0, 1, 2, 3]), np.array([0, 0, 4, 5])),
         [1, 0, 1, 0],
-    ),
-    # Python evaluates `w[0] + bump(w)` left to right: w[0] is read before
-    # bump changes it.  The batched code read w[0] after the call (19, not 9).
-    # Found by the in-place family of the generator (tools/fuzzgen.py,
-    # "inplace"), first by hand.
-    "read_before_an_inplace_call_in_one_expression": (
-        '''
-@ctx.batch
-def bump(v):
-    v[0] += 10
-    return 0
-
-
-@ctx.batch
-def f0(v):
-    w = v + 0
-    return w[0] + bump(w)
-''',
-        "f0",
-        (np.array([[9, 1], [-3, 2], [0, 0]]),),
-        [9, -3, 0],
     ),
     # sum() of a module-level NumPy table from a per-example start: refused
     # ("sum() needs a per-example vector or a tuple"), though `sum(T0)` and
@@ -436,5 +402,61 @@ def test_fuzz_regression_raises(name, mode, tmp_path):
         except IndexError as e:
             error = str(e).splitlines()[0]
         assert fuzzrun.compare_raised(error, want) == []
+    finally:
+        fuzzrun.unload(module)
+
+
+# Found by the fuzzer and refused since, at build time naming the line, as
+# forms whose per-example meaning the batched code cannot give:
+# name -> (program, entry, inputs, a fragment of the message).
+REFUSED = {
+    # round(x, 2) rounds the exact decimal value (round(-3.295, 2) is -3.29,
+    # -3.295 being stored as -3.29499...); NumPy's scale-and-round gave -3.3.
+    "round_to_two_digits": (
+        """
+@ctx.batch
+def f0(x):
+    return round(x, 2)
+""",
+        "f0",
+        (np.array([-3.295, 2.675, 0.125]),),
+        "rounds the exact decimal value",
+    ),
+    # `w[0] + bump(w)`, bump assigning items of w: Python reads w[0] first,
+    # the batched code after the call (it hoists the call).
+    "read_before_an_inplace_call_in_one_expression": (
+        """
+@ctx.batch
+def bump(v):
+    v[0] += 10
+    return 0
+
+
+@ctx.batch
+def f0(v):
+    w = v + 0
+    return w[0] + bump(w)
+""",
+        "f0",
+        (np.array([[9, 1], [-3, 2], [0, 0]]),),
+        "in the same statement",
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_fuzz_regression_refused(name, mode, tmp_path):
+    from transpiler import BatchTypeError, UnsupportedSyntaxError
+
+    body, entry, inputs, fragment = REFUSED[name]
+    program = fuzzrun.Program(HEADER.format(note="") + body, entry, (), (), 0)
+    module = fuzzrun.load(program, str(tmp_path))
+    try:
+        with pytest.raises((BatchTypeError, UnsupportedSyntaxError), match=fragment) as info:
+            getattr(module, entry)(*inputs, **fuzzrun.BACKENDS[mode])
+        error = info.value
+        line = error.lineno if isinstance(error, SyntaxError) else int(re.search(r"\.py:(\d+):", str(error)).group(1))
+        assert line > 0
     finally:
         fuzzrun.unload(module)

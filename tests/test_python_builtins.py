@@ -76,6 +76,7 @@ CASES = {
     "reverse_bits": ints(0, 256),
     "bools_as_ints": lambda rng, n: (rng.integers(-2, 3, n), rng.integers(-2, 3, n)),
     "divide_after_a_guard": lambda rng, n: (rng.integers(0, 3, n), rng.integers(0, 3, n)),
+    "triangle_kind": lambda rng, n: (rng.integers(1, 5, n), rng.integers(1, 5, n), rng.integers(1, 5, n)),
     "most_common_letter": lambda rng, n: (rng.integers(97, 123, (n, 9)),),
     "longest_increasing": lambda rng, n: (rng.integers(0, 20, (n, 7)),),
 }

@@ -617,6 +617,14 @@ class _ProgramEmitter:
             RECURSIVE=ast.Constant(self.stackless[1]),
         )
 
+    def argument(self, var):
+        """An entry's parameter as the program takes it: a parameter that is
+        None in some examples is an Optional (`rt.optional_argument`)."""
+        pattern = T.strong(self.types[var])
+        if T.is_optional(pattern) and isinstance(pattern.elements[1], T.TensorType):
+            return _call("optional_argument", _name(_short(var)), pattern.elements[1].dtype.name)
+        return _name(_short(var))
+
     def entry_function(self, stackless=False):
         leaves = self.param_leaves()
         main_params = [_short(v) for v in self.p.params]
@@ -627,9 +635,7 @@ class _ProgramEmitter:
             ],
             ast.Load(),
         )
-        leaf_values = ast.Tuple(
-            [_index(_name(_short(var)), path) for var, path, *_ in leaves], ast.Load()
-        )
+        leaf_values = ast.Tuple([_index(self.argument(var), path) for var, path, *_ in leaves], ast.Load())
         leaf_types = ast.Tuple(
             [
                 ast.Tuple(

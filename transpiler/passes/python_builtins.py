@@ -59,7 +59,7 @@ _WORDS = tuple(
     name
     for name in dir(builtins)
     if not name.startswith("_") and name[0].islower()
-) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [")
+) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(")
 
 
 def mentions(expr: str) -> bool:
@@ -160,6 +160,16 @@ class _Rewriter(ast.NodeTransformer):
         if special is not None:
             return self.done(special)
         self.generic_visit(node)
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr == "copy"
+            and not node.args
+            and not node.keywords
+            and self.per_example(node.func.value)
+        ):
+            # `v.copy()` of a per-example array: each example's own copy,
+            # which every value here already is (TF tensors have no .copy)
+            return self.done(node.func.value)
         function = self.function(node)
         if function is None:
             return node
@@ -300,6 +310,9 @@ class _Rewriter(ast.NodeTransformer):
             for element in self.elements(args[0], info.value):
                 total = ast.BinOp(total, ast.Add(), element)
             return self.done(total)
+        if info is not None and not info.batched and start is not None and np.ndim(info.value) == 1:
+            # `sum(TABLE, d)`: the table's own sum, the same for every example
+            return self.done(ast.BinOp(start, ast.Add(), _call("sum", args[0])))
         if info is None or not info.batched or not info.shape:
             raise SubscriptError(f"`{_text(node)}`: sum() needs a per-example vector or a tuple")
         call = _call("py_sum", args[0])
@@ -334,6 +347,13 @@ class _Rewriter(ast.NodeTransformer):
     def builtin_sorted(self, node):
         keywords = {k.arg: k.value for k in node.keywords}
         info = self.info(node.args[0])
+        if "key" not in keywords and info is not None and isinstance(info.value, (tuple, list)):
+            # `a, b, c = sorted((a, b, c))`: a list of the same numbers, in order
+            self.scalars(node, self.elements(node.args[0], info.value))
+            call = _call("py_sorted_elements", node.args[0])
+            if "reverse" in keywords:
+                call.args.append(keywords["reverse"])
+            return self.done(call)
         if "key" in keywords or info is None or not info.batched or len(info.shape) != 1:
             raise SubscriptError(
                 f"`{_text(node)}`: sorted() is supported on a per-example vector, without key="
@@ -381,6 +401,13 @@ class _Rewriter(ast.NodeTransformer):
             raise SubscriptError(f"`{_text(node)}`: round()'s digits must be the same int for every example")
         if info.value < 0:
             raise SubscriptError(f"`{_text(node)}`: round() to negative digits is not supported per example")
+        number = self.info(node.args[0])
+        if number is not None and number.batched and number.dtype.kind == "f":
+            raise SubscriptError(
+                f"`{_text(node)}`: round() of a float to digits rounds the exact decimal value, "
+                "which the batched code cannot reproduce on every tie (round(2.675, 2) is 2.67); "
+                "use np.round(x, n) (NumPy's rounding, which can differ on ties) or round(x * 100) / 100"
+            )
         return self.done(_call("py_round_digits", node.args[0], digits))
 
     def builtin_divmod(self, node):
@@ -408,7 +435,7 @@ class _Rewriter(ast.NodeTransformer):
                 answer = isinstance(info.value, classes.value)
         except TypeError as e:
             raise SubscriptError(f"`{_text(node)}`: {e}") from None
-        return self.done(ast.Constant(bool(answer)))
+        return self.done(_after(node.args[0], bool(answer)))
 
     def builtin_type(self, node):
         info = self.info(node.args[0])
@@ -468,6 +495,16 @@ class _Rewriter(ast.NodeTransformer):
         tested = self.none_test(node)
         if tested is not None:
             return tested
+        container = node.comparators[0] if len(node.comparators) == 1 else None
+        if (
+            isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and isinstance(container, ast.Call)
+            and self.function(container) is builtins.range
+        ):
+            # `x in range(a, b)`: the range is the membership's to read, not a call
+            node.left = self.visit(node.left)
+            container.args = [self.visit(a) for a in container.args]
+            return self.membership(node, isinstance(node.ops[0], ast.NotIn))
         self.generic_visit(node)
         if len(node.ops) != 1:
             return node  # the builder splits chains: constants only here
@@ -497,7 +534,7 @@ class _Rewriter(ast.NodeTransformer):
                 f"`{_text(node)}` compares the identity of per-example values, which has no "
                 "batched meaning; compare values with == (or test `is None` on an optional)"
             )
-        return self.done(ast.Constant(answer != negated))
+        return self.done(_after(left, answer != negated))
 
     def membership(self, node, negated):
         item, container = node.left, node.comparators[0]
@@ -561,9 +598,17 @@ class _Rewriter(ast.NodeTransformer):
         else:
             test = ast.BinOp(ast.Compare(stop, [ast.Lt()], [item]), ast.BitAnd(), ast.Compare(item, [ast.LtE()], [start]))
             offset = ast.BinOp(start, ast.Sub(), item)
-        if step is not None and abs(self.info(step).value) != 1:
-            modulus = ast.Constant(abs(self.info(step).value))
-            test = ast.BinOp(test, ast.BitAnd(), ast.Compare(ast.BinOp(offset, ast.Mod(), modulus), [ast.Eq()], [ast.Constant(0)]))
+        modulus = abs(self.info(step).value) if step is not None else 1
+        item_info = self.info(item)
+        is_float = item_info is not None and (
+            item_info.dtype.kind == "f" if item_info.batched else isinstance(item_info.value, float)
+        )
+        if modulus != 1 or is_float:  # a float is in a range only if it equals one of its ints
+            test = ast.BinOp(
+                test,
+                ast.BitAnd(),
+                ast.Compare(ast.BinOp(offset, ast.Mod(), ast.Constant(modulus)), [ast.Eq()], [ast.Constant(0)]),
+            )
         return test
 
     # ---- text ---------------------------------------------------------------
@@ -628,6 +673,15 @@ def _repeated_list(rewriter, node):
     if value.batched and not value.scalar:
         return node
     return rewriter.done(_call("repeat", element, count))
+
+
+def _after(operand, answer):
+    """The constant `answer`, once `operand` is evaluated if that can fail:
+    `isinstance(v[n], float)` still reads v[n] (an index out of range raises
+    IndexError, as in Python): `(v[n], False)[1]`."""
+    if all(isinstance(n, (ast.Name, ast.Constant, ast.Load, ast.Attribute)) for n in ast.walk(operand)):
+        return ast.Constant(answer)
+    return ast.Subscript(ast.Tuple([operand, ast.Constant(answer)], ast.Load()), ast.Constant(1), ast.Load())
 
 
 def _is_none(node) -> bool:

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=60af5539503f8c9b62c088774978a117b1bb0d40825295c84aee6e220d17f068
-# autobatch: inputs-sha256=2886bd0386d2ed78ddd21360b418a7110e97f28b201300c42ca279f83b4c4ff2
+# autobatch: source-sha256=b78ac7f2b5375ff62b9fe7ea87c7284eacd88d8cf4d5608652bff48ba823eeaf
+# autobatch: inputs-sha256=e58e0637ac2b70ddcd636a96fb10c3dae031186885af1d904b724cc8a11d7b24
 # autobatch: body-sha256=5cf3e860750b95a7c651bfde12754604468514cbfd63418753bd1d5b48bba37b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

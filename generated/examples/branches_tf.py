@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=1ca2dd8e1c3b0ebbe43826dd8ffc55436c4a6dfbd589d7637ad105bacbaf33c5
-# autobatch: inputs-sha256=9685c906c48e4c3828973220d2d305f65deebc1edfa8f930c6d23a20a1d1a7f2
+# autobatch: source-sha256=16705fea845086470a04bee65b2aa03c68bfa757d9c2467ccc81a0ed31dcce47
+# autobatch: inputs-sha256=e56e091a00890ed1eb8440debe7b348696a2ef5700d80142d2bbed132e8b80db
 # autobatch: body-sha256=aef703486efe8f0a77850997dbf3e253cae20ab06a43eecb81c2f9a7892317d2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=b98f53e831ef4876f9a000d21b6aa56f56d9b29c2e9123ca9c028c6857b1878e
-# autobatch: inputs-sha256=e16d0ceb04d1f67ce39b67a4d9a5a59f853a8fed00c05a1490714fe2561ac4aa
+# autobatch: source-sha256=dce3d1d074c36a83226409e3c3bda1a115380542a801ac16f0a8f838a5c61d2d
+# autobatch: inputs-sha256=7176125cfd343a2ee499c286d75035e3e43bd770f1abe157f356793b89dca91a
 # autobatch: body-sha256=f6076aa863a711f7739c677088379323645bbf044bdece30b67d682323252462
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=e4bc3b130583719fb85af68c939113d8184c5f78be04c020e4a69dd8e9f0eca5
-# autobatch: inputs-sha256=330b97cf936824d913e0889e57153bf4061e385317c323ba74d781634d364814
+# autobatch: source-sha256=07f7228b012663382236e8c0418554650d8832ada01079205a98aeaa1865115b
+# autobatch: inputs-sha256=28aff6b9bac8f588a763a079e01d835cd29c5e9359eecc291a562055f8e1f56d
 # autobatch: body-sha256=26485f8dc5e8af81030148fc66ba390305452115375ee92e1b507b25cb9d3a51
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=993d3bf0c3fe9f02a376fa2241d7ed6617159c5025225b62dbb7f92c83de64b3
-# autobatch: inputs-sha256=7440783f0f8ceea02e8b4784da6bfbaf9949d1dbf4fbc5f6931945655d553eac
+# autobatch: source-sha256=b648a2f848d85f6c3babefc839cd48baafa94ba8caa4ab4b8c62d14a1b12c958
+# autobatch: inputs-sha256=53708bd49c6ac1e821e9d98d57b05acc6d56831c4f5d365d687988445481eecf
 # autobatch: body-sha256=0d32cd6ae8daa2c8bc73865142fa8a10f0618173ebe3535c8554c8ad46e3d314
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

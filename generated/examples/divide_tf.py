@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=851deed6ef36d779b9d5013414874a65f8079c4fc4441669f6c787bede937bca
-# autobatch: inputs-sha256=44f0410c37be7fc773a66216a973a60fdfc614bd9b24ed0de7d99a031dae86d7
+# autobatch: source-sha256=77ff018e30d61297979e4633c4e404f6ffa8a7109dae1e7aa5f1be053239894e
+# autobatch: inputs-sha256=796839efebcadf2cd32b8800cb52279c2f2dbe0a14976b5265708a9986697d24
 # autobatch: body-sha256=cc9d6d054e8e0cc44f238b159fb25fc08286a42b43d47330d0bd8e4ddcacc01f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=e58d956737135683640e29209593af3feef66558c9ede815bf3abe42530084b3
-# autobatch: inputs-sha256=5fbf52b22a932666321fde722f06cb169ca469213c59324ce249276dc9829b92
+# autobatch: source-sha256=aabce6cc79e1fd232f94821410da38487ad3bdb4b5f268848eee924fab234703
+# autobatch: inputs-sha256=5d88de6505b41b71b376b7a8c763f880f69e01a8845fcd3303cadb795f138b27
 # autobatch: body-sha256=7d0069ff790d0cbf101c7bbdf652d78a430bfe5facd2797cbde15f697c0786a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

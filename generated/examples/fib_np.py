@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=ed9496d2e165ff9333b34dd0025477a4ea660690286765091deed5317c59a777
-# autobatch: inputs-sha256=62e81c9db223e1167165c4a4dea346bede3bf21391ff2cf3f290ac6bc4e93e01
+# autobatch: source-sha256=d572d40c9761488d77b5835f364687b38a5021e540a750ce9d7d5439c16cdd6a
+# autobatch: inputs-sha256=10de883792925d7acae677b51ac4ba5aa3f638ed5bf837e645bae98a4968e1dd
 # autobatch: body-sha256=5bb513964100df96a5cc42edfbd2403f94ac4bc3e40f66485f545ea180986dd5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

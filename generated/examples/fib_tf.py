@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f4a2f76b457a0952c92b0a1e90b272e747e128b2577c64b23eca958784ccbe46
-# autobatch: inputs-sha256=7245f16960b73fd496be08124e1ccd8f43ea1e25f58d0c4ba5e52dc038bc3a51
+# autobatch: source-sha256=945d26a60497d409a12e4a7af92cddd9fc7336185295bd8057950449c24a0396
+# autobatch: inputs-sha256=fb0b8e0580cfa8a51de9fad5104c3321fed0134cd2c7b1c24f60b907a279c539
 # autobatch: body-sha256=884d4e72dcd473349a093c846bcb8469a11e276fa301ec107eb85f0d0c4ae5c3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=283552eee934316f1b52bbf1e6a9d0ceab34aa756af9f08371e61476043bd00a
-# autobatch: inputs-sha256=8bf14f9f8b06c0ace01c966959201e6befa853c9d292a667f15e1c78e72b53db
+# autobatch: source-sha256=0af2cff524071bf73438247a5107327c843d45a4f9988a2377171713bc88d356
+# autobatch: inputs-sha256=5e6f784bec81bec3e1ebc6a2033d28389d0fc96f86ae372dce81757e35d892cb
 # autobatch: body-sha256=3694dd80b88a8dc1408efe5134023287ca93e8531571d7e93acf946207e1519b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=abd319c7559e06c0698717fd44bb9d1dd9bfd3afd467b37fe23c3bd35f27bee2
-# autobatch: inputs-sha256=db98989d11c23362eec9899dcba0e54d44d51a627e4ee90bcbb647992efe11dd
+# autobatch: source-sha256=f8f57f4ad3d2f1b78fcfc1c6f335d933a301258aa2be27c9f6c25c101ac8a768
+# autobatch: inputs-sha256=a66ba340ca7c7004386cdfb572d7dd947864ab4791777a25ae54624e0bc11322
 # autobatch: body-sha256=19fde2268bb5ddb7d231d4b03997e50cdfa29577c60119a486e15e7ea9f0fe7c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

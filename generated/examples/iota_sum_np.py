@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=3c040aab301f899b26531b8d28db8ab5b8b42eb849d2388742a0edc5b10e7d5c
-# autobatch: inputs-sha256=9582ca303928eff0944b04cdeba515cac500c661738c35dbbb9f65fb95b6981e
+# autobatch: source-sha256=43b3b88d6c1671379f952413f96f4638b9839f6b7ff7ca69cc6be344da625593
+# autobatch: inputs-sha256=55145be0de94c40790635214ce7f482df82039b9afa19ed4e05380db031fc4e3
 # autobatch: body-sha256=49845c7f3e0905acf60f69022fa68f97887d4254c4ff89d6a8e54463f783c30d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

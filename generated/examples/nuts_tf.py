@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=a6d8c1935dd87aee38ed6ee0ea2d2730a517791f48e3c2bc13a5551d1d0890fe
-# autobatch: inputs-sha256=7f3607c7fec22751680a4ce3de4f4d96cc0fcf0053395d328a7098627fa625c6
+# autobatch: source-sha256=28e6b14e6d44c0f958bafaea9eae5e6c71101ebfc9d1e78c99a7665c9625b6d3
+# autobatch: inputs-sha256=a311612a73a77c5322ab74034dc7af3819a716c7affe11cd758ddb304a979b2c
 # autobatch: body-sha256=161568cc4c8a5de4fe7a2ce7815cf0b43014de465d6717417e135b07517e0a41
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

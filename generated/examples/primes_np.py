@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=be125545dc75d83667f80d41ca0e51a53835fbcdfa5cff07c849cc728648c9aa
-# autobatch: inputs-sha256=d8d66b96fb742d14a0a6dabd1a47618190f3c6bb12ea95f33d66d2f56d8b63b3
+# autobatch: source-sha256=2adc3c3fc033c85e7e6150e8cabbd649389aca654e536a10a83536ae20d0948f
+# autobatch: inputs-sha256=1747a96951265c0b04645b496806078c7345f9850b8b049e0fd2b8705947ddae
 # autobatch: body-sha256=c3fd5d6f9c969a779bf489bb11c841ee17e8526a5d8f9fde1fe9a79f0903c098
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

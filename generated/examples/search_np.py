@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=40027664c911e343d7171340d36f1dcbc174da0c75a61b65184158340a5942eb
-# autobatch: inputs-sha256=46aed0cdfb60f7168deedef3c8ec4478039e4d5d74664cb011c68905d75df429
+# autobatch: source-sha256=4e9ee565ce7c9b0ffc87090356e1771d2d83ca5d463861431779a9110ea9b6aa
+# autobatch: inputs-sha256=948e478b60373a6f1e9215b0064a2507d6c9b4ec448efcbed34a789a4c1576a8
 # autobatch: body-sha256=a74bfde7db13ef19e7100e30bb021c7af672cdeaecbd852ca41348faef65bc09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=2f7face5943afed092e29a2cbb0a8b392af178c8877a1fb97354d149b418335a
-# autobatch: inputs-sha256=2fdb5dcd0290130b688a32ebc883ad4bbdfa154eb58fc81e8f5307d77687580d
+# autobatch: source-sha256=29b32b9041c70affee8b8838afcbd8c33f74c7dfd415b5dca88c427e8840b574
+# autobatch: inputs-sha256=4b1f88068157d473ce28f0713b676598776003099b33a161ccc2763e9ab01ae1
 # autobatch: body-sha256=60555a80513047db9668c1dbd5acd1e8e20aab0c9ffa95cc6ab8ca2212a2aad1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

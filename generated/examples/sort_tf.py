@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=78b2cfa198ddd206bfd339948edcd96a28ab168e97660531f4ccbd5ce41973ae
-# autobatch: inputs-sha256=c326e66a5a21d8c54b1b567eab9711d7cc0228543a1bdff6e216ac8767a30469
+# autobatch: source-sha256=5bab9b760c239709f5f3c70143acfcd916cc47a2fd454a54c0c2d255dd2c6fe3
+# autobatch: inputs-sha256=ffb755255ed0d6a72b6f30c5059e827ef411f953ea62e6db361f7372516e6f42
 # autobatch: body-sha256=235a591273754b1afaa02d4f351c9f0d0162ddb579a3f7d8c0331efc3f5d23c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=f6098f5507706d7b6e82bb286b0e26c7ac7609c8804db77afef792cdd69645d0
-# autobatch: inputs-sha256=960cb2bfe12080da985aa605133f24cec02063dfc81a0c9309ca69ea5e139f9b
+# autobatch: source-sha256=0f3091dfff8194b945cea7b02111842ebca1f17ec94efe7cea7943eda0224b9d
+# autobatch: inputs-sha256=e905718b1fc9c45fb2b8470972f2a05da9adaed184080cea86ef298c73c50e51
 # autobatch: body-sha256=56e0408b3f751eb5ea58e50b1ae614d3b085112e1dd304d67fcce7954119a5d0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=16396dcc65e635899b9889561cfe69e5e51e7b54780188b7b05d78a6ad563824
-# autobatch: inputs-sha256=3b7518b22e9472573e3d290b60c1f0fecfc08e895f45d8b0a768b22c2c9c76c8
+# autobatch: source-sha256=874490f6c5dd94775aba3c8b453a313acb156e2eb7d2b507584aa0c29a7da860
+# autobatch: inputs-sha256=68582ee998661729e1a5a9efb69dc5390296ded5848ea4eb3392dffd0b968c22
 # autobatch: body-sha256=547a1f412771491be03aa1321b5f2d0098a2b27975185075f794d19c6f7d85bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=b159021c44fc6f004ebd38b5c68895eb76f879d54f3d3bb79541a5366e4339d7
-# autobatch: inputs-sha256=1f41277c99b4037957cb4db6b7213124b6a1a294470d3b0f53385b361282faf1
+# autobatch: source-sha256=0cf40dad593ae131218f12958440f895177d64c6be399f6153857122912ebc55
+# autobatch: inputs-sha256=a66fcda08439ca4061ab11c2f1cc25ec1f0402c3e4e726fdb01499f761ac75f8
 # autobatch: body-sha256=85bd97b63900fde28f6f72e33601fce0caefcb6c31438a46dacd16e79ebf8c53
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -258,6 +258,27 @@ def f0(d, n):
         (np.array([0, 1, 2, 3]), np.array([0, 0, 4, 5])),
         [1, 0, 1, 0],
     ),
+    # `w[0] + bump(w)`, bump assigning items of w: Python reads w[0] before
+    # the call; the builder hoisted the call out of the expression, so the
+    # batched code read w[0] after it (fixed: an earlier operand that reads an
+    # array the call gets is evaluated first).
+    "read_before_an_inplace_call_in_one_expression": (
+        '''
+@ctx.batch
+def bump(v):
+    v[0] += 10
+    return 0
+
+
+@ctx.batch
+def f0(v):
+    w = v + 0
+    return w[0] + bump(w) + w[0]
+''',
+        "f0",
+        (np.array([[9, 1], [-3, 2], [0, 0]]),),
+        [28, 4, 10],
+    ),
     # sum() of a module-level NumPy table from a per-example start: refused
     # ("sum() needs a per-example vector or a tuple"), though `sum(T0)` and
     # `sum(v, d)` work.  Found by seed 1230 of `--seed 1000 --vectors 0.6
@@ -421,25 +442,6 @@ def f0(x):
         "f0",
         (np.array([-3.295, 2.675, 0.125]),),
         "rounds the exact decimal value",
-    ),
-    # `w[0] + bump(w)`, bump assigning items of w: Python reads w[0] first,
-    # the batched code after the call (it hoists the call).
-    "read_before_an_inplace_call_in_one_expression": (
-        """
-@ctx.batch
-def bump(v):
-    v[0] += 10
-    return 0
-
-
-@ctx.batch
-def f0(v):
-    w = v + 0
-    return w[0] + bump(w)
-""",
-        "f0",
-        (np.array([[9, 1], [-3, 2], [0, 0]]),),
-        "in the same statement",
     ),
 }
 

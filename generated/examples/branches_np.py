@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=b78ac7f2b5375ff62b9fe7ea87c7284eacd88d8cf4d5608652bff48ba823eeaf
-# autobatch: inputs-sha256=e58e0637ac2b70ddcd636a96fb10c3dae031186885af1d904b724cc8a11d7b24
+# autobatch: source-sha256=a8f9372d393e907ffea7c3b3d25cc6c07367d74fdafb2f9743f98e9bc657250c
+# autobatch: inputs-sha256=3becf596f6070c919edb2064710802f5df1af2615c78895024b8a50aa30762f9
 # autobatch: body-sha256=5cf3e860750b95a7c651bfde12754604468514cbfd63418753bd1d5b48bba37b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

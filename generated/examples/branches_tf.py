@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=16705fea845086470a04bee65b2aa03c68bfa757d9c2467ccc81a0ed31dcce47
-# autobatch: inputs-sha256=e56e091a00890ed1eb8440debe7b348696a2ef5700d80142d2bbed132e8b80db
+# autobatch: source-sha256=7b22988e2e612b1840b155a7faf901965cc00667ab7ee56a1583ee77fc70f2a7
+# autobatch: inputs-sha256=0cfff8248dd1bd31d13db6693ed7955a87e8297bd1b399052d802a42f2f51083
 # autobatch: body-sha256=aef703486efe8f0a77850997dbf3e253cae20ab06a43eecb81c2f9a7892317d2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

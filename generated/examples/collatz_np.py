@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=dce3d1d074c36a83226409e3c3bda1a115380542a801ac16f0a8f838a5c61d2d
-# autobatch: inputs-sha256=7176125cfd343a2ee499c286d75035e3e43bd770f1abe157f356793b89dca91a
+# autobatch: source-sha256=772d7be6aaac899246b98036645fc0cbd5fc83ff8625704d20a001cf4b062d65
+# autobatch: inputs-sha256=b48e02f2cac137f43078ab012fd9e1f16477997ff75d79a8095dce0bfacf4a36
 # autobatch: body-sha256=f6076aa863a711f7739c677088379323645bbf044bdece30b67d682323252462
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

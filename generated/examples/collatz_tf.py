@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=07f7228b012663382236e8c0418554650d8832ada01079205a98aeaa1865115b
-# autobatch: inputs-sha256=28aff6b9bac8f588a763a079e01d835cd29c5e9359eecc291a562055f8e1f56d
+# autobatch: source-sha256=f2610802a604558ee3c3f7b274f67ebe0e333aa68463d8656fbb0093aa04e6d3
+# autobatch: inputs-sha256=aed36545dce459e24729e9a3f4578e6215b7b9848353d636c4ceac28b0c0c3c3
 # autobatch: body-sha256=26485f8dc5e8af81030148fc66ba390305452115375ee92e1b507b25cb9d3a51
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=b648a2f848d85f6c3babefc839cd48baafa94ba8caa4ab4b8c62d14a1b12c958
-# autobatch: inputs-sha256=53708bd49c6ac1e821e9d98d57b05acc6d56831c4f5d365d687988445481eecf
+# autobatch: source-sha256=cd6698435aa68116cef760fe217a5a05300c97587929bc739850c71bf90a9d4d
+# autobatch: inputs-sha256=5cd4c78f579b029c2f10d0e15176e8574313bdd5cca121dd11bc19263d17033b
 # autobatch: body-sha256=0d32cd6ae8daa2c8bc73865142fa8a10f0618173ebe3535c8554c8ad46e3d314
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=77ff018e30d61297979e4633c4e404f6ffa8a7109dae1e7aa5f1be053239894e
-# autobatch: inputs-sha256=796839efebcadf2cd32b8800cb52279c2f2dbe0a14976b5265708a9986697d24
+# autobatch: source-sha256=6a47d53844d06c131b921d0ab8f12001ced25a64496ace4a50689489ba7612fc
+# autobatch: inputs-sha256=300394be658cd6e7afeb824c2f3788a8c9dc233f6b108eec789c64abd635ee76
 # autobatch: body-sha256=cc9d6d054e8e0cc44f238b159fb25fc08286a42b43d47330d0bd8e4ddcacc01f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

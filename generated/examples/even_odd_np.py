@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=8ac126834cc56240e600c9ceaf684007ba06c3dd5775202671124b4cfd53cfc6
-# autobatch: inputs-sha256=3829be46c0d811f261b6d0eab21d5653f3dc4848c88e7ca969db027f82342802
+# autobatch: source-sha256=688301a461303017a51afbd648e68c37103eb31eccd04249e19de74f0e635c7e
+# autobatch: inputs-sha256=a068423d29b434d6546332243c5ec9a0d3b66c298c06f03d9f54c46329b27bda
 # autobatch: body-sha256=c6bac98f239d5f5562e65ce2e0d9b6cf70d8c3c47d87c7877507f4d6ca8c5c56
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

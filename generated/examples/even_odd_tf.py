@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=aabce6cc79e1fd232f94821410da38487ad3bdb4b5f268848eee924fab234703
-# autobatch: inputs-sha256=5d88de6505b41b71b376b7a8c763f880f69e01a8845fcd3303cadb795f138b27
+# autobatch: source-sha256=1f0296e566491a0dc4a88fc5eed43b6f75ad1b3c9800df7c2215f5c3eda9cb6f
+# autobatch: inputs-sha256=6df4a4443f9b598ba2c4883a6d001f8f35154ebc28e79c01eab756191401e37b
 # autobatch: body-sha256=7d0069ff790d0cbf101c7bbdf652d78a430bfe5facd2797cbde15f697c0786a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

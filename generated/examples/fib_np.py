@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=d572d40c9761488d77b5835f364687b38a5021e540a750ce9d7d5439c16cdd6a
-# autobatch: inputs-sha256=10de883792925d7acae677b51ac4ba5aa3f638ed5bf837e645bae98a4968e1dd
+# autobatch: source-sha256=d78a7c7a8f0dfb9590080cdd4466da7584aa6df8c09a3cec442aba2093c8d265
+# autobatch: inputs-sha256=1db395edd5e5fca9965b5438214ddc6b99c765d15fce26fa1e78f0208506b192
 # autobatch: body-sha256=5bb513964100df96a5cc42edfbd2403f94ac4bc3e40f66485f545ea180986dd5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

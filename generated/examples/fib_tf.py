@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=945d26a60497d409a12e4a7af92cddd9fc7336185295bd8057950449c24a0396
-# autobatch: inputs-sha256=fb0b8e0580cfa8a51de9fad5104c3321fed0134cd2c7b1c24f60b907a279c539
+# autobatch: source-sha256=fb35a4e9d972242156e2d233f9ed9cbd0ca023f4891c5fa80fee6edcccac8855
+# autobatch: inputs-sha256=038e4eed01df6e1055b6940001b3bc444612d6c0b56cc5accd4ed65f47bd3579
 # autobatch: body-sha256=884d4e72dcd473349a093c846bcb8469a11e276fa301ec107eb85f0d0c4ae5c3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

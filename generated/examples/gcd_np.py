@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0af2cff524071bf73438247a5107327c843d45a4f9988a2377171713bc88d356
-# autobatch: inputs-sha256=5e6f784bec81bec3e1ebc6a2033d28389d0fc96f86ae372dce81757e35d892cb
+# autobatch: source-sha256=052b95dd1303aba5c6d6d242299ccf157f846a02b7967681b718fda27fea7173
+# autobatch: inputs-sha256=e18d4ddaeff9c6119e60d58f6751fccc06b8ccfeac516d29ae9efcd2f903ba89
 # autobatch: body-sha256=3694dd80b88a8dc1408efe5134023287ca93e8531571d7e93acf946207e1519b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=f8f57f4ad3d2f1b78fcfc1c6f335d933a301258aa2be27c9f6c25c101ac8a768
-# autobatch: inputs-sha256=a66ba340ca7c7004386cdfb572d7dd947864ab4791777a25ae54624e0bc11322
+# autobatch: source-sha256=c7b0c842c442d12289dca994819e1d053b450a89fa87b746d3616aed3a77ab5e
+# autobatch: inputs-sha256=e5e7cfe677ef093e98ebb384db2c82bbea28613b67e247009c9a86d4b7cc2ec1
 # autobatch: body-sha256=19fde2268bb5ddb7d231d4b03997e50cdfa29577c60119a486e15e7ea9f0fe7c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

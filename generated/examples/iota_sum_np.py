@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=43b3b88d6c1671379f952413f96f4638b9839f6b7ff7ca69cc6be344da625593
-# autobatch: inputs-sha256=55145be0de94c40790635214ce7f482df82039b9afa19ed4e05380db031fc4e3
+# autobatch: source-sha256=d83556143adc5e8e8f1043d8bdfad5726709939df55276c38cb6e0d08d3f8e43
+# autobatch: inputs-sha256=4caeedf2c09c9fa392d6e38de72ec22440e457771b33ce921f702a0713a2edb7
 # autobatch: body-sha256=49845c7f3e0905acf60f69022fa68f97887d4254c4ff89d6a8e54463f783c30d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=503595c647d49a02996b9b344a7e7877190b1d03316d2c5093905260bd89ef94
-# autobatch: inputs-sha256=ba20c658569af28022d7824ee1386cde7ffe1f5e7eb2a9928c05de624890ef45
+# autobatch: source-sha256=4a7edf0925a5b11fa786fc706f8159234ab89188efca97ce6b897c1067f32082
+# autobatch: inputs-sha256=f3dfb0efcc1056424876b3523f315940b789423dde935d465287e197fad8ecbe
 # autobatch: body-sha256=bd3dd6de9b6fc960d090d06a589eb46e58efac1f6472c7140fe5932db2f54c4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

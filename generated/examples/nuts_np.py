@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=78a57b6ac2cb90011071740d4051bd67324ef2dbf3e1ddeaa81074ef5375c0c7
-# autobatch: inputs-sha256=7ee1b634b7b398dd264c1d5a9f0afe2c4dfebab0082760b758dfc701441f204b
+# autobatch: source-sha256=8da05c62795d93c7b9f6a6405fc0ff41d7a997cbccbbe922b0f8e438ec5a7bc3
+# autobatch: inputs-sha256=a7e3725bfdd39ec5be8c1a0b0cda3d6b5e068143499dd569a9ebea1414e81fa4
 # autobatch: body-sha256=9142dacc2f0991810ef7535dae76f06db86ea00174a300b3ee419339773f545b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

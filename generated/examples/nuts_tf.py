@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=28e6b14e6d44c0f958bafaea9eae5e6c71101ebfc9d1e78c99a7665c9625b6d3
-# autobatch: inputs-sha256=a311612a73a77c5322ab74034dc7af3819a716c7affe11cd758ddb304a979b2c
+# autobatch: source-sha256=600ea9728a8f87949a849c14c1dd2647f89bc42cadf2ddd280e09bdfb4d539f3
+# autobatch: inputs-sha256=3f2cefda9e5c3dc7d20758b0a13076933ca5efeec560d926a105388c02f11c7b
 # autobatch: body-sha256=161568cc4c8a5de4fe7a2ce7815cf0b43014de465d6717417e135b07517e0a41
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

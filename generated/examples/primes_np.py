@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=2adc3c3fc033c85e7e6150e8cabbd649389aca654e536a10a83536ae20d0948f
-# autobatch: inputs-sha256=1747a96951265c0b04645b496806078c7345f9850b8b049e0fd2b8705947ddae
+# autobatch: source-sha256=4ff05e5db5027f02237e7d8d91411e75a386d452e5d47ea027b2d551ab5c3a69
+# autobatch: inputs-sha256=9f77c21a92ca3be0bc59bfcf73976e1ea75a4e75fa9c5b172eafb7a6824a54ef
 # autobatch: body-sha256=c3fd5d6f9c969a779bf489bb11c841ee17e8526a5d8f9fde1fe9a79f0903c098
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=b49ec5ad51c4358a7508ad64f9d9030b9ae268ac5195d432e86e848293cd2f69
-# autobatch: inputs-sha256=6e65c165610ec6460e114f5c7719e0c6a9e18cf84b8a2dcdfb7463cedabe2ed6
+# autobatch: source-sha256=e87ca4f03383dcbae74bbe8fa984f8133aafd0a83388a055714009d086ec1adc
+# autobatch: inputs-sha256=b32608d4dcfbf6ff7b350499ceb9e78965a604487768cff1596e8b2f2419bba3
 # autobatch: body-sha256=3f58dc87c40dba22243a2fd5cd8b8f846593ae372a3fc20f61145e24afa8b68e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

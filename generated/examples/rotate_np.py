@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=78d7baf2cbb1404f96f55beed29adcf7375f7b0d22960aa64b7b781155ebf2d3
-# autobatch: inputs-sha256=4a66d6fc9a8fb4393b442d1ab13df5c4e5d46c779af6dfe8ee84b79748a31cd5
+# autobatch: source-sha256=f439458d3e69028952ee87a3988a8ab711569aa428004b12f984df8b4ac3cf9c
+# autobatch: inputs-sha256=35e2b4038931cf52d28b3864d4bae3fe54fc6310890c90dc690b09dcb6a4832f
 # autobatch: body-sha256=2f2f74398d72282c923d2b3171f4b9e2584d23678b939b1a1f081e08487e33b6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=380442f369d9eb9be1444a82cef30e64fbf34c17ac4ad2209392ba4f45049dcb
-# autobatch: inputs-sha256=2967fd8a05f2f0ae4dac1c82f73d05788b6a275e8a627e67a4bf9ed741d80a09
+# autobatch: source-sha256=c650d2c057ebacfde72021f0d33dbfe20dadc6ac7d392eb0a35e8d95cbca9c5f
+# autobatch: inputs-sha256=24cb1e84354901f6d79f0626e3c98097b267c18768b42009e3775e699bb9b82b
 # autobatch: body-sha256=feb2ea2cb45a03c4b42bcc69c02dd7b0f22d74d5a9ac77945c0cec2f8362584a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

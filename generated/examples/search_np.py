@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=4e9ee565ce7c9b0ffc87090356e1771d2d83ca5d463861431779a9110ea9b6aa
-# autobatch: inputs-sha256=948e478b60373a6f1e9215b0064a2507d6c9b4ec448efcbed34a789a4c1576a8
+# autobatch: source-sha256=199d6f29284dc9f91f09953941ead2dc2d9a566e3b9f872a617f6b516060b4c6
+# autobatch: inputs-sha256=938b42dcaec8029e6760a06d0598e45d34fec7bada00d65a07334a1eb51e4087
 # autobatch: body-sha256=a74bfde7db13ef19e7100e30bb021c7af672cdeaecbd852ca41348faef65bc09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

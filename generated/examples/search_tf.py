@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=8e404f4b62f07884d140a8f6bfea7df1d7d166b10777702c3623fea293b25ab9
-# autobatch: inputs-sha256=89792b3c68fc0943a5f391c2844dc47c5d3d3073aacc7d6bbf5bfba455f1f033
+# autobatch: source-sha256=96df4be1a207d6f841a391843b69fe95e9d167263e6b707907a761cb4425f9ba
+# autobatch: inputs-sha256=6253a47fc8d90690c0fc2ecc53309f16bf878bc9131a588fe47d25ce46d6ec48
 # autobatch: body-sha256=406d56bf0ed4ce821949f78287b308dbe320104575b4198dbdd458c038ccb130
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=29b32b9041c70affee8b8838afcbd8c33f74c7dfd415b5dca88c427e8840b574
-# autobatch: inputs-sha256=4b1f88068157d473ce28f0713b676598776003099b33a161ccc2763e9ab01ae1
+# autobatch: source-sha256=85523e965c7770ff0c88a99ef44cb507f633b20d10391a74dcd2a4f1bf3e5101
+# autobatch: inputs-sha256=53032b13ff3566aaba45251fd8088612a3fe5e54fce3b18ccd09c83df74d2187
 # autobatch: body-sha256=60555a80513047db9668c1dbd5acd1e8e20aab0c9ffa95cc6ab8ca2212a2aad1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

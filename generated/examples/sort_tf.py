@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=5bab9b760c239709f5f3c70143acfcd916cc47a2fd454a54c0c2d255dd2c6fe3
-# autobatch: inputs-sha256=ffb755255ed0d6a72b6f30c5059e827ef411f953ea62e6db361f7372516e6f42
+# autobatch: source-sha256=0808473019a6e4c3edfcf1a67f0644c3be0ca062d36654f1a04765b4c17b49fa
+# autobatch: inputs-sha256=d699ca657bb5ad33246a93f35dde5a0082dc71a7adca38aaae94d301f0993dd8
 # autobatch: body-sha256=235a591273754b1afaa02d4f351c9f0d0162ddb579a3f7d8c0331efc3f5d23c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=2c4b8f715c7193b00b6a5542dc47620c3e2705bdc582c75d5a26d1f7b7e3b195
-# autobatch: inputs-sha256=cc1c9fa319a7fece6224bab2b904b2f1ae8a19b89e7d0a8dc34577dbf7cf44f6
+# autobatch: source-sha256=1ee11a2f76fc55db81ebe4a5bbd828d50e6b8f56618e4fa5b20e2570062d0302
+# autobatch: inputs-sha256=5d60181948ef07097e9371be093fd1d750a73c38cf3fcca33335dd21b2ca3bf7
 # autobatch: body-sha256=6ef0308910767c2640c937e2322b7f192dee5eaf07d4567fe94d111c43ca71eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

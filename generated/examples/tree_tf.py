@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=0f3091dfff8194b945cea7b02111842ebca1f17ec94efe7cea7943eda0224b9d
-# autobatch: inputs-sha256=e905718b1fc9c45fb2b8470972f2a05da9adaed184080cea86ef298c73c50e51
+# autobatch: source-sha256=a2abd4c15a66cd0a2219840b3c65c8214f4ce15dae922c98df805416d0344ce0
+# autobatch: inputs-sha256=8aa8003f7cea1452bc2022d1bcf638ce32c0c4ba3691ea442f2bede77534b04b
 # autobatch: body-sha256=56e0408b3f751eb5ea58e50b1ae614d3b085112e1dd304d67fcce7954119a5d0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=874490f6c5dd94775aba3c8b453a313acb156e2eb7d2b507584aa0c29a7da860
-# autobatch: inputs-sha256=68582ee998661729e1a5a9efb69dc5390296ded5848ea4eb3392dffd0b968c22
+# autobatch: source-sha256=0be0b0ca51dd89f8eb55d1ae9128f81bcfd36594834472c828e8f5c335d28c99
+# autobatch: inputs-sha256=de87009568b54da63b14a8bff4851e3c5f5d3e0fb7204d0301a4a81336178923
 # autobatch: body-sha256=547a1f412771491be03aa1321b5f2d0098a2b27975185075f794d19c6f7d85bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=2
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=0cf40dad593ae131218f12958440f895177d64c6be399f6153857122912ebc55
-# autobatch: inputs-sha256=a66fcda08439ca4061ab11c2f1cc25ec1f0402c3e4e726fdb01499f761ac75f8
+# autobatch: source-sha256=5c8a509d2695e7e1a505eb7895d4361a2f6f9c77daa030458cb6f588ed0ef280
+# autobatch: inputs-sha256=5033b2a177d29290161cb4823945c27f5dc061a32b52626665a1ec45b1c0b56e
 # autobatch: body-sha256=85bd97b63900fde28f6f72e33601fce0caefcb6c31438a46dacd16e79ebf8c53
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -659,6 +659,12 @@ class _FunctionBuilder:
             return self.select("not_", operand, "False", "True", origin)
         if isinstance(expr, gast.Compare) and len(expr.ops) > 1:
             return self.chained_compare(expr, origin)
+        if isinstance(expr, gast.BinOp):
+            expr.left, expr.right = self.read_before_calls([expr.left, expr.right], origin)
+        elif isinstance(expr, gast.Compare):
+            expr.left, *expr.comparators = self.read_before_calls([expr.left, *expr.comparators], origin)
+        elif isinstance(expr, (gast.Tuple, gast.List)):
+            expr.elts = self.read_before_calls(expr.elts, origin)
         for field, value in gast.iter_fields(expr):
             if isinstance(value, gast.AST):
                 setattr(expr, field, self.flatten(value, origin))
@@ -737,6 +743,30 @@ class _FunctionBuilder:
                 if static is not None:
                     setattr(expr, count, static)
                 return
+
+    def read_before_calls(self, operands, origin):
+        """Python evaluates operands left to right: in `v[k] + f(v, k + 1)`
+        it reads `v[k]` before `f` runs, and `f` may assign items of `v`
+        (passes/inplace.py hands them back).  The call is hoisted out of the
+        expression, so an earlier operand that reads an array the call gets
+        is evaluated into a variable first (a bare name is not: Python reads
+        the object, whose items the call changes for it too)."""
+        out = list(operands)
+        for k, operand in enumerate(operands):
+            if isinstance(operand, (gast.Name, gast.Constant)):
+                continue
+            passed = {
+                arg.id
+                for later in operands[k + 1 :]
+                for node in gast.walk(later)
+                if self.is_batched_call(node)
+                for arg in list(node.args) + [kw.value for kw in node.keywords]
+                if isinstance(arg, gast.Name)
+            }
+            reads = {n.id for n in gast.walk(operand) if isinstance(n, gast.Name)}
+            if passed & reads:
+                out[k] = _load(self.operand(operand, origin, "before_call"))
+        return out
 
     def is_truthy_call(self, expr) -> bool:
         return (

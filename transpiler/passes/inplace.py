@@ -183,7 +183,6 @@ class Rewritten:
                 )
         types = dict(typed.types or ())
         _refuse_augmented_array_parameters(typed, types)
-        _refuse_reads_beside_inplace_calls(self.program, self.extras)
         for d in self.deferred:
             if d.variable not in types:
                 continue  # a function never reached with known types
@@ -1026,32 +1025,3 @@ def _refuse_augmented_array_parameters(typed: ir.Program, types: dict) -> None:
                         f"`{name}[:] {match.group(2)}= ...` to change the caller's array",
                     )
 
-
-def _refuse_reads_beside_inplace_calls(program: ir.Program, extras) -> None:
-    """`w[0] + bump(w)`, where `bump` assigns items of `w`: Python reads
-    `w[0]` before the call, but the builder hoists the call out of the
-    expression, so every read of `w` in the statement would see the change.
-    Refused: one statement may not both call an in-place function on an
-    array and read that array elsewhere."""
-    for fn in program.functions:
-        for block in fn.blocks:
-            body = list(block.instructions)
-            for k, ins in enumerate(body):
-                if not isinstance(ins, ir.Call) or ins.function not in extras or ins.origin is None:
-                    continue
-                changed = {ins.vars_in[i] for i in extras[ins.function]}
-                for later in body[k + 1 :]:
-                    if later.origin is None or later.origin.line != ins.origin.line:
-                        break  # the statement ended (its instructions share its line)
-                    if isinstance(later, ir.Call):
-                        continue
-                    read = changed & set(getattr(later, "vars_in", ()))
-                    if isinstance(later, ir.PrimOp) and read:
-                        name = sorted(read)[0]
-                        raise UnsupportedSyntaxError(
-                            f"`{ins.origin.text}` calls {ins.function!r}, which changes {name!r}, and "
-                            f"reads {name!r} in the same statement: Python reads it before or after the "
-                            "call by the order of the expression, the batched code only after",
-                            ins.origin,
-                            f"split the statement: read {name!r} into a variable before the call, or call first",
-                        )

@@ -65,8 +65,9 @@ places where it fits with its own probability (a family at 0 draws nothing,
 so without `features` a seed gives the program it gave before they existed):
 
 - "builtins": `min`/`max` of 2-3 numbers and of a vector, `abs`, `divmod`
-  (tuple-unpacked), `pow(a, b, m)` and `pow(a, k)`, `round(x)`, `round(x, 2)`,
-  `int(x)`, `float(n)`, `bool(n)`, `sum(v)`, `any(v)`/`all(v)`,
+  (tuple-unpacked), `pow(a, b, m)` and `pow(a, k)`, `round(x)`, `round(n, 2)`
+  (of an int: `round(x, 2)` of a float is refused at build time, Python
+  rounding the exact decimal value, tests/test_fuzz_regressions.py), `int(x)`, `float(n)`, `bool(n)`, `sum(v)`, `any(v)`/`all(v)`,
   `sorted(v)[k]`, `math.sqrt/floor/ceil/isqrt/gcd/log` (on arguments made
   valid: `math.sqrt(abs(x))`), `isinstance`, `len(str(n))`,
   `bin(n).count("1")`;
@@ -124,49 +125,16 @@ SLICES = ("1:3", "::-1", ":2", "-2:", "::2", "1:", "1:-1", "-3:-1", "::-2", ":-1
 # `tools/fuzz.py --allow-known`), so that a run finds the other bugs.  Drop
 # an entry when its bug is fixed.
 KNOWN_BUGS: Dict[str, str] = {
-    "in_range_of_per_example_bounds": (
-        "`x in range(a, b)` with a per-example bound is refused at build time: the membership "
-        "rewrite visits `range(a, b)` as a call first, which has no per-example translation "
-        "(tests/test_fuzz_regressions.py, membership_in_a_range_of_per_example_bounds)"
-    ),
-    "sum_of_a_table_from_a_per_example_start": (
-        "`sum(T0, d)` of a module-level NumPy table from a per-example start is refused "
-        "(\"sum() needs a per-example vector or a tuple\"); `sum(T0)` and `sum(v, d)` work "
-        "(tests/test_fuzz_regressions.py, sum_of_a_table_from_a_per_example_start)"
-    ),
-    "round_to_digits": (
-        "`round(x, 2)` is np.round, which scales by 100 and rounds: round(-3.295, 2) is -3.29 in "
-        "Python (-3.295 is stored as -3.29499...), -3.3 batched (tests/test_fuzz_regressions.py, "
-        "round_to_two_digits)"
-    ),
-    "float_in_range": (
-        "`x in range(0, 3)` of a float x is a bounds test batched: 0.5 is in it, though Python "
-        "finds no int of the range equal to 0.5 (tests/test_fuzz_regressions.py, float_in_a_range)"
-    ),
-    "index_error_inside_isinstance": (
-        "`isinstance(v[n], float)` and `v[n] is None` become constants without evaluating v[n]: "
-        "an index out of range there raises no IndexError batched (tests/test_fuzz_regressions.py, "
-        "RAISES index_out_of_range_inside_isinstance)"
-    ),
-    "divisor_made_per_example": (
-        "since b8ff5d4 every `//` and `%` divisor that is not a nonzero literal (a negative "
-        "literal, `len(v)`, `(1 + 1)`) becomes rt.safe_divisor(active, b), a [batch] array: "
-        "`v % -2.5` of a per-example vector broadcasts it along the vector (wrong values where "
-        "the batch size is the length, ValueError elsewhere; TF: 'float' object has no attribute "
-        "'shape'), and `v[len(v) % (1 + 1)]`, a constant index, becomes one per example "
-        "(tests/test_fuzz_regressions.py, negative_literal_divisor_of_a_vector, "
-        "constant_index_with_a_computed_divisor)"
-    ),
-    "inplace_call_in_expression": (
-        "`w[0] + h(w)`, where h assigns items of w: the batched code reads w[0] after the call, "
-        "Python before it (tests/test_fuzz_regressions.py, read_before_an_inplace_call_in_one_expression)"
-    ),
     # None open.  Fixed, with the names the generator still checks:
     # "scalar_with_constant_array", "constant_arrays", "slice_assignment",
     # "array_result_of_another_function", "subscript_of_broadcast",
     # "constant_scalar_with_array", "constant_table_index",
     # "constant_into_region" (tests/test_subscripts.py, "constants meeting
-    # per-example values").
+    # per-example values"); "in_range_of_per_example_bounds",
+    # "sum_of_a_table_from_a_per_example_start", "float_in_range",
+    # "index_error_inside_isinstance" (5eef39b), "inplace_call_in_expression"
+    # (7df8e7a), "divisor_made_per_example" (5b3cbac): the constructs of
+    # issue 29 (tests/test_fuzz_regressions.py).
 }
 
 
@@ -1438,11 +1406,9 @@ class _Writer:
         """A builtin or `math` call of type `kind`, within its bound."""
         if kind == INT:
             forms = ["minmax", "minmax", "pow", "powmod", "round", "int", "floor", "ceil", "isqrt",
-                     "gcd", "digits", "popcount"]
+                     "gcd", "digits", "popcount", "round2"]
         else:
             forms = ["minmax", "minmax", "float", "sqrt", "log", "log"]
-            if "round_to_digits" not in self.avoid:
-                forms.append("round2")
         if self.reads < 2 and self._vectors(kind):
             forms += ["sum", "extremum"]
         if self.reads < 2 and self._vectors(kind, tables=False):
@@ -1507,9 +1473,9 @@ class _Writer:
         if form == "float":
             n = self._fit(self._expr(INT, small), INT)
             return _Expr(f"float({n.text})", n.bound, n.leaves)
-        if form == "round2":
-            x = self._fit(self._expr(FLOAT, small), FLOAT)
-            return _Expr(f"round({x.text}, 2)", x.bound + 1, x.leaves)
+        if form == "round2":  # of an int: the int (of a float it is refused, see the docstring)
+            n = self._expr(INT, small)
+            return _Expr(f"round({n.text}, 2)", n.bound, n.leaves)
         if form == "sqrt":
             x = self._fit(self._expr(FLOAT, small), FLOAT)
             return _Expr(f"math.sqrt(abs({x.text}))", x.bound ** 0.5 + 1, x.leaves)

@@ -65,7 +65,7 @@ def conversions(x):
     nearest = round(x)
     ratio = float(whole) / 3
     flag = bool(whole)
-    return whole, nearest, ratio, flag, round(x, 2)
+    return whole, nearest, ratio, flag, round(whole, 2)
 
 
 @ctx.batch
@@ -452,3 +452,8 @@ def triangle_kind(a, b, c):
         return 0
     high, middle, low = sorted([a, b, c], reverse=True)
     return 1 + (a == c) + (high == middle) + low
+
+
+@ctx.batch
+def round_float_to_digits(x):
+    return round(x, 2)

@@ -148,6 +148,7 @@ REFUSED = {
     "text_of_float": (lambda rng, n: (rng.normal(size=n),), r"python_builtins\.py:\d+.*ints and bools only"),
     "extremes_of_a_matrix": (lambda rng, n: (rng.normal(size=(n, 2, 2)),), r"python_builtins\.py:\d+.*compares its rows"),
     "number_in_text": (ints(0, 9), r"python_builtins\.py:\d+.*TypeError in Python.*CODES"),
+    "round_float_to_digits": (lambda rng, n: (rng.normal(size=n),), r"python_builtins\.py:\d+.*exact decimal"),
     "shared_rows": (ints(0, 9), r"python_builtins\.py:\d+.*same object.*for _ in range"),
 }
 

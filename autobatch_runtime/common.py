@@ -337,3 +337,38 @@ def optional_argument(value, dtype):
     if value is None:
         return Optional(np.zeros([1], bool), np.zeros([1], dtype))
     return Optional(np.ones(np.shape(value)[:1] or (1,), bool), value)
+
+
+def python_numbers(function, name, value, dtype):
+    """A leaf given as Python numbers (a number, a list or tuple, nested) as
+    an ndarray of the program's `dtype`; any other value as it is.
+
+    Python gives lists of ints and floats, which NumPy reads as int64 and
+    float64 and TensorFlow as int32 and float32: neither need be the
+    program's dtype.  The conversion is the one Python's own arithmetic
+    would accept without loss: an int must fit the integer dtype (and be a
+    whole number), a float never becomes an int, and a float dtype takes
+    ints and floats (rounded to its precision, as any float32 program
+    rounds).  Anything else is a TypeError naming the argument.
+    """
+    python = isinstance(value, (bool, int, float, complex)) or (
+        isinstance(value, (list, tuple)) and not hasattr(value, "_fields")
+    )
+    if not python:
+        return value
+    array = np.asarray(value)
+    target = np.dtype(dtype)
+    if array.dtype == object or array.dtype == target:
+        return array
+    kinds = {"b": "b", "i": "biu", "u": "biu", "f": "biuf", "c": "biufc"}
+    fits = array.dtype.kind in kinds.get(target.kind, "")
+    if fits and target.kind in "iu" and array.size:
+        info = np.iinfo(target)
+        fits = bool(info.min <= array.min() and array.max() <= info.max)
+    if not fits:
+        raise TypeError(
+            f"{function}: argument {name} holds Python {array.dtype.name} values that "
+            f"{target.name}, the dtype of this program, cannot hold exactly; pass "
+            f"values that fit, or call it through its Context for a {array.dtype.name} program"
+        )
+    return array.astype(target)

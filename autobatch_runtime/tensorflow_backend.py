@@ -25,6 +25,7 @@ from autobatch_runtime.common import (  # re-exported: generated code reads rt.<
     optional_argument,
     with_profile,
 )
+from autobatch_runtime import common
 from autobatch_runtime.common import call as _call
 from autobatch_runtime import RUNTIME_VERSION, require  # noqa: F401 (rt.require)
 from autobatch_runtime.builtins_tensorflow import *  # noqa: F401,F403 - rt.py_*: Python's builtins per example
@@ -844,16 +845,15 @@ def check_stackless(function, recursive):
 
 def to_leaf(function, name, value, dtype, event_shape):
     """One argument leaf as a [batch, *event] tensor of `dtype`, or a clear error."""
-    if isinstance(value, (bool, int, float, complex)):
-        value = np.asarray(value, dtype=dtype)
+    value = common.python_numbers(function, name, value, dtype)
     if isinstance(value, np.ndarray) and value.dtype == object:
         raise TypeError(f"{function}: argument {name} is an object array, not numbers")
     value = tf.convert_to_tensor(value)
     if value.dtype.as_numpy_dtype != np.dtype(dtype):
         raise TypeError(
             f"{function}: argument {name} has dtype {value.dtype.name}; this "
-            f"program was generated for {np.dtype(dtype).name} (call it through "
-            "its Context to generate a program for the new signature)"
+            f"program was generated for {np.dtype(dtype).name} (a call through "
+            "its Context builds the program for the new signature)"
         )
     if value.shape.rank == len(event_shape):
         value = value[None]  # a single example: batch of one

@@ -7,7 +7,9 @@ is missing or stale is the compiler (transpiler.pipeline) imported and run.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import inspect
 import math
 import os
@@ -20,7 +22,7 @@ from typing import Callable, Dict, Optional
 from autobatch_runtime import common as runtime_common
 from transpiler import backends as B
 from transpiler import inputs, loader
-from transpiler.paths import project_root, relative_path
+from transpiler.paths import cache_dir, calling_project, project_root, relative_path
 from transpiler import signature as S
 from transpiler import types as T
 from transpiler.errors import BatchTypeError, StaleGeneratedCodeError, UnsupportedSyntaxError
@@ -273,6 +275,32 @@ def _config_signatures(root):
     return config.signatures if config else {}
 
 
+@contextlib.contextmanager
+def inputs_kept_on_failure(root):
+    """Restores the lock file at `root` if the block raises: a build that
+    fails adds nothing to the inputs (else `check` would ask for a program
+    that cannot be built, and the next regeneration would fail on it)."""
+    path = inputs.lock_path(root)
+    old = loader.read(path)
+    try:
+        yield
+    except BaseException:
+        if old is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        elif loader.read(path) != old:
+            loader.write_atomic(path, old)
+        raise
+
+
+def _with_message(error, message):
+    """`error` again, of its own type where it takes one message, saying `message`."""
+    try:
+        return type(error)(message)
+    except Exception:
+        return RuntimeError(message)
+
+
 def _to_numpy(value):
     if hasattr(value, "numpy") and not isinstance(value, type):
         return value.numpy()
@@ -436,10 +464,18 @@ class Context:
         text = loader.read(path)
         wanted = (name, T.signature_text(signature), mode)
         key_text = name + T.signature_text(signature) + (f" {mode}" if mode else "")
+        if (text is None or not self._is_fresh(text, wanted)) and self._builds_elsewhere(name, root):
+            # Not a program this project declares for itself: a closure of
+            # the caller's own values, or a function of another project.
+            path = self._cache_path(name, signature, backend, mode, relpath, root)
+            text = loader.read(path)
         if text is None or not self._is_fresh(text, wanted):
             line = inputs.program_line(relpath, name, T.signature_text(signature), mode)
-            undeclared = self._uses_lock() and (name, signature, mode) not in set(
-                self.declared_programs(relpath, root)
+            elsewhere = self._builds_elsewhere(name, root)
+            undeclared = (
+                not elsewhere
+                and self._uses_lock()
+                and (name, signature, mode) not in set(self.declared_programs(relpath, root))
             )
             if self.frozen:
                 state = "missing" if text is None else "stale"
@@ -449,13 +485,24 @@ class Context:
                         f"no input declares it: add the line `{line}` to {inputs.LOCK_NAME} "
                         f"(or declare signature=), then run `autobatch generate {relpath}`"
                     )
+                elif elsewhere:
+                    fix = (
+                        f"no module of {root} holds it: declare `{line}` in that project's "
+                        f"[tool.autobatch.signatures] and run `autobatch generate {relpath}` "
+                        "there, or run once unfrozen to fill the cache"
+                    )
                 raise StaleGeneratedCodeError(
                     f"generated module {path} is {state} for {key_text}; {fix} "
                     "(or unset AUTOBATCH_FROZEN)"
                 )
-            if undeclared:  # a development call: its program becomes an input
-                inputs.add_to_lock(root, [line])
-            text = self._generate(relpath, root, path, backend, text, (name, signature, mode))
+            if elsewhere:
+                text = self._generate_cached(relpath, root, path, backend, (name, signature, mode))
+            elif undeclared:  # a development call: its program becomes an input
+                with inputs_kept_on_failure(root):
+                    inputs.add_to_lock(root, [line])
+                    text = self._generate(relpath, root, path, backend, text, (name, signature, mode))
+            else:
+                text = self._generate(relpath, root, path, backend, text, (name, signature, mode))
         module = loader.import_file(path, text)
         entry = module.PROGRAMS[key_text]
         if module.CLOSURES[key_text]:
@@ -476,6 +523,72 @@ class Context:
             if fn.__closure__ and name in fn.__code__.co_freevars:
                 return fn.__closure__[fn.__code__.co_freevars.index(name)].cell_contents
         raise StaleGeneratedCodeError(f"no batched function closes over {name!r} any more")
+
+    def _builds_elsewhere(self, name, root):
+        """True when a program of `name` that its project's modules lack is
+        built into the cache (`cache_dir()`), never into a checked-in module.
+
+        Two cases, for a project's Context (the default generated folder):
+        a function that closes over values (a factory's product: the
+        sampler specialised to the caller's model), whose checked-in module
+        holds the programs its project declared, built from the values
+        its `[tool.autobatch.closures]` names, and which the caller's
+        values must not rebuild; and a function whose project is not the
+        one being run from (an installed or neighbouring library), whose
+        generated tree belongs to that project.
+        """
+        if not self._uses_lock():
+            return False
+        return self._closes_over_values(name) or root != calling_project()
+
+    def _closes_over_values(self, name):
+        """True if `name`, or a batched function it calls, closes over values."""
+        seen, todo = set(), [name]
+        while todo:
+            fname = todo.pop()
+            if fname in seen or fname not in self._functions:
+                continue
+            seen.add(fname)
+            fn = inspect.unwrap(self._functions[fname].function)
+            if fn.__closure__:
+                return True
+            todo.extend(_referenced_names(fn.__code__))
+        return False
+
+    def _cache_path(self, name, signature, backend, mode, relpath, root):
+        """Where the cache keeps the program `name` at `signature`: one module per key.
+
+        The key covers the project, the entry, the signature, the backend
+        and what the closures hold (a callable's source, another value's
+        kind), so two models of different types, or two targets that give
+        different types, never share (and overwrite) a module.
+        """
+        closures = []
+        for fname in sorted(self._functions):
+            fn = inspect.unwrap(self._functions[fname].function)
+            for free, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+                try:
+                    value = cell.cell_contents
+                except ValueError:
+                    continue
+                kind = _value_kind(value)
+                if kind == "callable":
+                    kind = _callable_text(value)
+                closures.append(f"{fname}.{free}: {kind}")
+        key = "\0".join(
+            [root, relpath, name, T.signature_text(signature), mode, backend.name] + closures
+        )
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        project = hashlib.sha256(root.encode()).hexdigest()[:12]
+        stem = relpath[:-3] if relpath.endswith(".py") else relpath
+        filename = f"{stem.replace('/', '.')}_{backend.suffix}_{digest[:16]}.py"
+        return os.path.join(cache_dir(), project, filename)
+
+    def _generate_cached(self, relpath, root, path, backend, requested):
+        """Writes a cache module holding the one program `requested`."""
+        text = self.module_text(relpath, root, backend, [tuple(requested)])
+        loader.write_atomic(path, text)
+        return text
 
     def _is_fresh(self, text, wanted):
         header = loader.read_header(loader.split_header(text)[0])
@@ -586,6 +699,17 @@ class Context:
         loader.write_atomic(path, text, package_root=self._generated_dir(root))
         return text
 
+    def _declaration_site(self, relpath, root, entry, signature, mode):
+        """Which input declares a program: for messages that name it."""
+        text = T.signature_text(signature)
+        line = inputs.program_line(relpath, entry, text, mode)
+        if line in inputs.read_lock(root):
+            return f"in {inputs.LOCK_NAME} (`{line}`)"
+        batched = self._functions.get(entry)
+        if batched is not None and batched.signature == signature:
+            return f"by signature= at {batched._where()}"
+        return f"in [tool.autobatch.signatures] of {os.path.join(root, 'pyproject.toml')}"
+
     def module_text(self, relpath, root, backend, programs, required=None):
         """The generated module for source file `relpath` holding `programs`.
 
@@ -600,13 +724,26 @@ class Context:
         from transpiler.emit.module import programs_text
         from transpiler.passes import inplace
 
+        declared = set()
+        if self._uses_lock() and root is not None:
+            declared = set(self.declared_programs(relpath, root))
         specs, functions = [], set()
         for entry, signature, mode in programs:
             try:
                 spec = self._compile(entry, signature, backend, root, mode)
             except Exception as error:
-                # Another Context's function of the same name and file, or
-                # an edited one, may not take this signature at all.
+                if (entry, signature, mode) in declared:
+                    # A declared program is never dropped: say which declaration.
+                    where = self._declaration_site(relpath, root, entry, signature, mode)
+                    raise _with_message(
+                        error,
+                        f"{relpath}: {entry}{T.signature_text(signature)}, declared {where}, "
+                        f"no longer compiles: {error} (fix the source, or remove the "
+                        "declaration and run `autobatch generate`)",
+                    ) from error
+                # A module kept without inputs (a Context's own generated_dir)
+                # holds what earlier calls built; an edited function may not
+                # take an old signature any more.
                 if required is None or (entry, signature, mode) == required:
                     raise
                 warnings.warn(

@@ -26,3 +26,26 @@ def relative_path(filename: str, root: str) -> str:
     if rel.startswith(".."):
         rel = os.path.basename(filename)
     return rel.replace(os.sep, "/")
+
+
+def calling_project() -> str:
+    """The project being run from: the one holding the current directory.
+
+    A project's Context writes generated modules and lock lines only into
+    this project; programs another project lacks go to `cache_dir()`.
+    """
+    return project_root(os.path.join(os.getcwd(), "__main__.py"))
+
+
+def cache_dir() -> str:
+    """Where programs built at run time outside a project's tree are kept.
+
+    `AUTOBATCH_CACHE_DIR`, else `$XDG_CACHE_HOME/autobatch`, else
+    `~/.cache/autobatch`.  Deleting it is always safe: what it held is
+    built again on first use.
+    """
+    configured = os.environ.get("AUTOBATCH_CACHE_DIR")
+    if configured:
+        return os.path.abspath(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "autobatch")

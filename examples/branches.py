@@ -1,6 +1,6 @@
 """Plain per-example branching: a single `if`, and nested `if`/`elif`/`else`."""
 
-from transpiler import Context
+from autobatch import Context
 
 ctx = Context()
 

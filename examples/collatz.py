@@ -1,6 +1,6 @@
 """Collatz step counts: a `while` loop whose trip count differs per example."""
 
-from transpiler import Context
+from autobatch import Context
 
 ctx = Context()
 

@@ -1,6 +1,6 @@
 """A recursive function returning a tuple: quotient and remainder by subtraction."""
 
-from transpiler import Context
+from autobatch import Context
 
 ctx = Context()
 

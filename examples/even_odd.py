@@ -1,6 +1,6 @@
 """Mutual recursion: parity by counting down (tail calls, so no stack grows)."""
 
-from transpiler import Context
+from autobatch import Context
 
 ctx = Context()
 

@@ -1,6 +1,6 @@
 """Doubly recursive Fibonacci numbers (fib(0) = fib(1) = 1)."""
 
-from transpiler import Context
+from autobatch import Context
 
 ctx = Context()
 

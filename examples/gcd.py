@@ -1,6 +1,6 @@
 """Greatest common divisor by repeated subtraction, swapping the arguments."""
 
-from transpiler import Context
+from autobatch import Context
 
 ctx = Context()
 

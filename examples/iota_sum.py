@@ -1,6 +1,6 @@
 """Tail recursion: acc + n + (n - 1) + ... + 1; runs at any n with a tiny stack."""
 
-from transpiler import Context
+from autobatch import Context
 
 ctx = Context()
 

@@ -23,7 +23,7 @@ which other chains share its batch).
 import collections
 
 from examples import nuts_math
-from transpiler import Context
+from autobatch import Context
 
 # A trajectory end: position, momentum and the log-density's gradient there.
 Edge = collections.namedtuple("Edge", ["x", "r", "grad"])

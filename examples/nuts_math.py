@@ -11,9 +11,22 @@ it made before, never on which chains share its batch.
 """
 
 import math
+import sys
 
 import numpy as np
-import tensorflow as tf
+
+
+class _LazyTensorFlow:
+    """TensorFlow, imported on first use: NumPy callers (the generated
+    `nuts_np.py`, a deployment without TensorFlow) never import it."""
+
+    def __getattr__(self, name):
+        import tensorflow
+
+        return getattr(tensorflow, name)
+
+
+tf = _LazyTensorFlow()
 
 _MASK = 0xFFFFFFFF  # hashes are 32-bit values held in int64
 _SEED_SALT = 0x5BD1E995
@@ -22,8 +35,12 @@ _MIX_1 = 0x7FEB352D
 _MIX_2 = 0x846CA68B
 
 
-def _is_tf(*values):
-    return any(isinstance(v, (tf.Tensor, tf.Variable)) for v in values)
+def is_tensor(*values):
+    """True if a value is a TensorFlow tensor (never when TensorFlow is not loaded)."""
+    loaded = sys.modules.get("tensorflow")
+    return loaded is not None and any(
+        isinstance(v, (loaded.Tensor, loaded.Variable)) for v in values
+    )
 
 
 def _mix(h, ops):
@@ -41,13 +58,12 @@ def _tf_mask(h):
 
 
 _NUMPY_BITS = (np.bitwise_xor, np.right_shift, lambda h: np.bitwise_and(h, _MASK))
-_TF_BITS = (tf.bitwise.bitwise_xor, tf.bitwise.right_shift, _tf_mask)
 
 
 def _unit(seed, counter, lanes):
     """Uniform draws in (0, 1), float64: [chains, lanes] for seed, counter: [chains]."""
-    if _is_tf(seed, counter):
-        ops = _TF_BITS
+    if is_tensor(seed, counter):
+        ops = (tf.bitwise.bitwise_xor, tf.bitwise.right_shift, _tf_mask)
         seed = tf.cast(seed, tf.int64)[:, None]
         counter = tf.cast(counter, tf.int64)[:, None]
         lane = tf.range(lanes, dtype=tf.int64)
@@ -63,13 +79,13 @@ def _unit(seed, counter, lanes):
     h = _mix(xor(mask(seed), salt), ops)
     h = _mix(xor(h, mask(xor(counter, counter_salt))), ops)
     h = _mix(xor(h, lane), ops)
-    if _is_tf(h):
+    if is_tensor(h):
         return (tf.cast(h, tf.float64) + 0.5) / 2.0**32
     return (h.astype(np.float64) + 0.5) / 2.0**32
 
 
 def _cast(value, like):
-    if _is_tf(value, like):
+    if is_tensor(value, like):
         return tf.cast(value, like.dtype)
     return np.asarray(value).astype(like.dtype)
 
@@ -82,14 +98,14 @@ def uniform(seed, counter):
 def log_uniform(seed, counter, like):
     """log of a uniform draw per chain, with the dtype of `like`: [chains]."""
     u = _unit(seed, counter, 1)[:, 0]
-    return _cast(tf.math.log(u) if _is_tf(u) else np.log(u), like)
+    return _cast(tf.math.log(u) if is_tensor(u) else np.log(u), like)
 
 
 def normal(seed, counter, like):
     """Standard normal draws shaped and typed like `like` ([chains, dims]), Box-Muller."""
     dims = like.shape[-1]
     u = _unit(seed, counter, 2 * dims)
-    if _is_tf(u):
+    if is_tensor(u):
         radius = tf.sqrt(-2.0 * tf.math.log(u[:, :dims]))
         return _cast(radius * tf.cos(2.0 * math.pi * u[:, dims:]), like)
     radius = np.sqrt(-2.0 * np.log(u[:, :dims]))
@@ -98,21 +114,21 @@ def normal(seed, counter, like):
 
 def dot(a, b):
     """Per-chain inner product: [chains, dims] x [chains, dims] -> [chains]."""
-    if _is_tf(a, b):
+    if is_tensor(a, b):
         return tf.reduce_sum(a * b, axis=-1)
     return np.sum(a * b, axis=-1)
 
 
 def as_count(condition):
     """A per-chain condition as a float64 count (0.0 or 1.0)."""
-    if _is_tf(condition):
+    if is_tensor(condition):
         return tf.cast(condition, tf.float64)
     return np.asarray(condition).astype(np.float64)
 
 
 def accept_probability(log_ratio):
     """min(1, exp(log_ratio)) per chain; a NaN (a diverged step) gives 0."""
-    if _is_tf(log_ratio):
+    if is_tensor(log_ratio):
         capped = tf.exp(tf.minimum(log_ratio, tf.zeros_like(log_ratio)))
         return tf.where(tf.math.is_nan(log_ratio), tf.zeros_like(log_ratio), capped)
     capped = np.exp(np.minimum(log_ratio, 0.0))

@@ -3,9 +3,9 @@
 import collections
 
 import numpy as np
-import tensorflow as tf
 
 from examples.nuts import Point, make_nuts_programs
+from examples.nuts_math import is_tensor, tf  # tf: imported on first use
 
 
 class Gaussian:
@@ -21,7 +21,7 @@ class Gaussian:
         self.precision = np.linalg.inv(self.covariance)
 
     def __call__(self, x):
-        if isinstance(x, (tf.Tensor, tf.Variable)):
+        if is_tensor(x):
             # NumPy constants: TensorFlow embeds them in whatever graph traces this.
             centred = x - tf.constant(self.mean, x.dtype)
             grad = -tf.linalg.matmul(centred, tf.constant(self.precision, x.dtype))
@@ -49,7 +49,7 @@ class Funnel:
         self.dims = dims
 
     def __call__(self, z):
-        tf_ = isinstance(z, (tf.Tensor, tf.Variable))
+        tf_ = is_tensor(z)
         exp, total = (tf.exp, tf.reduce_sum) if tf_ else (np.exp, np.sum)
         v, x = z[:, 0], z[:, 1:]  # [chains], [chains, dims - 1]
         inverse_variance = exp(-v)

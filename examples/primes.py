@@ -1,6 +1,6 @@
 """Loops with `for ... in range`, `break`, `continue`, `else:` and early returns."""
 
-from transpiler import Context
+from autobatch import Context
 
 ctx = Context()
 

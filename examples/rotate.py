@@ -2,7 +2,7 @@
 
 import collections
 
-from transpiler import Context
+from autobatch import Context
 
 Point = collections.namedtuple("Point", ["x", "y"])
 

@@ -5,7 +5,7 @@ different number of times per example and reads `v[mid]` at a per-example
 index (one gather per iteration when batched).
 """
 
-from transpiler import Context
+from autobatch import Context
 
 ctx = Context()
 

@@ -7,7 +7,7 @@ number of times.
 
 import numpy as np
 
-from transpiler import Context
+from autobatch import Context
 
 ctx = Context()
 

@@ -9,7 +9,7 @@ never copies their values.
 
 import numpy as np
 
-from transpiler import Context
+from autobatch import Context
 
 ctx = Context()
 

@@ -9,7 +9,7 @@ last call its restored vectors are dead, so the block that returns does not
 write them back.
 """
 
-from transpiler import Context
+from autobatch import Context
 
 ctx = Context()
 

@@ -1,0 +1,52 @@
+"""autobatch: batch control-heavy per-example Python into one masked loop.
+
+    import numpy as np
+    from autobatch import Context
+
+    ctx = Context()
+
+    @ctx.batch
+    def fib(n):
+        if n <= 1:
+            return 1
+        return fib(n - 1) + fib(n - 2)
+
+    fib(np.array([6, 7, 8, 9]))  # -> [13, 21, 34, 55]
+
+This is the part users import and deployments install: it needs NumPy, and
+TensorFlow (or JAX) only for that backend.  A call whose generated module
+is present and current imports the module and runs it; only a missing or
+stale program loads the compiler (the `transpiler` package with gast and
+black, `pip install "autobatch[compiler]"`), and under `AUTOBATCH_FROZEN=1`
+nothing is ever compiled.  See the README, "The generated artifact".
+"""
+
+from transpiler import __version__
+from transpiler.backends import NumpyBackend, TensorFlowBackend
+from transpiler.context import BatchedFunction, Context, truthy
+from transpiler.errors import (
+    BatchTypeError,
+    IterationLimitError,
+    StackMemoryError,
+    StackOverflowError,
+    StaleGeneratedCodeError,
+    UnsupportedSyntaxError,
+)
+from transpiler.types import TensorType, Type
+
+__all__ = [
+    "BatchTypeError",
+    "BatchedFunction",
+    "Context",
+    "IterationLimitError",
+    "NumpyBackend",
+    "StackMemoryError",
+    "StackOverflowError",
+    "StaleGeneratedCodeError",
+    "TensorFlowBackend",
+    "TensorType",
+    "Type",
+    "UnsupportedSyntaxError",
+    "__version__",
+    "truthy",
+]

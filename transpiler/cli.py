@@ -2,9 +2,12 @@
 
     autobatch demo                 batch every example, check it, time it
     autobatch generate [PATHS...]  write the modules that are stale or missing,
-                                   remove orphans
-    autobatch check [PATHS...]     write nothing; exit 1 naming each problem
-                                   (missing, orphan, stale, unreached function)
+                                   remove orphans; --force compiles every module
+                                   again (== rm -rf generated && autobatch generate)
+    autobatch check [PATHS...]     write nothing; exit 1 printing one line per problem
+                                   (missing, stale, hand-edited, a program missing or
+                                   undeclared, orphan, unreached function, bad lock line)
+                                   and the command that fixes it
     autobatch diff [PATHS...]      print what `generate` would change; exit 1 if anything
     autobatch profile MODULE:FUNCTION --args A [B ...]
                                    per-block counts and utilization of one call
@@ -15,7 +18,8 @@ autobatch.lock (transpiler/inputs.py); check reads hashes (transpiler/gate.py).
 Exit codes: 0 success; 1 a problem (check), a difference (diff), refused
 (generate over a hand-edited module without --force), a mismatch (demo) or a
 user mistake (profile); 2 usage; 123 internal error.
-Results go to stdout; progress and logs to stderr.
+Results go to stdout (diff's text); progress, logs and check's problem lines
+(printed even with --quiet) to stderr.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ def _parser():
     profile.add_argument("--max-stack-depth", type=int, default=15)
     for name, text in (
         ("generate", "write the generated modules that are stale"),
-        ("check", "write nothing; exit 1 with a diff when generated code is stale"),
+        ("check", "write nothing; exit 1 naming each problem and the command that fixes it"),
         ("diff", "print what `generate` would change"),
     ):
         p = sub.add_parser(name, help=text)
@@ -58,7 +62,11 @@ def _parser():
         p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
         p.add_argument("--verbose", "-v", action="store_true", help="more progress")
         if name == "generate":
-            p.add_argument("--force", action="store_true", help="overwrite hand-edited modules")
+            p.add_argument(
+                "--force", action="store_true",
+                help="regenerate every module whatever its hashes say, hand-edited ones too "
+                "(what `rm -rf generated && autobatch generate` gives)",
+            )
     return parser
 
 
@@ -185,16 +193,11 @@ def _generated(args):
     from transpiler import gate, loader
 
     config = configuration.load(os.path.abspath(args.root))
-    survey = gate.survey(config, args.paths or None)
+    force = getattr(args, "force", False)
+    survey = gate.survey(config, args.paths or None, trust_hashes=not force)
     rel = lambda path: os.path.relpath(path, config.root).replace(os.sep, "/")  # noqa: E731
-    problems = 0
-    for line in survey.bad_lock_lines:
-        problems += 1
-        relpath = line.partition("::")[0]
-        _problem(
-            f"autobatch.lock: `{line}` names no batched function of {relpath}; "
-            "remove the line (or restore the function)"
-        )
+    for line in survey.bad_inputs:
+        _problem(line)
     expected, failed = _expected_texts(args, config, survey)
     reached = set()
     for text in list(survey.current.values()) + list(expected.values()):
@@ -203,68 +206,49 @@ def _generated(args):
     stale = [(path, text) for path, text in expected.items() if loader.read(path) != text]
     _log(args, f"{len(survey.current)} generated module(s) current by their input hashes",
          verbose_only=True)
-    if args.command in ("check", "diff"):
+    if args.command == "check":
+        status = _check(args, survey, expected, unreached)
+    elif args.command == "diff":
         for path, text in stale:
             sys.stdout.write(_diff(rel(path), loader.read(path), text))
         for path in survey.orphans:
             sys.stdout.write(_diff(rel(path), loader.read(path), ""))
-        if args.command == "diff":
-            status = 1 if stale or survey.orphans else 0
-        else:
-            for path, _ in stale:
-                old = loader.read(path)
-                source = survey.expected[path][0]
-                if old is None:
-                    _problem(f"{rel(path)} is missing; run `autobatch generate {source}`")
-                elif loader.is_hand_edited(old):
-                    _problem(
-                        f"{rel(path)} was edited by hand; move the change into {source} and "
-                        f"run `autobatch generate --force {source}`"
-                    )
-                elif path in survey.runtime_mismatch:
-                    _problem(
-                        f"{rel(path)} needs autobatch_runtime version "
-                        f"{survey.runtime_mismatch[path] or '(none stated)'}, but the installed "
-                        f"runtime is version {_runtime_version()}; run `autobatch generate "
-                        f"{source}` (or install the runtime it was generated for)"
-                    )
-                else:
-                    _problem(f"{rel(path)} is stale; run `autobatch generate {source}`")
-            for path in survey.orphans:
-                _problem(
-                    f"{rel(path)} is an orphan: no input asks for it; run `autobatch generate` "
-                    "(which removes it) or declare a program for its source"
-                )
-            for relpath, name in unreached:
-                _problem(_unreached_message(relpath, name))
-            problems += len(stale) + len(survey.orphans) + len(unreached)
-            if not problems and not failed:
-                _log(args, f"{len(survey.expected)} generated module(s) are current",
-                     verbose_only=True)
-            status = 1 if problems else 0
+        status = 1 if stale or survey.orphans else 0
     else:
         status = _write(args, config, survey, stale, rel)
         for relpath, name in unreached:
-            _log(args, "warning: " + _unreached_message(relpath, name))
-        status = status or (1 if survey.bad_lock_lines else 0)
+            _log(args, "warning: " + gate.unreached_problem(relpath, name))
+        status = status or (1 if survey.bad_inputs else 0)
     if failed:  # the others are written or reported; now the first failure
         raise failed[0]
     return status
 
 
-def _runtime_version():
-    from autobatch_runtime import RUNTIME_VERSION
+def _check(args, survey, expected, unreached):
+    """Prints one line per problem (the bad inputs are printed already), each
+    naming the module or source and the command that fixes it; 1 if any.
 
-    return RUNTIME_VERSION
+    No text diff: that is `autobatch diff`'s (a deleted module would be
+    thousands of lines of it).
+    """
+    from transpiler import gate, loader
 
-
-def _unreached_message(relpath, name):
-    return (
-        f"{relpath}::{name} is batched but no declared program reaches it; declare "
-        f"@ctx.batch(signature=...), add \"{relpath}::{name}\" to [tool.autobatch.signatures], "
-        f"or add a line `{relpath}::{name}(SIGNATURE)` to autobatch.lock (a call made "
-        "without AUTOBATCH_FROZEN adds it), then run `autobatch generate`"
-    )
+    problems = []
+    unbuilt = {}
+    for path in survey.candidates:
+        old, new = loader.read(path), expected.get(path)
+        problems.extend(gate.module_problems(survey, path, old, new))
+        if new is not None:
+            source = survey.expected[path][0]
+            unbuilt.setdefault(source, gate.unbuilt_declarations(survey, source, new))
+    problems.extend(line for lines in unbuilt.values() for line in lines)
+    problems.extend(gate.orphan_problem(survey, path) for path in survey.orphans)
+    problems.extend(gate.unreached_problem(relpath, name) for relpath, name in unreached)
+    for line in problems:
+        _problem(line)
+    if not problems and not survey.bad_inputs:
+        _log(args, f"{len(survey.expected)} generated module(s) are current", verbose_only=True)
+    return 1 if problems or survey.bad_inputs else 0
 
 
 def _expected_texts(args, config, survey):
@@ -355,6 +339,7 @@ def _write(args, config, survey, stale, rel):
             refused.append(path)
             continue
         os.unlink(path)
+        _prune_packages(os.path.dirname(path), config.output_dir)
         _log(args, f"removed {rel(path)} (no input asks for it)")
     for path in refused:
         _log(
@@ -362,6 +347,23 @@ def _write(args, config, survey, stale, rel):
             f"{rel(path)} was edited by hand; not overwritten (use `{REGENERATE} --force`)",
         )
     return 1 if refused else 0
+
+
+def _prune_packages(folder, output_dir):
+    """Removes the package folders an orphan's removal left holding only an
+    empty `__init__.py` (and byte code), up to the output folder: a fresh
+    `autobatch generate` would not make them."""
+    import shutil
+
+    top = os.path.abspath(output_dir)
+    folder = os.path.abspath(folder)
+    while folder != top and os.path.commonpath([top, folder]) == top:
+        names = set(os.listdir(folder)) - {"__pycache__"}
+        init = os.path.join(folder, "__init__.py")
+        if names != {"__init__.py"} or os.path.getsize(init):
+            return
+        shutil.rmtree(folder)
+        folder = os.path.dirname(folder)
 
 
 if __name__ == "__main__":

@@ -42,14 +42,38 @@ def program_line(relpath: str, name: str, signature_text: str, mode: str = "") -
     return f"{line} {mode}" if mode else line
 
 
+MODES = ("", "stackless")  # the stack-based program, and the one without stacks
+
+
 def parse_line(line: str) -> Tuple[str, str, str, str]:
     """`examples/fib.py::fib(int64[]) stackless` -> (relpath, name, signature text, mode)."""
     head, sep, rest = line.partition("::")
     name, paren, rest = rest.partition("(")
-    if not sep or not paren or not head or not name:
+    if not sep or not paren or not head or not name or ")" not in rest:
         raise ValueError(f"bad line in {LOCK_NAME}: {line!r} (expected FILE::FUNCTION(SIGNATURE))")
     signature, _, mode = ("(" + rest).rpartition(")")
     return head, name.strip(), signature + ")", mode.strip()
+
+
+def line_problem(line: str) -> Optional[str]:
+    """Why a lock line can name no program (its form or its mode), or None.
+
+    Such a line is skipped by `lock_entries` and reported by `autobatch
+    check`, so one typo neither stops every generation nor goes unnoticed.
+    """
+    try:
+        mode = parse_line(line)[3]
+    except ValueError:
+        return "is not FILE::FUNCTION(SIGNATURE) [MODE]"
+    if mode not in MODES:
+        return f"has mode {mode!r}; a mode is nothing or `stackless`"
+    return None
+
+
+def line_source(line: str) -> str:
+    """The source file a lock line names (what precedes `::`), even for a
+    malformed line, which `autobatch check` reports with that file."""
+    return line.partition("::")[0]
 
 
 def read_lock(root: str) -> List[str]:
@@ -66,9 +90,10 @@ def lock_entries(root: str, relpath: str) -> List[Tuple[str, str, str]]:
     """[(name, signature text, mode)] the lock file lists for source file `relpath`."""
     out = []
     for line in read_lock(root):
-        path, name, signature, mode = parse_line(line)
-        if path == relpath:
-            out.append((name, signature, mode))
+        if line_source(line) != relpath or line_problem(line) is not None:
+            continue  # a malformed line: `autobatch check` names it
+        _, name, signature, mode = parse_line(line)
+        out.append((name, signature, mode))
     return out
 
 
@@ -115,6 +140,7 @@ def inputs_hash(
     The autobatch version and compiler, the backend, the lock lines,
     pyproject signatures and closure declarations of `relpath`, and the bytes of `relpath` and of
     every file holding a function the module's programs reach (`files`).
+    A malformed lock line makes no program, so it is not part of it.
     """
     from transpiler import __version__
     from transpiler.loader import compiler_fingerprint
@@ -123,7 +149,7 @@ def inputs_hash(
     for part in (__version__, compiler_fingerprint(), backend_name):
         digest.update(part.encode() + b"\0")
     for line in sorted(read_lock(root)) if root else ():
-        if parse_line(line)[0] == relpath:
+        if line_source(line) == relpath and line_problem(line) is None:
             digest.update(b"lock\0" + line.encode() + b"\0")
     for key, values in configured_signatures(config_signatures, relpath):
         digest.update(b"signatures\0" + key.encode() + b"\0" + "\0".join(values).encode() + b"\0")
@@ -148,6 +174,18 @@ def scan_batched(filename: str) -> List[Tuple[str, bool]]:
     functions no declared program reaches without running user code.
     Functions defined inside factories count too.
     """
+    return [(name, declared) for name, declared, _ in scan_declarations(filename)]
+
+
+def scan_declarations(filename: str) -> List[Tuple[str, bool, Optional[str]]]:
+    """[(function name, has signature=, signature text)] of the `@X.batch`
+    functions of a source file, read with `ast`.
+
+    The text is what a generated header writes (`(int64[], float64[3])`)
+    when the `signature=` expression is a list of `TensorType(dtype, shape)`
+    literals, else None: then only running the file could tell, and
+    `autobatch check` does not run user code.
+    """
     with open(filename, "rb") as f:
         tree = ast.parse(f.read(), filename)
     out = []
@@ -157,9 +195,71 @@ def scan_batched(filename: str) -> List[Tuple[str, bool]]:
         for decorator in node.decorator_list:
             call = batch_call(decorator)
             if call is not None:
-                out.append((node.name, any(k.arg == "signature" for k in call.keywords)))
+                given = [k.value for k in call.keywords if k.arg == "signature"]
+                text = signature_text_of(given[0]) if given else None
+                out.append((node.name, bool(given), text))
                 break
-    return sorted(out)
+    return sorted(out, key=lambda item: item[:2])
+
+
+def signature_text_of(node: ast.expr) -> Optional[str]:
+    """The header text of a `signature=[TensorType(np.int64, ()), ...]`
+    expression, or None for any other form (a variable, a namedtuple
+    pattern, a computed shape)."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return None
+    parts = [_tensor_type_text(element) for element in node.elts]
+    if any(part is None for part in parts):
+        return None
+    return "(" + ", ".join(parts) + ")"
+
+
+def _tensor_type_text(node: ast.expr) -> Optional[str]:
+    """`TensorType(np.float64, (3,))` -> `float64[3]`; None for anything else."""
+    if not isinstance(node, ast.Call):
+        return None
+    callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+    keywords = {k.arg: k.value for k in node.keywords}
+    if callee != "TensorType" or len(node.args) > 2 or set(keywords) - {"dtype", "shape"}:
+        return None
+    given = list(node.args) + [keywords.get("dtype"), keywords.get("shape")][len(node.args):]
+    dtype = _dtype_name(given[0])
+    dims = _dims(given[1]) if len(given) > 1 and given[1] is not None else ()
+    if dtype is None or dims is None:
+        return None
+    return f"{dtype}[{', '.join(str(d) for d in dims)}]"
+
+
+def _dtype_name(node: Optional[ast.expr]) -> Optional[str]:
+    """`np.int64`, `numpy.int64`, `tf.int64` or `"int64"` -> `int64` (NumPy's name)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        written = node.value
+    elif (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ("np", "numpy", "tf", "tensorflow")
+    ):
+        written = node.attr
+    else:
+        return None
+    import numpy as np  # already imported with the transpiler package
+
+    try:
+        return np.dtype(written).name
+    except TypeError:
+        return None
+
+
+def _dims(node: ast.expr) -> Optional[Tuple[int, ...]]:
+    """`(3, 2)` or `[3]` -> the ints; None unless every item is an int literal."""
+    if not isinstance(node, (ast.Tuple, ast.List)):
+        return None
+    dims = []
+    for item in node.elts:
+        if not (isinstance(item, ast.Constant) and type(item.value) is int):
+            return None
+        dims.append(item.value)
+    return tuple(dims)
 
 
 def factory_batched(filename: str) -> List[Tuple[str, str]]:

@@ -3,13 +3,17 @@
 A generated module (`generated/examples/fib_tf.py`) holds only its programs
 (state, blocks, tables, entry) and calls the helpers here through one name:
 
-    import autobatch_runtime
-    autobatch_runtime.require(2, __name__)
     from autobatch_runtime import tensorflow_backend as rt
+
+    rt.require(3, __name__)
+    rt.check_fresh(globals(), "examples/fib.py", {"examples.fib": {"fib": "d78a..."}})
 
 so a runtime change is a diff of this package, not of every generated module,
 and a user's own names (a function called `select` or `run`) cannot collide
-with a helper's.  The package needs NumPy (`numpy_backend`) or NumPy and
+with a helper's.  `require` refuses a runtime of another version;
+`check_fresh` (freshness.py) refuses a module whose functions' sources have
+changed since it was generated, when it is imported directly rather than
+through a Context.  The package needs NumPy (`numpy_backend`) or NumPy and
 TensorFlow (`tensorflow_backend`); never the compiler, gast or black, so it
 can be installed or vendored alone (see README, "The generated artifact").
 
@@ -18,7 +22,9 @@ changes in a way that generated modules can see; each module states the
 version it was generated for, and `require` refuses another at import time.
 """
 
-RUNTIME_VERSION = 2  # 2: Python builtins per example (py_*), repeat, Optional
+# 2: Python builtins per example (py_*), repeat, Optional
+# 3: check_fresh (freshness.py): a module refuses sources edited since it was generated
+RUNTIME_VERSION = 3
 
 
 class RuntimeVersionError(ImportError):

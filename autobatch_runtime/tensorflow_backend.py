@@ -28,6 +28,7 @@ from autobatch_runtime.common import (  # re-exported: generated code reads rt.<
 from autobatch_runtime import common
 from autobatch_runtime.common import call as _call
 from autobatch_runtime import RUNTIME_VERSION, require  # noqa: F401 (rt.require)
+from autobatch_runtime.freshness import check_fresh  # noqa: F401 (rt.check_fresh)
 from autobatch_runtime.builtins_tensorflow import *  # noqa: F401,F403 - rt.py_*: Python's builtins per example
 
 

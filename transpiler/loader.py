@@ -24,7 +24,7 @@ import textwrap
 import time
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from autobatch_runtime import RUNTIME_VERSION
+from autobatch_runtime import RUNTIME_VERSION, freshness
 from transpiler import __version__
 
 HEADER_PREFIX = "# autobatch:"
@@ -39,9 +39,11 @@ def function_source(fn) -> str:
     return textwrap.dedent(inspect.getsource(inspect.unwrap(fn)))
 
 
+# autobatch_runtime/freshness.py is the one runtime file among them: the
+# compiler writes the digests its `function_digest` computes into every module.
 _COMPILER_PARTS = ("templates", "transpiler/frontend", "transpiler/ir", "transpiler/passes",
                    "transpiler/emit", "transpiler/pipeline.py", "transpiler/types.py",
-                   "transpiler/backends.py")
+                   "transpiler/backends.py", "autobatch_runtime/freshness.py")
 
 
 @functools.lru_cache(maxsize=None)
@@ -50,7 +52,8 @@ def compiler_fingerprint() -> str:
 
     Part of every module's source hash: a new compiler makes generated code
     stale, so `autobatch check` notices output that a compiler change altered.
-    The runtime's sources (autobatch_runtime/) are not part of it: generated
+    The runtime's sources (autobatch_runtime/) are not part of it, but for
+    freshness.py, whose digests the compiler writes into modules: generated
     text depends only on the runtime's version, which each module states
     (`autobatch_runtime.require(1, ...)`), so a runtime change that keeps the
     version is one diff of the runtime and restamps no module, and a new
@@ -222,12 +225,17 @@ def import_file(path: str, text: str):
     what the file holds by the time it is read: another process generating
     the same module may have replaced it in between (with its own
     programs), and reading it back lost the program this call needs.
+
+    The module's own freshness check (autobatch_runtime/freshness.py, for
+    direct imports) is skipped: the caller, a Context, has just checked the
+    text against more than the sources, or written it.
     """
     key = (os.path.abspath(path), hashlib.sha256(text.encode()).hexdigest())
     if key not in _IMPORTED:
         name = "autobatch_generated_" + key[1][:16]
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
+        module.__dict__[freshness.CHECKED_BY_LOADER] = True
         exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102
         _IMPORTED[key] = module
     return _IMPORTED[key]

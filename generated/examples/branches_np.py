@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=a8f9372d393e907ffea7c3b3d25cc6c07367d74fdafb2f9743f98e9bc657250c
-# autobatch: inputs-sha256=3becf596f6070c919edb2064710802f5df1af2615c78895024b8a50aa30762f9
-# autobatch: body-sha256=5cf3e860750b95a7c651bfde12754604468514cbfd63418753bd1d5b48bba37b
+# autobatch: source-sha256=39c6b9970031d16e2ae301d497762f537fad5d7a61a8f61092346d3852611f36
+# autobatch: inputs-sha256=158e2fd17f7024c474d252d8e5fde8718d82a73ed0ed038ed5b0e37c18987439
+# autobatch: body-sha256=38b24d8d2d5b193b6f914a306e424c08aed6bd702ddd9385c76624721ef2f3fa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -43,7 +43,17 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/branches.py",
+    {
+        "examples.branches": {
+            "absolute": "0f5625472b78c0b9",
+            "quadrant": "80372cb02246a44f",
+        }
+    },
+)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=7b22988e2e612b1840b155a7faf901965cc00667ab7ee56a1583ee77fc70f2a7
-# autobatch: inputs-sha256=0cfff8248dd1bd31d13db6693ed7955a87e8297bd1b399052d802a42f2f51083
-# autobatch: body-sha256=aef703486efe8f0a77850997dbf3e253cae20ab06a43eecb81c2f9a7892317d2
+# autobatch: source-sha256=f37309ddf4cbc00dddcfa11aa2481282f5cfb8758ea4bf831fb7274990bc01e5
+# autobatch: inputs-sha256=3ce175e5fd8356180803e45d209d56b60f23eb14f5d189520f2430ec6cb43e28
+# autobatch: body-sha256=8b5dac346677e774fdd5bd7bca8ebcb56627ce3033f8d8fb5d09f78c10235044
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -43,7 +43,17 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/branches.py",
+    {
+        "examples.branches": {
+            "absolute": "0f5625472b78c0b9",
+            "quadrant": "80372cb02246a44f",
+        }
+    },
+)
 
 
 # ----------------------------------------------------------------------

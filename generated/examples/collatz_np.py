@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=772d7be6aaac899246b98036645fc0cbd5fc83ff8625704d20a001cf4b062d65
-# autobatch: inputs-sha256=b48e02f2cac137f43078ab012fd9e1f16477997ff75d79a8095dce0bfacf4a36
-# autobatch: body-sha256=f6076aa863a711f7739c677088379323645bbf044bdece30b67d682323252462
+# autobatch: source-sha256=b134d29e278aa8bb81d05ecf3785c9e5cc4b3ab0dea611a2101bf2aeb965fede
+# autobatch: inputs-sha256=85d3f0dd3a317468abacd8e0a3d2446bb9364f0c72dd4268a06253012ec58279
+# autobatch: body-sha256=4875e7142f32f220570d6a92a9f8f56ad0f54c4f3a1f824f0e381260f688b91c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -23,7 +23,12 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/collatz.py",
+    {"examples.collatz": {"collatz_steps": "493eaba496e12a09"}},
+)
 
 
 # ----------------------------------------------------------------------

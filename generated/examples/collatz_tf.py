@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f2610802a604558ee3c3f7b274f67ebe0e333aa68463d8656fbb0093aa04e6d3
-# autobatch: inputs-sha256=aed36545dce459e24729e9a3f4578e6215b7b9848353d636c4ceac28b0c0c3c3
-# autobatch: body-sha256=26485f8dc5e8af81030148fc66ba390305452115375ee92e1b507b25cb9d3a51
+# autobatch: source-sha256=dfcb93c9a9fa0ffebbbd97d782e1c4a152d568e1da9b592da04187cbc1db1796
+# autobatch: inputs-sha256=b8950dea0e3f9f8914b77e31d52d22ed7de2944f2a08f35631bce8c1c49f72ec
+# autobatch: body-sha256=e3c6aec4f44eb0fe2bbe2a1031329792806a6328470132c1d5bd4747cac44260
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -23,7 +23,12 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/collatz.py",
+    {"examples.collatz": {"collatz_steps": "493eaba496e12a09"}},
+)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=cd6698435aa68116cef760fe217a5a05300c97587929bc739850c71bf90a9d4d
-# autobatch: inputs-sha256=5cd4c78f579b029c2f10d0e15176e8574313bdd5cca121dd11bc19263d17033b
-# autobatch: body-sha256=0d32cd6ae8daa2c8bc73865142fa8a10f0618173ebe3535c8554c8ad46e3d314
+# autobatch: source-sha256=9e747cdb5d8e4af9816381275300b0c2fde45f71fcbe0ea721a23c0c4c29fb89
+# autobatch: inputs-sha256=c4d53a2fff0c5fa2728eb802817760806e185bd0304743bc5b1d13cbfd6c1364
+# autobatch: body-sha256=48ed102aa55073ddbbe09d9046866c12a5760f760b8c1925611db429914e9010
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -24,7 +24,10 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
+)
 
 
 # ----------------------------------------------------------------------

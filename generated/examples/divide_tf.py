@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=6a47d53844d06c131b921d0ab8f12001ced25a64496ace4a50689489ba7612fc
-# autobatch: inputs-sha256=300394be658cd6e7afeb824c2f3788a8c9dc233f6b108eec789c64abd635ee76
-# autobatch: body-sha256=cc9d6d054e8e0cc44f238b159fb25fc08286a42b43d47330d0bd8e4ddcacc01f
+# autobatch: source-sha256=2f807af59e0224fdc05b77f1e7b2199182559c5e82f0a4eaa501e82e15275822
+# autobatch: inputs-sha256=9a526825535bff175802a7feb8b15a7e1f4cabc702ab40d60c42b4a3024eef0f
+# autobatch: body-sha256=ec64a2e7ffb016288461a269fceb78be10ca5b22fbc9b4f0a9fea475ba9aedb1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -24,7 +24,10 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
+)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=688301a461303017a51afbd648e68c37103eb31eccd04249e19de74f0e635c7e
-# autobatch: inputs-sha256=a068423d29b434d6546332243c5ec9a0d3b66c298c06f03d9f54c46329b27bda
-# autobatch: body-sha256=c6bac98f239d5f5562e65ce2e0d9b6cf70d8c3c47d87c7877507f4d6ca8c5c56
+# autobatch: source-sha256=83cb6a8bc864e4dfa0172695a4bbc38c8e8abeaebc05a2283779898d4fc2e9a9
+# autobatch: inputs-sha256=3d2f94e1241685dea6af0127407d7e58a650dfc568db81eb375f3cc21c8077c6
+# autobatch: body-sha256=09b95890ba2a4035c17e824dabca5bb44c866bd3416b42c7af2baf803c54aa80
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -27,7 +27,17 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/even_odd.py",
+    {
+        "examples.even_odd": {
+            "is_even": "65d95d12a74b913a",
+            "is_odd": "e427166de9cb1871",
+        }
+    },
+)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=1f0296e566491a0dc4a88fc5eed43b6f75ad1b3c9800df7c2215f5c3eda9cb6f
-# autobatch: inputs-sha256=6df4a4443f9b598ba2c4883a6d001f8f35154ebc28e79c01eab756191401e37b
-# autobatch: body-sha256=7d0069ff790d0cbf101c7bbdf652d78a430bfe5facd2797cbde15f697c0786a2
+# autobatch: source-sha256=3540e0db87658639e32f860f8ac212d21e9875474056b4dfbf81e4ae8902ca91
+# autobatch: inputs-sha256=ece6fe6aa7499c507d8dcf914a0b3fa25721d16362677b9f7f3031cfdec8c07f
+# autobatch: body-sha256=3975663b3f0e668be2d0d83150cd4f136b0ea2f5183a84cff181c1255c6b84ab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -27,7 +27,17 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/even_odd.py",
+    {
+        "examples.even_odd": {
+            "is_even": "65d95d12a74b913a",
+            "is_odd": "e427166de9cb1871",
+        }
+    },
+)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=d78a7c7a8f0dfb9590080cdd4466da7584aa6df8c09a3cec442aba2093c8d265
-# autobatch: inputs-sha256=1db395edd5e5fca9965b5438214ddc6b99c765d15fce26fa1e78f0208506b192
-# autobatch: body-sha256=5bb513964100df96a5cc42edfbd2403f94ac4bc3e40f66485f545ea180986dd5
+# autobatch: source-sha256=3e25e9fe9f50fbf53e3adcc64a12d2f3c19779c7a60bbd8a05332ead741446b1
+# autobatch: inputs-sha256=876bf5a75308ff93525132fc800ca1cadd1f40abae27737be7af1f9c30a7dfe1
+# autobatch: body-sha256=9822409a0a9940a35db8327aaca1f49220648fbb26ef95311bd3784e0d0705bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -29,7 +29,10 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
+)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=fb35a4e9d972242156e2d233f9ed9cbd0ca023f4891c5fa80fee6edcccac8855
-# autobatch: inputs-sha256=038e4eed01df6e1055b6940001b3bc444612d6c0b56cc5accd4ed65f47bd3579
-# autobatch: body-sha256=884d4e72dcd473349a093c846bcb8469a11e276fa301ec107eb85f0d0c4ae5c3
+# autobatch: source-sha256=986fd2aff77aa3d5725bef3a1096f5d03e9e5b89577135d364b9ec328c311b39
+# autobatch: inputs-sha256=ff1cda96ed8b00e2e8647a8e4651479ef369db501949a42eb2f3cd0427e191a4
+# autobatch: body-sha256=d124c8b79fb164b34557675dbcf8606c5b53b10acb37532cd0a0ebbf4ca900d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -29,7 +29,10 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
+)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=052b95dd1303aba5c6d6d242299ccf157f846a02b7967681b718fda27fea7173
-# autobatch: inputs-sha256=e18d4ddaeff9c6119e60d58f6751fccc06b8ccfeac516d29ae9efcd2f903ba89
-# autobatch: body-sha256=3694dd80b88a8dc1408efe5134023287ca93e8531571d7e93acf946207e1519b
+# autobatch: source-sha256=6692248403e01bfee15f732efb0eb0e57ad32660f058aae96b8daadc77ad9683
+# autobatch: inputs-sha256=647fc5dde67f8d69ed89b20cfa5c2c39cf3f1207ab7dcdb5f63e6c573b1d439d
+# autobatch: body-sha256=76db9ada0558ce7cf563ab0956d43f7ea8f43dd75d2cf48ea1b66aa3452ac58d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -23,7 +23,10 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
+)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=c7b0c842c442d12289dca994819e1d053b450a89fa87b746d3616aed3a77ab5e
-# autobatch: inputs-sha256=e5e7cfe677ef093e98ebb384db2c82bbea28613b67e247009c9a86d4b7cc2ec1
-# autobatch: body-sha256=19fde2268bb5ddb7d231d4b03997e50cdfa29577c60119a486e15e7ea9f0fe7c
+# autobatch: source-sha256=6b2a8287339ad926715008ae89fac3049aa6965836926eedd0d78c5a399c38da
+# autobatch: inputs-sha256=8d04a066b7313c41eb8ad5447009d7c5a0c0035ac61a6899e0518f6b7dc7165a
+# autobatch: body-sha256=6adb846d5fdc38fca41dc00dd621d0e9b65067c024f0e6fbaf85befe32143c4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -23,7 +23,10 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
+)
 
 
 # ----------------------------------------------------------------------

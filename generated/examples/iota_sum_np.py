@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=d83556143adc5e8e8f1043d8bdfad5726709939df55276c38cb6e0d08d3f8e43
-# autobatch: inputs-sha256=4caeedf2c09c9fa392d6e38de72ec22440e457771b33ce921f702a0713a2edb7
-# autobatch: body-sha256=49845c7f3e0905acf60f69022fa68f97887d4254c4ff89d6a8e54463f783c30d
+# autobatch: source-sha256=313be972d02aa4def4dc82280a7ae8350aaf7880a8beebd82a2a2e34efad7f9b
+# autobatch: inputs-sha256=d7131bd64883c836479b8d70b647fcce2e07fda62089fe134a827779aab88580
+# autobatch: body-sha256=36563ad094d370accfd7c2bf86d16359a73153d327e17130470e2cafd156c13b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -23,7 +23,12 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/iota_sum.py",
+    {"examples.iota_sum": {"iota_sum": "1e1b0eee245a208d"}},
+)
 
 
 # ----------------------------------------------------------------------

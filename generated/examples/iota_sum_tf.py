@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=4a7edf0925a5b11fa786fc706f8159234ab89188efca97ce6b897c1067f32082
-# autobatch: inputs-sha256=f3dfb0efcc1056424876b3523f315940b789423dde935d465287e197fad8ecbe
-# autobatch: body-sha256=bd3dd6de9b6fc960d090d06a589eb46e58efac1f6472c7140fe5932db2f54c4c
+# autobatch: source-sha256=5c3e2c7fb7e0cc6be762456625c54dc402b907d5a4e4e5603d0fed5eba00c65b
+# autobatch: inputs-sha256=5511b8592626705f7c720806b4171a66775c8070790c186a6b43618b972bb26a
+# autobatch: body-sha256=c75ed0012f283665e99d087f6cfa22b1772b0721fa378f4168b8dc798c8bd578
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -23,7 +23,12 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/iota_sum.py",
+    {"examples.iota_sum": {"iota_sum": "1e1b0eee245a208d"}},
+)
 
 
 # ----------------------------------------------------------------------

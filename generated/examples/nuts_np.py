@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=8da05c62795d93c7b9f6a6405fc0ff41d7a997cbccbbe922b0f8e438ec5a7bc3
-# autobatch: inputs-sha256=a7e3725bfdd39ec5be8c1a0b0cda3d6b5e068143499dd569a9ebea1414e81fa4
-# autobatch: body-sha256=9142dacc2f0991810ef7535dae76f06db86ea00174a300b3ee419339773f545b
+# autobatch: source-sha256=51f5e8f13aaf1e6f89053818fe6f6f67188774d80b4368a95ef602252902831e
+# autobatch: inputs-sha256=dd02fd2225eda4a2dd723b080d61cbe2cdef6289dae0452408f3d4988440cd3e
+# autobatch: body-sha256=165f9e40103ecf38c3d13e1bbe74b05b4ccbcae150a4f63df1619416a171835e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -76,6 +76,21 @@ nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
 """
 
 import typing
+from autobatch_runtime import numpy_backend as rt
+
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/nuts.py",
+    {
+        "examples.nuts": {
+            "make_nuts_programs.<locals>.build_tree": "733bd6f19b37b347",
+            "make_nuts_programs.<locals>.nuts_chain": "eaa6d295bab60047",
+            "make_nuts_programs.<locals>.nuts_step": "0aae188502abda8e",
+        }
+    },
+)
+
 import examples.nuts_math as nuts_math
 from examples.nuts import Chain
 from examples.nuts import Edge
@@ -83,9 +98,6 @@ from examples.nuts import MAX_ENERGY_ERROR
 from examples.nuts import Point
 from examples.nuts import Step
 from examples.nuts import Tree
-from autobatch_runtime import numpy_backend as rt
-
-rt.require(2, __name__)
 
 
 def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):

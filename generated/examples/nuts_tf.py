@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=600ea9728a8f87949a849c14c1dd2647f89bc42cadf2ddd280e09bdfb4d539f3
-# autobatch: inputs-sha256=3f2cefda9e5c3dc7d20758b0a13076933ca5efeec560d926a105388c02f11c7b
-# autobatch: body-sha256=161568cc4c8a5de4fe7a2ce7815cf0b43014de465d6717417e135b07517e0a41
+# autobatch: source-sha256=94b341ee479e300423ef394e144688010960b46769ae2a3c21e1830112f81712
+# autobatch: inputs-sha256=41bef46bced68675efad33d3f5eefc936e53d6d39053502b4f9b00afff4f826a
+# autobatch: body-sha256=4883621eeeca706d6bed362fb47c7442309bccfbe157a94e6b079317ff029c69
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -76,6 +76,21 @@ nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
 """
 
 import typing
+from autobatch_runtime import tensorflow_backend as rt
+
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/nuts.py",
+    {
+        "examples.nuts": {
+            "make_nuts_programs.<locals>.build_tree": "733bd6f19b37b347",
+            "make_nuts_programs.<locals>.nuts_chain": "eaa6d295bab60047",
+            "make_nuts_programs.<locals>.nuts_step": "0aae188502abda8e",
+        }
+    },
+)
+
 import examples.nuts_math as nuts_math
 from examples.nuts import Chain
 from examples.nuts import Edge
@@ -83,9 +98,6 @@ from examples.nuts import MAX_ENERGY_ERROR
 from examples.nuts import Point
 from examples.nuts import Step
 from examples.nuts import Tree
-from autobatch_runtime import tensorflow_backend as rt
-
-rt.require(2, __name__)
 
 
 def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=4ff05e5db5027f02237e7d8d91411e75a386d452e5d47ea027b2d551ab5c3a69
-# autobatch: inputs-sha256=9f77c21a92ca3be0bc59bfcf73976e1ea75a4e75fa9c5b172eafb7a6824a54ef
-# autobatch: body-sha256=c3fd5d6f9c969a779bf489bb11c841ee17e8526a5d8f9fde1fe9a79f0903c098
+# autobatch: source-sha256=e0791b0d160997ebcead9ef9636848648bf5078fb782c034f62cc6fb80232c7d
+# autobatch: inputs-sha256=a58defb2b0508a5c992cc2fb0412612b1298a9488501a665da209cba87c3bae3
+# autobatch: body-sha256=d41d49ea0860477fcc2501652c345f540662f7ed352b7c897d516bc608abe6a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -42,7 +42,18 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/primes.py",
+    {
+        "examples.primes": {
+            "count_primes_below": "db74dc8e02afe236",
+            "first_multiple_of_seven": "fe707ef952c750a5",
+            "smallest_factor": "b003529733281cc2",
+        }
+    },
+)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=e87ca4f03383dcbae74bbe8fa984f8133aafd0a83388a055714009d086ec1adc
-# autobatch: inputs-sha256=b32608d4dcfbf6ff7b350499ceb9e78965a604487768cff1596e8b2f2419bba3
-# autobatch: body-sha256=3f58dc87c40dba22243a2fd5cd8b8f846593ae372a3fc20f61145e24afa8b68e
+# autobatch: source-sha256=08a43a3fb169f787b9459c0c01a29ae504705ae8d66f52eb16c10a359978ed10
+# autobatch: inputs-sha256=3fc2dde4ecf97b64134191ac52acb01e912de79019a6cf40818ac70aede8d30c
+# autobatch: body-sha256=46581d4e5ab513542e2fa007b555ee858d20ecead9384202e2ce0f964db0a5d3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -42,7 +42,18 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/primes.py",
+    {
+        "examples.primes": {
+            "count_primes_below": "db74dc8e02afe236",
+            "first_multiple_of_seven": "fe707ef952c750a5",
+            "smallest_factor": "b003529733281cc2",
+        }
+    },
+)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=f439458d3e69028952ee87a3988a8ab711569aa428004b12f984df8b4ac3cf9c
-# autobatch: inputs-sha256=35e2b4038931cf52d28b3864d4bae3fe54fc6310890c90dc690b09dcb6a4832f
-# autobatch: body-sha256=2f2f74398d72282c923d2b3171f4b9e2584d23678b939b1a1f081e08487e33b6
+# autobatch: source-sha256=9201c3a7e14ef4f1d0cff4429b0b23970121cba593b1816dcfc588fdafd8f7c8
+# autobatch: inputs-sha256=6044107011bb7eba609ff8c0ef41e8cecb3ad5cb189cd76ec6fd378719e62e68
+# autobatch: body-sha256=96c31ce94a9d8861fcbba0c851eb9136a3b7b05078ce4922fd012b6e1f2ac055
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -22,10 +22,14 @@ rotate(Point(float64[], float64[]), int64[]):
 """
 
 import typing
-from examples.rotate import Point
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
+)
+
+from examples.rotate import Point
 
 
 # ----------------------------------------------------------------------

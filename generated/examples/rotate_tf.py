@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=c650d2c057ebacfde72021f0d33dbfe20dadc6ac7d392eb0a35e8d95cbca9c5f
-# autobatch: inputs-sha256=24cb1e84354901f6d79f0626e3c98097b267c18768b42009e3775e699bb9b82b
-# autobatch: body-sha256=feb2ea2cb45a03c4b42bcc69c02dd7b0f22d74d5a9ac77945c0cec2f8362584a
+# autobatch: source-sha256=5808141140dd3beb8f8cb2c21038f7ca12b7cedfad9f9773e48fc862b5e11e43
+# autobatch: inputs-sha256=af5b2fafd26bdf00be36808b3f38ddab4df49e3c6832f83050c260750456b951
+# autobatch: body-sha256=8e9441058122b3e18e27be4e65c45b3475e9df22f0cf3e508267b1bd902112f3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -22,10 +22,14 @@ rotate(Point(float64[], float64[]), int64[]):
 """
 
 import typing
-from examples.rotate import Point
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
+)
+
+from examples.rotate import Point
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=199d6f29284dc9f91f09953941ead2dc2d9a566e3b9f872a617f6b516060b4c6
-# autobatch: inputs-sha256=938b42dcaec8029e6760a06d0598e45d34fec7bada00d65a07334a1eb51e4087
-# autobatch: body-sha256=a74bfde7db13ef19e7100e30bb021c7af672cdeaecbd852ca41348faef65bc09
+# autobatch: source-sha256=56bf3e165b5217b37f096ef1bcd5d2d09eb5b1e6c80c892d95f0868da0cf7720
+# autobatch: inputs-sha256=405d55b58248259eee347c50cbf4d1e673f0229ca6a3b4c2e759949a1b8559ef
+# autobatch: body-sha256=219dd6ca0b5d70203480eade8152370aad7a223a147da5a2cf922a0eb27772f0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -23,7 +23,12 @@ bisect_left(int64[16], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/search.py",
+    {"examples.search": {"bisect_left": "9883458189315442"}},
+)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=96df4be1a207d6f841a391843b69fe95e9d167263e6b707907a761cb4425f9ba
-# autobatch: inputs-sha256=6253a47fc8d90690c0fc2ecc53309f16bf878bc9131a588fe47d25ce46d6ec48
-# autobatch: body-sha256=406d56bf0ed4ce821949f78287b308dbe320104575b4198dbdd458c038ccb130
+# autobatch: source-sha256=c9e50e283aa0dadfcccc3e410e03dff04d909600bebc8a3b38e00b1b33493fe2
+# autobatch: inputs-sha256=1fe00de59665a58d14b04d63ac135379f80c0a00546ed796ad73e45c4354fd5a
+# autobatch: body-sha256=a89db819a66d64c9e96ef186d5e650ff36e8d4a02f40c066cc21fcd24fff4f8c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -23,7 +23,12 @@ bisect_left(int64[16], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/search.py",
+    {"examples.search": {"bisect_left": "9883458189315442"}},
+)
 
 
 # ----------------------------------------------------------------------

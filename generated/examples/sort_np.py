@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=85523e965c7770ff0c88a99ef44cb507f633b20d10391a74dcd2a4f1bf3e5101
-# autobatch: inputs-sha256=53032b13ff3566aaba45251fd8088612a3fe5e54fce3b18ccd09c83df74d2187
-# autobatch: body-sha256=60555a80513047db9668c1dbd5acd1e8e20aab0c9ffa95cc6ab8ca2212a2aad1
+# autobatch: source-sha256=55ab2728571436d1eda62774f1eab59cbad5d30594a4df1dc637554cc80b4662
+# autobatch: inputs-sha256=8ab113a9bf82c2bd9a0a1a4a0a943809ee9137f719fa788726f6a3b911aabb47
+# autobatch: body-sha256=9bd9e56d0c96c12616d7183f6ec8e8a4c6b91c62699f35ef78e984c21d5f9d33
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -31,10 +31,21 @@ insertion_sort(int64[8]):
 """
 
 import typing
-import numpy as np
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/sort.py",
+    {
+        "examples.sort": {
+            "histogram": "99337b46af5cba06",
+            "insertion_sort": "4d79e067471c95eb",
+        }
+    },
+)
+
+import numpy as np
 
 
 # ----------------------------------------------------------------------

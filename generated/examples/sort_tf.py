@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=0808473019a6e4c3edfcf1a67f0644c3be0ca062d36654f1a04765b4c17b49fa
-# autobatch: inputs-sha256=d699ca657bb5ad33246a93f35dde5a0082dc71a7adca38aaae94d301f0993dd8
-# autobatch: body-sha256=235a591273754b1afaa02d4f351c9f0d0162ddb579a3f7d8c0331efc3f5d23c7
+# autobatch: source-sha256=7500ded70c08bed0ebb7d8bacd6e022b999ef90468760cf9ec55196815f24fa7
+# autobatch: inputs-sha256=8027d2186db630e1fd2e30e527ae007e4bdf90bcf53f595192e055eef4b41f26
+# autobatch: body-sha256=b08fb2e76801255023fbc4d8f1829b1d6c33bd57cfc32b303f8811e278e6ddb2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -31,10 +31,21 @@ insertion_sort(int64[8]):
 """
 
 import typing
-import numpy as np
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/sort.py",
+    {
+        "examples.sort": {
+            "histogram": "99337b46af5cba06",
+            "insertion_sort": "4d79e067471c95eb",
+        }
+    },
+)
+
+import numpy as np
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=1ee11a2f76fc55db81ebe4a5bbd828d50e6b8f56618e4fa5b20e2570062d0302
-# autobatch: inputs-sha256=5d60181948ef07097e9371be093fd1d750a73c38cf3fcca33335dd21b2ca3bf7
-# autobatch: body-sha256=6ef0308910767c2640c937e2322b7f192dee5eaf07d4567fe94d111c43ca71eb
+# autobatch: source-sha256=b725411b0f07b6f104b71bb9f20a44e2c01d475901139ea9e3d0969548e32ca1
+# autobatch: inputs-sha256=5c55906119f1b7b75c969cb70eee9cfacdc5c9fc296cbd24ecb3d512c070a0e5
+# autobatch: body-sha256=28c144973e87f7eec24d809349ffaf354fde111f35b4bb55a1bba61f9970c6c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -24,14 +24,18 @@ predict(float64[2]):
 """
 
 import typing
+from autobatch_runtime import numpy_backend as rt
+
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
+)
+
 from examples.tree import FEATURE
 from examples.tree import LEFT
 from examples.tree import RIGHT
 from examples.tree import THRESHOLD
 from examples.tree import VALUE
-from autobatch_runtime import numpy_backend as rt
-
-rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

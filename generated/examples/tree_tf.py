@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=a2abd4c15a66cd0a2219840b3c65c8214f4ce15dae922c98df805416d0344ce0
-# autobatch: inputs-sha256=8aa8003f7cea1452bc2022d1bcf638ce32c0c4ba3691ea442f2bede77534b04b
-# autobatch: body-sha256=56e0408b3f751eb5ea58e50b1ae614d3b085112e1dd304d67fcce7954119a5d0
+# autobatch: source-sha256=291e00ab844d99ab65ae84ebee175a517f0b955591b82edcf9a91e7a775ab4d5
+# autobatch: inputs-sha256=5d70dfc965a169c4a17c10c48fdb03393ce6a06c946c39e4dbf12412cbeca809
+# autobatch: body-sha256=c2e376f77c9dbf557b53cb3306e9845133a1580dd54e73b94554244792c28025
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -24,14 +24,18 @@ predict(float64[2]):
 """
 
 import typing
+from autobatch_runtime import tensorflow_backend as rt
+
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
+)
+
 from examples.tree import FEATURE
 from examples.tree import LEFT
 from examples.tree import RIGHT
 from examples.tree import THRESHOLD
 from examples.tree import VALUE
-from autobatch_runtime import tensorflow_backend as rt
-
-rt.require(2, __name__)
 
 
 # ----------------------------------------------------------------------

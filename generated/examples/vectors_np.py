@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=numpy
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=0be0b0ca51dd89f8eb55d1ae9128f81bcfd36594834472c828e8f5c335d28c99
-# autobatch: inputs-sha256=de87009568b54da63b14a8bff4851e3c5f5d3e0fb7204d0301a4a81336178923
-# autobatch: body-sha256=547a1f412771491be03aa1321b5f2d0098a2b27975185075f794d19c6f7d85bd
+# autobatch: source-sha256=770912420fe67e3e16c9d2e99e590aef1ecf9b3248c67bd1a6f92472cfb41a9b
+# autobatch: inputs-sha256=f19fb62e1c0e61d9756d7b78bfdfa633cc50c3608fc6a2c08b373b10fe21b01f
+# autobatch: body-sha256=9e057d81881052d3683066016b832783365153f8f5945fd49102fcc8c57bfc6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -29,7 +29,12 @@ spiral(float64[3], int64[2], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/vectors.py",
+    {"examples.vectors": {"relax": "0c6959e01fa27a98", "spiral": "9faed4f526e17c3f"}},
+)
 
 
 # ----------------------------------------------------------------------

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=2
+# autobatch: runtime=3
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=5c8a509d2695e7e1a505eb7895d4361a2f6f9c77daa030458cb6f588ed0ef280
-# autobatch: inputs-sha256=5033b2a177d29290161cb4823945c27f5dc061a32b52626665a1ec45b1c0b56e
-# autobatch: body-sha256=85bd97b63900fde28f6f72e33601fce0caefcb6c31438a46dacd16e79ebf8c53
+# autobatch: source-sha256=947826956e32e2ca141672f2f68a73cf5037fe8a6897fad330fb8ccd6540fd0f
+# autobatch: inputs-sha256=3e7a1616ec2348e789728a7197e347223b9d34d81e6b92c8abc8d2d55d27f24b
+# autobatch: body-sha256=07c1c5ab4d36a7a801fe375662239bd0771c8abd94ef6ee42d19c56ef386a4be
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -29,7 +29,12 @@ spiral(float64[3], int64[2], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(2, __name__)
+rt.require(3, __name__)
+rt.check_fresh(
+    globals(),
+    "examples/vectors.py",
+    {"examples.vectors": {"relax": "0c6959e01fa27a98", "spiral": "9faed4f526e17c3f"}},
+)
 
 
 # ----------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 Layout: a header (what made it, from what, how to remake it), a docstring
 listing every block with its source line, imports (the runtime,
-autobatch_runtime's backend module, as `rt`, after a check of its version),
-then one section per program.  The AST is unparsed with `ast.unparse` and
+autobatch_runtime's backend module, as `rt`, then checks of its version and
+of the sources' freshness, then the user's names), then one section per
+program.  The AST is unparsed with `ast.unparse` and
 formatted with the pinned black.  Nothing in it depends on time, absolute
 paths or set order.
 """
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 import sys
 import types as pytypes
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
-from autobatch_runtime import RUNTIME_VERSION
+from autobatch_runtime import RUNTIME_VERSION, freshness
 from transpiler import __version__
 from transpiler.emit import program as program_emitter
 from transpiler.emit.template import render_comments
@@ -107,10 +109,58 @@ def generate(
         + "\n"
     )
     # Black puts one blank line after the imports, two before the programs.
-    head = _formatted([ast.Expr(ast.Constant(doc))] + imports.statements(backend))
+    check = _freshness_check(source_path, _source_digests(specs, functions))
+    runtime, names = imports.statements(backend, check)
+    head = _formatted([ast.Expr(ast.Constant(doc))] + runtime)
+    if names:
+        head += "\n" + _formatted(names)  # a blank line after the checks
     text = head + "\n\n" + _formatted(sections)
     header = _header(source_path, backend, specs, source_hash, functions, text, inputs_hash)
     return header + text
+
+
+def _source_digests(specs, functions) -> Dict[str, Dict[str, str]]:
+    """{module name: {qualified name: digest}} of the listed functions whose
+    source file the runtime can find, for the module's import-time check.
+
+    The digests come from the runtime's own `function_digest`, which the
+    check calls again at import: the two cannot disagree about a function's
+    text.  A function is located by the origin of its `def` (file and line),
+    which gives its qualified name (`make_nuts_programs.<locals>.nuts_step`);
+    one whose file is not the one its module's name finds (`__main__`, a
+    function made by `exec`, a module registered under another name) is
+    left out, since an import could not find it either.
+    """
+    origins = {}
+    for spec in specs:
+        for fn in spec.typed.functions:
+            if fn.origin is not None and fn.name in spec.modules:
+                origins.setdefault(fn.name, (fn.origin, spec.modules[fn.name]))
+    out: Dict[str, Dict[str, str]] = {}
+    for _, name in functions:
+        if name not in origins:
+            continue
+        origin, module = origins[name]
+        path = freshness.source_file(module)
+        if path is None or not _same_file(path, origin.filename):
+            continue
+        qualname = freshness.qualname_at(path, origin.line)
+        digest = qualname and freshness.function_digest(path, qualname)
+        if digest:
+            out.setdefault(module, {})[qualname] = digest
+    return {module: dict(sorted(names.items())) for module, names in sorted(out.items())}
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _freshness_check(source_path: str, digests) -> str:
+    """The module's call of the runtime's freshness check (autobatch_runtime/freshness.py)."""
+    return f"{program_emitter.RUNTIME}.check_fresh(globals(), {source_path!r}, {digests!r})"
 
 
 def _backend_title(backend):
@@ -337,11 +387,23 @@ class _Imports:
                 "define it at module level",
             )
 
-    def statements(self, backend) -> List[ast.stmt]:
-        """`typing` (the state classes), the user's names, then the runtime:
-        imported as `rt`, and refused at once if it is not the version this
-        module was generated for."""
-        lines = ["import typing"]
+    def statements(self, backend, check: str) -> Tuple[List[ast.stmt], List[ast.stmt]]:
+        """(`typing` (the state classes) and the runtime, the user's names).
+
+        The runtime is imported as `rt` and refused at once if it is not the
+        version this module was generated for; then `check` (the freshness
+        check) refuses sources edited since.  Both run before the user's
+        modules are imported, so an edit that removed a name the module
+        imports reports a stale module, not a missing name.
+        """
+        rt = program_emitter.RUNTIME
+        runtime = [
+            "import typing",
+            f"from autobatch_runtime import {backend.name}_backend as {rt}",
+            f"{rt}.require({RUNTIME_VERSION}, __name__)",
+            check,
+        ]
+        lines = []
         for local, module in sorted(self.modules.items()):
             if local == module:
                 lines.append(f"import {module}")
@@ -352,9 +414,4 @@ class _Imports:
                 lines.append(f"from {module} import {attr}")
             else:
                 lines.append(f"from {module} import {attr} as {local}")
-        rt = program_emitter.RUNTIME
-        lines += [
-            f"from autobatch_runtime import {backend.name}_backend as {rt}",
-            f"{rt}.require({RUNTIME_VERSION}, __name__)",
-        ]
-        return ast.parse("\n".join(lines)).body
+        return ast.parse("\n".join(runtime)).body, ast.parse("\n".join(lines)).body

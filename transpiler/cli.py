@@ -260,7 +260,8 @@ def _expected_texts(args, config, survey):
     """
     if not survey.candidates:
         return {}, []
-    import_tensorflow_quietly()
+    if any(survey.expected[p][1] == "tensorflow" for p in survey.candidates):
+        import_tensorflow_quietly()  # ~3 s here: not for NumPy modules, which never need it
     from transpiler import regenerate
 
     sources = sorted({survey.expected[p][0] for p in survey.candidates})
@@ -323,28 +324,30 @@ def _diff(rel, actual, expected):
 
 
 def _write(args, config, survey, stale, rel):
+    """Writes the stale modules and removes the orphans, except hand-edited
+    ones without --force, each named (even with --quiet: the exit is 1)."""
     from transpiler import loader
 
     refused = []
     for path, text in stale:
         old = loader.read(path)
         if old is not None and loader.is_hand_edited(old) and not args.force:
-            refused.append(path)
+            refused.append((path, survey.expected[path][0]))
             continue
         loader.write_atomic(path, text, package_root=config.output_dir)
         _log(args, f"wrote {rel(path)}")
     for path in survey.orphans:
         old = loader.read(path)
         if old is not None and loader.is_hand_edited(old) and not args.force:
-            refused.append(path)
+            refused.append((path, ""))
             continue
         os.unlink(path)
         _prune_packages(os.path.dirname(path), config.output_dir)
         _log(args, f"removed {rel(path)} (no input asks for it)")
-    for path in refused:
-        _log(
-            args,
-            f"{rel(path)} was edited by hand; not overwritten (use `{REGENERATE} --force`)",
+    for path, source in refused:
+        _problem(
+            f"{rel(path)} was edited by hand; not overwritten (run "
+            f"`{REGENERATE} --force{' ' + source if source else ''}`)"
         )
     return 1 if refused else 0
 

@@ -292,7 +292,8 @@ def _why_not_current(config, result, path, text, header, black) -> Optional[str]
         return f"formatted by black {header.get('black')}; black {black} is installed"
     functions = [p for p, _ in loader.header_functions(header)]
     digest = inputs.inputs_hash(
-        config.root, backend, relpath, functions, config.signatures, config.closures
+        config.root, backend, relpath, functions, config.signatures, config.closures,
+        batched=result.batched[relpath],
     )
     if header.get("inputs-sha256") != digest:
         return "its inputs changed: a source file it is built from, a declaration, or the compiler"

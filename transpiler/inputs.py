@@ -134,24 +134,32 @@ def inputs_hash(
     files: Iterable[str],
     config_signatures: Dict[str, List[str]],
     config_closures: Optional[Dict[str, dict]] = None,
+    batched: Optional[Iterable[str]] = None,
 ) -> str:
     """sha256 of what a module is made from, readable without importing anything.
 
     The autobatch version and compiler, the backend, the lock lines,
     pyproject signatures and closure declarations of `relpath`, and the bytes of `relpath` and of
     every file holding a function the module's programs reach (`files`).
-    A malformed lock line makes no program, so it is not part of it.
+    A declaration that makes no program (a malformed lock line, or one naming
+    no `@X.batch` function of `relpath`) is not part of it: `autobatch check`
+    reports it once, and the module stays current.  `batched`: the names of
+    those functions, when the caller has read them already.
     """
     from transpiler import __version__
     from transpiler.loader import compiler_fingerprint
 
+    names = set(batched) if batched is not None else _batched_names(root, relpath)
     digest = hashlib.sha256()
     for part in (__version__, compiler_fingerprint(), backend_name):
         digest.update(part.encode() + b"\0")
     for line in sorted(read_lock(root)) if root else ():
         if line_source(line) == relpath and line_problem(line) is None:
-            digest.update(b"lock\0" + line.encode() + b"\0")
+            if names is None or parse_line(line)[1] in names:
+                digest.update(b"lock\0" + line.encode() + b"\0")
     for key, values in configured_signatures(config_signatures, relpath):
+        if names is not None and key.rpartition("::")[2].strip() not in names:
+            continue
         digest.update(b"signatures\0" + key.encode() + b"\0" + "\0".join(values).encode() + b"\0")
     closures = declaration_text(config_closures or {}, relpath)
     if closures:  # absent from older projects' hashes, which stay as they were
@@ -165,6 +173,14 @@ def inputs_hash(
             digest.update(b"<missing>")
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def _batched_names(root: Optional[str], relpath: str) -> Optional[set]:
+    """The `@X.batch` functions of `relpath`, or None if it cannot be read."""
+    try:
+        return {name for name, _ in scan_batched(os.path.join(root or "", *relpath.split("/")))}
+    except (OSError, SyntaxError, ValueError):
+        return None
 
 
 def scan_batched(filename: str) -> List[Tuple[str, bool]]:

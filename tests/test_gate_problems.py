@@ -343,3 +343,21 @@ def test_force_is_rm_generated_then_generate(project, truncated, tmp_path):
     assert _tree(project / "generated") == _tree(fresh / "generated")
     assert header(project)["programs"] == PROGRAMS
     passes(project)
+
+
+def test_a_declaration_generate_cannot_build_is_named_until_removed(project):
+    """A lock line whose signature names a class the file does not define
+    builds nothing (the compiler skips it), so no `generate` satisfies it:
+    check names the declaration to correct, and only that once regenerated."""
+    lock = project / "autobatch.lock"
+    lock.write_text(LOCK + "pkg/fib.py::fib(Gone(int64[]))\n")
+    assert run_cli(project, "generate", "-q").returncode == 0
+    one_problem(
+        project,
+        "autobatch.lock: pkg/fib.py::fib(Gone(int64[])) declares a program that "
+        "`autobatch generate` does not build",
+        "correct or remove it",
+    )
+    lock.write_text(LOCK)
+    assert run_cli(project, "generate", "-q").returncode == 0
+    passes(project)

@@ -361,3 +361,18 @@ def test_a_declaration_generate_cannot_build_is_named_until_removed(project):
     lock.write_text(LOCK)
     assert run_cli(project, "generate", "-q").returncode == 0
     passes(project)
+
+
+def test_a_signature_only_running_the_file_tells_is_taken_on_trust(project):
+    """`signature=SIG` is not read without importing the file (check does
+    not run user code): the module may hold one program of that function
+    beyond the declared ones, and is current."""
+    edit(
+        project / "pkg" / "fib.py",
+        "@ctx.batch(signature=[TensorType(np.int64, ())])",
+        "SIG = [TensorType(np.int64, ())]\n\n\n@ctx.batch(signature=SIG)",
+    )
+    line = one_problem(project, "generated/pkg/fib_np.py is stale (its inputs changed")
+    run_fix(project, line)
+    passes(project)
+    assert header(project)["programs"] == PROGRAMS

@@ -50,3 +50,13 @@ __all__ = [
     "__version__",
     "truthy",
 ]
+
+
+def __getattr__(name):
+    # `autobatch.instructions` (the predecessor's IR constructors) loads the
+    # compiler's IR, and gast with it: only when asked for.
+    if name == "instructions":
+        import importlib
+
+        return importlib.import_module("transpiler.instructions")
+    raise AttributeError(f"module 'autobatch' has no attribute {name!r}")

@@ -118,6 +118,7 @@ def test_usage_and_internal_errors(monkeypatch):
 
 
 def test_frozen_mode_refuses_to_generate(project, monkeypatch):
+    monkeypatch.chdir(project)  # a run from the project, which its Context writes to
     monkeypatch.syspath_prepend(str(project))
     monkeypatch.setenv("AUTOBATCH_FROZEN", "1")
     for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
@@ -268,6 +269,7 @@ def triple(n):
 
 def test_a_development_call_appends_to_the_lock_file(project, monkeypatch):
     (project / "pkg" / "dev.py").write_text(DEV)
+    monkeypatch.chdir(project)  # a development run, from the project it writes to
     monkeypatch.syspath_prepend(str(project))
     monkeypatch.delenv("AUTOBATCH_FROZEN", raising=False)
     for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:

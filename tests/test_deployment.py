@@ -1,0 +1,100 @@
+"""The checked-in artifact runs where the compiler is not installed.
+
+A deployment installs `autobatch` alone (NumPy; TensorFlow for *_tf.py
+modules): black is absent, and gast too unless TensorFlow is there (it
+requires gast for its own AutoGraph).  These tests build such an
+environment from this one (a folder of links to the installed packages,
+minus the compiler's, on a `python -S` path, so the missing packages are
+not on the path at all, not merely blocked), run tests/deployment_probe.py
+in it, and compare every program's result with the same call here.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import deployment_probe  # noqa: E402
+
+ROOT = deployment_probe.ROOT
+# Top-level names in site-packages that belong to the compiler (or to this
+# project's own editable install, which the probe gets from its path).
+COMPILER_PACKAGES = ("gast", "black", "blib2to3", "_black_version", "astunparse")
+TENSORFLOW_PACKAGES = ("tensorflow", "tf_keras", "keras", "tensorflow_probability", "tensorboard")
+
+
+def _excluded(entry, packages):
+    base = entry.split("-")[0].split(".")[0].lower()
+    return (
+        base in packages
+        or base.startswith("__editable__")
+        or base in ("autobatch", "transpiler", "autobatch_runtime")
+        or entry.endswith(".pth")
+    )
+
+
+def deployment_path(tmp_path, without):
+    """A folder linking every installed package except those in `without`."""
+    site = sysconfig.get_paths()["purelib"]
+    folder = tmp_path / "site-packages"
+    folder.mkdir()
+    for entry in sorted(os.listdir(site)):
+        if not _excluded(entry, without):
+            os.symlink(os.path.join(site, entry), folder / entry)
+    return str(folder)
+
+
+def run_probe(tmp_path, backend, without):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, deployment_path(tmp_path, without)]))
+    env.pop("AUTOBATCH_FROZEN", None)  # the probe sets it
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    done = subprocess.run(
+        [sys.executable, "-S", os.path.join(ROOT, "tests", "deployment_probe.py"), backend],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_probe_environment_lacks_the_compiler(tmp_path):
+    """The environment really lacks gast and black (not a probe that passes anyway)."""
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([ROOT, deployment_path(tmp_path, COMPILER_PACKAGES)]),
+    )
+    code = "import importlib.util as u; print(u.find_spec('gast'), u.find_spec('black'), u.find_spec('numpy') is not None)"
+    out = subprocess.run([sys.executable, "-S", "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["None", "None", "True"], out.stderr
+    # And the compiler itself cannot run there: generating needs gast.
+    code = "import transpiler.pipeline"
+    out = subprocess.run([sys.executable, "-S", "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode != 0 and "gast" in out.stderr
+
+
+@pytest.mark.parametrize(
+    "backend, without",
+    [
+        ("numpy", COMPILER_PACKAGES + TENSORFLOW_PACKAGES),
+        # TensorFlow requires gast and astunparse (its AutoGraph): black goes.
+        ("tensorflow", tuple(p for p in COMPILER_PACKAGES if p not in ("gast", "astunparse"))),
+    ],
+)
+def test_generated_modules_and_examples_run_without_the_compiler(tmp_path, backend, without):
+    report = run_probe(tmp_path, backend, without)
+    expected = deployment_probe.program_results(backend)
+    assert sorted(report["programs"]) == sorted(expected)
+    assert report["programs"] == expected
+    # Every program of every module ran (the probe cannot skip one silently).
+    assert sum(len(v) for v in report["programs"].values()) >= len(expected) > 10
+    assert report["cases"] == len(__import__("examples.corpus").corpus.CASES)
+    if backend == "numpy":
+        assert 0.2 < report["sampler_variance"] < 3.0

@@ -21,6 +21,7 @@ black, `pip install "autobatch[compiler]"`), and under `AUTOBATCH_FROZEN=1`
 nothing is ever compiled.  See the README, "The generated artifact".
 """
 
+from autobatch_runtime.freshness import StaleSourceError, StaleSourceWarning
 from transpiler import __version__
 from transpiler.backends import NumpyBackend, TensorFlowBackend
 from transpiler.context import BatchedFunction, Context, truthy
@@ -43,6 +44,8 @@ __all__ = [
     "StackMemoryError",
     "StackOverflowError",
     "StaleGeneratedCodeError",
+    "StaleSourceError",
+    "StaleSourceWarning",
     "TensorFlowBackend",
     "TensorType",
     "Type",

@@ -474,7 +474,7 @@ class Context:
             elsewhere = self._builds_elsewhere(name, root)
             undeclared = (
                 not elsewhere
-                and self._uses_lock()
+                and self._uses_lock(root)
                 and (name, signature, mode) not in set(self.declared_programs(relpath, root))
             )
             if self.frozen:
@@ -537,7 +537,7 @@ class Context:
         one being run from (an installed or neighbouring library), whose
         generated tree belongs to that project.
         """
-        if not self._uses_lock():
+        if not self._uses_lock(root):
             return False
         return self._closes_over_values(name) or root != calling_project()
 
@@ -632,12 +632,18 @@ class Context:
             parts.append(f"closes over {free}: {_value_kind(value)}")
         return "\n".join(parts)
 
-    def _uses_lock(self):
-        """True for a project's Context (the default generated folder): its
+    def _uses_lock(self, root=None):
+        """True for a project's Context: the default generated folder, or a
+        `generated_dir` that is the project's configured output folder.  Its
         programs come from inputs only (signature=, pyproject, autobatch.lock).
-        A Context given its own `generated_dir` (a scratch folder, tests) keeps
+        A Context given a folder of its own (a scratch folder, tests) keeps
         the programs its modules already hold instead."""
-        return self.generated_dir is None
+        if self.generated_dir is None:
+            return True
+        config = _project_config(root)
+        return config is not None and os.path.abspath(self.generated_dir) == os.path.abspath(
+            config.output_dir
+        )
 
     def declared_programs(self, relpath, root, signatures=None, names=None):
         """[(entry, signature, mode)] the inputs declare for source file `relpath`.
@@ -673,7 +679,7 @@ class Context:
         """Programs the regenerated file holds: the declared ones plus `requested`
         (without a lock file: its old ones still valid, plus `requested`)."""
         programs = {tuple(requested)}
-        if self._uses_lock() and root is not None:
+        if self._uses_lock(root) and root is not None:
             programs.update(self.declared_programs(relpath, root))
         elif text is not None:
             header = loader.read_header(loader.split_header(text)[0])
@@ -725,7 +731,7 @@ class Context:
         from transpiler.passes import inplace
 
         declared = set()
-        if self._uses_lock() and root is not None:
+        if self._uses_lock(root) and root is not None:
             declared = set(self.declared_programs(relpath, root))
         specs, functions = [], set()
         for entry, signature, mode in programs:

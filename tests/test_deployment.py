@@ -98,3 +98,27 @@ def test_generated_modules_and_examples_run_without_the_compiler(tmp_path, backe
     assert report["cases"] == len(__import__("examples.corpus").corpus.CASES)
     if backend == "numpy":
         assert 0.2 < report["sampler_variance"] < 3.0
+
+
+def test_a_missing_program_without_the_compiler_says_what_to_install(tmp_path):
+    """Unfrozen, a call whose module is missing would compile; without the
+    compiler it says so, rather than failing on `import gast` deep inside."""
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[tool.autobatch]\nsources = ["pkg"]\nbackends = ["numpy"]\n')
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "twice.py").write_text(
+        "from autobatch import Context\n\nctx = Context()\n\n\n@ctx.batch\ndef twice(n):\n    return 2 * n\n"
+    )
+    site = deployment_path(tmp_path, COMPILER_PACKAGES + TENSORFLOW_PACKAGES)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(project), ROOT, site]))
+    env.pop("AUTOBATCH_FROZEN", None)
+    code = "from pkg.twice import twice; twice([1, 2], backend='numpy')"
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("transpiler.errors.StaleGeneratedCodeError") and "twice_np.py is missing" in last
+    assert "pip install 'autobatch[compiler]'" in last and "autobatch generate pkg/twice.py" in last
+    assert not (project / "autobatch.lock").exists()

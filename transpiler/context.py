@@ -293,6 +293,25 @@ def inputs_kept_on_failure(root):
         raise
 
 
+def _require_compiler(path, state, key_text, relpath):
+    """Raises StaleGeneratedCodeError, with the fix, where the compiler is not installed.
+
+    A deployment installs `autobatch` without it; a call there whose module
+    is missing or stale would otherwise fail on `import gast` deep inside.
+    """
+    import importlib.util
+
+    missing = [p for p in ("gast", "black") if importlib.util.find_spec(p) is None]
+    if missing:
+        raise StaleGeneratedCodeError(
+            f"generated module {path} is {state} for {key_text}, and building it needs the "
+            f"compiler, which is not installed here ({', '.join(missing)} missing): "
+            "pip install 'autobatch[compiler]', or run `autobatch generate "
+            f"{relpath}` where it is and ship the module (AUTOBATCH_FROZEN=1 says so at "
+            "once, without looking for the compiler)"
+        )
+
+
 def _with_message(error, message):
     """`error` again, of its own type where it takes one message, saying `message`."""
     try:
@@ -495,6 +514,7 @@ class Context:
                     f"generated module {path} is {state} for {key_text}; {fix} "
                     "(or unset AUTOBATCH_FROZEN)"
                 )
+            _require_compiler(path, "missing" if text is None else "stale", key_text, relpath)
             if elsewhere:
                 text = self._generate_cached(relpath, root, path, backend, (name, signature, mode))
             elif undeclared:  # a development call: its program becomes an input

@@ -22,7 +22,14 @@ from typing import Callable, Dict, Optional
 from autobatch_runtime import common as runtime_common
 from transpiler import backends as B
 from transpiler import inputs, loader
-from transpiler.paths import cache_dir, calling_project, project_root, relative_path
+from transpiler.paths import (
+    cache_dir,
+    calling_project,
+    is_installed,
+    is_project,
+    project_root,
+    relative_path,
+)
 from transpiler import signature as S
 from transpiler import types as T
 from transpiler.errors import BatchTypeError, StaleGeneratedCodeError, UnsupportedSyntaxError
@@ -526,7 +533,9 @@ class Context:
         module = loader.import_file(path, text)
         entry = module.PROGRAMS[key_text]
         if module.CLOSURES[key_text]:
-            entry = entry(**{c: self._closure_value(c, caller) for c in module.CLOSURES[key_text]})
+            entry = entry(
+                **{c: self._closure_value(c, caller, signature) for c in module.CLOSURES[key_text]}
+            )
             if caller is not None:
                 caller.closure_entries[key] = entry
                 return entry
@@ -535,14 +544,21 @@ class Context:
             cache[key] = entry
         return entry
 
-    def _closure_value(self, name, caller=None):
+    def _closure_value(self, name, caller=None, signature=()):
         """The value a batched function of this context closes over as `name`:
-        the called function's own first, then its callees' (by name)."""
-        for batched in ([caller] if caller is not None else []) + list(self._functions.values()):
-            fn = inspect.unwrap(batched.function)
-            if fn.__closure__ and name in fn.__code__.co_freevars:
-                return fn.__closure__[fn.__code__.co_freevars.index(name)].cell_contents
-        raise StaleGeneratedCodeError(f"no batched function closes over {name!r} any more")
+        the called function's own first, then its callees' (by name), then a
+        namedtuple class of the call's `signature`, then what the functions
+        they close over close over (`closures.find_value`)."""
+        from transpiler import closures
+
+        batched = ([caller] if caller is not None else []) + list(self._functions.values())
+        classes = [c for pattern in signature for c in T.named_classes(pattern)]
+        try:
+            return closures.find_value(name, [b.function for b in batched], classes)
+        except LookupError:
+            raise StaleGeneratedCodeError(
+                f"no batched function closes over {name!r} any more"
+            ) from None
 
     def _builds_elsewhere(self, name, root):
         """True when a program of `name` that its project's modules lack is
@@ -559,7 +575,17 @@ class Context:
         """
         if not self._uses_lock(root):
             return False
-        return self._closes_over_values(name) or root != calling_project()
+        return self._closes_over_values(name) or self._belongs_elsewhere(root)
+
+    @staticmethod
+    def _belongs_elsewhere(root):
+        """True if `root` is another project than the one being run from
+        (it has a pyproject.toml or .git of its own, or is installed in
+        site-packages).  A loose folder of scripts, with neither, keeps
+        its generated modules beside it, wherever it is run from."""
+        if root == calling_project():
+            return False
+        return is_project(root) or is_installed(root)
 
     def _closes_over_values(self, name):
         """True if `name`, or a batched function it calls, closes over values."""

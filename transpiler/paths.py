@@ -5,14 +5,25 @@ from __future__ import annotations
 import os
 
 
+def is_project(folder: str) -> bool:
+    """True if `folder` holds pyproject.toml or .git: a project's root."""
+    return os.path.exists(os.path.join(folder, "pyproject.toml")) or os.path.exists(
+        os.path.join(folder, ".git")
+    )
+
+
+def is_installed(folder: str) -> bool:
+    """True for a folder inside site-packages (an installed distribution)."""
+    parts = os.path.abspath(folder).split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts
+
+
 def project_root(filename: str) -> str:
     """The nearest folder above `filename` holding pyproject.toml or .git."""
     folder = os.path.dirname(os.path.abspath(filename))
     probe = folder
     while True:
-        if os.path.exists(os.path.join(probe, "pyproject.toml")) or os.path.exists(
-            os.path.join(probe, ".git")
-        ):
+        if is_project(probe):
             return probe
         parent = os.path.dirname(probe)
         if parent == probe:

@@ -1,10 +1,11 @@
 """The fence: unsupported Python is rejected with the user's file and line.
 
 Each case writes a small module holding one batched function into tmp_path,
-imports it, calls the function once (the first call compiles) and checks the
-`UnsupportedSyntaxError`: its type, file, exact line, the line's text and a
-message naming the construct.  The offending line is marked `# <-- here` in
-the case's source, so the expected line number is read off the file itself.
+imports it and checks the `UnsupportedSyntaxError` that decorating raises at
+import (a name only the finished module can bind waits for the first call):
+its type, file, exact line, the line's text and a message naming the
+construct.  The offending line is marked `# <-- here` in the case's source,
+so the expected line number is read off the file itself.
 
 Generated code goes to `tmp_path / "generated"`, never to the repository's
 generated/ (the folder is named `generated` because the loader adds
@@ -27,26 +28,44 @@ MARK = "# <-- here"
 _counter = itertools.count()
 
 
-def _header(gen_dir):
+def _header(gen_dir, context_args=""):
     return (
         "import numpy as np\n"
         "from transpiler import Context\n"
         "\n"
-        f"ctx = Context(generated_dir={str(gen_dir)!r})\n"
+        f"ctx = Context(generated_dir={str(gen_dir)!r}{context_args})\n"
         "\n"
     )
 
 
-def write_module(tmp_path, monkeypatch, body):
-    """Writes header + `body` to a fresh .py file in tmp_path and imports it."""
+def write_file(tmp_path, body, context_args=""):
+    """Writes header + `body` to a fresh .py file in tmp_path: (module name, path)."""
     name = f"autobatch_fence_case_{next(_counter)}"
     path = tmp_path / f"{name}.py"
-    path.write_text(_header(tmp_path / "generated") + textwrap.dedent(body))
+    path.write_text(_header(tmp_path / "generated", context_args) + textwrap.dedent(body))
+    return name, path
+
+
+def import_file(monkeypatch, name, path):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, name, module)
     spec.loader.exec_module(module)
-    return module, path
+    return module
+
+
+def write_module(tmp_path, monkeypatch, body, context_args=""):
+    """Writes header + `body` to a fresh .py file in tmp_path and imports it."""
+    name, path = write_file(tmp_path, body, context_args)
+    return import_file(monkeypatch, name, path), path
+
+
+def refused_at_import(tmp_path, monkeypatch, body):
+    """(the UnsupportedSyntaxError importing `body` raises, its file)."""
+    name, path = write_file(tmp_path, textwrap.dedent(body) + "\nIMPORTED = True\n")
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        import_file(monkeypatch, name, path)
+    return info.value, path
 
 
 def marked_line(path):
@@ -438,18 +457,13 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    "body, nargs, fragment", [c[1:] for c in CASES], ids=[c[0] for c in CASES]
-)
-def test_fence_rejects_with_file_and_line(tmp_path, monkeypatch, body, nargs, fragment):
-    module, path = write_module(tmp_path, monkeypatch, body)
+# Refused by the first call, not at import: only the finished module says
+# whether a name is defined (it may be bound below the function).
+AT_FIRST_CALL = {"undefined_name"}
+
+
+def check_refusal(err, path, fragment):
     lineno, line = marked_line(path)
-    args = [np.array([1, 2])] * nargs
-
-    with pytest.raises(UnsupportedSyntaxError) as info:
-        module.f(*args, backend="numpy")
-
-    err = info.value
     assert type(err) is transpiler.UnsupportedSyntaxError
     assert isinstance(err, SyntaxError)
     assert err.filename == str(path)
@@ -459,12 +473,51 @@ def test_fence_rejects_with_file_and_line(tmp_path, monkeypatch, body, nargs, fr
     if "is not defined" not in fragment:
         assert "in batched function 'f'" in err.msg
     assert err.hint and f"hint: {err.hint}" in err.msg
+
+
+@pytest.mark.parametrize(
+    "body, nargs, fragment",
+    [c[1:] for c in CASES if c[0] not in AT_FIRST_CALL],
+    ids=[c[0] for c in CASES if c[0] not in AT_FIRST_CALL],
+)
+def test_fence_rejects_at_import_with_file_and_line(tmp_path, monkeypatch, body, nargs, fragment):
+    err, path = refused_at_import(tmp_path, monkeypatch, body)
+    check_refusal(err, path, fragment)
     # Nothing was generated for the rejected function.
     assert files_under(tmp_path / "generated") == []
 
 
+@pytest.mark.parametrize(
+    "body, nargs, fragment",
+    [c[1:] for c in CASES if c[0] in AT_FIRST_CALL],
+    ids=[c[0] for c in CASES if c[0] in AT_FIRST_CALL],
+)
+def test_fence_rejects_at_the_first_call_what_the_module_may_still_define(
+    tmp_path, monkeypatch, body, nargs, fragment
+):
+    module, path = write_module(tmp_path, monkeypatch, body)
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        module.f(*[np.array([1, 2])] * nargs, backend="numpy")
+    check_refusal(info.value, path, fragment)
+    assert files_under(tmp_path / "generated") == []
+
+
+@pytest.mark.parametrize("body, nargs, fragment", [c[1:] for c in CASES[:4]], ids=[c[0] for c in CASES[:4]])
+def test_a_context_that_checks_nothing_when_decorating_refuses_at_the_first_call(
+    tmp_path, monkeypatch, body, nargs, fragment
+):
+    # Context(check_when_decorated=False): a module that keeps refused
+    # functions on purpose imports, and each call of one refuses it.
+    module, path = write_module(tmp_path, monkeypatch, body, ", check_when_decorated=False")
+    for _ in range(2):
+        with pytest.raises(UnsupportedSyntaxError) as info:
+            module.f(*[np.array([1, 2])] * nargs, backend="numpy")
+        check_refusal(info.value, path, fragment)
+    assert files_under(tmp_path / "generated") == []
+
+
 def test_fence_error_points_at_the_first_offending_construct(tmp_path, monkeypatch):
-    module, path = write_module(
+    err, path = refused_at_import(
         tmp_path,
         monkeypatch,
         """
@@ -478,27 +531,22 @@ def test_fence_error_points_at_the_first_offending_construct(tmp_path, monkeypat
         """,
     )
     lineno, _ = marked_line(path)
-    with pytest.raises(UnsupportedSyntaxError) as info:
-        module.f(np.array([1, 2]), backend="numpy")
-    assert info.value.lineno == lineno
-    assert "`del` statement" in info.value.msg
+    assert err.lineno == lineno
+    assert "`del` statement" in err.msg
 
 
-def test_fence_rejects_on_every_call_not_just_the_first(tmp_path, monkeypatch):
-    module, path = write_module(
-        tmp_path,
-        monkeypatch,
-        """
+def test_fence_rejects_on_every_import_not_just_the_first(tmp_path, monkeypatch):
+    body = """
         @ctx.batch
         def f(n):
             assert n > 0  # <-- here
             return n
-        """,
-    )
+        """
+    name, path = write_file(tmp_path, body)
     lineno, _ = marked_line(path)
     for _ in range(2):
         with pytest.raises(UnsupportedSyntaxError) as info:
-            module.f(np.array([1, 2]), backend="numpy")
+            import_file(monkeypatch, name, path)
         assert info.value.lineno == lineno
     assert files_under(tmp_path / "generated") == []
 
@@ -555,7 +603,8 @@ def test_supported_function_in_the_same_setup_is_generated(tmp_path, monkeypatch
     ids=["n_star_args", "n_star_star_kwargs", "star_args_two_values"],
 )
 def test_signature_check_hides_the_fence(tmp_path, monkeypatch, signature, nargs):
-    module, path = write_module(
+    # refused at import, before any call could count its arguments
+    err, path = refused_at_import(
         tmp_path,
         monkeypatch,
         f"""
@@ -565,7 +614,5 @@ def test_signature_check_hides_the_fence(tmp_path, monkeypatch, signature, nargs
         """,
     )
     lineno, _ = marked_line(path)
-    with pytest.raises(UnsupportedSyntaxError) as info:
-        module.f(*[np.array([1, 2])] * nargs, backend="numpy")
-    assert info.value.lineno == lineno
-    assert "`*args`/`**kwargs` parameters" in info.value.msg
+    assert err.lineno == lineno
+    assert "`*args`/`**kwargs` parameters" in err.msg

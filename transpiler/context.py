@@ -1,8 +1,11 @@
 """The user's API: `Context` and the batched functions it makes.
 
-Thin on purpose: decorating runs nothing and imports nothing heavy.  The
-first call with a new signature looks for the generated module; only when it
-is missing or stale is the compiler (transpiler.pipeline) imported and run.
+Thin on purpose.  Decorating (at import) checks the function alone
+(transpiler/decoration.py): one whose text its generated modules were built
+from costs a file read, and only another one loads the compiler's first
+stages, so that a refused construct raises at import.  The first call with a
+new signature looks for the generated module; only when it is missing or
+stale is the whole compiler (transpiler.pipeline) imported and run.
 """
 
 from __future__ import annotations
@@ -352,6 +355,11 @@ class Context:
     examples one program call holds, larger batches run in chunks (default
     None: no limit).  A call's keywords win (`strategy=None` runs on one
     device); see autobatch_runtime/distribute.py.
+    `check_when_decorated`: decorating (at import) raises what the function
+    alone makes certain: a construct the fence or the builder refuses, and,
+    frozen, a declared program no generated module can run
+    (transpiler/decoration.py).  False leaves all of it to the first call
+    (a module that keeps refused functions on purpose, as a corpus of them).
     """
 
     def __init__(
@@ -362,8 +370,10 @@ class Context:
         max_stack_bytes: Optional[int] = DEFAULT_MAX_STACK_BYTES,
         strategy=None,
         max_batch: Optional[int] = None,
+        check_when_decorated: bool = True,
     ):
         self.generated_dir = generated_dir
+        self.check_when_decorated = check_when_decorated
         if frozen is None:
             frozen = os.environ.get("AUTOBATCH_FROZEN", "") not in ("", "0")
         self.frozen = frozen
@@ -413,11 +423,80 @@ class Context:
         name = function.__name__
         if name == "<lambda>":
             raise ValueError("batched functions must be defined with `def`, not lambda")
-        if name in self._functions:
-            self._redefine(self._functions[name].function, function)
+        previous = self._functions.get(name)
+        if previous is not None:
+            self._redefine(previous.function, function)
         batched = BatchedFunction(self, function, type_inference, signature)
         self._functions[name] = batched
+        problem = self._decoration_problem(batched) if self.check_when_decorated else None
+        if problem is not None:
+            # As a module with a syntax error: nothing of the refused function is kept.
+            if previous is None:
+                del self._functions[name]
+            else:
+                self._functions[name] = previous
+            raise problem.with_traceback(None)  # the user's decorator line, not the compiler's
         return batched
+
+    def _decoration_problem(self, batched):
+        """What the first call would certainly raise, known when decorating
+        (at import): an UnsupportedSyntaxError, or, frozen, a
+        StaleGeneratedCodeError for a declared program; else None.
+
+        Only the function alone is looked at (its callees may be decorated
+        further down): see transpiler/decoration.py.  Any other failure here
+        is left to the call, so decorating never fails where calling works.
+        """
+        from transpiler import decoration
+
+        fn = inspect.unwrap(batched.function)
+        try:
+            filename = decoration.source_file(fn)
+            if filename is None:
+                return None
+            root = project_root(filename)
+            relpath = relative_path(filename, root)
+            if self.frozen:
+                return self._frozen_problem(batched, root, relpath)
+            modules = decoration.module_texts(
+                self._generated_dir(root), relpath, decoration.SUFFIXES
+            )
+            if decoration.built_before(fn, filename, (text for _, text in modules)):
+                return None
+            if not decoration.compiler_installed():
+                return None  # the call says what to install
+            callees = _referenced_names(fn.__code__) | {batched.name}
+            functions = {n: b.function for n, b in self._functions.items() if n in callees}
+            return decoration.refusal(fn, list(self._functions), functions, root)
+        except Exception:  # noqa: BLE001 - the call reports it, with the module complete
+            return None
+
+    def _frozen_problem(self, batched, root, relpath):
+        """A declared program of `batched` that no generated module can run
+        (decoration.frozen_problem), or None; a program built at run time
+        into the cache (a closure's, another project's) is the call's."""
+        from transpiler import decoration
+
+        name = batched.name
+        fn = inspect.unwrap(batched.function)
+        if fn.__closure__ or self._builds_elsewhere(name, root):
+            return None
+        complete = self._uses_lock(root)
+        if complete:
+            config = _project_config(root)
+            signatures = config.signatures if config else {}
+            programs = self.declared_programs(relpath, root, signatures, names=[name])
+            backends = config.backends if config else decoration.SUFFIXES
+        else:
+            programs = [] if batched.signature is None else [(name, batched.signature, "")]
+            backends = decoration.SUFFIXES
+        if not programs:
+            return None
+        keys = [(entry, T.signature_text(sig), mode) for entry, sig, mode in programs]
+        modules = decoration.module_texts(
+            self._generated_dir(root), relpath, [b for b in backends if b in decoration.SUFFIXES]
+        )
+        return decoration.frozen_problem(relpath, keys, modules, complete)
 
     def _redefine(self, old, new):
         """A second definition of a name: the newest wins, as in Python.

@@ -13,6 +13,7 @@ the previous file intact.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import importlib.util
@@ -239,3 +240,27 @@ def import_file(path: str, text: str):
         exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102
         _IMPORTED[key] = module
     return _IMPORTED[key]
+
+
+def recorded_digests(text: str) -> Dict[str, Dict[str, str]]:
+    """{module: {qualified name: digest}} a generated module's `rt.check_fresh`
+    call records ({} where it has none, or the call cannot be read).
+
+    Read from the text without running it: what the module was built from,
+    function by function (autobatch_runtime/freshness.py), for a decorated
+    function to tell at import whether its text is the one compiled.
+    """
+    lines = text.splitlines()
+    start = next((k for k, line in enumerate(lines) if ".check_fresh(" in line), None)
+    if start is None:
+        return {}
+    # One line, or black's layout: the arguments below, `)` alone on the last line.
+    end = start if lines[start].rstrip().endswith(")") else start + 1
+    while end < len(lines) and lines[end] != ")":
+        end += 1
+    try:
+        call = ast.parse("\n".join(lines[start : end + 1])).body[0].value
+        digests = ast.literal_eval(call.args[2])
+    except (SyntaxError, ValueError, AttributeError, IndexError):
+        return {}
+    return digests if isinstance(digests, dict) else {}

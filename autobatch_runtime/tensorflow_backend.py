@@ -694,11 +694,56 @@ def compiled(
                 parallel_iterations=parallel_iterations,
             )
 
+        if legacy_graph():  # traced for this graph alone, never cached
+            return traced_outside_legacy_graph(traced, signature, bool(xla))
         function = tf.function(
             traced, input_signature=signature, jit_compile=bool(xla), autograph=False
         )
         _COMPILED[key] = function.get_concrete_function()
     return _COMPILED[key]
+
+
+def legacy_graph():
+    """Whether this call builds a TF1 graph (a `tf.compat.v1` Graph run by a
+    Session), directly or inside a control-flow function of one.
+
+    There a `Tensor`'s `==` and `!=` are Python's identity tests, not
+    comparisons per element: `state.pc == 0` in every generated block, and
+    each `==` of the user's code, would be a Python False, no example would
+    ever leave its block, and the session's loop would never end.
+    """
+    return not tf.compat.v1.executing_eagerly_outside_functions()
+
+
+def traced_outside_legacy_graph(function, signature, xla=False):
+    """`function` as a concrete function traced with eager execution as its
+    outermost context, so that `==` compares per element, for a call op in
+    the TF1 graph being built (a session runs it).
+
+    Tensors of the user's graph that `function` reads (a closed-over
+    target's parameters) are captured from that graph, so the result serves
+    that graph only: callers do not cache it.  The user's graph-level seed
+    (`tf.compat.v1.set_random_seed`) is carried into the trace, so seeded
+    random primitives draw as they would in the user's graph.
+    """
+    try:
+        from tensorflow.python.eager import context
+    except ImportError:  # a TensorFlow without it: say so at once, never hang
+        raise RuntimeError(
+            "batched calls in TF1 graph mode (tf.compat.v1 Graph and Session) need "
+            "tensorflow.python.eager.context, which this TensorFlow lacks; call the "
+            "function eagerly or inside tf.function"
+        ) from None
+    seed = tf.compat.v1.get_default_graph().seed
+
+    def seeded(*leaves):
+        tf.compat.v1.set_random_seed(seed)
+        return function(*leaves)
+
+    with context.eager_mode():
+        return tf.function(
+            seeded, input_signature=signature, jit_compile=xla, autograph=False
+        ).get_concrete_function()
 
 
 def static_batch(leaves, result):
@@ -821,15 +866,19 @@ def in_xla_function():
 
 
 def run_stackless(program, leaves, xla):
-    """A stackless program on all examples: eagerly, or under XLA if asked."""
-    if not xla:
+    """A stackless program on all examples: eagerly, or under XLA if asked
+    (in a TF1 graph, traced as `compiled` traces, for the same reason)."""
+
+    def whole_batch(*leaves):
         return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
+
+    if legacy_graph():
+        signature = [tf.TensorSpec([None, *leaf.shape[1:]], leaf.dtype) for leaf in leaves]
+        return traced_outside_legacy_graph(whole_batch, signature, bool(xla))(*leaves)
+    if not xla:
+        return whole_batch(*leaves)
     key = (program, "stackless")
     if key not in _COMPILED:
-
-        def whole_batch(*leaves):
-            return program(*leaves, tf.ones([batch_size(*leaves)], tf.bool))
-
         _COMPILED[key] = tf.function(whole_batch, jit_compile=True, autograph=False)
     return _COMPILED[key](*leaves)
 

@@ -134,10 +134,20 @@ class TensorFlowBackend:
     def inference_scope(self):
         # A function graph, as under tf.function: there `a == b` on tensors is
         # elementwise (and raises on an int meeting a float), while a plain
-        # tf.Graph compares them by identity and returns a Python bool.
+        # tf.Graph compares them by identity and returns a Python bool.  With
+        # eager execution outermost, even where the call builds a TF1 graph
+        # (issue 35): `==` is elementwise only when the outermost context is
+        # eager, and `probe_scope`'s tf.init_scope would lift probe values
+        # into that graph, where they have no values, instead of running them.
+        import tensorflow as tf
+        from tensorflow.python.eager import context
         from tensorflow.python.framework import func_graph
 
-        return func_graph.FuncGraph("autobatch_type_inference").as_default()
+        scope = contextlib.ExitStack()
+        if not tf.compat.v1.executing_eagerly_outside_functions():
+            scope.enter_context(context.eager_mode())
+        scope.enter_context(func_graph.FuncGraph("autobatch_type_inference").as_default())
+        return scope
 
     def placeholder(self, leaf: T.TensorType):
         import tensorflow as tf

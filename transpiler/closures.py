@@ -139,6 +139,54 @@ def build(module, relpath: str, factory_name: str, raw_values: dict, new_context
     return contexts
 
 
+def find_value(name: str, functions, classes=()):
+    """The object a generated factory's parameter `name` stands for, found
+    in the live objects of a call; LookupError if none holds it.
+
+    Searched in this order, the first match wins: the closure cells of
+    `functions` (the called function first, then the others of its
+    Context), as their code names them; the namedtuple `classes` of the
+    call's signature, by class name; then, breadth first, the closure
+    cells of the functions found in those cells, so that a class (or any
+    value) that a closed-over primitive closes over is found where the
+    primitive finds it (`my_tuple` in `def my_primop(t): return
+    my_tuple(...)`, both defined in a test method).
+    """
+    level, seen, signature_next = [inspect.unwrap(f) for f in functions], set(), True
+    while level or signature_next:
+        deeper = []
+        for fn in level:
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            for free, value in _cells(fn):
+                if free == name:
+                    return value
+                if callable(value):
+                    deeper.append(inspect.unwrap(value))
+        if signature_next:  # after the functions' own cells, before deeper ones
+            signature_next = False
+            for cls in classes:
+                if cls.__name__ == name:
+                    return cls
+        level = deeper
+    raise LookupError(name)
+
+
+def _cells(fn):
+    """(free name, value) of a function's filled closure cells; none for other objects."""
+    code, closure = getattr(fn, "__code__", None), getattr(fn, "__closure__", None)
+    if code is None or not closure:
+        return []
+    out = []
+    for free, cell in zip(code.co_freevars, closure):
+        try:
+            out.append((free, cell.cell_contents))
+        except ValueError:  # an empty cell: a name assigned after the def ran
+            continue
+    return out
+
+
 def declared_function(function) -> bool:
     """True for a function `build` made (not the factory's own call)."""
     return getattr(inspect.unwrap(function), "_autobatch_declared", False)

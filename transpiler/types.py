@@ -142,6 +142,14 @@ def leaves(pattern: Pattern):
     return []
 
 
+def named_classes(pattern: Pattern):
+    """The namedtuple classes a pattern holds, outermost first (no tuples or lists)."""
+    if not isinstance(pattern, TupleType):
+        return []
+    own = [] if pattern.cls in (None, list) else [pattern.cls]
+    return own + [c for e in pattern.elements for c in named_classes(e)]
+
+
 def strong(pattern: Pattern) -> Pattern:
     """The same pattern with every weak flag dropped (types as finally stored)."""
     if isinstance(pattern, TensorType):

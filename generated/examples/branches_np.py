@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=39c6b9970031d16e2ae301d497762f537fad5d7a61a8f61092346d3852611f36
-# autobatch: inputs-sha256=158e2fd17f7024c474d252d8e5fde8718d82a73ed0ed038ed5b0e37c18987439
+# autobatch: source-sha256=a9e97a4aad1b48594dc32ee6415c20e5523a56bf2bebefdfa7097ed014cc1ad9
+# autobatch: inputs-sha256=1bf220caefcdc7bf70533d941e866bd3068294df3b5bc1fc76dea2f6930139fd
 # autobatch: body-sha256=38b24d8d2d5b193b6f914a306e424c08aed6bd702ddd9385c76624721ef2f3fa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=b134d29e278aa8bb81d05ecf3785c9e5cc4b3ab0dea611a2101bf2aeb965fede
-# autobatch: inputs-sha256=85d3f0dd3a317468abacd8e0a3d2446bb9364f0c72dd4268a06253012ec58279
+# autobatch: source-sha256=b4d37c3a6117ab3f380196eb9b4e0901d409193dc6f355556b0cb4cde6f1a44b
+# autobatch: inputs-sha256=6e59dc0b6787521c6cdb32feee2bbb735e3c44c961ecd8e1a8f32fccccd85269
 # autobatch: body-sha256=4875e7142f32f220570d6a92a9f8f56ad0f54c4f3a1f824f0e381260f688b91c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

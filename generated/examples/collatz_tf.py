@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=dfcb93c9a9fa0ffebbbd97d782e1c4a152d568e1da9b592da04187cbc1db1796
-# autobatch: inputs-sha256=b8950dea0e3f9f8914b77e31d52d22ed7de2944f2a08f35631bce8c1c49f72ec
+# autobatch: source-sha256=99fe5c2fb248af888d069866c367ff09c04c3a2a05866e832e848027c855a1d3
+# autobatch: inputs-sha256=bcd1c89bb5b77e4809c946ac96a3e40fd646ee4fbb73da299d63622dac1488ad
 # autobatch: body-sha256=e3c6aec4f44eb0fe2bbe2a1031329792806a6328470132c1d5bd4747cac44260
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

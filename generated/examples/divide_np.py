@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=9e747cdb5d8e4af9816381275300b0c2fde45f71fcbe0ea721a23c0c4c29fb89
-# autobatch: inputs-sha256=c4d53a2fff0c5fa2728eb802817760806e185bd0304743bc5b1d13cbfd6c1364
+# autobatch: source-sha256=55530fba84513eba1f8ad3b078f8d425ce348a21d2620cc98c2b8aa3190e58bf
+# autobatch: inputs-sha256=1949e5c403a05b67f91e0635c7dc245fcfe24d499eec142adf8e5f991672f7ec
 # autobatch: body-sha256=48ed102aa55073ddbbe09d9046866c12a5760f760b8c1925611db429914e9010
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=2f807af59e0224fdc05b77f1e7b2199182559c5e82f0a4eaa501e82e15275822
-# autobatch: inputs-sha256=9a526825535bff175802a7feb8b15a7e1f4cabc702ab40d60c42b4a3024eef0f
+# autobatch: source-sha256=648c03b89eaa33cf2e6ca3a2cf92e9a0713e2069112511960abb288031874e55
+# autobatch: inputs-sha256=d164d5d90cf41a5b6d9b9a8eaa9d16427a87019c3d6ea370e9d30dd55445d1e0
 # autobatch: body-sha256=ec64a2e7ffb016288461a269fceb78be10ca5b22fbc9b4f0a9fea475ba9aedb1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

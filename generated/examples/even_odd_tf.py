@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=3540e0db87658639e32f860f8ac212d21e9875474056b4dfbf81e4ae8902ca91
-# autobatch: inputs-sha256=ece6fe6aa7499c507d8dcf914a0b3fa25721d16362677b9f7f3031cfdec8c07f
+# autobatch: source-sha256=344977457b14199efad894e5c6948060518c7af0b4ae3223366d43f743666486
+# autobatch: inputs-sha256=cf21da0e0b2cb6cb92316d210ec6d47260e02b3da1f421f9d78188e51b81266a
 # autobatch: body-sha256=3975663b3f0e668be2d0d83150cd4f136b0ea2f5183a84cff181c1255c6b84ab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

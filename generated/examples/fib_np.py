@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=3e25e9fe9f50fbf53e3adcc64a12d2f3c19779c7a60bbd8a05332ead741446b1
-# autobatch: inputs-sha256=876bf5a75308ff93525132fc800ca1cadd1f40abae27737be7af1f9c30a7dfe1
+# autobatch: source-sha256=14d538e8024ae33089b1c6b4b7d2a20e2ef8f5a9ac959f2f987bad631bead0f8
+# autobatch: inputs-sha256=763c6b976edc8b1897d1b9513bc4abc81eeee98b74e94f6dabdbfc9e5269d1b9
 # autobatch: body-sha256=9822409a0a9940a35db8327aaca1f49220648fbb26ef95311bd3784e0d0705bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

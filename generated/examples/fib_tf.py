@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=986fd2aff77aa3d5725bef3a1096f5d03e9e5b89577135d364b9ec328c311b39
-# autobatch: inputs-sha256=ff1cda96ed8b00e2e8647a8e4651479ef369db501949a42eb2f3cd0427e191a4
+# autobatch: source-sha256=0e128db74f60ac3a3caf7d048bb5755d64fb5f23a8efb993819ef9831377877a
+# autobatch: inputs-sha256=92acf358a48058261a69a8f17ca7f32d9d150aca95458f76841af76f8837337e
 # autobatch: body-sha256=d124c8b79fb164b34557675dbcf8606c5b53b10acb37532cd0a0ebbf4ca900d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

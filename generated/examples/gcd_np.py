@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=6692248403e01bfee15f732efb0eb0e57ad32660f058aae96b8daadc77ad9683
-# autobatch: inputs-sha256=647fc5dde67f8d69ed89b20cfa5c2c39cf3f1207ab7dcdb5f63e6c573b1d439d
+# autobatch: source-sha256=88391cc1d55924ea5b9c9e46cc2466bfd1c0c12cb26b3a4b08946bae553d9d2d
+# autobatch: inputs-sha256=fb5f83600316646077a72eb70c25dc91fdd044da0839ea7c26ef0f548d87e571
 # autobatch: body-sha256=76db9ada0558ce7cf563ab0956d43f7ea8f43dd75d2cf48ea1b66aa3452ac58d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=6b2a8287339ad926715008ae89fac3049aa6965836926eedd0d78c5a399c38da
-# autobatch: inputs-sha256=8d04a066b7313c41eb8ad5447009d7c5a0c0035ac61a6899e0518f6b7dc7165a
+# autobatch: source-sha256=cc900954f6709e32ad7f7d09d61f46e311270ead11adfe2a2bd9553cdda36b24
+# autobatch: inputs-sha256=73f027eb1c1271fe33c9c2b7bc8050927911c98b266eb3158ef9b1efb55d7417
 # autobatch: body-sha256=6adb846d5fdc38fca41dc00dd621d0e9b65067c024f0e6fbaf85befe32143c4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=313be972d02aa4def4dc82280a7ae8350aaf7880a8beebd82a2a2e34efad7f9b
-# autobatch: inputs-sha256=d7131bd64883c836479b8d70b647fcce2e07fda62089fe134a827779aab88580
+# autobatch: source-sha256=0507d1146ab74e02a1f9443e5d71fce4f0f99b5092c7319106b070e31897948b
+# autobatch: inputs-sha256=2c99a1d10bf2801cc5e19ece63fbc8aa5bbb2dc95f299b9939e632c3f842f6dc
 # autobatch: body-sha256=36563ad094d370accfd7c2bf86d16359a73153d327e17130470e2cafd156c13b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=94b341ee479e300423ef394e144688010960b46769ae2a3c21e1830112f81712
-# autobatch: inputs-sha256=41bef46bced68675efad33d3f5eefc936e53d6d39053502b4f9b00afff4f826a
+# autobatch: source-sha256=7119ef2236537911b04e852c3867907fc49503b5912dc50c111051b21a86f868
+# autobatch: inputs-sha256=6ac5bbb9353317a2441ed89b4243e475b920114b1030af67fed223c04c6df660
 # autobatch: body-sha256=4883621eeeca706d6bed362fb47c7442309bccfbe157a94e6b079317ff029c69
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=08a43a3fb169f787b9459c0c01a29ae504705ae8d66f52eb16c10a359978ed10
-# autobatch: inputs-sha256=3fc2dde4ecf97b64134191ac52acb01e912de79019a6cf40818ac70aede8d30c
+# autobatch: source-sha256=7005d4bc10ed0dd2fa61611e1c9a6adeb7c9c8db3607a24caf63b9a00466ed66
+# autobatch: inputs-sha256=384130e878cd6084cb42f60b22bf227f99e4648b57bdc17c433b18537eaad7fa
 # autobatch: body-sha256=46581d4e5ab513542e2fa007b555ee858d20ecead9384202e2ce0f964db0a5d3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

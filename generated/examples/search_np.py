@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=56bf3e165b5217b37f096ef1bcd5d2d09eb5b1e6c80c892d95f0868da0cf7720
-# autobatch: inputs-sha256=405d55b58248259eee347c50cbf4d1e673f0229ca6a3b4c2e759949a1b8559ef
+# autobatch: source-sha256=9f930f0ec73c730680003da4923d1b3d51c2521d2dfa16508813cb3c0675693a
+# autobatch: inputs-sha256=78e7169a929bdd97f9d01cd8461411f49dd392ea1a8d10fabdad8bcc38b904ad
 # autobatch: body-sha256=219dd6ca0b5d70203480eade8152370aad7a223a147da5a2cf922a0eb27772f0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=c9e50e283aa0dadfcccc3e410e03dff04d909600bebc8a3b38e00b1b33493fe2
-# autobatch: inputs-sha256=1fe00de59665a58d14b04d63ac135379f80c0a00546ed796ad73e45c4354fd5a
+# autobatch: source-sha256=ad1d264d1d93995b43ec547aed0d2425b3bee3c9cea26c4d90483580f6858857
+# autobatch: inputs-sha256=1c60be17ab30c6087f85f9ccf30c2d5e22a96391f829f33f89198eb8a8d01eaa
 # autobatch: body-sha256=a89db819a66d64c9e96ef186d5e650ff36e8d4a02f40c066cc21fcd24fff4f8c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=b725411b0f07b6f104b71bb9f20a44e2c01d475901139ea9e3d0969548e32ca1
-# autobatch: inputs-sha256=5c55906119f1b7b75c969cb70eee9cfacdc5c9fc296cbd24ecb3d512c070a0e5
+# autobatch: source-sha256=ff344e7d67385d7bcf03cc6767e930b3fd79bacf0a2776d5ca398d5f48300d21
+# autobatch: inputs-sha256=b56863ed5b739c5516ba44d08ea83e97cd6747874bbc9093ef8761f9dfea285f
 # autobatch: body-sha256=28c144973e87f7eec24d809349ffaf354fde111f35b4bb55a1bba61f9970c6c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

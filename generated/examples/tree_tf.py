@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=291e00ab844d99ab65ae84ebee175a517f0b955591b82edcf9a91e7a775ab4d5
-# autobatch: inputs-sha256=5d70dfc965a169c4a17c10c48fdb03393ce6a06c946c39e4dbf12412cbeca809
+# autobatch: source-sha256=e83854ccf2f7156c86b12b3b5c18b2d5f7572ca50acf096559e5d7dc442c907b
+# autobatch: inputs-sha256=ef0fb31f7f09e8421362ca647c41f760ffa59c80a819744124c7b67830097aea
 # autobatch: body-sha256=c2e376f77c9dbf557b53cb3306e9845133a1580dd54e73b94554244792c28025
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=770912420fe67e3e16c9d2e99e590aef1ecf9b3248c67bd1a6f92472cfb41a9b
-# autobatch: inputs-sha256=f19fb62e1c0e61d9756d7b78bfdfa633cc50c3608fc6a2c08b373b10fe21b01f
+# autobatch: source-sha256=158ba9522e16f328d9430642ac6512317b9e8fdd8c704f165964b201adf179b1
+# autobatch: inputs-sha256=bb34e19e9530a9aff6d1334080fdc6ecfc1b382951f9b62ede26cae79268c180
 # autobatch: body-sha256=9e057d81881052d3683066016b832783365153f8f5945fd49102fcc8c57bfc6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -17,6 +17,7 @@ import pytest
 import tensorflow as tf
 
 from transpiler import Context, NumpyBackend, TensorFlowBackend, TensorType, truthy
+from transpiler.errors import UnsupportedSyntaxError
 
 GENERATED = tempfile.mkdtemp(prefix="autobatch-test-peer-frontend-")
 NP, TF = NumpyBackend(), TensorFlowBackend()
@@ -132,6 +133,69 @@ def test_namedtuples_through_primitives_functions_and_results(mode):
     got = batched(pose, **BACKENDS[mode])
     assert type(got) is Pose
     assert values(got) == Pose([15, -10], [16, -16])
+
+
+@pytest.mark.parametrize("mode", list(BACKENDS))
+@pytest.mark.parametrize("stackless", [False, True])
+def test_a_namedtuple_class_and_a_primitive_made_inside_the_test(mode, stackless):
+    # Neither can be imported by a generated module: both reach the program
+    # as closed-over values (issue 35), the class through the primitive.
+    if stackless and mode == "xla":
+        pytest.skip("stackless recursion-free programs under XLA: covered elsewhere")
+    Span = collections.namedtuple("Span", ["low", "high"])
+
+    def widen(span):
+        return Span(span.low - 1, span.high + 3)
+
+    def function(span):
+        once = widen(span)
+        return widen(once)
+
+    def caller(span):
+        first = function(span)
+        return function(first)
+
+    ctx = fresh()
+    ctx.batch_uncurried(function, keep_type)
+    batched = ctx.batch_uncurried(caller, keep_type)
+    span = Span(np.array([0, 10], np.int64), np.array([5, 20], np.int64))
+    got = batched(span, stackless=stackless, **BACKENDS[mode])
+    assert type(got) is Span
+    assert values(got) == Span([-4, 6], [17, 32])
+
+
+@pytest.mark.parametrize("mode", list(BACKENDS))
+def test_a_local_namedtuple_class_that_only_the_arguments_carry(mode):
+    Pair = collections.namedtuple("Pair", ["left", "right"])
+
+    def larger(pair, other):
+        if pair.left + pair.right >= other.left + other.right:
+            return pair
+        return other
+
+    batched = fresh().batch_uncurried(larger, keep_type)
+    a = Pair(np.array([1, 9], np.int64), np.array([1, 9], np.int64))
+    b = Pair(np.array([5, 0], np.int64), np.array([0, 5], np.int64))
+    got = batched(a, b, **BACKENDS[mode])
+    assert type(got) is Pair
+    assert values(got) == Pair([5, 9], [0, 9])
+
+
+def test_two_local_classes_of_one_name_in_one_program_are_refused_by_name():
+    def make(fields):
+        return collections.namedtuple("Twin", fields)
+
+    First, Second = make(["a", "b"]), make(["c", "d"])
+
+    def to_second(first):
+        return Second(first.a, first.b)
+
+    def function(first):
+        return first, to_second(first)
+
+    batched = fresh().batch_uncurried(function)
+    with pytest.raises(UnsupportedSyntaxError, match="are named 'Twin'"):
+        batched(First(np.array([1]), np.array([2])), backend=NP)
 
 
 def test_dry_run_runs_the_function_once_and_batching_runs_each_primitive_a_known_number_of_times():

@@ -82,14 +82,15 @@ def generate(
         name = spec.entry + ("_" + spec.mode if spec.mode else "")
         seen[name] = seen.get(name, 0) + 1
         prefix = name if counts[name] == 1 else f"{name}_{seen[name]}"
-        free, closure = imports.resolve_program(spec)
+        free, closure, values = imports.resolve_program(spec)
         if spec.mode == "stackless":
-            statements, lines = _stackless_sections(spec, prefix, free)
+            statements, lines, classes = _stackless_sections(spec, prefix, free)
         else:
             emitted = program_emitter.emit(spec.lowered, prefix, spec.entry, free)
-            for cls in emitted.class_imports:
-                imports.add_object(cls.__name__, cls, None)
             statements, lines = emitted.statements, emitted.block_listing
+            classes = emitted.class_imports
+        for cls in classes:
+            closure = imports.add_class(cls, closure, values, spec)
         if closure:
             sections.append(_factory(prefix, spec.entry, closure, statements))
             registry.append((spec.key, f"make_{prefix}", closure))
@@ -222,7 +223,7 @@ def _stackless_sections(spec, prefix, free):
         for name in spec.stackless
     }
     recursive = is_recursive(spec.typed)
-    statements, lines = [], []
+    statements, lines, classes = [], [], []
     for name, lowered in spec.stackless.items():
         emitted = program_emitter.emit_stackless(
             lowered,
@@ -235,7 +236,8 @@ def _stackless_sections(spec, prefix, free):
         )
         statements.extend(emitted.statements)
         lines.extend(emitted.block_listing)
-    return statements, lines
+        classes.extend(c for c in emitted.class_imports if c not in classes)
+    return statements, lines, classes
 
 
 def _factory(prefix, entry, closure, statements):
@@ -308,6 +310,18 @@ def _dispatchers(specs, counts, registry):
     return out
 
 
+def _importable(value) -> bool:
+    """Whether `value` is a module-level object of its module (importable by name)."""
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None)
+    return bool(
+        module
+        and qualname
+        and "." not in qualname
+        and getattr(sys.modules.get(module), qualname, None) is value
+    )
+
+
 class _Imports:
     """The import statements for the names user code reads from its module."""
 
@@ -317,7 +331,8 @@ class _Imports:
         self.bound: Dict[str, object] = {}
 
     def resolve_program(self, spec: ProgramSpec):
-        """Imports for the program's free names: (renames, closure parameters).
+        """Imports for the program's free names: (renames, closure parameters,
+        {closure parameter: its value when generated}).
 
         Globals are imported from where they live; closed-over values (other
         than modules) become parameters of a factory, never frozen copies.
@@ -347,7 +362,7 @@ class _Imports:
                     renames[name] = name
                     continue
                 renames[name] = self.bind(name, value, spec.modules[fn.name], fn)
-        return renames, tuple(closure)
+        return renames, tuple(closure), seen
 
     def bind(self, name, value, user_module, fn):
         local = name
@@ -367,17 +382,32 @@ class _Imports:
         self.add_object(local, value, user_module, original=name)
         return local
 
+    def add_class(self, cls, closure, values, spec):
+        """A namedtuple class the program rebuilds: imported from the module
+        that defines it, or, for a class made inside a function (a test's
+        `collections.namedtuple(...)`), one more parameter of the program's
+        factory (the closure parameters `closure`, returned with it), which
+        the Context fills at call time as it fills the other closed-over
+        values: no module could import such a class.
+        """
+        if _importable(cls):
+            self.add_object(cls.__name__, cls, None)
+            return closure
+        name = cls.__name__
+        if values.setdefault(name, cls) is not cls:
+            raise UnsupportedSyntaxError(
+                f"two objects of the program {spec.key} are named {name!r}, a class "
+                "made inside a function among them: the generated code, which names "
+                "them, cannot tell them apart",
+                None,
+                "give them different names",
+            )
+        return closure if name in closure else closure + (name,)
+
     def add_object(self, local, value, user_module, original=None):
         original = original or local
-        module = getattr(value, "__module__", None)
-        qualname = getattr(value, "__qualname__", None)
-        if (
-            module
-            and qualname
-            and "." not in qualname
-            and getattr(sys.modules.get(module), qualname, None) is value
-        ):
-            self.objects[local] = (module, qualname)
+        if _importable(value):
+            self.objects[local] = (value.__module__, value.__qualname__)
         elif user_module is not None:
             self.objects[local] = (user_module, original)
         else:

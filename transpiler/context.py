@@ -644,8 +644,9 @@ class Context:
         built into the cache (`cache_dir()`), never into a checked-in module.
 
         Two cases, for a project's Context (the default generated folder):
-        a function that closes over values (a factory's product: the
-        sampler specialised to the caller's model), whose checked-in module
+        a function that closes over values or is defined inside a function
+        (a factory's product: the sampler specialised to the caller's
+        model; a test method's own `def function`), whose checked-in module
         holds the programs its project declared, built from the values
         its `[tool.autobatch.closures]` names, and which the caller's
         values must not rebuild; and a function whose project is not the
@@ -667,7 +668,11 @@ class Context:
         return is_project(root) or is_installed(root)
 
     def _closes_over_values(self, name):
-        """True if `name`, or a batched function it calls, closes over values."""
+        """True if `name`, or a batched function it calls, closes over values
+        or is defined inside a function.  No input can name such a function
+        (one file may define several `function`s in several test methods, as
+        the predecessor's tests do), so its programs go to the cache, one
+        module per program, never into the lock (issue 35)."""
         seen, todo = set(), [name]
         while todo:
             fname = todo.pop()
@@ -675,7 +680,7 @@ class Context:
                 continue
             seen.add(fname)
             fn = inspect.unwrap(self._functions[fname].function)
-            if fn.__closure__:
+            if fn.__closure__ or "<locals>" in fn.__qualname__:
                 return True
             todo.extend(_referenced_names(fn.__code__))
         return False

@@ -295,6 +295,60 @@ def test_a_development_call_appends_to_the_lock_file(project, monkeypatch):
     assert (project / "generated" / "pkg" / "dev_np.py").read_text() == written
 
 
+LOCAL_FUNCTIONS = """
+import numpy as np
+
+from transpiler import Context
+
+
+def first_test():
+    ctx = Context()
+
+    @ctx.batch
+    def function(x):
+        return x + 1
+
+    return function(np.array([1, 2]), backend="numpy")
+
+
+def second_test():
+    ctx = Context()
+
+    @ctx.batch
+    def function(a, b):
+        return a * b
+
+    return function(np.array([3]), np.array([4]), backend="numpy")
+"""
+
+
+def test_functions_defined_inside_functions_build_into_the_cache_not_the_lock(
+    project, monkeypatch, tmp_path
+):
+    # Issue 35: the predecessor's tests define `function` in test after test,
+    # with other parameters.  A lock line names a function by file and name,
+    # so the second made the first's line fail to regenerate; such functions
+    # are built as closures are, one cache module per program.
+    (project / "pkg" / "local.py").write_text(LOCAL_FUNCTIONS)
+    monkeypatch.chdir(project)
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.setenv("AUTOBATCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("AUTOBATCH_FROZEN", raising=False)
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from pkg import local
+
+    for _ in range(2):
+        assert local.first_test().tolist() == [2, 3]
+        assert local.second_test().tolist() == [12]
+    lock = project / "autobatch.lock"
+    assert not lock.exists() or "local.py" not in lock.read_text()
+    assert not (project / "generated" / "pkg" / "local_np.py").exists()
+    assert len(list((tmp_path / "cache").rglob("*local_np_*.py"))) == 2
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
 def test_tensorflow_start_up_lines_do_not_reach_the_terminal(project):
     done = run_cli(project, "generate")
     assert done.returncode == 0

@@ -14,11 +14,15 @@
     fib(np.array([6, 7, 8, 9]))  # -> [13, 21, 34, 55]
 
 This is the part users import and deployments install: it needs NumPy, and
-TensorFlow (or JAX) only for that backend.  A call whose generated module
-is present and current imports the module and runs it; only a missing or
-stale program loads the compiler (the `transpiler` package with gast and
-black, `pip install "autobatch[compiler]"`), and under `AUTOBATCH_FROZEN=1`
-nothing is ever compiled.  See the README, "The generated artifact".
+TensorFlow (or JAX) only for that backend.  Decorating a function whose
+generated modules were built from its current text reads them and loads
+nothing more; another one is checked at import by the compiler's front end
+(gast), so that a refused construct raises there.  A call whose generated
+module is present and current imports the module and runs it; only a
+missing or stale program loads the whole compiler (the `transpiler` package
+with gast and black, `pip install "autobatch[compiler]"`), and under
+`AUTOBATCH_FROZEN=1` nothing is ever compiled.  See the README, "The
+calling contract" and "Generated code as a checked-in artifact".
 """
 
 from autobatch_runtime.freshness import StaleSourceError, StaleSourceWarning

@@ -12,7 +12,9 @@
     fib(np.array([6, 7, 8, 9]))  # -> [13, 21, 34, 55]
 
 Importing this package is cheap: the compiler (gast, black, the passes) is
-imported only when a generated module has to be written.
+imported only when a generated module has to be written, and its front end
+(gast) when a function is decorated whose generated modules were not built
+from its current text (transpiler/decoration.py).
 """
 
 __version__ = "0.1.0"

@@ -394,6 +394,18 @@ def test_frozen_a_declared_program_no_module_holds_raises_at_import(project):
     assert "autobatch generate shapes/walk.py" in message
 
 
+def test_frozen_the_command_line_still_reports_and_rewrites_a_stale_module(project):
+    # a CI that exports AUTOBATCH_FROZEN=1: `autobatch check` imports the
+    # source to say what is stale, and `generate` to rewrite it
+    edit(project, "count += 1", "count += 10")
+    check = run(project, "from transpiler import cli; raise SystemExit(cli.main(['check', '-q']))", frozen=True)
+    assert check.returncode == 1, check.stderr
+    assert "walk_np.py" in check.stderr and "autobatch generate" in check.stderr
+    generate = run(project, "from transpiler import cli; raise SystemExit(cli.main(['generate', '-q']))", frozen=True)
+    assert generate.returncode == 0, generate.stderr
+    assert steps(project, [8], frozen=True) == [30]
+
+
 def test_frozen_a_current_module_imports_and_runs(project):
     assert steps(project, [4, 16], frozen=True) == [2, 4]
 

@@ -140,8 +140,7 @@ def unformatted_generation():
 
 def load(program: Program, directory: str):
     """Writes the program's source under `directory` and imports it."""
-    digest = hashlib.sha256(program.source.encode()).hexdigest()[:16]
-    name = f"fuzz_{digest}"
+    name = _module_name(program)
     folder = os.path.join(directory, name)
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, name + ".py")
@@ -152,6 +151,10 @@ def load(program: Program, directory: str):
     sys.modules[name] = module  # inspect.getsource finds the functions through it
     spec.loader.exec_module(module)
     return module
+
+
+def _module_name(program: Program) -> str:
+    return f"fuzz_{hashlib.sha256(program.source.encode()).hexdigest()[:16]}"
 
 
 def unload(module):
@@ -266,7 +269,12 @@ def compare_raised(error, want: list) -> List[str]:
 def run_program(program: Program, backends, seed: int, directory: str,
                 batches=BATCH_SIZES, counts: Counts = None) -> List[Finding]:
     """Checks `program` on `backends` for one input batch per batch size."""
-    module = load(program, directory)
+    try:
+        module = load(program, directory)
+    except SyntaxError as e:  # refused when decorated, at import: a crash of every backend
+        detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+        sys.modules.pop(_module_name(program), None)
+        return [Finding(backend, "crash", detail, (), program) for backend in backends]
     findings = []
     try:
         rng = np.random.default_rng(seed)
@@ -342,9 +350,13 @@ def outcome(source: str, entry: str, inputs: tuple, backend: str, directory: str
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            program = Program(source, entry, (), (), 0, True)
             try:
-                module = load(Program(source, entry, (), (), 0, True), directory)
+                module = load(program, directory)
                 plain = module.ctx.plain(entry)
+            except SyntaxError as e:  # refused when decorated, at import: the call's crash
+                sys.modules.pop(_module_name(program), None)
+                return "crash", _normalized(f"{type(e).__name__}: {str(e.msg).splitlines()[0]}")
             except Exception as e:  # noqa: BLE001 - a shrinking step broke the program
                 return "invalid", repr(e)
             batch = max(len(a) for a in inputs)

@@ -323,7 +323,17 @@ def _require_compiler(path, state, key_text, relpath):
 
 
 def _with_message(error, message):
-    """`error` again, of its own type where it takes one message, saying `message`."""
+    """`error` again, of its own type where it takes one message, saying `message`.
+
+    A SyntaxError (UnsupportedSyntaxError) keeps its file, line and text:
+    tools and tracebacks still point at the user's line.
+    """
+    if isinstance(error, SyntaxError):
+        located = SyntaxError.__new__(type(error))
+        where = (error.filename, error.lineno, error.offset, error.text)
+        SyntaxError.__init__(located, message, where)
+        located.__dict__.update(vars(error))  # its hint
+        return located
     try:
         return type(error)(message)
     except Exception:
@@ -457,6 +467,8 @@ class Context:
             root = project_root(filename)
             relpath = relative_path(filename, root)
             if self.frozen:
+                if not decoration.frozen_checks_on():
+                    return None
                 return self._frozen_problem(batched, root, relpath)
             modules = decoration.module_texts(
                 self._generated_dir(root), relpath, decoration.SUFFIXES

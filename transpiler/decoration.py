@@ -35,6 +35,7 @@ reports it as it always did: decorating never fails where calling works.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import dataclasses
 import functools
 import importlib.util
@@ -215,6 +216,27 @@ def refusal(
 
 
 # ---- frozen: the declared programs ------------------------------------------
+
+# `autobatch generate`, `check` and `diff` import the sources whose modules
+# they rewrite or report: under AUTOBATCH_FROZEN=1 (a CI that exports it) a
+# stale module is theirs to report, not a reason to fail that import.
+_frozen_checks_off = 0
+
+
+@contextlib.contextmanager
+def frozen_checks_off():
+    """Imports in this block check no declared program (refusals still raise)."""
+    global _frozen_checks_off
+    _frozen_checks_off += 1
+    try:
+        yield
+    finally:
+        _frozen_checks_off -= 1
+
+
+def frozen_checks_on() -> bool:
+    return not _frozen_checks_off
+
 
 
 def frozen_problem(

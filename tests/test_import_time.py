@@ -141,6 +141,31 @@ def test_a_refusal_by_the_builder_raises_at_import(tmp_path, monkeypatch):
     assert info.value.lineno == line_of(path, "step(m=n)")
 
 
+def test_a_function_under_another_decorator_is_checked_as_it_is_written(tmp_path, monkeypatch):
+    name, path = write(
+        tmp_path,
+        """
+        import functools
+
+
+        def logged(function):
+            @functools.wraps(function)
+            def wrapper(*args):
+                return function(*args)
+            return wrapper
+
+
+        @ctx.batch
+        @logged
+        def f(n, table=np.zeros(3)):
+            return n
+        """,
+    )
+    with pytest.raises(UnsupportedSyntaxError, match="default value of parameter 'table'") as info:
+        load(monkeypatch, name, path)
+    assert info.value.lineno == line_of(path, "def f(")
+
+
 def test_a_refused_redefinition_keeps_the_function_it_would_replace(tmp_path):
     ctx = Context(generated_dir=str(tmp_path / "out"))
 

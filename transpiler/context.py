@@ -479,7 +479,7 @@ class Context:
                 return None  # the call says what to install
             callees = _referenced_names(fn.__code__) | {batched.name}
             functions = {n: b.function for n, b in self._functions.items() if n in callees}
-            return decoration.refusal(fn, list(self._functions), functions, root)
+            return decoration.refusal(batched.function, list(self._functions), functions, root)
         except Exception:  # noqa: BLE001 - the call reports it, with the module complete
             return None
 

@@ -183,7 +183,8 @@ def refusal(
     fn, batched_names: Iterable[str], callees: Mapping, root: Optional[str]
 ) -> Optional[UnsupportedSyntaxError]:
     """The UnsupportedSyntaxError the fence or the builder certainly raises for
-    `fn`, or None (it passes, or the verdict needs what is not bound yet).
+    `fn` (as decorated: the function its Context holds), or None (it passes,
+    or the verdict needs what is not bound yet).
 
     `batched_names`: the names decorated so far in its Context, `fn`'s own
     included; `callees`: {name: function} of those `fn` refers to (itself
@@ -198,7 +199,7 @@ def refusal(
     from transpiler.ir import builder
 
     try:
-        source = _growing(frontend.load(fn, root), fn)
+        source = _growing(frontend.load(fn, root), inspect.unwrap(fn))
     except Exception:  # noqa: BLE001 - an unreadable source: the call says so (a dry run works)
         return None
     try:

@@ -495,7 +495,7 @@ class Context:
             return None
         complete = self._uses_lock(root)
         if complete:
-            config = _project_config(root)
+            config = decoration.project_config(root)
             signatures = config.signatures if config else {}
             programs = self.declared_programs(relpath, root, signatures, names=[name])
             backends = config.backends if config else decoration.SUFFIXES

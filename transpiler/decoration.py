@@ -240,6 +240,29 @@ def frozen_checks_on() -> bool:
 
 
 
+_CONFIGS = {}
+
+
+def project_config(root: str):
+    """`[tool.autobatch]` of the project at `root` (its defaults without one;
+    None if unreadable), parsed once while pyproject.toml is unchanged: a
+    frozen module's functions would each parse it again (2-3 ms each)."""
+    from transpiler import config
+
+    path = os.path.join(root, "pyproject.toml")
+    try:
+        stat = os.stat(path)
+        key = (path, stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        key = (path, None, None)
+    if key not in _CONFIGS:
+        try:
+            _CONFIGS[key] = config.load(root)
+        except (OSError, ValueError):
+            _CONFIGS[key] = None
+    return _CONFIGS[key]
+
+
 def frozen_problem(
     relpath: str,
     keys: Sequence[Tuple[str, str, str]],

@@ -670,6 +670,10 @@ def compiled(
     own dispatch inspects every argument of every call, which cost about
     200 us a call here (gcd on one example under XLA: 316 against 114 us),
     more than the whole loop at small batch sizes.
+
+    In a TF1 graph (`legacy_graph`) the program is traced for that graph
+    alone, and the cache is neither read nor written: a function traced
+    elsewhere may hold another graph's tensors or another seed.
     """
     events = tuple((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves)
     key = (
@@ -681,7 +685,8 @@ def compiled(
         parallel_iterations,
         events,
     )
-    if key not in _COMPILED:
+    legacy = legacy_graph()
+    if legacy or key not in _COMPILED:
         signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
         def traced(*leaves):
@@ -694,7 +699,7 @@ def compiled(
                 parallel_iterations=parallel_iterations,
             )
 
-        if legacy_graph():  # traced for this graph alone, never cached
+        if legacy:
             return traced_outside_legacy_graph(traced, signature, bool(xla))
         function = tf.function(
             traced, input_signature=signature, jit_compile=bool(xla), autograph=False

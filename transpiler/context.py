@@ -862,11 +862,11 @@ class Context:
         """The generated module for source file `relpath` holding `programs`.
 
         `programs`: [(entry name, signature, mode)], in the order they appear.
-        With `required` (the program a call asked for), another program that
-        no longer compiles is dropped with a warning: a closure's types come
-        from the values it closes over, and this Context's values may not fit
-        a signature another Context added (a 100-dimensional model cannot
-        rebuild the 3-dimensional program).
+        A declared program (the project's inputs) that no longer compiles
+        fails, naming its declaration.  Only in a module a Context keeps in
+        a folder of its own (no inputs: it holds what earlier calls built),
+        and with `required` (the program a call asked for), another program
+        that no longer compiles is dropped with a warning.
         """
         from transpiler import pipeline  # the compiler, imported only when needed
         from transpiler.emit.module import programs_text
@@ -880,8 +880,11 @@ class Context:
             try:
                 spec = self._compile(entry, signature, backend, root, mode)
             except Exception as error:
-                if (entry, signature, mode) in declared:
+                program = (entry, signature, mode)
+                if program in declared and program != required:
                     # A declared program is never dropped: say which declaration.
+                    # (The call's own program raises its own error: a
+                    # development call adds its lock line before building.)
                     where = self._declaration_site(relpath, root, entry, signature, mode)
                     raise _with_message(
                         error,

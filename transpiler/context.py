@@ -230,7 +230,11 @@ def _callable_text(fn):
     try:
         text = inspect.getsource(fn).strip()
     except (OSError, TypeError):
-        text = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}"
+        # A builtin, or a callable object (TFP's SeedStream): named by its
+        # class, never by a repr with an address, or each new object would
+        # key a new cache module (issue 35: one per NUTS kernel, 3 s each).
+        named = fn if hasattr(fn, "__qualname__") else type(fn)
+        text = f"{getattr(named, '__module__', '')}.{named.__qualname__}"
     code = getattr(fn, "__code__", None)
     for free, cell in zip(code.co_freevars if code else (), getattr(fn, "__closure__", None) or ()):
         try:

@@ -352,6 +352,52 @@ def test_functions_defined_inside_functions_build_into_the_cache_not_the_lock(
         monkeypatch.delitem(sys.modules, name)
 
 
+CALLABLE_OBJECTS = """
+import numpy as np
+
+from transpiler import Context
+
+
+class Scale:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        return x * self.k
+
+
+def make(scale):
+    ctx = Context()
+
+    @ctx.batch
+    def scaled(x):
+        return scale(x) + 1
+
+    return scaled
+"""
+
+
+def test_closures_over_callable_objects_of_one_class_share_one_cache_module(
+    project, monkeypatch, tmp_path
+):
+    # Issue 35: TFP's NUTS closes over a SeedStream object, whose repr holds
+    # its address; each kernel had keyed, built and written a module of its own.
+    (project / "pkg" / "objects.py").write_text(CALLABLE_OBJECTS)
+    monkeypatch.chdir(project)
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.setenv("AUTOBATCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("AUTOBATCH_FROZEN", raising=False)
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from pkg import objects
+
+    for k in (2, 3, 5):
+        assert objects.make(objects.Scale(k))(np.array([1, 4]), backend="numpy").tolist() == [k + 1, 4 * k + 1]
+    assert len(list((tmp_path / "cache").rglob("*objects_np_*.py"))) == 1
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
 def test_tensorflow_start_up_lines_do_not_reach_the_terminal(project):
     done = run_cli(project, "generate")
     assert done.returncode == 0

@@ -398,6 +398,56 @@ def test_closures_over_callable_objects_of_one_class_share_one_cache_module(
         monkeypatch.delitem(sys.modules, name)
 
 
+COUNTING = """
+import numpy as np
+
+from transpiler import Context
+
+
+class Counter:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, x):
+        self.calls += 1
+        return x + self.calls
+
+
+def make(counter):
+    ctx = Context()
+
+    @ctx.batch
+    def counted(x):
+        return counter(x) * 2
+
+    return counted
+"""
+
+
+def test_what_compiling_runs_leaves_closed_over_objects_as_it_found_them(
+    project, monkeypatch, tmp_path
+):
+    # Issue 35: type inference runs each primitive; TFP's NUTS draws its
+    # seeds from a SeedStream it closes over, so a call that compiled drew
+    # other seeds than one that found its program in the cache.
+    (project / "pkg" / "counting.py").write_text(COUNTING)
+    monkeypatch.chdir(project)
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.setenv("AUTOBATCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("AUTOBATCH_FROZEN", raising=False)
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from pkg import counting
+
+    compiled, cached = counting.Counter(), counting.Counter()
+    first = counting.make(compiled)(np.array([10, 20]), backend="numpy").tolist()
+    second = counting.make(cached)(np.array([10, 20]), backend="numpy").tolist()
+    assert first == second == [22, 42]
+    assert compiled.calls == cached.calls == 1
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
 def test_tensorflow_start_up_lines_do_not_reach_the_terminal(project):
     done = run_cli(project, "generate")
     assert done.returncode == 0

@@ -26,6 +26,7 @@ each other as they do in the factory).
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import inspect
 import textwrap
@@ -171,6 +172,47 @@ def find_value(name: str, functions, classes=()):
                     return cls
         level = deeper
     raise LookupError(name)
+
+
+@contextlib.contextmanager
+def left_as_found(functions):
+    """Restores the attributes of the objects `functions` close over (their
+    closure cells, one level) when the block ends.
+
+    Type inference runs each primitive on placeholders, and a primitive may
+    change an object it closes over: TFP's NUTS draws each random op's seed
+    from a `SeedStream`, whose counter advances per call.  Compiling happens
+    only when a program is missing or stale, so without this a chain's
+    draws would depend on whether its call compiled (a cold cache) or not:
+    the same seed twice gave two chains (issue 35).  Plain objects only
+    (with a `__dict__`; not functions, classes or modules), restored
+    shallowly: what a primitive appends to a list it holds stays.
+    """
+    saved = []
+    for fn in functions:
+        for _, value in _cells(inspect.unwrap(fn)):
+            if _plain_object(value) and all(value is not o for o, _ in saved):
+                saved.append((value, dict(vars(value))))
+    try:
+        yield
+    finally:
+        for value, attributes in saved:
+            if vars(value) != attributes:
+                vars(value).clear()
+                vars(value).update(attributes)
+
+
+def _plain_object(value) -> bool:
+    """An instance of a class with a `__dict__`: not a function, class or module."""
+    if isinstance(value, (type, types.ModuleType, types.FunctionType, types.MethodType)):
+        return False
+    if hasattr(value, "__wrapped__"):  # a batched function (a wrapper of one)
+        return False
+    try:
+        vars(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _cells(fn):

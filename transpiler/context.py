@@ -997,9 +997,13 @@ class Context:
         overrides = {
             n: f.type_inference for n, f in self._functions.items() if f.type_inference
         }
-        return pipeline.infer_types(
-            program, signature, backend, self._namespaces(main, root), overrides
-        )
+        from transpiler import closures
+
+        # Inference runs primitives: what they change is put back (a seed stream).
+        with closures.left_as_found(f.function for f in self._functions.values()):
+            return pipeline.infer_types(
+                program, signature, backend, self._namespaces(main, root), overrides
+            )
 
     def plain(self, name):
         """The per-example Python function, with batched callees plain too.

@@ -197,9 +197,12 @@ def left_as_found(functions):
         yield
     finally:
         for value, attributes in saved:
-            if vars(value) != attributes:
-                vars(value).clear()
-                vars(value).update(attributes)
+            now = vars(value)
+            # Compared by identity: `!=` of dicts holding arrays would ask an
+            # array for its truth value.
+            if now.keys() != attributes.keys() or any(now[k] is not v for k, v in attributes.items()):
+                now.clear()
+                now.update(attributes)
 
 
 def _plain_object(value) -> bool:

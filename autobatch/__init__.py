@@ -61,9 +61,9 @@ __all__ = [
 
 def __getattr__(name):
     # `autobatch.instructions` (the predecessor's IR constructors) loads the
-    # compiler's IR, and gast with it: only when asked for.
+    # compiler's IR, and gast with it, only when asked for.
     if name == "instructions":
-        import importlib
+        import transpiler
 
-        return importlib.import_module("transpiler.instructions")
+        return transpiler.instructions  # transpiler's own lazy attribute
     raise AttributeError(f"module 'autobatch' has no attribute {name!r}")

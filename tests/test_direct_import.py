@@ -19,28 +19,8 @@ import pytest
 from autobatch_runtime import freshness
 from tests.conftest import ROOT
 
-HELPERS = '''
-from transpiler import Context
-
-ctx = Context()
-
-
-@ctx.batch
-def step(n):
-    return n * 2
-'''
-
-PROG = '''
-import numpy as np
-
-from pkg.helpers import ctx, step
-from transpiler import TensorType
-
-
-@ctx.batch(signature=[TensorType(np.int64, ())])
-def twice_plus_one(n):
-    return step(n) + 1
-'''
+# The same small project as test_cli's: a helper file and a program calling it.
+from tests.test_cli import HELPERS, PROG  # noqa: E402
 
 # Imports the generated module as a user's program would, and calls it.
 DIRECT = """

@@ -348,8 +348,8 @@ def python_numbers(function, name, value, dtype):
     program's dtype.  The conversion is the one Python's own arithmetic
     would accept without loss: an int must fit the integer dtype (and be a
     whole number), a float never becomes an int, and a float dtype takes
-    ints and floats (rounded to its precision, as any float32 program
-    rounds).  Anything else is a TypeError naming the argument.
+    ints it holds exactly and floats (rounded to its precision, as any
+    float32 program rounds).  Anything else is a TypeError naming the argument.
     """
     python = isinstance(value, (bool, int, float, complex)) or (
         isinstance(value, (list, tuple)) and not hasattr(value, "_fields")
@@ -365,10 +365,15 @@ def python_numbers(function, name, value, dtype):
     if fits and target.kind in "iu" and array.size:
         info = np.iinfo(target)
         fits = bool(info.min <= array.min() and array.max() <= info.max)
+    converted = array.astype(target) if fits else None
+    if fits and array.dtype.kind in "iu" and target.kind in "fc" and array.size:
+        # An int a float cannot hold exactly (2**53 + 1) would compute
+        # otherwise than Python's exact int: compared as Python numbers.
+        fits = bool(np.all(converted.astype(object) == array.astype(object)))
     if not fits:
         raise TypeError(
             f"{function}: argument {name} holds Python {array.dtype.name} values that "
             f"{target.name}, the dtype of this program, cannot hold exactly; pass "
             f"values that fit, or call it through its Context for a {array.dtype.name} program"
         )
-    return array.astype(target)
+    return converted

@@ -248,5 +248,8 @@ def test_generated_modules_convert_python_values_without_loss():
         common.python_numbers("f", "x", [2**40], np.int32)
     with pytest.raises(TypeError, match="argument x"):
         common.python_numbers("f", "x", [1.5], np.int64)
+    with pytest.raises(TypeError, match="float64.*cannot hold exactly"):
+        common.python_numbers("f", "x", [2**53 + 1], np.float64)  # Python's int is exact
+    assert common.python_numbers("f", "x", [2**53, 3], np.float64).tolist() == [2.0**53, 3.0]
     array = np.array([1, 2], np.int16)
     assert common.python_numbers("f", "x", array, np.int64) is array  # arrays are the caller's

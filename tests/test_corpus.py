@@ -30,12 +30,7 @@ from autobatch_runtime.optional import Optional
 from tests.corpus.cases import ALL_CASES, CASES
 from transpiler import BatchTypeError, UnsupportedSyntaxError
 from transpiler.demo import agrees
-
-MODES = {
-    "numpy": dict(backend="numpy"),
-    "tf_graph": dict(backend="tensorflow"),
-    "tf_xla": dict(backend="tensorflow", xla=True),
-}
+from tests.oracle import MODES
 
 BATCHES = (1, 7, 64)
 

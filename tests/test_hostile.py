@@ -18,13 +18,7 @@ from autobatch_runtime import common as runtime_common
 from tests import hostile as H
 from tests.test_fence import write_module
 from transpiler import context
-
-MODES = {
-    "numpy": dict(backend="numpy"),
-    "tf_graph": dict(backend="tensorflow"),
-    "tf_xla": dict(backend="tensorflow", xla=True),
-}
-
+from tests.oracle import MODES
 
 def marked(text):
     """`tests/hostile.py:N` of the line marked `# <-- text`."""

@@ -12,13 +12,7 @@ import pytest
 
 from examples.corpus import CASES, example
 from transpiler.demo import agrees
-
-MODES = {
-    "numpy": dict(backend="numpy"),
-    "tf_graph": dict(backend="tensorflow"),
-    "tf_xla": dict(backend="tensorflow", xla=True),
-}
-
+from tests.oracle import MODES
 
 def expected(case, inputs, batch):
     plain = case.function.context.plain(case.function.name)

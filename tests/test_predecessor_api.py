@@ -35,15 +35,11 @@ from transpiler import (
 )
 from transpiler import types as T
 from transpiler.demo import agrees
+from tests.oracle import MODES
 
 GENERATED = tempfile.mkdtemp(prefix="autobatch-test-predecessor-")
 ctx = Context(generated_dir=os.path.join(GENERATED, "main"))
 
-MODES = {
-    "numpy": dict(backend="numpy"),
-    "tf_graph": dict(backend="tensorflow"),
-    "tf_xla": dict(backend="tensorflow", xla=True),
-}
 
 Point = collections.namedtuple("Point", ["x", "v"])
 

@@ -14,13 +14,7 @@ from examples.corpus import example
 from tests import python_builtins as P
 from transpiler import BatchTypeError
 from transpiler.demo import agrees
-
-MODES = {
-    "numpy": dict(backend="numpy"),
-    "tf_graph": dict(backend="tensorflow"),
-    "tf_xla": dict(backend="tensorflow", xla=True),
-}
-
+from tests.oracle import MODES
 
 def ints(low, high):
     return lambda rng, n: (rng.integers(low, high, n),)

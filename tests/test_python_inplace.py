@@ -16,13 +16,7 @@ from tests import python_inplace as P
 from transpiler import UnsupportedSyntaxError
 from transpiler.types import TensorType
 from transpiler.demo import agrees
-
-MODES = {
-    "numpy": dict(backend="numpy"),
-    "tf_graph": dict(backend="tensorflow"),
-    "tf_xla": dict(backend="tensorflow", xla=True),
-}
-
+from tests.oracle import MODES
 
 def vectors(length):
     return lambda rng, n: (rng.integers(-20, 20, (n, length)),)

@@ -12,13 +12,7 @@ import pytest
 
 from examples.corpus import example
 from tests import python_operators as P
-
-MODES = {
-    "numpy": dict(backend="numpy"),
-    "tf_graph": dict(backend="tensorflow"),
-    "tf_xla": dict(backend="tensorflow", xla=True),
-}
-
+from tests.oracle import MODES
 
 def pairs(low, high, zeros=True):
     """Two integers per example; with `zeros`, some of each are zero."""

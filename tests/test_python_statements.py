@@ -23,12 +23,7 @@ import transpiler
 from examples.corpus import example
 from tests import python_statements as P
 from transpiler.demo import agrees
-
-MODES = {
-    "numpy": dict(backend="numpy"),
-    "tf_graph": dict(backend="tensorflow"),
-    "tf_xla": dict(backend="tensorflow", xla=True),
-}
+from tests.oracle import MODES
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_statements.py")
 

@@ -21,12 +21,8 @@ import transpiler
 from examples.corpus import example
 from tests import subscript_programs as S
 from transpiler.demo import agrees
+from tests.oracle import MODES
 
-MODES = {
-    "numpy": dict(backend="numpy"),
-    "tf_graph": dict(backend="tensorflow"),
-    "tf_xla": dict(backend="tensorflow", xla=True),
-}
 BACKENDS = ("numpy", "tensorflow")  # build-time errors: XLA builds what TF builds
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "subscript_programs.py")

@@ -19,17 +19,12 @@ import pytest
 from examples.corpus import example
 from transpiler import Context
 from transpiler.demo import agrees
+from tests.oracle import MODES
 
 ctx = Context(generated_dir=tempfile.mkdtemp(prefix="autobatch-test-tuple-frames-"))
 
 One = collections.namedtuple("One", ["value"])
 Two = collections.namedtuple("Two", ["value", "weight"])
-
-MODES = {
-    "numpy": dict(backend="numpy"),
-    "tf_graph": dict(backend="tensorflow"),
-    "tf_xla": dict(backend="tensorflow", xla=True),
-}
 
 
 # ---- saved in a frame across a recursive call ------------------------------

@@ -27,7 +27,7 @@ calling contract" and "Generated code as a checked-in artifact".
 
 from autobatch_runtime.freshness import StaleSourceError, StaleSourceWarning
 from transpiler import __version__
-from transpiler.backends import NumpyBackend, TensorFlowBackend
+from transpiler.backends import JaxBackend, NumpyBackend, TensorFlowBackend
 from transpiler.context import BatchedFunction, Context, truthy
 from transpiler.errors import (
     BatchTypeError,
@@ -44,6 +44,7 @@ __all__ = [
     "BatchedFunction",
     "Context",
     "IterationLimitError",
+    "JaxBackend",
     "NumpyBackend",
     "StackMemoryError",
     "StackOverflowError",

@@ -12,4 +12,5 @@ MODES = {
     "numpy": dict(backend="numpy"),
     "tf_graph": dict(backend="tensorflow"),
     "tf_xla": dict(backend="tensorflow", xla=True),
+    "jax": dict(backend="jax"),
 }

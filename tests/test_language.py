@@ -40,6 +40,9 @@ CASES = {
 }
 
 NUMPY_ONLY = {"uses_numpy"}
+# Programs whose primitives are NumPy or TensorFlow functions: on JAX, a
+# clear build-time error (test_foreign_primitives_on_jax_name_the_line).
+NOT_JAX = {"uses_numpy", "uses_tensorflow"}
 
 
 def expected(name, inputs, batch):
@@ -56,6 +59,7 @@ PARAMS = [
     for batch in (1, 7, 64)
     for mode in MODES
     if not (name in NUMPY_ONLY and mode != "numpy")
+    and not (name in NOT_JAX and mode == "jax")
 ]
 
 
@@ -82,7 +86,17 @@ def test_numpy_program_on_tensorflow_names_the_line():
         L.uses_numpy(np.array([1.0]), backend="tensorflow")
 
 
-@pytest.mark.parametrize("backend", ["numpy", "tensorflow"])
+@pytest.mark.parametrize(
+    "name, dtype, library", [("uses_numpy", np.float64, "numpy"), ("uses_tensorflow", np.float32, "tensorflow")]
+)
+def test_foreign_primitives_on_jax_name_the_line(name, dtype, library):
+    from transpiler import BatchTypeError
+
+    with pytest.raises(BatchTypeError, match=rf"language\.py:\d+.*a {library} value, not a JAX array"):
+        getattr(L, name)(np.array([1.0], dtype), backend="jax")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "tensorflow", "jax"])
 def test_functions_without_a_value_return_none(backend):
     assert L.no_return(np.array([1, 2]), backend=backend) is None
     assert L.bare_return(np.array([1, -2]), backend=backend) is None
@@ -104,7 +118,7 @@ def test_loop_blocks_quote_the_loop_lines():
     assert "for i in range(a, b, s):" in text
 
 
-@pytest.mark.parametrize("backend", ["numpy", "tensorflow"])
+@pytest.mark.parametrize("backend", ["numpy", "tensorflow", "jax"])
 def test_top_level_call_with_keywords_and_defaults(backend):
     x = np.array([1, 2, 3])
     assert np.asarray(L.scaled(x, backend=backend)).tolist() == [2, 4, 6]

@@ -19,7 +19,7 @@ from its current text (transpiler/decoration.py).
 
 __version__ = "0.1.0"
 
-from transpiler.backends import NumpyBackend, TensorFlowBackend  # noqa: E402
+from transpiler.backends import JaxBackend, NumpyBackend, TensorFlowBackend  # noqa: E402
 from transpiler.context import Context, truthy  # noqa: E402
 from transpiler.errors import (  # noqa: E402
     BatchTypeError,
@@ -35,6 +35,7 @@ __all__ = [
     "BatchTypeError",
     "Context",
     "IterationLimitError",
+    "JaxBackend",
     "NumpyBackend",
     "StackMemoryError",
     "StackOverflowError",

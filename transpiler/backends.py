@@ -1,8 +1,9 @@
-"""The two backends a program can be generated for.
+"""The three backends a program can be generated for.
 
-A backend object names the generated module's flavour (`_tf.py` / `_np.py`)
+A backend object names the generated module's flavour (`_tf.py` / `_np.py` /
+`_jax.py`)
 and knows how to make placeholder values for type inference and how to read a
-per-example type back off a value.  NumPy and TensorFlow are imported only
+per-example type back off a value.  NumPy, TensorFlow and JAX are imported only
 when a backend is used, so the generated modules and the thin `Context` API
 stay importable without the compiler.
 """
@@ -80,6 +81,51 @@ class NumpyBackend:
 
     def __repr__(self):
         return "NumpyBackend()"
+
+
+class JaxBackend(NumpyBackend):
+    """Run the generated JAX module: the whole program one `jax.jit`ted
+    `lax.while_loop` (autobatch_runtime/jax_backend.py); it imports nothing
+    of TensorFlow.
+
+    Type inference runs the primitives on concrete JAX arrays of batch
+    PLACEHOLDER_BATCH (as NumPy's does on NumPy arrays), so a primitive
+    written with `jnp` types as it will run.  Its checks are always on:
+    outside a transformation an early stop raises, inside the user's
+    `jax.jit` it raises when the computation runs.
+    """
+
+    name = "jax"
+    suffix = "jax"
+
+    def placeholder(self, leaf: T.TensorType):
+        from autobatch_runtime import jax_backend  # noqa: F401 - 64-bit types on
+        import jax.numpy as jnp
+
+        return jnp.ones((PLACEHOLDER_BATCH,) + leaf.shape, dtype=leaf.dtype)
+
+    def leaf_type(self, value, batch_of_one=False) -> T.TensorType:
+        import jax
+
+        if not isinstance(value, jax.Array) and self.batched_rank(value) is not None:
+            # Inference runs on concrete arrays, where np.sqrt or tf.exp of a
+            # batch would work; in the jitted loop they meet tracers and fail.
+            raise TypeError(
+                f"a {type(value).__module__.split('.')[0]} value, not a JAX array: on the "
+                "JAX backend a primitive must compute with JAX (jax.numpy, jax.lax) "
+                "functions, which the jitted loop can trace"
+            )
+        return super().leaf_type(value, batch_of_one)
+
+    @staticmethod
+    def cast(value, dtype):
+        """The generated module's `cast`, for expressions evaluated in inference."""
+        from autobatch_runtime import jax_backend
+
+        return jax_backend.cast(value, dtype)
+
+    def __repr__(self):
+        return "JaxBackend()"
 
 
 class TensorFlowBackend:
@@ -213,16 +259,18 @@ class TensorFlowBackend:
 
 
 def resolve(backend) -> object:
-    """Accepts "tensorflow"/"tf", "numpy"/"np", or a backend object."""
+    """Accepts "tensorflow"/"tf", "numpy"/"np", "jax", or a backend object."""
     if isinstance(backend, (NumpyBackend, TensorFlowBackend)):
         return backend
     if backend in (None, "tensorflow", "tf"):
         return TensorFlowBackend()
     if backend in ("numpy", "np"):
         return NumpyBackend()
+    if backend == "jax":
+        return JaxBackend()
     raise ValueError(
-        f"unknown backend {backend!r}; use 'tensorflow', 'numpy', "
-        "TensorFlowBackend() or NumpyBackend()"
+        f"unknown backend {backend!r}; use 'tensorflow', 'numpy', 'jax', "
+        "TensorFlowBackend(), NumpyBackend() or JaxBackend()"
     )
 
 
@@ -231,6 +279,8 @@ def helpers(backend) -> dict:
     `lookup`, `put`, `spread`), as the generated module will call them."""
     if backend.name == "numpy":
         from autobatch_runtime import numpy_backend as runtime
+    elif backend.name == "jax":
+        from autobatch_runtime import jax_backend as runtime
     else:
         from autobatch_runtime import tensorflow_backend as runtime
     from transpiler import expression_helpers
@@ -256,6 +306,10 @@ def probe(backend, pattern, rng):
         value = value.astype(tensor_type.dtype)
         if backend.name == "numpy":
             return value
+        if backend.name == "jax":
+            import jax.numpy as jnp
+
+            return jnp.asarray(value)
         import tensorflow as tf
 
         return tf.constant(value)
@@ -266,7 +320,7 @@ def probe(backend, pattern, rng):
 def probe_scope(backend):
     """Where probe values compute: eagerly (type inference itself runs
     inside a TensorFlow function graph, where tensors have no values)."""
-    if backend.name == "numpy":
+    if backend.name in ("numpy", "jax"):
         return contextlib.nullcontext()
     import tensorflow as tf
 

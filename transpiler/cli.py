@@ -46,7 +46,7 @@ def _parser():
         "--args", nargs="+", required=True, help="one Python literal per argument, e.g. '[3, 7, 4]'"
     )
     profile.add_argument(
-        "--backend", default=None, choices=["numpy", "tensorflow"],
+        "--backend", default=None, choices=["numpy", "tensorflow", "jax"],
         help="default: the library's (TensorFlow)",
     )
     profile.add_argument("--xla", action="store_true")
@@ -109,7 +109,7 @@ def _profile(args):
     if not function_name:
         raise ValueError("name the function as MODULE:FUNCTION, e.g. examples.fib:fib")
     backend = args.backend or ("tensorflow" if args.xla else None)
-    if backend != "numpy":
+    if backend not in ("numpy", "jax"):
         import_tensorflow_quietly()
     try:
         module = importlib.import_module(module_name)

@@ -94,12 +94,12 @@ class BatchedFunction:
         arguments = {k: kwargs.pop(k) for k in list(kwargs) if k in params and k not in _CALL_KEYWORDS}
         args = self._bound(args, arguments)
         if kwargs.get("dry_run") or self.context._dry_run_depth():
-            return self.context._dry_run(self.function, args)
+            return self.context._dry_run(self.function, args, kwargs.get("dry_run"))
         backend = B.resolve(kwargs.get("backend"))
         device = backend.basic_block_xla_device
         xla = bool(kwargs.get("xla", False)) or device is not None
-        if xla and backend.name != "tensorflow":
-            raise ValueError("xla=True needs the TensorFlow backend")
+        if xla and backend.name == "numpy":
+            raise ValueError("xla=True needs the TensorFlow backend (JAX programs are always XLA's)")
         depth = kwargs.get("max_stack_depth")
         depth = DEFAULT_MAX_STACK_DEPTH if depth is None else int(depth)
         if depth < 1:
@@ -543,10 +543,15 @@ class Context:
     def _dry_run_depth(self):
         return getattr(self._local, "dry_run", 0)
 
-    def _dry_run(self, function, args):
+    def _dry_run(self, function, args, mode):
+        """The function as Python (transpiler/dry_run.py); calls it makes run as given."""
+        from transpiler import dry_run
+
+        dry_run.check_mode(mode)
+        nested = self._dry_run_depth() > 0
         self._local.dry_run = self._dry_run_depth() + 1
         try:
-            return function(*args)
+            return function(*args) if nested else dry_run.run(function, args, mode)
         finally:
             self._local.dry_run -= 1
 

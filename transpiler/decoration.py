@@ -51,7 +51,7 @@ from transpiler.errors import StaleGeneratedCodeError, UnsupportedSyntaxError
 
 # File suffixes of the generated modules, by backend name (transpiler.backends;
 # written out so that nothing here builds a backend object).
-SUFFIXES = {"tensorflow": "tf", "numpy": "np"}
+SUFFIXES = {"tensorflow": "tf", "numpy": "np", "jax": "jax"}
 
 
 def source_file(fn) -> Optional[str]:

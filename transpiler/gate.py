@@ -39,8 +39,8 @@ from transpiler import inputs, loader
 from transpiler.config import Config
 from transpiler.paths import relative_path
 
-SUFFIXES = {"tensorflow": "tf", "tf": "tf", "numpy": "np", "np": "np"}
-BACKEND_NAMES = {"tf": "tensorflow", "np": "numpy"}
+SUFFIXES = {"tensorflow": "tf", "tf": "tf", "numpy": "np", "np": "np", "jax": "jax"}
+BACKEND_NAMES = {"tf": "tensorflow", "np": "numpy", "jax": "jax"}
 
 LOCK = inputs.LOCK_NAME
 PYPROJECT = "[tool.autobatch.signatures] of pyproject.toml"

@@ -165,7 +165,7 @@ def _freshness_check(source_path: str, digests) -> str:
 
 
 def _backend_title(backend):
-    return "TensorFlow" if backend.name == "tensorflow" else "NumPy"
+    return {"tensorflow": "TensorFlow", "jax": "JAX"}.get(backend.name, "NumPy")
 
 
 def unparsed(statements: List[ast.stmt]) -> str:

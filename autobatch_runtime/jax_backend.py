@@ -1,0 +1,590 @@
+"""The runtime of generated JAX modules (`from autobatch_runtime import
+jax_backend as rt`); it imports NumPy and JAX only, never TensorFlow.
+
+The same helper names exist in `numpy_backend.py` and
+`tensorflow_backend.py`, which is why block functions read the same for all
+three backends.  Shapes: `batch` is the number of examples, `depth` the
+stack depth, `event` a variable's per-example shape.
+
+How a program runs here (`compiled`, `run`): the whole program is one
+`jax.jit` function, traced once per program, limits and leaf shapes (JAX's
+own cache keys the shapes, the batch size among them); its loop is a
+`jax.lax.while_loop` whose carry is the state and the stacks.  Stack writes
+are scatters (`.at[].set(mode="drop")`, the idle examples' rows sent past
+the last level, where they are dropped), which XLA applies in place inside
+the loop.  Examples that overflow a stack or index out of range stop and
+say so in the state (`overflow_at`, `index_error_at`), as on the other
+backends; `checked` raises once the loop is over.
+
+Python's ints and floats are 64-bit in this compiler (type inference
+types `n + 1` as int64), and JAX narrows them to 32 bits unless
+`jax_enable_x64` is on: importing this module turns it on, for the
+process, as numpyro's `enable_x64` does.  Without it a program's int64
+arithmetic would silently wrap at 2**31.
+
+Composition with JAX (README, "JAX backend"):
+
+- `jax.jit`: a generated entry can be called inside the user's jitted
+  function; its jitted program is then inlined into the user's trace.  The
+  errors cannot be read while tracing, so they become a `jax.debug.callback`
+  that raises when the computation runs (a `JaxRuntimeError` whose message
+  names the error, the examples and the source line).
+- `jax.jvp` / `jax.jacfwd`: forward mode goes through `lax.while_loop`.
+- `jax.grad` (reverse mode) cannot go through a `while_loop` of unknown trip
+  count; with `max_iterations=N` the loop is a `lax.fori_loop` of N trips
+  (JAX lowers it to a `scan`), whose trips past the end run no block, and
+  reverse mode works.  It keeps every trip's residuals: memory grows with N.
+- `jax.vmap`: the program batches like any JAX function (the per-call batch
+  axis becomes an axis of the vmapped batch); blocks of examples in
+  different vmapped rows then run under `select`, every block each trip.
+
+Block selection: the TensorFlow runtime's two schemes were measured here
+(tools/bench.py --jax, 2-core CPU, 4096 examples): `lax.switch` over the
+blocks, one block per trip, against the *sweep*, every block a while loop
+of its own that runs while it is the block chosen next.  See SELECTION.
+"""
+
+import functools
+import sys
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from autobatch_runtime.common import (  # re-exported: generated code reads rt.<name>
+    DEFAULT_MAX_STACK_BYTES,
+    Entry,
+    Profile,
+    check_errors,
+    check_results,
+    check_stack_bytes,
+    make_profile,
+    note_source_line,
+    optional_argument,
+    with_profile,
+)
+from autobatch_runtime import common
+from autobatch_runtime.common import call as _call
+from autobatch_runtime import RUNTIME_VERSION, require  # noqa: F401 (rt.require)
+from autobatch_runtime.freshness import check_fresh  # noqa: F401 (rt.check_fresh)
+
+jax.config.update("jax_enable_x64", True)  # before the builtins make their constants
+
+from autobatch_runtime.builtins_jax import *  # noqa: E402,F401,F403 - rt.py_*: Python's builtins per example
+
+# "sweep" or "switch": how `run` picks the block each trip runs, where no
+# `max_iterations` asks for a bounded loop (see `run` and tools/bench.py).
+SELECTION = "sweep"
+
+
+def _array(value):
+    """A Python number as NumPy types it (int64, float64, bool: a strong
+    dtype, not JAX's weak one); an array as it is."""
+    if isinstance(value, (bool, int, float, complex)):
+        return jnp.asarray(np.asarray(value))
+    return jnp.asarray(value)
+
+
+def select(active, new, old):
+    """Per example: `new` where `active`, else `old`.
+
+    active: [batch] bool; old: [batch, *event]; new: broadcastable to old.
+    """
+    old = jnp.asarray(old)
+    new = jnp.asarray(new).astype(old.dtype)
+    if old.ndim > 1:
+        active = active.reshape(active.shape + (1,) * (old.ndim - 1))
+    return jnp.where(active, new, old)
+
+
+def choose(condition, if_true, if_false):
+    """Per example: block `if_true` where `condition` holds, else `if_false`."""
+    return jnp.where(jnp.asarray(condition).astype(bool), if_true, if_false)
+
+
+def where(condition, if_true, if_false):
+    """Per example: `if_true` where `condition` holds, else `if_false`.
+
+    condition: [batch] (any dtype: its truth is used); the sides:
+    [batch, *event] or broadcastable.  Two Python numbers are int64 /
+    float64, as in NumPy; one beside an array takes the array's dtype.
+    """
+    condition = jnp.asarray(condition).astype(bool)
+    numbers = (bool, int, float, complex)
+    if isinstance(if_true, numbers) and isinstance(if_false, numbers):
+        if_true, if_false = _array(if_true), _array(if_false)
+    if_true, if_false = jnp.asarray(if_true), jnp.asarray(if_false)
+    extra = max(if_true.ndim, if_false.ndim) - condition.ndim
+    if condition.ndim == 1 and extra > 0:
+        condition = condition.reshape(condition.shape + (1,) * extra)
+    return jnp.where(condition, if_true, if_false)
+
+
+def safe_divisor(active, value):
+    """`value` where `active`, else 1 (modules generated before
+    `divisor_or_one`; see numpy_backend.safe_divisor)."""
+    value = jnp.asarray(value)
+    mask = active.reshape(active.shape + (1,) * (value.ndim - 1))
+    return jnp.where(mask, value, jnp.ones_like(value))
+
+
+def divisor_or_one(value):
+    """An integer divisor with 1 where it is 0: XLA's integer division by
+    zero gives junk rather than raising, but the lanes of examples
+    elsewhere in the program must give what NumPy's and TensorFlow's do."""
+    value = jnp.asarray(value)
+    if value.dtype.kind not in "iub":
+        return value
+    return jnp.where(value == 0, jnp.ones_like(value), value)
+
+
+def exponent_or_zero(value):
+    """An integer exponent with 0 where it is negative (junk may ask for a
+    negative power of an integer)."""
+    value = jnp.asarray(value)
+    if value.dtype.kind not in "iu":
+        return value
+    return jnp.maximum(value, jnp.zeros_like(value))
+
+
+def cast(value, dtype):
+    return _array(value).astype(dtype)
+
+
+def index_key(batch, event_shape, items):
+    """The JAX key of a per-example subscript `x[items]` on [batch, *event]
+    (see numpy_backend.index_key: the same key, as jnp arrays)."""
+    key = [jnp.arange(batch)]
+    for size, item in zip(event_shape, items):
+        if isinstance(item, slice):
+            key.append(item)
+        else:
+            item = jnp.asarray(item)
+            key.append(jnp.clip(jnp.where(item < 0, item + size, item), 0, size - 1))
+    return tuple(key)
+
+
+def take(array, items):
+    """Per example: array[b][items] (see `index_key`); [batch, *rest]: one gather."""
+    array = jnp.asarray(array)
+    return array[index_key(array.shape[0], array.shape[1:], items)]
+
+
+def lookup(table, items):
+    """Per example: table[items] of a constant table (module-level array,
+    tuple or list), with per-example integer items; [batch, *rest]."""
+    table = np.asarray(table)
+    batch = max((np.shape(i)[0] for i in items if np.ndim(i) == 1), default=1)
+    return take(jnp.broadcast_to(jnp.asarray(table), (batch, *table.shape)), items)
+
+
+def spread(active, value, which=None):
+    """A value that is the same for every example, given the batch axis:
+    [batch, *shape].
+
+    active: [batch] (only its length is used).  Python numbers become int64
+    and float64, as type inference typed them.  A tuple (or namedtuple)
+    value: `which` gives, per leaf depth first, whether to spread it (the
+    other leaves already have the batch axis); all of them if None.
+    """
+    if isinstance(value, (tuple, list)):
+        flags = iter(which if which is not None else ())
+
+        def walk(v):
+            if v is None:
+                return None
+            if isinstance(v, (tuple, list)):
+                parts = [walk(p) for p in v]
+                return type(v)(*parts) if hasattr(v, "_fields") else type(v)(parts)
+            return spread(active, v) if next(flags, True) else v
+
+        return walk(value)
+    value = _array(value)
+    return jnp.broadcast_to(value, np.shape(active) + value.shape)
+
+
+def put(array, items, value):
+    """Per example: a copy of array[b] with [items] set to value[b] (the
+    functional form of `x[items] = value`): one scatter.  value is cast to
+    array's dtype."""
+    array = jnp.asarray(array)
+    key = index_key(array.shape[0], array.shape[1:], items)
+    return array.at[key].set(jnp.asarray(value).astype(array.dtype))
+
+
+def repeat(value, n, axis=0):
+    """`[value for _ in range(n)]` (and `[value] * n`): n copies of value
+    along a new axis: [n, *shape] for a constant (axis 0), [batch, n,
+    *shape] for a per-example value (axis 1).  n is a Python int."""
+    value = _array(value)
+    return jnp.repeat(jnp.expand_dims(value, axis), max(int(n), 0), axis=axis)
+
+
+def index_fault(active, array, items, batched=True):
+    """[batch] bool: the active examples whose integer items are out of range
+    of `array`'s event axes (of a constant table's axes if not `batched`)."""
+    shape = np.shape(array)[1:] if batched else np.shape(array)
+    fault = jnp.zeros(np.shape(active), bool)
+    for size, item in zip(shape, items):
+        if not isinstance(item, slice):
+            item = jnp.asarray(item)
+            fault = fault | (item < -size) | (item >= size)
+    return fault & active
+
+
+def zeros(leading, shape, dtype):
+    """A [*leading, *shape] array of zeros (False for bool)."""
+    return jnp.zeros((*leading, *shape), dtype)
+
+
+def batch_size(*leaves):
+    return leaves[0].shape[0] if leaves else 1
+
+
+def read(stack, index):
+    """stack[index[b], b] for every example b: [batch, *event] (one gather;
+    indices clamped, as XLA would clamp them anyway)."""
+    index = jnp.clip(index, 0, stack.shape[0] - 1)
+    return stack[index, jnp.arange(index.shape[0])]
+
+
+def push(stack, sp, value, active):
+    """Pushes `value` for every active example: (new sp, write, overflow).
+
+    `save` at `sp` (the next free slot, [batch] int32), and the pointer
+    moved for the examples it wrote.
+    """
+    write, overflow = save(stack, sp, value, active)
+    return jnp.where(write[0], sp + 1, sp).astype(jnp.int32), write, overflow
+
+
+def save(stack, frame, value, active):
+    """Saves `value` at level `frame` (return_sp) for every active example.
+
+    Returns (write, overflow): the write (mask, index, value) that `run`
+    applies after the block, and the [batch] bool active examples whose
+    stack was full (nothing is written for them).
+    """
+    fits = frame < stack.shape[0]
+    value = jnp.broadcast_to(_array(value).astype(stack.dtype), stack.shape[1:])
+    return (active & fits, frame, value), active & ~fits
+
+
+def stack_writes(stacks, **writes):
+    """The block's writes by stack name (`run` applies them)."""
+    return writes
+
+
+def apply_write(stack, write):
+    """stack[index[b], b] = value[b] where mask[b]: one scatter, the idle
+    examples' levels sent past the last one, which `mode="drop"` drops."""
+    mask, index, value = write
+    depth, batch = stack.shape[0], stack.shape[1]
+    at = jnp.where(mask, index, depth)
+    return stack.at[at, jnp.arange(batch)].set(value, mode="drop")
+
+
+def after_reads(write, pc):
+    """`write`, made to depend on the block's next `pc` (a mask that is
+    always true there): the scatter then comes after the block's reads of
+    the same stack, and XLA updates it in place instead of copying it first
+    (tensorflow_backend.after_reads measured it under TensorFlow's XLA)."""
+    mask, index, value = write
+    return mask & (pc >= 0), index, value
+
+
+def pop(stack, sp, active):
+    """Pops every active example's top: (value [batch, *event], new sp)."""
+    sp = jnp.where(active, sp - 1, sp).astype(jnp.int32)
+    return read(stack, sp), sp
+
+
+def pop_return(stack, sp, active, halt):
+    """Return: the block each active example resumes at, and the new pointer.
+
+    An example whose return stack is empty returns from the entry function:
+    it halts.
+    """
+    empty = sp <= 0
+    target, sp = pop(stack, sp, active & ~empty)
+    return jnp.where(empty, halt, target).astype(jnp.int32), sp
+
+
+def busiest_first(state):
+    """Whether the loop runs the block most examples wait at: when a register
+    holds per-example vectors (the TensorFlow driver's rule and reasons,
+    `tensorflow_backend.busiest_first`, so every backend runs the same blocks)."""
+    return any(jnp.ndim(x) > 1 for x in state)
+
+
+# Programs of at most this many blocks count the examples at each block by
+# one [blocks, batch] compare; larger ones by a scatter-add over the batch.
+COMPARE_BLOCKS = 64
+
+
+def next_block(pc, halt, busiest):
+    """The block the loop runs next ([] int32; `halt` once no example waits).
+
+    The lowest block any example waits at, or with `busiest` the block the
+    most examples wait at, the lowest of equals (see
+    tensorflow_backend.next_block, which this follows step for step).
+    """
+    if not busiest:
+        return jnp.min(pc, initial=halt).astype(jnp.int32)
+    blocks = np.arange(halt, dtype=np.int64)
+    weight = np.int64(halt + 1)
+    if halt <= COMPARE_BLOCKS:
+        at = blocks[:, None] == pc[None, :].astype(jnp.int64)  # [halt, batch]
+        weighted = jnp.sum(jnp.where(at, weight, np.int64(0)), axis=1)
+    else:
+        counts = jnp.zeros(halt + 1, jnp.int64).at[pc].add(1)
+        weighted = counts[:halt] * weight
+    score = jnp.max(weighted + (halt - blocks), initial=0)
+    chosen = jnp.where(score > halt, halt - score % weight, np.int64(halt))
+    return chosen.astype(jnp.int32)
+
+
+def sweeps(state, stacks, writes):
+    """Whether `run` sweeps (see SELECTION): with SELECTION "sweep", where a
+    block writes a stack or a register holds a per-example vector, as the
+    TensorFlow runtime under XLA decides."""
+    if SELECTION != "sweep":
+        return False
+    vectors = any(jnp.ndim(x) > 1 for x in state) or any(jnp.ndim(s) > 2 for s in stacks)
+    return vectors or any(written for _, written in writes or ())
+
+
+def _like(new, old):
+    """`new` (a state or stacks namedtuple) with each leaf of `old`'s dtype:
+    a loop's carry keeps its types (a weak-typed Python number that a block
+    stored would otherwise change them)."""
+    return jax.tree_util.tree_map(lambda n, o: jnp.asarray(n).astype(o.dtype), new, old)
+
+
+def run(
+    state,
+    stacks,
+    blocks,
+    looping=(),
+    writes=None,
+    *,
+    xla=True,
+    profile=False,
+    max_iterations=None,
+    parallel_iterations=None,
+):
+    """Runs the program until every example has halted (pc == len(blocks)).
+
+    Each trip runs, for the whole batch, one block that some example is
+    waiting at (`next_block`: the lowest-numbered, or with per-example
+    vectors the busiest); the block changes only the examples at it.  How:
+
+    - without `max_iterations`, a `lax.while_loop`.  SELECTION "switch":
+      its body is a `lax.switch` over the blocks, each branch applying its
+      own stack writes.  SELECTION "sweep" (where `sweeps` says): its body
+      is a chain of while loops, one per block in block order, each running
+      while its block is the one chosen next (the same blocks in the same
+      order as the switch; see tensorflow_backend.run).
+    - with `max_iterations=N`, a `lax.fori_loop` of N trips, each a
+      `lax.cond` that runs the switch while an example waits: the same
+      blocks, one per trip, and a loop that `jax.grad` differentiates.
+
+    With `profile`, counters ride along in the carry: runs and active
+    examples per block and the deepest call.  (`looping`, `xla` and
+    `parallel_iterations` are the TensorFlow driver's: every JAX program
+    is compiled by XLA.)
+    """
+    halt = len(blocks)
+    choose = functools.partial(next_block, halt=halt, busiest=busiest_first(state))
+
+    def applied(block, state, stacks):
+        new_state, block_writes = block(state, stacks)
+        new = {}
+        for name, write in block_writes.items():
+            write = after_reads(write, new_state.pc)
+            new[name] = apply_write(getattr(stacks, name), write)
+        return _like(new_state, state), stacks._replace(**new)
+
+    def counted(index, state, counters):
+        if not profile:
+            return counters
+        runs, active, deepest = counters
+        at_block = jax.nn.one_hot(index, halt, dtype=jnp.int64)
+        waiting = jnp.sum((state.pc == index).astype(jnp.int64))
+        deepest = jnp.maximum(deepest, jnp.max(state.return_sp, initial=0))
+        return runs + at_block, active + at_block * waiting, deepest
+
+    branches = [functools.partial(applied, block) for block in blocks]
+
+    def step(carry):
+        state, stacks, counters, index = carry
+        counters = counted(index, state, counters)
+        state, stacks = lax.switch(index, branches, state, stacks)
+        return state, stacks, counters, choose(state.pc)
+
+    counters = ()
+    if profile:
+        zeros_ = jnp.zeros([halt], jnp.int64)
+        counters = (zeros_, zeros_, jnp.zeros([], jnp.int32))
+    carry = (state, stacks, counters, choose(state.pc))
+    if max_iterations is not None:
+
+        def trip(_, carry):
+            return lax.cond(carry[3] < halt, step, lambda carry: carry, carry)
+
+        state, stacks, counters, _ = lax.fori_loop(0, int(max_iterations), trip, carry)
+    elif not sweeps(state, stacks, writes):
+        state, stacks, counters, _ = lax.while_loop(lambda c: c[3] < halt, step, carry)
+    else:
+
+        def sweep(carry):
+            for k, block in enumerate(blocks):
+
+                def body(carry, k=k, block=block):
+                    state, stacks, counters, index = carry
+                    counters = counted(k, state, counters)
+                    state, stacks = applied(block, state, stacks)
+                    return state, stacks, counters, choose(state.pc)
+
+                carry = lax.while_loop(lambda c, k=k: c[3] == k, body, carry)
+            return carry
+
+        state, stacks, counters, _ = lax.while_loop(lambda c: c[3] < halt, sweep, carry)
+    return state, stacks, counters if profile else None
+
+
+_COMPILED = {}
+
+
+def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations, parallel_iterations=10):
+    """`program` as a jitted function of the leaves alone.
+
+    One `jax.jit` per program, mode and limits; JAX traces and compiles it
+    once per leaf signature (dtypes and shapes, the batch size among them)
+    and caches the result.  Called inside the user's own `jax.jit` (or
+    under `grad`, `vmap`), it is traced into theirs.
+    """
+    key = (program, bool(profile), max_stack_depth, max_iterations)
+    if key not in _COMPILED:
+        _COMPILED[key] = jax.jit(
+            functools.partial(
+                program,
+                max_stack_depth=max_stack_depth,
+                max_iterations=max_iterations,
+                xla=True,
+                profile=bool(profile),
+            )
+        )
+    return _COMPILED[key]
+
+
+def static_batch(leaves, result):
+    """The results as they are (JAX shapes are always known)."""
+    return result
+
+
+def _concrete(values):
+    """`values` as NumPy arrays, or None inside a trace (the user's
+    `jax.jit`, `grad`, `vmap`), where they have no values yet."""
+    try:
+        return [np.asarray(v) for v in values]
+    except jax.errors.JAXTypeError:
+        return None
+
+
+def checked(function, result, errors, pc, error_lines, max_stack_depth, max_iterations):
+    """`result`, once no example stopped early; else the error.
+
+    Called outside any transformation (the usual call), the loop's final
+    state is read and an early stop raises StackOverflowError, IndexError
+    or IterationLimitError.  Inside the user's `jax.jit` (or `grad`,
+    `vmap`) nothing can be read yet: the same check runs as a
+    `jax.debug.callback` when the computation runs, and its error stops it
+    (JAX raises a `JaxRuntimeError` carrying the message).
+    """
+    concrete = _concrete([*errors, pc])
+    if concrete is not None:
+        check_results(
+            function, concrete[:-1], concrete[-1], error_lines, max_stack_depth, max_iterations
+        )
+        return result
+
+    def check(*values):
+        values = [np.asarray(v) for v in values]
+        if values[-1].ndim > 1:  # under vmap: every row's examples, one batch
+            values = [v.reshape(-1) for v in values]
+        check_results(
+            function, values[:-1], values[-1], error_lines, max_stack_depth, max_iterations
+        )
+
+    jax.debug.callback(check, *errors, pc)
+    return result
+
+
+def run_stackless(program, leaves, xla):
+    """A stackless program on all examples, jitted.  Only programs without
+    recursion: `check_stackless` refuses the others while tracing."""
+    key = (program, "stackless")
+    if key not in _COMPILED:
+
+        def whole_batch(*leaves):
+            return program(*leaves, jnp.ones([batch_size(*leaves)], bool))
+
+        _COMPILED[key] = jax.jit(whole_batch)
+    return _COMPILED[key](*leaves)
+
+
+def check_stackless(function, recursive):
+    """Recursion in stackless mode is the host's, which a JAX trace cannot
+    hold: a data-dependent depth would trace for ever."""
+    if recursive:
+        raise RuntimeError(
+            f"{function}: stackless mode runs recursive programs on the host's "
+            "recursion, which JAX cannot trace; on the JAX backend drop "
+            "stackless=True (the stack-based program batches the recursion), or "
+            "use the NumPy or TensorFlow backend"
+        )
+
+
+def to_leaf(function, name, value, dtype, event_shape):
+    """One argument leaf as a [batch, *event] JAX array of `dtype`, or a clear error."""
+    value = common.python_numbers(function, name, value, dtype)
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        raise TypeError(f"{function}: argument {name} is an object array, not numbers")
+    if hasattr(value, "numpy") and not hasattr(value, "__jax_array__") and not isinstance(
+        value, (np.ndarray, jax.Array)
+    ):
+        value = value.numpy()  # a TensorFlow eager tensor, say
+    value = jnp.asarray(value)
+    if value.dtype != np.dtype(dtype):
+        raise TypeError(
+            f"{function}: argument {name} has dtype {value.dtype.name}; this "
+            f"program was generated for {np.dtype(dtype).name} (a call through "
+            "its Context builds the program for the new signature)"
+        )
+    if value.ndim == len(event_shape):
+        value = value[None]  # a single example: batch of one
+    if tuple(value.shape[1:]) != tuple(event_shape):
+        raise TypeError(
+            f"{function}: argument {name} has per-example shape "
+            f"{tuple(value.shape[1:])}; expected {tuple(event_shape)}"
+        )
+    return value
+
+
+def broadcast_batch(function, names, leaves):
+    """Broadcasts size-1 batch dimensions; all sizes must be equal or 1."""
+    sizes = [leaf.shape[0] for leaf in leaves]
+    others = sorted(set(sizes) - {1})
+    batch = others[0] if others else 1
+    if len(others) > 1:
+        described = ", ".join(f"{n}: {s}" for n, s in zip(names, sizes))
+        raise ValueError(f"{function}: batch sizes must be equal or 1, got {described}")
+    return [jnp.broadcast_to(leaf, (batch, *leaf.shape[1:])) for leaf in leaves]
+
+
+def call(entry, values, **options):
+    """Runs a generated program on a batch with this backend's helpers
+    (see autobatch_runtime.common.call): (result leaves, Profile or None)."""
+    return _call(sys.modules[__name__], entry, values, **options)

@@ -140,7 +140,40 @@ def test_execution_counts_fib_does_at_most_twenty_batched_additions():
         assert 0 < profile.utilization <= 1
 
 
-def test_dry_run_calls_the_original_with_batch_of_one_arrays_and_truthy():
+def test_dry_run_runs_the_original_on_each_example_and_stacks():
+    seen = []
+    ctx = Context(generated_dir=programs.ctx.generated_dir)
+
+    def countdown(n):
+        seen.append(type(n).__name__)
+        if n <= 0:
+            return n
+        return countdown(n - 1)
+
+    batched = ctx.batch(countdown)
+    result = batched(np.array([3, 0, 1]), dry_run=True)
+    assert isinstance(result, np.ndarray) and result.tolist() == [0, 0, 0]
+    # Each example is a Python int; nested batched calls run as Python too.
+    assert seen == ["int"] * (4 + 1 + 2)
+
+
+def test_dry_run_gives_each_example_its_own_vector():
+    ctx = Context(generated_dir=programs.ctx.generated_dir)
+
+    def head_and_length(v, k):
+        # per-example meaning: len(v) is the vector's length, not the batch's
+        v[0] = k
+        return len(v), v[0] + v[-1]
+
+    batched = ctx.batch(head_and_length)
+    v = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    lengths, sums = batched(v, np.array([10.0, 20.0]), dry_run=True)
+    assert lengths.tolist() == [3, 3]
+    assert sums.tolist() == [13.0, 26.0]
+    assert v[:, 0].tolist() == [1.0, 4.0]  # the caller's batch is left as it was
+
+
+def test_dry_run_as_given_calls_the_original_once_with_truthy():
     seen = []
     ctx = Context(generated_dir=programs.ctx.generated_dir)
 
@@ -151,11 +184,13 @@ def test_dry_run_calls_the_original_with_batch_of_one_arrays_and_truthy():
         return countdown(n - 1)
 
     batched = ctx.batch(countdown)
-    assert batched(np.array([3]), dry_run=True).tolist() == [0]
-    assert seen == ["ndarray"] * 4  # nested calls ran unbatched too
+    assert batched(np.array([3]), dry_run="as_given").tolist() == [0]
+    assert seen == ["ndarray"] * 4  # the predecessor's meaning: arrays as given
     assert truthy(np.array([True])) is True
     both = np.array([True, False])
     assert truthy(both) is both  # more than one value: a no-op
+    with pytest.raises(ValueError, match="dry_run='each'.*True.*'as_given'"):
+        batched(np.array([3]), dry_run="each")
 
 
 def test_truthy_is_dropped_from_batched_code():

@@ -1,4 +1,4 @@
-"""Batched helpers for `examples/nuts.py`, for NumPy arrays and TF tensors alike.
+"""Batched helpers for the NUTS programs, for NumPy arrays and TF tensors alike.
 
 Each helper looks at what it is given: TensorFlow tensors get TensorFlow ops
 (so the code traces into a graph and compiles under XLA), anything else gets
@@ -133,3 +133,23 @@ def accept_probability(log_ratio):
         return tf.where(tf.math.is_nan(log_ratio), tf.zeros_like(log_ratio), capped)
     capped = np.exp(np.minimum(log_ratio, 0.0))
     return np.where(np.isnan(log_ratio), 0.0, capped).astype(np.asarray(log_ratio).dtype)
+
+
+def kinetic(r, inv_mass):
+    """Per-chain kinetic energy r' M^-1 r / 2 for a diagonal inverse mass: [chains]."""
+    return 0.5 * dot(inv_mass * r, r)
+
+
+def momentum(seed, counter, inv_mass):
+    """Momentum draws r ~ N(0, M) for the diagonal inverse mass M^-1 = inv_mass."""
+    z = normal(seed, counter, inv_mass)
+    if is_tensor(z, inv_mass):
+        return z / tf.sqrt(inv_mass)
+    return z / np.sqrt(inv_mass)
+
+
+def finite_or(value, fallback):
+    """value where it is finite or +inf, `fallback` where it is NaN: [chains]."""
+    if is_tensor(value):
+        return tf.where(tf.math.is_nan(value), tf.cast(fallback, value.dtype), value)
+    return np.where(np.isnan(value), fallback, value).astype(np.asarray(value).dtype)

@@ -1,0 +1,296 @@
+"""NUTS with warm-up, written for one chain; autobatch runs a batch of chains.
+
+The transition is the "efficient NUTS" of Hoffman & Gelman (2014), "The
+No-U-Turn Sampler", JMLR 15, Algorithm 3 (slice sampling, a recursively
+doubled trajectory), with a diagonal mass matrix.  Warm-up is Stan's:
+
+- the step size by dual averaging (Hoffman & Gelman, section 3.2, with Stan's
+  constants gamma = 0.05, t0 = 10, kappa = 0.75) toward a target mean
+  acceptance probability (0.8 by default), restarted at mu = log(10 eps)
+  after each metric update, and set to exp(x_bar) when warm-up ends;
+- the inverse mass diagonal from windowed variance estimates of the draws
+  (an initial fast window of 75 transitions, slow windows of 25, 50, 100...
+  transitions, a terminal fast window of 50), regularized as Stan does
+  (n / (n + 5) var + 1e-3 * 5 / (n + 5)); after each slow window the step
+  size is searched again (Stan's init_stepsize: double or halve until the
+  acceptance of one leapfrog step crosses 0.8).
+
+Everything below is per chain: the step size, the inverse mass diagonal and
+the adaptation's sums are each chain's own state, so each chain adapts on
+its own clock, and a chain whose trees are short runs ahead of the others
+instead of waiting for them.
+
+The model comes in as a closure: `target(x) -> (log_prob, grad)`, batched
+over x: [chains, dims] (TensorFlow ops for the TensorFlow backend, NumPy for
+NumPy).  `autobatch.mcmc.ops` supplies the batched helpers and a
+counter-based random number generator: a chain's draws depend on its own seed
+and counter only, never on which chains share its batch.
+"""
+
+import collections
+import math
+
+from autobatch import Context
+from autobatch.mcmc import ops
+
+# A trajectory end: position, momentum and the log-density's gradient there.
+Edge = collections.namedtuple("Edge", ["x", "r", "grad"])
+# A point of the trajectory that may become the next draw.
+Point = collections.namedtuple("Point", ["x", "log_prob", "grad"])
+# What building a subtree returns: both ends, its draw, how many of its
+# points lie in the slice, whether it may be extended, whether it diverged,
+# the summed acceptance probabilities, the random counter and leapfrog steps.
+Tree = collections.namedtuple(
+    "Tree",
+    ["minus", "plus", "sample", "size", "ok", "diverged", "accept", "counter", "leapfrogs"],
+)
+# One transition: the new point, the counter, leapfrog steps, tree depth,
+# mean acceptance probability, divergence, and the energy (the Hamiltonian
+# at the start, with the fresh momentum).
+Step = collections.namedtuple(
+    "Step", ["point", "counter", "leapfrogs", "depth", "accept", "diverging", "energy"]
+)
+# Dual averaging (mu, s_bar, x_bar, steps) and the current variance window
+# (Welford's count, mean and sum of squares; the window's last transition and size).
+Adaptation = collections.namedtuple(
+    "Adaptation",
+    ["mu", "s_bar", "x_bar", "steps", "n", "mean", "m2", "window_end", "window_size"],
+)
+# Warm-up's schedule, the same for every chain: transitions of warm-up,
+# the first transition of the slow windows and of the terminal window, and
+# whether the mass matrix is adapted.
+Schedule = collections.namedtuple(
+    "Schedule", ["num_warmup", "slow_start", "terminal_start", "adapt_mass"]
+)
+# A chain between two chunks: everything it needs to go on.
+State = collections.namedtuple(
+    "State", ["point", "counter", "step_size", "inv_mass", "adaptation"]
+)
+# What a chunk returns: the state, and per transition (the buffers' leading axis).
+Chunk = collections.namedtuple(
+    "Chunk",
+    [
+        "state",
+        "draws",
+        "lps",
+        "diverging",
+        "depths",
+        "leapfrogs",
+        "energies",
+        "step_sizes",
+        "accepts",
+    ],
+)
+
+# A leapfrog step whose energy error exceeds this is a divergence: stop.
+MAX_ENERGY_ERROR = 1000.0
+# Stan's dual averaging constants.
+GAMMA = 0.05
+T0 = 10.0
+KAPPA = 0.75
+# Stan's step size search: at most this many doublings or halvings.
+MAX_SEARCH = 100
+
+
+def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
+    """`nuts_chunk` for the model `target`: the batched whole-chain program.
+
+    `nuts_chunk(state, seed, first, count, schedule, draws, lps, diverging,
+    depths, leapfrogs, energies, step_sizes, accepts)` runs transitions
+    `first .. first + count - 1` of each chain (warm-up while the index is
+    below `schedule.num_warmup`), writing transition `first + k` into row `k`
+    of each chain's buffers, and returns a `Chunk`.
+    """
+    ctx = Context() if context is None else context
+
+    def leapfrog_joint(x, r, grad, eps, inv_mass):
+        """The log joint density after one leapfrog step of size eps."""
+        r = r + 0.5 * eps[:, None] * grad
+        x = x + eps[:, None] * inv_mass * r
+        log_prob, grad = target(x)
+        r = r + 0.5 * eps[:, None] * grad
+        return log_prob - ops.kinetic(r, inv_mass)
+
+    def no_u_turn(minus, plus, inv_mass):
+        span = plus.x - minus.x
+        return (ops.dot(span, inv_mass * minus.r) >= 0) & (ops.dot(span, inv_mass * plus.r) >= 0)
+
+    @ctx.batch
+    def build_tree(edge, joint0, log_slice, direction, depth, step_size, inv_mass, seed, counter):
+        if depth == 0:
+            # One leapfrog step from `edge` in `direction`.
+            eps = direction * step_size
+            r = edge.r + 0.5 * eps * edge.grad
+            x = edge.x + eps * (inv_mass * r)
+            log_prob, grad = target(x)
+            r = r + 0.5 * eps * grad
+            joint = log_prob - ops.kinetic(r, inv_mass)
+            new = Edge(x, r, grad)
+            size = ops.as_count(log_slice <= joint)
+            ok = joint > log_slice - MAX_ENERGY_ERROR
+            accept = ops.accept_probability(joint - joint0)
+            sample = Point(x, log_prob, grad)
+            return Tree(new, new, sample, size, ok, not ok, accept, counter, 1)
+        # Build the first half, then (if it is fine) the second half beyond it.
+        tree = build_tree(
+            edge, joint0, log_slice, direction, depth - 1, step_size, inv_mass, seed, counter
+        )
+        if not tree.ok:
+            return tree
+        outer = tree.minus if direction < 0 else tree.plus
+        more = build_tree(
+            outer, joint0, log_slice, direction, depth - 1, step_size, inv_mass, seed, tree.counter
+        )
+        counter = more.counter
+        sample = tree.sample
+        total = tree.size + more.size
+        if ops.uniform(seed, counter) * total < more.size:
+            sample = more.sample
+        counter = counter + 1
+        minus = more.minus if direction < 0 else tree.minus
+        plus = tree.plus if direction < 0 else more.plus
+        ok = more.ok and no_u_turn(minus, plus, inv_mass)
+        accept = tree.accept + more.accept
+        leapfrogs = tree.leapfrogs + more.leapfrogs
+        return Tree(minus, plus, sample, total, ok, more.diverged, accept, counter, leapfrogs)
+
+    @ctx.batch
+    def nuts_step(point, step_size, inv_mass, seed, counter):
+        r = ops.momentum(seed, counter, inv_mass)
+        joint0 = point.log_prob - ops.kinetic(r, inv_mass)
+        log_slice = joint0 + ops.log_uniform(seed, counter + 1, joint0)
+        counter = counter + 2
+        minus = Edge(point.x, r, point.grad)
+        plus = minus
+        sample = point
+        size = 1.0
+        depth = 0
+        leapfrogs = 0
+        accept = 0.0
+        diverging = False
+        going = True
+        while going and depth < max_tree_depth:
+            direction = -1.0 if ops.uniform(seed, counter) < 0.5 else 1.0
+            edge = minus if direction < 0 else plus
+            tree = build_tree(
+                edge, joint0, log_slice, direction, depth, step_size, inv_mass, seed, counter + 1
+            )
+            counter = tree.counter
+            leapfrogs = leapfrogs + tree.leapfrogs
+            accept = accept + tree.accept
+            diverging = tree.diverged
+            if direction < 0:
+                minus = tree.minus
+            else:
+                plus = tree.plus
+            if tree.ok and ops.uniform(seed, counter) * size < tree.size:
+                sample = tree.sample
+            counter = counter + 1
+            size = size + tree.size
+            going = tree.ok and no_u_turn(minus, plus, inv_mass)
+            depth = depth + 1
+        return Step(sample, counter, leapfrogs, depth, accept / leapfrogs, diverging, -joint0)
+
+    @ctx.batch
+    def find_step_size(point, step_size, inv_mass, seed, counter):
+        """Stan's init_stepsize: from `step_size`, double (or halve) it until
+        one leapfrog step's acceptance falls below (or rises above) 0.8."""
+        r = ops.momentum(seed, counter, inv_mass)
+        joint0 = point.log_prob - ops.kinetic(r, inv_mass)
+        eps = step_size
+        change = ops.finite_or(leapfrog_joint(point.x, r, point.grad, eps, inv_mass) - joint0, -math.inf)
+        larger = change > math.log(0.8)
+        tries = 0
+        while tries < MAX_SEARCH and (change > math.log(0.8)) == larger:
+            eps = eps * 2.0 if larger else eps * 0.5
+            change = ops.finite_or(
+                leapfrog_joint(point.x, r, point.grad, eps, inv_mass) - joint0, -math.inf
+            )
+            tries = tries + 1
+        return eps, counter + 1
+
+    @ctx.batch
+    def adapt(state, accept, t, schedule, seed):
+        """Warm-up after transition t (0-based): dual averaging, the variance window."""
+        a = state.adaptation
+        steps = a.steps + 1.0
+        eta = 1.0 / (steps + T0)
+        s_bar = (1.0 - eta) * a.s_bar + eta * (target_accept - min(accept, 1.0))
+        log_step = a.mu - s_bar * math.sqrt(steps) / GAMMA
+        weight = steps ** (-KAPPA)
+        x_bar = (1.0 - weight) * a.x_bar + weight * log_step
+        step_size = math.exp(log_step)
+        mu = a.mu
+        counter = state.counter
+        inv_mass = state.inv_mass
+        n, mean, m2 = a.n, a.mean, a.m2
+        window_end, window_size = a.window_end, a.window_size
+        if schedule.adapt_mass and schedule.slow_start <= t < schedule.terminal_start:
+            # Welford's running mean and sum of squares of this window's draws.
+            n = n + 1.0
+            delta = state.point.x - mean
+            mean = mean + delta / n
+            m2 = m2 + delta * (state.point.x - mean)
+        if schedule.adapt_mass and t == window_end and t < schedule.num_warmup - 1:
+            variance = m2 / (n - 1.0)
+            inv_mass = (n / (n + 5.0)) * variance + 1e-3 * (5.0 / (n + 5.0))
+            n = 0.0
+            mean = mean * 0.0
+            m2 = m2 * 0.0
+            # Stan's compute_next_window.
+            if window_end != schedule.terminal_start - 1:
+                window_size = window_size * 2
+                window_end = t + window_size
+                if window_end != schedule.terminal_start - 1:
+                    if window_end + 2 * window_size >= schedule.terminal_start:
+                        window_end = schedule.terminal_start - 1
+            step_size, counter = find_step_size(state.point, step_size, inv_mass, seed, counter)
+            mu = math.log(10.0 * step_size)
+            steps = 0.0
+            s_bar = 0.0
+            x_bar = 0.0
+        if t == schedule.num_warmup - 1:
+            step_size = math.exp(x_bar)
+        adaptation = Adaptation(mu, s_bar, x_bar, steps, n, mean, m2, window_end, window_size)
+        return State(state.point, counter, step_size, inv_mass, adaptation)
+
+    @ctx.batch
+    def nuts_chunk(
+        state,
+        seed,
+        first,
+        count,
+        schedule,
+        draws,
+        lps,
+        diverging,
+        depths,
+        leapfrogs,
+        energies,
+        step_sizes,
+        accepts,
+    ):
+        for k in range(count):
+            t = first + k
+            if t == 0 and schedule.num_warmup > 0:
+                step_size, counter = find_step_size(
+                    state.point, state.step_size, state.inv_mass, seed, state.counter
+                )
+                mu = math.log(10.0 * step_size)
+                adaptation = state.adaptation._replace(mu=mu)
+                state = State(state.point, counter, step_size, state.inv_mass, adaptation)
+            step = nuts_step(state.point, state.step_size, state.inv_mass, seed, state.counter)
+            draws[k] = step.point.x
+            lps[k] = step.point.log_prob
+            diverging[k] = step.diverging
+            depths[k] = step.depth
+            leapfrogs[k] = step.leapfrogs
+            energies[k] = step.energy
+            step_sizes[k] = state.step_size
+            accepts[k] = step.accept
+            state = State(step.point, step.counter, state.step_size, state.inv_mass, state.adaptation)
+            if t < schedule.num_warmup:
+                state = adapt(state, step.accept, t, schedule, seed)
+        return Chunk(state, draws, lps, diverging, depths, leapfrogs, energies, step_sizes, accepts)
+
+    return nuts_chunk

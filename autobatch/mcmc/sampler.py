@@ -1,0 +1,315 @@
+"""`MCMC(NUTS(log_density))`: the sampler's user API around `autobatch.mcmc.nuts`."""
+
+import math
+import sys
+
+import numpy as np
+
+from autobatch.mcmc import nuts
+from autobatch.mcmc.ops import tf  # imported on first use
+
+# Stan's warm-up windows: initial fast, first slow, terminal fast.
+INIT_BUFFER = 75
+BASE_WINDOW = 25
+TERM_BUFFER = 50
+# The most bytes one chunk's draw buffers may take (chains x rows x dims x 8).
+MAX_BUFFER_BYTES = 1 << 28
+# Rows per chunk when a progress bar is shown.
+PROGRESS_ROWS = 100
+
+
+class GradientTapeTarget:
+    """`(log_prob, grad)` of a TensorFlow log density, the gradient by
+    `tf.GradientTape`.  One class for every model, so that the generated
+    program (a factory taking the target) is shared by all models of the
+    same dimension."""
+
+    def __init__(self, log_density):
+        self.log_density = log_density
+
+    def __call__(self, x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            log_prob = self.log_density(x)
+        return log_prob, tape.gradient(log_prob, x)
+
+
+class UserGradientTarget:
+    """`(log_prob, grad)` from the user's own `value_and_grad` function."""
+
+    def __init__(self, value_and_grad):
+        self.value_and_grad = value_and_grad
+
+    def __call__(self, x):
+        return self.value_and_grad(x)
+
+
+class NUTS:
+    """The No-U-Turn Sampler with Stan's warm-up, run per chain.
+
+    `log_density(x)`: the target's log density (up to a constant) for
+    x: float64 [chains, dims], written with TensorFlow ops; its gradient
+    comes from `tf.GradientTape`.  For the NumPy backend (or to supply your
+    own gradient) give `value_and_grad(x) -> (log_prob [chains], grad
+    [chains, dims])` instead, with NumPy ops for the NumPy backend.
+
+    `constrain(x)`, optional: maps unconstrained draws x [n, dims] (NumPy)
+    to a dict of named parameters, each [n, ...] (what `posterior` holds);
+    without it the posterior holds `x`.
+    """
+
+    def __init__(
+        self,
+        log_density=None,
+        *,
+        value_and_grad=None,
+        target_accept=0.8,
+        max_tree_depth=10,
+        step_size=1.0,
+        adapt_step_size=True,
+        adapt_mass_matrix=True,
+        constrain=None,
+    ):
+        if (log_density is None) == (value_and_grad is None):
+            raise TypeError("NUTS: give log_density (TensorFlow ops) or value_and_grad, not both")
+        self.log_density = log_density
+        self.value_and_grad = value_and_grad
+        self.target_accept = float(target_accept)
+        self.max_tree_depth = int(max_tree_depth)
+        self.step_size = float(step_size)
+        self.adapt_step_size = adapt_step_size
+        self.adapt_mass_matrix = adapt_mass_matrix
+        self.constrain = constrain
+
+    def target(self, backend):
+        if self.value_and_grad is not None:
+            return UserGradientTarget(self.value_and_grad)
+        if backend != "tensorflow":
+            raise ValueError(
+                f"NUTS: the {backend} backend needs the gradient: give "
+                "NUTS(value_and_grad=f) with f(x) -> (log_prob, grad) in NumPy; "
+                "a log_density's gradient comes from tf.GradientTape on the "
+                "tensorflow backend only"
+            )
+        return GradientTapeTarget(self.log_density)
+
+
+def warmup_schedule(num_warmup, adapt_mass):
+    """Stan's windows for `num_warmup` transitions: (slow_start,
+    terminal_start, first window's last transition, first window's size,
+    adapt_mass).  Under 20 transitions the mass matrix is not adapted; under
+    150, the buffers are 15% and 10% of warm-up (as Stan)."""
+    init, term, base = INIT_BUFFER, TERM_BUFFER, BASE_WINDOW
+    if num_warmup < 20:
+        adapt_mass = False
+    elif init + term + base > num_warmup:
+        init = int(0.15 * num_warmup)
+        term = int(0.1 * num_warmup)
+        base = num_warmup - (init + term)
+    return init, num_warmup - term, init + base - 1, base, adapt_mass
+
+
+def chain_seeds(seed, chains):
+    """Each chain's seed: a hash of (seed, chain index) alone."""
+    return np.array(
+        [np.random.SeedSequence([seed, k]).generate_state(1)[0] for k in range(chains)], np.int64
+    )
+
+
+def _numpy(value):
+    if isinstance(value, tuple):
+        return type(value)(*(_numpy(v) for v in value))
+    return np.asarray(value)
+
+
+def _interactive():
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class MCMC:
+    """Runs a kernel's chains in one batched program: `MCMC(NUTS(f)).run(seed, init)`.
+
+    Every chain's warm-up and draws run per chain inside the batched
+    program (`autobatch.mcmc.nuts`): chains adapt their step size and mass
+    matrix on their own and drift out of step; they meet only between
+    chunks (the progress bar's updates).  The program for a new model
+    dimension is generated on first use into the per-user cache
+    (`~/.cache/autobatch`, `AUTOBATCH_CACHE_DIR`), never into a project.
+    """
+
+    def __init__(
+        self,
+        kernel,
+        num_warmup=1000,
+        num_samples=1000,
+        num_chains=4,
+        backend="tensorflow",
+        xla=True,
+        progress_bar=None,
+        chunk_size=None,
+    ):
+        self.kernel = kernel
+        self.num_warmup = int(num_warmup)
+        self.num_samples = int(num_samples)
+        self.num_chains = int(num_chains)
+        self.backend = backend
+        self.xla = xla if backend == "tensorflow" else False
+        self.progress_bar = _interactive() if progress_bar is None else progress_bar
+        self.chunk_size = chunk_size
+        self.target = kernel.target(backend)
+        self.program = nuts.make_programs(
+            self.target, kernel.max_tree_depth, kernel.target_accept
+        )
+        self.samples = None
+        self.stats = None
+        self.inference_data = None
+
+    def _rows(self, dims):
+        total = self.num_warmup + self.num_samples
+        if self.chunk_size is not None:
+            rows = int(self.chunk_size)
+        elif self.progress_bar:
+            rows = PROGRESS_ROWS
+        else:
+            rows = total
+        limit = max(1, MAX_BUFFER_BYTES // (8 * self.num_chains * max(dims, 1)))
+        return max(1, min(rows, total, limit))
+
+    def initial_state(self, init, seeds):
+        x = np.asarray(init, np.float64)
+        value = tf.constant(x) if self.backend == "tensorflow" else x
+        log_prob, grad = (np.asarray(v, np.float64) for v in self.target(value))
+        chains, dims = x.shape
+        slow_start, terminal_start, window_end, window_size, adapt_mass = warmup_schedule(
+            self.num_warmup, self.kernel.adapt_mass_matrix
+        )
+        step = self.kernel.step_size
+        adaptation = nuts.Adaptation(
+            mu=np.full(chains, math.log(10.0 * step)),
+            s_bar=np.zeros(chains),
+            x_bar=np.zeros(chains),
+            steps=np.zeros(chains),
+            n=np.zeros(chains),
+            mean=np.zeros((chains, dims)),
+            m2=np.zeros((chains, dims)),
+            window_end=np.full(chains, window_end, np.int64),
+            window_size=np.full(chains, window_size, np.int64),
+        )
+        state = nuts.State(
+            nuts.Point(x, log_prob, grad),
+            np.zeros(chains, np.int64),
+            np.full(chains, step),
+            np.ones((chains, dims)),
+            adaptation,
+        )
+        warmup = self.num_warmup if self.kernel.adapt_step_size else 0
+        schedule = nuts.Schedule(
+            np.full(chains, warmup, np.int64),
+            np.full(chains, slow_start, np.int64),
+            np.full(chains, terminal_start, np.int64),
+            np.full(chains, bool(adapt_mass and warmup), bool),
+        )
+        return state, schedule
+
+    def run(self, seed=0, init=None, dims=None):
+        """Samples: `init` [chains, dims] (or [dims], the same start for
+        every chain), or None with `dims`: Stan's uniform(-2, 2) starts,
+        drawn per chain from (seed, chain).  Returns the InferenceData
+        (also `self.inference_data`)."""
+        chains = self.num_chains
+        seeds = chain_seeds(seed, chains)
+        if init is None:
+            if dims is None:
+                raise TypeError("MCMC.run: give init ([chains, dims] starts) or dims")
+            init = np.stack(
+                [np.random.default_rng([seed, k]).uniform(-2.0, 2.0, dims) for k in range(chains)]
+            )
+        init = np.asarray(init, np.float64)
+        if init.ndim == 1:
+            init = np.broadcast_to(init, (chains, init.shape[0])).copy()
+        if init.shape[0] != chains:
+            raise ValueError(f"MCMC.run: init has {init.shape[0]} rows for {chains} chains")
+        state, schedule = self.initial_state(init, seeds)
+        dims = init.shape[1]
+        total = self.num_warmup + self.num_samples
+        rows = self._rows(dims)
+        kept = []
+        bar = None
+        if self.progress_bar:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=total, unit="it", desc=f"{chains} chains")
+        try:
+            for first in range(0, total, rows):
+                count = min(rows, total - first)
+                out = self.program(
+                    state,
+                    seeds,
+                    np.full(chains, first, np.int64),
+                    np.full(chains, count, np.int64),
+                    schedule,
+                    np.zeros((chains, rows, dims)),
+                    np.zeros((chains, rows)),
+                    np.zeros((chains, rows), bool),
+                    np.zeros((chains, rows), np.int64),
+                    np.zeros((chains, rows), np.int64),
+                    np.zeros((chains, rows)),
+                    np.zeros((chains, rows)),
+                    np.zeros((chains, rows)),
+                    backend=self.backend,
+                    xla=self.xla,
+                    max_stack_depth=self.kernel.max_tree_depth + 3,
+                )
+                out = _numpy(out)
+                state = out.state
+                kept.append(nuts.Chunk(state, *(v[:, :count] for v in out[1:])))
+                if bar is not None:
+                    bar.update(count)
+        finally:
+            if bar is not None:
+                bar.close()
+        self.last_state = state
+        whole = [np.concatenate([c[i] for c in kept], axis=1) for i in range(1, len(nuts.Chunk._fields))]
+        chunk = nuts.Chunk(state, *whole)
+        keep = slice(self.num_warmup, total)
+        x = chunk.draws[:, keep]
+        self.samples = x  # [chains, draws, dims], unconstrained
+        self.stats = {
+            "lp": chunk.lps[:, keep],
+            "diverging": chunk.diverging[:, keep],
+            "tree_depth": chunk.depths[:, keep],
+            "n_steps": chunk.leapfrogs[:, keep],
+            "energy": chunk.energies[:, keep],
+            "step_size": chunk.step_sizes[:, keep],
+            "acceptance_rate": chunk.accepts[:, keep],
+        }
+        self.warmup_stats = {
+            "diverging": chunk.diverging[:, : self.num_warmup],
+            "step_size": chunk.step_sizes[:, : self.num_warmup],
+            "n_steps": chunk.leapfrogs[:, : self.num_warmup],
+        }
+        self.inference_data = self._inference_data()
+        return self.inference_data
+
+    def get_samples(self):
+        """The posterior draws as a dict of [chains, draws, ...] arrays."""
+        x = self.samples
+        chains, draws, dims = x.shape
+        if self.kernel.constrain is None:
+            return {"x": x}
+        named = self.kernel.constrain(x.reshape(chains * draws, dims))
+        return {k: np.asarray(v).reshape((chains, draws) + np.shape(v)[1:]) for k, v in named.items()}
+
+    def _inference_data(self):
+        import arviz as az
+
+        return az.from_dict(posterior=self.get_samples(), sample_stats=self.stats)
+
+    def summary(self, **kwargs):
+        """ArviZ's summary of the posterior: mean, sd, HDI, MCSE, bulk and tail ESS, R-hat."""
+        import arviz as az
+
+        return az.summary(self.inference_data, **kwargs)

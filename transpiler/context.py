@@ -502,7 +502,7 @@ class Context:
             config = decoration.project_config(root)
             signatures = config.signatures if config else {}
             programs = self.declared_programs(relpath, root, signatures, names=[name])
-            backends = config.backends if config else decoration.SUFFIXES
+            backends = config.backends_for(relpath) if config else decoration.SUFFIXES
         else:
             programs = [] if batched.signature is None else [(name, batched.signature, "")]
             backends = decoration.SUFFIXES

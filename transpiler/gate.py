@@ -273,7 +273,7 @@ def _declarations(config, relpath, locked, configured, result) -> None:
     result.declared[relpath] = declared
     if not wanted:
         return
-    for backend in config.backends:
+    for backend in config.backends_for(relpath):
         path = loader.module_path(config.output_dir, relpath, SUFFIXES[backend])
         result.expected[path] = (relpath, BACKEND_NAMES.get(backend, backend))
 

@@ -115,7 +115,7 @@ def targets(config: Config, paths: Optional[Sequence[str]] = None) -> List[Targe
             ]
             if not names:
                 continue
-            for backend_name in config.backends:
+            for backend_name in config.backends_for(relpath):
                 backend = B.resolve(backend_name)
                 path = loader.module_path(config.output_dir, relpath, backend.suffix)
                 programs = _programs(config, ctx, module, relpath, names, path)

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=e4020da077b15e7c3b15267fab58063e81ef14e26c25a69622696cbc43f6fb66
-# autobatch: inputs-sha256=9e03e36c8daa5d11e5e633519d99c1f330662fe1fe9399509318290a9b85f054
+# autobatch: source-sha256=79e61dc67c7259e1a95fe470bea7ed74cb6fa88c6fa5bc830409e1dcf9c805cd
+# autobatch: inputs-sha256=d29fec397772339d1394abe5ec6286b2a0d3623b55af617ecb1ecc1cf6ed01a3
 # autobatch: body-sha256=8b5dac346677e774fdd5bd7bca8ebcb56627ce3033f8d8fb5d09f78c10235044
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=99fe5c2fb248af888d069866c367ff09c04c3a2a05866e832e848027c855a1d3
-# autobatch: inputs-sha256=bcd1c89bb5b77e4809c946ac96a3e40fd646ee4fbb73da299d63622dac1488ad
+# autobatch: source-sha256=9ad758940cd93cb679a2441203d5779218a5d212d7566404421e6c5b6fb25099
+# autobatch: inputs-sha256=144844bbd0ca194577df9d689fa8ddeff14748fd83dc505715b7d1a957c1929a
 # autobatch: body-sha256=e3c6aec4f44eb0fe2bbe2a1031329792806a6328470132c1d5bd4747cac44260
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

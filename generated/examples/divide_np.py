@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=55530fba84513eba1f8ad3b078f8d425ce348a21d2620cc98c2b8aa3190e58bf
-# autobatch: inputs-sha256=1949e5c403a05b67f91e0635c7dc245fcfe24d499eec142adf8e5f991672f7ec
+# autobatch: source-sha256=27976662df6abd5e9a9537903eced882dc1b584caf5ca5911f6686ea79d268f5
+# autobatch: inputs-sha256=634ef43b6abf45c8dfad571513d8add31f44754b6976ba36722bbc09178c0ed6
 # autobatch: body-sha256=48ed102aa55073ddbbe09d9046866c12a5760f760b8c1925611db429914e9010
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

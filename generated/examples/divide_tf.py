@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=648c03b89eaa33cf2e6ca3a2cf92e9a0713e2069112511960abb288031874e55
-# autobatch: inputs-sha256=d164d5d90cf41a5b6d9b9a8eaa9d16427a87019c3d6ea370e9d30dd55445d1e0
+# autobatch: source-sha256=4c53573db183a996849ad9629b1f0218aeeacbb5c41506baf9db4af53fd8a715
+# autobatch: inputs-sha256=052310535c9b2df927634427ce430c01350a1e827fb31a28a9dcac8fcb33da59
 # autobatch: body-sha256=ec64a2e7ffb016288461a269fceb78be10ca5b22fbc9b4f0a9fea475ba9aedb1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

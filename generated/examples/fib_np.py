@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=14d538e8024ae33089b1c6b4b7d2a20e2ef8f5a9ac959f2f987bad631bead0f8
-# autobatch: inputs-sha256=763c6b976edc8b1897d1b9513bc4abc81eeee98b74e94f6dabdbfc9e5269d1b9
+# autobatch: source-sha256=c8020bf5a7269032680e95403aba3a7945db1f79986a21e6e6f822133802deb0
+# autobatch: inputs-sha256=fb9f9c62577379ba662199e52c1fdd65e6672a7f7eee01db0432c38df32bf0f1
 # autobatch: body-sha256=9822409a0a9940a35db8327aaca1f49220648fbb26ef95311bd3784e0d0705bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=0e128db74f60ac3a3caf7d048bb5755d64fb5f23a8efb993819ef9831377877a
-# autobatch: inputs-sha256=92acf358a48058261a69a8f17ca7f32d9d150aca95458f76841af76f8837337e
+# autobatch: source-sha256=f01c25a5069905fab4334ae81d57d637938ba58f2f70b5840a60df2281d92eee
+# autobatch: inputs-sha256=74b41a8b96dec6d704f16a867281daa24b350e1793a53ed843d9f6d653b8d0ad
 # autobatch: body-sha256=d124c8b79fb164b34557675dbcf8606c5b53b10acb37532cd0a0ebbf4ca900d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=88391cc1d55924ea5b9c9e46cc2466bfd1c0c12cb26b3a4b08946bae553d9d2d
-# autobatch: inputs-sha256=fb5f83600316646077a72eb70c25dc91fdd044da0839ea7c26ef0f548d87e571
+# autobatch: source-sha256=f14fed1ad99ef2979db23a5710ae4b68354857c32bfa65a2586a97d4f7ed1cea
+# autobatch: inputs-sha256=537a7a6a14b35d6e0a465515d2d6f7ff293f3d1ab59d7296b1f8349942db0933
 # autobatch: body-sha256=76db9ada0558ce7cf563ab0956d43f7ea8f43dd75d2cf48ea1b66aa3452ac58d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=cc900954f6709e32ad7f7d09d61f46e311270ead11adfe2a2bd9553cdda36b24
-# autobatch: inputs-sha256=73f027eb1c1271fe33c9c2b7bc8050927911c98b266eb3158ef9b1efb55d7417
+# autobatch: source-sha256=b7528a8374de9760d7bf2965d7eeca118ff6ffe0dc510d0223d1bd641afa8f57
+# autobatch: inputs-sha256=99b004c58ad9f82d161b1ff6a958ef0c85b314defa66b1d0bfb76335a8874e04
 # autobatch: body-sha256=6adb846d5fdc38fca41dc00dd621d0e9b65067c024f0e6fbaf85befe32143c4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

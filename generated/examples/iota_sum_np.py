@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=0507d1146ab74e02a1f9443e5d71fce4f0f99b5092c7319106b070e31897948b
-# autobatch: inputs-sha256=2c99a1d10bf2801cc5e19ece63fbc8aa5bbb2dc95f299b9939e632c3f842f6dc
+# autobatch: source-sha256=2b11b2ff6f804cf1d301f2938d99b9b1c133038be3827b93327811fdd7aad1a5
+# autobatch: inputs-sha256=aac2ce3001e4f5bcacdd4abfa50fbed683478d71397ae6b0d68a905c384e67ba
 # autobatch: body-sha256=36563ad094d370accfd7c2bf86d16359a73153d327e17130470e2cafd156c13b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=4b51e0439001b96f77ad4252c9d442cadbc4f3d233ff131f9e2e67ab4a73b430
-# autobatch: inputs-sha256=46e3487dda93b91854bd2b58a85adb081ac09b9aaeda2f46a96bee45bb1f0f70
+# autobatch: source-sha256=23ea739f6d93344a9ea31e49c09e251c26fca6ddba31c0e3b3782733fea70cfd
+# autobatch: inputs-sha256=24cecb6659c8ec2bc201fcddb0c2626e315a668add6b94f868f83268d70d97c4
 # autobatch: body-sha256=c75ed0012f283665e99d087f6cfa22b1772b0721fa378f4168b8dc798c8bd578
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=85f79a9526d08ae05f7c91add1f589f034f3194017fe94be8ba3a07b29f03060
-# autobatch: inputs-sha256=e4543868f8e1f4ac6d172c3c600cc9347d0cc86b5dd5147b32cea276652665c6
+# autobatch: source-sha256=b5f192eec720e8cfdc644010e0f483496452371ec774e841182b33435d5b2ea0
+# autobatch: inputs-sha256=08997cd3a24a72387b3ca60cd88bdcab2dd54fcd87ea2d09d9cd1ec0830b2b43
 # autobatch: body-sha256=165f9e40103ecf38c3d13e1bbe74b05b4ccbcae150a4f63df1619416a171835e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

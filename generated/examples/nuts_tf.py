@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=7119ef2236537911b04e852c3867907fc49503b5912dc50c111051b21a86f868
-# autobatch: inputs-sha256=6ac5bbb9353317a2441ed89b4243e475b920114b1030af67fed223c04c6df660
+# autobatch: source-sha256=895a383c7b9a57ac91c3ad09d3ec1bd7d1030f98480c76933136bfc1379e99d9
+# autobatch: inputs-sha256=9badebe82c909054f1c5f31e5e5a8e766de42a800ae4c19cb3258ee85a16cedd
 # autobatch: body-sha256=4883621eeeca706d6bed362fb47c7442309bccfbe157a94e6b079317ff029c69
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=8ea143f14804dc03eda592d225192f5dd2d385116d25d64b94fd96769459620a
-# autobatch: inputs-sha256=da2b4d187c37f48e1cab3152a2e8c35ff0f3da6b79418470837cec02fa7cea3e
+# autobatch: source-sha256=9094eb0eea1988dfcc17b77a769820a3cb6ff649d26ee761dbc90036ebf48934
+# autobatch: inputs-sha256=4dace6370c6cbfcf13cbc804d16135c34c77feef45073442555b5615e4a6e083
 # autobatch: body-sha256=96c31ce94a9d8861fcbba0c851eb9136a3b7b05078ce4922fd012b6e1f2ac055
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

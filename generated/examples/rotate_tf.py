@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=f616b47a22129a53cf0712df9509e889b9055fdd4cfae7704ac3ba93c67c0cbd
-# autobatch: inputs-sha256=44c724ef2b6a3d180fc0c73eca52c5390ae7086f1db00b5d3042255316e73386
+# autobatch: source-sha256=5220f7fcaefda690726a2497b9e128cc448392c269905b76acf25789b6e0d4b8
+# autobatch: inputs-sha256=fc9b89ee94f9d89033ac536f04f5b3ed278964c668c26c757ca105864bf36f6a
 # autobatch: body-sha256=8e9441058122b3e18e27be4e65c45b3475e9df22f0cf3e508267b1bd902112f3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=ad1d264d1d93995b43ec547aed0d2425b3bee3c9cea26c4d90483580f6858857
-# autobatch: inputs-sha256=1c60be17ab30c6087f85f9ccf30c2d5e22a96391f829f33f89198eb8a8d01eaa
+# autobatch: source-sha256=ed7a5e3aec50f201829de9627bb0f60aa0c2647528ce2b7dceca5800c1c47ff0
+# autobatch: inputs-sha256=8e3b73ac3b5032cf67c5111d1607003be55778a7c7f7bcbaf3bdc3a2ebfcf9a4
 # autobatch: body-sha256=a89db819a66d64c9e96ef186d5e650ff36e8d4a02f40c066cc21fcd24fff4f8c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

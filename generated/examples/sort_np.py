@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=9fb573fd2dec2a1bf0609f3b36fc6294b3ed56cc56afcd213fd4f2de5c2c70e3
-# autobatch: inputs-sha256=9331e51f6596ae6ab4f5c3ee8fcac16321c20f742f5e7e206d90633c7c9efa72
+# autobatch: source-sha256=2f32ddff40d21e5dedc4575b1e36b10220af5d65943136d38694612f5963e5fd
+# autobatch: inputs-sha256=dda1ac55fef2bbb5e80b8a99e1e41ad04a62e5e4b6c0f151e9ab74dfe122958e
 # autobatch: body-sha256=9bd9e56d0c96c12616d7183f6ec8e8a4c6b91c62699f35ef78e984c21d5f9d33
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

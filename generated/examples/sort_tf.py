@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=3b18dae92e272207c0651774cb481e9a2f1d1eae60b3346fce44a7dd439b299f
-# autobatch: inputs-sha256=7b6cb1a5b42728e7c7c6c4414fa765a3080f0ab49471052e2ae1da4d699218c5
+# autobatch: source-sha256=f4c65a6bcb4b025b0453824a558cbd7e6175f1694f0400a2add6a64c35f66828
+# autobatch: inputs-sha256=9cf51f11eb8501796cffefa1876be9a3dbfcb280177e8784191c45d622d66c8f
 # autobatch: body-sha256=b08fb2e76801255023fbc4d8f1829b1d6c33bd57cfc32b303f8811e278e6ddb2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=ff344e7d67385d7bcf03cc6767e930b3fd79bacf0a2776d5ca398d5f48300d21
-# autobatch: inputs-sha256=b56863ed5b739c5516ba44d08ea83e97cd6747874bbc9093ef8761f9dfea285f
+# autobatch: source-sha256=3017a3e091c7e621d2c2aea165b067e7c1f4a4414ef19cccb7ab6780cdf511e1
+# autobatch: inputs-sha256=a7815246101ab0bdacca9b67de4c99aeeb12ec5ff36a96a982cab58271f128e8
 # autobatch: body-sha256=28c144973e87f7eec24d809349ffaf354fde111f35b4bb55a1bba61f9970c6c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=e83854ccf2f7156c86b12b3b5c18b2d5f7572ca50acf096559e5d7dc442c907b
-# autobatch: inputs-sha256=ef0fb31f7f09e8421362ca647c41f760ffa59c80a819744124c7b67830097aea
+# autobatch: source-sha256=a8c550884ab95ef1b3f2c12ca8c790ca5b38cd8c0f68ce08befaf6eb2b054590
+# autobatch: inputs-sha256=fbaf81f078b659d1b88edcccc615cd645db1827be3e8032cee116bc7f3924b1d
 # autobatch: body-sha256=c2e376f77c9dbf557b53cb3306e9845133a1580dd54e73b94554244792c28025
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

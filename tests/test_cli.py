@@ -74,7 +74,20 @@ def test_generate_then_check_then_callee_edit_makes_caller_stale(project):
     header = loader.read_header(module_file(project).read_text())
     assert header["functions"] == "pkg/helpers.py::step,pkg/prog.py::twice_plus_one"
     assert header["programs"] == "twice_plus_one(int64[])"
-    assert run_cli(project, "check").returncode == 0
+    # Success ends with one line saying what was done and vouched for.
+    assert done.stderr.splitlines()[-1] == (
+        "autobatch: wrote 1; 1 module(s), 1 program(s) under generated/ current"
+    )
+    current = run_cli(project, "check")
+    assert (current.returncode, current.stdout) == (0, "")
+    assert current.stderr == "autobatch: 1 module(s), 1 program(s) under generated/ current\n"
+    again = run_cli(project, "generate")
+    assert again.stderr.splitlines() == [
+        "autobatch: nothing to write; 1 module(s), 1 program(s) under generated/ current"
+    ]
+    same = run_cli(project, "diff")
+    assert (same.returncode, same.stdout) == (0, "")
+    assert "no differences: 1 module(s)" in same.stderr
 
     helpers = project / "pkg" / "helpers.py"
     helpers.write_text(HELPERS.replace("n * 2", "n * 3"))

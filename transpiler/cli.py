@@ -227,7 +227,27 @@ def _generated(args):
         status = status or (1 if survey.bad_inputs else 0)
     if failed:  # the others are written or reported; now the first failure
         raise failed[0]
+    if status == 0:
+        _log(args, _summary(args.command, survey, expected, stale, config))
     return status
+
+
+def _summary(command, survey, expected, stale, config):
+    """The one line a successful generate / check / diff ends with: how many
+    modules and programs it vouched for, and what it wrote or removed."""
+    from transpiler import loader
+
+    programs = 0
+    for path in survey.expected:
+        text = expected.get(path) or survey.current.get(path) or loader.read(path) or ""
+        programs += len(loader.header_programs(loader.read_header(loader.split_header(text)[0])))
+    output = os.path.relpath(config.output_dir, config.root).replace(os.sep, "/")
+    tree = f"{len(survey.expected)} module(s), {programs} program(s) under {output}/"
+    if command == "generate":
+        changes = [f"wrote {len(stale)}"] if stale else []
+        changes += [f"removed {len(survey.orphans)}"] if survey.orphans else []
+        return f"{', '.join(changes) or 'nothing to write'}; {tree} current"
+    return f"{tree} current" if command == "check" else f"no differences: {tree} current"
 
 
 def _check(args, survey, expected, unreached):
@@ -252,8 +272,6 @@ def _check(args, survey, expected, unreached):
     problems.extend(gate.unreached_problem(relpath, name) for relpath, name in unreached)
     for line in problems:
         _problem(line)
-    if not problems and not survey.bad_inputs:
-        _log(args, f"{len(survey.expected)} generated module(s) are current", verbose_only=True)
     return 1 if problems or survey.bad_inputs else 0
 
 

@@ -12,10 +12,12 @@ generates its module anew (`xla, generated anew`).  Ratios are taken within
 the run (this machine is noisy).  Writes a PNG of throughput (examples/s)
 against batch size (`--plot`).
 
-Modes: `xla`, `graph`, `numpy` (the generated modules); `python` (a loop over
-the examples calling the plain function); `hand-xla`, `hand-numpy` (tools/
-handwritten.py; for bisect also `hand-xla-one-hot`, its loop reading v[mid]
-by a one-hot `where` instead of a gather); `tfp` (TensorFlow Probability's
+Modes: `xla`, `graph`, `numpy`, `jax` (the generated modules; `jax` when JAX
+is installed); `python` (a loop over the examples calling the plain
+function); `hand-xla`, `hand-numpy` (tools/handwritten.py; for bisect also
+`hand-xla-one-hot`, its loop reading v[mid] by a one-hot `where` instead of
+a gather); `hand-jax` (tools/handwritten_jax.py: fib and Collatz as one
+`lax.while_loop`, the column `vs hand-jax`); `tfp` (TensorFlow Probability's
 auto_batching, when installed and `--predecessor` is given).
 
 `--programs nuts` runs the NUTS benchmark (tools/bench_nuts.py: 100-d normal,
@@ -49,12 +51,13 @@ def _programs():
 
     tf = handwritten.tf
     rows = (tf.TensorSpec([None, None], tf.int64), tf.TensorSpec([None], tf.int64))
+    jax_hand = _jax_handwritten()
     return {
         "fib": dict(
             batched=fib,
             inputs=lambda rng, b: (rng.integers(5, 17, b),),
             depth=16,
-            hand={"hand-xla": lambda n: handwritten.fib_xla(n)},
+            hand={"hand-xla": lambda n: handwritten.fib_xla(n), **jax_hand.get("fib", {})},
         ),
         "collatz": dict(
             batched=collatz_steps,
@@ -63,6 +66,7 @@ def _programs():
             hand={
                 "hand-xla": lambda x: handwritten.collatz_xla(x),
                 "hand-numpy": handwritten.collatz_numpy,
+                **jax_hand.get("collatz", {}),
             },
         ),
         "even_odd": dict(
@@ -101,6 +105,30 @@ def _programs():
             },
         ),
     }
+
+
+def _jax_handwritten():
+    """{program: {"hand-jax": fn}} from tools/handwritten_jax.py ({} without JAX)."""
+    try:
+        import jax
+
+        from tools import handwritten_jax as hand
+    except ImportError:
+        return {}
+
+    def synced(fn):  # JAX dispatches asynchronously: time the computation itself
+        return lambda *args: jax.block_until_ready(fn(*args))
+
+    return {
+        "fib": {"hand-jax": synced(lambda n: hand.fib_jax(n, depth=32))},
+        "collatz": {"hand-jax": synced(hand.collatz_jax)},
+    }
+
+
+def _jax_installed():
+    import importlib.util
+
+    return importlib.util.find_spec("jax") is not None
 
 
 def _predecessor():
@@ -203,7 +231,7 @@ def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=()
     rows = []
     header = (
         f"{'program':<9} {'batch':>5} {'mode':<20} {'first s':>8} {'best ms':>9} "
-        f"{'median ms':>9} {'vs python':>9} {'vs hand-xla':>11}  check"
+        f"{'median ms':>9} {'vs python':>9} {'vs hand-xla':>11} {'vs hand-jax':>11}  check"
     )
     print(header, file=out)
     for name, spec in specs.items():
@@ -221,6 +249,8 @@ def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=()
                 "graph": lambda: batched(*inputs, max_stack_depth=spec["depth"]),
                 "xla": lambda: batched(*inputs, xla=True, max_stack_depth=spec["depth"]),
             }
+            if _jax_installed():
+                modes["jax"] = lambda: batched(*inputs, backend="jax", max_stack_depth=spec["depth"])
             for label, fn in spec["hand"].items():
                 modes[label] = (lambda fn=fn: fn(*inputs))
             for label, fn in extra.get(name, {}).items():
@@ -236,15 +266,17 @@ def run(sizes, repeats, programs=None, plot=None, out=sys.stdout, predecessor=()
                 results[mode] = (first, best, median, "ok" if good else "MISMATCH")
             python_best = results["python"][1]
             hand_best = results.get("hand-xla", (None, None))[1]
+            hand_jax = results.get("hand-jax", (None, None))[1]
             for mode, (first, best, median, check) in results.items():
                 if best is None:
                     print(f"{name:<9} {batch:>5} {mode:<20} {check}", file=out, flush=True)
                     continue
                 vs_python = best / python_best if python_best else float("nan")
                 vs_hand = f"{best / hand_best:>10.2f}x" if hand_best else f"{'':>11}"
+                vs_jax = f"{best / hand_jax:>10.2f}x" if hand_jax else f"{'':>11}"
                 print(
                     f"{name:<9} {batch:>5} {mode:<20} {first:>8.2f} {_ms(best):>9} "
-                    f"{_ms(median):>9} {vs_python:>8.2f}x {vs_hand}  {check}",
+                    f"{_ms(median):>9} {vs_python:>8.2f}x {vs_hand} {vs_jax}  {check}",
                     file=out,
                     flush=True,
                 )

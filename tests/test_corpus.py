@@ -30,9 +30,7 @@ from autobatch_runtime.optional import Optional
 from tests.corpus.cases import ALL_CASES, CASES
 from transpiler import BatchTypeError, UnsupportedSyntaxError
 from transpiler.demo import agrees
-from tests.oracle import MODES
-
-BATCHES = (1, 7, 64)
+from tests.oracle import MODES, oracle_params
 
 FULL = os.environ.get("AUTOBATCH_CORPUS") == "full"
 
@@ -103,12 +101,7 @@ def run_case(name, batch, mode):
 
 def _params():
     names = [n for n in (ALL_CASES if FULL else CASES) if n not in REFUSED]
-    params = []
-    for k, name in enumerate(names):
-        for mode in MODES:
-            batches = BATCHES if FULL or mode != "tf_xla" else (BATCHES[k % len(BATCHES)],)
-            params.extend((name, batch, mode) for batch in batches)
-    return params
+    return oracle_params(names, full=FULL)
 
 
 PARAMS = _params()

@@ -11,7 +11,7 @@ import pytest
 from examples.corpus import example
 from tests import language as L
 from transpiler.demo import agrees
-from tests.oracle import MODES
+from tests.oracle import MODES, oracle_params
 
 def ints(low, high):
     return lambda rng, n: (rng.integers(low, high, n),)
@@ -53,14 +53,11 @@ def expected(name, inputs, batch):
 
 # A program calling NumPy functions runs on the NumPy backend only (on
 # TensorFlow it is a clear error: see test_numpy_program_on_tensorflow...).
-PARAMS = [
-    (name, batch, mode)
-    for name in CASES
-    for batch in (1, 7, 64)
-    for mode in MODES
-    if not (name in NUMPY_ONLY and mode != "numpy")
-    and not (name in NOT_JAX and mode == "jax")
-]
+PARAMS = oracle_params(
+    CASES,
+    lambda name, mode: not (name in NUMPY_ONLY and mode != "numpy")
+    and not (name in NOT_JAX and mode == "jax"),
+)
 
 
 @pytest.mark.parametrize("name, batch, mode", PARAMS)

@@ -12,16 +12,16 @@ import pytest
 
 from examples.corpus import CASES, example
 from transpiler.demo import agrees
-from tests.oracle import MODES
+from tests.oracle import MODES, oracle_params
 
 def expected(case, inputs, batch):
     plain = case.function.context.plain(case.function.name)
     return [plain(*example(inputs, i)) for i in range(batch)]
 
 
-@pytest.mark.parametrize("mode", list(MODES))
-@pytest.mark.parametrize("batch", [1, 7, 64])
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize(
+    "case, batch, mode", oracle_params(CASES), ids=lambda v: getattr(v, "name", str(v))
+)
 def test_batched_equals_per_example(case, batch, mode):
     rng = np.random.default_rng(1000 + batch)
     inputs = case.inputs(rng, batch)

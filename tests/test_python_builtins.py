@@ -14,7 +14,7 @@ from examples.corpus import example
 from tests import python_builtins as P
 from transpiler import BatchTypeError
 from transpiler.demo import agrees
-from tests.oracle import MODES
+from tests.oracle import MODES, oracle_params
 
 def ints(low, high):
     return lambda rng, n: (rng.integers(low, high, n),)
@@ -87,13 +87,7 @@ def expected(name, inputs, batch):
     return [plain(*example(inputs, i)) for i in range(batch)]
 
 
-PARAMS = [
-    (name, batch, mode)
-    for name in CASES
-    for batch in (1, 7, 64)
-    for mode in MODES
-    if not (name in NUMPY_ONLY and mode != "numpy")
-]
+PARAMS = oracle_params(CASES, lambda name, mode: not (name in NUMPY_ONLY and mode != "numpy"))
 
 
 @pytest.mark.parametrize("name, batch, mode", PARAMS)

@@ -16,7 +16,7 @@ from tests import python_inplace as P
 from transpiler import UnsupportedSyntaxError
 from transpiler.types import TensorType
 from transpiler.demo import agrees
-from tests.oracle import MODES
+from tests.oracle import MODES, oracle_params
 
 def vectors(length):
     return lambda rng, n: (rng.integers(-20, 20, (n, length)),)
@@ -51,13 +51,7 @@ def expected(name, inputs, batch):
     return [plain(*example(inputs, i)) for i in range(batch)]
 
 
-PARAMS = [
-    (name, batch, mode)
-    for name in CASES
-    for batch in (1, 7, 64)
-    for mode in MODES
-    if not (name in NUMPY_ONLY and mode != "numpy")
-]
+PARAMS = oracle_params(CASES, lambda name, mode: not (name in NUMPY_ONLY and mode != "numpy"))
 
 
 @pytest.mark.parametrize("name, batch, mode", PARAMS)

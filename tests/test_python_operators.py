@@ -12,7 +12,7 @@ import pytest
 
 from examples.corpus import example
 from tests import python_operators as P
-from tests.oracle import MODES
+from tests.oracle import MODES, oracle_params
 
 def pairs(low, high, zeros=True):
     """Two integers per example; with `zeros`, some of each are zero."""
@@ -106,7 +106,7 @@ def expected(name, inputs, batch):
     return [plain(*example(inputs, i)) for i in range(batch)]
 
 
-PARAMS = [(name, batch, mode) for name in CASES for batch in (1, 7, 64) for mode in MODES]
+PARAMS = oracle_params(CASES)
 
 
 @pytest.mark.parametrize("name, batch, mode", PARAMS)

@@ -23,7 +23,7 @@ import transpiler
 from examples.corpus import example
 from tests import python_statements as P
 from transpiler.demo import agrees
-from tests.oracle import MODES
+from tests.oracle import MODES, oracle_params
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_statements.py")
 
@@ -100,18 +100,8 @@ def leaves(value):
     return [np.asarray(value)]
 
 
-# NumPy and TF graph at every batch size.  An XLA compile costs seconds per
-# program and batch size, so under XLA each program runs at one of the three
-# sizes, in turn (all three sizes are covered across programs), as in
-# tests/test_subscripts.py.
-BATCHES = (1, 7, 64)
-PARAMS = [
-    (case, batch, mode)
-    for k, case in enumerate(CASES)
-    for batch in BATCHES
-    for mode in MODES
-    if mode != "tf_xla" or batch == BATCHES[k % len(BATCHES)]
-]
+# Every batch size where a size costs no compile (tests/oracle.py).
+PARAMS = oracle_params(CASES)
 
 
 @pytest.mark.parametrize("case, batch, mode", PARAMS)

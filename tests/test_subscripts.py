@@ -21,7 +21,7 @@ import transpiler
 from examples.corpus import example
 from tests import subscript_programs as S
 from transpiler.demo import agrees
-from tests.oracle import MODES
+from tests.oracle import MODES, oracle_params
 
 BACKENDS = ("numpy", "tensorflow")  # build-time errors: XLA builds what TF builds
 
@@ -165,17 +165,8 @@ def leaves(value):
     return [np.asarray(value)]
 
 
-# NumPy and TF graph at every batch size.  An XLA compile costs about half a
-# second per program and batch size, so under XLA each program runs at one of
-# the three sizes, in turn (all three sizes are covered across programs).
-BATCHES = (1, 7, 64)
-PARAMS = [
-    (case, batch, mode)
-    for k, case in enumerate(CASES)
-    for batch in BATCHES
-    for mode in MODES
-    if mode != "tf_xla" or batch == BATCHES[k % len(BATCHES)]
-]
+# Every batch size where a size costs no compile (tests/oracle.py).
+PARAMS = oracle_params(CASES)
 
 
 def inputs_of(case, batch):

@@ -63,9 +63,7 @@ Schedule = collections.namedtuple(
     "Schedule", ["num_warmup", "slow_start", "terminal_start", "adapt_mass"]
 )
 # A chain between two chunks: everything it needs to go on.
-State = collections.namedtuple(
-    "State", ["point", "counter", "step_size", "inv_mass", "adaptation"]
-)
+State = collections.namedtuple("State", ["point", "counter", "step_size", "inv_mass", "adaptation"])
 # What a chunk returns: the state, and per transition (the buffers' leading axis).
 Chunk = collections.namedtuple(
     "Chunk",
@@ -198,7 +196,9 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
         r = ops.momentum(seed, counter, inv_mass)
         joint0 = point.log_prob - ops.kinetic(r, inv_mass)
         eps = step_size
-        change = ops.finite_or(leapfrog_joint(point.x, r, point.grad, eps, inv_mass) - joint0, -math.inf)
+        change = ops.finite_or(
+            leapfrog_joint(point.x, r, point.grad, eps, inv_mass) - joint0, -math.inf
+        )
         larger = change > math.log(0.8)
         tries = 0
         while tries < MAX_SEARCH and (change > math.log(0.8)) == larger:
@@ -288,7 +288,9 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
             energies[k] = step.energy
             step_sizes[k] = state.step_size
             accepts[k] = step.accept
-            state = State(step.point, step.counter, state.step_size, state.inv_mass, state.adaptation)
+            state = State(
+                step.point, step.counter, state.step_size, state.inv_mass, state.adaptation
+            )
             if t < schedule.num_warmup:
                 state = adapt(state, step.accept, t, schedule, seed)
         return Chunk(state, draws, lps, diverging, depths, leapfrogs, energies, step_sizes, accepts)

@@ -160,9 +160,7 @@ class MCMC:
         self.progress_bar = _interactive() if progress_bar is None else progress_bar
         self.chunk_size = chunk_size
         self.target = kernel.target(backend)
-        self.program = nuts.make_programs(
-            self.target, kernel.max_tree_depth, kernel.target_accept
-        )
+        self.program = nuts.make_programs(self.target, kernel.max_tree_depth, kernel.target_accept)
         self.samples = None
         self.stats = None
         self.inference_data = None
@@ -176,7 +174,10 @@ class MCMC:
         else:
             rows = total
         limit = max(1, MAX_BUFFER_BYTES // (8 * self.num_chains * max(dims, 1)))
-        return max(1, min(rows, total, limit))
+        rows = max(1, min(rows, total, limit))
+        # The buffers' rows are part of the program's signature: a power of
+        # two (the chunk writes `count` <= rows of them) keeps programs few.
+        return 1 << (rows - 1).bit_length()
 
     def initial_state(self, init, seeds):
         x = np.asarray(init, np.float64)
@@ -245,24 +246,8 @@ class MCMC:
         try:
             for first in range(0, total, rows):
                 count = min(rows, total - first)
-                out = self.program(
-                    state,
-                    seeds,
-                    np.full(chains, first, np.int64),
-                    np.full(chains, count, np.int64),
-                    schedule,
-                    np.zeros((chains, rows, dims)),
-                    np.zeros((chains, rows)),
-                    np.zeros((chains, rows), bool),
-                    np.zeros((chains, rows), np.int64),
-                    np.zeros((chains, rows), np.int64),
-                    np.zeros((chains, rows)),
-                    np.zeros((chains, rows)),
-                    np.zeros((chains, rows)),
-                    backend=self.backend,
-                    xla=self.xla,
-                    max_stack_depth=self.kernel.max_tree_depth + 3,
-                )
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    out = self._call(state, seeds, first, count, schedule, rows, dims)
                 out = _numpy(out)
                 state = out.state
                 kept.append(nuts.Chunk(state, *(v[:, :count] for v in out[1:])))
@@ -271,8 +256,37 @@ class MCMC:
         finally:
             if bar is not None:
                 bar.close()
+        self._collect(kept, state)
+        return self.inference_data
+
+    def _call(self, state, seeds, first, count, schedule, rows, dims):
+        """One chunk: transitions first .. first + count - 1 of every chain."""
+        chains = self.num_chains
+        return self.program(
+            state,
+            seeds,
+            np.full(chains, first, np.int64),
+            np.full(chains, count, np.int64),
+            schedule,
+            np.zeros((chains, rows, dims)),
+            np.zeros((chains, rows)),
+            np.zeros((chains, rows), bool),
+            np.zeros((chains, rows), np.int64),
+            np.zeros((chains, rows), np.int64),
+            np.zeros((chains, rows)),
+            np.zeros((chains, rows)),
+            np.zeros((chains, rows)),
+            backend=self.backend,
+            xla=self.xla,
+            max_stack_depth=self.kernel.max_tree_depth + 3,
+        )
+
+    def _collect(self, kept, state):
+        total = self.num_warmup + self.num_samples
         self.last_state = state
-        whole = [np.concatenate([c[i] for c in kept], axis=1) for i in range(1, len(nuts.Chunk._fields))]
+        whole = [
+            np.concatenate([c[i] for c in kept], axis=1) for i in range(1, len(nuts.Chunk._fields))
+        ]
         chunk = nuts.Chunk(state, *whole)
         keep = slice(self.num_warmup, total)
         x = chunk.draws[:, keep]
@@ -292,7 +306,6 @@ class MCMC:
             "n_steps": chunk.leapfrogs[:, : self.num_warmup],
         }
         self.inference_data = self._inference_data()
-        return self.inference_data
 
     def get_samples(self):
         """The posterior draws as a dict of [chains, draws, ...] arrays."""
@@ -301,7 +314,9 @@ class MCMC:
         if self.kernel.constrain is None:
             return {"x": x}
         named = self.kernel.constrain(x.reshape(chains * draws, dims))
-        return {k: np.asarray(v).reshape((chains, draws) + np.shape(v)[1:]) for k, v in named.items()}
+        return {
+            k: np.asarray(v).reshape((chains, draws) + np.shape(v)[1:]) for k, v in named.items()
+        }
 
     def _inference_data(self):
         import arviz as az

@@ -39,7 +39,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-DEFAULT_SAMPLE = {"numpy": 1.0, "tf": 0.1, "xla": 0.02}
+DEFAULT_SAMPLE = {"numpy": 1.0, "tf": 0.1, "xla": 0.02, "jax": 0.05}
 # The construct families programs use unless --features says otherwise
 # (tools/fuzzgen.py FEATURES): all of them.
 DEFAULT_FEATURES = "all"
@@ -242,7 +242,7 @@ def main(argv=None) -> int:
     backends = [b.strip() for b in options.backends.split(",") if b.strip()]
     unknown = set(backends) - set(DEFAULT_SAMPLE)
     if unknown:
-        parser.error(f"unknown backend(s) {sorted(unknown)}; choose from numpy, tf, xla")
+        parser.error(f"unknown backend(s) {sorted(unknown)}; choose from {', '.join(DEFAULT_SAMPLE)}")
     sample = parse_sample(options.sample)
 
     from tools.fuzzrun import Counts

@@ -32,6 +32,7 @@ BACKENDS = {
     "numpy": dict(backend="numpy"),
     "tf": dict(backend="tensorflow"),
     "xla": dict(backend="tensorflow", xla=True),
+    "jax": dict(backend="jax"),
 }
 BATCH_SIZES = (1, 5, 16)
 RTOL, ATOL = 1e-6, 1e-9

@@ -11,7 +11,10 @@ import sys
 import warnings
 
 import numpy as np
-import tensorflow as tf
+
+from autobatch_runtime.quiet import import_tensorflow
+
+tf = import_tensorflow()  # without its start-up log lines (quiet.py)
 
 from autobatch_runtime.common import (  # re-exported: generated code reads rt.<name>
     DEFAULT_MAX_STACK_BYTES,

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 
 REGENERATE = "autobatch generate"
@@ -157,40 +156,16 @@ def _problem(message):
     print(f"autobatch: {message}", file=sys.stderr)
 
 
-# Lines TensorFlow's C++ libraries write to file descriptor 2 while they load,
-# whatever TF_CPP_MIN_LOG_LEVEL says (absl logs before it is initialized).
-_TF_NOISE = re.compile(
-    r"^(WARNING: All log messages before absl::InitializeLog\(\) is called"
-    r"|[IWEF]\d{4} [\d:.]+\s+\d+ \S+:\d+\] )"
-)
-
-
 def import_tensorflow_quietly():
-    """Imports TensorFlow with its start-up log lines filtered out of stderr.
-
-    Idempotent; a no-op when TensorFlow is already imported or not installed.
-    Lines that are not start-up noise are written through.
-    """
+    """Imports TensorFlow with its start-up log lines filtered out of stderr
+    (autobatch_runtime/quiet.py); a no-op when TensorFlow is not installed."""
     import importlib.util
-    import tempfile
 
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    from autobatch_runtime import quiet
+
     if "tensorflow" in sys.modules or importlib.util.find_spec("tensorflow") is None:
         return
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as captured:
-        os.dup2(captured.fileno(), 2)
-        try:
-            import tensorflow  # noqa: F401
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            captured.seek(0)
-            for line in captured.read().decode(errors="replace").splitlines(keepends=True):
-                if not _TF_NOISE.match(line):
-                    sys.stderr.write(line)
+    quiet.import_tensorflow()
 
 
 def _generated(args):

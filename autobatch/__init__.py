@@ -21,8 +21,8 @@ nothing more; another one is checked at import by the compiler's front end
 module is present and current imports the module and runs it; only a
 missing or stale program loads the whole compiler (the `transpiler` package
 with gast and black, `pip install "autobatch[compiler]"`), and under
-`AUTOBATCH_FROZEN=1` nothing is ever compiled.  See the README, "The
-calling contract" and "Generated code as a checked-in artifact".
+`AUTOBATCH_FROZEN=1` nothing is ever compiled.  See
+docs/contract.md and docs/artifact.md.
 """
 
 from autobatch_runtime.freshness import StaleSourceError, StaleSourceWarning

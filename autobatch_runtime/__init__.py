@@ -15,7 +15,7 @@ with a helper's.  `require` refuses a runtime of another version;
 changed since it was generated, when it is imported directly rather than
 through a Context.  The package needs NumPy (`numpy_backend`) or NumPy and
 TensorFlow (`tensorflow_backend`); never the compiler, gast or black, so it
-can be installed or vendored alone (see README, "The generated artifact").
+can be installed or vendored alone (see docs/artifact.md).
 
 `RUNTIME_VERSION` changes when a helper's name, signature or meaning
 changes in a way that generated modules can see; each module states the

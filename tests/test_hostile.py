@@ -1,7 +1,7 @@
 """Hostile inputs and runaway programs: each gets a clear error, or the right answer.
 
-Every row of the README's "When things go wrong" table is backed by a test
-here.  Input errors are raised from the batched call itself (the traceback
+Every row of the "When things go wrong" table (docs/errors.md, in brief in
+the README) is backed by a test here.  Input errors are raised from the batched call itself (the traceback
 ends in `BatchedFunction.__call__`, with no chain into the checks).
 """
 

@@ -1,7 +1,7 @@
 """What decorating a function checks, at import, before any call.
 
 Python reports a syntax error when a module is imported; autobatch reports
-what it cannot batch at the same moment (README, "The calling contract").
+what it cannot batch at the same moment (docs/contract.md).
 But decorating runs while the rest of the module has not run yet: the
 functions it calls may not be decorated yet (calls go by name, and a module
 may define a callee further down), a module constant may be assigned below

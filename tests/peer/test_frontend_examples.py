@@ -221,7 +221,7 @@ def test_dry_run_runs_the_function_once_and_batching_runs_each_primitive_a_known
     # occurrence and one per executed occurrence eagerly.  Here type
     # inference evaluates each distinct expression once per input types (the
     # two occurrences are one text), and the generated module runs the
-    # primitive once per run of its block: the branch taken (README: migration).
+    # primitive once per run of its block: the branch taken (docs/migration.md).
     assert runs[0] == 2
     runs[0] = 0
     assert values(batched(np.array([7]), dry_run=True)) == [7]

@@ -247,27 +247,29 @@ def test_names_bound_further_down_never_fail_at_decoration(tmp_path, monkeypatch
     assert module.h(n, backend="numpy").tolist() == [11, 41]
 
 
-def test_a_local_named_like_a_function_decorated_later_is_refused_by_the_call(tmp_path, monkeypatch):
-    # `flag` names a batched function only once the module has finished:
-    # decorating `f` cannot know it, the first call does
+def test_a_local_named_like_a_batched_function_shadows_it_as_in_python(tmp_path, monkeypatch):
+    # Assigning makes `flag` local to `f`, whatever else the module binds to
+    # that name (here a batched function decorated later): Python reads the
+    # local, and so does the batched program.
     name, path = write(
         tmp_path,
         """
         @ctx.batch
         def f(n):
             flag = n > 0
-            return n
+            if flag:
+                return n
+            return flag - n
 
 
         @ctx.batch
         def flag(n):
-            return n
+            return n * 100
         """,
     )
     module = load(monkeypatch, name, path)
-    with pytest.raises(UnsupportedSyntaxError, match="which names a batched function") as info:
-        module.f(np.array([1, 2]), backend="numpy")
-    assert info.value.lineno == line_of(path, "flag = n > 0")
+    assert module.f(np.array([-1, 2, 0]), backend="numpy").tolist() == [1, 2, 0]
+    assert module.flag(np.array([3]), backend="numpy").tolist() == [300]
 
 
 # ---- projects: current modules, development and frozen --------------------------

@@ -17,6 +17,14 @@ import numpy as np
 
 from transpiler import types as T
 
+def _tensorflow():
+    """TensorFlow, imported without its start-up log lines the first time
+    (autobatch_runtime/quiet.py): compiling is often what imports it first."""
+    from autobatch_runtime.quiet import import_tensorflow
+
+    return import_tensorflow()
+
+
 # An unusual batch size, so a result's batch dimension is not mistaken for
 # an event dimension of a constant (NumPy has no symbolic dimensions).
 PLACEHOLDER_BATCH = 13
@@ -185,7 +193,7 @@ class TensorFlowBackend:
         # (issue 35): `==` is elementwise only when the outermost context is
         # eager, and `probe_scope`'s tf.init_scope would lift probe values
         # into that graph, where they have no values, instead of running them.
-        import tensorflow as tf
+        tf = _tensorflow()
         from tensorflow.python.eager import context
         from tensorflow.python.framework import func_graph
 
@@ -196,12 +204,12 @@ class TensorFlowBackend:
         return scope
 
     def placeholder(self, leaf: T.TensorType):
-        import tensorflow as tf
+        tf = _tensorflow()
 
         return tf.compat.v1.placeholder(leaf.dtype, (None,) + leaf.shape)
 
     def leaf_type(self, value, batch_of_one=False) -> T.TensorType:
-        import tensorflow as tf
+        tf = _tensorflow()
 
         # Python numbers are weak (they take the type they meet); left alone
         # they become int64 / float64 as in NumPy, so a program has the same
@@ -223,13 +231,13 @@ class TensorFlowBackend:
     @staticmethod
     def cast(value, dtype):
         """The generated module's `cast`, for expressions evaluated in inference."""
-        import tensorflow as tf
+        tf = _tensorflow()
 
         return tf.cast(value, dtype)
 
     def batched_rank(self, value) -> Optional[int]:
         """Per-example rank of a symbolic tensor; None if not batched."""
-        import tensorflow as tf
+        tf = _tensorflow()
 
         if not isinstance(value, (tf.Tensor, tf.Variable)):
             return None
@@ -310,7 +318,7 @@ def probe(backend, pattern, rng):
             import jax.numpy as jnp
 
             return jnp.asarray(value)
-        import tensorflow as tf
+        tf = _tensorflow()
 
         return tf.constant(value)
 
@@ -322,7 +330,7 @@ def probe_scope(backend):
     inside a TensorFlow function graph, where tensors have no values)."""
     if backend.name in ("numpy", "jax"):
         return contextlib.nullcontext()
-    import tensorflow as tf
+    tf = _tensorflow()
 
     return tf.init_scope()
 

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=7e3c5316a062df2fb797ae76772864b03a6f87a905621d103e81e0be3b38d3f8
-# autobatch: inputs-sha256=095109f34c1b8a713d5a845dc3be64e413b36861baf71fdb07a537bbc5a85b2d
+# autobatch: source-sha256=eea66977dcdc344d437f6556f03d58c8db7844b83c25cb1289a2ad272b457d48
+# autobatch: inputs-sha256=09c9a3a25ee6271e232c2c2d0f577ea05f71aed1bb7471340c6d9312dccd2752
 # autobatch: body-sha256=c59bfb53b18c890e819fbfaa7c8900489ee165dd89c3c33426b134ceda6f8193
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

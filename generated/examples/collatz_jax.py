@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=9e4c704f6e0270cc9b5297458b41510bc40652f6393bbc67caf10aef0c732559
-# autobatch: inputs-sha256=6e9b57bd7db0e3350fe0d227afc95b977f7935cce5bfb6d4b8ff5407f5a33eaa
+# autobatch: source-sha256=deb96e19330b7e41a33a234697bcd7a4fda0fc444d7f795a6a5e1b5f41d25af5
+# autobatch: inputs-sha256=74e398c1d5b85f912b43f9f25a4eb80f9c8e7c6c9d615da8321a1673f4b31179
 # autobatch: body-sha256=082940373c55d466922032d2d318ac63c9bfaf672159302fc43c758a0ac9e0c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

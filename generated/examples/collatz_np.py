@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=0e87c1693362100b19a033e014967a9a8bd811db9a77eada42940b3d5d49d48e
-# autobatch: inputs-sha256=8d1d26e6f703766e9fb70f2c4cf45778008bdc73ea77c28c00cb47d89c9a29f3
+# autobatch: source-sha256=40e8890f540a77c126f5be8cc395127f945923f5a87511daae90c31b28aaa6d1
+# autobatch: inputs-sha256=431af46811172069b02280cc076869d6f8e2035a00ab3830a44edcb5cc77a9a0
 # autobatch: body-sha256=4875e7142f32f220570d6a92a9f8f56ad0f54c4f3a1f824f0e381260f688b91c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=9ad758940cd93cb679a2441203d5779218a5d212d7566404421e6c5b6fb25099
-# autobatch: inputs-sha256=144844bbd0ca194577df9d689fa8ddeff14748fd83dc505715b7d1a957c1929a
+# autobatch: source-sha256=dfe6385a51dc7b9210bfbf0e4e20fd6ce7539c09eb9e765434ed985d8407c34f
+# autobatch: inputs-sha256=f7f203a749c261d16371ca5f8fdfd3456808efce403b128d12092bf484ca5bd7
 # autobatch: body-sha256=e3c6aec4f44eb0fe2bbe2a1031329792806a6328470132c1d5bd4747cac44260
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

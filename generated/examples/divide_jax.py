@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=6fe6cf2b0f84f5d1986d269a13a7b3eaa4f882d59e439788362dfd1b818fc145
-# autobatch: inputs-sha256=996fa2a2f5546193a3af74725c3b21a30b0733a9b6a24a7b4cb14847dbd529c1
+# autobatch: source-sha256=9369d574ef70cdae431e7c6613bb265ac6bfb24165656d54250aae0764e9dfe6
+# autobatch: inputs-sha256=e1fc7f881dea7149117f3dc3f8e1d7eeb72b023d8bf223049e6b60536b61dd4b
 # autobatch: body-sha256=83e554f71043a0d0feeee5a6ea72420dc04c08823c212e2a910e608cd5b73a44
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

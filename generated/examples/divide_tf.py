@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4c53573db183a996849ad9629b1f0218aeeacbb5c41506baf9db4af53fd8a715
-# autobatch: inputs-sha256=052310535c9b2df927634427ce430c01350a1e827fb31a28a9dcac8fcb33da59
+# autobatch: source-sha256=e9ee32aeb34dc1dce9c31298b4b9601fcf7ee611eac66538513e82f94d86c2c7
+# autobatch: inputs-sha256=4fd3e854b9c625dbd2a505bbd54378ede3069ecfb29f311063b38f2f05354675
 # autobatch: body-sha256=ec64a2e7ffb016288461a269fceb78be10ca5b22fbc9b4f0a9fea475ba9aedb1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=7861b0f7609e3dbaa0bacc73a851e2c53f2fdc2b6a6a54ba665bc1a3c8b9a8ed
-# autobatch: inputs-sha256=65c8e11db71d0c06f7387f0bc493d5f8b3b5f3fd47b80cac21539bda2c1d853d
+# autobatch: source-sha256=e77c8b9bf80845748b2b2b82110a727fd7e114eb570ea6753bc700f48c383901
+# autobatch: inputs-sha256=a8f81c43d7dbad3a8dd387e727ff4ac4c5ba1350c92581fbad4af471dd48eb0d
 # autobatch: body-sha256=d669ffd823df115978211d28182205bfa9eb0bb433da6d172a1b88d7fb11d121
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

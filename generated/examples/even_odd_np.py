@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=92e35005454c800c4799252d8073c7272ab370ea0438becdd1441f8ec66eb65d
-# autobatch: inputs-sha256=b7f225fd130ae223cc6f1a7a4f0b09fa8a46d9c2c5208f767ba5d554bfc687d7
+# autobatch: source-sha256=ee39094a51b89153bfd24fb012ea8e68d52e86e63de9985e7ed03f3ed9fdd92c
+# autobatch: inputs-sha256=2013ac6caf72ce18495e609c437e3fbb16c8032e3698329078340ad3142a32e2
 # autobatch: body-sha256=09b95890ba2a4035c17e824dabca5bb44c866bd3416b42c7af2baf803c54aa80
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

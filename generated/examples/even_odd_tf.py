@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=821d9780fb5b72c853edb29bf9e3d91a67292554cc060264149f2e9baaecb0c7
-# autobatch: inputs-sha256=f353c4722365de56f89f1651e2ae67d0f7af1ef5d7b53b13d3fa2f4fbf95b4dd
+# autobatch: source-sha256=99bcc0485dbece68c2748419d549b0a380aeac0354d5d3ed8ceb4b5807dc4449
+# autobatch: inputs-sha256=02530d3b499e25b84c683fa779c0c40569898b25076d314714a9af33c2c97ca2
 # autobatch: body-sha256=3975663b3f0e668be2d0d83150cd4f136b0ea2f5183a84cff181c1255c6b84ab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

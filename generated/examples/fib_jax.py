@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=317d502c44b2c56ad97503e64818d5a2da6d0c2be1223e25a15d3c483f651ee5
-# autobatch: inputs-sha256=006ae40d96d923b08c60b1e73c1e3ea7d9cde1831928f8544940faef9efd1fe0
+# autobatch: source-sha256=4a948ac00bde9c2988e9b403a1a68501caf80b8ea0725ee39600939256c1bdd2
+# autobatch: inputs-sha256=fba37a298605c056e1843192ca7d08eb0c13e6b048cfa525d8c07876ddda2310
 # autobatch: body-sha256=57e227686eccd82753d0f83e2aaca944dafe8cfe21d3101d24208300edbcf037
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=c8020bf5a7269032680e95403aba3a7945db1f79986a21e6e6f822133802deb0
-# autobatch: inputs-sha256=fb9f9c62577379ba662199e52c1fdd65e6672a7f7eee01db0432c38df32bf0f1
+# autobatch: source-sha256=cb78f7d95e9d2810e2e359c75713e1a1edd2ad247165bcf2b6ef05aaf01010bc
+# autobatch: inputs-sha256=d196c27189bbf9204b844b4dc9988829cbead7710049e86663f7a6c284f8a338
 # autobatch: body-sha256=9822409a0a9940a35db8327aaca1f49220648fbb26ef95311bd3784e0d0705bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f01c25a5069905fab4334ae81d57d637938ba58f2f70b5840a60df2281d92eee
-# autobatch: inputs-sha256=74b41a8b96dec6d704f16a867281daa24b350e1793a53ed843d9f6d653b8d0ad
+# autobatch: source-sha256=212f1f207132686b737d57fe0bf2747b1969eebada38e6e36e10923318706d4e
+# autobatch: inputs-sha256=b9d8e9f78287246870508cca6c6f3702f34c92778c48e8fae39d7d95e3f45a3a
 # autobatch: body-sha256=d124c8b79fb164b34557675dbcf8606c5b53b10acb37532cd0a0ebbf4ca900d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=f14fed1ad99ef2979db23a5710ae4b68354857c32bfa65a2586a97d4f7ed1cea
-# autobatch: inputs-sha256=537a7a6a14b35d6e0a465515d2d6f7ff293f3d1ab59d7296b1f8349942db0933
+# autobatch: source-sha256=3aa3f56810b43cf1d000a17c9028e8a275706a6e18a548aa02b43d6119d330fc
+# autobatch: inputs-sha256=47186bd3e53cb3caf2bce9f2d4b27b7e94a5b787d9e6aa02f8c5317889d17090
 # autobatch: body-sha256=76db9ada0558ce7cf563ab0956d43f7ea8f43dd75d2cf48ea1b66aa3452ac58d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

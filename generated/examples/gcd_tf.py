@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b7528a8374de9760d7bf2965d7eeca118ff6ffe0dc510d0223d1bd641afa8f57
-# autobatch: inputs-sha256=99b004c58ad9f82d161b1ff6a958ef0c85b314defa66b1d0bfb76335a8874e04
+# autobatch: source-sha256=ad42a0a977e1baec19ca4dbd6a13d9762aa768d9ebad18f897330d3843c89062
+# autobatch: inputs-sha256=0abb2a16bbef7738edb77cbde7295971429106857f4029d4ed5de9749e3e40f3
 # autobatch: body-sha256=6adb846d5fdc38fca41dc00dd621d0e9b65067c024f0e6fbaf85befe32143c4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

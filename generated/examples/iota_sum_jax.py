@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=20d65bc1c0ff39adaec4714f820b90d230eca08fd1a2cd8589ce2c3eb2af7eef
-# autobatch: inputs-sha256=85b878e66e0749e68696167127ee4a9d0bb43c623e991eea5faca9d94957a1e2
+# autobatch: source-sha256=1b672c2d7ac9f0addc2c55e7ab3be2497deb3c359783fa79e3ec33430f6199e9
+# autobatch: inputs-sha256=445ea08172a771ff15d15c1f459187a1801b14a31edd53e72b358a971139b57c
 # autobatch: body-sha256=6e9c199bd68b375724a451ebb00923f9e9bb02022f33a68b55b2408870f405e0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

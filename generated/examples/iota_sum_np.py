@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=2b11b2ff6f804cf1d301f2938d99b9b1c133038be3827b93327811fdd7aad1a5
-# autobatch: inputs-sha256=aac2ce3001e4f5bcacdd4abfa50fbed683478d71397ae6b0d68a905c384e67ba
+# autobatch: source-sha256=d740e6fd1e126fe6c776c6d44400980e6a1f0dba19be65156544498dff9a8bfa
+# autobatch: inputs-sha256=ed2c33c0f05e848420b5ceabe36df4f60da187c5e44eec99917b7a7da1f974f1
 # autobatch: body-sha256=36563ad094d370accfd7c2bf86d16359a73153d327e17130470e2cafd156c13b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=23ea739f6d93344a9ea31e49c09e251c26fca6ddba31c0e3b3782733fea70cfd
-# autobatch: inputs-sha256=24cecb6659c8ec2bc201fcddb0c2626e315a668add6b94f868f83268d70d97c4
+# autobatch: source-sha256=b006c8b05759282d60a2e26e7a14e67f008fb98618192480ebbb1faac41122f4
+# autobatch: inputs-sha256=f6eb6f939eb02fc56d8842f447a724cdcf43ddf933eedb55454b6a2182c7183a
 # autobatch: body-sha256=c75ed0012f283665e99d087f6cfa22b1772b0721fa378f4168b8dc798c8bd578
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=392983fd347df995e33a19b9318802a4d13d2616fd00cde01fc2d201420436c3
-# autobatch: inputs-sha256=418dd4cd591f02d6e454bebf847be0e8b83c3664dc0dc128842a275ef9c9f23f
+# autobatch: source-sha256=59512c8b1b588328a440521157861452d848e90173b84471c63386f0ec0b5c3a
+# autobatch: inputs-sha256=028a95ad6b2d2019f256ebce4b63ed2a0a5ec958ea9f4f4c7035375f6d7ecb74
 # autobatch: body-sha256=46581d4e5ab513542e2fa007b555ee858d20ecead9384202e2ce0f964db0a5d3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=c2508e761fd5cec5ce7687c37c46ab219c18115b2db8fbb5df9fe70b4638cae9
-# autobatch: inputs-sha256=f082ba7996a3a12e6091bb89f90a0e953c1496c670462bdb43071d238335e7bd
+# autobatch: source-sha256=dbb18326877d466f50411637b801ba15d2a2f7ccf43b55d4491c74976469a793
+# autobatch: inputs-sha256=994bb1ad700ee4ee56532c3a97b3246afdb5ad0b7c6dcab9c6ea87e4ac2b74e3
 # autobatch: body-sha256=16c178ee15689d055f5504cdff63e763393eecf54d4fc2d83d465c20dde05a4a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

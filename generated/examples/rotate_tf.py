@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=5220f7fcaefda690726a2497b9e128cc448392c269905b76acf25789b6e0d4b8
-# autobatch: inputs-sha256=fc9b89ee94f9d89033ac536f04f5b3ed278964c668c26c757ca105864bf36f6a
+# autobatch: source-sha256=ab61b16e18f77287ce7fa571915f36186c3f09204c0571a9522e5f00a7c3dbf6
+# autobatch: inputs-sha256=5ada23a8cf1caadab2e4c3096da38e236896d044ddb0b39c2fe1a98617d8f1bb
 # autobatch: body-sha256=8e9441058122b3e18e27be4e65c45b3475e9df22f0cf3e508267b1bd902112f3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=347973847cb81679c9c3bc55349986481adf7207c6c2195bf78a052fcd6c9cfd
-# autobatch: inputs-sha256=3752ce4b4a7a5bab20b31905498de0a27eca105bce9489a52830d5f7c7c5dbec
+# autobatch: source-sha256=3d2f9c8094d18dce9cab5219a825e92a2c34786c6c81515be280cb0d9911daca
+# autobatch: inputs-sha256=ebc05ca8015181f053419e028b4346e59ad3bb9a28c2c05b3fc5ad159bfe25f1
 # autobatch: body-sha256=89e383900ee5293beee0195d8aa2b5e36e97b1110eb56ac49746bcfeba851253
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=52a0b4ea9e3ba2ee848c7d05032608f6f53f4ad4ca6630cf5f574296353e6986
-# autobatch: inputs-sha256=9cf0d17758ca0e5b3d676723667425351530ff40bb855159985a4b737b7f5a9a
+# autobatch: source-sha256=7881ad2ae4bf8b93f497371e9608c9fe82d1dacc3f51016b209297798a3f4884
+# autobatch: inputs-sha256=c4707cd986f4e9c65f1820b23d4bb877553af0845397896e45b3b9554c0c71af
 # autobatch: body-sha256=219dd6ca0b5d70203480eade8152370aad7a223a147da5a2cf922a0eb27772f0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=ed7a5e3aec50f201829de9627bb0f60aa0c2647528ce2b7dceca5800c1c47ff0
-# autobatch: inputs-sha256=8e3b73ac3b5032cf67c5111d1607003be55778a7c7f7bcbaf3bdc3a2ebfcf9a4
+# autobatch: source-sha256=ac2ceee0c210074e5b15003a559024835dba3507f8ac6a26d9d34526f0cb72eb
+# autobatch: inputs-sha256=62565a8bb03af8c6510e65a8a34aea22bb35b97a713f5e6f100f4da7ecbf94d4
 # autobatch: body-sha256=a89db819a66d64c9e96ef186d5e650ff36e8d4a02f40c066cc21fcd24fff4f8c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

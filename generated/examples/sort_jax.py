@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=e2cd8094df3f0a3da62758f53c99d0fa265f04df5b0163b1270d7d57e349f7a2
-# autobatch: inputs-sha256=f2b73e45896974aaa8aedadd9553bf6f1cf2f4795a120052a92babcdd9a2eee5
+# autobatch: source-sha256=466fd5033c947339e1df67e6159070339e87bbe08478d82cd673ff031df4f564
+# autobatch: inputs-sha256=b58f7ab795aa5adf62a3305ab8a9fe9e7de84fa10359fa73701389b916ca5f7f
 # autobatch: body-sha256=43e757b076b403aa5eab81eb9a58f06f2841ba322ecb9b967d9b8677069734d3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=2f32ddff40d21e5dedc4575b1e36b10220af5d65943136d38694612f5963e5fd
-# autobatch: inputs-sha256=dda1ac55fef2bbb5e80b8a99e1e41ad04a62e5e4b6c0f151e9ab74dfe122958e
+# autobatch: source-sha256=ed473bf53b2b4f3a7cd4452c1b86141ae28276ead022f6c36d826beb7bb56ba2
+# autobatch: inputs-sha256=d144e9e7f2454c04e497a54757bed2a19055783b6b00dbdda2ceb093b576c45d
 # autobatch: body-sha256=9bd9e56d0c96c12616d7183f6ec8e8a4c6b91c62699f35ef78e984c21d5f9d33
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

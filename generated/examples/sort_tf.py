@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=f4c65a6bcb4b025b0453824a558cbd7e6175f1694f0400a2add6a64c35f66828
-# autobatch: inputs-sha256=9cf51f11eb8501796cffefa1876be9a3dbfcb280177e8784191c45d622d66c8f
+# autobatch: source-sha256=a25f5b7eb70336bb2a8a4b0f07f6373de15d2c154c52ca0f1510bd44b19f7b11
+# autobatch: inputs-sha256=a739d13e1d5656935e9d9a605bb6673841038c4e619a5179ed4ea5ae1c268f8b
 # autobatch: body-sha256=b08fb2e76801255023fbc4d8f1829b1d6c33bd57cfc32b303f8811e278e6ddb2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=1ec694efb3d1a50169e8a37a96ff92e9e1970dc45c12543fe0dae346963d8223
-# autobatch: inputs-sha256=586a11171632380f3b4ec07c12696ff3aa844c3e9de6283848e772c0a7fe54ce
+# autobatch: source-sha256=65aa720b675a229ba3d110d18a67f1756cc9be7a1b55b351b9c74ff5cfdf9b09
+# autobatch: inputs-sha256=fedb4038783d4648a2e885983a6baddfda0145673cf535458755aafa6d6875fa
 # autobatch: body-sha256=7805f0ae36601361ab125861e6fabf72428ea4661a2aebaa2c31719c8905d60a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

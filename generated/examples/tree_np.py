@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=3017a3e091c7e621d2c2aea165b067e7c1f4a4414ef19cccb7ab6780cdf511e1
-# autobatch: inputs-sha256=a7815246101ab0bdacca9b67de4c99aeeb12ec5ff36a96a982cab58271f128e8
+# autobatch: source-sha256=af851f2203fa0cb8a40ef2711a419366157fe46b77b8c347ebde08f8eeceb644
+# autobatch: inputs-sha256=6c33f0832fb2827ba388a5f473d6167be658dd59efdf662fc08376e83b08109e
 # autobatch: body-sha256=28c144973e87f7eec24d809349ffaf354fde111f35b4bb55a1bba61f9970c6c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

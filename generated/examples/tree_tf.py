@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=a8c550884ab95ef1b3f2c12ca8c790ca5b38cd8c0f68ce08befaf6eb2b054590
-# autobatch: inputs-sha256=fbaf81f078b659d1b88edcccc615cd645db1827be3e8032cee116bc7f3924b1d
+# autobatch: source-sha256=80096a4973b32872e427232566e3d88b71d668d27f0f618b23aae1c32bfd7979
+# autobatch: inputs-sha256=d5798bab0ee41def9da776bef386aca97d64ecfdd5d0d7ac520b41247c7bee2e
 # autobatch: body-sha256=c2e376f77c9dbf557b53cb3306e9845133a1580dd54e73b94554244792c28025
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

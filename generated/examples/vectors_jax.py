@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=d74cf925e9627e093ec8df251233b0e991e68a94ba8dd2292830396f2fd5abce
-# autobatch: inputs-sha256=9b246018dc873d1cbc65f1453ea0d5edda52b5aeb6858ed4aae11e5f75edd15c
+# autobatch: source-sha256=906d5bac0afb482cca652caf8364fc5d7ecd227234b1a00ad75db49ef4d2f3dc
+# autobatch: inputs-sha256=a20a01b8334c2910878c7c5361386a1d1aa8504af0087de68e696693809dc94d
 # autobatch: body-sha256=238ccc43f651fe41d8e04aac0ed067d9fe01ee6b7b0a41040dcc27bbbb7078ac
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

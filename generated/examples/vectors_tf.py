@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=0643b49bb94d72cafd0c4e9ed034a44dab2d96c1216cafeebf53686789958219
-# autobatch: inputs-sha256=f4211765eb6cde7c74ae09ef6210d99fcbb147c9c773a5896ea5e878534bc8ac
+# autobatch: source-sha256=5678520eb6d1ed16ab6de065790ef3fbe988574a8dd202d786d3c60ed0fa4a6d
+# autobatch: inputs-sha256=01110d08ad772fde6eb0db5b41c719d526e5ddf6b609c9dfba7d6a9a0be06ec7
 # autobatch: body-sha256=07c1c5ab4d36a7a801fe375662239bd0771c8abd94ef6ee42d19c56ef386a4be
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -226,12 +226,9 @@ class _Fence:
 
     def check_target(self, target):
         if isinstance(target, gast.Name):
-            if target.id in self.batched:
-                self.fail(
-                    target,
-                    f"assigning to {target.id!r}, which names a batched function",
-                    "choose another variable name",
-                )
+            # Assigning makes the name local to this function, as in Python:
+            # it shadows a batched function of that name here (is_batched_call
+            # and _check_batched_uses skip locals), never calls it.
             return
         if isinstance(target, (gast.Tuple, gast.List)):
             for element in target.elts:

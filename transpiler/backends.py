@@ -112,18 +112,20 @@ class JaxBackend(NumpyBackend):
 
         return jnp.ones((PLACEHOLDER_BATCH,) + leaf.shape, dtype=leaf.dtype)
 
-    def leaf_type(self, value, batch_of_one=False) -> T.TensorType:
+    def check_leaf(self, value):
+        """Refuses a primitive's per-example value that is not a JAX array.
+
+        Inference runs on concrete arrays, where np.sqrt or tf.exp of a
+        batch would work; in the jitted loop they meet tracers and fail.
+        """
         import jax
 
         if not isinstance(value, jax.Array) and self.batched_rank(value) is not None:
-            # Inference runs on concrete arrays, where np.sqrt or tf.exp of a
-            # batch would work; in the jitted loop they meet tracers and fail.
             raise TypeError(
                 f"a {type(value).__module__.split('.')[0]} value, not a JAX array: on the "
                 "JAX backend a primitive must compute with JAX (jax.numpy, jax.lax) "
                 "functions, which the jitted loop can trace"
             )
-        return super().leaf_type(value, batch_of_one)
 
     @staticmethod
     def cast(value, dtype):

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=eea66977dcdc344d437f6556f03d58c8db7844b83c25cb1289a2ad272b457d48
-# autobatch: inputs-sha256=09c9a3a25ee6271e232c2c2d0f577ea05f71aed1bb7471340c6d9312dccd2752
+# autobatch: source-sha256=2c0a5c4a47a44f5087ba7743bdbdb3d48aa5ff6220a6a29c60e9703f228da5a1
+# autobatch: inputs-sha256=1f4875492caf45643f26ef6a053702bcf06fcb40e34db2172fd39bcc62a8f35b
 # autobatch: body-sha256=c59bfb53b18c890e819fbfaa7c8900489ee165dd89c3c33426b134ceda6f8193
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=2f4e20dc32896ad7304138fea4911b98f6d39f655b0ed5c0325863b8acc5f3ad
-# autobatch: inputs-sha256=1e33eebb282d879bc073d9987c5fa3f97bcf7231cb1d89f96ffff85c4bb647d6
+# autobatch: source-sha256=bda6bdeaff5e2c7cddf131242264c99b05fd5a776d7fc0c3332efb236f4bfac9
+# autobatch: inputs-sha256=068fa134f1c134cad6c35799bec5b278c789f37a5bdab1c99fc698bade507a21
 # autobatch: body-sha256=38b24d8d2d5b193b6f914a306e424c08aed6bd702ddd9385c76624721ef2f3fa
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

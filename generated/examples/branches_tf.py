@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=52904093fc3f7ef386f3d30fb307f1b32c227f17dabd51b66f80bf7319b61753
-# autobatch: inputs-sha256=90acf43fc205dcdda11bccbe4f58d6a5b00f4c2a0a24ec5b5c8b8faa84ea7285
+# autobatch: source-sha256=c1d241ae8984bd6f23a66705d73338a7693800a1d164e0333d056aa83e8315fb
+# autobatch: inputs-sha256=633604010e9bf86332eba8c1fbe9d62bb76e96eff8ae74f24ad2e37c07fd9571
 # autobatch: body-sha256=8b5dac346677e774fdd5bd7bca8ebcb56627ce3033f8d8fb5d09f78c10235044
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=deb96e19330b7e41a33a234697bcd7a4fda0fc444d7f795a6a5e1b5f41d25af5
-# autobatch: inputs-sha256=74e398c1d5b85f912b43f9f25a4eb80f9c8e7c6c9d615da8321a1673f4b31179
+# autobatch: source-sha256=bcfef93ecf20086e773243df7d4156548a3df435bcdc193ee9f1c43a32b46b96
+# autobatch: inputs-sha256=3fc0d470347a9e3460e6cbe60531b0f99e5a931ea33de060561cb66cba25caa5
 # autobatch: body-sha256=082940373c55d466922032d2d318ac63c9bfaf672159302fc43c758a0ac9e0c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=40e8890f540a77c126f5be8cc395127f945923f5a87511daae90c31b28aaa6d1
-# autobatch: inputs-sha256=431af46811172069b02280cc076869d6f8e2035a00ab3830a44edcb5cc77a9a0
+# autobatch: source-sha256=d7204df1da3f06510d43fda068cf7cdd315d2b27b12381d4d061e23e2340b7f3
+# autobatch: inputs-sha256=609f92ecd9f7d3c0d9ab43a27b311d04f0499eb2c8dcda3bb43d8c2386d8f2c8
 # autobatch: body-sha256=4875e7142f32f220570d6a92a9f8f56ad0f54c4f3a1f824f0e381260f688b91c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

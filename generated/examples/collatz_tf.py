@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=dfe6385a51dc7b9210bfbf0e4e20fd6ce7539c09eb9e765434ed985d8407c34f
-# autobatch: inputs-sha256=f7f203a749c261d16371ca5f8fdfd3456808efce403b128d12092bf484ca5bd7
+# autobatch: source-sha256=c683db3e68cf1bad42c8b783a485b56b5450efd2aa7bfafc1370088622fa9be0
+# autobatch: inputs-sha256=216d40ac56d2fd8cd23035bd0b1c9fe7cde70b5f57bdd39c9c0654eddc714d37
 # autobatch: body-sha256=e3c6aec4f44eb0fe2bbe2a1031329792806a6328470132c1d5bd4747cac44260
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=9369d574ef70cdae431e7c6613bb265ac6bfb24165656d54250aae0764e9dfe6
-# autobatch: inputs-sha256=e1fc7f881dea7149117f3dc3f8e1d7eeb72b023d8bf223049e6b60536b61dd4b
+# autobatch: source-sha256=b2f13fb5b541f5f74ef751bbbace02d63a10b2a6c59ed5e341aec83109b1580e
+# autobatch: inputs-sha256=2c992ef30e7c8226eaa8cbf4773a2bad11f8287988d15aa890d3e755a45f93ce
 # autobatch: body-sha256=83e554f71043a0d0feeee5a6ea72420dc04c08823c212e2a910e608cd5b73a44
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=0447fb2b768665d1edf2e0555ba89991da1b9daac17e23147ffcb0a9b7bf5566
-# autobatch: inputs-sha256=e6c26ce0355d25edb1b242879420b80cad3f5ff775259b1e0d9586b8e3634b7c
+# autobatch: source-sha256=3f839323bf6568e7bc377c81840419aeaf637d48696b1043bd8e05dbfbbe0cdf
+# autobatch: inputs-sha256=47b0ea6261cc83c2c58069f6af6f3632ae45aa0309e1b408beed42503be16a23
 # autobatch: body-sha256=48ed102aa55073ddbbe09d9046866c12a5760f760b8c1925611db429914e9010
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=e9ee32aeb34dc1dce9c31298b4b9601fcf7ee611eac66538513e82f94d86c2c7
-# autobatch: inputs-sha256=4fd3e854b9c625dbd2a505bbd54378ede3069ecfb29f311063b38f2f05354675
+# autobatch: source-sha256=9ae9f91fa7d14d8e27e7c11c483c9d6b6363f030241c4b0a0e8dd68c14b4ceb6
+# autobatch: inputs-sha256=8cfe6e8cd2382b60387c160a2a349bd40fe54b1778275912e5dfe3d53d882550
 # autobatch: body-sha256=ec64a2e7ffb016288461a269fceb78be10ca5b22fbc9b4f0a9fea475ba9aedb1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

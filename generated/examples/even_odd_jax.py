@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=e77c8b9bf80845748b2b2b82110a727fd7e114eb570ea6753bc700f48c383901
-# autobatch: inputs-sha256=a8f81c43d7dbad3a8dd387e727ff4ac4c5ba1350c92581fbad4af471dd48eb0d
+# autobatch: source-sha256=cf2f22d936f7417ab31214f3ea3a46cced830a4e60b0c349aff3f4428c164d84
+# autobatch: inputs-sha256=1b406b1369e039bdd4a2d76113f8b595d88ac21f0250f31f6cb694a825c154b7
 # autobatch: body-sha256=d669ffd823df115978211d28182205bfa9eb0bb433da6d172a1b88d7fb11d121
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=ee39094a51b89153bfd24fb012ea8e68d52e86e63de9985e7ed03f3ed9fdd92c
-# autobatch: inputs-sha256=2013ac6caf72ce18495e609c437e3fbb16c8032e3698329078340ad3142a32e2
+# autobatch: source-sha256=ccb2b149464d44a5a3691517a18f7f006e86eed1a70ae1210c47acbdfeb933ac
+# autobatch: inputs-sha256=152306ff9fd232600bfc6ef1aaaa8bf95ad213008d44a09332ea1a95cf893b92
 # autobatch: body-sha256=09b95890ba2a4035c17e824dabca5bb44c866bd3416b42c7af2baf803c54aa80
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

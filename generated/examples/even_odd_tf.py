@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=99bcc0485dbece68c2748419d549b0a380aeac0354d5d3ed8ceb4b5807dc4449
-# autobatch: inputs-sha256=02530d3b499e25b84c683fa779c0c40569898b25076d314714a9af33c2c97ca2
+# autobatch: source-sha256=ffc900935e2aec35b63a3bfb901f448d0cf88ac75e48b46653df5d3fe5585aea
+# autobatch: inputs-sha256=5cce7af8005963b61aa58e899bf666df10f1f663dce0ae7454b18303608ff385
 # autobatch: body-sha256=3975663b3f0e668be2d0d83150cd4f136b0ea2f5183a84cff181c1255c6b84ab
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=4a948ac00bde9c2988e9b403a1a68501caf80b8ea0725ee39600939256c1bdd2
-# autobatch: inputs-sha256=fba37a298605c056e1843192ca7d08eb0c13e6b048cfa525d8c07876ddda2310
+# autobatch: source-sha256=b33e5aa61131a359f49d61829ee45f6fc5b7ff4454d55a0c051fdf97118fb9b5
+# autobatch: inputs-sha256=48856cdb8887f30eab7c1cc8b2836a2fbb542d788067741a9dcf29a6f41f10c3
 # autobatch: body-sha256=57e227686eccd82753d0f83e2aaca944dafe8cfe21d3101d24208300edbcf037
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=cb78f7d95e9d2810e2e359c75713e1a1edd2ad247165bcf2b6ef05aaf01010bc
-# autobatch: inputs-sha256=d196c27189bbf9204b844b4dc9988829cbead7710049e86663f7a6c284f8a338
+# autobatch: source-sha256=7bcecf8772da2d6c8f0641d9ce04cc801cec073968afa74e43fdf32fc7309958
+# autobatch: inputs-sha256=690a8eb76ecf00eb524d4f1466bdba80a5f107b40d62e8767e2034ab707c57b2
 # autobatch: body-sha256=9822409a0a9940a35db8327aaca1f49220648fbb26ef95311bd3784e0d0705bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

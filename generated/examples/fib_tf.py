@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=212f1f207132686b737d57fe0bf2747b1969eebada38e6e36e10923318706d4e
-# autobatch: inputs-sha256=b9d8e9f78287246870508cca6c6f3702f34c92778c48e8fae39d7d95e3f45a3a
+# autobatch: source-sha256=532864cf56139636e5f0ddcffde3a2ef3d89a943bb2e9db4c1fe5d72581aa771
+# autobatch: inputs-sha256=4d99eae6ad0016719d8c1e9b9d8c801649bb85fa33b1db1b1d8e654795952676
 # autobatch: body-sha256=d124c8b79fb164b34557675dbcf8606c5b53b10acb37532cd0a0ebbf4ca900d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

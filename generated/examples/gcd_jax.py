@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=3ca624f60ced6422ae0c01a5b75e7fa5e794ca746ad42ed4c972b5d9bc6e3d55
-# autobatch: inputs-sha256=d94e410b90da3b3b98619c1f298a33591787404b3cc37b91b84eba4c6388e5a3
+# autobatch: source-sha256=856b846f45e763c284c0e8e4870ace136446f9b6d75f094c1235a3b02e11f408
+# autobatch: inputs-sha256=35ea746742ae39f4f76dc5256a57b6e8482a8ed92582fd073721b45188a1d137
 # autobatch: body-sha256=8ea9a899b8990f240018a9b68e739241aaaa1e1adcb6acd1fc82a2f0756d405d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

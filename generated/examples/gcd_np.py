@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=3aa3f56810b43cf1d000a17c9028e8a275706a6e18a548aa02b43d6119d330fc
-# autobatch: inputs-sha256=47186bd3e53cb3caf2bce9f2d4b27b7e94a5b787d9e6aa02f8c5317889d17090
+# autobatch: source-sha256=33af451a40ae69617fc3cab4af492310d8013d3e9cbac8351aa8ddcf71aba09e
+# autobatch: inputs-sha256=3e09e76fd6b39d5238012c286131fb4ca2ddf522c97885371289cb7bd02f29da
 # autobatch: body-sha256=76db9ada0558ce7cf563ab0956d43f7ea8f43dd75d2cf48ea1b66aa3452ac58d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=ad42a0a977e1baec19ca4dbd6a13d9762aa768d9ebad18f897330d3843c89062
-# autobatch: inputs-sha256=0abb2a16bbef7738edb77cbde7295971429106857f4029d4ed5de9749e3e40f3
+# autobatch: source-sha256=4974d95eb08f0afd134467b54d7bc069d8aeb49020f2df0a6c66dc6c8c7139d7
+# autobatch: inputs-sha256=0d00f43801807591027daacab7af8f90c7f59f4579c24d61403abad03353697a
 # autobatch: body-sha256=6adb846d5fdc38fca41dc00dd621d0e9b65067c024f0e6fbaf85befe32143c4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

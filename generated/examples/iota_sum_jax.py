@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=1b672c2d7ac9f0addc2c55e7ab3be2497deb3c359783fa79e3ec33430f6199e9
-# autobatch: inputs-sha256=445ea08172a771ff15d15c1f459187a1801b14a31edd53e72b358a971139b57c
+# autobatch: source-sha256=993fb23855c57f0cb49d2ded5c41cd3d423631502e333fe208a0870d13d4b660
+# autobatch: inputs-sha256=4eaa97a5f568c4d01d3792fa8379ee48566890359a5ff56fdabf16b064b32ed2
 # autobatch: body-sha256=6e9c199bd68b375724a451ebb00923f9e9bb02022f33a68b55b2408870f405e0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

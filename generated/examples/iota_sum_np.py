@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=d740e6fd1e126fe6c776c6d44400980e6a1f0dba19be65156544498dff9a8bfa
-# autobatch: inputs-sha256=ed2c33c0f05e848420b5ceabe36df4f60da187c5e44eec99917b7a7da1f974f1
+# autobatch: source-sha256=d1445881c12961320ce54b43888952451ca16daab549f0d76f7769574f199e02
+# autobatch: inputs-sha256=258366316c1f4ee7aed371b6afb0099cb71303ea1d449d52e3fff5f0118b920b
 # autobatch: body-sha256=36563ad094d370accfd7c2bf86d16359a73153d327e17130470e2cafd156c13b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

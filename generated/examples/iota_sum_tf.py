@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=b006c8b05759282d60a2e26e7a14e67f008fb98618192480ebbb1faac41122f4
-# autobatch: inputs-sha256=f6eb6f939eb02fc56d8842f447a724cdcf43ddf933eedb55454b6a2182c7183a
+# autobatch: source-sha256=3b415f7902e1accb6a6ea04a3cd34ff07eb28d80f169e4309d902731d11104c3
+# autobatch: inputs-sha256=fac3eaa734ac03a0190e6a7ee90c53de8eb5e950c654777efe967919595fca50
 # autobatch: body-sha256=c75ed0012f283665e99d087f6cfa22b1772b0721fa378f4168b8dc798c8bd578
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=95622de24e5e2035f430f7d6c3f521e88defd06ed2f1ef7061e6a89576a8e3c3
-# autobatch: inputs-sha256=7ed77c1b86942f4bb75b9375e4c958beb5eb299797a8554a8cac72ea22ab6d5a
+# autobatch: source-sha256=2d37139200b5da24dd5c2a90d9f3a60a87a1234a2e9e344705ec984179169a73
+# autobatch: inputs-sha256=ad156a0ac31d6dba27807232cbeecac689bbddef5e7229f4f807a4bb20edaee9
 # autobatch: body-sha256=a5772d5726de466451da9d85dfb59b8462a6499a6950d201daf56137d4267c2d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=0a800a1c349f391ffd9c76dafa554ca8adb0e7e86a395473fcee8cc8a8d27108
-# autobatch: inputs-sha256=755392455a50dff76642d2ccc22909700ce57eb23d687916b85e0dc96bc878a8
+# autobatch: source-sha256=78430e96daea874159d720b1161cbe3c1866ff94f99d481f15da33c10111c0fc
+# autobatch: inputs-sha256=548f0e74c26165307d8b19be9e1f91af1212b2d0937cecc556aadeddb706b99a
 # autobatch: body-sha256=d41d49ea0860477fcc2501652c345f540662f7ed352b7c897d516bc608abe6a2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=59512c8b1b588328a440521157861452d848e90173b84471c63386f0ec0b5c3a
-# autobatch: inputs-sha256=028a95ad6b2d2019f256ebce4b63ed2a0a5ec958ea9f4f4c7035375f6d7ecb74
+# autobatch: source-sha256=6c40b415899a852d891132da0a60c41fe2e31f7e472886688148cc1313bb4768
+# autobatch: inputs-sha256=c762839ac5c42f642499ba0a3b7d819871e32e211be2a36c83d9b7a12beb3e61
 # autobatch: body-sha256=46581d4e5ab513542e2fa007b555ee858d20ecead9384202e2ce0f964db0a5d3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

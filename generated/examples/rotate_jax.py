@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=dbb18326877d466f50411637b801ba15d2a2f7ccf43b55d4491c74976469a793
-# autobatch: inputs-sha256=994bb1ad700ee4ee56532c3a97b3246afdb5ad0b7c6dcab9c6ea87e4ac2b74e3
+# autobatch: source-sha256=a8b0950da50c6e83cbae9a93056b338735876d1e39c6fa01cf9c7f14f11cf1fe
+# autobatch: inputs-sha256=0ef311c44972167d3b7725f2f4bbcc4f6323ce07fc5c23f25c9201afdc1f66c8
 # autobatch: body-sha256=16c178ee15689d055f5504cdff63e763393eecf54d4fc2d83d465c20dde05a4a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=cfd73d353af04a2b1f0280133fb0395ded96dd5956e2626271a382fc57745ebb
-# autobatch: inputs-sha256=a42096b21b600e4e4addc3e0ae1cca57e3411cc3b6b98d5dcb7ba1f3fc3b48e0
+# autobatch: source-sha256=fac9b4c69c7de43a5548ac80e15ef9664e2cf07a4869a037e68704ac49aafb8d
+# autobatch: inputs-sha256=087807a1b69d2726fe7fc9975d1319eacf30ca5990829b29bcb3822fa52d35fb
 # autobatch: body-sha256=96c31ce94a9d8861fcbba0c851eb9136a3b7b05078ce4922fd012b6e1f2ac055
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

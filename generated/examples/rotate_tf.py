@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=ab61b16e18f77287ce7fa571915f36186c3f09204c0571a9522e5f00a7c3dbf6
-# autobatch: inputs-sha256=5ada23a8cf1caadab2e4c3096da38e236896d044ddb0b39c2fe1a98617d8f1bb
+# autobatch: source-sha256=0a52cdb343cb3cd14a037cfe623e16168a3ca393b90bbf4e67511385d27ea2d8
+# autobatch: inputs-sha256=3430542f9cbaa8ad0d2dae85b9d5851f6ddfb33c5d1a7ebaaf3c0a98f8f6efd2
 # autobatch: body-sha256=8e9441058122b3e18e27be4e65c45b3475e9df22f0cf3e508267b1bd902112f3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=3d2f9c8094d18dce9cab5219a825e92a2c34786c6c81515be280cb0d9911daca
-# autobatch: inputs-sha256=ebc05ca8015181f053419e028b4346e59ad3bb9a28c2c05b3fc5ad159bfe25f1
+# autobatch: source-sha256=c6e2c0e45540a656c2004eed28f72f9dcd8850e064d986b205a62766a5320bb5
+# autobatch: inputs-sha256=bca6f4b69d892aa758434fbe6cd208ac688022c4e27f646160d410816079181e
 # autobatch: body-sha256=89e383900ee5293beee0195d8aa2b5e36e97b1110eb56ac49746bcfeba851253
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

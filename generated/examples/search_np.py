@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=7881ad2ae4bf8b93f497371e9608c9fe82d1dacc3f51016b209297798a3f4884
-# autobatch: inputs-sha256=c4707cd986f4e9c65f1820b23d4bb877553af0845397896e45b3b9554c0c71af
+# autobatch: source-sha256=f860b359ce87ff04872f075f13efad4982c212522d789e60bf4d3a771bf127f8
+# autobatch: inputs-sha256=98491d881feb21de3d00c1e77f35b1c3c5eab0c063812a344222cfac2d03a592
 # autobatch: body-sha256=219dd6ca0b5d70203480eade8152370aad7a223a147da5a2cf922a0eb27772f0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

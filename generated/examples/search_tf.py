@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=ac2ceee0c210074e5b15003a559024835dba3507f8ac6a26d9d34526f0cb72eb
-# autobatch: inputs-sha256=62565a8bb03af8c6510e65a8a34aea22bb35b97a713f5e6f100f4da7ecbf94d4
+# autobatch: source-sha256=c800aba02d6da2d1632b2e795f7f7ec7106b8efc90dd9fc4bbdf15afe3530cf1
+# autobatch: inputs-sha256=701192ec948ce0fd2f3fcbbab92bcc784c90db5ce8e891de3d32cc4ae2c536f4
 # autobatch: body-sha256=a89db819a66d64c9e96ef186d5e650ff36e8d4a02f40c066cc21fcd24fff4f8c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

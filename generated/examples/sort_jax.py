@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=466fd5033c947339e1df67e6159070339e87bbe08478d82cd673ff031df4f564
-# autobatch: inputs-sha256=b58f7ab795aa5adf62a3305ab8a9fe9e7de84fa10359fa73701389b916ca5f7f
+# autobatch: source-sha256=9bce9b3e424d802dfc078f60af6b2cb26859a24c59242f32d1e1a541ba0b6058
+# autobatch: inputs-sha256=a69804be023dbcbd03169c1003e55b5548afab51e4b71dd142a00fe2b0a758dd
 # autobatch: body-sha256=43e757b076b403aa5eab81eb9a58f06f2841ba322ecb9b967d9b8677069734d3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

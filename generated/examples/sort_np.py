@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=ed473bf53b2b4f3a7cd4452c1b86141ae28276ead022f6c36d826beb7bb56ba2
-# autobatch: inputs-sha256=d144e9e7f2454c04e497a54757bed2a19055783b6b00dbdda2ceb093b576c45d
+# autobatch: source-sha256=fb96fceefaf0f32e26444bd5637d167022575eecedbf1672ff0642a3ad84a7ea
+# autobatch: inputs-sha256=bb8847b4f41c8f0d3134c4e2bf38110f2e4273dd08915f6ebc20d27aad18a22f
 # autobatch: body-sha256=9bd9e56d0c96c12616d7183f6ec8e8a4c6b91c62699f35ef78e984c21d5f9d33
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

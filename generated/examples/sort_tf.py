@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=a25f5b7eb70336bb2a8a4b0f07f6373de15d2c154c52ca0f1510bd44b19f7b11
-# autobatch: inputs-sha256=a739d13e1d5656935e9d9a605bb6673841038c4e619a5179ed4ea5ae1c268f8b
+# autobatch: source-sha256=8ece0e68d3a32e1494ed9af0e629809b81228e3ce99a9b998f494e28cc6cff18
+# autobatch: inputs-sha256=f771c9a00f238eadcc699fae7670000ba7e4c6053c39c4c0c81c603a4f746d1c
 # autobatch: body-sha256=b08fb2e76801255023fbc4d8f1829b1d6c33bd57cfc32b303f8811e278e6ddb2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

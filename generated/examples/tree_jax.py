@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=65aa720b675a229ba3d110d18a67f1756cc9be7a1b55b351b9c74ff5cfdf9b09
-# autobatch: inputs-sha256=fedb4038783d4648a2e885983a6baddfda0145673cf535458755aafa6d6875fa
+# autobatch: source-sha256=98b69c3e5f1d0c1d7a759bfe83aef4a6c524bab01da2e4fca9a3e700d59731c8
+# autobatch: inputs-sha256=a9b12b518e48ad236ae55c67cccb7b41af4a7dda96da1ea9808cb6bdc74f8ff0
 # autobatch: body-sha256=7805f0ae36601361ab125861e6fabf72428ea4661a2aebaa2c31719c8905d60a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

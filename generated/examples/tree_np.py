@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=af851f2203fa0cb8a40ef2711a419366157fe46b77b8c347ebde08f8eeceb644
-# autobatch: inputs-sha256=6c33f0832fb2827ba388a5f473d6167be658dd59efdf662fc08376e83b08109e
+# autobatch: source-sha256=50c41356019e34ee8ad45c255040bacfab92ad64e3995282d3751720d10ee75f
+# autobatch: inputs-sha256=6b4e79eeac97ccb90da4e788172ed88d711639d5c9788c62f7b89a52f830a787
 # autobatch: body-sha256=28c144973e87f7eec24d809349ffaf354fde111f35b4bb55a1bba61f9970c6c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

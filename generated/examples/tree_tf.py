@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=80096a4973b32872e427232566e3d88b71d668d27f0f618b23aae1c32bfd7979
-# autobatch: inputs-sha256=d5798bab0ee41def9da776bef386aca97d64ecfdd5d0d7ac520b41247c7bee2e
+# autobatch: source-sha256=cfaa674c5ad88abe8254cc360058b68b22432da682dfd5486486bd3b6e74756e
+# autobatch: inputs-sha256=56af1f5bd3c55de057762fcf90fdaf0c0e3564aee8763f8a8775b3ff6ac6e2f9
 # autobatch: body-sha256=c2e376f77c9dbf557b53cb3306e9845133a1580dd54e73b94554244792c28025
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

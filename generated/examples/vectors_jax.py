@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=906d5bac0afb482cca652caf8364fc5d7ecd227234b1a00ad75db49ef4d2f3dc
-# autobatch: inputs-sha256=a20a01b8334c2910878c7c5361386a1d1aa8504af0087de68e696693809dc94d
+# autobatch: source-sha256=6252cebea9f831d7d2ee4d8576be1834c6c4190debffff239b4c60c19e9c1cfe
+# autobatch: inputs-sha256=70b39c40ce5e1c1ec2678ed9f5791e051abcc3ecb3759e6439e05bc28085426a
 # autobatch: body-sha256=238ccc43f651fe41d8e04aac0ed067d9fe01ee6b7b0a41040dcc27bbbb7078ac
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

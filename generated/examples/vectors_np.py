@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=c151ebb8e5c863d19e5cffcb31b8cf15268db037c5aa0601ed2f80d5dd992494
-# autobatch: inputs-sha256=0c13d3b7712f9c74af7cc45bd3ed8d5dcf534826bb6dc87a4517572bf7a64074
+# autobatch: source-sha256=a14503898e1e5dd6523b8bfbb641d7e90dc8210e904184cf748a60262a4ae74c
+# autobatch: inputs-sha256=7937c8fb8f22244f128a146a9a5b00fad4061098e912dae12fc46ec776262029
 # autobatch: body-sha256=9e057d81881052d3683066016b832783365153f8f5945fd49102fcc8c57bfc6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

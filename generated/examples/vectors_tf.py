@@ -5,8 +5,8 @@
 # autobatch: runtime=3
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=5678520eb6d1ed16ab6de065790ef3fbe988574a8dd202d786d3c60ed0fa4a6d
-# autobatch: inputs-sha256=01110d08ad772fde6eb0db5b41c719d526e5ddf6b609c9dfba7d6a9a0be06ec7
+# autobatch: source-sha256=51654bf47192a8e99c3b858fe080e87e4a3806f0c9973aecb0854913875269f3
+# autobatch: inputs-sha256=b721faec5931c58884319fed3ee9c51e00d8aa9b1932bc3307e59c6bf3594bf7
 # autobatch: body-sha256=07c1c5ab4d36a7a801fe375662239bd0771c8abd94ef6ee42d19c56ef386a4be
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

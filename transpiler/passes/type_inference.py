@@ -316,6 +316,8 @@ class _Inference:
             # Code written for the predecessor (it declares `type_inference=`)
             # keeps the predecessor's batch-of-one constants: see B.type_of.
             result = B.type_of(self.backend, value, batch_of_one=fn in self.overrides)
+            for leaf in B.value_leaves(value) if hasattr(self.backend, "check_leaf") else ():
+                self.backend.check_leaf(leaf)  # JAX: a NumPy or TensorFlow value is refused
         except Exception as e:  # noqa: BLE001 - reported once types settle
             return None, e, None
         # Per leaf: (lacks the batch axis, rank), for `spread`.  A batch of

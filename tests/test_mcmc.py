@@ -139,13 +139,12 @@ def test_inference_data_and_summary(xla_run):
 
 def test_a_chain_alone_equals_it_in_a_batch_under_xla():
     """Within float tolerance under XLA, leapfrog for leapfrog, over the
-    first 40 transitions.  Not bit for bit: XLA's exp and log round the
-    last bit differently for 1 lane than for 16, so the dual averaging's
-    step sizes differ in the last bits from the 6th transition on, and
-    such a difference eventually flips a discrete choice of the tree (here
-    after 50 transitions); from then on the chain is another (equally
-    valid) chain.  On NumPy a chain alone is the same chain, bit for bit
-    (above)."""
+    first 40 transitions.  Not bit for bit: XLA's exp and log round
+    differently for 1 lane than for 16, so the dual averaging's step sizes
+    differ from the 6th transition on (4e-7 relative after 40 transitions,
+    measured), and such a difference eventually flips a discrete choice of
+    a tree; from then on the chain is another (equally valid) chain.  On
+    NumPy a chain alone is the same chain, bit for bit (above)."""
     x0 = init(16, seed=2)
     runs = []
     for chains in (16, 1):
@@ -159,4 +158,4 @@ def test_a_chain_alone_equals_it_in_a_batch_under_xla():
         alone.warmup_stats["n_steps"][0], batch.warmup_stats["n_steps"][0]
     )
     np.testing.assert_array_equal(alone.stats["n_steps"][0], batch.stats["n_steps"][0])
-    np.testing.assert_allclose(alone.samples[0], batch.samples[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(alone.samples[0], batch.samples[0], rtol=1e-5, atol=1e-8)

@@ -1,8 +1,11 @@
 """NUTS with warm-up, written for one chain; autobatch runs a batch of chains.
 
-The transition is the "efficient NUTS" of Hoffman & Gelman (2014), "The
-No-U-Turn Sampler", JMLR 15, Algorithm 3 (slice sampling, a recursively
-doubled trajectory), with a diagonal mass matrix.  Warm-up is Stan's:
+The transition is NUTS as Stan runs it (Hoffman & Gelman 2014, "The
+No-U-Turn Sampler", JMLR 15, with Betancourt's 2017 multinomial sampling):
+a recursively doubled trajectory, each point drawn with probability
+proportional to its density exp(-H) (progressive uniform sampling inside a
+subtree, biased toward the new subtree at the top), Hoffman & Gelman's
+end-to-end U-turn criterion, and a diagonal mass matrix.  Warm-up is Stan's:
 
 - the step size by dual averaging (Hoffman & Gelman, section 3.2, with Stan's
   constants gamma = 0.05, t0 = 10, kappa = 0.75) toward a target mean
@@ -37,8 +40,8 @@ from autobatch.mcmc import ops
 Edge = collections.namedtuple("Edge", ["x", "r", "grad"])
 # A point of the trajectory that may become the next draw.
 Point = collections.namedtuple("Point", ["x", "log_prob", "grad"])
-# What building a subtree returns: both ends, its draw, how many of its
-# points lie in the slice, whether it may be extended, whether it diverged,
+# What building a subtree returns: both ends, its draw, the log of its
+# points' summed weights exp(joint - joint0), whether it may be extended, whether it diverged,
 # the summed acceptance probabilities, the random counter and leapfrog steps.
 Tree = collections.namedtuple(
     "Tree",
@@ -114,7 +117,7 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
         return (ops.dot(span, inv_mass * minus.r) >= 0) & (ops.dot(span, inv_mass * plus.r) >= 0)
 
     @ctx.batch
-    def build_tree(edge, joint0, log_slice, direction, depth, step_size, inv_mass, seed, counter):
+    def build_tree(edge, joint0, direction, depth, step_size, inv_mass, seed, counter):
         if depth == 0:
             # One leapfrog step from `edge` in `direction`.
             eps = direction * step_size
@@ -124,25 +127,26 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
             r = r + 0.5 * eps * grad
             joint = log_prob - ops.kinetic(r, inv_mass)
             new = Edge(x, r, grad)
-            size = ops.as_count(log_slice <= joint)
-            ok = joint > log_slice - MAX_ENERGY_ERROR
+            # The point's log weight; NaN (a diverged step) weighs nothing.
+            size = ops.finite_or(joint - joint0, -math.inf)
+            ok = size > -MAX_ENERGY_ERROR
             accept = ops.accept_probability(joint - joint0)
             sample = Point(x, log_prob, grad)
             return Tree(new, new, sample, size, ok, not ok, accept, counter, 1)
         # Build the first half, then (if it is fine) the second half beyond it.
-        tree = build_tree(
-            edge, joint0, log_slice, direction, depth - 1, step_size, inv_mass, seed, counter
-        )
+        tree = build_tree(edge, joint0, direction, depth - 1, step_size, inv_mass, seed, counter)
         if not tree.ok:
             return tree
         outer = tree.minus if direction < 0 else tree.plus
         more = build_tree(
-            outer, joint0, log_slice, direction, depth - 1, step_size, inv_mass, seed, tree.counter
+            outer, joint0, direction, depth - 1, step_size, inv_mass, seed, tree.counter
         )
         counter = more.counter
         sample = tree.sample
-        total = tree.size + more.size
-        if ops.uniform(seed, counter) * total < more.size:
+        # Progressive uniform sampling: the second half's draw with
+        # probability (its weight) / (the subtree's weight).
+        total = ops.log_add_exp(tree.size, more.size)
+        if ops.log_uniform(seed, counter, total) < more.size - total:
             sample = more.sample
         counter = counter + 1
         minus = more.minus if direction < 0 else tree.minus
@@ -156,12 +160,11 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
     def nuts_step(point, step_size, inv_mass, seed, counter):
         r = ops.momentum(seed, counter, inv_mass)
         joint0 = point.log_prob - ops.kinetic(r, inv_mass)
-        log_slice = joint0 + ops.log_uniform(seed, counter + 1, joint0)
         counter = counter + 2
         minus = Edge(point.x, r, point.grad)
         plus = minus
         sample = point
-        size = 1.0
+        size = 0.0  # log weight of the trajectory so far: the start, exp(0)
         depth = 0
         leapfrogs = 0
         accept = 0.0
@@ -171,7 +174,7 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
             direction = -1.0 if ops.uniform(seed, counter) < 0.5 else 1.0
             edge = minus if direction < 0 else plus
             tree = build_tree(
-                edge, joint0, log_slice, direction, depth, step_size, inv_mass, seed, counter + 1
+                edge, joint0, direction, depth, step_size, inv_mass, seed, counter + 1
             )
             counter = tree.counter
             leapfrogs = leapfrogs + tree.leapfrogs
@@ -181,10 +184,12 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
                 minus = tree.minus
             else:
                 plus = tree.plus
-            if tree.ok and ops.uniform(seed, counter) * size < tree.size:
+            # Biased progressive sampling: the new subtree's draw with
+            # probability min(1, its weight / the old trajectory's weight).
+            if tree.ok and ops.log_uniform(seed, counter, size) < tree.size - size:
                 sample = tree.sample
             counter = counter + 1
-            size = size + tree.size
+            size = ops.log_add_exp(size, tree.size)
             going = tree.ok and no_u_turn(minus, plus, inv_mass)
             depth = depth + 1
         return Step(sample, counter, leapfrogs, depth, accept / leapfrogs, diverging, -joint0)

@@ -153,3 +153,10 @@ def finite_or(value, fallback):
     if is_tensor(value):
         return tf.where(tf.math.is_nan(value), tf.cast(fallback, value.dtype), value)
     return np.where(np.isnan(value), fallback, value).astype(np.asarray(value).dtype)
+
+
+def log_add_exp(a, b):
+    """log(exp(a) + exp(b)) per chain, -inf where both are -inf: [chains]."""
+    if is_tensor(a, b):
+        return tf.math.reduce_logsumexp(tf.stack([a, b], axis=-1), axis=-1)
+    return np.logaddexp(a, b)

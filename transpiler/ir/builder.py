@@ -40,7 +40,7 @@ from typing import Dict, List, Sequence
 import gast
 
 from transpiler.errors import UnsupportedSyntaxError
-from transpiler.frontend import fence
+from transpiler.frontend import fence, narrowing
 from transpiler.frontend.fence import item_roots, is_range_call, local_names
 from transpiler.frontend.source import FunctionSource, origin_of
 from transpiler.ir import instructions as ir
@@ -70,7 +70,8 @@ class _PendingBlock:
 class _FunctionBuilder:
     def __init__(self, source: FunctionSource, batched_params):
         self.source = source
-        self.fn = source.node
+        # Reads that a None-guard has made safe are marked (frontend/narrowing.py)
+        self.fn = narrowing.narrow(source.node)
         self.batched_params = batched_params
         self.locals = local_names(self.fn)
         self.namespace = {**source.globals, **source.closure}
@@ -926,9 +927,10 @@ class _FunctionBuilder:
 
     def note_free_name(self, node, origin):
         name = node.id
-        if name in self.free_names or name in (SET_ITEM, REPEAT):
+        if name in self.free_names or name in (SET_ITEM, REPEAT, narrowing.PRESENT):
             # SET_ITEM: item assignment, given its meaning by type inference;
-            # REPEAT: a list comprehension, the runtime's helper
+            # REPEAT: a list comprehension, the runtime's helper; PRESENT: a
+            # read a None-guard made safe, given its meaning by type inference
             return
         known = (
             name in self.source.closure

@@ -35,6 +35,7 @@ from typing import Optional
 import numpy as np
 
 from autobatch_runtime.common import PYTHON_HELPERS
+from transpiler.frontend.narrowing import PRESENT
 from transpiler.passes.subscripts import SubscriptError, Values, _UNKNOWN
 
 # The runtime helpers this module writes (bare names in the IR, `rt.<name>`
@@ -59,7 +60,7 @@ _WORDS = tuple(
     name
     for name in dir(builtins)
     if not name.startswith("_") and name[0].islower()
-) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(")
+) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", PRESENT)
 
 
 def mentions(expr: str) -> bool:
@@ -156,6 +157,13 @@ class _Rewriter(ast.NodeTransformer):
     # ---- calls ------------------------------------------------------------
 
     def visit_Call(self, node):
+        if isinstance(node.func, ast.Name) and node.func.id == PRESENT and len(node.args) == 1:
+            # a read a None-guard made safe (frontend/narrowing.py): the value
+            # of an optional, any other value as it is
+            (value,) = node.args
+            if isinstance(value, ast.Name) and self.optional(value):
+                return self.done(ast.Attribute(value, "value", ast.Load()))
+            return self.done(self.visit(value))
         special = self.text_pattern(node)
         if special is not None:
             return self.done(special)

@@ -37,6 +37,7 @@ Only NumPy is imported here; TensorFlow is imported when a TensorFlow
 program runs, so NumPy modules can be chunked where TensorFlow is absent.
 """
 
+import sys
 import typing
 
 import numpy as np
@@ -215,8 +216,8 @@ class Runner:
                 "strategy= and max_batch= need the batch size when the call is made "
                 "(inside a tf.function, give the arguments a static batch dimension)"
             )
-        numpy = bool(leaves) and isinstance(leaves[0], np.ndarray)
-        if numpy and self.strategy is not None:
+        numpy = _array_module(leaves)
+        if numpy is not None and self.strategy is not None:
             raise ValueError("strategy= needs the TensorFlow backend (NumPy runs on the host)")
         self.pieces = []
         rounds = []
@@ -269,10 +270,24 @@ class Runner:
         )
 
 
+def _array_module(leaves):
+    """`numpy` or `jax.numpy` for the leaves of a NumPy or JAX program (their
+    pieces are joined with its ops); None for TensorFlow's."""
+    if not leaves:
+        return None
+    if isinstance(leaves[0], np.ndarray):
+        return np
+    jax = sys.modules.get("jax")  # imported already if a leaf is JAX's
+    if jax is not None and isinstance(leaves[0], jax.Array):
+        return jax.numpy
+    return None
+
+
 def _row(counter, numpy):
-    """A counter as one row of a [pieces, ...] table."""
-    if numpy:
-        return np.asarray(counter)[None]
+    """A counter as one row of a [pieces, ...] table (`numpy`: the array
+    module of a NumPy or JAX program, None for TensorFlow's)."""
+    if numpy is not None:
+        return numpy.asarray(counter)[None]
     import tensorflow as tf
 
     return tf.expand_dims(counter, 0)
@@ -366,8 +381,8 @@ def _combined(rounds, numpy):
     Per-example outputs are concatenated (rounds are in the caller's order);
     counter rows (one per piece) are summed, the deepest call maximized.
     """
-    if numpy:
-        concat, total, deepest = np.concatenate, np.sum, np.max
+    if numpy is not None:
+        concat, total, deepest = numpy.concatenate, numpy.sum, numpy.max
     else:
         import tensorflow as tf
 

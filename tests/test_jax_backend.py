@@ -234,3 +234,14 @@ def test_jax_modules_same_bytes_under_any_hash_seed():
         )
     assert len(outputs) == 1
     assert outputs.pop() == loader.read(os.path.join(ROOT, "generated", "examples", "rotate_jax.py"))
+
+
+def test_max_batch_runs_jax_chunks_and_joins_them_with_jax():
+    n = np.arange(10)
+    got = fib(n, backend="jax", max_batch=4)
+    assert isinstance(got, jax.Array)
+    assert np.asarray(got).tolist() == [plain_fib(v) for v in n]
+    result, profile = fib(n, backend="jax", max_batch=4, profile=True)
+    assert len(profile.pieces) == 3 and profile.batch == 10
+    with pytest.raises(StackOverflowError):
+        fib(n, backend="jax", max_batch=4, max_stack_depth=3)

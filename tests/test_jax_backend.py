@@ -245,3 +245,14 @@ def test_max_batch_runs_jax_chunks_and_joins_them_with_jax():
     assert len(profile.pieces) == 3 and profile.batch == 10
     with pytest.raises(StackOverflowError):
         fib(n, backend="jax", max_batch=4, max_stack_depth=3)
+
+
+def test_traced_once_per_shape():
+    x = np.array([0.5, 40.0, 3.0])
+    assert np.asarray(halvings(x, backend="jax")).tolist() == [0, 6, 2]
+    [function] = [f for key, f in rt._COMPILED.items() if key[0].__name__ == "halvings_program"]
+    before = function._cache_size()
+    halvings(x + 1.0, backend="jax")  # same shapes: no new trace
+    assert function._cache_size() == before
+    halvings(np.array([4.0, 6.0]), backend="jax")  # a new batch size: one more
+    assert function._cache_size() == before + 1

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=jax
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=2c0a5c4a47a44f5087ba7743bdbdb3d48aa5ff6220a6a29c60e9703f228da5a1
-# autobatch: inputs-sha256=1f4875492caf45643f26ef6a053702bcf06fcb40e34db2172fd39bcc62a8f35b
-# autobatch: body-sha256=c59bfb53b18c890e819fbfaa7c8900489ee165dd89c3c33426b134ceda6f8193
+# autobatch: source-sha256=8d587281706b397a64090128f8f9ea40f041c07b32e08b08b645a758a0926a21
+# autobatch: inputs-sha256=e941700ea0d03edcd04e70cccc03295d7907163bec4ac09ab004742c78a888ac
+# autobatch: body-sha256=db689ee64dbe5d2aec5d331e044e1d17a46d8df0f1ca1e44c7fde7cf2c48aea0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=bda6bdeaff5e2c7cddf131242264c99b05fd5a776d7fc0c3332efb236f4bfac9
-# autobatch: inputs-sha256=068fa134f1c134cad6c35799bec5b278c789f37a5bdab1c99fc698bade507a21
-# autobatch: body-sha256=38b24d8d2d5b193b6f914a306e424c08aed6bd702ddd9385c76624721ef2f3fa
+# autobatch: source-sha256=4c31611e17a969c50d745de2a663f1b0485d795f91377860cf1bf8f8ae589f7f
+# autobatch: inputs-sha256=3df6d38432dc065070a36a999bf31570a1f534fa73d02b7c86ec4f8650644882
+# autobatch: body-sha256=386624b19a4c12a4bde4d45a55a9021f407f17268f7d4e6d95f5b305d017becf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

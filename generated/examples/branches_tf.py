@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=c1d241ae8984bd6f23a66705d73338a7693800a1d164e0333d056aa83e8315fb
-# autobatch: inputs-sha256=633604010e9bf86332eba8c1fbe9d62bb76e96eff8ae74f24ad2e37c07fd9571
-# autobatch: body-sha256=8b5dac346677e774fdd5bd7bca8ebcb56627ce3033f8d8fb5d09f78c10235044
+# autobatch: source-sha256=d24194438ed88a5d4416253f9d4f8aa69aeb3f5296fa23528572d1f52e2f35c3
+# autobatch: inputs-sha256=50afed6a2437dddc1b3ccbe9137010347491150715bee76ac986a84dd0d60cc8
+# autobatch: body-sha256=1fc86e4b89fa7a5a4bec0d266d08887fdb6ac123c75f67f12ccc6a57b3f52bbe
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=jax
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=bcfef93ecf20086e773243df7d4156548a3df435bcdc193ee9f1c43a32b46b96
-# autobatch: inputs-sha256=3fc0d470347a9e3460e6cbe60531b0f99e5a931ea33de060561cb66cba25caa5
-# autobatch: body-sha256=082940373c55d466922032d2d318ac63c9bfaf672159302fc43c758a0ac9e0c6
+# autobatch: source-sha256=7b6da45cc5d48f37e0930877eb2986f4899a5b4251cf1de93e99493abbbc0357
+# autobatch: inputs-sha256=342c454d2e62bf2a8d16eacf93f050b59ab62bff25264a2e7eedb1665d86ca73
+# autobatch: body-sha256=dc93dfab3a1978e027477a7035b1919c5d83156e337595ff3451669dc8bbe97c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

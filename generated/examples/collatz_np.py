@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=d7204df1da3f06510d43fda068cf7cdd315d2b27b12381d4d061e23e2340b7f3
-# autobatch: inputs-sha256=609f92ecd9f7d3c0d9ab43a27b311d04f0499eb2c8dcda3bb43d8c2386d8f2c8
-# autobatch: body-sha256=4875e7142f32f220570d6a92a9f8f56ad0f54c4f3a1f824f0e381260f688b91c
+# autobatch: source-sha256=f7d9981e95496d671cc040ece8db7f267e7370778c4b7318fb2d119ee92dd6a9
+# autobatch: inputs-sha256=9dc269d9a7e4bf7725664e1835d63cb9fcf2e54e1ad619a4988f0fe012baf5ac
+# autobatch: body-sha256=5d3cdf6039832562f1db0039ff785626e49ca94f5b73fef69d587ee8eac2dd59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

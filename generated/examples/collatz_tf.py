@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=c683db3e68cf1bad42c8b783a485b56b5450efd2aa7bfafc1370088622fa9be0
-# autobatch: inputs-sha256=216d40ac56d2fd8cd23035bd0b1c9fe7cde70b5f57bdd39c9c0654eddc714d37
-# autobatch: body-sha256=e3c6aec4f44eb0fe2bbe2a1031329792806a6328470132c1d5bd4747cac44260
+# autobatch: source-sha256=85be1966cafcab79d2ec9d95667315fd8373b8bd08c518f6af7dfee7f5caad05
+# autobatch: inputs-sha256=dc476e5b74e8781378385a48dc4946e04e1eae5e416581d320e29fc5cc1fc9d1
+# autobatch: body-sha256=bd4273119d75b479f4875b35720fde62bcf846bf077f69cde876bb3210adb2cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=jax
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=b2f13fb5b541f5f74ef751bbbace02d63a10b2a6c59ed5e341aec83109b1580e
-# autobatch: inputs-sha256=2c992ef30e7c8226eaa8cbf4773a2bad11f8287988d15aa890d3e755a45f93ce
-# autobatch: body-sha256=83e554f71043a0d0feeee5a6ea72420dc04c08823c212e2a910e608cd5b73a44
+# autobatch: source-sha256=ef80d7ef9a268e050d6eb10d1df6c15ebd413e350e8f6357aa24be7864161394
+# autobatch: inputs-sha256=bf36540b7347f93d930c15be383dfd82fe71dd2df56f5679dff01c146f8a5918
+# autobatch: body-sha256=582a29bcb54a60831b951fe3d6f9cfd9f7f675c469e67715de9e2ad817e5588c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3f839323bf6568e7bc377c81840419aeaf637d48696b1043bd8e05dbfbbe0cdf
-# autobatch: inputs-sha256=47b0ea6261cc83c2c58069f6af6f3632ae45aa0309e1b408beed42503be16a23
-# autobatch: body-sha256=48ed102aa55073ddbbe09d9046866c12a5760f760b8c1925611db429914e9010
+# autobatch: source-sha256=7c0679526efb2bfb8b5fdbf983f5e0e223bd53886ebe0fbd2a043e7037655395
+# autobatch: inputs-sha256=2fad56d952718ddfdc750979306c95e8029214d12d8aa5ee983d5e7acc08df0f
+# autobatch: body-sha256=2a4cf92e803242911441312d2e47beb585845e6f75a3936416821a0f61df4120
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=9ae9f91fa7d14d8e27e7c11c483c9d6b6363f030241c4b0a0e8dd68c14b4ceb6
-# autobatch: inputs-sha256=8cfe6e8cd2382b60387c160a2a349bd40fe54b1778275912e5dfe3d53d882550
-# autobatch: body-sha256=ec64a2e7ffb016288461a269fceb78be10ca5b22fbc9b4f0a9fea475ba9aedb1
+# autobatch: source-sha256=40eefec4af08a559a7b9045df394f141418e80576a35e97ccc7b8361a9a3284a
+# autobatch: inputs-sha256=a71de1a2d13c3f0cba8dadf616c82a6311bb922f4d4df3c2ed74d527eec7be26
+# autobatch: body-sha256=7f8cfba6eb2755803de3c090f6444c3b1efca3ddbfda254f3ac0cc7a78665098
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

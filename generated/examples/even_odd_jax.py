@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=jax
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=cf2f22d936f7417ab31214f3ea3a46cced830a4e60b0c349aff3f4428c164d84
-# autobatch: inputs-sha256=1b406b1369e039bdd4a2d76113f8b595d88ac21f0250f31f6cb694a825c154b7
-# autobatch: body-sha256=d669ffd823df115978211d28182205bfa9eb0bb433da6d172a1b88d7fb11d121
+# autobatch: source-sha256=65e283ee72f1224c911f0852e3f6cf2bca4a99dd5dc23eee49e4f530d4767059
+# autobatch: inputs-sha256=3ac908d5bb9dba659fd7eac4186b10a01c9d0fa9e70933cc6e46275157887614
+# autobatch: body-sha256=6fd5d45cd8e58879eb36a814cc2ee3275982cd4174117aa38abc5f7393f7a220
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

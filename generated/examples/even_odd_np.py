@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=ccb2b149464d44a5a3691517a18f7f006e86eed1a70ae1210c47acbdfeb933ac
-# autobatch: inputs-sha256=152306ff9fd232600bfc6ef1aaaa8bf95ad213008d44a09332ea1a95cf893b92
-# autobatch: body-sha256=09b95890ba2a4035c17e824dabca5bb44c866bd3416b42c7af2baf803c54aa80
+# autobatch: source-sha256=39600101dc9cd0125edfdaa75356e1019c726616139544b03edcfefca5b4142a
+# autobatch: inputs-sha256=eb4607cd79a5ffaeccbb20648f63356e5ee9dd4f1e40b24152fe15fdc63c3b51
+# autobatch: body-sha256=aab03076e58f5c85270e8ab48237426c231d15e122b023ec74d92139a637afa9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

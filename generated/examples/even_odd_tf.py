@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=ffc900935e2aec35b63a3bfb901f448d0cf88ac75e48b46653df5d3fe5585aea
-# autobatch: inputs-sha256=5cce7af8005963b61aa58e899bf666df10f1f663dce0ae7454b18303608ff385
-# autobatch: body-sha256=3975663b3f0e668be2d0d83150cd4f136b0ea2f5183a84cff181c1255c6b84ab
+# autobatch: source-sha256=932419a8d0bd036a1f1b36f3ceeaa1b7d7a29d58fb76152a4d8525457b919c99
+# autobatch: inputs-sha256=da50ffc619a9dec9d7b4f07fe5a3a1e98057c31a3006f5450e4eeb5dc844840d
+# autobatch: body-sha256=a52d82d0c2000ab05d1c731aa0868658ddcd2b7784db423c1d0d8332ba828369
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=jax
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=b33e5aa61131a359f49d61829ee45f6fc5b7ff4454d55a0c051fdf97118fb9b5
-# autobatch: inputs-sha256=48856cdb8887f30eab7c1cc8b2836a2fbb542d788067741a9dcf29a6f41f10c3
-# autobatch: body-sha256=57e227686eccd82753d0f83e2aaca944dafe8cfe21d3101d24208300edbcf037
+# autobatch: source-sha256=f3ce7ef314f7449483f22829ea8a39f2cb3ca3c25f8613bdfc9655a20349e5cc
+# autobatch: inputs-sha256=959dac57516ad7f8fe2a5dfe310f8ee76a1eb014d11007b237980f819c220bf1
+# autobatch: body-sha256=8225a14383596dd798a5494343bc4f26145aeec4c4fba033e88b1013fef753ff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

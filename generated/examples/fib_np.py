@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=7bcecf8772da2d6c8f0641d9ce04cc801cec073968afa74e43fdf32fc7309958
-# autobatch: inputs-sha256=690a8eb76ecf00eb524d4f1466bdba80a5f107b40d62e8767e2034ab707c57b2
-# autobatch: body-sha256=9822409a0a9940a35db8327aaca1f49220648fbb26ef95311bd3784e0d0705bd
+# autobatch: source-sha256=1140932b78bcb612047a15da4a4656f31a65e5e26a492528af0da9c283e822bd
+# autobatch: inputs-sha256=4b050bcfb67ccd4466e85692d12d9ed096d3d938fe66e58f8ba05ddde512b29f
+# autobatch: body-sha256=ed21c26a4df25a8a007841520d18fe876593f3c0928d95fb35f665dad437fe62
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

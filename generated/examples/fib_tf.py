@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=532864cf56139636e5f0ddcffde3a2ef3d89a943bb2e9db4c1fe5d72581aa771
-# autobatch: inputs-sha256=4d99eae6ad0016719d8c1e9b9d8c801649bb85fa33b1db1b1d8e654795952676
-# autobatch: body-sha256=d124c8b79fb164b34557675dbcf8606c5b53b10acb37532cd0a0ebbf4ca900d7
+# autobatch: source-sha256=842a60679d3a10d68d1d39a8b6f61a7aa3a46043682dc4b73c2869df442bc2fc
+# autobatch: inputs-sha256=5f6eeb7619a34372fd96fda04f85470f1be1b32918676dedac5cfc33e726ca75
+# autobatch: body-sha256=4a1f204a984cabf782d4d4008ed7fb676a79280672efcd81a4055b5e89b43182
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=jax
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=856b846f45e763c284c0e8e4870ace136446f9b6d75f094c1235a3b02e11f408
-# autobatch: inputs-sha256=35ea746742ae39f4f76dc5256a57b6e8482a8ed92582fd073721b45188a1d137
-# autobatch: body-sha256=8ea9a899b8990f240018a9b68e739241aaaa1e1adcb6acd1fc82a2f0756d405d
+# autobatch: source-sha256=e19e35439c2735c4edbe701362be5101aa0ecafec083b9386e7cd36c88fd37db
+# autobatch: inputs-sha256=423e7dd29cb440abdd0c1f2cc48ae1efe22a7b3cf4b4997b342ef8eb64db9699
+# autobatch: body-sha256=6c72eee0a50ee1b1e84681b88f9f4a19887d8f35ea9761fb9fe4c5abeca89428
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=33af451a40ae69617fc3cab4af492310d8013d3e9cbac8351aa8ddcf71aba09e
-# autobatch: inputs-sha256=3e09e76fd6b39d5238012c286131fb4ca2ddf522c97885371289cb7bd02f29da
-# autobatch: body-sha256=76db9ada0558ce7cf563ab0956d43f7ea8f43dd75d2cf48ea1b66aa3452ac58d
+# autobatch: source-sha256=6dcc4395049056115cc01ca649cccd2108a7f03b4704923bfcbe1f058b58b773
+# autobatch: inputs-sha256=2edd0a55d099144ab4d6ae1e70da55f59fcb3182254a5938602a07debb35ce2e
+# autobatch: body-sha256=39a7f51550acb44eec4c2c77af648b33df222f69d644b8cc4af477e724ab7973
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=4974d95eb08f0afd134467b54d7bc069d8aeb49020f2df0a6c66dc6c8c7139d7
-# autobatch: inputs-sha256=0d00f43801807591027daacab7af8f90c7f59f4579c24d61403abad03353697a
-# autobatch: body-sha256=6adb846d5fdc38fca41dc00dd621d0e9b65067c024f0e6fbaf85befe32143c4c
+# autobatch: source-sha256=c77442267f375d13cc7b095c8bc9d12264ef05ba36667782c7e248161a4eac52
+# autobatch: inputs-sha256=3ec484cf844cd93566988877e55213a812322e92402dfd5a6ddd41f7740af121
+# autobatch: body-sha256=c8c68decbb2cb3c16d34b9b0b6f1e2417aa5c14e35ac82f8f802c71877dc77f8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=jax
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=993fb23855c57f0cb49d2ded5c41cd3d423631502e333fe208a0870d13d4b660
-# autobatch: inputs-sha256=4eaa97a5f568c4d01d3792fa8379ee48566890359a5ff56fdabf16b064b32ed2
-# autobatch: body-sha256=6e9c199bd68b375724a451ebb00923f9e9bb02022f33a68b55b2408870f405e0
+# autobatch: source-sha256=7c1a8471d76cd0e042b108761b02e1d77b54ef1fbb3303f39e9501c6817d4bee
+# autobatch: inputs-sha256=c29dad94f6a9f83e0f6504d8310cbc6f95511cba188de92c15361c761f6d58c6
+# autobatch: body-sha256=b24f73827062206821b2c1914fade27aaf8a5892d3daa6e86e8028b649ac41d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

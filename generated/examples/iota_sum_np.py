@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=d1445881c12961320ce54b43888952451ca16daab549f0d76f7769574f199e02
-# autobatch: inputs-sha256=258366316c1f4ee7aed371b6afb0099cb71303ea1d449d52e3fff5f0118b920b
-# autobatch: body-sha256=36563ad094d370accfd7c2bf86d16359a73153d327e17130470e2cafd156c13b
+# autobatch: source-sha256=54670126a71706c2960efc6d408ec5eb54122b9589d2fb280dadccb4010a12a2
+# autobatch: inputs-sha256=eec50e9925aa57ad4dcfb7e92adc0629d0c08df442010e3365fc88cf5a2301d5
+# autobatch: body-sha256=79af552482eba85c9d294e03767ee74264cfed49ea482938234688783fb285c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=3b415f7902e1accb6a6ea04a3cd34ff07eb28d80f169e4309d902731d11104c3
-# autobatch: inputs-sha256=fac3eaa734ac03a0190e6a7ee90c53de8eb5e950c654777efe967919595fca50
-# autobatch: body-sha256=c75ed0012f283665e99d087f6cfa22b1772b0721fa378f4168b8dc798c8bd578
+# autobatch: source-sha256=d102f828b3251a6c0d684ef4b7252799d4697968105f774e18f8b397a48c5440
+# autobatch: inputs-sha256=b53ec7a02fc18ca4512097a61c3755bc1e885576748311b2a653fc7fc24605be
+# autobatch: body-sha256=01a16b0d88a534c5b32d7a68cc520b67f84aec67f6869525d4ad3804bcd45b9a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=b5f192eec720e8cfdc644010e0f483496452371ec774e841182b33435d5b2ea0
-# autobatch: inputs-sha256=08997cd3a24a72387b3ca60cd88bdcab2dd54fcd87ea2d09d9cd1ec0830b2b43
-# autobatch: body-sha256=165f9e40103ecf38c3d13e1bbe74b05b4ccbcae150a4f63df1619416a171835e
+# autobatch: source-sha256=26efc5fc64f9db77cfc5b38f37caa49561971bce9fa374b0606a096cc60ce81a
+# autobatch: inputs-sha256=b4d4f01f6e59d846679da83e83d9b6064c2d6d8e592ed9e5d42b4a4b0c64769a
+# autobatch: body-sha256=f667f12ffa1a24184816f4e15fcb50b48635cd6975db8cf2a436a5ab4523cfa3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -78,7 +78,7 @@ nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/nuts.py",

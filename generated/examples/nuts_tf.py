@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=895a383c7b9a57ac91c3ad09d3ec1bd7d1030f98480c76933136bfc1379e99d9
-# autobatch: inputs-sha256=9badebe82c909054f1c5f31e5e5a8e766de42a800ae4c19cb3258ee85a16cedd
-# autobatch: body-sha256=4883621eeeca706d6bed362fb47c7442309bccfbe157a94e6b079317ff029c69
+# autobatch: source-sha256=5313b821d7c1006cfd51cb2d61aa03053600147faa5084271fc3c393e9536077
+# autobatch: inputs-sha256=047141936d93d4340984d744bb71ec9e6e56ec761f563846c89b53c5cd44f9a5
+# autobatch: body-sha256=a3fc34b9f139a266ba099bacb8177b5e19833d081bebccc863aa518be7c59917
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -78,7 +78,7 @@ nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/nuts.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=jax
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=2d37139200b5da24dd5c2a90d9f3a60a87a1234a2e9e344705ec984179169a73
-# autobatch: inputs-sha256=ad156a0ac31d6dba27807232cbeecac689bbddef5e7229f4f807a4bb20edaee9
-# autobatch: body-sha256=a5772d5726de466451da9d85dfb59b8462a6499a6950d201daf56137d4267c2d
+# autobatch: source-sha256=4747893f96907b4f574c86c0a6dc03bef092d702bf401f7d5ce946a0b923326d
+# autobatch: inputs-sha256=008bb15abdf2ea781c1a1803b219cbc5005e8b81278fb5df7c4fe58050efa037
+# autobatch: body-sha256=9c7f89f7a72e48b342967a6f1d8f1e109b79222e71963813cc8e378195d708b1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=78430e96daea874159d720b1161cbe3c1866ff94f99d481f15da33c10111c0fc
-# autobatch: inputs-sha256=548f0e74c26165307d8b19be9e1f91af1212b2d0937cecc556aadeddb706b99a
-# autobatch: body-sha256=d41d49ea0860477fcc2501652c345f540662f7ed352b7c897d516bc608abe6a2
+# autobatch: source-sha256=509e200f7ead222c351b99ff844a8a08668da394741981a1742e6481aed10523
+# autobatch: inputs-sha256=ddce867664920094a47e092bcd4173aab27b2b3dc94b8fc7da014dea3bb660cb
+# autobatch: body-sha256=5a8c4a31e2fbc61fdea06a8503554e4fdfa79e50bb54df9fd27fd1fb946d4305
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

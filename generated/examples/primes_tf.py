@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=6c40b415899a852d891132da0a60c41fe2e31f7e472886688148cc1313bb4768
-# autobatch: inputs-sha256=c762839ac5c42f642499ba0a3b7d819871e32e211be2a36c83d9b7a12beb3e61
-# autobatch: body-sha256=46581d4e5ab513542e2fa007b555ee858d20ecead9384202e2ce0f964db0a5d3
+# autobatch: source-sha256=f42136bf901f81b78d592e00e53a71bec0c3a6df82d06ab95432ef7259d88bd4
+# autobatch: inputs-sha256=d4d8d4cbedc0a7d9919c9d764161732ba20bdf7a965391a5da4fa1cbd9e1703d
+# autobatch: body-sha256=96ce2b926b24bdd10f470c99fcbb10dd4391d35c94568e95169b2aab9b012ba5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=jax
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=a8b0950da50c6e83cbae9a93056b338735876d1e39c6fa01cf9c7f14f11cf1fe
-# autobatch: inputs-sha256=0ef311c44972167d3b7725f2f4bbcc4f6323ce07fc5c23f25c9201afdc1f66c8
-# autobatch: body-sha256=16c178ee15689d055f5504cdff63e763393eecf54d4fc2d83d465c20dde05a4a
+# autobatch: source-sha256=af4ad46783b1ea91c0a934555c6faf307e6ab3e3419d1db35a6d6f6c3804136d
+# autobatch: inputs-sha256=6fbd111081bfa7c1efb051b4c80d0e9c1132193d51a5a3b6543d0f7956005391
+# autobatch: body-sha256=510c1cbac575c7a2489250f8400b78103e117ef2048a4086c3fa058801790398
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=fac9b4c69c7de43a5548ac80e15ef9664e2cf07a4869a037e68704ac49aafb8d
-# autobatch: inputs-sha256=087807a1b69d2726fe7fc9975d1319eacf30ca5990829b29bcb3822fa52d35fb
-# autobatch: body-sha256=96c31ce94a9d8861fcbba0c851eb9136a3b7b05078ce4922fd012b6e1f2ac055
+# autobatch: source-sha256=e998949ee7eaa1f6f9293db6e2714615fc62e5d81d21d07e3c69a9787a3a93b7
+# autobatch: inputs-sha256=df319fa165adab7cdb7bd002e566d1a86e865158390cac5caa07929d2821c78c
+# autobatch: body-sha256=e12dea96cc0c75601026258c01e6816b2495e32fb4608b1913374702f1ee5280
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=0a52cdb343cb3cd14a037cfe623e16168a3ca393b90bbf4e67511385d27ea2d8
-# autobatch: inputs-sha256=3430542f9cbaa8ad0d2dae85b9d5851f6ddfb33c5d1a7ebaaf3c0a98f8f6efd2
-# autobatch: body-sha256=8e9441058122b3e18e27be4e65c45b3475e9df22f0cf3e508267b1bd902112f3
+# autobatch: source-sha256=ced181058fb2510ecc83e4afce447f7b6fb640ed00a8f5b823accac387b7ef1c
+# autobatch: inputs-sha256=f8865de0e8faaebd63fa2eeee41b2921ea78935cb5575c490fa9bf0c9ca584b8
+# autobatch: body-sha256=f32de5630daed58eb873d8b4e226d56732f9f8d4aa95b933f80b2bc652a85cd6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=jax
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=c6e2c0e45540a656c2004eed28f72f9dcd8850e064d986b205a62766a5320bb5
-# autobatch: inputs-sha256=bca6f4b69d892aa758434fbe6cd208ac688022c4e27f646160d410816079181e
-# autobatch: body-sha256=89e383900ee5293beee0195d8aa2b5e36e97b1110eb56ac49746bcfeba851253
+# autobatch: source-sha256=80672cdb63d1339b4c4475ce74215a856df030ecffe5e4d4dc3445afe5cb84f6
+# autobatch: inputs-sha256=6939b44d56f55e232ca3e76be0f02a570cb8ca4af9a60fffb9c845adddfd6aa4
+# autobatch: body-sha256=293bcfbb98c1263f72f249ef513b54b656a79ac1e750f77a9fb58d3c308786dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.
 
@@ -23,7 +23,7 @@ bisect_left(int64[16], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=f860b359ce87ff04872f075f13efad4982c212522d789e60bf4d3a771bf127f8
-# autobatch: inputs-sha256=98491d881feb21de3d00c1e77f35b1c3c5eab0c063812a344222cfac2d03a592
-# autobatch: body-sha256=219dd6ca0b5d70203480eade8152370aad7a223a147da5a2cf922a0eb27772f0
+# autobatch: source-sha256=77ec0ba22a26dbf51150f0a23ccf2f5a0e28769af3eea700184db503956c7a52
+# autobatch: inputs-sha256=4ad7dd45827f2a893b7ea9e5da7ac47b2e24a66096ef2a9c5cafef1f8e594bef
+# autobatch: body-sha256=d0c7c5f45a457635394a1525e1d8ffaed7793c618a90a66b7a49853798199399
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -23,7 +23,7 @@ bisect_left(int64[16], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",

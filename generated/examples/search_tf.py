@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=c800aba02d6da2d1632b2e795f7f7ec7106b8efc90dd9fc4bbdf15afe3530cf1
-# autobatch: inputs-sha256=701192ec948ce0fd2f3fcbbab92bcc784c90db5ce8e891de3d32cc4ae2c536f4
-# autobatch: body-sha256=a89db819a66d64c9e96ef186d5e650ff36e8d4a02f40c066cc21fcd24fff4f8c
+# autobatch: source-sha256=0bbc933a227199f0d2d5848b411c0034e7e8a5794669b15b86b861052fd16773
+# autobatch: inputs-sha256=4d6692a82744d6257d765234663eb474bdd3b2611348aeeae5fbde6ec4c13748
+# autobatch: body-sha256=68b9db80a945d67e3317865b3e2472b212eced887917f27d74f4c2506b2badd9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -23,7 +23,7 @@ bisect_left(int64[16], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=jax
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=9bce9b3e424d802dfc078f60af6b2cb26859a24c59242f32d1e1a541ba0b6058
-# autobatch: inputs-sha256=a69804be023dbcbd03169c1003e55b5548afab51e4b71dd142a00fe2b0a758dd
-# autobatch: body-sha256=43e757b076b403aa5eab81eb9a58f06f2841ba322ecb9b967d9b8677069734d3
+# autobatch: source-sha256=0823b5883f463ed9fb3efb3a523d8fe7af97b65ff384e18a5ca1d32f9192358d
+# autobatch: inputs-sha256=7e6c46f415e0583d355074d9232614389f8ec8d7342845ef815b74a5e389c166
+# autobatch: body-sha256=d811aeeb9bd2c768ccf349435146a4fb26b88e6e129605071843024a0324a0fc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.
 
@@ -33,7 +33,7 @@ insertion_sort(int64[8]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",

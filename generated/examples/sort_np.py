@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=fb96fceefaf0f32e26444bd5637d167022575eecedbf1672ff0642a3ad84a7ea
-# autobatch: inputs-sha256=bb8847b4f41c8f0d3134c4e2bf38110f2e4273dd08915f6ebc20d27aad18a22f
-# autobatch: body-sha256=9bd9e56d0c96c12616d7183f6ec8e8a4c6b91c62699f35ef78e984c21d5f9d33
+# autobatch: source-sha256=f512ae470d98aed5cc0d762c7e9eafeeaa9d638934424e1a36cdb64ae7c36762
+# autobatch: inputs-sha256=1f92894943c31acf9c4ecddcbd978a82b6a2c69e02e625b306b05ecdb783d20b
+# autobatch: body-sha256=fd6abc0c77440fba0eb5dc9e2f04fc360cfce1bd53fcc3124df7a7e69e936b77
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -33,7 +33,7 @@ insertion_sort(int64[8]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=8ece0e68d3a32e1494ed9af0e629809b81228e3ce99a9b998f494e28cc6cff18
-# autobatch: inputs-sha256=f771c9a00f238eadcc699fae7670000ba7e4c6053c39c4c0c81c603a4f746d1c
-# autobatch: body-sha256=b08fb2e76801255023fbc4d8f1829b1d6c33bd57cfc32b303f8811e278e6ddb2
+# autobatch: source-sha256=bf68588090e8b262198ea5215b906e3caf616f554dc5823d24eea9f8f24103b7
+# autobatch: inputs-sha256=2ca28cc34c35554171f581a5d74a4937f18ffc305f1ad18228dc480d05b8706c
+# autobatch: body-sha256=a078a6aac5216e6194471537b0af422000666cd25fb5d37668bf2a91ef0b1a0e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -33,7 +33,7 @@ insertion_sort(int64[8]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=jax
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=98b69c3e5f1d0c1d7a759bfe83aef4a6c524bab01da2e4fca9a3e700d59731c8
-# autobatch: inputs-sha256=a9b12b518e48ad236ae55c67cccb7b41af4a7dda96da1ea9808cb6bdc74f8ff0
-# autobatch: body-sha256=7805f0ae36601361ab125861e6fabf72428ea4661a2aebaa2c31719c8905d60a
+# autobatch: source-sha256=1151f14fa871aa1b5d08e41c8cf633a471fe1fc0cecd29458b4a2b01ad31aada
+# autobatch: inputs-sha256=d78d4b5ceda91975221b3a3a9e2f180771165582146b5fc54648bfe43d7404fa
+# autobatch: body-sha256=e6bf1e07972a203a718e28e0d3991b54353926c5cffb09be631300132e30e9ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.
 
@@ -26,7 +26,7 @@ predict(float64[2]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=50c41356019e34ee8ad45c255040bacfab92ad64e3995282d3751720d10ee75f
-# autobatch: inputs-sha256=6b4e79eeac97ccb90da4e788172ed88d711639d5c9788c62f7b89a52f830a787
-# autobatch: body-sha256=28c144973e87f7eec24d809349ffaf354fde111f35b4bb55a1bba61f9970c6c6
+# autobatch: source-sha256=563237f4da653bb28857b6751e1a62a7c845ddd1a2c88ce26d84126c1a932588
+# autobatch: inputs-sha256=f86e0720b33b3ccda79b27f33823d2b7f22af44d755d260bcbf416daa12abbfa
+# autobatch: body-sha256=b59d69de92e8b034ad36f2506fee9dcf65d4915f0a2f1b2761beeb45c7612ff0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -26,7 +26,7 @@ predict(float64[2]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=cfaa674c5ad88abe8254cc360058b68b22432da682dfd5486486bd3b6e74756e
-# autobatch: inputs-sha256=56af1f5bd3c55de057762fcf90fdaf0c0e3564aee8763f8a8775b3ff6ac6e2f9
-# autobatch: body-sha256=c2e376f77c9dbf557b53cb3306e9845133a1580dd54e73b94554244792c28025
+# autobatch: source-sha256=fff599f8b07fdd11fa9dc2fe12f91a36d70703c781bebffe651e703cdc805a72
+# autobatch: inputs-sha256=54e43961f2d1d1c12d5b7dc7053188fd094a2615851abd1624ca0b8409eb1a52
+# autobatch: body-sha256=9f05365388b7dbd8c18b7f84ce497c060e6471fc11225f2e5d81d239b22c514b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -26,7 +26,7 @@ predict(float64[2]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )

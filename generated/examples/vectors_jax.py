@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=jax
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=6252cebea9f831d7d2ee4d8576be1834c6c4190debffff239b4c60c19e9c1cfe
-# autobatch: inputs-sha256=70b39c40ce5e1c1ec2678ed9f5791e051abcc3ecb3759e6439e05bc28085426a
-# autobatch: body-sha256=238ccc43f651fe41d8e04aac0ed067d9fe01ee6b7b0a41040dcc27bbbb7078ac
+# autobatch: source-sha256=9dac65a5c79e6b6f051dbaca8e1340a26027850a83523f50965e76d538019dd6
+# autobatch: inputs-sha256=4bb63b69caa8c36d85624b4f01e9a98e0536e939d0e39b3750a658714c2f3876
+# autobatch: body-sha256=d81947ebb1447eaf520ecf2c8401b9897ee743db744907dd5739f96ac82245cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.
 
@@ -29,7 +29,7 @@ spiral(float64[3], int64[2], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

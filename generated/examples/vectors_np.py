@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=numpy
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=a14503898e1e5dd6523b8bfbb641d7e90dc8210e904184cf748a60262a4ae74c
-# autobatch: inputs-sha256=7937c8fb8f22244f128a146a9a5b00fad4061098e912dae12fc46ec776262029
-# autobatch: body-sha256=9e057d81881052d3683066016b832783365153f8f5945fd49102fcc8c57bfc6e
+# autobatch: source-sha256=5b20c10ec1adbf69f9d4fe21959d69731a4a14e89d21859fa9e6cb4656f5edfa
+# autobatch: inputs-sha256=04603560bbbf4ce5818590d67edbea8a9777efdd07ae2ad7d17ae4ae806fe307
+# autobatch: body-sha256=673d5a9f09edec746f9810dbeccc032ac886bfe239638b5cb80773ab73a057af
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -29,7 +29,7 @@ spiral(float64[3], int64[2], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

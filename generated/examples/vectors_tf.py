@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=3
+# autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=51654bf47192a8e99c3b858fe080e87e4a3806f0c9973aecb0854913875269f3
-# autobatch: inputs-sha256=b721faec5931c58884319fed3ee9c51e00d8aa9b1932bc3307e59c6bf3594bf7
-# autobatch: body-sha256=07c1c5ab4d36a7a801fe375662239bd0771c8abd94ef6ee42d19c56ef386a4be
+# autobatch: source-sha256=1358b41d5d4b376579989b173aeaf74253cb3442dc87da5c4594831a65ce39a0
+# autobatch: inputs-sha256=22a8144a62d3691063a8672d17197d1ccf69c2812b6c345277be7cbb88a103e4
+# autobatch: body-sha256=03199e7a91a804beec96b9f42cdfb6150cfa4b8f62555d987d43528b5a1a5f7f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -29,7 +29,7 @@ spiral(float64[3], int64[2], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(3, __name__)
+rt.require(4, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

@@ -591,7 +591,10 @@ def broadcast_batch(function, names, leaves):
     if len(others) > 1:
         described = ", ".join(f"{n}: {s}" for n, s in zip(names, sizes))
         raise ValueError(f"{function}: batch sizes must be equal or 1, got {described}")
-    return [jnp.broadcast_to(leaf, (batch, *leaf.shape[1:])) for leaf in leaves]
+    return [
+        leaf if leaf.shape[0] == batch else jnp.broadcast_to(leaf, (batch, *leaf.shape[1:]))
+        for leaf in leaves
+    ]
 
 
 def call(entry, values, **options):

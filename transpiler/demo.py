@@ -1,7 +1,7 @@
 """`autobatch demo`: batch every example, check it, time it against a Python loop.
 
 For each program of examples/corpus.py: run the generated module on NumPy,
-TensorFlow (graph) and TensorFlow+XLA, check every result against the plain
+TensorFlow (graph), TensorFlow+XLA and JAX (when installed), check every result against the plain
 per-example Python function, and print warm times next to the Python loop
 over the examples.  Then the headline: doubly recursive fib over 4096
 examples with n in [5, 16].  Last, the flagship: NUTS (examples/nuts.py),
@@ -11,6 +11,7 @@ chains under XLA, posterior moments printed against the truth.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import time
@@ -21,7 +22,7 @@ MODES = (
     ("numpy", dict(backend="numpy")),
     ("tf graph", dict(backend="tensorflow")),
     ("tf xla", dict(backend="tensorflow", xla=True)),
-)
+) + ((("jax", dict(backend="jax")),) if importlib.util.find_spec("jax") else ())
 
 
 def _to_numpy(value):

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 
 import numpy as np
 import pytest
@@ -256,3 +257,43 @@ def test_traced_once_per_shape():
     assert function._cache_size() == before
     halvings(np.array([4.0, 6.0]), backend="jax")  # a new batch size: one more
     assert function._cache_size() == before + 1
+
+
+@pytest.mark.parametrize("halt", [9, 100])  # counted by a compare / a scatter-add
+@pytest.mark.parametrize("busiest", [False, True])
+def test_jax_chooses_numpys_next_block(busiest, halt):
+    from autobatch_runtime import numpy_backend
+
+    rng = np.random.default_rng(7)
+    cases = [rng.integers(0, halt + 1, size=n).astype(np.int32) for n in (1, 5, 40, 300)]
+    cases += [np.array([4, 2, 2, 4, halt], np.int32), np.full(3, halt, np.int32)]
+    choose = jax.jit(lambda pc: rt.next_block(pc, halt, busiest))
+    for pc in cases:
+        expected = numpy_backend.next_block(pc, halt, busiest)
+        assert int(rt.next_block(jnp.asarray(pc), halt, busiest)) == expected, pc
+        assert int(choose(jnp.asarray(pc))) == expected, pc
+
+
+def test_the_jax_module_runs_with_the_compiler_and_tensorflow_blocked():
+    script = textwrap.dedent(
+        f"""
+        import sys
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("transpiler", "templates", "black", "gast", "tensorflow"):
+                    raise ImportError("blocked: " + name)
+        sys.meta_path.insert(0, Block())
+        sys.path.insert(0, {ROOT!r})
+        import numpy as np
+        from generated.examples import fib_jax as fib
+        from autobatch_runtime.errors import StackOverflowError
+        print(np.asarray(fib.fib(np.array([6, 7, 8, 9]))).tolist())
+        try:
+            fib.fib(np.array([30]), max_stack_depth=3)
+        except StackOverflowError as error:
+            print("overflow", "max_stack_depth=3" in str(error))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["[13, 21, 34, 55]", "overflow True"]

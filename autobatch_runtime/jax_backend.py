@@ -499,7 +499,7 @@ def _concrete(values):
     `jax.jit`, `grad`, `vmap`), where they have no values yet."""
     try:
         return [np.asarray(v) for v in values]
-    except jax.errors.JAXTypeError:
+    except TypeError:  # jax.errors.TracerArrayConversionError
         return None
 
 

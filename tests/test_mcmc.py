@@ -147,14 +147,14 @@ def test_inference_data_and_summary(xla_run):
 def test_a_chain_alone_equals_it_in_a_batch_under_xla():
     """Within float tolerance under XLA, leapfrog for leapfrog, over the
     first 40 transitions.  Not bit for bit: XLA's exp and log round
-    differently for 1 lane than for 16, so the dual averaging's step sizes
+    differently for 1 lane than for 8 or 16, so the dual averaging's step sizes
     differ from the 6th transition on (4e-7 relative after 40 transitions,
     measured), the draws with them, and such a difference eventually flips a discrete choice of
     a tree; from then on the chain is another (equally valid) chain.  On
     NumPy a chain alone is the same chain, bit for bit (above)."""
-    x0 = init(16, seed=2)
+    x0 = init(8, seed=2)
     runs = []
-    for chains in (16, 1):
+    for chains in (8, 1):
         mcmc = MCMC(
             NUTS(scaled_normal_tf), num_warmup=30, num_samples=10, num_chains=chains, xla=True
         )

@@ -240,7 +240,7 @@ class MCMC:
         kept = []
         bar = None
         if self.progress_bar:
-            from tqdm.auto import tqdm
+            tqdm = _sampler_extra("tqdm.auto").tqdm
 
             bar = tqdm(total=total, unit="it", desc=f"{chains} chains")
         try:
@@ -319,12 +319,25 @@ class MCMC:
         }
 
     def _inference_data(self):
-        import arviz as az
+        az = _sampler_extra("arviz")
 
         return az.from_dict(posterior=self.get_samples(), sample_stats=self.stats)
 
     def summary(self, **kwargs):
         """ArviZ's summary of the posterior: mean, sd, HDI, MCSE, bulk and tail ESS, R-hat."""
-        import arviz as az
+        az = _sampler_extra("arviz")
 
         return az.summary(self.inference_data, **kwargs)
+
+
+def _sampler_extra(module):
+    """ArviZ or tqdm, the sampler's own dependencies, or an ImportError
+    that says how to install them."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise ImportError(
+            f"autobatch.mcmc needs {module.split('.')[0]} for this: pip install 'autobatch[mcmc]'"
+        ) from error

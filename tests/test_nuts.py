@@ -122,13 +122,16 @@ def test_trajectories_differ_across_chains():
 
 
 def plain_chain(target, step_size, x0, seed, steps):
-    """The per-chain NUTS in plain Python (dry run), one chain at a time."""
+    """The per-chain NUTS in plain Python (dry run), one chain at a time.
+
+    `dry_run="as_given"`: the model is a batched primitive (x: [chains,
+    dims]), so each chain runs as a batch of one."""
     step = sampler(target, step_size).step
     log_prob, grad = target(x0[None])
     point = Point(x0[None], log_prob, grad)
     counter = np.zeros(1, np.int64)
     for _ in range(steps):
-        result = step(point, np.array([seed]), counter, dry_run=True)
+        result = step(point, np.array([seed]), counter, dry_run="as_given")
         point, counter = result.point, result.counter
     return point.x[0]
 

@@ -1,9 +1,13 @@
-"""Batched helpers for the NUTS programs, for NumPy arrays and TF tensors alike.
+"""Batched helpers for the NUTS programs, for NumPy arrays, TF tensors and JAX arrays.
 
 Each helper looks at what it is given: TensorFlow tensors get TensorFlow ops
-(so the code traces into a graph and compiles under XLA), anything else gets
-NumPy.  The arithmetic is the same on both, so a seed gives the same draws on
-every backend.
+(so the code traces into a graph and compiles under XLA), JAX arrays (and
+JAX's tracers, inside the generated program's `jax.jit`) get `jax.numpy`,
+anything else gets NumPy.  `jax.numpy` spells NumPy's functions the same way,
+so the JAX and NumPy paths are one code path over the array module `xp`
+(`_xp`).  The arithmetic is the same on all three, so a seed gives the same
+draws on every backend.  Neither TensorFlow nor JAX is imported here: a
+library is only used when the values handed in are already its own.
 
 Random numbers are counter-based: a draw is a hash of (chain seed, counter,
 lane), so a chain's stream depends only on its own seed and on how many draws
@@ -43,6 +47,20 @@ def is_tensor(*values):
     )
 
 
+def is_jax(*values):
+    """True if a value is a JAX array or tracer (never when JAX is not loaded)."""
+    loaded = sys.modules.get("jax")
+    return loaded is not None and any(isinstance(v, loaded.Array) for v in values)
+
+
+def _xp(*values):
+    """The array module for values that are not TensorFlow's: `jax.numpy`
+    for JAX arrays (so the helpers trace inside `jax.jit`), else NumPy."""
+    if is_jax(*values):
+        return sys.modules["jax.numpy"]
+    return np
+
+
 def _mix(h, ops):
     """A 32-bit integer finalizer (xorshift-multiply); h: int64 in [0, 2**32)."""
     xor, shift, mask = ops
@@ -57,7 +75,11 @@ def _tf_mask(h):
     return tf.bitwise.bitwise_and(h, tf.constant(_MASK, tf.int64))
 
 
-_NUMPY_BITS = (np.bitwise_xor, np.right_shift, lambda h: np.bitwise_and(h, _MASK))
+def _bits(xp):
+    """(xor, right shift, 32-bit mask) of the array module `xp`; int64
+    products wrap on NumPy and on JAX (x64) alike, and the mask keeps the
+    low 32 bits, so both give the same hash."""
+    return (xp.bitwise_xor, xp.right_shift, lambda h: xp.bitwise_and(h, _MASK))
 
 
 def _unit(seed, counter, lanes):
@@ -70,15 +92,16 @@ def _unit(seed, counter, lanes):
         salt = tf.constant(_SEED_SALT, tf.int64)
         counter_salt = tf.constant(_COUNTER_SALT, tf.int64)
     else:
-        ops = _NUMPY_BITS
-        seed = np.asarray(seed, np.int64)[:, None]
-        counter = np.asarray(counter, np.int64)[:, None]
-        lane = np.arange(lanes, dtype=np.int64)
+        xp = _xp(seed, counter)
+        ops = _bits(xp)
+        seed = xp.asarray(seed, np.int64)[:, None]  # [chains, 1]
+        counter = xp.asarray(counter, np.int64)[:, None]  # [chains, 1]
+        lane = xp.arange(lanes, dtype=np.int64)  # [lanes]
         salt, counter_salt = _SEED_SALT, _COUNTER_SALT
     xor, _, mask = ops
     h = _mix(xor(mask(seed), salt), ops)
     h = _mix(xor(h, mask(xor(counter, counter_salt))), ops)
-    h = _mix(xor(h, lane), ops)
+    h = _mix(xor(h, lane), ops)  # [chains, lanes]
     if is_tensor(h):
         return (tf.cast(h, tf.float64) + 0.5) / 2.0**32
     return (h.astype(np.float64) + 0.5) / 2.0**32
@@ -87,7 +110,8 @@ def _unit(seed, counter, lanes):
 def _cast(value, like):
     if is_tensor(value, like):
         return tf.cast(value, like.dtype)
-    return np.asarray(value).astype(like.dtype)
+    xp = _xp(value, like)
+    return xp.asarray(value).astype(like.dtype)
 
 
 def uniform(seed, counter):
@@ -98,7 +122,7 @@ def uniform(seed, counter):
 def log_uniform(seed, counter, like):
     """log of a uniform draw per chain, with the dtype of `like`: [chains]."""
     u = _unit(seed, counter, 1)[:, 0]
-    return _cast(tf.math.log(u) if is_tensor(u) else np.log(u), like)
+    return _cast(tf.math.log(u) if is_tensor(u) else _xp(u).log(u), like)
 
 
 def normal(seed, counter, like):
@@ -108,22 +132,23 @@ def normal(seed, counter, like):
     if is_tensor(u):
         radius = tf.sqrt(-2.0 * tf.math.log(u[:, :dims]))
         return _cast(radius * tf.cos(2.0 * math.pi * u[:, dims:]), like)
-    radius = np.sqrt(-2.0 * np.log(u[:, :dims]))
-    return _cast(radius * np.cos(2.0 * math.pi * u[:, dims:]), like)
+    xp = _xp(u)
+    radius = xp.sqrt(-2.0 * xp.log(u[:, :dims]))  # [chains, dims]
+    return _cast(radius * xp.cos(2.0 * math.pi * u[:, dims:]), like)
 
 
 def dot(a, b):
     """Per-chain inner product: [chains, dims] x [chains, dims] -> [chains]."""
     if is_tensor(a, b):
         return tf.reduce_sum(a * b, axis=-1)
-    return np.sum(a * b, axis=-1)
+    return _xp(a, b).sum(a * b, axis=-1)
 
 
 def as_count(condition):
     """A per-chain condition as a float64 count (0.0 or 1.0)."""
     if is_tensor(condition):
         return tf.cast(condition, tf.float64)
-    return np.asarray(condition).astype(np.float64)
+    return _xp(condition).asarray(condition).astype(np.float64)
 
 
 def accept_probability(log_ratio):
@@ -131,8 +156,9 @@ def accept_probability(log_ratio):
     if is_tensor(log_ratio):
         capped = tf.exp(tf.minimum(log_ratio, tf.zeros_like(log_ratio)))
         return tf.where(tf.math.is_nan(log_ratio), tf.zeros_like(log_ratio), capped)
-    capped = np.exp(np.minimum(log_ratio, 0.0))
-    return np.where(np.isnan(log_ratio), 0.0, capped).astype(np.asarray(log_ratio).dtype)
+    xp = _xp(log_ratio)
+    capped = xp.exp(xp.minimum(log_ratio, 0.0))
+    return xp.where(xp.isnan(log_ratio), 0.0, capped).astype(xp.asarray(log_ratio).dtype)
 
 
 def kinetic(r, inv_mass):
@@ -145,18 +171,19 @@ def momentum(seed, counter, inv_mass):
     z = normal(seed, counter, inv_mass)
     if is_tensor(z, inv_mass):
         return z / tf.sqrt(inv_mass)
-    return z / np.sqrt(inv_mass)
+    return z / _xp(z, inv_mass).sqrt(inv_mass)
 
 
 def finite_or(value, fallback):
     """value where it is finite or +inf, `fallback` where it is NaN: [chains]."""
     if is_tensor(value):
         return tf.where(tf.math.is_nan(value), tf.cast(fallback, value.dtype), value)
-    return np.where(np.isnan(value), fallback, value).astype(np.asarray(value).dtype)
+    xp = _xp(value)
+    return xp.where(xp.isnan(value), fallback, value).astype(xp.asarray(value).dtype)
 
 
 def log_add_exp(a, b):
     """log(exp(a) + exp(b)) per chain, -inf where both are -inf: [chains]."""
     if is_tensor(a, b):
         return tf.math.reduce_logsumexp(tf.stack([a, b], axis=-1), axis=-1)
-    return np.logaddexp(a, b)
+    return _xp(a, b).logaddexp(a, b)

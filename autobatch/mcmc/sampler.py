@@ -34,6 +34,28 @@ class GradientTapeTarget:
         return log_prob, tape.gradient(log_prob, x)
 
 
+class JaxGradTarget:
+    """`(log_prob, grad)` of a `jax.numpy` log density, the gradient by
+    `jax.vjp` with a cotangent of ones: the gradient of the sum over chains,
+    which is each chain's own gradient because chains do not interact (as
+    `tf.GradientTape` gives it on TensorFlow).  One class for every model,
+    like `GradientTapeTarget`, so one generated program serves all models
+    of a dimension."""
+
+    def __init__(self, log_density):
+        from autobatch_runtime import jax_backend  # noqa: F401 - float64 and int64 on
+
+        self.log_density = log_density
+
+    def __call__(self, x):
+        import jax
+        import jax.numpy as jnp
+
+        log_prob, pullback = jax.vjp(self.log_density, x)  # log_prob: [chains]
+        (grad,) = pullback(jnp.ones_like(log_prob))  # grad: [chains, dims]
+        return log_prob, grad
+
+
 class UserGradientTarget:
     """`(log_prob, grad)` from the user's own `value_and_grad` function."""
 
@@ -48,10 +70,12 @@ class NUTS:
     """The No-U-Turn Sampler with Stan's warm-up, run per chain.
 
     `log_density(x)`: the target's log density (up to a constant) for
-    x: float64 [chains, dims], written with TensorFlow ops; its gradient
-    comes from `tf.GradientTape`.  For the NumPy backend (or to supply your
-    own gradient) give `value_and_grad(x) -> (log_prob [chains], grad
-    [chains, dims])` instead, with NumPy ops for the NumPy backend.
+    x: float64 [chains, dims] -> [chains], written with TensorFlow ops for
+    the tensorflow backend (its gradient from `tf.GradientTape`) or with
+    `jax.numpy` ops for the jax backend (its gradient from `jax.vjp`).  For
+    the NumPy backend (or to supply your own gradient) give
+    `value_and_grad(x) -> (log_prob [chains], grad [chains, dims])` instead,
+    with the backend's own ops (NumPy for NumPy).
 
     `constrain(x)`, optional: maps unconstrained draws x [n, dims] (NumPy)
     to a dict of named parameters, each [n, ...] (what `posterior` holds);
@@ -71,7 +95,9 @@ class NUTS:
         constrain=None,
     ):
         if (log_density is None) == (value_and_grad is None):
-            raise TypeError("NUTS: give log_density (TensorFlow ops) or value_and_grad, not both")
+            raise TypeError(
+                "NUTS: give log_density (TensorFlow or jax.numpy ops) or value_and_grad, not both"
+            )
         self.log_density = log_density
         self.value_and_grad = value_and_grad
         self.target_accept = float(target_accept)
@@ -82,14 +108,17 @@ class NUTS:
         self.constrain = constrain
 
     def target(self, backend):
+        """The `(log_prob, grad)` function the batched program calls on `backend`."""
         if self.value_and_grad is not None:
             return UserGradientTarget(self.value_and_grad)
+        if backend == "jax":
+            return JaxGradTarget(self.log_density)
         if backend != "tensorflow":
             raise ValueError(
                 f"NUTS: the {backend} backend needs the gradient: give "
                 "NUTS(value_and_grad=f) with f(x) -> (log_prob, grad) in NumPy; "
                 "a log_density's gradient comes from tf.GradientTape on the "
-                "tensorflow backend only"
+                "tensorflow backend and from jax.vjp on the jax backend"
             )
         return GradientTapeTarget(self.log_density)
 
@@ -181,8 +210,7 @@ class MCMC:
 
     def initial_state(self, init, seeds):
         x = np.asarray(init, np.float64)
-        value = tf.constant(x) if self.backend == "tensorflow" else x
-        log_prob, grad = (np.asarray(v, np.float64) for v in self.target(value))
+        log_prob, grad = (np.asarray(v, np.float64) for v in self.target(self._array(x)))
         chains, dims = x.shape
         slow_start, terminal_start, window_end, window_size, adapt_mass = warmup_schedule(
             self.num_warmup, self.kernel.adapt_mass_matrix
@@ -214,6 +242,16 @@ class MCMC:
             np.full(chains, bool(adapt_mass and warmup), bool),
         )
         return state, schedule
+
+    def _array(self, x):
+        """x (NumPy) as the backend's array, for calling the target outside the program."""
+        if self.backend == "tensorflow":
+            return tf.constant(x)
+        if self.backend == "jax":
+            import jax.numpy as jnp
+
+            return jnp.asarray(x)
+        return x
 
     def run(self, seed=0, init=None, dims=None):
         """Samples: `init` [chains, dims] (or [dims], the same start for

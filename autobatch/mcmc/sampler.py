@@ -1,5 +1,6 @@
 """`MCMC(NUTS(log_density))`: the sampler's user API around `autobatch.mcmc.nuts`."""
 
+import collections
 import math
 import sys
 
@@ -16,6 +17,12 @@ TERM_BUFFER = 50
 MAX_BUFFER_BYTES = 1 << 28
 # Rows per chunk when a progress bar is shown.
 PROGRESS_ROWS = 100
+# The batched programs of the last few models, shared by MCMC objects of
+# the same model: each program is compiled (jax.jit, XLA) once per shape,
+# and a new program for every MCMC object would compile again (7 s on 2
+# cores for a 3-d model on JAX).  Least recently used first.
+PROGRAM_CACHE_SIZE = 8
+_PROGRAMS = collections.OrderedDict()
 
 
 class GradientTapeTarget:
@@ -123,6 +130,30 @@ class NUTS:
         return GradientTapeTarget(self.log_density)
 
 
+def _program(kernel, target, backend):
+    """The batched program for `kernel`'s model on `backend`, shared with
+    earlier MCMC objects of the same model function and settings (so their
+    compilations are too); built anew for a model that cannot be a key."""
+    model = kernel.log_density if kernel.value_and_grad is None else kernel.value_and_grad
+    key = (
+        backend,
+        model,
+        kernel.value_and_grad is None,
+        kernel.max_tree_depth,
+        kernel.target_accept,
+    )
+    try:
+        program = _PROGRAMS.pop(key, None)
+    except TypeError:  # an unhashable callable
+        return nuts.make_programs(target, kernel.max_tree_depth, kernel.target_accept)
+    if program is None:
+        program = nuts.make_programs(target, kernel.max_tree_depth, kernel.target_accept)
+    _PROGRAMS[key] = program
+    while len(_PROGRAMS) > PROGRAM_CACHE_SIZE:
+        _PROGRAMS.popitem(last=False)
+    return program
+
+
 def warmup_schedule(num_warmup, adapt_mass):
     """Stan's windows for `num_warmup` transitions: (slow_start,
     terminal_start, first window's last transition, first window's size,
@@ -189,7 +220,7 @@ class MCMC:
         self.progress_bar = _interactive() if progress_bar is None else progress_bar
         self.chunk_size = chunk_size
         self.target = kernel.target(backend)
-        self.program = nuts.make_programs(self.target, kernel.max_tree_depth, kernel.target_accept)
+        self.program = _program(kernel, self.target, backend)
         self.samples = None
         self.stats = None
         self.inference_data = None

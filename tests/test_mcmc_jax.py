@@ -109,6 +109,17 @@ def test_jax_follows_the_numpy_backend(small_runs):
     np.testing.assert_allclose(numpy_run.samples, batch.samples, rtol=1e-3, atol=1e-5)
 
 
+def test_mcmc_objects_of_one_model_share_its_program():
+    """A second MCMC of the same model reuses the program (and so its
+    jax.jit compilations); another model, depth or backend gets its own."""
+    first, second = jax_mcmc(2), jax_mcmc(3)
+    assert first.program is second.program
+    assert jax_mcmc(2, log_density=correlated_gaussian).program is not first.program
+    assert jax_mcmc(2, max_tree_depth=5).program is not first.program
+    on_numpy = MCMC(NUTS(value_and_grad=scaled_normal_numpy), backend="numpy")
+    assert on_numpy.program is not first.program
+
+
 def test_a_jax_user_never_imports_tensorflow(tmp_path):
     """A fresh process: import autobatch.mcmc, sample on JAX, read the
     InferenceData; TensorFlow is never imported."""

@@ -5,20 +5,30 @@ No-U-Turn Sampler", JMLR 15, with Betancourt's 2017 multinomial sampling):
 a recursively doubled trajectory, each point drawn with probability
 proportional to its density exp(-H) (progressive uniform sampling inside a
 subtree, biased toward the new subtree at the top), Hoffman & Gelman's
-end-to-end U-turn criterion, and a diagonal mass matrix.  Warm-up is Stan's:
+end-to-end U-turn criterion, and a diagonal or a dense mass matrix.  Warm-up
+is Stan's:
 
 - the step size by dual averaging (Hoffman & Gelman, section 3.2, with Stan's
   constants gamma = 0.05, t0 = 10, kappa = 0.75) toward a target mean
   acceptance probability (0.8 by default), restarted at mu = log(10 eps)
   after each metric update, and set to exp(x_bar) when warm-up ends;
-- the inverse mass diagonal from windowed variance estimates of the draws
-  (an initial fast window of 75 transitions, slow windows of 25, 50, 100...
-  transitions, a terminal fast window of 50), regularized as Stan does
-  (n / (n + 5) var + 1e-3 * 5 / (n + 5)); after each slow window the step
+- the inverse mass diagonal (or, dense, matrix) from windowed variance (or
+  covariance) estimates of the draws (an initial fast window of 75
+  transitions, slow windows of 25, 50, 100... transitions, a terminal fast
+  window of 50), regularized as Stan does (n / (n + 5) cov + 1e-3 * 5 /
+  (n + 5) I); after each slow window the step
   size is searched again (Stan's init_stepsize: double or halve until the
   acceptance of one leapfrog step crosses 0.8).
 
-Everything below is per chain: the step size, the inverse mass diagonal and
+Whether the metric is diagonal or dense is decided by its shape, so one
+source serves both: `inv_mass` is the inverse mass diagonal [dims] or the
+lower Cholesky factor L of the dense inverse mass matrix (M^-1 = L L^T)
+[dims, dims], and the Welford sum `m2` is [dims] or [dims, dims];
+`autobatch.mcmc.ops` (`momentum`, `kinetic`, `velocity`, `add_comoment`,
+`regularized_metric`) does the arithmetic of either.  The two are two
+signatures of the same program.
+
+Everything below is per chain: the step size, the inverse mass matrix and
 the adaptation's sums are each chain's own state, so each chain adapts on
 its own clock, and a chain whose trees are short runs ahead of the others
 instead of waiting for them.
@@ -54,7 +64,8 @@ Step = collections.namedtuple(
     "Step", ["point", "counter", "leapfrogs", "depth", "accept", "diverging", "energy"]
 )
 # Dual averaging (mu, s_bar, x_bar, steps) and the current variance window
-# (Welford's count, mean and sum of squares; the window's last transition and size).
+# (Welford's count, mean and sum of squares, [dims] or dense [dims, dims];
+# the window's last transition and size).
 Adaptation = collections.namedtuple(
     "Adaptation",
     ["mu", "s_bar", "x_bar", "steps", "n", "mean", "m2", "window_end", "window_size"],
@@ -65,7 +76,9 @@ Adaptation = collections.namedtuple(
 Schedule = collections.namedtuple(
     "Schedule", ["num_warmup", "slow_start", "terminal_start", "adapt_mass"]
 )
-# A chain between two chunks: everything it needs to go on.
+# A chain between two chunks: everything it needs to go on.  inv_mass: the
+# inverse mass diagonal [dims], or the Cholesky factor of the dense inverse
+# mass matrix [dims, dims].
 State = collections.namedtuple("State", ["point", "counter", "step_size", "inv_mass", "adaptation"])
 # What a chunk returns: the state, and per transition (the buffers' leading axis).
 Chunk = collections.namedtuple(
@@ -107,14 +120,19 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
     def leapfrog_joint(x, r, grad, eps, inv_mass):
         """The log joint density after one leapfrog step of size eps."""
         r = r + 0.5 * eps[:, None] * grad
-        x = x + eps[:, None] * inv_mass * r
+        if ops.is_dense(inv_mass):
+            x = x + eps[:, None] * ops.velocity(inv_mass, r)
+        else:
+            x = x + eps[:, None] * inv_mass * r  # this rounding order, as before dense
         log_prob, grad = target(x)
         r = r + 0.5 * eps[:, None] * grad
         return log_prob - ops.kinetic(r, inv_mass)
 
     def no_u_turn(minus, plus, inv_mass):
         span = plus.x - minus.x
-        return (ops.dot(span, inv_mass * minus.r) >= 0) & (ops.dot(span, inv_mass * plus.r) >= 0)
+        return (ops.dot(span, ops.velocity(inv_mass, minus.r)) >= 0) & (
+            ops.dot(span, ops.velocity(inv_mass, plus.r)) >= 0
+        )
 
     @ctx.batch
     def build_tree(edge, joint0, direction, depth, step_size, inv_mass, seed, counter):
@@ -122,7 +140,7 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
             # One leapfrog step from `edge` in `direction`.
             eps = direction * step_size
             r = edge.r + 0.5 * eps * edge.grad
-            x = edge.x + eps * (inv_mass * r)
+            x = edge.x + eps * ops.velocity(inv_mass, r)
             log_prob, grad = target(x)
             r = r + 0.5 * eps * grad
             joint = log_prob - ops.kinetic(r, inv_mass)
@@ -231,14 +249,14 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
         n, mean, m2 = a.n, a.mean, a.m2
         window_end, window_size = a.window_end, a.window_size
         if schedule.adapt_mass and schedule.slow_start <= t < schedule.terminal_start:
-            # Welford's running mean and sum of squares of this window's draws.
+            # Welford's running mean and sum of squares (dense: of outer
+            # products) of this window's draws.
             n = n + 1.0
             delta = state.point.x - mean
             mean = mean + delta / n
-            m2 = m2 + delta * (state.point.x - mean)
+            m2 = ops.add_comoment(m2, delta, state.point.x - mean)
         if schedule.adapt_mass and t == window_end and t < schedule.num_warmup - 1:
-            variance = m2 / (n - 1.0)
-            inv_mass = (n / (n + 5.0)) * variance + 1e-3 * (5.0 / (n + 5.0))
+            inv_mass = ops.regularized_metric(m2, n)
             n = 0.0
             mean = mean * 0.0
             m2 = m2 * 0.0

@@ -161,17 +161,120 @@ def accept_probability(log_ratio):
     return xp.where(xp.isnan(log_ratio), 0.0, capped).astype(xp.asarray(log_ratio).dtype)
 
 
-def kinetic(r, inv_mass):
-    """Per-chain kinetic energy r' M^-1 r / 2 for a diagonal inverse mass: [chains]."""
-    return 0.5 * dot(inv_mass * r, r)
+def is_dense(metric):
+    """True for a dense metric: the batched Cholesky factor [chains, dims, dims]
+    of the inverse mass matrix; a diagonal one is [chains, dims]."""
+    return len(metric.shape) == 3
 
 
-def momentum(seed, counter, inv_mass):
-    """Momentum draws r ~ N(0, M) for the diagonal inverse mass M^-1 = inv_mass."""
-    z = normal(seed, counter, inv_mass)
-    if is_tensor(z, inv_mass):
-        return z / tf.sqrt(inv_mass)
-    return z / _xp(z, inv_mass).sqrt(inv_mass)
+def _matvec(matrix, v, transpose=False):
+    """Per-chain matrix times vector, matrix: [chains, dims, dims], v: [chains, dims].
+
+    Written as a product and a sum over the last axis, not a batched matmul,
+    so each chain's result is computed the same way whatever the batch (a
+    chain alone gives the same bits as in a batch on NumPy)."""
+    if is_tensor(matrix, v):
+        m = tf.linalg.matrix_transpose(matrix) if transpose else matrix
+        return tf.reduce_sum(m * v[:, None, :], axis=-1)
+    xp = _xp(matrix, v)
+    m = xp.swapaxes(matrix, -1, -2) if transpose else matrix
+    return xp.sum(m * v[:, None, :], axis=-1)
+
+
+def velocity(metric, r):
+    """M^-1 r, the position's rate of change for momentum r: [chains, dims].
+
+    metric: the inverse mass diagonal [chains, dims], or the lower Cholesky
+    factor L of the dense inverse mass matrix (M^-1 = L L^T) [chains, dims, dims]."""
+    if is_dense(metric):
+        return _matvec(metric, _matvec(metric, r, transpose=True))
+    return metric * r
+
+
+def kinetic(r, metric):
+    """Per-chain kinetic energy r' M^-1 r / 2: [chains].  Dense: |L^T r|^2 / 2."""
+    if is_dense(metric):
+        w = _matvec(metric, r, transpose=True)  # [chains, dims]
+        return 0.5 * dot(w, w)
+    return 0.5 * dot(metric * r, r)
+
+
+def momentum(seed, counter, metric):
+    """Momentum draws r ~ N(0, M): [chains, dims].
+
+    Diagonal: z / sqrt(M^-1).  Dense, with M^-1 = L L^T: r = L^-T z, so
+    Cov(r) = (L L^T)^-1 = M (a triangular solve per chain)."""
+    if not is_dense(metric):
+        z = normal(seed, counter, metric)
+        if is_tensor(z, metric):
+            return z / tf.sqrt(metric)
+        return z / _xp(z, metric).sqrt(metric)
+    z = normal(seed, counter, metric[:, 0, :])  # [chains, dims]
+    if is_tensor(z, metric):
+        return tf.linalg.triangular_solve(metric, z[:, :, None], lower=True, adjoint=True)[:, :, 0]
+    if is_jax(z, metric):
+        from jax.scipy.linalg import solve_triangular
+
+        return solve_triangular(metric, z[:, :, None], trans="T", lower=True)[:, :, 0]
+    return _back_substitute(metric, z)
+
+
+def _back_substitute(chol, z):
+    """r with L^T r = z, per chain, for L = chol lower triangular: [chains, dims].
+
+    NumPy has no batched triangular solve, and `np.linalg.solve` raises on a
+    singular matrix (the compiler's type inference calls this on a batch of
+    ones); this loop over the dims only divides, and computes each chain
+    alone, as in any batch."""
+    dims = chol.shape[-1]
+    r = np.zeros_like(z)  # [chains, dims]
+    for i in range(dims - 1, -1, -1):
+        later = np.sum(chol[:, i + 1 :, i] * r[:, i + 1 :], axis=-1)  # [chains]
+        r[:, i] = (z[:, i] - later) / chol[:, i, i]
+    return r
+
+
+def add_comoment(m2, delta, after):
+    """Welford's update of the sum of squares (or of outer products): [chains, dims]
+    or [chains, dims, dims].
+
+    delta = x - (the mean before x), after = x - (the mean after it).  The
+    diagonal adds delta * after; the dense one adds the outer product
+    delta after^T, symmetrized (exact arithmetic gives a symmetric matrix,
+    floating point nearly), so the covariance's Cholesky factor sees one."""
+    if not is_dense(m2):
+        return m2 + delta * after
+    outer = delta[:, :, None] * after[:, None, :]  # [chains, dims, dims]
+    if is_tensor(outer):
+        return m2 + 0.5 * (outer + tf.linalg.matrix_transpose(outer))
+    return m2 + 0.5 * (outer + _xp(outer).swapaxes(outer, -1, -2))
+
+
+def regularized_metric(m2, n):
+    """The metric from a window's n draws and their sum of squares m2, shrunk
+    toward 1e-3 as Stan: (n / (n + 5)) cov + 1e-3 (5 / (n + 5)) (times I).
+
+    Diagonal: the inverse mass diagonal [chains, dims].  Dense: the lower
+    Cholesky factor of that matrix [chains, dims, dims].  n: [chains]; the
+    program computes this for every chain and keeps it only for those at a
+    window's end, so for the others (n of 0 or 1) the dense path divides by
+    at least 1 and stays positive definite (m2 is a sum of outer products,
+    plus the 1e-3 ridge): no Cholesky of a NaN or indefinite matrix, which
+    NumPy and TensorFlow's CPU kernel would raise on."""
+    if not is_dense(m2):
+        n = n[:, None]
+        variance = m2 / (n - 1.0)
+        return (n / (n + 5.0)) * variance + 1e-3 * (5.0 / (n + 5.0))
+    dims = m2.shape[-1]
+    n = n[:, None, None]
+    if is_tensor(m2):
+        covariance = m2 / tf.maximum(n - 1.0, 1.0)
+        eye = tf.eye(dims, dtype=m2.dtype)
+        return tf.linalg.cholesky((n / (n + 5.0)) * covariance + 1e-3 * (5.0 / (n + 5.0)) * eye)
+    xp = _xp(m2, n)
+    covariance = m2 / xp.maximum(n - 1.0, 1.0)
+    eye = xp.eye(dims, dtype=m2.dtype)
+    return xp.linalg.cholesky((n / (n + 5.0)) * covariance + 1e-3 * (5.0 / (n + 5.0)) * eye)
 
 
 def finite_or(value, fallback):

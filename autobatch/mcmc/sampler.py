@@ -84,6 +84,13 @@ class NUTS:
     `value_and_grad(x) -> (log_prob [chains], grad [chains, dims])` instead,
     with the backend's own ops (NumPy for NumPy).
 
+    `dense_mass=True` adapts a dense inverse mass matrix per chain (the
+    draws' regularized covariance, in Stan's windows) instead of its
+    diagonal: for posteriors whose parameters are strongly correlated
+    (numpyro's `dense_mass`, Stan's `metric="dense_e"`).  Each leapfrog then
+    costs O(dims^2) more and each window end a Cholesky factorization, so
+    the default stays diagonal.
+
     `constrain(x)`, optional: maps unconstrained draws x [n, dims] (NumPy)
     to a dict of named parameters, each [n, ...] (what `posterior` holds);
     without it the posterior holds `x`.
@@ -99,6 +106,7 @@ class NUTS:
         step_size=1.0,
         adapt_step_size=True,
         adapt_mass_matrix=True,
+        dense_mass=False,
         constrain=None,
     ):
         if (log_density is None) == (value_and_grad is None):
@@ -112,6 +120,7 @@ class NUTS:
         self.step_size = float(step_size)
         self.adapt_step_size = adapt_step_size
         self.adapt_mass_matrix = adapt_mass_matrix
+        self.dense_mass = bool(dense_mass)
         self.constrain = constrain
 
     def target(self, backend):
@@ -247,6 +256,12 @@ class MCMC:
             self.num_warmup, self.kernel.adapt_mass_matrix
         )
         step = self.kernel.step_size
+        # The identity: ones [chains, dims], or dense its Cholesky factor
+        # [chains, dims, dims]; the metric's shape picks the program's signature.
+        if self.kernel.dense_mass:
+            metric = np.broadcast_to(np.eye(dims), (chains, dims, dims)).copy()
+        else:
+            metric = np.ones((chains, dims))
         adaptation = nuts.Adaptation(
             mu=np.full(chains, math.log(10.0 * step)),
             s_bar=np.zeros(chains),
@@ -254,7 +269,7 @@ class MCMC:
             steps=np.zeros(chains),
             n=np.zeros(chains),
             mean=np.zeros((chains, dims)),
-            m2=np.zeros((chains, dims)),
+            m2=np.zeros(metric.shape),
             window_end=np.full(chains, window_end, np.int64),
             window_size=np.full(chains, window_size, np.int64),
         )
@@ -262,7 +277,7 @@ class MCMC:
             nuts.Point(x, log_prob, grad),
             np.zeros(chains, np.int64),
             np.full(chains, step),
-            np.ones((chains, dims)),
+            metric,
             adaptation,
         )
         warmup = self.num_warmup if self.kernel.adapt_step_size else 0
@@ -375,6 +390,16 @@ class MCMC:
             "n_steps": chunk.leapfrogs[:, : self.num_warmup],
         }
         self.inference_data = self._inference_data()
+
+    @property
+    def inverse_mass_matrix(self):
+        """Each chain's adapted inverse mass matrix after `run`: the diagonal
+        [chains, dims], or with `dense_mass=True` the matrix [chains, dims,
+        dims] (the state holds its Cholesky factor L; this is L L^T)."""
+        metric = np.asarray(self.last_state.inv_mass)
+        if metric.ndim == 3:
+            return metric @ np.swapaxes(metric, -1, -2)
+        return metric
 
     def get_samples(self):
         """The posterior draws as a dict of [chains, draws, ...] arrays."""

@@ -461,6 +461,20 @@ def run(
 _COMPILED = {}
 
 
+def release_compiled():
+    """Forgets every program jitted so far and JAX's own compiled code, so
+    that both can be freed.
+
+    The cache holds a `jax.jit` per program, mode and limits for the life of
+    the process, and each keeps an executable per shape; a process that
+    builds many programs (a test suite, a notebook re-running its cells)
+    grows without bound otherwise.  The next call of each program compiles
+    it again.
+    """
+    _COMPILED.clear()
+    jax.clear_caches()
+
+
 def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations, parallel_iterations=10):
     """`program` as a jitted function of the leaves alone.
 

@@ -661,6 +661,18 @@ def run(
 _COMPILED = {}
 
 
+def release_compiled():
+    """Forgets every program traced so far, so that its graph and XLA code
+    can be freed.
+
+    The cache holds a concrete function per program, mode, limits and
+    per-example shapes for the life of the process; a process that builds
+    many programs (a test suite, a notebook re-running its cells) grows
+    without bound otherwise.  The next call of each program traces it again.
+    """
+    _COMPILED.clear()
+
+
 def compiled(
     program, xla, profile, leaves, max_stack_depth, max_iterations, parallel_iterations=10
 ):

@@ -24,7 +24,7 @@ version it was generated for, and `require` refuses another at import time.
 
 # 2: Python builtins per example (py_*), repeat, Optional
 # 3: check_fresh (freshness.py): a module refuses sources edited since it was generated
-# 4: jax_backend
+# 4: jax_backend; stack_items (a tuple of like values indexed per example)
 RUNTIME_VERSION = 4
 
 

@@ -117,6 +117,12 @@ def take(array, items):
     return array[index_key(array.shape[0], array.shape[1:], items)]
 
 
+def stack_items(items):
+    """A tuple of like per-example arrays side by side, for indexing it per
+    example (`gaps[k]`): [batch, len(items), ...]."""
+    return np.stack([np.asarray(v) for v in items], axis=1)
+
+
 def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items; [batch, *rest]."""

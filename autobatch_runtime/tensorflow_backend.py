@@ -161,6 +161,12 @@ def take(array, items):
     return tf.gather_nd(array, positions)
 
 
+def stack_items(items):
+    """A tuple of like per-example arrays side by side, for indexing it per
+    example (`gaps[k]`): [batch, len(items), ...]."""
+    return tf.stack([tf.convert_to_tensor(v) for v in items], axis=1)
+
+
 def lookup(table, items):
     """Per example: table[items] of a constant table (module-level array,
     tuple or list), with per-example integer items: one gather."""

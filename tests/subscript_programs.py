@@ -114,6 +114,24 @@ def tables(i, j):
     return a, b, c, d, TABLE[i] + TABLE[2] + TABLE[-1], row * 2, column - row[0], GRID[i % 4, 2]
 
 
+
+@batch
+def local_lists(x, k):
+    # x: float per example, k in [-3, 3): a list display of like values
+    # indexed per example, and a `for` over a local list of constants
+    options = [x, x * 2.0, x + 7.0]
+    total = 0
+    for gap in [5, 3, 1]:
+        total = total * 10 + gap * (k + 4)
+    return options[k], total
+
+
+@batch
+def local_list_out_of_range(x, k):
+    options = (x, x + 1)
+    return options[k]  # <-- local_list_out_of_range
+
+
 # ---- in conditions, loop bounds, loops ------------------------------------
 
 
@@ -706,7 +724,9 @@ def table_static_out_of_range(i):
 
 @batch
 def index_into_tuple(x, i):
-    t = (x, x + 1, x + 2)
+    # items of other types (an int, a float): the item's type would differ
+    # per example (a tuple of like items is indexed: local_lists)
+    t = (x, x * 0.5, x + 2)
     return t[i]  # <-- index_into_tuple
 
 

@@ -39,7 +39,6 @@ FULL = os.environ.get("AUTOBATCH_CORPUS") == "full"
 REFUSED = {
     "get_failure_array": (UnsupportedSyntaxError, "`.append()` grows a list: no fixed per-example size"),
     "kmp_search": (UnsupportedSyntaxError, "calls get_failure_array, which appends"),
-    "shell_sort": (BatchTypeError, "`for` over a local list of per-example values (a tuple)"),
     "levenshtein_two_rows": (BatchTypeError, "recursion with vectors of another length"),
     "sum_of_geometric_progression": (BatchTypeError, "an int on one path, a float on another"),
 }

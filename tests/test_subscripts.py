@@ -53,6 +53,7 @@ CASES = {
     # ---- len, shape, ndim, constant tables, division by elements and shapes
     "shapes": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.normal(size=(n, 3, 4))),
     "tables": lambda rng, n: (rng.integers(-8, 8, n), rng.integers(-5, 5, n)),
+    "local_lists": lambda rng, n: (rng.normal(size=n), rng.integers(-3, 3, n)),
     "divide_by_element": lambda rng, n: (rng.integers(1, 9, (n, 5)), rng.integers(-3, 5, n)),
     "divide_by_shape": lambda rng, n: (
         rng.integers(-9, 9, (n, 6)),
@@ -165,15 +166,27 @@ def leaves(value):
     return [np.asarray(value)]
 
 
+# Programs whose primitives are TensorFlow functions: on JAX, a clear
+# build-time error (test_tensorflow_primitives_on_jax_name_the_line).
+TENSORFLOW_PRIMITIVES = {"axes_from_the_end"}
+
 # Every batch size where a size costs no compile (tests/oracle.py).
-# axes_from_the_end calls TensorFlow ops: on JAX a build-time refusal
-# (test_jax_backend and test_language check that refusal).
-PARAMS = oracle_params(CASES, lambda case, mode: not (case == "axes_from_the_end" and mode == "jax"))
+PARAMS = oracle_params(
+    CASES,
+    runs_on=lambda case, mode: not (mode == "jax" and case.split(":")[0] in TENSORFLOW_PRIMITIVES),
+)
 
 
 def inputs_of(case, batch):
     """The inputs of `case` at `batch` (the same on every run)."""
     return CASES[case](np.random.default_rng(zlib.crc32(f"{case}/{batch}".encode())), batch)
+
+
+def test_tensorflow_primitives_on_jax_name_the_line():
+    from transpiler import BatchTypeError
+
+    with pytest.raises(BatchTypeError, match=r"subscript_programs\.py:\d+.*a tensorflow value, not a JAX array"):
+        S.axes_from_the_end(*inputs_of("axes_from_the_end", 1), backend="jax")
 
 
 @pytest.mark.parametrize("case, batch, mode", PARAMS)
@@ -319,6 +332,12 @@ OUT_OF_RANGE = [
         "write_out_of_range",
     ),
     ("table_out_of_range", (np.array([0, 8, -9, 3, -8]),), [1, 2], "table_out_of_range"),
+    (
+        "local_list_out_of_range",
+        (np.array([1.0, 2.0, 3.0, 4.0]), np.array([1, 2, -3, -2])),
+        [1, 2],
+        "local_list_out_of_range",
+    ),
     # example 2 runs off the end on its fifth trip
     ("loop_out_of_range", (np.ones((3, 4), np.int64), np.array([2, 4, 6])), [2], "loop_out_of_range"),
     ("callee_out_of_range", (np.ones((3, 4), np.int64), np.array([2, 4, -1])), [1], "clear_at"),

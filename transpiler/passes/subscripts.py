@@ -136,6 +136,16 @@ def _has_batched_leaf(value, values: Values) -> bool:
     return values.event_shape(value) is not None
 
 
+def _stackable(value, values: Values) -> bool:
+    """A non-empty tuple whose items are per-example arrays of one dtype and
+    shape: indexing it per example means what Python's indexing means."""
+    if not value or any(isinstance(v, (tuple, list)) for v in value):
+        return False
+    shapes = {values.event_shape(v) for v in value}
+    dtypes = {str(getattr(v, "dtype", None)) for v in value}
+    return len(shapes) == 1 and None not in shapes and len(dtypes) == 1
+
+
 class _Rewriter(ast.NodeTransformer):
     def __init__(self, values: Values):
         self.values = values
@@ -208,6 +218,13 @@ class _Rewriter(ast.NodeTransformer):
             # A per-example tuple (or namedtuple): Python's own indexing, by literals.
             for item in items:
                 if not isinstance(item, ast.Slice) and _static_int(item) is None:
+                    if len(items) == 1 and _stackable(base, self.values):
+                        # `gaps[k]` of a tuple of like values (a list display
+                        # `[701, 301, ...]`, `for gap in gaps`): its items side
+                        # by side, [batch, len, ...], then the example's one.
+                        self.changed = True
+                        stacked = ast.Call(ast.Name("stack_items", ast.Load()), [node.value], [])
+                        return _helper("take", stacked, [item])
                     raise SubscriptError(
                         f"`{ast.unparse(node)}` indexes a tuple with a value that differs per "
                         "example; tuples have a fixed structure: use an array (np.stack) "

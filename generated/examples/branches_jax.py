@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=27ee350f701a7dd2284af4b06db642cff79aa40b6ebb61b3ae57e1d6ea7f1ebe
-# autobatch: inputs-sha256=15a16b03a0abf8ccd317b7d473a56d31b19e027aee744fc348825cbaa562dafb
+# autobatch: source-sha256=8d587281706b397a64090128f8f9ea40f041c07b32e08b08b645a758a0926a21
+# autobatch: inputs-sha256=e941700ea0d03edcd04e70cccc03295d7907163bec4ac09ab004742c78a888ac
 # autobatch: body-sha256=db689ee64dbe5d2aec5d331e044e1d17a46d8df0f1ca1e44c7fde7cf2c48aea0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=d265c12da121fc32ccc39b65d9995002c75c80a5cbd00aed2dd3baa2dcb37ca0
-# autobatch: inputs-sha256=3608a9dfe14628f71405ea1c7b7d9ea2396d426b29b4d6c84d5f1186c80c80a2
+# autobatch: source-sha256=4c31611e17a969c50d745de2a663f1b0485d795f91377860cf1bf8f8ae589f7f
+# autobatch: inputs-sha256=3df6d38432dc065070a36a999bf31570a1f534fa73d02b7c86ec4f8650644882
 # autobatch: body-sha256=386624b19a4c12a4bde4d45a55a9021f407f17268f7d4e6d95f5b305d017becf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=d1340c69f44e1f9bd6803546615743f6c37fc6d5f230e039b83dd9fdc90ec129
-# autobatch: inputs-sha256=b962423f0a31e64099c565e23c425ffe72b055cb7d11b969d6f59524913c990d
+# autobatch: source-sha256=d24194438ed88a5d4416253f9d4f8aa69aeb3f5296fa23528572d1f52e2f35c3
+# autobatch: inputs-sha256=50afed6a2437dddc1b3ccbe9137010347491150715bee76ac986a84dd0d60cc8
 # autobatch: body-sha256=1fc86e4b89fa7a5a4bec0d266d08887fdb6ac123c75f67f12ccc6a57b3f52bbe
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=0fbdac71016c31a14d7da31491d39a0ac5ec2f797f5ca424cdc6b4e1c7ccd17b
-# autobatch: inputs-sha256=6b7fb85df1774ea57b8da322fde6db54c1163b7b7f10053f0a6374d45adc6a8a
+# autobatch: source-sha256=f7d9981e95496d671cc040ece8db7f267e7370778c4b7318fb2d119ee92dd6a9
+# autobatch: inputs-sha256=9dc269d9a7e4bf7725664e1835d63cb9fcf2e54e1ad619a4988f0fe012baf5ac
 # autobatch: body-sha256=5d3cdf6039832562f1db0039ff785626e49ca94f5b73fef69d587ee8eac2dd59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

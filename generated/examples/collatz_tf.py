@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=41223c690e300dd2de6e8fec07561b9e37a75c5859d9d492fdfdce55f0679b58
-# autobatch: inputs-sha256=aa68a5a053d899c3c8e53cd828e69937b304ad763eb31c9e1663208cc8828452
+# autobatch: source-sha256=85be1966cafcab79d2ec9d95667315fd8373b8bd08c518f6af7dfee7f5caad05
+# autobatch: inputs-sha256=dc476e5b74e8781378385a48dc4946e04e1eae5e416581d320e29fc5cc1fc9d1
 # autobatch: body-sha256=bd4273119d75b479f4875b35720fde62bcf846bf077f69cde876bb3210adb2cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

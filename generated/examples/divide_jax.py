@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=c200a7d690bb5239e55efdc675265a43f5eae8c3da6429a1217622155f5c326d
-# autobatch: inputs-sha256=b1ace0b7296b851dadc70d1c6805a73937363b2024f00203df09a51b4b5f70ca
+# autobatch: source-sha256=ef80d7ef9a268e050d6eb10d1df6c15ebd413e350e8f6357aa24be7864161394
+# autobatch: inputs-sha256=bf36540b7347f93d930c15be383dfd82fe71dd2df56f5679dff01c146f8a5918
 # autobatch: body-sha256=582a29bcb54a60831b951fe3d6f9cfd9f7f675c469e67715de9e2ad817e5588c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

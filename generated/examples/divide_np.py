@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=351ccb2314712eba421ceffd70029a4392906ec2f928cdf8b7ccee1bc60b5b8c
-# autobatch: inputs-sha256=fa1695c266fc70efae0b396e09f1f9e3c20568947a4d447e1649e28a47a8d0e3
+# autobatch: source-sha256=7c0679526efb2bfb8b5fdbf983f5e0e223bd53886ebe0fbd2a043e7037655395
+# autobatch: inputs-sha256=2fad56d952718ddfdc750979306c95e8029214d12d8aa5ee983d5e7acc08df0f
 # autobatch: body-sha256=2a4cf92e803242911441312d2e47beb585845e6f75a3936416821a0f61df4120
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=dba185545905cd93817a3dc60c239752843171397c0f3a74cb73f5870aa55ce5
-# autobatch: inputs-sha256=578e032a4025fdb8b83ce7a131c66a9b12984d869354b43379c3d5894baaa4f5
+# autobatch: source-sha256=40eefec4af08a559a7b9045df394f141418e80576a35e97ccc7b8361a9a3284a
+# autobatch: inputs-sha256=a71de1a2d13c3f0cba8dadf616c82a6311bb922f4d4df3c2ed74d527eec7be26
 # autobatch: body-sha256=7f8cfba6eb2755803de3c090f6444c3b1efca3ddbfda254f3ac0cc7a78665098
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=343e76c10044c87714f2f4e10055b1af729eae033da3cb9f58dc170308becd49
-# autobatch: inputs-sha256=e3609a74021d04aa64f6a76f8d50bf23b7033baac44d64653b1b217b8df301b6
+# autobatch: source-sha256=65e283ee72f1224c911f0852e3f6cf2bca4a99dd5dc23eee49e4f530d4767059
+# autobatch: inputs-sha256=3ac908d5bb9dba659fd7eac4186b10a01c9d0fa9e70933cc6e46275157887614
 # autobatch: body-sha256=6fd5d45cd8e58879eb36a814cc2ee3275982cd4174117aa38abc5f7393f7a220
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

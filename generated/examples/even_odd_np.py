@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=7a7caea2b54f714e48c05c17eb4fee23532622c22a9d0c9335b2bd286a0ca5a7
-# autobatch: inputs-sha256=d8f74609df953c3c49c89f4eea2b467030fdb2edf0ebe3b21b47d58afe364a11
+# autobatch: source-sha256=39600101dc9cd0125edfdaa75356e1019c726616139544b03edcfefca5b4142a
+# autobatch: inputs-sha256=eb4607cd79a5ffaeccbb20648f63356e5ee9dd4f1e40b24152fe15fdc63c3b51
 # autobatch: body-sha256=aab03076e58f5c85270e8ab48237426c231d15e122b023ec74d92139a637afa9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

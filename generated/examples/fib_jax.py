@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=0c4680ac170dd1923389f9fe6dcc94424aadf88780ad4884c38d9f88e23f36f7
-# autobatch: inputs-sha256=0d241ebcc6efc523878237ce4767b8d9303f7517d345b5479ecca6be2056ae36
+# autobatch: source-sha256=f3ce7ef314f7449483f22829ea8a39f2cb3ca3c25f8613bdfc9655a20349e5cc
+# autobatch: inputs-sha256=959dac57516ad7f8fe2a5dfe310f8ee76a1eb014d11007b237980f819c220bf1
 # autobatch: body-sha256=8225a14383596dd798a5494343bc4f26145aeec4c4fba033e88b1013fef753ff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=39de40e1564a02c581698841da229c599b6e65c24ce2248275f5896e4140b120
-# autobatch: inputs-sha256=bbe907d91c294f67c45c70fb149e59e5e64d747c06d4935ed3bbf02e7d61f55e
+# autobatch: source-sha256=1140932b78bcb612047a15da4a4656f31a65e5e26a492528af0da9c283e822bd
+# autobatch: inputs-sha256=4b050bcfb67ccd4466e85692d12d9ed096d3d938fe66e58f8ba05ddde512b29f
 # autobatch: body-sha256=ed21c26a4df25a8a007841520d18fe876593f3c0928d95fb35f665dad437fe62
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=b809dd3dab357ee5ba87cd3ef7865c5cf5c4cbba9de825e441930bfe68837086
-# autobatch: inputs-sha256=f9494ede0ebbfc0b6969694efd6d59e2385bdd1dd65c798677411dc5395ecb00
+# autobatch: source-sha256=842a60679d3a10d68d1d39a8b6f61a7aa3a46043682dc4b73c2869df442bc2fc
+# autobatch: inputs-sha256=5f6eeb7619a34372fd96fda04f85470f1be1b32918676dedac5cfc33e726ca75
 # autobatch: body-sha256=4a1f204a984cabf782d4d4008ed7fb676a79280672efcd81a4055b5e89b43182
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b6d7a15f6495fd9ff2e8632a0726e3383edd3f529964d6beff43ca78abf8bf9d
-# autobatch: inputs-sha256=d0f01efcde45deab38bd9947e8b2adc4802e4db65c3f1af76538d011ea4a377e
+# autobatch: source-sha256=e19e35439c2735c4edbe701362be5101aa0ecafec083b9386e7cd36c88fd37db
+# autobatch: inputs-sha256=423e7dd29cb440abdd0c1f2cc48ae1efe22a7b3cf4b4997b342ef8eb64db9699
 # autobatch: body-sha256=6c72eee0a50ee1b1e84681b88f9f4a19887d8f35ea9761fb9fe4c5abeca89428
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

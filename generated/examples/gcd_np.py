@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=7984c2bc2ba6cd67e87be8d7575c4b60172502f5ff37f36d453367f2f552d604
-# autobatch: inputs-sha256=bc5c1c7851ce77eb4fcb2ed08f3d15ac0a19377e9cc3d248957bb7fb0042a07e
+# autobatch: source-sha256=6dcc4395049056115cc01ca649cccd2108a7f03b4704923bfcbe1f058b58b773
+# autobatch: inputs-sha256=2edd0a55d099144ab4d6ae1e70da55f59fcb3182254a5938602a07debb35ce2e
 # autobatch: body-sha256=39a7f51550acb44eec4c2c77af648b33df222f69d644b8cc4af477e724ab7973
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=90ffda58f8c25eb773b5d7966e76a25ada092d98dafe6cc37c72d94049d515c3
-# autobatch: inputs-sha256=988aa87edb40d96f4a018985ac21f29f382f8c4f2f67e1ef3ed33c3ecfb13f1b
+# autobatch: source-sha256=c77442267f375d13cc7b095c8bc9d12264ef05ba36667782c7e248161a4eac52
+# autobatch: inputs-sha256=3ec484cf844cd93566988877e55213a812322e92402dfd5a6ddd41f7740af121
 # autobatch: body-sha256=c8c68decbb2cb3c16d34b9b0b6f1e2417aa5c14e35ac82f8f802c71877dc77f8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=4205040ec7fd3058271d6f7e55000665ae79e51a4f0587c36f709c713419a045
-# autobatch: inputs-sha256=a506bfb54f826c60aed0fc63ef6bac3c5f36e948ffc0eb4b1944ff9abedd3009
+# autobatch: source-sha256=54670126a71706c2960efc6d408ec5eb54122b9589d2fb280dadccb4010a12a2
+# autobatch: inputs-sha256=eec50e9925aa57ad4dcfb7e92adc0629d0c08df442010e3365fc88cf5a2301d5
 # autobatch: body-sha256=79af552482eba85c9d294e03767ee74264cfed49ea482938234688783fb285c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

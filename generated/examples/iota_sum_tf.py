@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=613e7946fb57af4afb9fe842c185b33e57f9d79613821d58e9225fa1a5b3d7ea
-# autobatch: inputs-sha256=ae61eb941cb8ddd3d46b0eff85bef423c1f8f61c21e0da5e6367a20f3dfba41d
+# autobatch: source-sha256=d102f828b3251a6c0d684ef4b7252799d4697968105f774e18f8b397a48c5440
+# autobatch: inputs-sha256=b53ec7a02fc18ca4512097a61c3755bc1e885576748311b2a653fc7fc24605be
 # autobatch: body-sha256=01a16b0d88a534c5b32d7a68cc520b67f84aec67f6869525d4ad3804bcd45b9a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

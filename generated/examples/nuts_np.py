@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=6e95d583fce3f541ecd81687b7c618ea1e99ef1cc3988561b78216d3a3259582
-# autobatch: inputs-sha256=a52a8f2519f064883364fd0b4fc9aa34c84e02f7f16f73e47fb7abb9d1e39074
+# autobatch: source-sha256=26efc5fc64f9db77cfc5b38f37caa49561971bce9fa374b0606a096cc60ce81a
+# autobatch: inputs-sha256=b4d4f01f6e59d846679da83e83d9b6064c2d6d8e592ed9e5d42b4a4b0c64769a
 # autobatch: body-sha256=f667f12ffa1a24184816f4e15fcb50b48635cd6975db8cf2a436a5ab4523cfa3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=48d6d6348023d8454beaa77eb4e2575bfb4dc2449ab422655b6ef404d6e03f73
-# autobatch: inputs-sha256=0b733003e6c3f03c67f4a9348dfe7a3d52ef1837f13a252b689ff67d8a9aa4fb
+# autobatch: source-sha256=f42136bf901f81b78d592e00e53a71bec0c3a6df82d06ab95432ef7259d88bd4
+# autobatch: inputs-sha256=d4d8d4cbedc0a7d9919c9d764161732ba20bdf7a965391a5da4fa1cbd9e1703d
 # autobatch: body-sha256=96ce2b926b24bdd10f470c99fcbb10dd4391d35c94568e95169b2aab9b012ba5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=767f048bdf6608f82ba23487b10c77f58e2db9a121331645a98dee31637bc6b4
-# autobatch: inputs-sha256=eafd00c3f57c239fadf1074cf0a6fe32035090231f63b2c85a478a81e4e0909f
+# autobatch: source-sha256=af4ad46783b1ea91c0a934555c6faf307e6ab3e3419d1db35a6d6f6c3804136d
+# autobatch: inputs-sha256=6fbd111081bfa7c1efb051b4c80d0e9c1132193d51a5a3b6543d0f7956005391
 # autobatch: body-sha256=510c1cbac575c7a2489250f8400b78103e117ef2048a4086c3fa058801790398
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=484b445711b6ae4bdaa1eeb032d4499b681b29ef154169044e6b635c135cd779
-# autobatch: inputs-sha256=fc1b0c2e138ed59581c8487c8c726a286d7998947301dd4445bff2f7c6ac6294
+# autobatch: source-sha256=e998949ee7eaa1f6f9293db6e2714615fc62e5d81d21d07e3c69a9787a3a93b7
+# autobatch: inputs-sha256=df319fa165adab7cdb7bd002e566d1a86e865158390cac5caa07929d2821c78c
 # autobatch: body-sha256=e12dea96cc0c75601026258c01e6816b2495e32fb4608b1913374702f1ee5280
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=73923b695ccbb2a029c161f2179315930e63487a5ddcb99850f942d21bf5595b
-# autobatch: inputs-sha256=d53fc6fa704674bbf233c9370b5f8c09833d44f7d293935bb365c8248de5d2bb
+# autobatch: source-sha256=ced181058fb2510ecc83e4afce447f7b6fb640ed00a8f5b823accac387b7ef1c
+# autobatch: inputs-sha256=f8865de0e8faaebd63fa2eeee41b2921ea78935cb5575c490fa9bf0c9ca584b8
 # autobatch: body-sha256=f32de5630daed58eb873d8b4e226d56732f9f8d4aa95b933f80b2bc652a85cd6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

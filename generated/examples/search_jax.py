@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=909a518cbda673aed49b2a7c2aec2daf3fef0b7d356f3d10d12e39252e6e4fd1
-# autobatch: inputs-sha256=dd55503c39f027f23a3553b37615efa59ecf8c7bba75a40f26996f2efec397f9
+# autobatch: source-sha256=80672cdb63d1339b4c4475ce74215a856df030ecffe5e4d4dc3445afe5cb84f6
+# autobatch: inputs-sha256=6939b44d56f55e232ca3e76be0f02a570cb8ca4af9a60fffb9c845adddfd6aa4
 # autobatch: body-sha256=293bcfbb98c1263f72f249ef513b54b656a79ac1e750f77a9fb58d3c308786dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=03089eeb8fa6316cd4a318914a9d98c020f12fcc0b3b5eaa71a020b5260707e5
-# autobatch: inputs-sha256=1172e514c448b64e2c3dcfa1acc25155bbe4daa3645e0ae33b0b2c60b790132f
+# autobatch: source-sha256=77ec0ba22a26dbf51150f0a23ccf2f5a0e28769af3eea700184db503956c7a52
+# autobatch: inputs-sha256=4ad7dd45827f2a893b7ea9e5da7ac47b2e24a66096ef2a9c5cafef1f8e594bef
 # autobatch: body-sha256=d0c7c5f45a457635394a1525e1d8ffaed7793c618a90a66b7a49853798199399
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=54dda65b115f10ae2c9ab41ad76d8c3883b75c198bbbb7dc5a33bd22074c303e
-# autobatch: inputs-sha256=fbd71d1c26bc2011ca2edcd1008f43b12dbd9350eb8d614756d4a4f7631c49c4
+# autobatch: source-sha256=0bbc933a227199f0d2d5848b411c0034e7e8a5794669b15b86b861052fd16773
+# autobatch: inputs-sha256=4d6692a82744d6257d765234663eb474bdd3b2611348aeeae5fbde6ec4c13748
 # autobatch: body-sha256=68b9db80a945d67e3317865b3e2472b212eced887917f27d74f4c2506b2badd9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

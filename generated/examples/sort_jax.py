@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=5884a2edd8d72820eca02bf29d641ae05c5323032a179c85082197058f62fa49
-# autobatch: inputs-sha256=0f2904973ed85e29389b35a2a81fc781101baecdbd5798d17598c7e6f9a8db15
+# autobatch: source-sha256=0823b5883f463ed9fb3efb3a523d8fe7af97b65ff384e18a5ca1d32f9192358d
+# autobatch: inputs-sha256=7e6c46f415e0583d355074d9232614389f8ec8d7342845ef815b74a5e389c166
 # autobatch: body-sha256=d811aeeb9bd2c768ccf349435146a4fb26b88e6e129605071843024a0324a0fc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

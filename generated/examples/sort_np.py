@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=018de96c0859fb6073b6f8b1da42bc836750279f1dcf4daafedd948b6454eb71
-# autobatch: inputs-sha256=95a59a502849259e933025e1aae1a0b29bd5189c0b547f9a0be3316ab70b1263
+# autobatch: source-sha256=f512ae470d98aed5cc0d762c7e9eafeeaa9d638934424e1a36cdb64ae7c36762
+# autobatch: inputs-sha256=1f92894943c31acf9c4ecddcbd978a82b6a2c69e02e625b306b05ecdb783d20b
 # autobatch: body-sha256=fd6abc0c77440fba0eb5dc9e2f04fc360cfce1bd53fcc3124df7a7e69e936b77
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

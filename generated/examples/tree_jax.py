@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=59dae111e89c7bef90d9fa843dca541d1d1dd74e58910262bd82f2449e4d5232
-# autobatch: inputs-sha256=b00dafc1b0f451fce05a84f906185c141222fda620a69351e6382a0e152145ea
+# autobatch: source-sha256=1151f14fa871aa1b5d08e41c8cf633a471fe1fc0cecd29458b4a2b01ad31aada
+# autobatch: inputs-sha256=d78d4b5ceda91975221b3a3a9e2f180771165582146b5fc54648bfe43d7404fa
 # autobatch: body-sha256=e6bf1e07972a203a718e28e0d3991b54353926c5cffb09be631300132e30e9ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=858f8b211efcec4c59d3ee74ee4692212b1e2078bc75e2d1c2f98257d5e9248c
-# autobatch: inputs-sha256=8d9cc5bf0a93be0d4c709af6fea59b989de98c418caef4a63b51b6a96da6f1dd
+# autobatch: source-sha256=563237f4da653bb28857b6751e1a62a7c845ddd1a2c88ce26d84126c1a932588
+# autobatch: inputs-sha256=f86e0720b33b3ccda79b27f33823d2b7f22af44d755d260bcbf416daa12abbfa
 # autobatch: body-sha256=b59d69de92e8b034ad36f2506fee9dcf65d4915f0a2f1b2761beeb45c7612ff0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

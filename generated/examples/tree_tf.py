@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=7aae87f770b3112f3e255854a87bf11e55ae376603d41d1192a5980eb0695640
-# autobatch: inputs-sha256=580235f3393cafc098c081e51d3c8ce928b306327122317b247b1fc61c5054ac
+# autobatch: source-sha256=fff599f8b07fdd11fa9dc2fe12f91a36d70703c781bebffe651e703cdc805a72
+# autobatch: inputs-sha256=54e43961f2d1d1c12d5b7dc7053188fd094a2615851abd1624ca0b8409eb1a52
 # autobatch: body-sha256=9f05365388b7dbd8c18b7f84ce497c060e6471fc11225f2e5d81d239b22c514b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=0a1b2cc568a43ae6c8a4be98a56331a337a3c82fc43164700a802fb34cda97ff
-# autobatch: inputs-sha256=13018346508413abb54d8b247a3e57b8c5461a8071f0e8360f5c4e928dd63bfe
+# autobatch: source-sha256=9dac65a5c79e6b6f051dbaca8e1340a26027850a83523f50965e76d538019dd6
+# autobatch: inputs-sha256=4bb63b69caa8c36d85624b4f01e9a98e0536e939d0e39b3750a658714c2f3876
 # autobatch: body-sha256=d81947ebb1447eaf520ecf2c8401b9897ee743db744907dd5739f96ac82245cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=b5dff95c5f8eb29ff96909626df0af7b58cfb53b6367b8715f281f5cd00bef1d
-# autobatch: inputs-sha256=df6e0dafcac5fbe44d056e1464b6b8154b2f6947e13df00baf26a09f605caee3
+# autobatch: source-sha256=5b20c10ec1adbf69f9d4fe21959d69731a4a14e89d21859fa9e6cb4656f5edfa
+# autobatch: inputs-sha256=04603560bbbf4ce5818590d67edbea8a9777efdd07ae2ad7d17ae4ae806fe307
 # autobatch: body-sha256=673d5a9f09edec746f9810dbeccc032ac886bfe239638b5cb80773ab73a057af
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

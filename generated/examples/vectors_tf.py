@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=1d01523d3147b4ae342934479c6a77c545be336319f4bdddd26fc8ec7b0c7d2f
-# autobatch: inputs-sha256=7625b378646734bceabd7ba5d6c9f9b25202e71962d9268e193b4ec30a8b2136
+# autobatch: source-sha256=1358b41d5d4b376579989b173aeaf74253cb3442dc87da5c4594831a65ce39a0
+# autobatch: inputs-sha256=22a8144a62d3691063a8672d17197d1ccf69c2812b6c345277be7cbb88a103e4
 # autobatch: body-sha256=03199e7a91a804beec96b9f42cdfb6150cfa4b8f62555d987d43528b5a1a5f7f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -25,7 +25,8 @@ version it was generated for, and `require` refuses another at import time.
 # 2: Python builtins per example (py_*), repeat, Optional
 # 3: check_fresh (freshness.py): a module refuses sources edited since it was generated
 # 4: jax_backend; stack_items (a tuple of like values indexed per example)
-RUNTIME_VERSION = 4
+# 5: symbolic sizes: event_size, Entry.types naming sizes ("n",), stack_bytes of sizes
+RUNTIME_VERSION = 5
 
 
 class RuntimeVersionError(ImportError):

@@ -96,6 +96,47 @@ def check_finished(function, pc, block_lines, max_iterations):
         )
 
 
+SIZE_PREFIX = "size_"  # a symbolic size's variable in generated code: size_n
+
+
+def fits(shape, declared) -> bool:
+    """True if a per-example `shape` has the `declared` one: its rank, and its
+    sizes where they are numbers (a symbol, "n", takes any size)."""
+    return len(shape) == len(declared) and all(
+        isinstance(d, str) or s is None or int(s) == d for s, d in zip(shape, declared)
+    )
+
+
+def shape_text(declared) -> str:
+    """A declared per-example shape for messages: (n, 3)."""
+    return "(" + ", ".join(str(d) for d in declared) + ("," if len(declared) == 1 else "") + ")"
+
+
+def bind_sizes(entry, leaves) -> dict:
+    """{symbol: size} of a call, read off its argument leaves ([batch, *event]).
+
+    A symbol names one size wherever it appears (`dot(u: float64[n], v:
+    float64[n])`); arguments that disagree are refused here, naming both,
+    rather than failing inside the program with a broadcasting error.
+    """
+    sizes, seen = {}, {}
+    for name, (_, declared), leaf in zip(entry.params, entry.types, leaves):
+        for axis, d in enumerate(declared):
+            if not isinstance(d, str):
+                continue
+            size = leaf.shape[axis + 1]
+            size = None if size is None else int(size)
+            if d in sizes and size is not None and sizes[d] is not None and sizes[d] != size:
+                raise TypeError(
+                    f"{entry.name}: size {d} is {sizes[d]} in argument {seen[d]} but {size} in "
+                    f"argument {name} (axis {axis}); the program is written for arguments "
+                    "whose sizes named alike are equal"
+                )
+            if sizes.get(d) is None:
+                sizes[d], seen[d] = size, name
+    return sizes
+
+
 def check_stack_bytes(function, leaves, max_stack_depth, level_bytes, max_stack_bytes):
     """Refuses stacks larger than `max_stack_bytes`, before they are allocated.
 
@@ -200,10 +241,14 @@ class Entry(typing.NamedTuple):
 
     name: str  # the user's function, for messages
     params: tuple  # the argument leaves' names: ("n",), ("point[0]", "point[1]")
-    types: tuple  # per leaf: (dtype name, per-example shape), e.g. ("int64", ())
+    # per leaf: (dtype name, per-example shape), e.g. ("int64", ()); a size
+    # that is a symbol is its name, bound by the call: ("float64", ("n",))
+    types: tuple
     program: typing.Callable  # leaves (+ limits) -> results, errors, pc, counters
     block_lines: tuple  # per block: "in fib at examples/fib.py:10: if n <= 1:"
-    stack_bytes: int = 0  # bytes one example stacks per level of recursion
+    # bytes one example stacks per level of recursion; a function of the
+    # sizes (`size_n=...`) when the stacks hold vectors of symbolic size
+    stack_bytes: typing.Union[int, typing.Callable] = 0
     index_lines: tuple = ()  # per checked subscript: its source line, if any
     stackless: bool = False  # a stackless program (the host's recursion is the stack)
 
@@ -245,6 +290,7 @@ def call(
         for name, value, (dtype, shape) in zip(entry.params, values, entry.types)
     ]
     leaves = backend.broadcast_batch(entry.name, entry.params, leaves)
+    sizes = bind_sizes(entry, leaves)
     if entry.stackless:
         if runner is not None:
             raise ValueError(
@@ -262,7 +308,11 @@ def call(
             raise
     # A runner allocates one piece's stacks at a time: check its largest.
     largest = leaves if runner is None else runner.largest_piece(leaves)
-    check_stack_bytes(entry.name, largest, max_stack_depth, entry.stack_bytes, max_stack_bytes)
+    level_bytes = entry.stack_bytes
+    if callable(level_bytes):  # 0: a size unknown while tracing a graph (checked when it runs)
+        known = None not in sizes.values()
+        level_bytes = level_bytes(**{SIZE_PREFIX + s: v for s, v in sizes.items()}) if known else 0
+    check_stack_bytes(entry.name, largest, max_stack_depth, level_bytes, max_stack_bytes)
     try:
         program = backend.compiled(
             entry.program, xla, profile, leaves, max_stack_depth, max_iterations, parallel_iterations

@@ -258,6 +258,13 @@ def zeros(leading, shape, dtype):
     return jnp.zeros((*leading, *shape), dtype)
 
 
+def event_size(leaf, axis):
+    """A symbolic size (`size_n` in a block) read off a [batch, *event] value:
+    its per-example axis `axis`, a Python int wherever the shape is known
+    (the program is traced, and compiled, once per set of sizes)."""
+    return int(leaf.shape[axis + 1])
+
+
 def batch_size(*leaves):
     return leaves[0].shape[0] if leaves else 1
 
@@ -589,10 +596,10 @@ def to_leaf(function, name, value, dtype, event_shape):
         )
     if value.ndim == len(event_shape):
         value = value[None]  # a single example: batch of one
-    if tuple(value.shape[1:]) != tuple(event_shape):
+    if not common.fits(tuple(value.shape[1:]), event_shape):
         raise TypeError(
             f"{function}: argument {name} has per-example shape "
-            f"{tuple(value.shape[1:])}; expected {tuple(event_shape)}"
+            f"{tuple(value.shape[1:])}; expected {common.shape_text(event_shape)}"
         )
     return value
 

@@ -250,6 +250,14 @@ def zeros(leading, shape, dtype):
     return tf.zeros([*leading, *shape], dtype)
 
 
+def event_size(leaf, axis):
+    """A symbolic size (`size_n` in a block) read off a [batch, *event] value:
+    its per-example axis `axis`, a Python int wherever the shape is known
+    (the program is traced, and compiled, once per set of sizes)."""
+    size = leaf.shape[axis + 1]
+    return tf.shape(leaf)[axis + 1] if size is None else int(size)
+
+
 def batch_size(*leaves):
     return tf.shape(leaves[0])[0] if leaves else 1
 
@@ -933,10 +941,10 @@ def to_leaf(function, name, value, dtype, event_shape):
         )
     if value.shape.rank == len(event_shape):
         value = value[None]  # a single example: batch of one
-    if tuple(value.shape[1:]) != tuple(event_shape):
+    if not common.fits(tuple(value.shape[1:]), event_shape):
         raise TypeError(
             f"{function}: argument {name} has per-example shape "
-            f"{tuple(value.shape[1:])}; expected {tuple(event_shape)}"
+            f"{tuple(value.shape[1:])}; expected {common.shape_text(event_shape)}"
         )
     return value
 

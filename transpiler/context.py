@@ -11,6 +11,7 @@ stale is the whole compiler (transpiler.pipeline) imported and run.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import inspect
@@ -567,6 +568,52 @@ class Context:
         return self.generated_dir or os.path.join(root, "generated")
 
     def _entry(self, name, signature, backend, cache=None, mode="", caller=None):
+        """The generated entry function that runs `name` on a call of `signature`.
+
+        A call's signature has numbers for sizes; it runs the program of its
+        structure (`sizes.generalize`: `int64[12]` runs `int64[n]`), so a new
+        length is not a new program.  A module that holds the concrete
+        program instead (the function computes with a size's value, so no
+        program serves every size) runs that; a development call that finds
+        neither builds the symbolic one, and the concrete one if the
+        symbolic one is not size-generic.
+        """
+        from transpiler import sizes
+
+        general = signature if T.is_symbolic(signature) else sizes.generalize(signature)
+        if T.signature_text(general) == T.signature_text(signature):
+            return self._entry_at(name, signature, backend, cache, mode, caller)
+        memo = self.__dict__.setdefault("_program_signatures", {})
+        key = (name, signature, backend.name, mode, self._definitions)
+        chosen = memo.get(key)
+        if chosen is None:
+            chosen = self._held_signature(name, (general, signature), backend, mode)
+        try:
+            entry = self._entry_at(name, chosen, backend, cache, mode, caller)
+        except sizes.NotSizeGeneric:
+            if chosen is signature:
+                raise
+            chosen = signature
+            entry = self._entry_at(name, chosen, backend, cache, mode, caller)
+        memo[key] = chosen
+        return entry
+
+    def _held_signature(self, name, candidates, backend, mode):
+        """The first of `candidates` (signatures) whose program a fresh
+        generated module holds (the project's module, or the cache's for a
+        program built elsewhere); the first if none does."""
+        filename, root, relpath = self._source_info(name)
+        paths = [loader.module_path(self._generated_dir(root), relpath, backend.suffix)]
+        if self._builds_elsewhere(name, root):
+            paths += [self._cache_path(name, c, backend, mode, relpath, root) for c in candidates]
+        texts = [t for t in (loader.read(p) for p in paths) if t is not None]
+        for candidate in candidates:
+            wanted = (name, T.signature_text(candidate), mode)
+            if any(self._is_fresh(text, wanted) for text in texts):
+                return candidate
+        return candidates[0]
+
+    def _entry_at(self, name, signature, backend, cache=None, mode="", caller=None):
         """The generated entry function for `name` at `signature` ("stackless" mode too).
 
         `caller`, the BatchedFunction called: a program that closes over
@@ -824,7 +871,27 @@ class Context:
                 programs.add((name, S.parse(text, classes), mode))
             except (ValueError, TypeError):
                 continue  # a class that no longer exists: that program goes
-        return sorted(programs, key=lambda p: (p[0], p[2], T.signature_text(p[1])))
+        return self._generalized(programs)
+
+    def _generalized(self, programs):
+        """Declared programs with their sizes symbolic: a declaration written
+        with numbers (`int64[8]`, the lock lines of earlier versions) means
+        its structure (transpiler/sizes.py).  What each symbolic program was
+        written as is kept (`_written_as`): a program that is not
+        size-generic is built at those signatures instead."""
+        from transpiler import sizes
+
+        out = set()
+        for name, signature, mode in programs:
+            general = sizes.generalize(signature)
+            if general != signature:
+                self._written_as.setdefault((name, general, mode), set()).add(signature)
+            out.add((name, general, mode))
+        return sorted(out, key=lambda p: (p[0], p[2], T.signature_text(p[1])))
+
+    @property
+    def _written_as(self):
+        return self.__dict__.setdefault("_written_as_cache", {})
 
     def _file_programs(self, relpath, text, backend, requested, root=None):
         """Programs the regenerated file holds: the declared ones plus `requested`
@@ -885,6 +952,7 @@ class Context:
         if self._uses_lock(root) and root is not None:
             declared = set(self.declared_programs(relpath, root))
         specs, functions = [], set()
+        programs = self._size_generic(programs, backend, root)
         for entry, signature, mode in programs:
             try:
                 spec = self._compile(entry, signature, backend, root, mode)
@@ -930,8 +998,69 @@ class Context:
         )
         return pipeline.emit_module(relpath, backend, specs, digest, functions, inputs_digest)
 
+    def _size_generic(self, programs, backend, root):
+        """`programs` with each symbolic one that is not size-generic (its
+        program computes with a size's value: transpiler/sizes.py) replaced
+        by the signatures it was declared as, one program each."""
+        from transpiler import sizes
+
+        out = []
+        for program in programs:
+            name, signature, mode = program
+            written = sorted(self._written_as.get(program, ()), key=T.signature_text)
+            if written and not self._is_size_generic(name, signature, backend, root, mode):
+                out.extend((name, w, mode) for w in written if (name, w, mode) not in out)
+            elif program not in out:
+                out.append(program)
+        return out
+
+    def _is_size_generic(self, name, signature, backend, root, mode):
+        from transpiler import sizes
+
+        key = (name, signature, backend.name, mode, self._definitions)
+        verdicts = self.__dict__.setdefault("_size_generic_cache", {})
+        if key not in verdicts:
+            try:
+                spec = self._compile(name, signature, backend, root, mode)
+                self.__dict__.setdefault("_just_compiled", {})[key] = spec  # for module_text, next
+                verdicts[key] = True
+            except sizes.NotSizeGeneric:
+                verdicts[key] = False
+            except Exception:  # noqa: BLE001 - the build reports it with its declaration
+                verdicts[key] = True
+        return verdicts[key]
+
     def _compile(self, entry, signature, backend, root, mode=""):
-        """Stages 1-5 for one program; returns an emit.module.ProgramSpec."""
+        """Stages 1-5 for one program; returns an emit.module.ProgramSpec.
+
+        A signature with symbolic sizes compiles twice, at two sets of probe
+        values, and must give the same program (transpiler/sizes.py).
+        """
+        from transpiler import sizes
+
+        if not T.is_symbolic(signature):
+            return self._compile_at(entry, signature, backend, root, mode)
+        just = self.__dict__.get("_just_compiled", {})
+        spec = just.pop((entry, signature, backend.name, mode, self._definitions), None)
+        if spec is not None:
+            return spec
+        texts = [self._function_text(f) for f in self._built(root, entry)]
+        try:
+            spec = sizes.compile_generic(
+                signature,
+                lambda bound: self._compile_at(entry, bound, backend, root, mode),
+                lambda spec: repr((spec.lowered, sorted(spec.stackless.items()))),
+                sizes.literals(texts),
+            )
+        except (sizes.NotSizeGeneric, UnsupportedSyntaxError):
+            raise
+        except Exception as error:  # noqa: BLE001 - code that needs one size: `float(v)`, `v.reshape(2, 4)`
+            raise sizes.NotSizeGeneric(
+                f"{entry}{T.signature_text(signature)} does not compile for every size: {error}"
+            ) from error
+        return dataclasses.replace(spec, signature=tuple(signature))
+
+    def _compile_at(self, entry, signature, backend, root, mode=""):
         from transpiler import pipeline
         from transpiler.emit.module import ProgramSpec
         from transpiler.passes import inplace

@@ -49,8 +49,13 @@ ProgramKey = Tuple[str, str, str]  # (entry name, signature without whitespace, 
 
 
 def program_key(name: str, signature: str, mode: str = "") -> ProgramKey:
-    """What two texts of one program share: whitespace is not significant."""
-    return (name.strip(), "".join(signature.split()), mode.strip())
+    """What two texts of one program share: whitespace is not significant,
+    and sizes are symbols (a declaration `int64[8]` means its structure,
+    `int64[n]`: transpiler/sizes.py; a module that holds the concrete
+    program, its function not being size-generic, holds that structure)."""
+    from transpiler.sizes import generalize_text
+
+    return (name.strip(), "".join(generalize_text(signature).split()), mode.strip())
 
 
 def program_text(name: str, signature: str, mode: str = "") -> str:

@@ -113,10 +113,17 @@ def _check_pattern(pattern, value, name, where):
             f"argument {name} has dtype {dtype}, but {pattern} is declared {where}; convert it "
             f"(np.asarray(..., {pattern.dtype.name})) or change the declaration"
         )
-    if shape[1:] != pattern.shape and shape != pattern.shape:
+    if not (_fits(shape[1:], pattern.shape) or _fits(shape, pattern.shape)):
         raise TypeError(
             f"argument {name} has per-example shape {shape[1:]}, but {pattern} is declared {where}"
         )
+
+
+def _fits(shape, declared):
+    """A per-example shape against a declared one (a symbolic size takes any)."""
+    return len(shape) == len(declared) and all(
+        isinstance(d, T.Size) or int(s) == int(d) for s, d in zip(shape, declared)
+    )
 
 
 def check_batch_sizes(args, signature, names):
@@ -146,10 +153,21 @@ _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z_0-9]*|\[|\]|\(|\)|,|-?\d+)")
 
 
 def parse(text: str, classes=None) -> tuple:
-    """Parses "(int64[], Point(float32[3], bool[]))" into a tuple of patterns."""
+    """Parses "(int64[], Point(float32[3], bool[n]))" into a tuple of patterns.
+
+    A size written as a name (`n`) is symbolic (transpiler/sizes.py); the
+    symbols are renamed in order of appearance, so `float64[d]` is the
+    program `float64[n]`.
+    """
     tokens = [m.group(1) for m in _TOKEN.finditer(text)]
     pos = [0]
     classes = classes or {}
+    symbols = {}  # a symbolic size's name -> its Size (in order of appearance)
+
+    def symbol(name):
+        if name not in symbols:
+            symbols[name] = T.Size(-(len(symbols) + 1), name)
+        return symbols[name]
 
     def peek():
         return tokens[pos[0]] if pos[0] < len(tokens) else None
@@ -184,7 +202,8 @@ def parse(text: str, classes=None) -> tuple:
             take("[")
             dims = []
             while peek() != "]":
-                dims.append(int(take()))
+                token = take()
+                dims.append(int(token) if token.lstrip("-").isdigit() else symbol(token))
                 if peek() == ",":
                     take(",")
             take("]")
@@ -193,4 +212,6 @@ def parse(text: str, classes=None) -> tuple:
             raise ValueError(f"unknown class {name!r} in signature {text!r}")
         return T.TupleType(sequence(), classes[name])
 
-    return sequence()
+    from transpiler import sizes
+
+    return sizes.canonical(sequence())

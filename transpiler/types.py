@@ -14,14 +14,112 @@ cast.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from typing import Any, Optional, Tuple, Union
+import threading
+from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
 
 
 class TypeJoinError(TypeError):
     """Two values of incompatible types flow into one variable."""
+
+
+class Size(int):
+    """A per-example size that is a symbol (`n` in `float64[n]`), bound at call time.
+
+    While a program is compiled, a symbol stands for a *probe value*: an
+    integer no literal of the user's code holds (`probe_values`).  Every
+    primitive runs on arrays of that size, so NumPy, TensorFlow and JAX
+    compute as they would on any size; a `TensorType` built while the probe
+    is active turns a dimension equal to a probe value back into its symbol
+    (`symbolic_sizes`).  A size the code computes from a symbol (`n + 1`)
+    is a plain int and stays one: the second probe of `transpiler.sizes`
+    sees it change and refuses the program as not size-generic.
+
+    `str` gives the symbol (`float64[n]` in headers and comments); `repr`
+    gives the name that holds its value in generated code (`size_n`), so a
+    folded `len(v)` or a shape written through `ast.unparse` reads the size
+    of this call, not the probe's.
+    """
+
+    symbol: str
+
+    def __new__(cls, value: int, symbol: str):
+        self = super().__new__(cls, value)
+        self.symbol = symbol
+        return self
+
+    @property
+    def variable(self) -> str:
+        return size_variable(self.symbol)
+
+    def __repr__(self):
+        return self.variable
+
+    def __str__(self):
+        return self.symbol
+
+    def __reduce__(self):
+        return (Size, (int(self), self.symbol))
+
+
+SIZE_PREFIX = "size_"
+
+
+def size_variable(symbol: str) -> str:
+    """The generated code's name for the value of size `symbol`."""
+    return SIZE_PREFIX + symbol
+
+
+def is_symbolic(pattern) -> bool:
+    """True if any leaf of `pattern` (or of a tuple of patterns) has a symbolic size."""
+    if isinstance(pattern, tuple) and not isinstance(pattern, TupleType):
+        return any(is_symbolic(p) for p in pattern)
+    return any(isinstance(d, Size) for leaf in leaves(pattern) for d in leaf.shape)
+
+
+def symbols_of(signature) -> Dict[str, int]:
+    """{symbol: probe value} of a signature's symbolic sizes, first seen first."""
+    out: Dict[str, int] = {}
+    for pattern in signature:
+        for leaf in leaves(pattern):
+            for d in leaf.shape:
+                if isinstance(d, Size):
+                    out.setdefault(d.symbol, int(d))
+    return out
+
+
+_ACTIVE = threading.local()  # .sizes: {probe value: Size} while a program compiles
+
+
+@contextlib.contextmanager
+def symbolic_sizes(sizes):
+    """Within: a `TensorType` dimension equal to one of `sizes` (Size objects)
+    becomes that Size, whatever computed it (a placeholder's shape, a
+    primitive's result)."""
+    old = getattr(_ACTIVE, "sizes", None)
+    _ACTIVE.sizes = {int(s): s for s in sizes}
+    try:
+        yield
+    finally:
+        _ACTIVE.sizes = old
+
+
+def active_sizes() -> Dict[str, "Size"]:
+    """{variable name: Size} of the sizes bound while a program compiles
+    (the names generated expressions use: `size_n`)."""
+    sizes = getattr(_ACTIVE, "sizes", None) or {}
+    return {s.variable: s for s in sizes.values()}
+
+
+def _dimension(d):
+    if isinstance(d, Size):
+        return d
+    d = int(d)
+    sizes = getattr(_ACTIVE, "sizes", None)
+    return sizes.get(d, d) if sizes else d
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +132,7 @@ class TensorType:
 
     def __post_init__(self):
         object.__setattr__(self, "dtype", _as_numpy_dtype(self.dtype))
-        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+        object.__setattr__(self, "shape", tuple(_dimension(d) for d in self.shape))
 
     def __str__(self):
         dims = ", ".join(str(d) for d in self.shape)
@@ -157,6 +255,22 @@ def strong(pattern: Pattern) -> Pattern:
     if isinstance(pattern, TupleType):
         return TupleType(tuple(strong(e) for e in pattern.elements), pattern.cls)
     return pattern
+
+
+def concrete(pattern: Pattern) -> Pattern:
+    """The same pattern with every symbolic size its plain (probe) value."""
+    if isinstance(pattern, TensorType):
+        return _plain(pattern, tuple(int(d) for d in pattern.shape))
+    if isinstance(pattern, TupleType):
+        return TupleType(tuple(concrete(e) for e in pattern.elements), pattern.cls)
+    return pattern
+
+
+def _plain(leaf, shape):
+    """A copy of `leaf` with `shape` as given (no probe turns it symbolic)."""
+    out = TensorType(leaf.dtype, (), weak=leaf.weak)
+    object.__setattr__(out, "shape", shape)
+    return out
 
 
 def join(a: Optional[Pattern], b: Optional[Pattern]) -> Optional[Pattern]:

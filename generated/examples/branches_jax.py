@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=jax
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=8d587281706b397a64090128f8f9ea40f041c07b32e08b08b645a758a0926a21
-# autobatch: inputs-sha256=e941700ea0d03edcd04e70cccc03295d7907163bec4ac09ab004742c78a888ac
-# autobatch: body-sha256=db689ee64dbe5d2aec5d331e044e1d17a46d8df0f1ca1e44c7fde7cf2c48aea0
+# autobatch: source-sha256=c60202e85bba4edf568ade001c988328271563c5de9fbbc64dbc0ff3e5a048e5
+# autobatch: inputs-sha256=74d740e3089916fc5b57c9ff91eb7a6799e730b194c0cfe65f9f16b505dcd9a4
+# autobatch: body-sha256=916afa08480312d099ae8935bb1f7a1341b7aee57e77c8587a639cd719e47d70
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=numpy
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=4c31611e17a969c50d745de2a663f1b0485d795f91377860cf1bf8f8ae589f7f
-# autobatch: inputs-sha256=3df6d38432dc065070a36a999bf31570a1f534fa73d02b7c86ec4f8650644882
-# autobatch: body-sha256=386624b19a4c12a4bde4d45a55a9021f407f17268f7d4e6d95f5b305d017becf
+# autobatch: source-sha256=d869e5daca7b3e2572b0dd1c4b3d699c46a807e0675341d04170a8bd169c439b
+# autobatch: inputs-sha256=a8d59950f7ea6108a0f712ff661979de600b74a37ea96d75c9455a0018a56a32
+# autobatch: body-sha256=6f0deca23e43766313eddc3b9bad8dc3b6064fe61f994785b3c0232293936d9c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

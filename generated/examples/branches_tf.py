@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=d24194438ed88a5d4416253f9d4f8aa69aeb3f5296fa23528572d1f52e2f35c3
-# autobatch: inputs-sha256=50afed6a2437dddc1b3ccbe9137010347491150715bee76ac986a84dd0d60cc8
-# autobatch: body-sha256=1fc86e4b89fa7a5a4bec0d266d08887fdb6ac123c75f67f12ccc6a57b3f52bbe
+# autobatch: source-sha256=4dbca911d34e049a99b5352fa96cca1734470e1e4bc9d4c56221626fda9cc129
+# autobatch: inputs-sha256=638ce15452ab85c259ef3ef41c04c71ddcc8ab7881d885ad4358deb277168a8d
+# autobatch: body-sha256=7ca98834662e13f865079e785f8cd2be71eb1e54934bda911395d501e718d362
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

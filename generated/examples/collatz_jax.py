@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=jax
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=7b6da45cc5d48f37e0930877eb2986f4899a5b4251cf1de93e99493abbbc0357
-# autobatch: inputs-sha256=342c454d2e62bf2a8d16eacf93f050b59ab62bff25264a2e7eedb1665d86ca73
-# autobatch: body-sha256=dc93dfab3a1978e027477a7035b1919c5d83156e337595ff3451669dc8bbe97c
+# autobatch: source-sha256=67efca76d8b1ee40303fc4044f2f7ead9c58e0d5859d46185af865bdd7986ac3
+# autobatch: inputs-sha256=972e43012741d2df2a471c358c5b9454491555827e15d4e0042571ba5600d30e
+# autobatch: body-sha256=b9f0f537357439f9029d2791eacd1c094ea2f7cc92432dfc5903157a3c2dbcda
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

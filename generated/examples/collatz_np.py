@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=numpy
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f7d9981e95496d671cc040ece8db7f267e7370778c4b7318fb2d119ee92dd6a9
-# autobatch: inputs-sha256=9dc269d9a7e4bf7725664e1835d63cb9fcf2e54e1ad619a4988f0fe012baf5ac
-# autobatch: body-sha256=5d3cdf6039832562f1db0039ff785626e49ca94f5b73fef69d587ee8eac2dd59
+# autobatch: source-sha256=52a58d034b3dbd9464d783bb3e9f58f5d8a3450602f43319718d593cd5db2485
+# autobatch: inputs-sha256=5dbe23b715a79d8fd7c5d7886cd63f0f45cec4165b37b6d4c3dd6d3df703f44b
+# autobatch: body-sha256=5eb93cbe3d5c830fe2fcfafe79e8b673c37648064484e162e606e600429762ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

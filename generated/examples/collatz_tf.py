@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=85be1966cafcab79d2ec9d95667315fd8373b8bd08c518f6af7dfee7f5caad05
-# autobatch: inputs-sha256=dc476e5b74e8781378385a48dc4946e04e1eae5e416581d320e29fc5cc1fc9d1
-# autobatch: body-sha256=bd4273119d75b479f4875b35720fde62bcf846bf077f69cde876bb3210adb2cc
+# autobatch: source-sha256=f0b2b575d3fe4e5034131cb3f0bfe05f0a637cbc89b2b96b471f71d61d1d5ab3
+# autobatch: inputs-sha256=c1711b57a6d0f51c3c65d7f02bee120941e0f7c7024954d40a0501f5379d5814
+# autobatch: body-sha256=bee19839319526c77602b9e76f894e6beada6eb92bc0504c38689353e7be462b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

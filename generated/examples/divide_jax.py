@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=jax
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ef80d7ef9a268e050d6eb10d1df6c15ebd413e350e8f6357aa24be7864161394
-# autobatch: inputs-sha256=bf36540b7347f93d930c15be383dfd82fe71dd2df56f5679dff01c146f8a5918
-# autobatch: body-sha256=582a29bcb54a60831b951fe3d6f9cfd9f7f675c469e67715de9e2ad817e5588c
+# autobatch: source-sha256=691a8705e344c954c9cb4ee088861e5283b6271747748c8f86488192949be5c8
+# autobatch: inputs-sha256=9b79c551297ac8221585e76516e94f6597327ff6ae1880926a7b7f3ca06ab2fb
+# autobatch: body-sha256=73d19ce0f4d0006ae205e91c7220114404aad01b37300b65fd6da3b047b9507c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=numpy
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=7c0679526efb2bfb8b5fdbf983f5e0e223bd53886ebe0fbd2a043e7037655395
-# autobatch: inputs-sha256=2fad56d952718ddfdc750979306c95e8029214d12d8aa5ee983d5e7acc08df0f
-# autobatch: body-sha256=2a4cf92e803242911441312d2e47beb585845e6f75a3936416821a0f61df4120
+# autobatch: source-sha256=6685573cdf0b45e2ca3b4523d83b6458c05a82fba9a67beff908d8288edcb2fd
+# autobatch: inputs-sha256=b56a044ab5cbe87ccd5351b130e15002ef1156612fa35c0d41b9bf6b792ed668
+# autobatch: body-sha256=4f12adc06d51c7845dcdb3985f48524116c43f421196ceab3d8b64fb4ba04f47
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=40eefec4af08a559a7b9045df394f141418e80576a35e97ccc7b8361a9a3284a
-# autobatch: inputs-sha256=a71de1a2d13c3f0cba8dadf616c82a6311bb922f4d4df3c2ed74d527eec7be26
-# autobatch: body-sha256=7f8cfba6eb2755803de3c090f6444c3b1efca3ddbfda254f3ac0cc7a78665098
+# autobatch: source-sha256=a7077b51210ce99301f9e7bd33846f69bb5d4c882e174f92372e7a3623a08546
+# autobatch: inputs-sha256=7ecf2f49062d9a21e67808dcd85a7b15a1a4cb7e7b63c1e0200658c148ab055a
+# autobatch: body-sha256=0fee83bac47fb6e06d7da95dc544ca5cf5c000a05d42b4e0daba05ec806e6b59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

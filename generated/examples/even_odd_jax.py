@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=jax
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=65e283ee72f1224c911f0852e3f6cf2bca4a99dd5dc23eee49e4f530d4767059
-# autobatch: inputs-sha256=3ac908d5bb9dba659fd7eac4186b10a01c9d0fa9e70933cc6e46275157887614
-# autobatch: body-sha256=6fd5d45cd8e58879eb36a814cc2ee3275982cd4174117aa38abc5f7393f7a220
+# autobatch: source-sha256=a8dbc57dd8de5faec7bc93d45eed30e477dc238e476d36c6a15da2cfea97c967
+# autobatch: inputs-sha256=ba79ad0e91676243e870184226394f0854f6f0559d2d3ebd3607e8c03dc6edbf
+# autobatch: body-sha256=c75c6bd70a57cc71fa48c970f743409c10be25cefa2dc2c8035f00817c030c4d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=numpy
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=39600101dc9cd0125edfdaa75356e1019c726616139544b03edcfefca5b4142a
-# autobatch: inputs-sha256=eb4607cd79a5ffaeccbb20648f63356e5ee9dd4f1e40b24152fe15fdc63c3b51
-# autobatch: body-sha256=aab03076e58f5c85270e8ab48237426c231d15e122b023ec74d92139a637afa9
+# autobatch: source-sha256=bf417fb25dfc675dcb32ac30f5231cf573c3af1606ce56ced35b2102c1e8ca6d
+# autobatch: inputs-sha256=44ad5bce48b03399de627a8ed9d8f1b2e29c9ab94de6482bc1fcbf4367cff37f
+# autobatch: body-sha256=e9e989e065ed438f2442d2fc9c406c346e4d58c27e27b290904e00f3f7ca7e4e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=932419a8d0bd036a1f1b36f3ceeaa1b7d7a29d58fb76152a4d8525457b919c99
-# autobatch: inputs-sha256=da50ffc619a9dec9d7b4f07fe5a3a1e98057c31a3006f5450e4eeb5dc844840d
-# autobatch: body-sha256=a52d82d0c2000ab05d1c731aa0868658ddcd2b7784db423c1d0d8332ba828369
+# autobatch: source-sha256=000c2cd57be816364f08f2c7c6f88de5e5f4a18f456d1f8b2350be95aef3446a
+# autobatch: inputs-sha256=8abafd60abd8eec2b2460689bb8ce31915097844a10d09a2ff80f5d10087ddaa
+# autobatch: body-sha256=8712f3bb6003bfc73471b99206c78e79702555bb7b4055e56007af1714e1227a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=jax
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f3ce7ef314f7449483f22829ea8a39f2cb3ca3c25f8613bdfc9655a20349e5cc
-# autobatch: inputs-sha256=959dac57516ad7f8fe2a5dfe310f8ee76a1eb014d11007b237980f819c220bf1
-# autobatch: body-sha256=8225a14383596dd798a5494343bc4f26145aeec4c4fba033e88b1013fef753ff
+# autobatch: source-sha256=5b3979967d7e9218c30f0d0178c7e0d01c0598d5456d85dd1137949c4c15c877
+# autobatch: inputs-sha256=bd22a308fde74757dd18024188e235c0bbc2d3b8a5b085419da8de6aad68ce01
+# autobatch: body-sha256=7b2c20796c3d7004cc1d4f3ba996c7ff950898c5afb62a91177844ab5a6f3a43
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

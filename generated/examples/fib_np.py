@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=numpy
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=1140932b78bcb612047a15da4a4656f31a65e5e26a492528af0da9c283e822bd
-# autobatch: inputs-sha256=4b050bcfb67ccd4466e85692d12d9ed096d3d938fe66e58f8ba05ddde512b29f
-# autobatch: body-sha256=ed21c26a4df25a8a007841520d18fe876593f3c0928d95fb35f665dad437fe62
+# autobatch: source-sha256=879190fc2b52b55754bdde312166cfd9c572acaca3a9a71fbc34b1572535d909
+# autobatch: inputs-sha256=0116894db6ee660c0b4bcd84aa716a170a0d6331086ee00acf3026f73bf68115
+# autobatch: body-sha256=2fb135babef38bb800d6ac2c4c2af19becfd4a2c29e4c840676a25f203e12b92
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

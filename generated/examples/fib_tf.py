@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=842a60679d3a10d68d1d39a8b6f61a7aa3a46043682dc4b73c2869df442bc2fc
-# autobatch: inputs-sha256=5f6eeb7619a34372fd96fda04f85470f1be1b32918676dedac5cfc33e726ca75
-# autobatch: body-sha256=4a1f204a984cabf782d4d4008ed7fb676a79280672efcd81a4055b5e89b43182
+# autobatch: source-sha256=6c105077dab74760f201507cbe385ba8795ab719bf05d3e2d5bbc4f9760e2d47
+# autobatch: inputs-sha256=ba11dfab2b29d842327c56d7050a7a750d3056a70d11965e98225519842b7fb2
+# autobatch: body-sha256=e7720649557d4f0a453c63ebe5d3d78e8c93c00d8feee7ffb3b66b577e5a69b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=jax
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e19e35439c2735c4edbe701362be5101aa0ecafec083b9386e7cd36c88fd37db
-# autobatch: inputs-sha256=423e7dd29cb440abdd0c1f2cc48ae1efe22a7b3cf4b4997b342ef8eb64db9699
-# autobatch: body-sha256=6c72eee0a50ee1b1e84681b88f9f4a19887d8f35ea9761fb9fe4c5abeca89428
+# autobatch: source-sha256=c5e07d940cb90bacb1c8c26c5e11a89811e8f85e5ad47f17ff40f205c7cc70d1
+# autobatch: inputs-sha256=2f69af15e8cdece1205f43eef58d14eedb6e595a0f41c3d1cc4205d91865345e
+# autobatch: body-sha256=5449b36716bb54034412fe20ca10c448e24f8bd5864a637f9439d1887a5c9224
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=numpy
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=6dcc4395049056115cc01ca649cccd2108a7f03b4704923bfcbe1f058b58b773
-# autobatch: inputs-sha256=2edd0a55d099144ab4d6ae1e70da55f59fcb3182254a5938602a07debb35ce2e
-# autobatch: body-sha256=39a7f51550acb44eec4c2c77af648b33df222f69d644b8cc4af477e724ab7973
+# autobatch: source-sha256=f980c84b3c83ceab3df0c683fb3e20166a8402fa11893be41c8856264391ed7c
+# autobatch: inputs-sha256=9e2a3b6873775f3a9c139059c0a250a9fb4a9d4969b453aaf9cccb083b8cc320
+# autobatch: body-sha256=af46d848698c91918ec0def719d617a0bfcced757cc33e538349a80d7ddaf250
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=c77442267f375d13cc7b095c8bc9d12264ef05ba36667782c7e248161a4eac52
-# autobatch: inputs-sha256=3ec484cf844cd93566988877e55213a812322e92402dfd5a6ddd41f7740af121
-# autobatch: body-sha256=c8c68decbb2cb3c16d34b9b0b6f1e2417aa5c14e35ac82f8f802c71877dc77f8
+# autobatch: source-sha256=4ca36c032f2c20b780abea940f49d9b50cc963ba36d4ca03db2f4f9ed7f7f9db
+# autobatch: inputs-sha256=f6fb995a61df4ff344cc0eaef3c63211e7c249095a8860d4d50b2443fe3bab0e
+# autobatch: body-sha256=6c1d672ac7a1e822c7adc7d41c1f708dde587328a4825c74727c64997d265b79
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

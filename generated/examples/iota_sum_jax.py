@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=jax
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=7c1a8471d76cd0e042b108761b02e1d77b54ef1fbb3303f39e9501c6817d4bee
-# autobatch: inputs-sha256=c29dad94f6a9f83e0f6504d8310cbc6f95511cba188de92c15361c761f6d58c6
-# autobatch: body-sha256=b24f73827062206821b2c1914fade27aaf8a5892d3daa6e86e8028b649ac41d7
+# autobatch: source-sha256=eb5faa2e04af1ec72a3191f7c1befb3f74ab3d53b782c4f74cf576da649e2974
+# autobatch: inputs-sha256=a596b363d14a371cdb124053131c43cd41b040e14c47ee26462c2af99b770b41
+# autobatch: body-sha256=a0f383c934e111c161e14e116b414013a3db0e0269973408a422e4eea8fb4d3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

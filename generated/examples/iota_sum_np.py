@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=numpy
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=54670126a71706c2960efc6d408ec5eb54122b9589d2fb280dadccb4010a12a2
-# autobatch: inputs-sha256=eec50e9925aa57ad4dcfb7e92adc0629d0c08df442010e3365fc88cf5a2301d5
-# autobatch: body-sha256=79af552482eba85c9d294e03767ee74264cfed49ea482938234688783fb285c1
+# autobatch: source-sha256=9843f04e4a4d758fbb163988d85c94a18e4805c74dcdcbe748aac2bfd9866997
+# autobatch: inputs-sha256=e9444a3b00de925afe69d33c8d6b70b8b91f2daf58f1a7ae773f402d59f16ca2
+# autobatch: body-sha256=eb8fe8bc4818b9cbcb414ddeb379c83dbd2dc6f06849d4e9c12738c8a87ab62d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=d102f828b3251a6c0d684ef4b7252799d4697968105f774e18f8b397a48c5440
-# autobatch: inputs-sha256=b53ec7a02fc18ca4512097a61c3755bc1e885576748311b2a653fc7fc24605be
-# autobatch: body-sha256=01a16b0d88a534c5b32d7a68cc520b67f84aec67f6869525d4ad3804bcd45b9a
+# autobatch: source-sha256=be82b4b65da568bce8bee2313749ccf78bba4e289eee61354f1bfca7d9e4834e
+# autobatch: inputs-sha256=ac637b5b684f0e4ecba06501865e9c852393c3dd1e624589cc9b39c1675b84ee
+# autobatch: body-sha256=664e19449537c4b16116b58c87a86e60a97c762cdf7c3b0779a7a5c04266814f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

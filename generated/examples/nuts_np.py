@@ -2,19 +2,19 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=numpy
-# autobatch: runtime=4
-# autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
+# autobatch: runtime=5
+# autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=26efc5fc64f9db77cfc5b38f37caa49561971bce9fa374b0606a096cc60ce81a
-# autobatch: inputs-sha256=b4d4f01f6e59d846679da83e83d9b6064c2d6d8e592ed9e5d42b4a4b0c64769a
-# autobatch: body-sha256=f667f12ffa1a24184816f4e15fcb50b48635cd6975db8cf2a436a5ab4523cfa3
+# autobatch: source-sha256=3af0c0ad38068d703c8598a78adfa0cf96c81ebcf12df2574a8cffc68494571f
+# autobatch: inputs-sha256=19dd8a2c09bb658f1585f9d65148913157c2d64f4a6c2464fdfd4eac54423b93
+# autobatch: body-sha256=3ad5b75434ef2f325c710e643c0ccb97ac6d12414f53ff431b49da8f4727c1b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
 Each example runs its own path through the blocks below; one loop
 iteration runs one block for every example waiting at it.
 
-nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]):
+nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]):
   block 0   examples/nuts.py:157  for _ in range(num_burnin):
   block 1   examples/nuts.py:158  step = nuts_step(point, seed, counter)
   block 2   examples/nuts.py:158  step = nuts_step(point, seed, counter)
@@ -30,41 +30,7 @@ nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], 
   block 12  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 13  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
   block 14  examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]):
-  block 0   examples/nuts.py:157  for _ in range(num_burnin):
-  block 1   examples/nuts.py:158  step = nuts_step(point, seed, counter)
-  block 2   examples/nuts.py:158  step = nuts_step(point, seed, counter)
-  block 3   examples/nuts.py:161  for t in range(num_results):
-  block 4   examples/nuts.py:162  step = nuts_step(point, seed, counter)
-  block 5   examples/nuts.py:162  step = nuts_step(point, seed, counter)
-  block 6   examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
-  block 7   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
-  block 8   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
-  block 9   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-  block 10  examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 11  examples/nuts.py:83  eps = direction * step_size
-  block 12  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 13  examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 14  examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]):
-  block 0   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
-  block 1   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
-  block 2   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-  block 3   examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 4   examples/nuts.py:83  eps = direction * step_size
-  block 5   examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 6   examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]):
-  block 0   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
-  block 1   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
-  block 2   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-  block 3   examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-  block 4   examples/nuts.py:83  eps = direction * step_size
-  block 5   examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 6   examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-  block 7   examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
+nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[]):
   block 0   examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
   block 1   examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
   block 2   examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -78,7 +44,7 @@ nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/nuts.py",
@@ -100,18 +66,18 @@ from examples.nuts import Step
 from examples.nuts import Tree
 
 
-def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
+def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
     """Builds the batched `nuts_chain` for the values its source closes over.
 
     Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
     """
     # ----------------------------------------------------------------------
-    # nuts_chain(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 1], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[1], float64[], float64[1]), int64[], float64[32, 1], int64[32], int64[32], float64[32])
+    # nuts_chain(point: Point(float64[n], float64[], float64[n]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[m, n], leapfrogs: int64[m], depths: int64[m], accepts: float64[m]) -> Chain(Point(float64[n], float64[], float64[n]), int64[], float64[m, n], int64[m], int64[m], float64[m])
 
-    class NutsChain1State(typing.NamedTuple):
+    class NutsChainState(typing.NamedTuple):
         """Loop state of `nuts_chain` (the stacks aside): one [batch, ...] array per register."""
 
-        # [batch] int32: the block each example runs next (NUTS_CHAIN_1_HALT once it has returned)
+        # [batch] int32: the block each example runs next (NUTS_CHAIN_HALT once it has returned)
         pc: object
         # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
         return_sp: object
@@ -121,33 +87,33 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         build_tree_depth: object
         # [batch] float64: direction of build_tree
         build_tree_direction: object
-        # [batch, 1] float64: edge of build_tree
+        # [batch, n] float64: edge of build_tree
         build_tree_edge_x: object
-        # [batch, 1] float64: edge of build_tree
+        # [batch, n] float64: edge of build_tree
         build_tree_edge_r: object
-        # [batch, 1] float64: edge of build_tree
+        # [batch, n] float64: edge of build_tree
         build_tree_edge_grad: object
         # [batch] float64: joint0 of build_tree
         build_tree_joint0: object
         # [batch] float64: log_slice of build_tree
         build_tree_log_slice: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_minus_x: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_minus_r: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_minus_grad: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_plus_x: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_plus_r: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_plus_grad: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_sample_x: object
         # [batch] float64: the value build_tree returns
         build_tree_return_sample_log_prob: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_sample_grad: object
         # [batch] float64: the value build_tree returns
         build_tree_return_size: object
@@ -161,23 +127,23 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         build_tree_return_leapfrogs: object
         # [batch] int64: seed of build_tree
         build_tree_seed: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_minus_x: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_minus_r: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_minus_grad: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_plus_x: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_plus_r: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_plus_grad: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_sample_x: object
         # [batch] float64: tree of build_tree
         build_tree_tree_sample_log_prob: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_sample_grad: object
         # [batch] float64: tree of build_tree
         build_tree_tree_size: object
@@ -189,15 +155,15 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         build_tree_tree_counter: object
         # [batch] int64: tree of build_tree
         build_tree_tree_leapfrogs: object
-        # [batch, 32] float64: accepts of nuts_chain
+        # [batch, m] float64: accepts of nuts_chain
         nuts_chain_accepts: object
         # [batch] int64: counter of nuts_chain
         nuts_chain_counter: object
-        # [batch, 32] int64: depths of nuts_chain
+        # [batch, m] int64: depths of nuts_chain
         nuts_chain_depths: object
-        # [batch, 32, 1] float64: draws of nuts_chain
+        # [batch, m, n] float64: draws of nuts_chain
         nuts_chain_draws: object
-        # [batch, 32] int64: leapfrogs of nuts_chain
+        # [batch, m] int64: leapfrogs of nuts_chain
         nuts_chain_leapfrogs: object
         # [batch] int64: loop_next_1 of nuts_chain
         nuts_chain_loop_next_1: object
@@ -205,27 +171,27 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_num_burnin: object
         # [batch] int64: num_results of nuts_chain
         nuts_chain_num_results: object
-        # [batch, 1] float64: point of nuts_chain
+        # [batch, n] float64: point of nuts_chain
         nuts_chain_point_x: object
         # [batch] float64: point of nuts_chain
         nuts_chain_point_log_prob: object
-        # [batch, 1] float64: point of nuts_chain
+        # [batch, n] float64: point of nuts_chain
         nuts_chain_point_grad: object
-        # [batch, 1] float64: the value nuts_chain returns
+        # [batch, n] float64: the value nuts_chain returns
         nuts_chain_return_point_x: object
         # [batch] float64: the value nuts_chain returns
         nuts_chain_return_point_log_prob: object
-        # [batch, 1] float64: the value nuts_chain returns
+        # [batch, n] float64: the value nuts_chain returns
         nuts_chain_return_point_grad: object
         # [batch] int64: the value nuts_chain returns
         nuts_chain_return_counter: object
-        # [batch, 32, 1] float64: the value nuts_chain returns
+        # [batch, m, n] float64: the value nuts_chain returns
         nuts_chain_return_draws: object
-        # [batch, 32] int64: the value nuts_chain returns
+        # [batch, m] int64: the value nuts_chain returns
         nuts_chain_return_leapfrogs: object
-        # [batch, 32] int64: the value nuts_chain returns
+        # [batch, m] int64: the value nuts_chain returns
         nuts_chain_return_depths: object
-        # [batch, 32] float64: the value nuts_chain returns
+        # [batch, m] float64: the value nuts_chain returns
         nuts_chain_return_accepts: object
         # [batch] int64: seed of nuts_chain
         nuts_chain_seed: object
@@ -247,29 +213,29 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_leapfrogs: object
         # [batch] float64: log_slice of nuts_step
         nuts_step_log_slice: object
-        # [batch, 1] float64: minus of nuts_step
+        # [batch, n] float64: minus of nuts_step
         nuts_step_minus_x: object
-        # [batch, 1] float64: minus of nuts_step
+        # [batch, n] float64: minus of nuts_step
         nuts_step_minus_r: object
-        # [batch, 1] float64: minus of nuts_step
+        # [batch, n] float64: minus of nuts_step
         nuts_step_minus_grad: object
-        # [batch, 1] float64: plus of nuts_step
+        # [batch, n] float64: plus of nuts_step
         nuts_step_plus_x: object
-        # [batch, 1] float64: plus of nuts_step
+        # [batch, n] float64: plus of nuts_step
         nuts_step_plus_r: object
-        # [batch, 1] float64: plus of nuts_step
+        # [batch, n] float64: plus of nuts_step
         nuts_step_plus_grad: object
-        # [batch, 1] float64: point of nuts_step
+        # [batch, n] float64: point of nuts_step
         nuts_step_point_x: object
         # [batch] float64: point of nuts_step
         nuts_step_point_log_prob: object
-        # [batch, 1] float64: point of nuts_step
+        # [batch, n] float64: point of nuts_step
         nuts_step_point_grad: object
-        # [batch, 1] float64: the value nuts_step returns
+        # [batch, n] float64: the value nuts_step returns
         nuts_step_return_point_x: object
         # [batch] float64: the value nuts_step returns
         nuts_step_return_point_log_prob: object
-        # [batch, 1] float64: the value nuts_step returns
+        # [batch, n] float64: the value nuts_step returns
         nuts_step_return_point_grad: object
         # [batch] int64: the value nuts_step returns
         nuts_step_return_counter: object
@@ -279,11 +245,11 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_return_depth: object
         # [batch] float64: the value nuts_step returns
         nuts_step_return_accept: object
-        # [batch, 1] float64: sample of nuts_step
+        # [batch, n] float64: sample of nuts_step
         nuts_step_sample_x: object
         # [batch] float64: sample of nuts_step
         nuts_step_sample_log_prob: object
-        # [batch, 1] float64: sample of nuts_step
+        # [batch, n] float64: sample of nuts_step
         nuts_step_sample_grad: object
         # [batch] int64: seed of nuts_step
         nuts_step_seed: object
@@ -294,7 +260,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # [batch] int32: block where an example indexed out of range, or -1
         index_error_at: object
 
-    class NutsChain1Stacks(typing.NamedTuple):
+    class NutsChainStacks(typing.NamedTuple):
         """Stacks of `nuts_chain`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
         # [depth, batch] int32: return addresses (block indices)
@@ -309,23 +275,23 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         build_tree_log_slice: object
         # [depth, batch] int64: saved build_tree_seed
         build_tree_seed: object
-        # [depth, batch, 1] float64: saved build_tree_tree_minus_x
+        # [depth, batch, n] float64: saved build_tree_tree_minus_x
         build_tree_tree_minus_x: object
-        # [depth, batch, 1] float64: saved build_tree_tree_minus_r
+        # [depth, batch, n] float64: saved build_tree_tree_minus_r
         build_tree_tree_minus_r: object
-        # [depth, batch, 1] float64: saved build_tree_tree_minus_grad
+        # [depth, batch, n] float64: saved build_tree_tree_minus_grad
         build_tree_tree_minus_grad: object
-        # [depth, batch, 1] float64: saved build_tree_tree_plus_x
+        # [depth, batch, n] float64: saved build_tree_tree_plus_x
         build_tree_tree_plus_x: object
-        # [depth, batch, 1] float64: saved build_tree_tree_plus_r
+        # [depth, batch, n] float64: saved build_tree_tree_plus_r
         build_tree_tree_plus_r: object
-        # [depth, batch, 1] float64: saved build_tree_tree_plus_grad
+        # [depth, batch, n] float64: saved build_tree_tree_plus_grad
         build_tree_tree_plus_grad: object
-        # [depth, batch, 1] float64: saved build_tree_tree_sample_x
+        # [depth, batch, n] float64: saved build_tree_tree_sample_x
         build_tree_tree_sample_x: object
         # [depth, batch] float64: saved build_tree_tree_sample_log_prob
         build_tree_tree_sample_log_prob: object
-        # [depth, batch, 1] float64: saved build_tree_tree_sample_grad
+        # [depth, batch, n] float64: saved build_tree_tree_sample_grad
         build_tree_tree_sample_grad: object
         # [depth, batch] float64: saved build_tree_tree_size
         build_tree_tree_size: object
@@ -338,11 +304,13 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_CHAIN_1_HALT = 15
-    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8, build_tree_tree_minus_r 8, build_tree_tree_minus_grad 8, build_tree_tree_plus_x 8, build_tree_tree_plus_r 8, build_tree_tree_plus_grad 8, build_tree_tree_sample_x 8, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
-    NUTS_CHAIN_1_STACK_BYTES = 149
+    NUTS_CHAIN_HALT = 15
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8 x n, build_tree_tree_minus_r 8 x n, build_tree_tree_minus_grad 8 x n, build_tree_tree_plus_x 8 x n, build_tree_tree_plus_r 8 x n, build_tree_tree_plus_grad 8 x n, build_tree_tree_sample_x 8 x n, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8 x n, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
 
-    def nuts_chain_1_block_0(state, stacks):
+    def nuts_chain_stack_bytes(*, size_n, size_m):
+        return 85 + 64 * size_n
+
+    def nuts_chain_block_0(state, stacks):
         # examples/nuts.py:157  for _ in range(num_burnin):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
@@ -362,7 +330,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    def nuts_chain_1_block_1(state, stacks):
+    def nuts_chain_block_1(state, stacks):
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
         active = state.pc == 1
         loop_next_1 = state.nuts_chain_loop_next_1
@@ -385,7 +353,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -411,7 +379,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks, returns=returns_write),
         )
 
-    def nuts_chain_1_block_2(state, stacks):
+    def nuts_chain_block_2(state, stacks):
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
         active = state.pc == 2
         nuts_step_return = Step(
@@ -455,7 +423,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    def nuts_chain_1_block_3(state, stacks):
+    def nuts_chain_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
@@ -475,7 +443,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    def nuts_chain_1_block_4(state, stacks):
+    def nuts_chain_block_4(state, stacks):
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
         active = state.pc == 4
         t_next_1 = state.nuts_chain_t_next_1
@@ -498,7 +466,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -525,7 +493,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks, returns=returns_write),
         )
 
-    def nuts_chain_1_block_5(state, stacks):
+    def nuts_chain_block_5(state, stacks):
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
         active = state.pc == 5
         nuts_step_return = Step(
@@ -579,7 +547,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = rt.select(fault, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(fault, NUTS_CHAIN_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -612,7 +580,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    def nuts_chain_1_block_6(state, stacks):
+    def nuts_chain_block_6(state, stacks):
         # examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
         active = state.pc == 6
         point = Point(
@@ -628,7 +596,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
         nuts_chain_return = result_1
         pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_HALT
         )
         pc = rt.select(active, pc, state.pc)
         return (
@@ -665,7 +633,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    def nuts_chain_1_block_7(state, stacks):
+    def nuts_chain_block_7(state, stacks):
         # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
         active = state.pc == 7
         seed = state.nuts_step_seed
@@ -741,7 +709,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    def nuts_chain_1_block_8(state, stacks):
+    def nuts_chain_block_8(state, stacks):
         # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
         active = state.pc == 8
         seed = state.nuts_step_seed
@@ -790,7 +758,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -828,7 +796,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks, returns=returns_write),
         )
 
-    def nuts_chain_1_block_9(state, stacks):
+    def nuts_chain_block_9(state, stacks):
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         active = state.pc == 9
         build_tree_return = Tree(
@@ -958,7 +926,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    def nuts_chain_1_block_10(state, stacks):
+    def nuts_chain_block_10(state, stacks):
         # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
         active = state.pc == 10
         sample = Point(
@@ -975,7 +943,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         )
         nuts_step_return = result_1
         pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_HALT
         )
         pc = rt.select(active, pc, state.pc)
         return (
@@ -1009,7 +977,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    def nuts_chain_1_block_11(state, stacks):
+    def nuts_chain_block_11(state, stacks):
         # examples/nuts.py:83  eps = direction * step_size
         active = state.pc == 11
         direction = state.build_tree_direction
@@ -1061,7 +1029,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         )
         build_tree_return = result_1
         pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_HALT
         )
         pc = rt.select(active, pc, state.pc)
         return (
@@ -1116,7 +1084,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    def nuts_chain_1_block_12(state, stacks):
+    def nuts_chain_block_12(state, stacks):
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         active = state.pc == 12
         depth = state.build_tree_depth
@@ -1165,7 +1133,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -1198,7 +1166,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_chain_1_block_13(state, stacks):
+    def nuts_chain_block_13(state, stacks):
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         active = state.pc == 13
         build_tree_return = Tree(
@@ -1312,7 +1280,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             stacks.returns,
             state.return_sp,
             rt.where(going, False, active),
-            NUTS_CHAIN_1_HALT,
+            NUTS_CHAIN_HALT,
         )
         return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 14, going
@@ -1340,7 +1308,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = rt.select(overflow, NUTS_CHAIN_1_HALT, pc)
+        pc = rt.select(overflow, NUTS_CHAIN_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -1444,7 +1412,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_chain_1_block_14(state, stacks):
+    def nuts_chain_block_14(state, stacks):
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         active = state.pc == 14
         build_tree_return = Tree(
@@ -1585,7 +1553,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
         pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_CHAIN_1_HALT
+            stacks.returns, state.return_sp, active, NUTS_CHAIN_HALT
         )
         pc = rt.select(active, pc, state.pc)
         return (
@@ -1661,25 +1629,25 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    NUTS_CHAIN_1_BLOCKS = (
-        nuts_chain_1_block_0,
-        nuts_chain_1_block_1,
-        nuts_chain_1_block_2,
-        nuts_chain_1_block_3,
-        nuts_chain_1_block_4,
-        nuts_chain_1_block_5,
-        nuts_chain_1_block_6,
-        nuts_chain_1_block_7,
-        nuts_chain_1_block_8,
-        nuts_chain_1_block_9,
-        nuts_chain_1_block_10,
-        nuts_chain_1_block_11,
-        nuts_chain_1_block_12,
-        nuts_chain_1_block_13,
-        nuts_chain_1_block_14,
+    NUTS_CHAIN_BLOCKS = (
+        nuts_chain_block_0,
+        nuts_chain_block_1,
+        nuts_chain_block_2,
+        nuts_chain_block_3,
+        nuts_chain_block_4,
+        nuts_chain_block_5,
+        nuts_chain_block_6,
+        nuts_chain_block_7,
+        nuts_chain_block_8,
+        nuts_chain_block_9,
+        nuts_chain_block_10,
+        nuts_chain_block_11,
+        nuts_chain_block_12,
+        nuts_chain_block_13,
+        nuts_chain_block_14,
     )
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
-    NUTS_CHAIN_1_WRITES = (
+    NUTS_CHAIN_WRITES = (
         (("pc", "nuts_chain_loop_next_1"), ()),
         (
             (
@@ -1956,7 +1924,7 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             (),
         ),
     )
-    NUTS_CHAIN_1_BLOCK_LINES = (
+    NUTS_CHAIN_BLOCK_LINES = (
         "in nuts_chain at examples/nuts.py:157: for _ in range(num_burnin):",
         "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
         "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
@@ -1974,14 +1942,14 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
     )
     # per subscript that can be out of range: its line (index_error_at)
-    NUTS_CHAIN_1_INDEX_LINES = (
+    NUTS_CHAIN_INDEX_LINES = (
         "in nuts_chain at examples/nuts.py:165: draws[t] = point.x",
         "in nuts_chain at examples/nuts.py:166: leapfrogs[t] = step.leapfrogs",
         "in nuts_chain at examples/nuts.py:167: depths[t] = step.depth",
         "in nuts_chain at examples/nuts.py:168: accepts[t] = step.accept",
     )
 
-    def nuts_chain_1_program(
+    def nuts_chain_program(
         point_x,
         point_log_prob,
         point_grad,
@@ -1997,6 +1965,8 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
         **limits
     ):
         """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        size_m = rt.event_size(draws, 0)
+        size_n = rt.event_size(point_x, 0)
         batch = rt.batch_size(
             point_x,
             point_log_prob,
@@ -2010,41 +1980,41 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             depths,
             accepts,
         )
-        state = NutsChain1State(
+        state = NutsChainState(
             pc=rt.zeros([batch], (), "int32"),
             return_sp=rt.zeros([batch], (), "int32"),
             build_tree_counter=rt.zeros([batch], (), "int64"),
             build_tree_depth=rt.zeros([batch], (), "int64"),
             build_tree_direction=rt.zeros([batch], (), "float64"),
-            build_tree_edge_x=rt.zeros([batch], (1,), "float64"),
-            build_tree_edge_r=rt.zeros([batch], (1,), "float64"),
-            build_tree_edge_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (size_n,), "float64"),
             build_tree_joint0=rt.zeros([batch], (), "float64"),
             build_tree_log_slice=rt.zeros([batch], (), "float64"),
-            build_tree_return_minus_x=rt.zeros([batch], (1,), "float64"),
-            build_tree_return_minus_r=rt.zeros([batch], (1,), "float64"),
-            build_tree_return_minus_grad=rt.zeros([batch], (1,), "float64"),
-            build_tree_return_plus_x=rt.zeros([batch], (1,), "float64"),
-            build_tree_return_plus_r=rt.zeros([batch], (1,), "float64"),
-            build_tree_return_plus_grad=rt.zeros([batch], (1,), "float64"),
-            build_tree_return_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (size_n,), "float64"),
             build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (size_n,), "float64"),
             build_tree_return_size=rt.zeros([batch], (), "float64"),
             build_tree_return_ok=rt.zeros([batch], (), "bool"),
             build_tree_return_accept=rt.zeros([batch], (), "float64"),
             build_tree_return_counter=rt.zeros([batch], (), "int64"),
             build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
             build_tree_seed=rt.zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=rt.zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_r=rt.zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_grad=rt.zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_x=rt.zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_r=rt.zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_grad=rt.zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (size_n,), "float64"),
             build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (size_n,), "float64"),
             build_tree_tree_size=rt.zeros([batch], (), "float64"),
             build_tree_tree_ok=rt.zeros([batch], (), "bool"),
             build_tree_tree_accept=rt.zeros([batch], (), "float64"),
@@ -2061,14 +2031,14 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             nuts_chain_point_x=point_x,
             nuts_chain_point_log_prob=point_log_prob,
             nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_chain_return_point_x=rt.zeros([batch], (size_n,), "float64"),
             nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_chain_return_point_grad=rt.zeros([batch], (size_n,), "float64"),
             nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
-            nuts_chain_return_draws=rt.zeros([batch], (32, 1), "float64"),
-            nuts_chain_return_leapfrogs=rt.zeros([batch], (32,), "int64"),
-            nuts_chain_return_depths=rt.zeros([batch], (32,), "int64"),
-            nuts_chain_return_accepts=rt.zeros([batch], (32,), "float64"),
+            nuts_chain_return_draws=rt.zeros([batch], (size_m, size_n), "float64"),
+            nuts_chain_return_leapfrogs=rt.zeros([batch], (size_m,), "int64"),
+            nuts_chain_return_depths=rt.zeros([batch], (size_m,), "int64"),
+            nuts_chain_return_accepts=rt.zeros([batch], (size_m,), "float64"),
             nuts_chain_seed=seed,
             nuts_chain_t=rt.zeros([batch], (), "int64"),
             nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
@@ -2079,3797 +2049,31 @@ def make_nuts_chain_1(max_tree_depth, no_u_turn, step_size, target):
             nuts_step_joint0=rt.zeros([batch], (), "float64"),
             nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_step_log_slice=rt.zeros([batch], (), "float64"),
-            nuts_step_minus_x=rt.zeros([batch], (1,), "float64"),
-            nuts_step_minus_r=rt.zeros([batch], (1,), "float64"),
-            nuts_step_minus_grad=rt.zeros([batch], (1,), "float64"),
-            nuts_step_plus_x=rt.zeros([batch], (1,), "float64"),
-            nuts_step_plus_r=rt.zeros([batch], (1,), "float64"),
-            nuts_step_plus_grad=rt.zeros([batch], (1,), "float64"),
-            nuts_step_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (size_n,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (size_n,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (size_n,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (size_n,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (size_n,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (size_n,), "float64"),
+            nuts_step_point_x=rt.zeros([batch], (size_n,), "float64"),
             nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_step_point_grad=rt.zeros([batch], (1,), "float64"),
-            nuts_step_return_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_point_grad=rt.zeros([batch], (size_n,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (size_n,), "float64"),
             nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (size_n,), "float64"),
             nuts_step_return_counter=rt.zeros([batch], (), "int64"),
             nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_step_return_depth=rt.zeros([batch], (), "int64"),
             nuts_step_return_accept=rt.zeros([batch], (), "float64"),
-            nuts_step_sample_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (size_n,), "float64"),
             nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_step_sample_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (size_n,), "float64"),
             nuts_step_seed=rt.zeros([batch], (), "int64"),
             nuts_step_size=rt.zeros([batch], (), "float64"),
             overflow_at=rt.zeros([batch], (), "int32") - 1,
             index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
-        stacks = NutsChain1Stacks(
-            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_grad=rt.zeros(
-                [max_stack_depth, batch], (1,), "float64"
-            ),
-            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_grad=rt.zeros(
-                [max_stack_depth, batch], (1,), "float64"
-            ),
-            build_tree_tree_sample_x=rt.zeros(
-                [max_stack_depth, batch], (1,), "float64"
-            ),
-            build_tree_tree_sample_log_prob=rt.zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=rt.zeros(
-                [max_stack_depth, batch], (1,), "float64"
-            ),
-            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
-        )
-        state, stacks, counters = rt.run(
-            state, stacks, NUTS_CHAIN_1_BLOCKS, (), NUTS_CHAIN_1_WRITES, **limits
-        )
-        return (
-            (
-                state.nuts_chain_return_point_x,
-                state.nuts_chain_return_point_log_prob,
-                state.nuts_chain_return_point_grad,
-                state.nuts_chain_return_counter,
-                state.nuts_chain_return_draws,
-                state.nuts_chain_return_leapfrogs,
-                state.nuts_chain_return_depths,
-                state.nuts_chain_return_accepts,
-            ),
-            (state.overflow_at, state.index_error_at),
-            state.pc,
-            counters,
-        )
-
-    NUTS_CHAIN_1_ENTRY = rt.Entry(
-        name="nuts_chain",
-        params=(
-            "point[0]",
-            "point[1]",
-            "point[2]",
-            "seed",
-            "counter",
-            "num_burnin",
-            "num_results",
-            "draws",
-            "leapfrogs",
-            "depths",
-            "accepts",
-        ),
-        types=(
-            ("float64", (1,)),
-            ("float64", ()),
-            ("float64", (1,)),
-            ("int64", ()),
-            ("int64", ()),
-            ("int64", ()),
-            ("int64", ()),
-            ("float64", (32, 1)),
-            ("int64", (32,)),
-            ("int64", (32,)),
-            ("float64", (32,)),
-        ),
-        program=nuts_chain_1_program,
-        block_lines=NUTS_CHAIN_1_BLOCK_LINES,
-        stack_bytes=NUTS_CHAIN_1_STACK_BYTES,
-        index_lines=NUTS_CHAIN_1_INDEX_LINES,
-    )
-
-    def nuts_chain_1(
-        point,
-        seed,
-        counter,
-        num_burnin,
-        num_results,
-        draws,
-        leapfrogs,
-        depths,
-        accepts,
-        **options
-    ):
-        """Batched `nuts_chain`: every argument has a leading batch dimension.
-
-        Per example: nuts_chain(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 1], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[1], float64[], float64[1]), int64[], float64[32, 1], int64[32], int64[32], float64[32]).
-        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
-        """
-        result, profile = rt.call(
-            NUTS_CHAIN_1_ENTRY,
-            (
-                point[0],
-                point[1],
-                point[2],
-                seed,
-                counter,
-                num_burnin,
-                num_results,
-                draws,
-                leapfrogs,
-                depths,
-                accepts,
-            ),
-            **options
-        )
-        return rt.with_profile(
-            Chain(
-                Point(result[0], result[1], result[2]),
-                result[3],
-                result[4],
-                result[5],
-                result[6],
-                result[7],
-            ),
-            profile,
-        )
-
-    return nuts_chain_1
-
-
-def make_nuts_chain_2(max_tree_depth, no_u_turn, step_size, target):
-    """Builds the batched `nuts_chain` for the values its source closes over.
-
-    Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
-    """
-    # ----------------------------------------------------------------------
-    # nuts_chain(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 3], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[3], float64[], float64[3]), int64[], float64[32, 3], int64[32], int64[32], float64[32])
-
-    class NutsChain2State(typing.NamedTuple):
-        """Loop state of `nuts_chain` (the stacks aside): one [batch, ...] array per register."""
-
-        # [batch] int32: the block each example runs next (NUTS_CHAIN_2_HALT once it has returned)
-        pc: object
-        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-        return_sp: object
-        # [batch] int64: counter of build_tree
-        build_tree_counter: object
-        # [batch] int64: depth of build_tree
-        build_tree_depth: object
-        # [batch] float64: direction of build_tree
-        build_tree_direction: object
-        # [batch, 3] float64: edge of build_tree
-        build_tree_edge_x: object
-        # [batch, 3] float64: edge of build_tree
-        build_tree_edge_r: object
-        # [batch, 3] float64: edge of build_tree
-        build_tree_edge_grad: object
-        # [batch] float64: joint0 of build_tree
-        build_tree_joint0: object
-        # [batch] float64: log_slice of build_tree
-        build_tree_log_slice: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_minus_x: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_minus_r: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_minus_grad: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_plus_x: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_plus_r: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_plus_grad: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_sample_x: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_sample_log_prob: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_sample_grad: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_size: object
-        # [batch] bool: the value build_tree returns
-        build_tree_return_ok: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_accept: object
-        # [batch] int64: the value build_tree returns
-        build_tree_return_counter: object
-        # [batch] int64: the value build_tree returns
-        build_tree_return_leapfrogs: object
-        # [batch] int64: seed of build_tree
-        build_tree_seed: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_minus_x: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_minus_r: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_minus_grad: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_plus_x: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_plus_r: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_plus_grad: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_sample_x: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_sample_log_prob: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_sample_grad: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_size: object
-        # [batch] bool: tree of build_tree
-        build_tree_tree_ok: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_accept: object
-        # [batch] int64: tree of build_tree
-        build_tree_tree_counter: object
-        # [batch] int64: tree of build_tree
-        build_tree_tree_leapfrogs: object
-        # [batch, 32] float64: accepts of nuts_chain
-        nuts_chain_accepts: object
-        # [batch] int64: counter of nuts_chain
-        nuts_chain_counter: object
-        # [batch, 32] int64: depths of nuts_chain
-        nuts_chain_depths: object
-        # [batch, 32, 3] float64: draws of nuts_chain
-        nuts_chain_draws: object
-        # [batch, 32] int64: leapfrogs of nuts_chain
-        nuts_chain_leapfrogs: object
-        # [batch] int64: loop_next_1 of nuts_chain
-        nuts_chain_loop_next_1: object
-        # [batch] int64: num_burnin of nuts_chain
-        nuts_chain_num_burnin: object
-        # [batch] int64: num_results of nuts_chain
-        nuts_chain_num_results: object
-        # [batch, 3] float64: point of nuts_chain
-        nuts_chain_point_x: object
-        # [batch] float64: point of nuts_chain
-        nuts_chain_point_log_prob: object
-        # [batch, 3] float64: point of nuts_chain
-        nuts_chain_point_grad: object
-        # [batch, 3] float64: the value nuts_chain returns
-        nuts_chain_return_point_x: object
-        # [batch] float64: the value nuts_chain returns
-        nuts_chain_return_point_log_prob: object
-        # [batch, 3] float64: the value nuts_chain returns
-        nuts_chain_return_point_grad: object
-        # [batch] int64: the value nuts_chain returns
-        nuts_chain_return_counter: object
-        # [batch, 32, 3] float64: the value nuts_chain returns
-        nuts_chain_return_draws: object
-        # [batch, 32] int64: the value nuts_chain returns
-        nuts_chain_return_leapfrogs: object
-        # [batch, 32] int64: the value nuts_chain returns
-        nuts_chain_return_depths: object
-        # [batch, 32] float64: the value nuts_chain returns
-        nuts_chain_return_accepts: object
-        # [batch] int64: seed of nuts_chain
-        nuts_chain_seed: object
-        # [batch] int64: t of nuts_chain
-        nuts_chain_t: object
-        # [batch] int64: t_next_1 of nuts_chain
-        nuts_chain_t_next_1: object
-        # [batch] float64: accept of nuts_step
-        nuts_step_accept: object
-        # [batch] int64: counter of nuts_step
-        nuts_step_counter: object
-        # [batch] int64: depth of nuts_step
-        nuts_step_depth: object
-        # [batch] float64: direction of nuts_step
-        nuts_step_direction: object
-        # [batch] float64: joint0 of nuts_step
-        nuts_step_joint0: object
-        # [batch] int64: leapfrogs of nuts_step
-        nuts_step_leapfrogs: object
-        # [batch] float64: log_slice of nuts_step
-        nuts_step_log_slice: object
-        # [batch, 3] float64: minus of nuts_step
-        nuts_step_minus_x: object
-        # [batch, 3] float64: minus of nuts_step
-        nuts_step_minus_r: object
-        # [batch, 3] float64: minus of nuts_step
-        nuts_step_minus_grad: object
-        # [batch, 3] float64: plus of nuts_step
-        nuts_step_plus_x: object
-        # [batch, 3] float64: plus of nuts_step
-        nuts_step_plus_r: object
-        # [batch, 3] float64: plus of nuts_step
-        nuts_step_plus_grad: object
-        # [batch, 3] float64: point of nuts_step
-        nuts_step_point_x: object
-        # [batch] float64: point of nuts_step
-        nuts_step_point_log_prob: object
-        # [batch, 3] float64: point of nuts_step
-        nuts_step_point_grad: object
-        # [batch, 3] float64: the value nuts_step returns
-        nuts_step_return_point_x: object
-        # [batch] float64: the value nuts_step returns
-        nuts_step_return_point_log_prob: object
-        # [batch, 3] float64: the value nuts_step returns
-        nuts_step_return_point_grad: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_counter: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_leapfrogs: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_depth: object
-        # [batch] float64: the value nuts_step returns
-        nuts_step_return_accept: object
-        # [batch, 3] float64: sample of nuts_step
-        nuts_step_sample_x: object
-        # [batch] float64: sample of nuts_step
-        nuts_step_sample_log_prob: object
-        # [batch, 3] float64: sample of nuts_step
-        nuts_step_sample_grad: object
-        # [batch] int64: seed of nuts_step
-        nuts_step_seed: object
-        # [batch] float64: size of nuts_step
-        nuts_step_size: object
-        # [batch] int32: block where an example overflowed a stack, or -1
-        overflow_at: object
-        # [batch] int32: block where an example indexed out of range, or -1
-        index_error_at: object
-
-    class NutsChain2Stacks(typing.NamedTuple):
-        """Stacks of `nuts_chain`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
-
-        # [depth, batch] int32: return addresses (block indices)
-        returns: object
-        # [depth, batch] int64: saved build_tree_depth
-        build_tree_depth: object
-        # [depth, batch] float64: saved build_tree_direction
-        build_tree_direction: object
-        # [depth, batch] float64: saved build_tree_joint0
-        build_tree_joint0: object
-        # [depth, batch] float64: saved build_tree_log_slice
-        build_tree_log_slice: object
-        # [depth, batch] int64: saved build_tree_seed
-        build_tree_seed: object
-        # [depth, batch, 3] float64: saved build_tree_tree_minus_x
-        build_tree_tree_minus_x: object
-        # [depth, batch, 3] float64: saved build_tree_tree_minus_r
-        build_tree_tree_minus_r: object
-        # [depth, batch, 3] float64: saved build_tree_tree_minus_grad
-        build_tree_tree_minus_grad: object
-        # [depth, batch, 3] float64: saved build_tree_tree_plus_x
-        build_tree_tree_plus_x: object
-        # [depth, batch, 3] float64: saved build_tree_tree_plus_r
-        build_tree_tree_plus_r: object
-        # [depth, batch, 3] float64: saved build_tree_tree_plus_grad
-        build_tree_tree_plus_grad: object
-        # [depth, batch, 3] float64: saved build_tree_tree_sample_x
-        build_tree_tree_sample_x: object
-        # [depth, batch] float64: saved build_tree_tree_sample_log_prob
-        build_tree_tree_sample_log_prob: object
-        # [depth, batch, 3] float64: saved build_tree_tree_sample_grad
-        build_tree_tree_sample_grad: object
-        # [depth, batch] float64: saved build_tree_tree_size
-        build_tree_tree_size: object
-        # [depth, batch] bool: saved build_tree_tree_ok
-        build_tree_tree_ok: object
-        # [depth, batch] float64: saved build_tree_tree_accept
-        build_tree_tree_accept: object
-        # [depth, batch] int64: saved build_tree_tree_counter
-        build_tree_tree_counter: object
-        # [depth, batch] int64: saved build_tree_tree_leapfrogs
-        build_tree_tree_leapfrogs: object
-
-    NUTS_CHAIN_2_HALT = 15
-    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 24, build_tree_tree_minus_r 24, build_tree_tree_minus_grad 24, build_tree_tree_plus_x 24, build_tree_tree_plus_r 24, build_tree_tree_plus_grad 24, build_tree_tree_sample_x 24, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 24, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
-    NUTS_CHAIN_2_STACK_BYTES = 277
-
-    def nuts_chain_2_block_0(state, stacks):
-        # examples/nuts.py:157  for _ in range(num_burnin):
-        active = state.pc == 0
-        num_burnin = state.nuts_chain_num_burnin
-        loop_next_1 = rt.spread(active, 0)
-        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
-            loop_next_1 > num_burnin
-        )
-        pc = rt.choose(in_range_1, 1, 3)
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_loop_next_1=rt.select(
-                    active, loop_next_1, state.nuts_chain_loop_next_1
-                ),
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_chain_2_block_1(state, stacks):
-        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        active = state.pc == 1
-        loop_next_1 = state.nuts_chain_loop_next_1
-        point = Point(
-            state.nuts_chain_point_x,
-            state.nuts_chain_point_log_prob,
-            state.nuts_chain_point_grad,
-        )
-        seed = state.nuts_chain_seed
-        counter = state.nuts_chain_counter
-        # examples/nuts.py:157  for _ in range(num_burnin):
-        _ = loop_next_1
-        loop_next_1 = loop_next_1 + 1
-        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
-        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = rt.push(
-            stacks.returns, state.return_sp, 2, active
-        )
-        pc = 7
-        pc = rt.select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = overflow_1
-        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_loop_next_1=rt.select(
-                    active, loop_next_1, state.nuts_chain_loop_next_1
-                ),
-                nuts_step_point_x=rt.select(
-                    active, nuts_step_point[0], state.nuts_step_point_x
-                ),
-                nuts_step_point_log_prob=rt.select(
-                    active, nuts_step_point[1], state.nuts_step_point_log_prob
-                ),
-                nuts_step_point_grad=rt.select(
-                    active, nuts_step_point[2], state.nuts_step_point_grad
-                ),
-                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=rt.select(
-                    active, nuts_step_counter, state.nuts_step_counter
-                ),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 1, state.overflow_at),
-            ),
-            rt.stack_writes(stacks, returns=returns_write),
-        )
-
-    def nuts_chain_2_block_2(state, stacks):
-        # examples/nuts.py:158  step = nuts_step(point, seed, counter)
-        active = state.pc == 2
-        nuts_step_return = Step(
-            Point(
-                state.nuts_step_return_point_x,
-                state.nuts_step_return_point_log_prob,
-                state.nuts_step_return_point_grad,
-            ),
-            state.nuts_step_return_counter,
-            state.nuts_step_return_leapfrogs,
-            state.nuts_step_return_depth,
-            state.nuts_step_return_accept,
-        )
-        loop_next_1 = state.nuts_chain_loop_next_1
-        num_burnin = state.nuts_chain_num_burnin
-        step = nuts_step_return
-        # examples/nuts.py:159  point = step.point
-        point = step.point
-        # examples/nuts.py:160  counter = step.counter
-        counter = step.counter
-        # examples/nuts.py:157  for _ in range(num_burnin):
-        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
-            loop_next_1 > num_burnin
-        )
-        pc = rt.choose(in_range_1, 1, 3)
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_point_x=rt.select(
-                    active, point[0], state.nuts_chain_point_x
-                ),
-                nuts_chain_point_log_prob=rt.select(
-                    active, point[1], state.nuts_chain_point_log_prob
-                ),
-                nuts_chain_point_grad=rt.select(
-                    active, point[2], state.nuts_chain_point_grad
-                ),
-                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_chain_2_block_3(state, stacks):
-        # examples/nuts.py:161  for t in range(num_results):
-        active = state.pc == 3
-        num_results = state.nuts_chain_num_results
-        t_next_1 = rt.spread(active, 0)
-        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
-            t_next_1 > num_results
-        )
-        pc = rt.choose(in_range_2, 4, 6)
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_t_next_1=rt.select(
-                    active, t_next_1, state.nuts_chain_t_next_1
-                ),
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_chain_2_block_4(state, stacks):
-        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        active = state.pc == 4
-        t_next_1 = state.nuts_chain_t_next_1
-        point = Point(
-            state.nuts_chain_point_x,
-            state.nuts_chain_point_log_prob,
-            state.nuts_chain_point_grad,
-        )
-        seed = state.nuts_chain_seed
-        counter = state.nuts_chain_counter
-        # examples/nuts.py:161  for t in range(num_results):
-        t = t_next_1
-        t_next_1 = t_next_1 + 1
-        nuts_step_point, nuts_step_seed, nuts_step_counter = (point, seed, counter)
-        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        return_sp, returns_write, overflow_1 = rt.push(
-            stacks.returns, state.return_sp, 5, active
-        )
-        pc = 7
-        pc = rt.select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = overflow_1
-        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=rt.select(
-                    active, t_next_1, state.nuts_chain_t_next_1
-                ),
-                nuts_step_point_x=rt.select(
-                    active, nuts_step_point[0], state.nuts_step_point_x
-                ),
-                nuts_step_point_log_prob=rt.select(
-                    active, nuts_step_point[1], state.nuts_step_point_log_prob
-                ),
-                nuts_step_point_grad=rt.select(
-                    active, nuts_step_point[2], state.nuts_step_point_grad
-                ),
-                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=rt.select(
-                    active, nuts_step_counter, state.nuts_step_counter
-                ),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 4, state.overflow_at),
-            ),
-            rt.stack_writes(stacks, returns=returns_write),
-        )
-
-    def nuts_chain_2_block_5(state, stacks):
-        # examples/nuts.py:162  step = nuts_step(point, seed, counter)
-        active = state.pc == 5
-        nuts_step_return = Step(
-            Point(
-                state.nuts_step_return_point_x,
-                state.nuts_step_return_point_log_prob,
-                state.nuts_step_return_point_grad,
-            ),
-            state.nuts_step_return_counter,
-            state.nuts_step_return_leapfrogs,
-            state.nuts_step_return_depth,
-            state.nuts_step_return_accept,
-        )
-        draws = state.nuts_chain_draws
-        t = state.nuts_chain_t
-        leapfrogs = state.nuts_chain_leapfrogs
-        depths = state.nuts_chain_depths
-        accepts = state.nuts_chain_accepts
-        t_next_1 = state.nuts_chain_t_next_1
-        num_results = state.nuts_chain_num_results
-        step = nuts_step_return
-        # examples/nuts.py:163  point = step.point
-        point = step.point
-        # examples/nuts.py:164  counter = step.counter
-        counter = step.counter
-        # examples/nuts.py:165  draws[t] = point.x
-        value_1 = point.x
-        fault_1 = rt.index_fault(active, draws, (t,))
-        draws = rt.put(draws, (t,), rt.select(active, value_1, rt.take(draws, (t,))))
-        # examples/nuts.py:166  leapfrogs[t] = step.leapfrogs
-        value_2 = step.leapfrogs
-        fault_2 = rt.index_fault(active, leapfrogs, (t,))
-        leapfrogs = rt.put(
-            leapfrogs, (t,), rt.select(active, value_2, rt.take(leapfrogs, (t,)))
-        )
-        # examples/nuts.py:167  depths[t] = step.depth
-        value_3 = step.depth
-        fault_3 = rt.index_fault(active, depths, (t,))
-        depths = rt.put(depths, (t,), rt.select(active, value_3, rt.take(depths, (t,))))
-        # examples/nuts.py:168  accepts[t] = step.accept
-        value_4 = step.accept
-        fault_4 = rt.index_fault(active, accepts, (t,))
-        accepts = rt.put(
-            accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
-        )
-        # examples/nuts.py:161  for t in range(num_results):
-        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
-            t_next_1 > num_results
-        )
-        pc = rt.choose(in_range_2, 4, 6)
-        pc = rt.select(active, pc, state.pc)
-        # examples that indexed out of range stop here; the caller raises
-        fault = fault_1 | fault_2 | fault_3 | fault_4
-        pc = rt.select(fault, NUTS_CHAIN_2_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_point_x=rt.select(
-                    active, point[0], state.nuts_chain_point_x
-                ),
-                nuts_chain_point_log_prob=rt.select(
-                    active, point[1], state.nuts_chain_point_log_prob
-                ),
-                nuts_chain_point_grad=rt.select(
-                    active, point[2], state.nuts_chain_point_grad
-                ),
-                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
-                nuts_chain_draws=draws,
-                nuts_chain_leapfrogs=leapfrogs,
-                nuts_chain_depths=depths,
-                nuts_chain_accepts=accepts,
-                index_error_at=rt.select(
-                    fault_1,
-                    0,
-                    rt.select(
-                        fault_2,
-                        1,
-                        rt.select(
-                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
-                        ),
-                    ),
-                ),
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_chain_2_block_6(state, stacks):
-        # examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
-        active = state.pc == 6
-        point = Point(
-            state.nuts_chain_point_x,
-            state.nuts_chain_point_log_prob,
-            state.nuts_chain_point_grad,
-        )
-        counter = state.nuts_chain_counter
-        draws = state.nuts_chain_draws
-        leapfrogs = state.nuts_chain_leapfrogs
-        depths = state.nuts_chain_depths
-        accepts = state.nuts_chain_accepts
-        result_1 = Chain(point, counter, draws, leapfrogs, depths, accepts)
-        nuts_chain_return = result_1
-        pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
-        )
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_return_point_x=rt.select(
-                    active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
-                ),
-                nuts_chain_return_point_log_prob=rt.select(
-                    active,
-                    nuts_chain_return[0][1],
-                    state.nuts_chain_return_point_log_prob,
-                ),
-                nuts_chain_return_point_grad=rt.select(
-                    active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
-                ),
-                nuts_chain_return_counter=rt.select(
-                    active, nuts_chain_return[1], state.nuts_chain_return_counter
-                ),
-                nuts_chain_return_draws=rt.select(
-                    active, nuts_chain_return[2], state.nuts_chain_return_draws
-                ),
-                nuts_chain_return_leapfrogs=rt.select(
-                    active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
-                ),
-                nuts_chain_return_depths=rt.select(
-                    active, nuts_chain_return[4], state.nuts_chain_return_depths
-                ),
-                nuts_chain_return_accepts=rt.select(
-                    active, nuts_chain_return[5], state.nuts_chain_return_accepts
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_chain_2_block_7(state, stacks):
-        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
-        active = state.pc == 7
-        seed = state.nuts_step_seed
-        counter = state.nuts_step_counter
-        point = Point(
-            state.nuts_step_point_x,
-            state.nuts_step_point_log_prob,
-            state.nuts_step_point_grad,
-        )
-        r = nuts_math.normal(seed, counter, point.x)
-        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
-        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
-        log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
-        # examples/nuts.py:122  counter = counter + 2
-        counter = counter + 2
-        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
-        minus = Edge(point.x, r, point.grad)
-        # examples/nuts.py:124  plus = minus
-        plus = minus
-        # examples/nuts.py:125  sample = point
-        sample = point
-        # examples/nuts.py:126  size = 1.0
-        size = rt.spread(active, 1.0)
-        # examples/nuts.py:127  depth = 0
-        depth = rt.spread(active, 0)
-        # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = rt.spread(active, 0)
-        # examples/nuts.py:129  accept = 0.0
-        accept = rt.spread(active, 0.0)
-        # examples/nuts.py:130  going = True
-        going = rt.spread(active, True)
-        # examples/nuts.py:131  while going and depth < max_tree_depth:
-        and__1 = depth < max_tree_depth
-        and__2 = rt.where(going, and__1, going)
-        pc = rt.choose(and__2, 8, 10)
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_joint0=joint0,
-                nuts_step_log_slice=rt.select(
-                    active, log_slice, state.nuts_step_log_slice
-                ),
-                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=rt.select(
-                    active, minus[2], state.nuts_step_minus_grad
-                ),
-                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=rt.select(
-                    active, plus[2], state.nuts_step_plus_grad
-                ),
-                nuts_step_sample_x=rt.select(
-                    active, sample[0], state.nuts_step_sample_x
-                ),
-                nuts_step_sample_log_prob=rt.select(
-                    active, sample[1], state.nuts_step_sample_log_prob
-                ),
-                nuts_step_sample_grad=rt.select(
-                    active, sample[2], state.nuts_step_sample_grad
-                ),
-                nuts_step_size=rt.select(active, size, state.nuts_step_size),
-                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=rt.select(
-                    active, leapfrogs, state.nuts_step_leapfrogs
-                ),
-                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_chain_2_block_8(state, stacks):
-        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
-        active = state.pc == 8
-        seed = state.nuts_step_seed
-        counter = state.nuts_step_counter
-        minus = Edge(
-            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
-        )
-        plus = Edge(
-            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
-        )
-        joint0 = state.nuts_step_joint0
-        log_slice = state.nuts_step_log_slice
-        depth = state.nuts_step_depth
-        cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = rt.spread(active, -1.0)
-        if_false_1 = rt.spread(active, 1.0)
-        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
-        direction = choice_1
-        direction = rt.select(active, direction, state.nuts_step_direction)
-        # examples/nuts.py:133  edge = minus if direction < 0 else plus
-        cond_2 = direction < 0
-        choice_2 = Edge(
-            rt.where(cond_2, minus[0], plus[0]),
-            rt.where(cond_2, minus[1], plus[1]),
-            rt.where(cond_2, minus[2], plus[2]),
-        )
-        edge = choice_2
-        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        tree_counter = counter + 1
-        (
-            build_tree_edge,
-            build_tree_joint0,
-            build_tree_log_slice,
-            build_tree_direction,
-            build_tree_depth,
-            build_tree_seed,
-            build_tree_counter,
-        ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
-        # examples/nuts.py:81  if depth == 0:
-        build_tree_cond_1 = build_tree_depth == 0
-        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = rt.push(
-            stacks.returns, state.return_sp, 9, active
-        )
-        pc = rt.choose(build_tree_cond_1, 11, 12)
-        pc = rt.select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = overflow_1
-        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_direction=direction,
-                build_tree_edge_x=rt.select(
-                    active, build_tree_edge[0], state.build_tree_edge_x
-                ),
-                build_tree_edge_r=rt.select(
-                    active, build_tree_edge[1], state.build_tree_edge_r
-                ),
-                build_tree_edge_grad=rt.select(
-                    active, build_tree_edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_joint0=rt.select(
-                    active, build_tree_joint0, state.build_tree_joint0
-                ),
-                build_tree_log_slice=rt.select(
-                    active, build_tree_log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, build_tree_direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(
-                    active, build_tree_depth, state.build_tree_depth
-                ),
-                build_tree_seed=rt.select(
-                    active, build_tree_seed, state.build_tree_seed
-                ),
-                build_tree_counter=rt.select(
-                    active, build_tree_counter, state.build_tree_counter
-                ),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 8, state.overflow_at),
-            ),
-            rt.stack_writes(stacks, returns=returns_write),
-        )
-
-    def nuts_chain_2_block_9(state, stacks):
-        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        active = state.pc == 9
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
-        leapfrogs = state.nuts_step_leapfrogs
-        accept = state.nuts_step_accept
-        direction = state.nuts_step_direction
-        minus = Edge(
-            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
-        )
-        plus = Edge(
-            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
-        )
-        size = state.nuts_step_size
-        seed = state.nuts_step_seed
-        sample = Point(
-            state.nuts_step_sample_x,
-            state.nuts_step_sample_log_prob,
-            state.nuts_step_sample_grad,
-        )
-        depth = state.nuts_step_depth
-        tree = build_tree_return
-        # examples/nuts.py:135  counter = tree.counter
-        counter = tree.counter
-        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
-        leapfrogs = leapfrogs + tree.leapfrogs
-        # examples/nuts.py:137  accept = accept + tree.accept
-        accept = accept + tree.accept
-        # examples/nuts.py:138  if direction < 0:
-        cond_3 = direction < 0
-        cond_3_test1 = cond_3
-        # examples/nuts.py:139  minus = tree.minus
-        minus_arm1 = tree.minus
-        # examples/nuts.py:141  plus = tree.plus
-        plus_arm1 = tree.plus
-        # examples/nuts.py:138  if direction < 0:
-        minus = Edge(
-            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
-            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
-            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
-        )
-        plus = Edge(
-            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
-            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
-            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
-        )
-        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-        and__3 = tree.ok
-        and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = rt.where(and__3, and__4, and__3)
-        and__5_test1 = and__5
-        # examples/nuts.py:143  sample = tree.sample
-        sample_arm1 = tree.sample
-        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-        sample = Point(
-            rt.where(and__5_test1, sample_arm1[0], sample[0]),
-            rt.where(and__5_test1, sample_arm1[1], sample[1]),
-            rt.where(and__5_test1, sample_arm1[2], sample[2]),
-        )
-        # examples/nuts.py:144  counter = counter + 1
-        counter = counter + 1
-        # examples/nuts.py:145  size = size + tree.size
-        size = size + tree.size
-        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
-        and__6 = tree.ok
-        and__7 = no_u_turn(minus, plus)
-        and__8 = rt.where(and__6, and__7, and__6)
-        going = and__8
-        # examples/nuts.py:147  depth = depth + 1
-        depth = depth + 1
-        depth = rt.select(active, depth, state.nuts_step_depth)
-        # examples/nuts.py:131  while going and depth < max_tree_depth:
-        and__1 = depth < max_tree_depth
-        and__2 = rt.where(going, and__1, going)
-        pc = rt.choose(and__2, 8, 10)
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=rt.select(
-                    active, leapfrogs, state.nuts_step_leapfrogs
-                ),
-                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=rt.select(
-                    active, minus[2], state.nuts_step_minus_grad
-                ),
-                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=rt.select(
-                    active, plus[2], state.nuts_step_plus_grad
-                ),
-                nuts_step_sample_x=rt.select(
-                    active, sample[0], state.nuts_step_sample_x
-                ),
-                nuts_step_sample_log_prob=rt.select(
-                    active, sample[1], state.nuts_step_sample_log_prob
-                ),
-                nuts_step_sample_grad=rt.select(
-                    active, sample[2], state.nuts_step_sample_grad
-                ),
-                nuts_step_size=rt.select(active, size, state.nuts_step_size),
-                nuts_step_depth=depth,
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_chain_2_block_10(state, stacks):
-        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-        active = state.pc == 10
-        sample = Point(
-            state.nuts_step_sample_x,
-            state.nuts_step_sample_log_prob,
-            state.nuts_step_sample_grad,
-        )
-        counter = state.nuts_step_counter
-        leapfrogs = state.nuts_step_leapfrogs
-        depth = state.nuts_step_depth
-        accept = state.nuts_step_accept
-        result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
-        )
-        nuts_step_return = result_1
-        pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
-        )
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_return_point_x=rt.select(
-                    active, nuts_step_return[0][0], state.nuts_step_return_point_x
-                ),
-                nuts_step_return_point_log_prob=rt.select(
-                    active,
-                    nuts_step_return[0][1],
-                    state.nuts_step_return_point_log_prob,
-                ),
-                nuts_step_return_point_grad=rt.select(
-                    active, nuts_step_return[0][2], state.nuts_step_return_point_grad
-                ),
-                nuts_step_return_counter=rt.select(
-                    active, nuts_step_return[1], state.nuts_step_return_counter
-                ),
-                nuts_step_return_leapfrogs=rt.select(
-                    active, nuts_step_return[2], state.nuts_step_return_leapfrogs
-                ),
-                nuts_step_return_depth=rt.select(
-                    active, nuts_step_return[3], state.nuts_step_return_depth
-                ),
-                nuts_step_return_accept=rt.select(
-                    active, nuts_step_return[4], state.nuts_step_return_accept
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_chain_2_block_11(state, stacks):
-        # examples/nuts.py:83  eps = direction * step_size
-        active = state.pc == 11
-        direction = state.build_tree_direction
-        edge = Edge(
-            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
-        )
-        log_slice = state.build_tree_log_slice
-        joint0 = state.build_tree_joint0
-        counter = state.build_tree_counter
-        eps = direction * step_size
-        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
-        r = edge.r + (0.5 * eps)[:, None] * edge.grad
-        # examples/nuts.py:85  x = edge.x + eps * r
-        x = edge.x + eps[:, None] * r
-        # examples/nuts.py:86  log_prob, grad = target(x)
-        log_prob, grad = target(x)
-        # examples/nuts.py:87  r = r + 0.5 * eps * grad
-        r = r + (0.5 * eps)[:, None] * grad
-        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
-        joint = log_prob - 0.5 * nuts_math.dot(r, r)
-        # examples/nuts.py:89  new = Edge(x, r, grad)
-        new = Edge(x, r, grad)
-        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
-        size = nuts_math.as_count(log_slice <= joint)
-        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
-        ok = joint > log_slice - MAX_ENERGY_ERROR
-        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
-        accept = nuts_math.accept_probability(joint - joint0)
-        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = rt.spread(
-            active,
-            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
-            (
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                True,
-            ),
-        )
-        build_tree_return = result_1
-        pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
-        )
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_chain_2_block_12(state, stacks):
-        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 12
-        depth = state.build_tree_depth
-        joint0 = state.build_tree_joint0
-        log_slice = state.build_tree_log_slice
-        direction = state.build_tree_direction
-        seed = state.build_tree_seed
-        edge = Edge(
-            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
-        )
-        counter = state.build_tree_counter
-        tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = rt.save(
-            stacks.build_tree_joint0, state.return_sp, joint0, active
-        )
-        build_tree_log_slice_write, overflow_2 = rt.save(
-            stacks.build_tree_log_slice, state.return_sp, log_slice, active
-        )
-        build_tree_direction_write, overflow_3 = rt.save(
-            stacks.build_tree_direction, state.return_sp, direction, active
-        )
-        build_tree_depth_write, overflow_4 = rt.save(
-            stacks.build_tree_depth, state.return_sp, depth, active
-        )
-        build_tree_seed_write, overflow_5 = rt.save(
-            stacks.build_tree_seed, state.return_sp, seed, active
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            edge,
-            joint0,
-            log_slice,
-            direction,
-            tree_depth,
-            seed,
-            counter,
-        )
-        # examples/nuts.py:81  if depth == 0:
-        cond_1 = depth == 0
-        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = rt.push(
-            stacks.returns, state.return_sp, 13, active
-        )
-        pc = rt.choose(cond_1, 11, 12)
-        pc = rt.select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
-        )
-        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=rt.select(
-                    active, edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=rt.select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 12, state.overflow_at),
-            ),
-            rt.stack_writes(
-                stacks,
-                build_tree_joint0=build_tree_joint0_write,
-                build_tree_log_slice=build_tree_log_slice_write,
-                build_tree_direction=build_tree_direction_write,
-                build_tree_depth=build_tree_depth_write,
-                build_tree_seed=build_tree_seed_write,
-                returns=returns_write,
-            ),
-        )
-
-    def nuts_chain_2_block_13(state, stacks):
-        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 13
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
-        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
-        direction = rt.read(stacks.build_tree_direction, state.return_sp)
-        depth = rt.read(stacks.build_tree_depth, state.return_sp)
-        seed = rt.read(stacks.build_tree_seed, state.return_sp)
-        tree = build_tree_return
-        # examples/nuts.py:96  if not tree.ok:
-        not_1 = tree.ok
-        not__1 = rt.where(not_1, False, True)
-        build_tree_return = tree
-        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
-        cond_2 = direction < 0
-        if_true_1 = tree.minus
-        if_false_1 = tree.plus
-        choice_1 = Edge(
-            rt.where(cond_2, if_true_1[0], if_false_1[0]),
-            rt.where(cond_2, if_true_1[1], if_false_1[1]),
-            rt.where(cond_2, if_true_1[2], if_false_1[2]),
-        )
-        outer = choice_1
-        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        more_depth = depth - 1
-        more_counter = tree.counter
-        # the examples that go on (the others return)
-        going = rt.where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = rt.save(
-            stacks.build_tree_direction, state.return_sp, direction, going
-        )
-        build_tree_seed_write, overflow_2 = rt.save(
-            stacks.build_tree_seed, state.return_sp, seed, going
-        )
-        build_tree_tree_minus_x_write, overflow_3 = rt.save(
-            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
-        )
-        build_tree_tree_minus_r_write, overflow_4 = rt.save(
-            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
-        )
-        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
-            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
-        )
-        build_tree_tree_plus_x_write, overflow_6 = rt.save(
-            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
-        )
-        build_tree_tree_plus_r_write, overflow_7 = rt.save(
-            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
-        )
-        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
-            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
-        )
-        build_tree_tree_sample_x_write, overflow_9 = rt.save(
-            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
-        )
-        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
-            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
-        )
-        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
-            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
-        )
-        build_tree_tree_size_write, overflow_12 = rt.save(
-            stacks.build_tree_tree_size, state.return_sp, tree[3], going
-        )
-        build_tree_tree_ok_write, overflow_13 = rt.save(
-            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
-        )
-        build_tree_tree_accept_write, overflow_14 = rt.save(
-            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
-        )
-        build_tree_tree_counter_write, overflow_15 = rt.save(
-            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
-        )
-        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
-            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            outer,
-            joint0,
-            log_slice,
-            direction,
-            more_depth,
-            seed,
-            more_counter,
-        )
-        # examples/nuts.py:81  if depth == 0:
-        cond_1 = depth == 0
-        # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = rt.pop_return(
-            stacks.returns,
-            state.return_sp,
-            rt.where(going, False, active),
-            NUTS_CHAIN_2_HALT,
-        )
-        return_sp, returns_write, overflow_17 = rt.push(
-            stacks.returns, return_sp, 14, going
-        )
-        pc = rt.choose(cond_1, 11, 12)
-        pc = rt.where(going, pc, returned_pc)
-        pc = rt.select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1
-            | overflow_2
-            | overflow_3
-            | overflow_4
-            | overflow_5
-            | overflow_6
-            | overflow_7
-            | overflow_8
-            | overflow_9
-            | overflow_10
-            | overflow_11
-            | overflow_12
-            | overflow_13
-            | overflow_14
-            | overflow_15
-            | overflow_16
-            | overflow_17
-        )
-        pc = rt.select(overflow, NUTS_CHAIN_2_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=rt.select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=rt.select(
-                    active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_size=rt.select(
-                    active, tree[3], state.build_tree_tree_size
-                ),
-                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=rt.select(
-                    active, tree[5], state.build_tree_tree_accept
-                ),
-                build_tree_tree_counter=rt.select(
-                    active, tree[6], state.build_tree_tree_counter
-                ),
-                build_tree_tree_leapfrogs=rt.select(
-                    active, tree[7], state.build_tree_tree_leapfrogs
-                ),
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=rt.select(
-                    active, edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 13, state.overflow_at),
-            ),
-            rt.stack_writes(
-                stacks,
-                build_tree_direction=build_tree_direction_write,
-                build_tree_seed=build_tree_seed_write,
-                build_tree_tree_minus_x=build_tree_tree_minus_x_write,
-                build_tree_tree_minus_r=build_tree_tree_minus_r_write,
-                build_tree_tree_minus_grad=build_tree_tree_minus_grad_write,
-                build_tree_tree_plus_x=build_tree_tree_plus_x_write,
-                build_tree_tree_plus_r=build_tree_tree_plus_r_write,
-                build_tree_tree_plus_grad=build_tree_tree_plus_grad_write,
-                build_tree_tree_sample_x=build_tree_tree_sample_x_write,
-                build_tree_tree_sample_log_prob=build_tree_tree_sample_log_prob_write,
-                build_tree_tree_sample_grad=build_tree_tree_sample_grad_write,
-                build_tree_tree_size=build_tree_tree_size_write,
-                build_tree_tree_ok=build_tree_tree_ok_write,
-                build_tree_tree_accept=build_tree_tree_accept_write,
-                build_tree_tree_counter=build_tree_tree_counter_write,
-                build_tree_tree_leapfrogs=build_tree_tree_leapfrogs_write,
-                returns=returns_write,
-            ),
-        )
-
-    def nuts_chain_2_block_14(state, stacks):
-        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 14
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
-        direction = rt.read(stacks.build_tree_direction, state.return_sp)
-        seed = rt.read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = rt.read(
-            stacks.build_tree_tree_minus_x, state.return_sp
-        )
-        build_tree_tree_minus_r_top = rt.read(
-            stacks.build_tree_tree_minus_r, state.return_sp
-        )
-        build_tree_tree_minus_grad_top = rt.read(
-            stacks.build_tree_tree_minus_grad, state.return_sp
-        )
-        build_tree_tree_plus_x_top = rt.read(
-            stacks.build_tree_tree_plus_x, state.return_sp
-        )
-        build_tree_tree_plus_r_top = rt.read(
-            stacks.build_tree_tree_plus_r, state.return_sp
-        )
-        build_tree_tree_plus_grad_top = rt.read(
-            stacks.build_tree_tree_plus_grad, state.return_sp
-        )
-        build_tree_tree_sample_x_top = rt.read(
-            stacks.build_tree_tree_sample_x, state.return_sp
-        )
-        build_tree_tree_sample_log_prob_top = rt.read(
-            stacks.build_tree_tree_sample_log_prob, state.return_sp
-        )
-        build_tree_tree_sample_grad_top = rt.read(
-            stacks.build_tree_tree_sample_grad, state.return_sp
-        )
-        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = rt.read(
-            stacks.build_tree_tree_accept, state.return_sp
-        )
-        build_tree_tree_counter_top = rt.read(
-            stacks.build_tree_tree_counter, state.return_sp
-        )
-        build_tree_tree_leapfrogs_top = rt.read(
-            stacks.build_tree_tree_leapfrogs, state.return_sp
-        )
-        tree = Tree(
-            Edge(
-                build_tree_tree_minus_x_top,
-                build_tree_tree_minus_r_top,
-                build_tree_tree_minus_grad_top,
-            ),
-            Edge(
-                build_tree_tree_plus_x_top,
-                build_tree_tree_plus_r_top,
-                build_tree_tree_plus_grad_top,
-            ),
-            Point(
-                build_tree_tree_sample_x_top,
-                build_tree_tree_sample_log_prob_top,
-                build_tree_tree_sample_grad_top,
-            ),
-            build_tree_tree_size_top,
-            build_tree_tree_ok_top,
-            build_tree_tree_accept_top,
-            build_tree_tree_counter_top,
-            build_tree_tree_leapfrogs_top,
-        )
-        more = build_tree_return
-        # examples/nuts.py:100  counter = more.counter
-        counter = more.counter
-        # examples/nuts.py:101  sample = tree.sample
-        sample = tree.sample
-        # examples/nuts.py:102  total = tree.size + more.size
-        total = tree.size + more.size
-        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
-        cond_3 = nuts_math.uniform(seed, counter) * total < more.size
-        cond_3_test1 = cond_3
-        # examples/nuts.py:104  sample = more.sample
-        sample_arm1 = more.sample
-        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
-        sample = Point(
-            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
-            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
-            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
-        )
-        # examples/nuts.py:105  counter = counter + 1
-        counter = counter + 1
-        counter = rt.select(active, counter, state.build_tree_counter)
-        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
-        cond_4 = direction < 0
-        if_true_2 = more.minus
-        if_false_2 = tree.minus
-        choice_2 = Edge(
-            rt.where(cond_4, if_true_2[0], if_false_2[0]),
-            rt.where(cond_4, if_true_2[1], if_false_2[1]),
-            rt.where(cond_4, if_true_2[2], if_false_2[2]),
-        )
-        minus = choice_2
-        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
-        cond_5 = direction < 0
-        if_true_3 = tree.plus
-        if_false_3 = more.plus
-        choice_3 = Edge(
-            rt.where(cond_5, if_true_3[0], if_false_3[0]),
-            rt.where(cond_5, if_true_3[1], if_false_3[1]),
-            rt.where(cond_5, if_true_3[2], if_false_3[2]),
-        )
-        plus = choice_3
-        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
-        and__1 = more.ok
-        and__2 = no_u_turn(minus, plus)
-        and__3 = rt.where(and__1, and__2, and__1)
-        ok = and__3
-        # examples/nuts.py:109  accept = tree.accept + more.accept
-        accept = tree.accept + more.accept
-        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
-        leapfrogs = tree.leapfrogs + more.leapfrogs
-        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
-        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
-        build_tree_return = result_2
-        pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_CHAIN_2_HALT
-        )
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=rt.select(
-                    active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_size=rt.select(
-                    active, tree[3], state.build_tree_tree_size
-                ),
-                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=rt.select(
-                    active, tree[5], state.build_tree_tree_accept
-                ),
-                build_tree_tree_counter=rt.select(
-                    active, tree[6], state.build_tree_tree_counter
-                ),
-                build_tree_tree_leapfrogs=rt.select(
-                    active, tree[7], state.build_tree_tree_leapfrogs
-                ),
-                build_tree_counter=counter,
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    NUTS_CHAIN_2_BLOCKS = (
-        nuts_chain_2_block_0,
-        nuts_chain_2_block_1,
-        nuts_chain_2_block_2,
-        nuts_chain_2_block_3,
-        nuts_chain_2_block_4,
-        nuts_chain_2_block_5,
-        nuts_chain_2_block_6,
-        nuts_chain_2_block_7,
-        nuts_chain_2_block_8,
-        nuts_chain_2_block_9,
-        nuts_chain_2_block_10,
-        nuts_chain_2_block_11,
-        nuts_chain_2_block_12,
-        nuts_chain_2_block_13,
-        nuts_chain_2_block_14,
-    )
-    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
-    NUTS_CHAIN_2_WRITES = (
-        (("pc", "nuts_chain_loop_next_1"), ()),
-        (
-            (
-                "pc",
-                "nuts_chain_loop_next_1",
-                "nuts_step_point_x",
-                "nuts_step_point_log_prob",
-                "nuts_step_point_grad",
-                "nuts_step_seed",
-                "nuts_step_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            ("returns",),
-        ),
-        (
-            (
-                "pc",
-                "nuts_chain_point_x",
-                "nuts_chain_point_log_prob",
-                "nuts_chain_point_grad",
-                "nuts_chain_counter",
-            ),
-            (),
-        ),
-        (("pc", "nuts_chain_t_next_1"), ()),
-        (
-            (
-                "pc",
-                "nuts_chain_t",
-                "nuts_chain_t_next_1",
-                "nuts_step_point_x",
-                "nuts_step_point_log_prob",
-                "nuts_step_point_grad",
-                "nuts_step_seed",
-                "nuts_step_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            ("returns",),
-        ),
-        (
-            (
-                "pc",
-                "nuts_chain_point_x",
-                "nuts_chain_point_log_prob",
-                "nuts_chain_point_grad",
-                "nuts_chain_counter",
-                "nuts_chain_draws",
-                "nuts_chain_leapfrogs",
-                "nuts_chain_depths",
-                "nuts_chain_accepts",
-                "index_error_at",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_chain_return_point_x",
-                "nuts_chain_return_point_log_prob",
-                "nuts_chain_return_point_grad",
-                "nuts_chain_return_counter",
-                "nuts_chain_return_draws",
-                "nuts_chain_return_leapfrogs",
-                "nuts_chain_return_depths",
-                "nuts_chain_return_accepts",
-                "return_sp",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_joint0",
-                "nuts_step_log_slice",
-                "nuts_step_counter",
-                "nuts_step_minus_x",
-                "nuts_step_minus_r",
-                "nuts_step_minus_grad",
-                "nuts_step_plus_x",
-                "nuts_step_plus_r",
-                "nuts_step_plus_grad",
-                "nuts_step_sample_x",
-                "nuts_step_sample_log_prob",
-                "nuts_step_sample_grad",
-                "nuts_step_size",
-                "nuts_step_depth",
-                "nuts_step_leapfrogs",
-                "nuts_step_accept",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_direction",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            ("returns",),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_counter",
-                "nuts_step_leapfrogs",
-                "nuts_step_accept",
-                "nuts_step_minus_x",
-                "nuts_step_minus_r",
-                "nuts_step_minus_grad",
-                "nuts_step_plus_x",
-                "nuts_step_plus_r",
-                "nuts_step_plus_grad",
-                "nuts_step_sample_x",
-                "nuts_step_sample_log_prob",
-                "nuts_step_sample_grad",
-                "nuts_step_size",
-                "nuts_step_depth",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_return_point_x",
-                "nuts_step_return_point_log_prob",
-                "nuts_step_return_point_grad",
-                "nuts_step_return_counter",
-                "nuts_step_return_leapfrogs",
-                "nuts_step_return_depth",
-                "nuts_step_return_accept",
-                "return_sp",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "return_sp",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            (
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "returns",
-            ),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            (
-                "build_tree_direction",
-                "build_tree_seed",
-                "build_tree_tree_minus_x",
-                "build_tree_tree_minus_r",
-                "build_tree_tree_minus_grad",
-                "build_tree_tree_plus_x",
-                "build_tree_tree_plus_r",
-                "build_tree_tree_plus_grad",
-                "build_tree_tree_sample_x",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_sample_grad",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "returns",
-            ),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_direction",
-                "build_tree_seed",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "build_tree_counter",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "return_sp",
-            ),
-            (),
-        ),
-    )
-    NUTS_CHAIN_2_BLOCK_LINES = (
-        "in nuts_chain at examples/nuts.py:157: for _ in range(num_burnin):",
-        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
-        "in nuts_chain at examples/nuts.py:158: step = nuts_step(point, seed, counter)",
-        "in nuts_chain at examples/nuts.py:161: for t in range(num_results):",
-        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
-        "in nuts_chain at examples/nuts.py:162: step = nuts_step(point, seed, counter)",
-        "in nuts_chain at examples/nuts.py:169: return Chain(point, counter, draws, leapfrogs, depths, accepts)",
-        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
-        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
-        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
-        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
-        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
-        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
-    )
-    # per subscript that can be out of range: its line (index_error_at)
-    NUTS_CHAIN_2_INDEX_LINES = (
-        "in nuts_chain at examples/nuts.py:165: draws[t] = point.x",
-        "in nuts_chain at examples/nuts.py:166: leapfrogs[t] = step.leapfrogs",
-        "in nuts_chain at examples/nuts.py:167: depths[t] = step.depth",
-        "in nuts_chain at examples/nuts.py:168: accepts[t] = step.accept",
-    )
-
-    def nuts_chain_2_program(
-        point_x,
-        point_log_prob,
-        point_grad,
-        seed,
-        counter,
-        num_burnin,
-        num_results,
-        draws,
-        leapfrogs,
-        depths,
-        accepts,
-        max_stack_depth,
-        **limits
-    ):
-        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-        batch = rt.batch_size(
-            point_x,
-            point_log_prob,
-            point_grad,
-            seed,
-            counter,
-            num_burnin,
-            num_results,
-            draws,
-            leapfrogs,
-            depths,
-            accepts,
-        )
-        state = NutsChain2State(
-            pc=rt.zeros([batch], (), "int32"),
-            return_sp=rt.zeros([batch], (), "int32"),
-            build_tree_counter=rt.zeros([batch], (), "int64"),
-            build_tree_depth=rt.zeros([batch], (), "int64"),
-            build_tree_direction=rt.zeros([batch], (), "float64"),
-            build_tree_edge_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_edge_r=rt.zeros([batch], (3,), "float64"),
-            build_tree_edge_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_joint0=rt.zeros([batch], (), "float64"),
-            build_tree_log_slice=rt.zeros([batch], (), "float64"),
-            build_tree_return_minus_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_minus_r=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_minus_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_plus_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_plus_r=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_plus_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_sample_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_size=rt.zeros([batch], (), "float64"),
-            build_tree_return_ok=rt.zeros([batch], (), "bool"),
-            build_tree_return_accept=rt.zeros([batch], (), "float64"),
-            build_tree_return_counter=rt.zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
-            build_tree_seed=rt.zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_r=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_r=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_size=rt.zeros([batch], (), "float64"),
-            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
-            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
-            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
-            nuts_chain_accepts=accepts,
-            nuts_chain_counter=counter,
-            nuts_chain_depths=depths,
-            nuts_chain_draws=draws,
-            nuts_chain_leapfrogs=leapfrogs,
-            nuts_chain_loop_next_1=rt.zeros([batch], (), "int64"),
-            nuts_chain_num_burnin=num_burnin,
-            nuts_chain_num_results=num_results,
-            nuts_chain_point_x=point_x,
-            nuts_chain_point_log_prob=point_log_prob,
-            nuts_chain_point_grad=point_grad,
-            nuts_chain_return_point_x=rt.zeros([batch], (3,), "float64"),
-            nuts_chain_return_point_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_chain_return_point_grad=rt.zeros([batch], (3,), "float64"),
-            nuts_chain_return_counter=rt.zeros([batch], (), "int64"),
-            nuts_chain_return_draws=rt.zeros([batch], (32, 3), "float64"),
-            nuts_chain_return_leapfrogs=rt.zeros([batch], (32,), "int64"),
-            nuts_chain_return_depths=rt.zeros([batch], (32,), "int64"),
-            nuts_chain_return_accepts=rt.zeros([batch], (32,), "float64"),
-            nuts_chain_seed=seed,
-            nuts_chain_t=rt.zeros([batch], (), "int64"),
-            nuts_chain_t_next_1=rt.zeros([batch], (), "int64"),
-            nuts_step_accept=rt.zeros([batch], (), "float64"),
-            nuts_step_counter=rt.zeros([batch], (), "int64"),
-            nuts_step_depth=rt.zeros([batch], (), "int64"),
-            nuts_step_direction=rt.zeros([batch], (), "float64"),
-            nuts_step_joint0=rt.zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
-            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
-            nuts_step_minus_x=rt.zeros([batch], (3,), "float64"),
-            nuts_step_minus_r=rt.zeros([batch], (3,), "float64"),
-            nuts_step_minus_grad=rt.zeros([batch], (3,), "float64"),
-            nuts_step_plus_x=rt.zeros([batch], (3,), "float64"),
-            nuts_step_plus_r=rt.zeros([batch], (3,), "float64"),
-            nuts_step_plus_grad=rt.zeros([batch], (3,), "float64"),
-            nuts_step_point_x=rt.zeros([batch], (3,), "float64"),
-            nuts_step_point_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_step_point_grad=rt.zeros([batch], (3,), "float64"),
-            nuts_step_return_point_x=rt.zeros([batch], (3,), "float64"),
-            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=rt.zeros([batch], (3,), "float64"),
-            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
-            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
-            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
-            nuts_step_sample_x=rt.zeros([batch], (3,), "float64"),
-            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_step_sample_grad=rt.zeros([batch], (3,), "float64"),
-            nuts_step_seed=rt.zeros([batch], (), "int64"),
-            nuts_step_size=rt.zeros([batch], (), "float64"),
-            overflow_at=rt.zeros([batch], (), "int32") - 1,
-            index_error_at=rt.zeros([batch], (), "int32") - 1,
-        )
-        stacks = NutsChain2Stacks(
-            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_grad=rt.zeros(
-                [max_stack_depth, batch], (3,), "float64"
-            ),
-            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_grad=rt.zeros(
-                [max_stack_depth, batch], (3,), "float64"
-            ),
-            build_tree_tree_sample_x=rt.zeros(
-                [max_stack_depth, batch], (3,), "float64"
-            ),
-            build_tree_tree_sample_log_prob=rt.zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=rt.zeros(
-                [max_stack_depth, batch], (3,), "float64"
-            ),
-            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
-        )
-        state, stacks, counters = rt.run(
-            state, stacks, NUTS_CHAIN_2_BLOCKS, (), NUTS_CHAIN_2_WRITES, **limits
-        )
-        return (
-            (
-                state.nuts_chain_return_point_x,
-                state.nuts_chain_return_point_log_prob,
-                state.nuts_chain_return_point_grad,
-                state.nuts_chain_return_counter,
-                state.nuts_chain_return_draws,
-                state.nuts_chain_return_leapfrogs,
-                state.nuts_chain_return_depths,
-                state.nuts_chain_return_accepts,
-            ),
-            (state.overflow_at, state.index_error_at),
-            state.pc,
-            counters,
-        )
-
-    NUTS_CHAIN_2_ENTRY = rt.Entry(
-        name="nuts_chain",
-        params=(
-            "point[0]",
-            "point[1]",
-            "point[2]",
-            "seed",
-            "counter",
-            "num_burnin",
-            "num_results",
-            "draws",
-            "leapfrogs",
-            "depths",
-            "accepts",
-        ),
-        types=(
-            ("float64", (3,)),
-            ("float64", ()),
-            ("float64", (3,)),
-            ("int64", ()),
-            ("int64", ()),
-            ("int64", ()),
-            ("int64", ()),
-            ("float64", (32, 3)),
-            ("int64", (32,)),
-            ("int64", (32,)),
-            ("float64", (32,)),
-        ),
-        program=nuts_chain_2_program,
-        block_lines=NUTS_CHAIN_2_BLOCK_LINES,
-        stack_bytes=NUTS_CHAIN_2_STACK_BYTES,
-        index_lines=NUTS_CHAIN_2_INDEX_LINES,
-    )
-
-    def nuts_chain_2(
-        point,
-        seed,
-        counter,
-        num_burnin,
-        num_results,
-        draws,
-        leapfrogs,
-        depths,
-        accepts,
-        **options
-    ):
-        """Batched `nuts_chain`: every argument has a leading batch dimension.
-
-        Per example: nuts_chain(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[32, 3], leapfrogs: int64[32], depths: int64[32], accepts: float64[32]) -> Chain(Point(float64[3], float64[], float64[3]), int64[], float64[32, 3], int64[32], int64[32], float64[32]).
-        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
-        """
-        result, profile = rt.call(
-            NUTS_CHAIN_2_ENTRY,
-            (
-                point[0],
-                point[1],
-                point[2],
-                seed,
-                counter,
-                num_burnin,
-                num_results,
-                draws,
-                leapfrogs,
-                depths,
-                accepts,
-            ),
-            **options
-        )
-        return rt.with_profile(
-            Chain(
-                Point(result[0], result[1], result[2]),
-                result[3],
-                result[4],
-                result[5],
-                result[6],
-                result[7],
-            ),
-            profile,
-        )
-
-    return nuts_chain_2
-
-
-def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
-    """Builds the batched `nuts_step` for the values its source closes over.
-
-    Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
-    """
-    # ----------------------------------------------------------------------
-    # nuts_step(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[]) -> Step(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], float64[])
-
-    class NutsStep1State(typing.NamedTuple):
-        """Loop state of `nuts_step` (the stacks aside): one [batch, ...] array per register."""
-
-        # [batch] int32: the block each example runs next (NUTS_STEP_1_HALT once it has returned)
-        pc: object
-        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-        return_sp: object
-        # [batch] int64: counter of build_tree
-        build_tree_counter: object
-        # [batch] int64: depth of build_tree
-        build_tree_depth: object
-        # [batch] float64: direction of build_tree
-        build_tree_direction: object
-        # [batch, 100] float64: edge of build_tree
-        build_tree_edge_x: object
-        # [batch, 100] float64: edge of build_tree
-        build_tree_edge_r: object
-        # [batch, 100] float64: edge of build_tree
-        build_tree_edge_grad: object
-        # [batch] float64: joint0 of build_tree
-        build_tree_joint0: object
-        # [batch] float64: log_slice of build_tree
-        build_tree_log_slice: object
-        # [batch, 100] float64: the value build_tree returns
-        build_tree_return_minus_x: object
-        # [batch, 100] float64: the value build_tree returns
-        build_tree_return_minus_r: object
-        # [batch, 100] float64: the value build_tree returns
-        build_tree_return_minus_grad: object
-        # [batch, 100] float64: the value build_tree returns
-        build_tree_return_plus_x: object
-        # [batch, 100] float64: the value build_tree returns
-        build_tree_return_plus_r: object
-        # [batch, 100] float64: the value build_tree returns
-        build_tree_return_plus_grad: object
-        # [batch, 100] float64: the value build_tree returns
-        build_tree_return_sample_x: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_sample_log_prob: object
-        # [batch, 100] float64: the value build_tree returns
-        build_tree_return_sample_grad: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_size: object
-        # [batch] bool: the value build_tree returns
-        build_tree_return_ok: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_accept: object
-        # [batch] int64: the value build_tree returns
-        build_tree_return_counter: object
-        # [batch] int64: the value build_tree returns
-        build_tree_return_leapfrogs: object
-        # [batch] int64: seed of build_tree
-        build_tree_seed: object
-        # [batch, 100] float64: tree of build_tree
-        build_tree_tree_minus_x: object
-        # [batch, 100] float64: tree of build_tree
-        build_tree_tree_minus_r: object
-        # [batch, 100] float64: tree of build_tree
-        build_tree_tree_minus_grad: object
-        # [batch, 100] float64: tree of build_tree
-        build_tree_tree_plus_x: object
-        # [batch, 100] float64: tree of build_tree
-        build_tree_tree_plus_r: object
-        # [batch, 100] float64: tree of build_tree
-        build_tree_tree_plus_grad: object
-        # [batch, 100] float64: tree of build_tree
-        build_tree_tree_sample_x: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_sample_log_prob: object
-        # [batch, 100] float64: tree of build_tree
-        build_tree_tree_sample_grad: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_size: object
-        # [batch] bool: tree of build_tree
-        build_tree_tree_ok: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_accept: object
-        # [batch] int64: tree of build_tree
-        build_tree_tree_counter: object
-        # [batch] int64: tree of build_tree
-        build_tree_tree_leapfrogs: object
-        # [batch] float64: accept of nuts_step
-        nuts_step_accept: object
-        # [batch] int64: counter of nuts_step
-        nuts_step_counter: object
-        # [batch] int64: depth of nuts_step
-        nuts_step_depth: object
-        # [batch] float64: direction of nuts_step
-        nuts_step_direction: object
-        # [batch] float64: joint0 of nuts_step
-        nuts_step_joint0: object
-        # [batch] int64: leapfrogs of nuts_step
-        nuts_step_leapfrogs: object
-        # [batch] float64: log_slice of nuts_step
-        nuts_step_log_slice: object
-        # [batch, 100] float64: minus of nuts_step
-        nuts_step_minus_x: object
-        # [batch, 100] float64: minus of nuts_step
-        nuts_step_minus_r: object
-        # [batch, 100] float64: minus of nuts_step
-        nuts_step_minus_grad: object
-        # [batch, 100] float64: plus of nuts_step
-        nuts_step_plus_x: object
-        # [batch, 100] float64: plus of nuts_step
-        nuts_step_plus_r: object
-        # [batch, 100] float64: plus of nuts_step
-        nuts_step_plus_grad: object
-        # [batch, 100] float64: point of nuts_step
-        nuts_step_point_x: object
-        # [batch] float64: point of nuts_step
-        nuts_step_point_log_prob: object
-        # [batch, 100] float64: point of nuts_step
-        nuts_step_point_grad: object
-        # [batch, 100] float64: the value nuts_step returns
-        nuts_step_return_point_x: object
-        # [batch] float64: the value nuts_step returns
-        nuts_step_return_point_log_prob: object
-        # [batch, 100] float64: the value nuts_step returns
-        nuts_step_return_point_grad: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_counter: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_leapfrogs: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_depth: object
-        # [batch] float64: the value nuts_step returns
-        nuts_step_return_accept: object
-        # [batch, 100] float64: sample of nuts_step
-        nuts_step_sample_x: object
-        # [batch] float64: sample of nuts_step
-        nuts_step_sample_log_prob: object
-        # [batch, 100] float64: sample of nuts_step
-        nuts_step_sample_grad: object
-        # [batch] int64: seed of nuts_step
-        nuts_step_seed: object
-        # [batch] float64: size of nuts_step
-        nuts_step_size: object
-        # [batch] int32: block where an example overflowed a stack, or -1
-        overflow_at: object
-
-    class NutsStep1Stacks(typing.NamedTuple):
-        """Stacks of `nuts_step`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
-
-        # [depth, batch] int32: return addresses (block indices)
-        returns: object
-        # [depth, batch] int64: saved build_tree_depth
-        build_tree_depth: object
-        # [depth, batch] float64: saved build_tree_direction
-        build_tree_direction: object
-        # [depth, batch] float64: saved build_tree_joint0
-        build_tree_joint0: object
-        # [depth, batch] float64: saved build_tree_log_slice
-        build_tree_log_slice: object
-        # [depth, batch] int64: saved build_tree_seed
-        build_tree_seed: object
-        # [depth, batch, 100] float64: saved build_tree_tree_minus_x
-        build_tree_tree_minus_x: object
-        # [depth, batch, 100] float64: saved build_tree_tree_minus_r
-        build_tree_tree_minus_r: object
-        # [depth, batch, 100] float64: saved build_tree_tree_minus_grad
-        build_tree_tree_minus_grad: object
-        # [depth, batch, 100] float64: saved build_tree_tree_plus_x
-        build_tree_tree_plus_x: object
-        # [depth, batch, 100] float64: saved build_tree_tree_plus_r
-        build_tree_tree_plus_r: object
-        # [depth, batch, 100] float64: saved build_tree_tree_plus_grad
-        build_tree_tree_plus_grad: object
-        # [depth, batch, 100] float64: saved build_tree_tree_sample_x
-        build_tree_tree_sample_x: object
-        # [depth, batch] float64: saved build_tree_tree_sample_log_prob
-        build_tree_tree_sample_log_prob: object
-        # [depth, batch, 100] float64: saved build_tree_tree_sample_grad
-        build_tree_tree_sample_grad: object
-        # [depth, batch] float64: saved build_tree_tree_size
-        build_tree_tree_size: object
-        # [depth, batch] bool: saved build_tree_tree_ok
-        build_tree_tree_ok: object
-        # [depth, batch] float64: saved build_tree_tree_accept
-        build_tree_tree_accept: object
-        # [depth, batch] int64: saved build_tree_tree_counter
-        build_tree_tree_counter: object
-        # [depth, batch] int64: saved build_tree_tree_leapfrogs
-        build_tree_tree_leapfrogs: object
-
-    NUTS_STEP_1_HALT = 8
-    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 800, build_tree_tree_minus_r 800, build_tree_tree_minus_grad 800, build_tree_tree_plus_x 800, build_tree_tree_plus_r 800, build_tree_tree_plus_grad 800, build_tree_tree_sample_x 800, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 800, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
-    NUTS_STEP_1_STACK_BYTES = 6485
-
-    def nuts_step_1_block_0(state, stacks):
-        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
-        active = state.pc == 0
-        seed = state.nuts_step_seed
-        counter = state.nuts_step_counter
-        point = Point(
-            state.nuts_step_point_x,
-            state.nuts_step_point_log_prob,
-            state.nuts_step_point_grad,
-        )
-        r = nuts_math.normal(seed, counter, point.x)
-        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
-        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
-        log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
-        # examples/nuts.py:122  counter = counter + 2
-        counter = counter + 2
-        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
-        minus = Edge(point.x, r, point.grad)
-        # examples/nuts.py:124  plus = minus
-        plus = minus
-        # examples/nuts.py:125  sample = point
-        sample = point
-        # examples/nuts.py:126  size = 1.0
-        size = rt.spread(active, 1.0)
-        # examples/nuts.py:127  depth = 0
-        depth = rt.spread(active, 0)
-        # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = rt.spread(active, 0)
-        # examples/nuts.py:129  accept = 0.0
-        accept = rt.spread(active, 0.0)
-        # examples/nuts.py:130  going = True
-        going = rt.spread(active, True)
-        # examples/nuts.py:131  while going and depth < max_tree_depth:
-        and__1 = depth < max_tree_depth
-        and__2 = rt.where(going, and__1, going)
-        pc = rt.choose(and__2, 1, 3)
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_joint0=joint0,
-                nuts_step_log_slice=rt.select(
-                    active, log_slice, state.nuts_step_log_slice
-                ),
-                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=rt.select(
-                    active, minus[2], state.nuts_step_minus_grad
-                ),
-                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=rt.select(
-                    active, plus[2], state.nuts_step_plus_grad
-                ),
-                nuts_step_sample_x=rt.select(
-                    active, sample[0], state.nuts_step_sample_x
-                ),
-                nuts_step_sample_log_prob=rt.select(
-                    active, sample[1], state.nuts_step_sample_log_prob
-                ),
-                nuts_step_sample_grad=rt.select(
-                    active, sample[2], state.nuts_step_sample_grad
-                ),
-                nuts_step_size=rt.select(active, size, state.nuts_step_size),
-                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=rt.select(
-                    active, leapfrogs, state.nuts_step_leapfrogs
-                ),
-                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_step_1_block_1(state, stacks):
-        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
-        active = state.pc == 1
-        seed = state.nuts_step_seed
-        counter = state.nuts_step_counter
-        minus = Edge(
-            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
-        )
-        plus = Edge(
-            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
-        )
-        joint0 = state.nuts_step_joint0
-        log_slice = state.nuts_step_log_slice
-        depth = state.nuts_step_depth
-        cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = rt.spread(active, -1.0)
-        if_false_1 = rt.spread(active, 1.0)
-        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
-        direction = choice_1
-        direction = rt.select(active, direction, state.nuts_step_direction)
-        # examples/nuts.py:133  edge = minus if direction < 0 else plus
-        cond_2 = direction < 0
-        choice_2 = Edge(
-            rt.where(cond_2, minus[0], plus[0]),
-            rt.where(cond_2, minus[1], plus[1]),
-            rt.where(cond_2, minus[2], plus[2]),
-        )
-        edge = choice_2
-        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        tree_counter = counter + 1
-        (
-            build_tree_edge,
-            build_tree_joint0,
-            build_tree_log_slice,
-            build_tree_direction,
-            build_tree_depth,
-            build_tree_seed,
-            build_tree_counter,
-        ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
-        # examples/nuts.py:81  if depth == 0:
-        build_tree_cond_1 = build_tree_depth == 0
-        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = rt.push(
-            stacks.returns, state.return_sp, 2, active
-        )
-        pc = rt.choose(build_tree_cond_1, 4, 5)
-        pc = rt.select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = overflow_1
-        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_direction=direction,
-                build_tree_edge_x=rt.select(
-                    active, build_tree_edge[0], state.build_tree_edge_x
-                ),
-                build_tree_edge_r=rt.select(
-                    active, build_tree_edge[1], state.build_tree_edge_r
-                ),
-                build_tree_edge_grad=rt.select(
-                    active, build_tree_edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_joint0=rt.select(
-                    active, build_tree_joint0, state.build_tree_joint0
-                ),
-                build_tree_log_slice=rt.select(
-                    active, build_tree_log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, build_tree_direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(
-                    active, build_tree_depth, state.build_tree_depth
-                ),
-                build_tree_seed=rt.select(
-                    active, build_tree_seed, state.build_tree_seed
-                ),
-                build_tree_counter=rt.select(
-                    active, build_tree_counter, state.build_tree_counter
-                ),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 1, state.overflow_at),
-            ),
-            rt.stack_writes(stacks, returns=returns_write),
-        )
-
-    def nuts_step_1_block_2(state, stacks):
-        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        active = state.pc == 2
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
-        leapfrogs = state.nuts_step_leapfrogs
-        accept = state.nuts_step_accept
-        direction = state.nuts_step_direction
-        minus = Edge(
-            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
-        )
-        plus = Edge(
-            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
-        )
-        size = state.nuts_step_size
-        seed = state.nuts_step_seed
-        sample = Point(
-            state.nuts_step_sample_x,
-            state.nuts_step_sample_log_prob,
-            state.nuts_step_sample_grad,
-        )
-        depth = state.nuts_step_depth
-        tree = build_tree_return
-        # examples/nuts.py:135  counter = tree.counter
-        counter = tree.counter
-        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
-        leapfrogs = leapfrogs + tree.leapfrogs
-        # examples/nuts.py:137  accept = accept + tree.accept
-        accept = accept + tree.accept
-        # examples/nuts.py:138  if direction < 0:
-        cond_3 = direction < 0
-        cond_3_test1 = cond_3
-        # examples/nuts.py:139  minus = tree.minus
-        minus_arm1 = tree.minus
-        # examples/nuts.py:141  plus = tree.plus
-        plus_arm1 = tree.plus
-        # examples/nuts.py:138  if direction < 0:
-        minus = Edge(
-            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
-            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
-            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
-        )
-        plus = Edge(
-            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
-            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
-            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
-        )
-        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-        and__3 = tree.ok
-        and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = rt.where(and__3, and__4, and__3)
-        and__5_test1 = and__5
-        # examples/nuts.py:143  sample = tree.sample
-        sample_arm1 = tree.sample
-        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-        sample = Point(
-            rt.where(and__5_test1, sample_arm1[0], sample[0]),
-            rt.where(and__5_test1, sample_arm1[1], sample[1]),
-            rt.where(and__5_test1, sample_arm1[2], sample[2]),
-        )
-        # examples/nuts.py:144  counter = counter + 1
-        counter = counter + 1
-        # examples/nuts.py:145  size = size + tree.size
-        size = size + tree.size
-        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
-        and__6 = tree.ok
-        and__7 = no_u_turn(minus, plus)
-        and__8 = rt.where(and__6, and__7, and__6)
-        going = and__8
-        # examples/nuts.py:147  depth = depth + 1
-        depth = depth + 1
-        depth = rt.select(active, depth, state.nuts_step_depth)
-        # examples/nuts.py:131  while going and depth < max_tree_depth:
-        and__1 = depth < max_tree_depth
-        and__2 = rt.where(going, and__1, going)
-        pc = rt.choose(and__2, 1, 3)
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=rt.select(
-                    active, leapfrogs, state.nuts_step_leapfrogs
-                ),
-                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=rt.select(
-                    active, minus[2], state.nuts_step_minus_grad
-                ),
-                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=rt.select(
-                    active, plus[2], state.nuts_step_plus_grad
-                ),
-                nuts_step_sample_x=rt.select(
-                    active, sample[0], state.nuts_step_sample_x
-                ),
-                nuts_step_sample_log_prob=rt.select(
-                    active, sample[1], state.nuts_step_sample_log_prob
-                ),
-                nuts_step_sample_grad=rt.select(
-                    active, sample[2], state.nuts_step_sample_grad
-                ),
-                nuts_step_size=rt.select(active, size, state.nuts_step_size),
-                nuts_step_depth=depth,
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_step_1_block_3(state, stacks):
-        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-        active = state.pc == 3
-        sample = Point(
-            state.nuts_step_sample_x,
-            state.nuts_step_sample_log_prob,
-            state.nuts_step_sample_grad,
-        )
-        counter = state.nuts_step_counter
-        leapfrogs = state.nuts_step_leapfrogs
-        depth = state.nuts_step_depth
-        accept = state.nuts_step_accept
-        result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
-        )
-        nuts_step_return = result_1
-        pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
-        )
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_return_point_x=rt.select(
-                    active, nuts_step_return[0][0], state.nuts_step_return_point_x
-                ),
-                nuts_step_return_point_log_prob=rt.select(
-                    active,
-                    nuts_step_return[0][1],
-                    state.nuts_step_return_point_log_prob,
-                ),
-                nuts_step_return_point_grad=rt.select(
-                    active, nuts_step_return[0][2], state.nuts_step_return_point_grad
-                ),
-                nuts_step_return_counter=rt.select(
-                    active, nuts_step_return[1], state.nuts_step_return_counter
-                ),
-                nuts_step_return_leapfrogs=rt.select(
-                    active, nuts_step_return[2], state.nuts_step_return_leapfrogs
-                ),
-                nuts_step_return_depth=rt.select(
-                    active, nuts_step_return[3], state.nuts_step_return_depth
-                ),
-                nuts_step_return_accept=rt.select(
-                    active, nuts_step_return[4], state.nuts_step_return_accept
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_step_1_block_4(state, stacks):
-        # examples/nuts.py:83  eps = direction * step_size
-        active = state.pc == 4
-        direction = state.build_tree_direction
-        edge = Edge(
-            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
-        )
-        log_slice = state.build_tree_log_slice
-        joint0 = state.build_tree_joint0
-        counter = state.build_tree_counter
-        eps = direction * step_size
-        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
-        r = edge.r + (0.5 * eps)[:, None] * edge.grad
-        # examples/nuts.py:85  x = edge.x + eps * r
-        x = edge.x + eps[:, None] * r
-        # examples/nuts.py:86  log_prob, grad = target(x)
-        log_prob, grad = target(x)
-        # examples/nuts.py:87  r = r + 0.5 * eps * grad
-        r = r + (0.5 * eps)[:, None] * grad
-        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
-        joint = log_prob - 0.5 * nuts_math.dot(r, r)
-        # examples/nuts.py:89  new = Edge(x, r, grad)
-        new = Edge(x, r, grad)
-        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
-        size = nuts_math.as_count(log_slice <= joint)
-        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
-        ok = joint > log_slice - MAX_ENERGY_ERROR
-        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
-        accept = nuts_math.accept_probability(joint - joint0)
-        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = rt.spread(
-            active,
-            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
-            (
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                True,
-            ),
-        )
-        build_tree_return = result_1
-        pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
-        )
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_step_1_block_5(state, stacks):
-        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 5
-        depth = state.build_tree_depth
-        joint0 = state.build_tree_joint0
-        log_slice = state.build_tree_log_slice
-        direction = state.build_tree_direction
-        seed = state.build_tree_seed
-        edge = Edge(
-            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
-        )
-        counter = state.build_tree_counter
-        tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = rt.save(
-            stacks.build_tree_joint0, state.return_sp, joint0, active
-        )
-        build_tree_log_slice_write, overflow_2 = rt.save(
-            stacks.build_tree_log_slice, state.return_sp, log_slice, active
-        )
-        build_tree_direction_write, overflow_3 = rt.save(
-            stacks.build_tree_direction, state.return_sp, direction, active
-        )
-        build_tree_depth_write, overflow_4 = rt.save(
-            stacks.build_tree_depth, state.return_sp, depth, active
-        )
-        build_tree_seed_write, overflow_5 = rt.save(
-            stacks.build_tree_seed, state.return_sp, seed, active
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            edge,
-            joint0,
-            log_slice,
-            direction,
-            tree_depth,
-            seed,
-            counter,
-        )
-        # examples/nuts.py:81  if depth == 0:
-        cond_1 = depth == 0
-        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = rt.push(
-            stacks.returns, state.return_sp, 6, active
-        )
-        pc = rt.choose(cond_1, 4, 5)
-        pc = rt.select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
-        )
-        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=rt.select(
-                    active, edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=rt.select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 5, state.overflow_at),
-            ),
-            rt.stack_writes(
-                stacks,
-                build_tree_joint0=build_tree_joint0_write,
-                build_tree_log_slice=build_tree_log_slice_write,
-                build_tree_direction=build_tree_direction_write,
-                build_tree_depth=build_tree_depth_write,
-                build_tree_seed=build_tree_seed_write,
-                returns=returns_write,
-            ),
-        )
-
-    def nuts_step_1_block_6(state, stacks):
-        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 6
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
-        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
-        direction = rt.read(stacks.build_tree_direction, state.return_sp)
-        depth = rt.read(stacks.build_tree_depth, state.return_sp)
-        seed = rt.read(stacks.build_tree_seed, state.return_sp)
-        tree = build_tree_return
-        # examples/nuts.py:96  if not tree.ok:
-        not_1 = tree.ok
-        not__1 = rt.where(not_1, False, True)
-        build_tree_return = tree
-        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
-        cond_2 = direction < 0
-        if_true_1 = tree.minus
-        if_false_1 = tree.plus
-        choice_1 = Edge(
-            rt.where(cond_2, if_true_1[0], if_false_1[0]),
-            rt.where(cond_2, if_true_1[1], if_false_1[1]),
-            rt.where(cond_2, if_true_1[2], if_false_1[2]),
-        )
-        outer = choice_1
-        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        more_depth = depth - 1
-        more_counter = tree.counter
-        # the examples that go on (the others return)
-        going = rt.where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = rt.save(
-            stacks.build_tree_direction, state.return_sp, direction, going
-        )
-        build_tree_seed_write, overflow_2 = rt.save(
-            stacks.build_tree_seed, state.return_sp, seed, going
-        )
-        build_tree_tree_minus_x_write, overflow_3 = rt.save(
-            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
-        )
-        build_tree_tree_minus_r_write, overflow_4 = rt.save(
-            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
-        )
-        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
-            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
-        )
-        build_tree_tree_plus_x_write, overflow_6 = rt.save(
-            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
-        )
-        build_tree_tree_plus_r_write, overflow_7 = rt.save(
-            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
-        )
-        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
-            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
-        )
-        build_tree_tree_sample_x_write, overflow_9 = rt.save(
-            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
-        )
-        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
-            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
-        )
-        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
-            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
-        )
-        build_tree_tree_size_write, overflow_12 = rt.save(
-            stacks.build_tree_tree_size, state.return_sp, tree[3], going
-        )
-        build_tree_tree_ok_write, overflow_13 = rt.save(
-            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
-        )
-        build_tree_tree_accept_write, overflow_14 = rt.save(
-            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
-        )
-        build_tree_tree_counter_write, overflow_15 = rt.save(
-            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
-        )
-        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
-            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            outer,
-            joint0,
-            log_slice,
-            direction,
-            more_depth,
-            seed,
-            more_counter,
-        )
-        # examples/nuts.py:81  if depth == 0:
-        cond_1 = depth == 0
-        # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = rt.pop_return(
-            stacks.returns,
-            state.return_sp,
-            rt.where(going, False, active),
-            NUTS_STEP_1_HALT,
-        )
-        return_sp, returns_write, overflow_17 = rt.push(
-            stacks.returns, return_sp, 7, going
-        )
-        pc = rt.choose(cond_1, 4, 5)
-        pc = rt.where(going, pc, returned_pc)
-        pc = rt.select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1
-            | overflow_2
-            | overflow_3
-            | overflow_4
-            | overflow_5
-            | overflow_6
-            | overflow_7
-            | overflow_8
-            | overflow_9
-            | overflow_10
-            | overflow_11
-            | overflow_12
-            | overflow_13
-            | overflow_14
-            | overflow_15
-            | overflow_16
-            | overflow_17
-        )
-        pc = rt.select(overflow, NUTS_STEP_1_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=rt.select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=rt.select(
-                    active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_size=rt.select(
-                    active, tree[3], state.build_tree_tree_size
-                ),
-                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=rt.select(
-                    active, tree[5], state.build_tree_tree_accept
-                ),
-                build_tree_tree_counter=rt.select(
-                    active, tree[6], state.build_tree_tree_counter
-                ),
-                build_tree_tree_leapfrogs=rt.select(
-                    active, tree[7], state.build_tree_tree_leapfrogs
-                ),
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=rt.select(
-                    active, edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 6, state.overflow_at),
-            ),
-            rt.stack_writes(
-                stacks,
-                build_tree_direction=build_tree_direction_write,
-                build_tree_seed=build_tree_seed_write,
-                build_tree_tree_minus_x=build_tree_tree_minus_x_write,
-                build_tree_tree_minus_r=build_tree_tree_minus_r_write,
-                build_tree_tree_minus_grad=build_tree_tree_minus_grad_write,
-                build_tree_tree_plus_x=build_tree_tree_plus_x_write,
-                build_tree_tree_plus_r=build_tree_tree_plus_r_write,
-                build_tree_tree_plus_grad=build_tree_tree_plus_grad_write,
-                build_tree_tree_sample_x=build_tree_tree_sample_x_write,
-                build_tree_tree_sample_log_prob=build_tree_tree_sample_log_prob_write,
-                build_tree_tree_sample_grad=build_tree_tree_sample_grad_write,
-                build_tree_tree_size=build_tree_tree_size_write,
-                build_tree_tree_ok=build_tree_tree_ok_write,
-                build_tree_tree_accept=build_tree_tree_accept_write,
-                build_tree_tree_counter=build_tree_tree_counter_write,
-                build_tree_tree_leapfrogs=build_tree_tree_leapfrogs_write,
-                returns=returns_write,
-            ),
-        )
-
-    def nuts_step_1_block_7(state, stacks):
-        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 7
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
-        direction = rt.read(stacks.build_tree_direction, state.return_sp)
-        seed = rt.read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = rt.read(
-            stacks.build_tree_tree_minus_x, state.return_sp
-        )
-        build_tree_tree_minus_r_top = rt.read(
-            stacks.build_tree_tree_minus_r, state.return_sp
-        )
-        build_tree_tree_minus_grad_top = rt.read(
-            stacks.build_tree_tree_minus_grad, state.return_sp
-        )
-        build_tree_tree_plus_x_top = rt.read(
-            stacks.build_tree_tree_plus_x, state.return_sp
-        )
-        build_tree_tree_plus_r_top = rt.read(
-            stacks.build_tree_tree_plus_r, state.return_sp
-        )
-        build_tree_tree_plus_grad_top = rt.read(
-            stacks.build_tree_tree_plus_grad, state.return_sp
-        )
-        build_tree_tree_sample_x_top = rt.read(
-            stacks.build_tree_tree_sample_x, state.return_sp
-        )
-        build_tree_tree_sample_log_prob_top = rt.read(
-            stacks.build_tree_tree_sample_log_prob, state.return_sp
-        )
-        build_tree_tree_sample_grad_top = rt.read(
-            stacks.build_tree_tree_sample_grad, state.return_sp
-        )
-        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = rt.read(
-            stacks.build_tree_tree_accept, state.return_sp
-        )
-        build_tree_tree_counter_top = rt.read(
-            stacks.build_tree_tree_counter, state.return_sp
-        )
-        build_tree_tree_leapfrogs_top = rt.read(
-            stacks.build_tree_tree_leapfrogs, state.return_sp
-        )
-        tree = Tree(
-            Edge(
-                build_tree_tree_minus_x_top,
-                build_tree_tree_minus_r_top,
-                build_tree_tree_minus_grad_top,
-            ),
-            Edge(
-                build_tree_tree_plus_x_top,
-                build_tree_tree_plus_r_top,
-                build_tree_tree_plus_grad_top,
-            ),
-            Point(
-                build_tree_tree_sample_x_top,
-                build_tree_tree_sample_log_prob_top,
-                build_tree_tree_sample_grad_top,
-            ),
-            build_tree_tree_size_top,
-            build_tree_tree_ok_top,
-            build_tree_tree_accept_top,
-            build_tree_tree_counter_top,
-            build_tree_tree_leapfrogs_top,
-        )
-        more = build_tree_return
-        # examples/nuts.py:100  counter = more.counter
-        counter = more.counter
-        # examples/nuts.py:101  sample = tree.sample
-        sample = tree.sample
-        # examples/nuts.py:102  total = tree.size + more.size
-        total = tree.size + more.size
-        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
-        cond_3 = nuts_math.uniform(seed, counter) * total < more.size
-        cond_3_test1 = cond_3
-        # examples/nuts.py:104  sample = more.sample
-        sample_arm1 = more.sample
-        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
-        sample = Point(
-            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
-            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
-            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
-        )
-        # examples/nuts.py:105  counter = counter + 1
-        counter = counter + 1
-        counter = rt.select(active, counter, state.build_tree_counter)
-        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
-        cond_4 = direction < 0
-        if_true_2 = more.minus
-        if_false_2 = tree.minus
-        choice_2 = Edge(
-            rt.where(cond_4, if_true_2[0], if_false_2[0]),
-            rt.where(cond_4, if_true_2[1], if_false_2[1]),
-            rt.where(cond_4, if_true_2[2], if_false_2[2]),
-        )
-        minus = choice_2
-        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
-        cond_5 = direction < 0
-        if_true_3 = tree.plus
-        if_false_3 = more.plus
-        choice_3 = Edge(
-            rt.where(cond_5, if_true_3[0], if_false_3[0]),
-            rt.where(cond_5, if_true_3[1], if_false_3[1]),
-            rt.where(cond_5, if_true_3[2], if_false_3[2]),
-        )
-        plus = choice_3
-        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
-        and__1 = more.ok
-        and__2 = no_u_turn(minus, plus)
-        and__3 = rt.where(and__1, and__2, and__1)
-        ok = and__3
-        # examples/nuts.py:109  accept = tree.accept + more.accept
-        accept = tree.accept + more.accept
-        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
-        leapfrogs = tree.leapfrogs + more.leapfrogs
-        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
-        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
-        build_tree_return = result_2
-        pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_1_HALT
-        )
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=rt.select(
-                    active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_size=rt.select(
-                    active, tree[3], state.build_tree_tree_size
-                ),
-                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=rt.select(
-                    active, tree[5], state.build_tree_tree_accept
-                ),
-                build_tree_tree_counter=rt.select(
-                    active, tree[6], state.build_tree_tree_counter
-                ),
-                build_tree_tree_leapfrogs=rt.select(
-                    active, tree[7], state.build_tree_tree_leapfrogs
-                ),
-                build_tree_counter=counter,
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    NUTS_STEP_1_BLOCKS = (
-        nuts_step_1_block_0,
-        nuts_step_1_block_1,
-        nuts_step_1_block_2,
-        nuts_step_1_block_3,
-        nuts_step_1_block_4,
-        nuts_step_1_block_5,
-        nuts_step_1_block_6,
-        nuts_step_1_block_7,
-    )
-    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
-    NUTS_STEP_1_WRITES = (
-        (
-            (
-                "pc",
-                "nuts_step_joint0",
-                "nuts_step_log_slice",
-                "nuts_step_counter",
-                "nuts_step_minus_x",
-                "nuts_step_minus_r",
-                "nuts_step_minus_grad",
-                "nuts_step_plus_x",
-                "nuts_step_plus_r",
-                "nuts_step_plus_grad",
-                "nuts_step_sample_x",
-                "nuts_step_sample_log_prob",
-                "nuts_step_sample_grad",
-                "nuts_step_size",
-                "nuts_step_depth",
-                "nuts_step_leapfrogs",
-                "nuts_step_accept",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_direction",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            ("returns",),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_counter",
-                "nuts_step_leapfrogs",
-                "nuts_step_accept",
-                "nuts_step_minus_x",
-                "nuts_step_minus_r",
-                "nuts_step_minus_grad",
-                "nuts_step_plus_x",
-                "nuts_step_plus_r",
-                "nuts_step_plus_grad",
-                "nuts_step_sample_x",
-                "nuts_step_sample_log_prob",
-                "nuts_step_sample_grad",
-                "nuts_step_size",
-                "nuts_step_depth",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_return_point_x",
-                "nuts_step_return_point_log_prob",
-                "nuts_step_return_point_grad",
-                "nuts_step_return_counter",
-                "nuts_step_return_leapfrogs",
-                "nuts_step_return_depth",
-                "nuts_step_return_accept",
-                "return_sp",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "return_sp",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            (
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "returns",
-            ),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            (
-                "build_tree_direction",
-                "build_tree_seed",
-                "build_tree_tree_minus_x",
-                "build_tree_tree_minus_r",
-                "build_tree_tree_minus_grad",
-                "build_tree_tree_plus_x",
-                "build_tree_tree_plus_r",
-                "build_tree_tree_plus_grad",
-                "build_tree_tree_sample_x",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_sample_grad",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "returns",
-            ),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_direction",
-                "build_tree_seed",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "build_tree_counter",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "return_sp",
-            ),
-            (),
-        ),
-    )
-    NUTS_STEP_1_BLOCK_LINES = (
-        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
-        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
-        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
-        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
-        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
-        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
-    )
-
-    def nuts_step_1_program(
-        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
-    ):
-        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
-        state = NutsStep1State(
-            pc=rt.zeros([batch], (), "int32"),
-            return_sp=rt.zeros([batch], (), "int32"),
-            build_tree_counter=rt.zeros([batch], (), "int64"),
-            build_tree_depth=rt.zeros([batch], (), "int64"),
-            build_tree_direction=rt.zeros([batch], (), "float64"),
-            build_tree_edge_x=rt.zeros([batch], (100,), "float64"),
-            build_tree_edge_r=rt.zeros([batch], (100,), "float64"),
-            build_tree_edge_grad=rt.zeros([batch], (100,), "float64"),
-            build_tree_joint0=rt.zeros([batch], (), "float64"),
-            build_tree_log_slice=rt.zeros([batch], (), "float64"),
-            build_tree_return_minus_x=rt.zeros([batch], (100,), "float64"),
-            build_tree_return_minus_r=rt.zeros([batch], (100,), "float64"),
-            build_tree_return_minus_grad=rt.zeros([batch], (100,), "float64"),
-            build_tree_return_plus_x=rt.zeros([batch], (100,), "float64"),
-            build_tree_return_plus_r=rt.zeros([batch], (100,), "float64"),
-            build_tree_return_plus_grad=rt.zeros([batch], (100,), "float64"),
-            build_tree_return_sample_x=rt.zeros([batch], (100,), "float64"),
-            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=rt.zeros([batch], (100,), "float64"),
-            build_tree_return_size=rt.zeros([batch], (), "float64"),
-            build_tree_return_ok=rt.zeros([batch], (), "bool"),
-            build_tree_return_accept=rt.zeros([batch], (), "float64"),
-            build_tree_return_counter=rt.zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
-            build_tree_seed=rt.zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=rt.zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_r=rt.zeros([batch], (100,), "float64"),
-            build_tree_tree_minus_grad=rt.zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_x=rt.zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_r=rt.zeros([batch], (100,), "float64"),
-            build_tree_tree_plus_grad=rt.zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_x=rt.zeros([batch], (100,), "float64"),
-            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=rt.zeros([batch], (100,), "float64"),
-            build_tree_tree_size=rt.zeros([batch], (), "float64"),
-            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
-            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
-            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
-            nuts_step_accept=rt.zeros([batch], (), "float64"),
-            nuts_step_counter=counter,
-            nuts_step_depth=rt.zeros([batch], (), "int64"),
-            nuts_step_direction=rt.zeros([batch], (), "float64"),
-            nuts_step_joint0=rt.zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
-            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
-            nuts_step_minus_x=rt.zeros([batch], (100,), "float64"),
-            nuts_step_minus_r=rt.zeros([batch], (100,), "float64"),
-            nuts_step_minus_grad=rt.zeros([batch], (100,), "float64"),
-            nuts_step_plus_x=rt.zeros([batch], (100,), "float64"),
-            nuts_step_plus_r=rt.zeros([batch], (100,), "float64"),
-            nuts_step_plus_grad=rt.zeros([batch], (100,), "float64"),
-            nuts_step_point_x=point_x,
-            nuts_step_point_log_prob=point_log_prob,
-            nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=rt.zeros([batch], (100,), "float64"),
-            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=rt.zeros([batch], (100,), "float64"),
-            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
-            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
-            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
-            nuts_step_sample_x=rt.zeros([batch], (100,), "float64"),
-            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_step_sample_grad=rt.zeros([batch], (100,), "float64"),
-            nuts_step_seed=seed,
-            nuts_step_size=rt.zeros([batch], (), "float64"),
-            overflow_at=rt.zeros([batch], (), "int32") - 1,
-        )
-        stacks = NutsStep1Stacks(
+        stacks = NutsChainStacks(
             returns=rt.zeros([max_stack_depth, batch], (), "int32"),
             build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
             build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
@@ -5877,31 +2081,31 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
             build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
             build_tree_tree_minus_x=rt.zeros(
-                [max_stack_depth, batch], (100,), "float64"
+                [max_stack_depth, batch], (size_n,), "float64"
             ),
             build_tree_tree_minus_r=rt.zeros(
-                [max_stack_depth, batch], (100,), "float64"
+                [max_stack_depth, batch], (size_n,), "float64"
             ),
             build_tree_tree_minus_grad=rt.zeros(
-                [max_stack_depth, batch], (100,), "float64"
+                [max_stack_depth, batch], (size_n,), "float64"
             ),
             build_tree_tree_plus_x=rt.zeros(
-                [max_stack_depth, batch], (100,), "float64"
+                [max_stack_depth, batch], (size_n,), "float64"
             ),
             build_tree_tree_plus_r=rt.zeros(
-                [max_stack_depth, batch], (100,), "float64"
+                [max_stack_depth, batch], (size_n,), "float64"
             ),
             build_tree_tree_plus_grad=rt.zeros(
-                [max_stack_depth, batch], (100,), "float64"
+                [max_stack_depth, batch], (size_n,), "float64"
             ),
             build_tree_tree_sample_x=rt.zeros(
-                [max_stack_depth, batch], (100,), "float64"
+                [max_stack_depth, batch], (size_n,), "float64"
             ),
             build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
             build_tree_tree_sample_grad=rt.zeros(
-                [max_stack_depth, batch], (100,), "float64"
+                [max_stack_depth, batch], (size_n,), "float64"
             ),
             build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
             build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
@@ -5910,73 +2114,119 @@ def make_nuts_step_1(max_tree_depth, no_u_turn, step_size, target):
             build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
         state, stacks, counters = rt.run(
-            state, stacks, NUTS_STEP_1_BLOCKS, (), NUTS_STEP_1_WRITES, **limits
+            state, stacks, NUTS_CHAIN_BLOCKS, (), NUTS_CHAIN_WRITES, **limits
         )
         return (
             (
-                state.nuts_step_return_point_x,
-                state.nuts_step_return_point_log_prob,
-                state.nuts_step_return_point_grad,
-                state.nuts_step_return_counter,
-                state.nuts_step_return_leapfrogs,
-                state.nuts_step_return_depth,
-                state.nuts_step_return_accept,
+                state.nuts_chain_return_point_x,
+                state.nuts_chain_return_point_log_prob,
+                state.nuts_chain_return_point_grad,
+                state.nuts_chain_return_counter,
+                state.nuts_chain_return_draws,
+                state.nuts_chain_return_leapfrogs,
+                state.nuts_chain_return_depths,
+                state.nuts_chain_return_accepts,
             ),
-            (state.overflow_at,),
+            (state.overflow_at, state.index_error_at),
             state.pc,
             counters,
         )
 
-    NUTS_STEP_1_ENTRY = rt.Entry(
-        name="nuts_step",
-        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
-        types=(
-            ("float64", (100,)),
-            ("float64", ()),
-            ("float64", (100,)),
-            ("int64", ()),
-            ("int64", ()),
+    NUTS_CHAIN_ENTRY = rt.Entry(
+        name="nuts_chain",
+        params=(
+            "point[0]",
+            "point[1]",
+            "point[2]",
+            "seed",
+            "counter",
+            "num_burnin",
+            "num_results",
+            "draws",
+            "leapfrogs",
+            "depths",
+            "accepts",
         ),
-        program=nuts_step_1_program,
-        block_lines=NUTS_STEP_1_BLOCK_LINES,
-        stack_bytes=NUTS_STEP_1_STACK_BYTES,
+        types=(
+            ("float64", ("n",)),
+            ("float64", ()),
+            ("float64", ("n",)),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("int64", ()),
+            ("float64", ("m", "n")),
+            ("int64", ("m",)),
+            ("int64", ("m",)),
+            ("float64", ("m",)),
+        ),
+        program=nuts_chain_program,
+        block_lines=NUTS_CHAIN_BLOCK_LINES,
+        stack_bytes=nuts_chain_stack_bytes,
+        index_lines=NUTS_CHAIN_INDEX_LINES,
     )
 
-    def nuts_step_1(point, seed, counter, **options):
-        """Batched `nuts_step`: every argument has a leading batch dimension.
+    def nuts_chain(
+        point,
+        seed,
+        counter,
+        num_burnin,
+        num_results,
+        draws,
+        leapfrogs,
+        depths,
+        accepts,
+        **options
+    ):
+        """Batched `nuts_chain`: every argument has a leading batch dimension.
 
-        Per example: nuts_step(point: Point(float64[100], float64[], float64[100]), seed: int64[], counter: int64[]) -> Step(Point(float64[100], float64[], float64[100]), int64[], int64[], int64[], float64[]).
+        Per example: nuts_chain(point: Point(float64[n], float64[], float64[n]), seed: int64[], counter: int64[], num_burnin: int64[], num_results: int64[], draws: float64[m, n], leapfrogs: int64[m], depths: int64[m], accepts: float64[m]) -> Chain(Point(float64[n], float64[], float64[n]), int64[], float64[m, n], int64[m], int64[m], float64[m]).
         `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
         result, profile = rt.call(
-            NUTS_STEP_1_ENTRY, (point[0], point[1], point[2], seed, counter), **options
+            NUTS_CHAIN_ENTRY,
+            (
+                point[0],
+                point[1],
+                point[2],
+                seed,
+                counter,
+                num_burnin,
+                num_results,
+                draws,
+                leapfrogs,
+                depths,
+                accepts,
+            ),
+            **options
         )
         return rt.with_profile(
-            Step(
+            Chain(
                 Point(result[0], result[1], result[2]),
                 result[3],
                 result[4],
                 result[5],
                 result[6],
+                result[7],
             ),
             profile,
         )
 
-    return nuts_step_1
+    return nuts_chain
 
 
-def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
+def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
     """Builds the batched `nuts_step` for the values its source closes over.
 
     Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
     """
     # ----------------------------------------------------------------------
-    # nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[])
+    # nuts_step(point: Point(float64[n], float64[], float64[n]), seed: int64[], counter: int64[]) -> Step(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], float64[])
 
-    class NutsStep2State(typing.NamedTuple):
+    class NutsStepState(typing.NamedTuple):
         """Loop state of `nuts_step` (the stacks aside): one [batch, ...] array per register."""
 
-        # [batch] int32: the block each example runs next (NUTS_STEP_2_HALT once it has returned)
+        # [batch] int32: the block each example runs next (NUTS_STEP_HALT once it has returned)
         pc: object
         # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
         return_sp: object
@@ -5986,33 +2236,33 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_depth: object
         # [batch] float64: direction of build_tree
         build_tree_direction: object
-        # [batch, 1] float64: edge of build_tree
+        # [batch, n] float64: edge of build_tree
         build_tree_edge_x: object
-        # [batch, 1] float64: edge of build_tree
+        # [batch, n] float64: edge of build_tree
         build_tree_edge_r: object
-        # [batch, 1] float64: edge of build_tree
+        # [batch, n] float64: edge of build_tree
         build_tree_edge_grad: object
         # [batch] float64: joint0 of build_tree
         build_tree_joint0: object
         # [batch] float64: log_slice of build_tree
         build_tree_log_slice: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_minus_x: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_minus_r: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_minus_grad: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_plus_x: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_plus_r: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_plus_grad: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_sample_x: object
         # [batch] float64: the value build_tree returns
         build_tree_return_sample_log_prob: object
-        # [batch, 1] float64: the value build_tree returns
+        # [batch, n] float64: the value build_tree returns
         build_tree_return_sample_grad: object
         # [batch] float64: the value build_tree returns
         build_tree_return_size: object
@@ -6026,23 +2276,23 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_return_leapfrogs: object
         # [batch] int64: seed of build_tree
         build_tree_seed: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_minus_x: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_minus_r: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_minus_grad: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_plus_x: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_plus_r: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_plus_grad: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_sample_x: object
         # [batch] float64: tree of build_tree
         build_tree_tree_sample_log_prob: object
-        # [batch, 1] float64: tree of build_tree
+        # [batch, n] float64: tree of build_tree
         build_tree_tree_sample_grad: object
         # [batch] float64: tree of build_tree
         build_tree_tree_size: object
@@ -6068,29 +2318,29 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_leapfrogs: object
         # [batch] float64: log_slice of nuts_step
         nuts_step_log_slice: object
-        # [batch, 1] float64: minus of nuts_step
+        # [batch, n] float64: minus of nuts_step
         nuts_step_minus_x: object
-        # [batch, 1] float64: minus of nuts_step
+        # [batch, n] float64: minus of nuts_step
         nuts_step_minus_r: object
-        # [batch, 1] float64: minus of nuts_step
+        # [batch, n] float64: minus of nuts_step
         nuts_step_minus_grad: object
-        # [batch, 1] float64: plus of nuts_step
+        # [batch, n] float64: plus of nuts_step
         nuts_step_plus_x: object
-        # [batch, 1] float64: plus of nuts_step
+        # [batch, n] float64: plus of nuts_step
         nuts_step_plus_r: object
-        # [batch, 1] float64: plus of nuts_step
+        # [batch, n] float64: plus of nuts_step
         nuts_step_plus_grad: object
-        # [batch, 1] float64: point of nuts_step
+        # [batch, n] float64: point of nuts_step
         nuts_step_point_x: object
         # [batch] float64: point of nuts_step
         nuts_step_point_log_prob: object
-        # [batch, 1] float64: point of nuts_step
+        # [batch, n] float64: point of nuts_step
         nuts_step_point_grad: object
-        # [batch, 1] float64: the value nuts_step returns
+        # [batch, n] float64: the value nuts_step returns
         nuts_step_return_point_x: object
         # [batch] float64: the value nuts_step returns
         nuts_step_return_point_log_prob: object
-        # [batch, 1] float64: the value nuts_step returns
+        # [batch, n] float64: the value nuts_step returns
         nuts_step_return_point_grad: object
         # [batch] int64: the value nuts_step returns
         nuts_step_return_counter: object
@@ -6100,11 +2350,11 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_return_depth: object
         # [batch] float64: the value nuts_step returns
         nuts_step_return_accept: object
-        # [batch, 1] float64: sample of nuts_step
+        # [batch, n] float64: sample of nuts_step
         nuts_step_sample_x: object
         # [batch] float64: sample of nuts_step
         nuts_step_sample_log_prob: object
-        # [batch, 1] float64: sample of nuts_step
+        # [batch, n] float64: sample of nuts_step
         nuts_step_sample_grad: object
         # [batch] int64: seed of nuts_step
         nuts_step_seed: object
@@ -6113,7 +2363,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # [batch] int32: block where an example overflowed a stack, or -1
         overflow_at: object
 
-    class NutsStep2Stacks(typing.NamedTuple):
+    class NutsStepStacks(typing.NamedTuple):
         """Stacks of `nuts_step`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
         # [depth, batch] int32: return addresses (block indices)
@@ -6128,23 +2378,23 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         build_tree_log_slice: object
         # [depth, batch] int64: saved build_tree_seed
         build_tree_seed: object
-        # [depth, batch, 1] float64: saved build_tree_tree_minus_x
+        # [depth, batch, n] float64: saved build_tree_tree_minus_x
         build_tree_tree_minus_x: object
-        # [depth, batch, 1] float64: saved build_tree_tree_minus_r
+        # [depth, batch, n] float64: saved build_tree_tree_minus_r
         build_tree_tree_minus_r: object
-        # [depth, batch, 1] float64: saved build_tree_tree_minus_grad
+        # [depth, batch, n] float64: saved build_tree_tree_minus_grad
         build_tree_tree_minus_grad: object
-        # [depth, batch, 1] float64: saved build_tree_tree_plus_x
+        # [depth, batch, n] float64: saved build_tree_tree_plus_x
         build_tree_tree_plus_x: object
-        # [depth, batch, 1] float64: saved build_tree_tree_plus_r
+        # [depth, batch, n] float64: saved build_tree_tree_plus_r
         build_tree_tree_plus_r: object
-        # [depth, batch, 1] float64: saved build_tree_tree_plus_grad
+        # [depth, batch, n] float64: saved build_tree_tree_plus_grad
         build_tree_tree_plus_grad: object
-        # [depth, batch, 1] float64: saved build_tree_tree_sample_x
+        # [depth, batch, n] float64: saved build_tree_tree_sample_x
         build_tree_tree_sample_x: object
         # [depth, batch] float64: saved build_tree_tree_sample_log_prob
         build_tree_tree_sample_log_prob: object
-        # [depth, batch, 1] float64: saved build_tree_tree_sample_grad
+        # [depth, batch, n] float64: saved build_tree_tree_sample_grad
         build_tree_tree_sample_grad: object
         # [depth, batch] float64: saved build_tree_tree_size
         build_tree_tree_size: object
@@ -6157,11 +2407,13 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         # [depth, batch] int64: saved build_tree_tree_leapfrogs
         build_tree_tree_leapfrogs: object
 
-    NUTS_STEP_2_HALT = 8
-    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8, build_tree_tree_minus_r 8, build_tree_tree_minus_grad 8, build_tree_tree_plus_x 8, build_tree_tree_plus_r 8, build_tree_tree_plus_grad 8, build_tree_tree_sample_x 8, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
-    NUTS_STEP_2_STACK_BYTES = 149
+    NUTS_STEP_HALT = 8
+    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8 x n, build_tree_tree_minus_r 8 x n, build_tree_tree_minus_grad 8 x n, build_tree_tree_plus_x 8 x n, build_tree_tree_plus_r 8 x n, build_tree_tree_plus_grad 8 x n, build_tree_tree_sample_x 8 x n, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8 x n, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
 
-    def nuts_step_2_block_0(state, stacks):
+    def nuts_step_stack_bytes(*, size_n):
+        return 85 + 64 * size_n
+
+    def nuts_step_block_0(state, stacks):
         # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
         active = state.pc == 0
         seed = state.nuts_step_seed
@@ -6237,7 +2489,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    def nuts_step_2_block_1(state, stacks):
+    def nuts_step_block_1(state, stacks):
         # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
         active = state.pc == 1
         seed = state.nuts_step_seed
@@ -6286,7 +2538,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
         overflow = overflow_1
-        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -6324,7 +2576,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks, returns=returns_write),
         )
 
-    def nuts_step_2_block_2(state, stacks):
+    def nuts_step_block_2(state, stacks):
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         active = state.pc == 2
         build_tree_return = Tree(
@@ -6454,7 +2706,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    def nuts_step_2_block_3(state, stacks):
+    def nuts_step_block_3(state, stacks):
         # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
         active = state.pc == 3
         sample = Point(
@@ -6471,7 +2723,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
         nuts_step_return = result_1
         pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
+            stacks.returns, state.return_sp, active, NUTS_STEP_HALT
         )
         pc = rt.select(active, pc, state.pc)
         return (
@@ -6505,7 +2757,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    def nuts_step_2_block_4(state, stacks):
+    def nuts_step_block_4(state, stacks):
         # examples/nuts.py:83  eps = direction * step_size
         active = state.pc == 4
         direction = state.build_tree_direction
@@ -6557,7 +2809,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         )
         build_tree_return = result_1
         pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
+            stacks.returns, state.return_sp, active, NUTS_STEP_HALT
         )
         pc = rt.select(active, pc, state.pc)
         return (
@@ -6612,7 +2864,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    def nuts_step_2_block_5(state, stacks):
+    def nuts_step_block_5(state, stacks):
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         active = state.pc == 5
         depth = state.build_tree_depth
@@ -6661,7 +2913,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         overflow = (
             overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
         )
-        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -6694,7 +2946,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_2_block_6(state, stacks):
+    def nuts_step_block_6(state, stacks):
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         active = state.pc == 6
         build_tree_return = Tree(
@@ -6808,7 +3060,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             stacks.returns,
             state.return_sp,
             rt.where(going, False, active),
-            NUTS_STEP_2_HALT,
+            NUTS_STEP_HALT,
         )
         return_sp, returns_write, overflow_17 = rt.push(
             stacks.returns, return_sp, 7, going
@@ -6836,7 +3088,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             | overflow_16
             | overflow_17
         )
-        pc = rt.select(overflow, NUTS_STEP_2_HALT, pc)
+        pc = rt.select(overflow, NUTS_STEP_HALT, pc)
         return (
             state._replace(
                 pc=pc,
@@ -6940,7 +3192,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             ),
         )
 
-    def nuts_step_2_block_7(state, stacks):
+    def nuts_step_block_7(state, stacks):
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         active = state.pc == 7
         build_tree_return = Tree(
@@ -7081,7 +3333,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
         build_tree_return = result_2
         pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_2_HALT
+            stacks.returns, state.return_sp, active, NUTS_STEP_HALT
         )
         pc = rt.select(active, pc, state.pc)
         return (
@@ -7157,18 +3409,18 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             rt.stack_writes(stacks),
         )
 
-    NUTS_STEP_2_BLOCKS = (
-        nuts_step_2_block_0,
-        nuts_step_2_block_1,
-        nuts_step_2_block_2,
-        nuts_step_2_block_3,
-        nuts_step_2_block_4,
-        nuts_step_2_block_5,
-        nuts_step_2_block_6,
-        nuts_step_2_block_7,
+    NUTS_STEP_BLOCKS = (
+        nuts_step_block_0,
+        nuts_step_block_1,
+        nuts_step_block_2,
+        nuts_step_block_3,
+        nuts_step_block_4,
+        nuts_step_block_5,
+        nuts_step_block_6,
+        nuts_step_block_7,
     )
     # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
-    NUTS_STEP_2_WRITES = (
+    NUTS_STEP_WRITES = (
         (
             (
                 "pc",
@@ -7374,7 +3626,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             (),
         ),
     )
-    NUTS_STEP_2_BLOCK_LINES = (
+    NUTS_STEP_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
         "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
         "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
@@ -7385,46 +3637,47 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
         "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
     )
 
-    def nuts_step_2_program(
+    def nuts_step_program(
         point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
     ):
         """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+        size_n = rt.event_size(point_x, 0)
         batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
-        state = NutsStep2State(
+        state = NutsStepState(
             pc=rt.zeros([batch], (), "int32"),
             return_sp=rt.zeros([batch], (), "int32"),
             build_tree_counter=rt.zeros([batch], (), "int64"),
             build_tree_depth=rt.zeros([batch], (), "int64"),
             build_tree_direction=rt.zeros([batch], (), "float64"),
-            build_tree_edge_x=rt.zeros([batch], (1,), "float64"),
-            build_tree_edge_r=rt.zeros([batch], (1,), "float64"),
-            build_tree_edge_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_edge_x=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_edge_r=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_edge_grad=rt.zeros([batch], (size_n,), "float64"),
             build_tree_joint0=rt.zeros([batch], (), "float64"),
             build_tree_log_slice=rt.zeros([batch], (), "float64"),
-            build_tree_return_minus_x=rt.zeros([batch], (1,), "float64"),
-            build_tree_return_minus_r=rt.zeros([batch], (1,), "float64"),
-            build_tree_return_minus_grad=rt.zeros([batch], (1,), "float64"),
-            build_tree_return_plus_x=rt.zeros([batch], (1,), "float64"),
-            build_tree_return_plus_r=rt.zeros([batch], (1,), "float64"),
-            build_tree_return_plus_grad=rt.zeros([batch], (1,), "float64"),
-            build_tree_return_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_minus_x=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_return_minus_r=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_return_minus_grad=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_return_plus_x=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_return_plus_r=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_return_plus_grad=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_return_sample_x=rt.zeros([batch], (size_n,), "float64"),
             build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_return_sample_grad=rt.zeros([batch], (size_n,), "float64"),
             build_tree_return_size=rt.zeros([batch], (), "float64"),
             build_tree_return_ok=rt.zeros([batch], (), "bool"),
             build_tree_return_accept=rt.zeros([batch], (), "float64"),
             build_tree_return_counter=rt.zeros([batch], (), "int64"),
             build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
             build_tree_seed=rt.zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=rt.zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_r=rt.zeros([batch], (1,), "float64"),
-            build_tree_tree_minus_grad=rt.zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_x=rt.zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_r=rt.zeros([batch], (1,), "float64"),
-            build_tree_tree_plus_grad=rt.zeros([batch], (1,), "float64"),
-            build_tree_tree_sample_x=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_minus_x=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_tree_minus_r=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_tree_plus_x=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_tree_plus_r=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros([batch], (size_n,), "float64"),
+            build_tree_tree_sample_x=rt.zeros([batch], (size_n,), "float64"),
             build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=rt.zeros([batch], (1,), "float64"),
+            build_tree_tree_sample_grad=rt.zeros([batch], (size_n,), "float64"),
             build_tree_tree_size=rt.zeros([batch], (), "float64"),
             build_tree_tree_ok=rt.zeros([batch], (), "bool"),
             build_tree_tree_accept=rt.zeros([batch], (), "float64"),
@@ -7437,54 +3690,62 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             nuts_step_joint0=rt.zeros([batch], (), "float64"),
             nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_step_log_slice=rt.zeros([batch], (), "float64"),
-            nuts_step_minus_x=rt.zeros([batch], (1,), "float64"),
-            nuts_step_minus_r=rt.zeros([batch], (1,), "float64"),
-            nuts_step_minus_grad=rt.zeros([batch], (1,), "float64"),
-            nuts_step_plus_x=rt.zeros([batch], (1,), "float64"),
-            nuts_step_plus_r=rt.zeros([batch], (1,), "float64"),
-            nuts_step_plus_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_minus_x=rt.zeros([batch], (size_n,), "float64"),
+            nuts_step_minus_r=rt.zeros([batch], (size_n,), "float64"),
+            nuts_step_minus_grad=rt.zeros([batch], (size_n,), "float64"),
+            nuts_step_plus_x=rt.zeros([batch], (size_n,), "float64"),
+            nuts_step_plus_r=rt.zeros([batch], (size_n,), "float64"),
+            nuts_step_plus_grad=rt.zeros([batch], (size_n,), "float64"),
             nuts_step_point_x=point_x,
             nuts_step_point_log_prob=point_log_prob,
             nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_point_x=rt.zeros([batch], (size_n,), "float64"),
             nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_return_point_grad=rt.zeros([batch], (size_n,), "float64"),
             nuts_step_return_counter=rt.zeros([batch], (), "int64"),
             nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
             nuts_step_return_depth=rt.zeros([batch], (), "int64"),
             nuts_step_return_accept=rt.zeros([batch], (), "float64"),
-            nuts_step_sample_x=rt.zeros([batch], (1,), "float64"),
+            nuts_step_sample_x=rt.zeros([batch], (size_n,), "float64"),
             nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_step_sample_grad=rt.zeros([batch], (1,), "float64"),
+            nuts_step_sample_grad=rt.zeros([batch], (size_n,), "float64"),
             nuts_step_seed=seed,
             nuts_step_size=rt.zeros([batch], (), "float64"),
             overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
-        stacks = NutsStep2Stacks(
+        stacks = NutsStepStacks(
             returns=rt.zeros([max_stack_depth, batch], (), "int32"),
             build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
             build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
             build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
             build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
             build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_minus_grad=rt.zeros(
-                [max_stack_depth, batch], (1,), "float64"
+            build_tree_tree_minus_x=rt.zeros(
+                [max_stack_depth, batch], (size_n,), "float64"
             ),
-            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (1,), "float64"),
-            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (1,), "float64"),
+            build_tree_tree_minus_r=rt.zeros(
+                [max_stack_depth, batch], (size_n,), "float64"
+            ),
+            build_tree_tree_minus_grad=rt.zeros(
+                [max_stack_depth, batch], (size_n,), "float64"
+            ),
+            build_tree_tree_plus_x=rt.zeros(
+                [max_stack_depth, batch], (size_n,), "float64"
+            ),
+            build_tree_tree_plus_r=rt.zeros(
+                [max_stack_depth, batch], (size_n,), "float64"
+            ),
             build_tree_tree_plus_grad=rt.zeros(
-                [max_stack_depth, batch], (1,), "float64"
+                [max_stack_depth, batch], (size_n,), "float64"
             ),
             build_tree_tree_sample_x=rt.zeros(
-                [max_stack_depth, batch], (1,), "float64"
+                [max_stack_depth, batch], (size_n,), "float64"
             ),
             build_tree_tree_sample_log_prob=rt.zeros(
                 [max_stack_depth, batch], (), "float64"
             ),
             build_tree_tree_sample_grad=rt.zeros(
-                [max_stack_depth, batch], (1,), "float64"
+                [max_stack_depth, batch], (size_n,), "float64"
             ),
             build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
             build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
@@ -7493,7 +3754,7 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
         )
         state, stacks, counters = rt.run(
-            state, stacks, NUTS_STEP_2_BLOCKS, (), NUTS_STEP_2_WRITES, **limits
+            state, stacks, NUTS_STEP_BLOCKS, (), NUTS_STEP_WRITES, **limits
         )
         return (
             (
@@ -7510,29 +3771,29 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             counters,
         )
 
-    NUTS_STEP_2_ENTRY = rt.Entry(
+    NUTS_STEP_ENTRY = rt.Entry(
         name="nuts_step",
         params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
         types=(
-            ("float64", (1,)),
+            ("float64", ("n",)),
             ("float64", ()),
-            ("float64", (1,)),
+            ("float64", ("n",)),
             ("int64", ()),
             ("int64", ()),
         ),
-        program=nuts_step_2_program,
-        block_lines=NUTS_STEP_2_BLOCK_LINES,
-        stack_bytes=NUTS_STEP_2_STACK_BYTES,
+        program=nuts_step_program,
+        block_lines=NUTS_STEP_BLOCK_LINES,
+        stack_bytes=nuts_step_stack_bytes,
     )
 
-    def nuts_step_2(point, seed, counter, **options):
+    def nuts_step(point, seed, counter, **options):
         """Batched `nuts_step`: every argument has a leading batch dimension.
 
-        Per example: nuts_step(point: Point(float64[1], float64[], float64[1]), seed: int64[], counter: int64[]) -> Step(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], float64[]).
+        Per example: nuts_step(point: Point(float64[n], float64[], float64[n]), seed: int64[], counter: int64[]) -> Step(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], float64[]).
         `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
         """
         result, profile = rt.call(
-            NUTS_STEP_2_ENTRY, (point[0], point[1], point[2], seed, counter), **options
+            NUTS_STEP_ENTRY, (point[0], point[1], point[2], seed, counter), **options
         )
         return rt.with_profile(
             Step(
@@ -7545,1625 +3806,21 @@ def make_nuts_step_2(max_tree_depth, no_u_turn, step_size, target):
             profile,
         )
 
-    return nuts_step_2
-
-
-def make_nuts_step_3(max_tree_depth, no_u_turn, step_size, target):
-    """Builds the batched `nuts_step` for the values its source closes over.
-
-    Pass the same objects the decorated function sees: max_tree_depth, no_u_turn, step_size, target.
-    """
-    # ----------------------------------------------------------------------
-    # nuts_step(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[]) -> Step(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], float64[])
-
-    class NutsStep3State(typing.NamedTuple):
-        """Loop state of `nuts_step` (the stacks aside): one [batch, ...] array per register."""
-
-        # [batch] int32: the block each example runs next (NUTS_STEP_3_HALT once it has returned)
-        pc: object
-        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-        return_sp: object
-        # [batch] int64: counter of build_tree
-        build_tree_counter: object
-        # [batch] int64: depth of build_tree
-        build_tree_depth: object
-        # [batch] float64: direction of build_tree
-        build_tree_direction: object
-        # [batch, 3] float64: edge of build_tree
-        build_tree_edge_x: object
-        # [batch, 3] float64: edge of build_tree
-        build_tree_edge_r: object
-        # [batch, 3] float64: edge of build_tree
-        build_tree_edge_grad: object
-        # [batch] float64: joint0 of build_tree
-        build_tree_joint0: object
-        # [batch] float64: log_slice of build_tree
-        build_tree_log_slice: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_minus_x: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_minus_r: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_minus_grad: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_plus_x: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_plus_r: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_plus_grad: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_sample_x: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_sample_log_prob: object
-        # [batch, 3] float64: the value build_tree returns
-        build_tree_return_sample_grad: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_size: object
-        # [batch] bool: the value build_tree returns
-        build_tree_return_ok: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_accept: object
-        # [batch] int64: the value build_tree returns
-        build_tree_return_counter: object
-        # [batch] int64: the value build_tree returns
-        build_tree_return_leapfrogs: object
-        # [batch] int64: seed of build_tree
-        build_tree_seed: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_minus_x: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_minus_r: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_minus_grad: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_plus_x: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_plus_r: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_plus_grad: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_sample_x: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_sample_log_prob: object
-        # [batch, 3] float64: tree of build_tree
-        build_tree_tree_sample_grad: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_size: object
-        # [batch] bool: tree of build_tree
-        build_tree_tree_ok: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_accept: object
-        # [batch] int64: tree of build_tree
-        build_tree_tree_counter: object
-        # [batch] int64: tree of build_tree
-        build_tree_tree_leapfrogs: object
-        # [batch] float64: accept of nuts_step
-        nuts_step_accept: object
-        # [batch] int64: counter of nuts_step
-        nuts_step_counter: object
-        # [batch] int64: depth of nuts_step
-        nuts_step_depth: object
-        # [batch] float64: direction of nuts_step
-        nuts_step_direction: object
-        # [batch] float64: joint0 of nuts_step
-        nuts_step_joint0: object
-        # [batch] int64: leapfrogs of nuts_step
-        nuts_step_leapfrogs: object
-        # [batch] float64: log_slice of nuts_step
-        nuts_step_log_slice: object
-        # [batch, 3] float64: minus of nuts_step
-        nuts_step_minus_x: object
-        # [batch, 3] float64: minus of nuts_step
-        nuts_step_minus_r: object
-        # [batch, 3] float64: minus of nuts_step
-        nuts_step_minus_grad: object
-        # [batch, 3] float64: plus of nuts_step
-        nuts_step_plus_x: object
-        # [batch, 3] float64: plus of nuts_step
-        nuts_step_plus_r: object
-        # [batch, 3] float64: plus of nuts_step
-        nuts_step_plus_grad: object
-        # [batch, 3] float64: point of nuts_step
-        nuts_step_point_x: object
-        # [batch] float64: point of nuts_step
-        nuts_step_point_log_prob: object
-        # [batch, 3] float64: point of nuts_step
-        nuts_step_point_grad: object
-        # [batch, 3] float64: the value nuts_step returns
-        nuts_step_return_point_x: object
-        # [batch] float64: the value nuts_step returns
-        nuts_step_return_point_log_prob: object
-        # [batch, 3] float64: the value nuts_step returns
-        nuts_step_return_point_grad: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_counter: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_leapfrogs: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_depth: object
-        # [batch] float64: the value nuts_step returns
-        nuts_step_return_accept: object
-        # [batch, 3] float64: sample of nuts_step
-        nuts_step_sample_x: object
-        # [batch] float64: sample of nuts_step
-        nuts_step_sample_log_prob: object
-        # [batch, 3] float64: sample of nuts_step
-        nuts_step_sample_grad: object
-        # [batch] int64: seed of nuts_step
-        nuts_step_seed: object
-        # [batch] float64: size of nuts_step
-        nuts_step_size: object
-        # [batch] int32: block where an example overflowed a stack, or -1
-        overflow_at: object
-
-    class NutsStep3Stacks(typing.NamedTuple):
-        """Stacks of `nuts_step`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
-
-        # [depth, batch] int32: return addresses (block indices)
-        returns: object
-        # [depth, batch] int64: saved build_tree_depth
-        build_tree_depth: object
-        # [depth, batch] float64: saved build_tree_direction
-        build_tree_direction: object
-        # [depth, batch] float64: saved build_tree_joint0
-        build_tree_joint0: object
-        # [depth, batch] float64: saved build_tree_log_slice
-        build_tree_log_slice: object
-        # [depth, batch] int64: saved build_tree_seed
-        build_tree_seed: object
-        # [depth, batch, 3] float64: saved build_tree_tree_minus_x
-        build_tree_tree_minus_x: object
-        # [depth, batch, 3] float64: saved build_tree_tree_minus_r
-        build_tree_tree_minus_r: object
-        # [depth, batch, 3] float64: saved build_tree_tree_minus_grad
-        build_tree_tree_minus_grad: object
-        # [depth, batch, 3] float64: saved build_tree_tree_plus_x
-        build_tree_tree_plus_x: object
-        # [depth, batch, 3] float64: saved build_tree_tree_plus_r
-        build_tree_tree_plus_r: object
-        # [depth, batch, 3] float64: saved build_tree_tree_plus_grad
-        build_tree_tree_plus_grad: object
-        # [depth, batch, 3] float64: saved build_tree_tree_sample_x
-        build_tree_tree_sample_x: object
-        # [depth, batch] float64: saved build_tree_tree_sample_log_prob
-        build_tree_tree_sample_log_prob: object
-        # [depth, batch, 3] float64: saved build_tree_tree_sample_grad
-        build_tree_tree_sample_grad: object
-        # [depth, batch] float64: saved build_tree_tree_size
-        build_tree_tree_size: object
-        # [depth, batch] bool: saved build_tree_tree_ok
-        build_tree_tree_ok: object
-        # [depth, batch] float64: saved build_tree_tree_accept
-        build_tree_tree_accept: object
-        # [depth, batch] int64: saved build_tree_tree_counter
-        build_tree_tree_counter: object
-        # [depth, batch] int64: saved build_tree_tree_leapfrogs
-        build_tree_tree_leapfrogs: object
-
-    NUTS_STEP_3_HALT = 8
-    # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 24, build_tree_tree_minus_r 24, build_tree_tree_minus_grad 24, build_tree_tree_plus_x 24, build_tree_tree_plus_r 24, build_tree_tree_plus_grad 24, build_tree_tree_sample_x 24, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 24, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
-    NUTS_STEP_3_STACK_BYTES = 277
-
-    def nuts_step_3_block_0(state, stacks):
-        # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
-        active = state.pc == 0
-        seed = state.nuts_step_seed
-        counter = state.nuts_step_counter
-        point = Point(
-            state.nuts_step_point_x,
-            state.nuts_step_point_log_prob,
-            state.nuts_step_point_grad,
-        )
-        r = nuts_math.normal(seed, counter, point.x)
-        # examples/nuts.py:120  joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = point.log_prob - 0.5 * nuts_math.dot(r, r)
-        joint0 = rt.select(active, joint0, state.nuts_step_joint0)
-        # examples/nuts.py:121  log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
-        log_slice = joint0 + nuts_math.log_uniform(seed, counter + 1, joint0)
-        # examples/nuts.py:122  counter = counter + 2
-        counter = counter + 2
-        # examples/nuts.py:123  minus = Edge(point.x, r, point.grad)
-        minus = Edge(point.x, r, point.grad)
-        # examples/nuts.py:124  plus = minus
-        plus = minus
-        # examples/nuts.py:125  sample = point
-        sample = point
-        # examples/nuts.py:126  size = 1.0
-        size = rt.spread(active, 1.0)
-        # examples/nuts.py:127  depth = 0
-        depth = rt.spread(active, 0)
-        # examples/nuts.py:128  leapfrogs = 0
-        leapfrogs = rt.spread(active, 0)
-        # examples/nuts.py:129  accept = 0.0
-        accept = rt.spread(active, 0.0)
-        # examples/nuts.py:130  going = True
-        going = rt.spread(active, True)
-        # examples/nuts.py:131  while going and depth < max_tree_depth:
-        and__1 = depth < max_tree_depth
-        and__2 = rt.where(going, and__1, going)
-        pc = rt.choose(and__2, 1, 3)
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_joint0=joint0,
-                nuts_step_log_slice=rt.select(
-                    active, log_slice, state.nuts_step_log_slice
-                ),
-                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=rt.select(
-                    active, minus[2], state.nuts_step_minus_grad
-                ),
-                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=rt.select(
-                    active, plus[2], state.nuts_step_plus_grad
-                ),
-                nuts_step_sample_x=rt.select(
-                    active, sample[0], state.nuts_step_sample_x
-                ),
-                nuts_step_sample_log_prob=rt.select(
-                    active, sample[1], state.nuts_step_sample_log_prob
-                ),
-                nuts_step_sample_grad=rt.select(
-                    active, sample[2], state.nuts_step_sample_grad
-                ),
-                nuts_step_size=rt.select(active, size, state.nuts_step_size),
-                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=rt.select(
-                    active, leapfrogs, state.nuts_step_leapfrogs
-                ),
-                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_step_3_block_1(state, stacks):
-        # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
-        active = state.pc == 1
-        seed = state.nuts_step_seed
-        counter = state.nuts_step_counter
-        minus = Edge(
-            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
-        )
-        plus = Edge(
-            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
-        )
-        joint0 = state.nuts_step_joint0
-        log_slice = state.nuts_step_log_slice
-        depth = state.nuts_step_depth
-        cond_1 = nuts_math.uniform(seed, counter) < 0.5
-        if_true_1 = rt.spread(active, -1.0)
-        if_false_1 = rt.spread(active, 1.0)
-        choice_1 = rt.where(cond_1, if_true_1, if_false_1)
-        direction = choice_1
-        direction = rt.select(active, direction, state.nuts_step_direction)
-        # examples/nuts.py:133  edge = minus if direction < 0 else plus
-        cond_2 = direction < 0
-        choice_2 = Edge(
-            rt.where(cond_2, minus[0], plus[0]),
-            rt.where(cond_2, minus[1], plus[1]),
-            rt.where(cond_2, minus[2], plus[2]),
-        )
-        edge = choice_2
-        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        tree_counter = counter + 1
-        (
-            build_tree_edge,
-            build_tree_joint0,
-            build_tree_log_slice,
-            build_tree_direction,
-            build_tree_depth,
-            build_tree_seed,
-            build_tree_counter,
-        ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
-        # examples/nuts.py:81  if depth == 0:
-        build_tree_cond_1 = build_tree_depth == 0
-        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        return_sp, returns_write, overflow_1 = rt.push(
-            stacks.returns, state.return_sp, 2, active
-        )
-        pc = rt.choose(build_tree_cond_1, 4, 5)
-        pc = rt.select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = overflow_1
-        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_direction=direction,
-                build_tree_edge_x=rt.select(
-                    active, build_tree_edge[0], state.build_tree_edge_x
-                ),
-                build_tree_edge_r=rt.select(
-                    active, build_tree_edge[1], state.build_tree_edge_r
-                ),
-                build_tree_edge_grad=rt.select(
-                    active, build_tree_edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_joint0=rt.select(
-                    active, build_tree_joint0, state.build_tree_joint0
-                ),
-                build_tree_log_slice=rt.select(
-                    active, build_tree_log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, build_tree_direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(
-                    active, build_tree_depth, state.build_tree_depth
-                ),
-                build_tree_seed=rt.select(
-                    active, build_tree_seed, state.build_tree_seed
-                ),
-                build_tree_counter=rt.select(
-                    active, build_tree_counter, state.build_tree_counter
-                ),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 1, state.overflow_at),
-            ),
-            rt.stack_writes(stacks, returns=returns_write),
-        )
-
-    def nuts_step_3_block_2(state, stacks):
-        # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
-        active = state.pc == 2
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
-        leapfrogs = state.nuts_step_leapfrogs
-        accept = state.nuts_step_accept
-        direction = state.nuts_step_direction
-        minus = Edge(
-            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
-        )
-        plus = Edge(
-            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
-        )
-        size = state.nuts_step_size
-        seed = state.nuts_step_seed
-        sample = Point(
-            state.nuts_step_sample_x,
-            state.nuts_step_sample_log_prob,
-            state.nuts_step_sample_grad,
-        )
-        depth = state.nuts_step_depth
-        tree = build_tree_return
-        # examples/nuts.py:135  counter = tree.counter
-        counter = tree.counter
-        # examples/nuts.py:136  leapfrogs = leapfrogs + tree.leapfrogs
-        leapfrogs = leapfrogs + tree.leapfrogs
-        # examples/nuts.py:137  accept = accept + tree.accept
-        accept = accept + tree.accept
-        # examples/nuts.py:138  if direction < 0:
-        cond_3 = direction < 0
-        cond_3_test1 = cond_3
-        # examples/nuts.py:139  minus = tree.minus
-        minus_arm1 = tree.minus
-        # examples/nuts.py:141  plus = tree.plus
-        plus_arm1 = tree.plus
-        # examples/nuts.py:138  if direction < 0:
-        minus = Edge(
-            rt.where(cond_3_test1, minus_arm1[0], minus[0]),
-            rt.where(cond_3_test1, minus_arm1[1], minus[1]),
-            rt.where(cond_3_test1, minus_arm1[2], minus[2]),
-        )
-        plus = Edge(
-            rt.where(cond_3_test1, plus[0], plus_arm1[0]),
-            rt.where(cond_3_test1, plus[1], plus_arm1[1]),
-            rt.where(cond_3_test1, plus[2], plus_arm1[2]),
-        )
-        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-        and__3 = tree.ok
-        and__4 = nuts_math.uniform(seed, counter) * size < tree.size
-        and__5 = rt.where(and__3, and__4, and__3)
-        and__5_test1 = and__5
-        # examples/nuts.py:143  sample = tree.sample
-        sample_arm1 = tree.sample
-        # examples/nuts.py:142  if tree.ok and nuts_math.uniform(seed, counter) * size < tree.size:
-        sample = Point(
-            rt.where(and__5_test1, sample_arm1[0], sample[0]),
-            rt.where(and__5_test1, sample_arm1[1], sample[1]),
-            rt.where(and__5_test1, sample_arm1[2], sample[2]),
-        )
-        # examples/nuts.py:144  counter = counter + 1
-        counter = counter + 1
-        # examples/nuts.py:145  size = size + tree.size
-        size = size + tree.size
-        # examples/nuts.py:146  going = tree.ok and no_u_turn(minus, plus)
-        and__6 = tree.ok
-        and__7 = no_u_turn(minus, plus)
-        and__8 = rt.where(and__6, and__7, and__6)
-        going = and__8
-        # examples/nuts.py:147  depth = depth + 1
-        depth = depth + 1
-        depth = rt.select(active, depth, state.nuts_step_depth)
-        # examples/nuts.py:131  while going and depth < max_tree_depth:
-        and__1 = depth < max_tree_depth
-        and__2 = rt.where(going, and__1, going)
-        pc = rt.choose(and__2, 1, 3)
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=rt.select(
-                    active, leapfrogs, state.nuts_step_leapfrogs
-                ),
-                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=rt.select(
-                    active, minus[2], state.nuts_step_minus_grad
-                ),
-                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=rt.select(
-                    active, plus[2], state.nuts_step_plus_grad
-                ),
-                nuts_step_sample_x=rt.select(
-                    active, sample[0], state.nuts_step_sample_x
-                ),
-                nuts_step_sample_log_prob=rt.select(
-                    active, sample[1], state.nuts_step_sample_log_prob
-                ),
-                nuts_step_sample_grad=rt.select(
-                    active, sample[2], state.nuts_step_sample_grad
-                ),
-                nuts_step_size=rt.select(active, size, state.nuts_step_size),
-                nuts_step_depth=depth,
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_step_3_block_3(state, stacks):
-        # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
-        active = state.pc == 3
-        sample = Point(
-            state.nuts_step_sample_x,
-            state.nuts_step_sample_log_prob,
-            state.nuts_step_sample_grad,
-        )
-        counter = state.nuts_step_counter
-        leapfrogs = state.nuts_step_leapfrogs
-        depth = state.nuts_step_depth
-        accept = state.nuts_step_accept
-        result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
-        )
-        nuts_step_return = result_1
-        pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
-        )
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_return_point_x=rt.select(
-                    active, nuts_step_return[0][0], state.nuts_step_return_point_x
-                ),
-                nuts_step_return_point_log_prob=rt.select(
-                    active,
-                    nuts_step_return[0][1],
-                    state.nuts_step_return_point_log_prob,
-                ),
-                nuts_step_return_point_grad=rt.select(
-                    active, nuts_step_return[0][2], state.nuts_step_return_point_grad
-                ),
-                nuts_step_return_counter=rt.select(
-                    active, nuts_step_return[1], state.nuts_step_return_counter
-                ),
-                nuts_step_return_leapfrogs=rt.select(
-                    active, nuts_step_return[2], state.nuts_step_return_leapfrogs
-                ),
-                nuts_step_return_depth=rt.select(
-                    active, nuts_step_return[3], state.nuts_step_return_depth
-                ),
-                nuts_step_return_accept=rt.select(
-                    active, nuts_step_return[4], state.nuts_step_return_accept
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_step_3_block_4(state, stacks):
-        # examples/nuts.py:83  eps = direction * step_size
-        active = state.pc == 4
-        direction = state.build_tree_direction
-        edge = Edge(
-            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
-        )
-        log_slice = state.build_tree_log_slice
-        joint0 = state.build_tree_joint0
-        counter = state.build_tree_counter
-        eps = direction * step_size
-        # examples/nuts.py:84  r = edge.r + 0.5 * eps * edge.grad
-        r = edge.r + (0.5 * eps)[:, None] * edge.grad
-        # examples/nuts.py:85  x = edge.x + eps * r
-        x = edge.x + eps[:, None] * r
-        # examples/nuts.py:86  log_prob, grad = target(x)
-        log_prob, grad = target(x)
-        # examples/nuts.py:87  r = r + 0.5 * eps * grad
-        r = r + (0.5 * eps)[:, None] * grad
-        # examples/nuts.py:88  joint = log_prob - 0.5 * nuts_math.dot(r, r)
-        joint = log_prob - 0.5 * nuts_math.dot(r, r)
-        # examples/nuts.py:89  new = Edge(x, r, grad)
-        new = Edge(x, r, grad)
-        # examples/nuts.py:90  size = nuts_math.as_count(log_slice <= joint)
-        size = nuts_math.as_count(log_slice <= joint)
-        # examples/nuts.py:91  ok = joint > log_slice - MAX_ENERGY_ERROR
-        ok = joint > log_slice - MAX_ENERGY_ERROR
-        # examples/nuts.py:92  accept = nuts_math.accept_probability(joint - joint0)
-        accept = nuts_math.accept_probability(joint - joint0)
-        # examples/nuts.py:93  return Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1)
-        result_1 = rt.spread(
-            active,
-            Tree(new, new, Point(x, log_prob, grad), size, ok, accept, counter, 1),
-            (
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                False,
-                True,
-            ),
-        )
-        build_tree_return = result_1
-        pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
-        )
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    def nuts_step_3_block_5(state, stacks):
-        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 5
-        depth = state.build_tree_depth
-        joint0 = state.build_tree_joint0
-        log_slice = state.build_tree_log_slice
-        direction = state.build_tree_direction
-        seed = state.build_tree_seed
-        edge = Edge(
-            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
-        )
-        counter = state.build_tree_counter
-        tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = rt.save(
-            stacks.build_tree_joint0, state.return_sp, joint0, active
-        )
-        build_tree_log_slice_write, overflow_2 = rt.save(
-            stacks.build_tree_log_slice, state.return_sp, log_slice, active
-        )
-        build_tree_direction_write, overflow_3 = rt.save(
-            stacks.build_tree_direction, state.return_sp, direction, active
-        )
-        build_tree_depth_write, overflow_4 = rt.save(
-            stacks.build_tree_depth, state.return_sp, depth, active
-        )
-        build_tree_seed_write, overflow_5 = rt.save(
-            stacks.build_tree_seed, state.return_sp, seed, active
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            edge,
-            joint0,
-            log_slice,
-            direction,
-            tree_depth,
-            seed,
-            counter,
-        )
-        # examples/nuts.py:81  if depth == 0:
-        cond_1 = depth == 0
-        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = rt.push(
-            stacks.returns, state.return_sp, 6, active
-        )
-        pc = rt.choose(cond_1, 4, 5)
-        pc = rt.select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
-        )
-        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=rt.select(
-                    active, edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=rt.select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 5, state.overflow_at),
-            ),
-            rt.stack_writes(
-                stacks,
-                build_tree_joint0=build_tree_joint0_write,
-                build_tree_log_slice=build_tree_log_slice_write,
-                build_tree_direction=build_tree_direction_write,
-                build_tree_depth=build_tree_depth_write,
-                build_tree_seed=build_tree_seed_write,
-                returns=returns_write,
-            ),
-        )
-
-    def nuts_step_3_block_6(state, stacks):
-        # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        active = state.pc == 6
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
-        joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
-        log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
-        direction = rt.read(stacks.build_tree_direction, state.return_sp)
-        depth = rt.read(stacks.build_tree_depth, state.return_sp)
-        seed = rt.read(stacks.build_tree_seed, state.return_sp)
-        tree = build_tree_return
-        # examples/nuts.py:96  if not tree.ok:
-        not_1 = tree.ok
-        not__1 = rt.where(not_1, False, True)
-        build_tree_return = tree
-        # examples/nuts.py:98  outer = tree.minus if direction < 0 else tree.plus
-        cond_2 = direction < 0
-        if_true_1 = tree.minus
-        if_false_1 = tree.plus
-        choice_1 = Edge(
-            rt.where(cond_2, if_true_1[0], if_false_1[0]),
-            rt.where(cond_2, if_true_1[1], if_false_1[1]),
-            rt.where(cond_2, if_true_1[2], if_false_1[2]),
-        )
-        outer = choice_1
-        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        more_depth = depth - 1
-        more_counter = tree.counter
-        # the examples that go on (the others return)
-        going = rt.where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = rt.save(
-            stacks.build_tree_direction, state.return_sp, direction, going
-        )
-        build_tree_seed_write, overflow_2 = rt.save(
-            stacks.build_tree_seed, state.return_sp, seed, going
-        )
-        build_tree_tree_minus_x_write, overflow_3 = rt.save(
-            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
-        )
-        build_tree_tree_minus_r_write, overflow_4 = rt.save(
-            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
-        )
-        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
-            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
-        )
-        build_tree_tree_plus_x_write, overflow_6 = rt.save(
-            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
-        )
-        build_tree_tree_plus_r_write, overflow_7 = rt.save(
-            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
-        )
-        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
-            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
-        )
-        build_tree_tree_sample_x_write, overflow_9 = rt.save(
-            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
-        )
-        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
-            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
-        )
-        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
-            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
-        )
-        build_tree_tree_size_write, overflow_12 = rt.save(
-            stacks.build_tree_tree_size, state.return_sp, tree[3], going
-        )
-        build_tree_tree_ok_write, overflow_13 = rt.save(
-            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
-        )
-        build_tree_tree_accept_write, overflow_14 = rt.save(
-            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
-        )
-        build_tree_tree_counter_write, overflow_15 = rt.save(
-            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
-        )
-        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
-            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            outer,
-            joint0,
-            log_slice,
-            direction,
-            more_depth,
-            seed,
-            more_counter,
-        )
-        # examples/nuts.py:81  if depth == 0:
-        cond_1 = depth == 0
-        # examples/nuts.py:96  if not tree.ok:
-        returned_pc, return_sp = rt.pop_return(
-            stacks.returns,
-            state.return_sp,
-            rt.where(going, False, active),
-            NUTS_STEP_3_HALT,
-        )
-        return_sp, returns_write, overflow_17 = rt.push(
-            stacks.returns, return_sp, 7, going
-        )
-        pc = rt.choose(cond_1, 4, 5)
-        pc = rt.where(going, pc, returned_pc)
-        pc = rt.select(active, pc, state.pc)
-        # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1
-            | overflow_2
-            | overflow_3
-            | overflow_4
-            | overflow_5
-            | overflow_6
-            | overflow_7
-            | overflow_8
-            | overflow_9
-            | overflow_10
-            | overflow_11
-            | overflow_12
-            | overflow_13
-            | overflow_14
-            | overflow_15
-            | overflow_16
-            | overflow_17
-        )
-        pc = rt.select(overflow, NUTS_STEP_3_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=rt.select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=rt.select(
-                    active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_size=rt.select(
-                    active, tree[3], state.build_tree_tree_size
-                ),
-                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=rt.select(
-                    active, tree[5], state.build_tree_tree_accept
-                ),
-                build_tree_tree_counter=rt.select(
-                    active, tree[6], state.build_tree_tree_counter
-                ),
-                build_tree_tree_leapfrogs=rt.select(
-                    active, tree[7], state.build_tree_tree_leapfrogs
-                ),
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=rt.select(
-                    active, edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 6, state.overflow_at),
-            ),
-            rt.stack_writes(
-                stacks,
-                build_tree_direction=build_tree_direction_write,
-                build_tree_seed=build_tree_seed_write,
-                build_tree_tree_minus_x=build_tree_tree_minus_x_write,
-                build_tree_tree_minus_r=build_tree_tree_minus_r_write,
-                build_tree_tree_minus_grad=build_tree_tree_minus_grad_write,
-                build_tree_tree_plus_x=build_tree_tree_plus_x_write,
-                build_tree_tree_plus_r=build_tree_tree_plus_r_write,
-                build_tree_tree_plus_grad=build_tree_tree_plus_grad_write,
-                build_tree_tree_sample_x=build_tree_tree_sample_x_write,
-                build_tree_tree_sample_log_prob=build_tree_tree_sample_log_prob_write,
-                build_tree_tree_sample_grad=build_tree_tree_sample_grad_write,
-                build_tree_tree_size=build_tree_tree_size_write,
-                build_tree_tree_ok=build_tree_tree_ok_write,
-                build_tree_tree_accept=build_tree_tree_accept_write,
-                build_tree_tree_counter=build_tree_tree_counter_write,
-                build_tree_tree_leapfrogs=build_tree_tree_leapfrogs_write,
-                returns=returns_write,
-            ),
-        )
-
-    def nuts_step_3_block_7(state, stacks):
-        # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
-        active = state.pc == 7
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
-        direction = rt.read(stacks.build_tree_direction, state.return_sp)
-        seed = rt.read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = rt.read(
-            stacks.build_tree_tree_minus_x, state.return_sp
-        )
-        build_tree_tree_minus_r_top = rt.read(
-            stacks.build_tree_tree_minus_r, state.return_sp
-        )
-        build_tree_tree_minus_grad_top = rt.read(
-            stacks.build_tree_tree_minus_grad, state.return_sp
-        )
-        build_tree_tree_plus_x_top = rt.read(
-            stacks.build_tree_tree_plus_x, state.return_sp
-        )
-        build_tree_tree_plus_r_top = rt.read(
-            stacks.build_tree_tree_plus_r, state.return_sp
-        )
-        build_tree_tree_plus_grad_top = rt.read(
-            stacks.build_tree_tree_plus_grad, state.return_sp
-        )
-        build_tree_tree_sample_x_top = rt.read(
-            stacks.build_tree_tree_sample_x, state.return_sp
-        )
-        build_tree_tree_sample_log_prob_top = rt.read(
-            stacks.build_tree_tree_sample_log_prob, state.return_sp
-        )
-        build_tree_tree_sample_grad_top = rt.read(
-            stacks.build_tree_tree_sample_grad, state.return_sp
-        )
-        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = rt.read(
-            stacks.build_tree_tree_accept, state.return_sp
-        )
-        build_tree_tree_counter_top = rt.read(
-            stacks.build_tree_tree_counter, state.return_sp
-        )
-        build_tree_tree_leapfrogs_top = rt.read(
-            stacks.build_tree_tree_leapfrogs, state.return_sp
-        )
-        tree = Tree(
-            Edge(
-                build_tree_tree_minus_x_top,
-                build_tree_tree_minus_r_top,
-                build_tree_tree_minus_grad_top,
-            ),
-            Edge(
-                build_tree_tree_plus_x_top,
-                build_tree_tree_plus_r_top,
-                build_tree_tree_plus_grad_top,
-            ),
-            Point(
-                build_tree_tree_sample_x_top,
-                build_tree_tree_sample_log_prob_top,
-                build_tree_tree_sample_grad_top,
-            ),
-            build_tree_tree_size_top,
-            build_tree_tree_ok_top,
-            build_tree_tree_accept_top,
-            build_tree_tree_counter_top,
-            build_tree_tree_leapfrogs_top,
-        )
-        more = build_tree_return
-        # examples/nuts.py:100  counter = more.counter
-        counter = more.counter
-        # examples/nuts.py:101  sample = tree.sample
-        sample = tree.sample
-        # examples/nuts.py:102  total = tree.size + more.size
-        total = tree.size + more.size
-        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
-        cond_3 = nuts_math.uniform(seed, counter) * total < more.size
-        cond_3_test1 = cond_3
-        # examples/nuts.py:104  sample = more.sample
-        sample_arm1 = more.sample
-        # examples/nuts.py:103  if nuts_math.uniform(seed, counter) * total < more.size:
-        sample = Point(
-            rt.where(cond_3_test1, sample_arm1[0], sample[0]),
-            rt.where(cond_3_test1, sample_arm1[1], sample[1]),
-            rt.where(cond_3_test1, sample_arm1[2], sample[2]),
-        )
-        # examples/nuts.py:105  counter = counter + 1
-        counter = counter + 1
-        counter = rt.select(active, counter, state.build_tree_counter)
-        # examples/nuts.py:106  minus = more.minus if direction < 0 else tree.minus
-        cond_4 = direction < 0
-        if_true_2 = more.minus
-        if_false_2 = tree.minus
-        choice_2 = Edge(
-            rt.where(cond_4, if_true_2[0], if_false_2[0]),
-            rt.where(cond_4, if_true_2[1], if_false_2[1]),
-            rt.where(cond_4, if_true_2[2], if_false_2[2]),
-        )
-        minus = choice_2
-        # examples/nuts.py:107  plus = tree.plus if direction < 0 else more.plus
-        cond_5 = direction < 0
-        if_true_3 = tree.plus
-        if_false_3 = more.plus
-        choice_3 = Edge(
-            rt.where(cond_5, if_true_3[0], if_false_3[0]),
-            rt.where(cond_5, if_true_3[1], if_false_3[1]),
-            rt.where(cond_5, if_true_3[2], if_false_3[2]),
-        )
-        plus = choice_3
-        # examples/nuts.py:108  ok = more.ok and no_u_turn(minus, plus)
-        and__1 = more.ok
-        and__2 = no_u_turn(minus, plus)
-        and__3 = rt.where(and__1, and__2, and__1)
-        ok = and__3
-        # examples/nuts.py:109  accept = tree.accept + more.accept
-        accept = tree.accept + more.accept
-        # examples/nuts.py:110  leapfrogs = tree.leapfrogs + more.leapfrogs
-        leapfrogs = tree.leapfrogs + more.leapfrogs
-        # examples/nuts.py:111  return Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
-        result_2 = Tree(minus, plus, sample, total, ok, accept, counter, leapfrogs)
-        build_tree_return = result_2
-        pc, return_sp = rt.pop_return(
-            stacks.returns, state.return_sp, active, NUTS_STEP_3_HALT
-        )
-        pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=rt.select(
-                    active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_size=rt.select(
-                    active, tree[3], state.build_tree_tree_size
-                ),
-                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=rt.select(
-                    active, tree[5], state.build_tree_tree_accept
-                ),
-                build_tree_tree_counter=rt.select(
-                    active, tree[6], state.build_tree_tree_counter
-                ),
-                build_tree_tree_leapfrogs=rt.select(
-                    active, tree[7], state.build_tree_tree_leapfrogs
-                ),
-                build_tree_counter=counter,
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
-        )
-
-    NUTS_STEP_3_BLOCKS = (
-        nuts_step_3_block_0,
-        nuts_step_3_block_1,
-        nuts_step_3_block_2,
-        nuts_step_3_block_3,
-        nuts_step_3_block_4,
-        nuts_step_3_block_5,
-        nuts_step_3_block_6,
-        nuts_step_3_block_7,
-    )
-    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
-    NUTS_STEP_3_WRITES = (
-        (
-            (
-                "pc",
-                "nuts_step_joint0",
-                "nuts_step_log_slice",
-                "nuts_step_counter",
-                "nuts_step_minus_x",
-                "nuts_step_minus_r",
-                "nuts_step_minus_grad",
-                "nuts_step_plus_x",
-                "nuts_step_plus_r",
-                "nuts_step_plus_grad",
-                "nuts_step_sample_x",
-                "nuts_step_sample_log_prob",
-                "nuts_step_sample_grad",
-                "nuts_step_size",
-                "nuts_step_depth",
-                "nuts_step_leapfrogs",
-                "nuts_step_accept",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_direction",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            ("returns",),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_counter",
-                "nuts_step_leapfrogs",
-                "nuts_step_accept",
-                "nuts_step_minus_x",
-                "nuts_step_minus_r",
-                "nuts_step_minus_grad",
-                "nuts_step_plus_x",
-                "nuts_step_plus_r",
-                "nuts_step_plus_grad",
-                "nuts_step_sample_x",
-                "nuts_step_sample_log_prob",
-                "nuts_step_sample_grad",
-                "nuts_step_size",
-                "nuts_step_depth",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_return_point_x",
-                "nuts_step_return_point_log_prob",
-                "nuts_step_return_point_grad",
-                "nuts_step_return_counter",
-                "nuts_step_return_leapfrogs",
-                "nuts_step_return_depth",
-                "nuts_step_return_accept",
-                "return_sp",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "return_sp",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            (
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "returns",
-            ),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            (
-                "build_tree_direction",
-                "build_tree_seed",
-                "build_tree_tree_minus_x",
-                "build_tree_tree_minus_r",
-                "build_tree_tree_minus_grad",
-                "build_tree_tree_plus_x",
-                "build_tree_tree_plus_r",
-                "build_tree_tree_plus_grad",
-                "build_tree_tree_sample_x",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_sample_grad",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "returns",
-            ),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_direction",
-                "build_tree_seed",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "build_tree_counter",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "return_sp",
-            ),
-            (),
-        ),
-    )
-    NUTS_STEP_3_BLOCK_LINES = (
-        "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
-        "in nuts_step at examples/nuts.py:132: direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0",
-        "in nuts_step at examples/nuts.py:134: tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)",
-        "in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
-        "in build_tree at examples/nuts.py:83: eps = direction * step_size",
-        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
-        "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
-    )
-
-    def nuts_step_3_program(
-        point_x, point_log_prob, point_grad, seed, counter, max_stack_depth, **limits
-    ):
-        """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
-        state = NutsStep3State(
-            pc=rt.zeros([batch], (), "int32"),
-            return_sp=rt.zeros([batch], (), "int32"),
-            build_tree_counter=rt.zeros([batch], (), "int64"),
-            build_tree_depth=rt.zeros([batch], (), "int64"),
-            build_tree_direction=rt.zeros([batch], (), "float64"),
-            build_tree_edge_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_edge_r=rt.zeros([batch], (3,), "float64"),
-            build_tree_edge_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_joint0=rt.zeros([batch], (), "float64"),
-            build_tree_log_slice=rt.zeros([batch], (), "float64"),
-            build_tree_return_minus_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_minus_r=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_minus_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_plus_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_plus_r=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_plus_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_sample_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_sample_log_prob=rt.zeros([batch], (), "float64"),
-            build_tree_return_sample_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_return_size=rt.zeros([batch], (), "float64"),
-            build_tree_return_ok=rt.zeros([batch], (), "bool"),
-            build_tree_return_accept=rt.zeros([batch], (), "float64"),
-            build_tree_return_counter=rt.zeros([batch], (), "int64"),
-            build_tree_return_leapfrogs=rt.zeros([batch], (), "int64"),
-            build_tree_seed=rt.zeros([batch], (), "int64"),
-            build_tree_tree_minus_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_r=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_minus_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_r=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_plus_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_x=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_sample_log_prob=rt.zeros([batch], (), "float64"),
-            build_tree_tree_sample_grad=rt.zeros([batch], (3,), "float64"),
-            build_tree_tree_size=rt.zeros([batch], (), "float64"),
-            build_tree_tree_ok=rt.zeros([batch], (), "bool"),
-            build_tree_tree_accept=rt.zeros([batch], (), "float64"),
-            build_tree_tree_counter=rt.zeros([batch], (), "int64"),
-            build_tree_tree_leapfrogs=rt.zeros([batch], (), "int64"),
-            nuts_step_accept=rt.zeros([batch], (), "float64"),
-            nuts_step_counter=counter,
-            nuts_step_depth=rt.zeros([batch], (), "int64"),
-            nuts_step_direction=rt.zeros([batch], (), "float64"),
-            nuts_step_joint0=rt.zeros([batch], (), "float64"),
-            nuts_step_leapfrogs=rt.zeros([batch], (), "int64"),
-            nuts_step_log_slice=rt.zeros([batch], (), "float64"),
-            nuts_step_minus_x=rt.zeros([batch], (3,), "float64"),
-            nuts_step_minus_r=rt.zeros([batch], (3,), "float64"),
-            nuts_step_minus_grad=rt.zeros([batch], (3,), "float64"),
-            nuts_step_plus_x=rt.zeros([batch], (3,), "float64"),
-            nuts_step_plus_r=rt.zeros([batch], (3,), "float64"),
-            nuts_step_plus_grad=rt.zeros([batch], (3,), "float64"),
-            nuts_step_point_x=point_x,
-            nuts_step_point_log_prob=point_log_prob,
-            nuts_step_point_grad=point_grad,
-            nuts_step_return_point_x=rt.zeros([batch], (3,), "float64"),
-            nuts_step_return_point_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_step_return_point_grad=rt.zeros([batch], (3,), "float64"),
-            nuts_step_return_counter=rt.zeros([batch], (), "int64"),
-            nuts_step_return_leapfrogs=rt.zeros([batch], (), "int64"),
-            nuts_step_return_depth=rt.zeros([batch], (), "int64"),
-            nuts_step_return_accept=rt.zeros([batch], (), "float64"),
-            nuts_step_sample_x=rt.zeros([batch], (3,), "float64"),
-            nuts_step_sample_log_prob=rt.zeros([batch], (), "float64"),
-            nuts_step_sample_grad=rt.zeros([batch], (3,), "float64"),
-            nuts_step_seed=seed,
-            nuts_step_size=rt.zeros([batch], (), "float64"),
-            overflow_at=rt.zeros([batch], (), "int32") - 1,
-        )
-        stacks = NutsStep3Stacks(
-            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_minus_grad=rt.zeros(
-                [max_stack_depth, batch], (3,), "float64"
-            ),
-            build_tree_tree_plus_x=rt.zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_r=rt.zeros([max_stack_depth, batch], (3,), "float64"),
-            build_tree_tree_plus_grad=rt.zeros(
-                [max_stack_depth, batch], (3,), "float64"
-            ),
-            build_tree_tree_sample_x=rt.zeros(
-                [max_stack_depth, batch], (3,), "float64"
-            ),
-            build_tree_tree_sample_log_prob=rt.zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=rt.zeros(
-                [max_stack_depth, batch], (3,), "float64"
-            ),
-            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
-        )
-        state, stacks, counters = rt.run(
-            state, stacks, NUTS_STEP_3_BLOCKS, (), NUTS_STEP_3_WRITES, **limits
-        )
-        return (
-            (
-                state.nuts_step_return_point_x,
-                state.nuts_step_return_point_log_prob,
-                state.nuts_step_return_point_grad,
-                state.nuts_step_return_counter,
-                state.nuts_step_return_leapfrogs,
-                state.nuts_step_return_depth,
-                state.nuts_step_return_accept,
-            ),
-            (state.overflow_at,),
-            state.pc,
-            counters,
-        )
-
-    NUTS_STEP_3_ENTRY = rt.Entry(
-        name="nuts_step",
-        params=("point[0]", "point[1]", "point[2]", "seed", "counter"),
-        types=(
-            ("float64", (3,)),
-            ("float64", ()),
-            ("float64", (3,)),
-            ("int64", ()),
-            ("int64", ()),
-        ),
-        program=nuts_step_3_program,
-        block_lines=NUTS_STEP_3_BLOCK_LINES,
-        stack_bytes=NUTS_STEP_3_STACK_BYTES,
-    )
-
-    def nuts_step_3(point, seed, counter, **options):
-        """Batched `nuts_step`: every argument has a leading batch dimension.
-
-        Per example: nuts_step(point: Point(float64[3], float64[], float64[3]), seed: int64[], counter: int64[]) -> Step(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], float64[]).
-        `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
-        """
-        result, profile = rt.call(
-            NUTS_STEP_3_ENTRY, (point[0], point[1], point[2], seed, counter), **options
-        )
-        return rt.with_profile(
-            Step(
-                Point(result[0], result[1], result[2]),
-                result[3],
-                result[4],
-                result[5],
-                result[6],
-            ),
-            profile,
-        )
-
-    return nuts_step_3
+    return nuts_step
 
 
 PROGRAMS = {
-    "nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32])": make_nuts_chain_1,
-    "nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32])": make_nuts_chain_2,
-    "nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[])": make_nuts_step_1,
-    "nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[])": make_nuts_step_2,
-    "nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])": make_nuts_step_3,
+    "nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m])": make_nuts_chain,
+    "nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])": make_nuts_step,
 }
 CLOSURES = {
-    "nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32])": (
+    "nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m])": (
         "max_tree_depth",
         "no_u_turn",
         "step_size",
         "target",
     ),
-    "nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32])": (
-        "max_tree_depth",
-        "no_u_turn",
-        "step_size",
-        "target",
-    ),
-    "nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[])": (
-        "max_tree_depth",
-        "no_u_turn",
-        "step_size",
-        "target",
-    ),
-    "nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[])": (
-        "max_tree_depth",
-        "no_u_turn",
-        "step_size",
-        "target",
-    ),
-    "nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])": (
+    "nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])": (
         "max_tree_depth",
         "no_u_turn",
         "step_size",

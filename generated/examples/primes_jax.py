@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=jax
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=4747893f96907b4f574c86c0a6dc03bef092d702bf401f7d5ce946a0b923326d
-# autobatch: inputs-sha256=008bb15abdf2ea781c1a1803b219cbc5005e8b81278fb5df7c4fe58050efa037
-# autobatch: body-sha256=9c7f89f7a72e48b342967a6f1d8f1e109b79222e71963813cc8e378195d708b1
+# autobatch: source-sha256=6f0723a4555b1f979f813ea9d2e1a6e920a96721ded5697fef846ca7fc466c6a
+# autobatch: inputs-sha256=a1cafa15727bc09178fd1924d4ab40afcdd23cb9c88240935aeb20a73e3853c4
+# autobatch: body-sha256=47fc9c8366ee0de72036b89f750d69724b38afb32a855c637e08c974f27e5a24
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=numpy
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=509e200f7ead222c351b99ff844a8a08668da394741981a1742e6481aed10523
-# autobatch: inputs-sha256=ddce867664920094a47e092bcd4173aab27b2b3dc94b8fc7da014dea3bb660cb
-# autobatch: body-sha256=5a8c4a31e2fbc61fdea06a8503554e4fdfa79e50bb54df9fd27fd1fb946d4305
+# autobatch: source-sha256=7fda8ecae1bda6768fd81192a6491edfaf7c07b7dee20793fb07b4ce18b5d9eb
+# autobatch: inputs-sha256=08bb6b1522a38563dca27e42c48dafcf06a30314b6ac7dc226161258c83a15fc
+# autobatch: body-sha256=109c49b473beaa9846aef2dda3f5e5bae43fad264d41ddf3f695c06fdc3fe3b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=f42136bf901f81b78d592e00e53a71bec0c3a6df82d06ab95432ef7259d88bd4
-# autobatch: inputs-sha256=d4d8d4cbedc0a7d9919c9d764161732ba20bdf7a965391a5da4fa1cbd9e1703d
-# autobatch: body-sha256=96ce2b926b24bdd10f470c99fcbb10dd4391d35c94568e95169b2aab9b012ba5
+# autobatch: source-sha256=74f68a39f031abbe3da3df85e9118d048df76b86cc058b40a7e2774c388a8229
+# autobatch: inputs-sha256=e667bb7715c0c5fc30f1692540aad34be1880e41bfd4c502c022de9f7699fa28
+# autobatch: body-sha256=1eb8f2716dacf8635745e21b8a4568ef6e207e15f93b0b69620bf308497d10a7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

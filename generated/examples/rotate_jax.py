@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=jax
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=af4ad46783b1ea91c0a934555c6faf307e6ab3e3419d1db35a6d6f6c3804136d
-# autobatch: inputs-sha256=6fbd111081bfa7c1efb051b4c80d0e9c1132193d51a5a3b6543d0f7956005391
-# autobatch: body-sha256=510c1cbac575c7a2489250f8400b78103e117ef2048a4086c3fa058801790398
+# autobatch: source-sha256=73f0b43d79d2dae1fc63724e6a91d7be474d9f92d82f8f4684c038d77a3bcfc7
+# autobatch: inputs-sha256=53ca00133d4393104ec039d525df02e6ded6da56623ca3bcfec63c95720e5409
+# autobatch: body-sha256=91417c39e6ad4404655a0cc30007aaf30820da4e5243c1c8f4a737f15e831f4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

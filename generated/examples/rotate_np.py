@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=numpy
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=e998949ee7eaa1f6f9293db6e2714615fc62e5d81d21d07e3c69a9787a3a93b7
-# autobatch: inputs-sha256=df319fa165adab7cdb7bd002e566d1a86e865158390cac5caa07929d2821c78c
-# autobatch: body-sha256=e12dea96cc0c75601026258c01e6816b2495e32fb4608b1913374702f1ee5280
+# autobatch: source-sha256=191be3557a50b02a739d7d65e0995c7aa0cbaa1e5c338e7e30986a9c44c1548c
+# autobatch: inputs-sha256=f21784f79eda6a4979ec5d41c52a650107b37b1c7f3612ffd35e8382106f6771
+# autobatch: body-sha256=43fc20e8432ec63756d4649e72d86e93aa91a2f6c6b6355a33864a469015c7c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

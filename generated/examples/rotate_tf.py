@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=4
+# autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=ced181058fb2510ecc83e4afce447f7b6fb640ed00a8f5b823accac387b7ef1c
-# autobatch: inputs-sha256=f8865de0e8faaebd63fa2eeee41b2921ea78935cb5575c490fa9bf0c9ca584b8
-# autobatch: body-sha256=f32de5630daed58eb873d8b4e226d56732f9f8d4aa95b933f80b2bc652a85cd6
+# autobatch: source-sha256=30e260d20173c5b606f636083ec6205d0aa2abc1087d8fc72a521e78494a802b
+# autobatch: inputs-sha256=f98b4470dde6b2efad4aa7f2975cc406ce5f4cd4263f492b544932b352dc111b
+# autobatch: body-sha256=a90a0037fb3adcd5b7c51530addaf8f844a44d5b7a92661e17c75690f2c994c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

@@ -2,19 +2,19 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=jax
-# autobatch: runtime=4
-# autobatch: programs=bisect_left(int64[16], int64[])
+# autobatch: runtime=5
+# autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=80672cdb63d1339b4c4475ce74215a856df030ecffe5e4d4dc3445afe5cb84f6
-# autobatch: inputs-sha256=6939b44d56f55e232ca3e76be0f02a570cb8ca4af9a60fffb9c845adddfd6aa4
-# autobatch: body-sha256=293bcfbb98c1263f72f249ef513b54b656a79ac1e750f77a9fb58d3c308786dc
+# autobatch: source-sha256=c92f7036f885e91e7e8f0aacbbb4a05fafcdfed802a6e874ebd442f7434421ef
+# autobatch: inputs-sha256=91d6f4e421f5a23841314f5a9a860c48cb6094569ca42ac56489b543a8fcd9da
+# autobatch: body-sha256=9f65891050eb2ee439f2b92e6629ca00e6066bf2b7eee4bb0b14e699db5c89e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.
 
 Each example runs its own path through the blocks below; one loop
 iteration runs one block for every example waiting at it.
 
-bisect_left(int64[16], int64[]):
+bisect_left(int64[n], int64[]):
   block 0   examples/search.py:16  lo = 0
   block 1   examples/search.py:19  mid = (lo + hi) // 2
   block 2   examples/search.py:24  return lo
@@ -23,7 +23,7 @@ bisect_left(int64[16], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",
@@ -32,7 +32,7 @@ rt.check_fresh(
 
 
 # ----------------------------------------------------------------------
-# bisect_left(v: int64[16], x: int64[]) -> int64[]
+# bisect_left(v: int64[n], x: int64[]) -> int64[]
 
 
 class BisectLeftState(typing.NamedTuple):
@@ -48,7 +48,7 @@ class BisectLeftState(typing.NamedTuple):
     bisect_left_lo: object
     # [batch] int64: the value bisect_left returns
     bisect_left_return: object
-    # [batch, 16] int64: v of bisect_left
+    # [batch, n] int64: v of bisect_left
     bisect_left_v: object
     # [batch] int64: x of bisect_left
     bisect_left_x: object
@@ -71,12 +71,13 @@ BISECT_LEFT_STACK_BYTES = 4
 
 
 def bisect_left_block_0(state, stacks):
+    size_n = rt.event_size(state.bisect_left_v, 0)
     # examples/search.py:16  lo = 0
     active = state.pc == 0
     v = state.bisect_left_v
     lo = rt.spread(active, 0)
     # examples/search.py:17  hi = len(v)
-    hi = rt.spread(active, 16)
+    hi = rt.spread(active, size_n)
     hi = rt.select(active, hi, state.bisect_left_hi)
     # examples/search.py:18  while lo < hi:
     cond_1 = lo < hi
@@ -204,7 +205,7 @@ def bisect_left_program(v, x, max_stack_depth, **limits):
 BISECT_LEFT_ENTRY = rt.Entry(
     name="bisect_left",
     params=("v", "x"),
-    types=(("int64", (16,)), ("int64", ())),
+    types=(("int64", ("n",)), ("int64", ())),
     program=bisect_left_program,
     block_lines=BISECT_LEFT_BLOCK_LINES,
     stack_bytes=BISECT_LEFT_STACK_BYTES,
@@ -215,12 +216,12 @@ BISECT_LEFT_ENTRY = rt.Entry(
 def bisect_left(v, x, **options):
     """Batched `bisect_left`: every argument has a leading batch dimension.
 
-    Per example: bisect_left(v: int64[16], x: int64[]) -> int64[].
+    Per example: bisect_left(v: int64[n], x: int64[]) -> int64[].
     `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
     result, profile = rt.call(BISECT_LEFT_ENTRY, (v, x), **options)
     return rt.with_profile(result[0], profile)
 
 
-PROGRAMS = {"bisect_left(int64[16], int64[])": bisect_left}
-CLOSURES = {"bisect_left(int64[16], int64[])": ()}
+PROGRAMS = {"bisect_left(int64[n], int64[])": bisect_left}
+CLOSURES = {"bisect_left(int64[n], int64[])": ()}

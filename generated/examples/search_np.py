@@ -2,19 +2,19 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=numpy
-# autobatch: runtime=4
-# autobatch: programs=bisect_left(int64[16], int64[])
+# autobatch: runtime=5
+# autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=77ec0ba22a26dbf51150f0a23ccf2f5a0e28769af3eea700184db503956c7a52
-# autobatch: inputs-sha256=4ad7dd45827f2a893b7ea9e5da7ac47b2e24a66096ef2a9c5cafef1f8e594bef
-# autobatch: body-sha256=d0c7c5f45a457635394a1525e1d8ffaed7793c618a90a66b7a49853798199399
+# autobatch: source-sha256=b23ca3cffaa5d14357ffa4031f0f8cc973dc803feedde583bea79b6843cc5397
+# autobatch: inputs-sha256=7a92e0c9353230f57e8f73a9fbc80f2671bb1b6454b06e151068c22706abfa09
+# autobatch: body-sha256=2a28bed54bde6d6eb70ed21fc5cd8a9a9c72565b8d5983d0fbdfcca707afba6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
 Each example runs its own path through the blocks below; one loop
 iteration runs one block for every example waiting at it.
 
-bisect_left(int64[16], int64[]):
+bisect_left(int64[n], int64[]):
   block 0   examples/search.py:16  lo = 0
   block 1   examples/search.py:19  mid = (lo + hi) // 2
   block 2   examples/search.py:24  return lo
@@ -23,7 +23,7 @@ bisect_left(int64[16], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",
@@ -32,7 +32,7 @@ rt.check_fresh(
 
 
 # ----------------------------------------------------------------------
-# bisect_left(v: int64[16], x: int64[]) -> int64[]
+# bisect_left(v: int64[n], x: int64[]) -> int64[]
 
 
 class BisectLeftState(typing.NamedTuple):
@@ -48,7 +48,7 @@ class BisectLeftState(typing.NamedTuple):
     bisect_left_lo: object
     # [batch] int64: the value bisect_left returns
     bisect_left_return: object
-    # [batch, 16] int64: v of bisect_left
+    # [batch, n] int64: v of bisect_left
     bisect_left_v: object
     # [batch] int64: x of bisect_left
     bisect_left_x: object
@@ -71,12 +71,13 @@ BISECT_LEFT_STACK_BYTES = 4
 
 
 def bisect_left_block_0(state, stacks):
+    size_n = rt.event_size(state.bisect_left_v, 0)
     # examples/search.py:16  lo = 0
     active = state.pc == 0
     v = state.bisect_left_v
     lo = rt.spread(active, 0)
     # examples/search.py:17  hi = len(v)
-    hi = rt.spread(active, 16)
+    hi = rt.spread(active, size_n)
     hi = rt.select(active, hi, state.bisect_left_hi)
     # examples/search.py:18  while lo < hi:
     cond_1 = lo < hi
@@ -204,7 +205,7 @@ def bisect_left_program(v, x, max_stack_depth, **limits):
 BISECT_LEFT_ENTRY = rt.Entry(
     name="bisect_left",
     params=("v", "x"),
-    types=(("int64", (16,)), ("int64", ())),
+    types=(("int64", ("n",)), ("int64", ())),
     program=bisect_left_program,
     block_lines=BISECT_LEFT_BLOCK_LINES,
     stack_bytes=BISECT_LEFT_STACK_BYTES,
@@ -215,12 +216,12 @@ BISECT_LEFT_ENTRY = rt.Entry(
 def bisect_left(v, x, **options):
     """Batched `bisect_left`: every argument has a leading batch dimension.
 
-    Per example: bisect_left(v: int64[16], x: int64[]) -> int64[].
+    Per example: bisect_left(v: int64[n], x: int64[]) -> int64[].
     `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
     result, profile = rt.call(BISECT_LEFT_ENTRY, (v, x), **options)
     return rt.with_profile(result[0], profile)
 
 
-PROGRAMS = {"bisect_left(int64[16], int64[])": bisect_left}
-CLOSURES = {"bisect_left(int64[16], int64[])": ()}
+PROGRAMS = {"bisect_left(int64[n], int64[])": bisect_left}
+CLOSURES = {"bisect_left(int64[n], int64[])": ()}

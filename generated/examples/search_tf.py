@@ -2,19 +2,19 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=4
-# autobatch: programs=bisect_left(int64[16], int64[])
+# autobatch: runtime=5
+# autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=0bbc933a227199f0d2d5848b411c0034e7e8a5794669b15b86b861052fd16773
-# autobatch: inputs-sha256=4d6692a82744d6257d765234663eb474bdd3b2611348aeeae5fbde6ec4c13748
-# autobatch: body-sha256=68b9db80a945d67e3317865b3e2472b212eced887917f27d74f4c2506b2badd9
+# autobatch: source-sha256=82b97953acf5c7f1b649ee99276ecbed4f2f9a84d724bae6932679fb73ce2340
+# autobatch: inputs-sha256=6e476fb40218aa5b1af839ea694502d1038ba93511148a9f4c5bbd587212d276
+# autobatch: body-sha256=5509ece51f71a035657508c87b3552a1a54b86364789d208312929bddbeff721
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
 Each example runs its own path through the blocks below; one loop
 iteration runs one block for every example waiting at it.
 
-bisect_left(int64[16], int64[]):
+bisect_left(int64[n], int64[]):
   block 0   examples/search.py:16  lo = 0
   block 1   examples/search.py:19  mid = (lo + hi) // 2
   block 2   examples/search.py:24  return lo
@@ -23,7 +23,7 @@ bisect_left(int64[16], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",
@@ -32,7 +32,7 @@ rt.check_fresh(
 
 
 # ----------------------------------------------------------------------
-# bisect_left(v: int64[16], x: int64[]) -> int64[]
+# bisect_left(v: int64[n], x: int64[]) -> int64[]
 
 
 class BisectLeftState(typing.NamedTuple):
@@ -48,7 +48,7 @@ class BisectLeftState(typing.NamedTuple):
     bisect_left_lo: object
     # [batch] int64: the value bisect_left returns
     bisect_left_return: object
-    # [batch, 16] int64: v of bisect_left
+    # [batch, n] int64: v of bisect_left
     bisect_left_v: object
     # [batch] int64: x of bisect_left
     bisect_left_x: object
@@ -71,12 +71,13 @@ BISECT_LEFT_STACK_BYTES = 4
 
 
 def bisect_left_block_0(state, stacks):
+    size_n = rt.event_size(state.bisect_left_v, 0)
     # examples/search.py:16  lo = 0
     active = state.pc == 0
     v = state.bisect_left_v
     lo = rt.spread(active, 0)
     # examples/search.py:17  hi = len(v)
-    hi = rt.spread(active, 16)
+    hi = rt.spread(active, size_n)
     hi = rt.select(active, hi, state.bisect_left_hi)
     # examples/search.py:18  while lo < hi:
     cond_1 = lo < hi
@@ -204,7 +205,7 @@ def bisect_left_program(v, x, max_stack_depth, **limits):
 BISECT_LEFT_ENTRY = rt.Entry(
     name="bisect_left",
     params=("v", "x"),
-    types=(("int64", (16,)), ("int64", ())),
+    types=(("int64", ("n",)), ("int64", ())),
     program=bisect_left_program,
     block_lines=BISECT_LEFT_BLOCK_LINES,
     stack_bytes=BISECT_LEFT_STACK_BYTES,
@@ -215,12 +216,12 @@ BISECT_LEFT_ENTRY = rt.Entry(
 def bisect_left(v, x, **options):
     """Batched `bisect_left`: every argument has a leading batch dimension.
 
-    Per example: bisect_left(v: int64[16], x: int64[]) -> int64[].
+    Per example: bisect_left(v: int64[n], x: int64[]) -> int64[].
     `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
     result, profile = rt.call(BISECT_LEFT_ENTRY, (v, x), **options)
     return rt.with_profile(result[0], profile)
 
 
-PROGRAMS = {"bisect_left(int64[16], int64[])": bisect_left}
-CLOSURES = {"bisect_left(int64[16], int64[])": ()}
+PROGRAMS = {"bisect_left(int64[n], int64[])": bisect_left}
+CLOSURES = {"bisect_left(int64[n], int64[])": ()}

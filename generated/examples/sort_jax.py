@@ -2,25 +2,25 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=jax
-# autobatch: runtime=4
-# autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
+# autobatch: runtime=5
+# autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=0823b5883f463ed9fb3efb3a523d8fe7af97b65ff384e18a5ca1d32f9192358d
-# autobatch: inputs-sha256=7e6c46f415e0583d355074d9232614389f8ec8d7342845ef815b74a5e389c166
-# autobatch: body-sha256=d811aeeb9bd2c768ccf349435146a4fb26b88e6e129605071843024a0324a0fc
+# autobatch: source-sha256=ed95c2d0acf480c8966eb6576b254a01f17a00bfe0657c4d0684e1ac808cdb87
+# autobatch: inputs-sha256=1268d8245b35cb0ba249bdf2abf48d0f325368d8e24d9baab63abe60cfc324a7
+# autobatch: body-sha256=eee76bd042063d3927ad03bd1bb3a49a230b9d276b4b3c4f6450e2b4b99f811d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.
 
 Each example runs its own path through the blocks below; one loop
 iteration runs one block for every example waiting at it.
 
-histogram(int64[10], int64[]):
+histogram(int64[n], int64[]):
   block 0   examples/sort.py:32  counts = np.zeros(4, dtype=np.int64)
   block 1   examples/sort.py:34  b = xs[i]
   block 2   examples/sort.py:36  counts[b] += 1
   block 3   examples/sort.py:33  for i in range(len(xs)):
   block 4   examples/sort.py:37  return counts
-insertion_sort(int64[8]):
+insertion_sort(int64[n]):
   block 0   examples/sort.py:18  for i in range(1, len(v)):
   block 1   examples/sort.py:19  key = v[i]
   block 2   examples/sort.py:21  while j >= 0 and v[j] > key:
@@ -33,7 +33,7 @@ insertion_sort(int64[8]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",
@@ -49,7 +49,7 @@ import numpy as np
 
 
 # ----------------------------------------------------------------------
-# histogram(xs: int64[10], n: int64[]) -> int64[4]
+# histogram(xs: int64[n], n: int64[]) -> int64[4]
 
 
 class HistogramState(typing.NamedTuple):
@@ -71,7 +71,7 @@ class HistogramState(typing.NamedTuple):
     histogram_range_1: object
     # [batch, 4] int64: the value histogram returns
     histogram_return: object
-    # [batch, 10] int64: xs of histogram
+    # [batch, n] int64: xs of histogram
     histogram_xs: object
     # [batch] int32: block where an example overflowed a stack, or -1
     overflow_at: object
@@ -92,12 +92,13 @@ HISTOGRAM_STACK_BYTES = 4
 
 
 def histogram_block_0(state, stacks):
+    size_n = rt.event_size(state.histogram_xs, 0)
     # examples/sort.py:32  counts = np.zeros(4, dtype=np.int64)
     active = state.pc == 0
     xs = state.histogram_xs
     counts = rt.spread(active, np.zeros(4, dtype=np.int64))
     # examples/sort.py:33  for i in range(len(xs)):
-    range_1 = rt.spread(active, 10)
+    range_1 = rt.spread(active, size_n)
     range_1 = rt.select(active, range_1, state.histogram_range_1)
     i_next_1 = rt.spread(active, 0)
     in_range_1 = (1 > 0) & (i_next_1 < range_1) | (1 < 0) & (i_next_1 > range_1)
@@ -271,7 +272,7 @@ def histogram_program(xs, n, max_stack_depth, **limits):
 HISTOGRAM_ENTRY = rt.Entry(
     name="histogram",
     params=("xs", "n"),
-    types=(("int64", (10,)), ("int64", ())),
+    types=(("int64", ("n",)), ("int64", ())),
     program=histogram_program,
     block_lines=HISTOGRAM_BLOCK_LINES,
     stack_bytes=HISTOGRAM_STACK_BYTES,
@@ -282,7 +283,7 @@ HISTOGRAM_ENTRY = rt.Entry(
 def histogram(xs, n, **options):
     """Batched `histogram`: every argument has a leading batch dimension.
 
-    Per example: histogram(xs: int64[10], n: int64[]) -> int64[4].
+    Per example: histogram(xs: int64[n], n: int64[]) -> int64[4].
     `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
     result, profile = rt.call(HISTOGRAM_ENTRY, (xs, n), **options)
@@ -290,7 +291,7 @@ def histogram(xs, n, **options):
 
 
 # ----------------------------------------------------------------------
-# insertion_sort(v: int64[8]) -> int64[8]
+# insertion_sort(v: int64[n]) -> int64[n]
 
 
 class InsertionSortState(typing.NamedTuple):
@@ -310,9 +311,9 @@ class InsertionSortState(typing.NamedTuple):
     insertion_sort_key: object
     # [batch] int64: range_2 of insertion_sort
     insertion_sort_range_2: object
-    # [batch, 8] int64: the value insertion_sort returns
+    # [batch, n] int64: the value insertion_sort returns
     insertion_sort_return: object
-    # [batch, 8] int64: v of insertion_sort
+    # [batch, n] int64: v of insertion_sort
     insertion_sort_v: object
     # [batch] int32: block where an example overflowed a stack, or -1
     overflow_at: object
@@ -333,11 +334,12 @@ INSERTION_SORT_STACK_BYTES = 4
 
 
 def insertion_sort_block_0(state, stacks):
+    size_n = rt.event_size(state.insertion_sort_return, 0)
     # examples/sort.py:18  for i in range(1, len(v)):
     active = state.pc == 0
     v = state.insertion_sort_v
     range_1 = rt.spread(active, 1)
-    range_2 = rt.spread(active, 8)
+    range_2 = rt.spread(active, size_n)
     range_2 = rt.select(active, range_2, state.insertion_sort_range_2)
     i_next_1 = range_1
     i_next_1 = rt.select(active, i_next_1, state.insertion_sort_i_next_1)
@@ -568,6 +570,7 @@ INSERTION_SORT_INDEX_LINES = (
 
 def insertion_sort_program(v, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+    size_n = rt.event_size(v, 0)
     batch = rt.batch_size(v)
     state = InsertionSortState(
         pc=rt.zeros([batch], (), "int32"),
@@ -577,7 +580,7 @@ def insertion_sort_program(v, max_stack_depth, **limits):
         insertion_sort_j=rt.zeros([batch], (), "int64"),
         insertion_sort_key=rt.zeros([batch], (), "int64"),
         insertion_sort_range_2=rt.zeros([batch], (), "int64"),
-        insertion_sort_return=rt.zeros([batch], (8,), "int64"),
+        insertion_sort_return=rt.zeros([batch], (size_n,), "int64"),
         insertion_sort_v=v,
         overflow_at=rt.zeros([batch], (), "int32") - 1,
         index_error_at=rt.zeros([batch], (), "int32") - 1,
@@ -599,7 +602,7 @@ def insertion_sort_program(v, max_stack_depth, **limits):
 INSERTION_SORT_ENTRY = rt.Entry(
     name="insertion_sort",
     params=("v",),
-    types=(("int64", (8,)),),
+    types=(("int64", ("n",)),),
     program=insertion_sort_program,
     block_lines=INSERTION_SORT_BLOCK_LINES,
     stack_bytes=INSERTION_SORT_STACK_BYTES,
@@ -610,7 +613,7 @@ INSERTION_SORT_ENTRY = rt.Entry(
 def insertion_sort(v, **options):
     """Batched `insertion_sort`: every argument has a leading batch dimension.
 
-    Per example: insertion_sort(v: int64[8]) -> int64[8].
+    Per example: insertion_sort(v: int64[n]) -> int64[n].
     `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
     result, profile = rt.call(INSERTION_SORT_ENTRY, (v,), **options)
@@ -618,7 +621,7 @@ def insertion_sort(v, **options):
 
 
 PROGRAMS = {
-    "histogram(int64[10], int64[])": histogram,
-    "insertion_sort(int64[8])": insertion_sort,
+    "histogram(int64[n], int64[])": histogram,
+    "insertion_sort(int64[n])": insertion_sort,
 }
-CLOSURES = {"histogram(int64[10], int64[])": (), "insertion_sort(int64[8])": ()}
+CLOSURES = {"histogram(int64[n], int64[])": (), "insertion_sort(int64[n])": ()}

@@ -2,19 +2,19 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=jax
-# autobatch: runtime=4
-# autobatch: programs=predict(float64[2])
+# autobatch: runtime=5
+# autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=1151f14fa871aa1b5d08e41c8cf633a471fe1fc0cecd29458b4a2b01ad31aada
-# autobatch: inputs-sha256=d78d4b5ceda91975221b3a3a9e2f180771165582146b5fc54648bfe43d7404fa
-# autobatch: body-sha256=e6bf1e07972a203a718e28e0d3991b54353926c5cffb09be631300132e30e9ed
+# autobatch: source-sha256=9ae2c33f9d5db942a3d28fc864a6e02ff1a8c7cbf328394700df834d2967dc48
+# autobatch: inputs-sha256=e49c0ef497a5f7a5f83465d65652ee040e85f18be67e2a62923d1e9dfdc8591e
+# autobatch: body-sha256=59dd3fed482091e04ad74066fb6bf26bbeee46a5fe77377c50608466a5740753
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.
 
 Each example runs its own path through the blocks below; one loop
 iteration runs one block for every example waiting at it.
 
-predict(float64[2]):
+predict(float64[n]):
   block 0   examples/tree.py:27  node = 0
   block 1   examples/tree.py:31  return VALUE[node], depth
   block 2   examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
@@ -26,7 +26,7 @@ predict(float64[2]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )
@@ -39,7 +39,7 @@ from examples.tree import VALUE
 
 
 # ----------------------------------------------------------------------
-# predict(x: float64[2]) -> (float64[], int64[])
+# predict(x: float64[n]) -> (float64[], int64[])
 
 
 class PredictState(typing.NamedTuple):
@@ -57,7 +57,7 @@ class PredictState(typing.NamedTuple):
     predict_return_0: object
     # [batch] int64: the value predict returns
     predict_return_1: object
-    # [batch, 2] float64: x of predict
+    # [batch, n] float64: x of predict
     predict_x: object
     # [batch] int32: block where an example overflowed a stack, or -1
     overflow_at: object
@@ -293,7 +293,7 @@ def predict_program(x, max_stack_depth, **limits):
 PREDICT_ENTRY = rt.Entry(
     name="predict",
     params=("x",),
-    types=(("float64", (2,)),),
+    types=(("float64", ("n",)),),
     program=predict_program,
     block_lines=PREDICT_BLOCK_LINES,
     stack_bytes=PREDICT_STACK_BYTES,
@@ -304,12 +304,12 @@ PREDICT_ENTRY = rt.Entry(
 def predict(x, **options):
     """Batched `predict`: every argument has a leading batch dimension.
 
-    Per example: predict(x: float64[2]) -> (float64[], int64[]).
+    Per example: predict(x: float64[n]) -> (float64[], int64[]).
     `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
     result, profile = rt.call(PREDICT_ENTRY, (x,), **options)
     return rt.with_profile((result[0], result[1]), profile)
 
 
-PROGRAMS = {"predict(float64[2])": predict}
-CLOSURES = {"predict(float64[2])": ()}
+PROGRAMS = {"predict(float64[n])": predict}
+CLOSURES = {"predict(float64[n])": ()}

@@ -2,19 +2,19 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=numpy
-# autobatch: runtime=4
-# autobatch: programs=predict(float64[2])
+# autobatch: runtime=5
+# autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=563237f4da653bb28857b6751e1a62a7c845ddd1a2c88ce26d84126c1a932588
-# autobatch: inputs-sha256=f86e0720b33b3ccda79b27f33823d2b7f22af44d755d260bcbf416daa12abbfa
-# autobatch: body-sha256=b59d69de92e8b034ad36f2506fee9dcf65d4915f0a2f1b2761beeb45c7612ff0
+# autobatch: source-sha256=96859d85baeb4c9b53bd019e9ba93e908c25eac8aff9181a1996dd89a1287f0f
+# autobatch: inputs-sha256=2bc2ae6f2d4e95c75c6edaf14c5abc12f08da6edb30085881bef761a3bbd17cc
+# autobatch: body-sha256=646d2b2e3c45af8547cd1ec96465d207e117c7f11e9a125c53ff79c174190e49
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
 Each example runs its own path through the blocks below; one loop
 iteration runs one block for every example waiting at it.
 
-predict(float64[2]):
+predict(float64[n]):
   block 0   examples/tree.py:27  node = 0
   block 1   examples/tree.py:31  return VALUE[node], depth
   block 2   examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
@@ -26,7 +26,7 @@ predict(float64[2]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )
@@ -39,7 +39,7 @@ from examples.tree import VALUE
 
 
 # ----------------------------------------------------------------------
-# predict(x: float64[2]) -> (float64[], int64[])
+# predict(x: float64[n]) -> (float64[], int64[])
 
 
 class PredictState(typing.NamedTuple):
@@ -57,7 +57,7 @@ class PredictState(typing.NamedTuple):
     predict_return_0: object
     # [batch] int64: the value predict returns
     predict_return_1: object
-    # [batch, 2] float64: x of predict
+    # [batch, n] float64: x of predict
     predict_x: object
     # [batch] int32: block where an example overflowed a stack, or -1
     overflow_at: object
@@ -293,7 +293,7 @@ def predict_program(x, max_stack_depth, **limits):
 PREDICT_ENTRY = rt.Entry(
     name="predict",
     params=("x",),
-    types=(("float64", (2,)),),
+    types=(("float64", ("n",)),),
     program=predict_program,
     block_lines=PREDICT_BLOCK_LINES,
     stack_bytes=PREDICT_STACK_BYTES,
@@ -304,12 +304,12 @@ PREDICT_ENTRY = rt.Entry(
 def predict(x, **options):
     """Batched `predict`: every argument has a leading batch dimension.
 
-    Per example: predict(x: float64[2]) -> (float64[], int64[]).
+    Per example: predict(x: float64[n]) -> (float64[], int64[]).
     `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
     result, profile = rt.call(PREDICT_ENTRY, (x,), **options)
     return rt.with_profile((result[0], result[1]), profile)
 
 
-PROGRAMS = {"predict(float64[2])": predict}
-CLOSURES = {"predict(float64[2])": ()}
+PROGRAMS = {"predict(float64[n])": predict}
+CLOSURES = {"predict(float64[n])": ()}

@@ -2,19 +2,19 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=4
-# autobatch: programs=predict(float64[2])
+# autobatch: runtime=5
+# autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=fff599f8b07fdd11fa9dc2fe12f91a36d70703c781bebffe651e703cdc805a72
-# autobatch: inputs-sha256=54e43961f2d1d1c12d5b7dc7053188fd094a2615851abd1624ca0b8409eb1a52
-# autobatch: body-sha256=9f05365388b7dbd8c18b7f84ce497c060e6471fc11225f2e5d81d239b22c514b
+# autobatch: source-sha256=9f158abd77ed911c3aa9eb0a68fd4e87014214c53ff69c3c5efa79fe2294f70c
+# autobatch: inputs-sha256=d36c6c29df1147da2c2a1303f0d989edae9aab67fc2bd39406cc0993993ffe2a
+# autobatch: body-sha256=d450a15909a26393eab2176520aeb54759c7974667fe976587dc6bc47416fa5b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
 Each example runs its own path through the blocks below; one loop
 iteration runs one block for every example waiting at it.
 
-predict(float64[2]):
+predict(float64[n]):
   block 0   examples/tree.py:27  node = 0
   block 1   examples/tree.py:31  return VALUE[node], depth
   block 2   examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
@@ -26,7 +26,7 @@ predict(float64[2]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )
@@ -39,7 +39,7 @@ from examples.tree import VALUE
 
 
 # ----------------------------------------------------------------------
-# predict(x: float64[2]) -> (float64[], int64[])
+# predict(x: float64[n]) -> (float64[], int64[])
 
 
 class PredictState(typing.NamedTuple):
@@ -57,7 +57,7 @@ class PredictState(typing.NamedTuple):
     predict_return_0: object
     # [batch] int64: the value predict returns
     predict_return_1: object
-    # [batch, 2] float64: x of predict
+    # [batch, n] float64: x of predict
     predict_x: object
     # [batch] int32: block where an example overflowed a stack, or -1
     overflow_at: object
@@ -293,7 +293,7 @@ def predict_program(x, max_stack_depth, **limits):
 PREDICT_ENTRY = rt.Entry(
     name="predict",
     params=("x",),
-    types=(("float64", (2,)),),
+    types=(("float64", ("n",)),),
     program=predict_program,
     block_lines=PREDICT_BLOCK_LINES,
     stack_bytes=PREDICT_STACK_BYTES,
@@ -304,12 +304,12 @@ PREDICT_ENTRY = rt.Entry(
 def predict(x, **options):
     """Batched `predict`: every argument has a leading batch dimension.
 
-    Per example: predict(x: float64[2]) -> (float64[], int64[]).
+    Per example: predict(x: float64[n]) -> (float64[], int64[]).
     `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
     result, profile = rt.call(PREDICT_ENTRY, (x,), **options)
     return rt.with_profile((result[0], result[1]), profile)
 
 
-PROGRAMS = {"predict(float64[2])": predict}
-CLOSURES = {"predict(float64[2])": ()}
+PROGRAMS = {"predict(float64[n])": predict}
+CLOSURES = {"predict(float64[n])": ()}

@@ -2,23 +2,23 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=4
-# autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
+# autobatch: runtime=5
+# autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=1358b41d5d4b376579989b173aeaf74253cb3442dc87da5c4594831a65ce39a0
-# autobatch: inputs-sha256=22a8144a62d3691063a8672d17197d1ccf69c2812b6c345277be7cbb88a103e4
-# autobatch: body-sha256=03199e7a91a804beec96b9f42cdfb6150cfa4b8f62555d987d43528b5a1a5f7f
+# autobatch: source-sha256=3c977edf274430d3b8dfbcf68f06d237cf85338c5e07b4e9eafdcfd89662aaac
+# autobatch: inputs-sha256=fced8c09f743c1a683146413d9d217da41779a582f47dcf7f897a2a41177c8a2
+# autobatch: body-sha256=bc8f2f8afa9a5147406b390301fb5cabb9bccc35ed229dea2d0249f67f57a5b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
 Each example runs its own path through the blocks below; one loop
 iteration runs one block for every example waiting at it.
 
-relax(float64[3], int64[]):
+relax(float64[n], int64[]):
   block 0   examples/vectors.py:28  u = v
   block 1   examples/vectors.py:30  u, v = v * 0.5 + 1.0, u - v
   block 2   examples/vectors.py:32  return u + 2.0 * v
-spiral(float64[3], int64[2], int64[]):
+spiral(float64[n], int64[m], int64[]):
   block 0   examples/vectors.py:19  if n <= 1:
   block 1   examples/vectors.py:20  return v, w
   block 2   examples/vectors.py:21  a, b = spiral(v * 0.5, w + 1, n - 1)
@@ -29,7 +29,7 @@ spiral(float64[3], int64[2], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(4, __name__)
+rt.require(5, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",
@@ -38,7 +38,7 @@ rt.check_fresh(
 
 
 # ----------------------------------------------------------------------
-# relax(v: float64[3], n: int64[]) -> float64[3]
+# relax(v: float64[n], n: int64[]) -> float64[n]
 
 
 class RelaxState(typing.NamedTuple):
@@ -50,11 +50,11 @@ class RelaxState(typing.NamedTuple):
     return_sp: object
     # [batch] int64: n of relax
     relax_n: object
-    # [batch, 3] float64: the value relax returns
+    # [batch, n] float64: the value relax returns
     relax_return: object
-    # [batch, 3] float64: u of relax
+    # [batch, n] float64: u of relax
     relax_u: object
-    # [batch, 3] float64: v of relax
+    # [batch, n] float64: v of relax
     relax_v: object
     # [batch] int32: block where an example overflowed a stack, or -1
     overflow_at: object
@@ -150,13 +150,14 @@ RELAX_BLOCK_LINES = (
 
 def relax_program(v, n, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+    size_n = rt.event_size(v, 0)
     batch = rt.batch_size(v, n)
     state = RelaxState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
         relax_n=n,
-        relax_return=rt.zeros([batch], (3,), "float64"),
-        relax_u=rt.zeros([batch], (3,), "float64"),
+        relax_return=rt.zeros([batch], (size_n,), "float64"),
+        relax_u=rt.zeros([batch], (size_n,), "float64"),
         relax_v=v,
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
@@ -170,7 +171,7 @@ def relax_program(v, n, max_stack_depth, **limits):
 RELAX_ENTRY = rt.Entry(
     name="relax",
     params=("v", "n"),
-    types=(("float64", (3,)), ("int64", ())),
+    types=(("float64", ("n",)), ("int64", ())),
     program=relax_program,
     block_lines=RELAX_BLOCK_LINES,
     stack_bytes=RELAX_STACK_BYTES,
@@ -180,7 +181,7 @@ RELAX_ENTRY = rt.Entry(
 def relax(v, n, **options):
     """Batched `relax`: every argument has a leading batch dimension.
 
-    Per example: relax(v: float64[3], n: int64[]) -> float64[3].
+    Per example: relax(v: float64[n], n: int64[]) -> float64[n].
     `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
     result, profile = rt.call(RELAX_ENTRY, (v, n), **options)
@@ -188,7 +189,7 @@ def relax(v, n, **options):
 
 
 # ----------------------------------------------------------------------
-# spiral(v: float64[3], w: int64[2], n: int64[]) -> (float64[3], int64[2])
+# spiral(v: float64[n], w: int64[m], n: int64[]) -> (float64[n], int64[m])
 
 
 class SpiralState(typing.NamedTuple):
@@ -200,13 +201,13 @@ class SpiralState(typing.NamedTuple):
     return_sp: object
     # [batch] int64: n of spiral
     spiral_n: object
-    # [batch, 3] float64: the value spiral returns
+    # [batch, n] float64: the value spiral returns
     spiral_return_0: object
-    # [batch, 2] int64: the value spiral returns
+    # [batch, m] int64: the value spiral returns
     spiral_return_1: object
-    # [batch, 3] float64: v of spiral
+    # [batch, n] float64: v of spiral
     spiral_v: object
-    # [batch, 2] int64: w of spiral
+    # [batch, m] int64: w of spiral
     spiral_w: object
     # [batch] int32: block where an example overflowed a stack, or -1
     overflow_at: object
@@ -219,15 +220,18 @@ class SpiralStacks(typing.NamedTuple):
     returns: object
     # [depth, batch] int64: saved spiral_n
     spiral_n: object
-    # [depth, batch, 3] float64: saved spiral_v
+    # [depth, batch, n] float64: saved spiral_v
     spiral_v: object
-    # [depth, batch, 2] int64: saved spiral_w
+    # [depth, batch, m] int64: saved spiral_w
     spiral_w: object
 
 
 SPIRAL_HALT = 5
-# bytes one example stacks per level of recursion (return address 4, spiral_n 8, spiral_v 24, spiral_w 16): the stacks take max_stack_depth x batch x this
-SPIRAL_STACK_BYTES = 52
+# bytes one example stacks per level of recursion (return address 4, spiral_n 8, spiral_v 8 x n, spiral_w 8 x m): the stacks take max_stack_depth x batch x this
+
+
+def spiral_stack_bytes(*, size_n, size_m):
+    return 12 + 8 * size_m + 8 * size_n
 
 
 def spiral_block_0(state, stacks):
@@ -427,13 +431,15 @@ SPIRAL_BLOCK_LINES = (
 
 def spiral_program(v, w, n, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
+    size_m = rt.event_size(w, 0)
+    size_n = rt.event_size(v, 0)
     batch = rt.batch_size(v, w, n)
     state = SpiralState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
         spiral_n=n,
-        spiral_return_0=rt.zeros([batch], (3,), "float64"),
-        spiral_return_1=rt.zeros([batch], (2,), "int64"),
+        spiral_return_0=rt.zeros([batch], (size_n,), "float64"),
+        spiral_return_1=rt.zeros([batch], (size_m,), "int64"),
         spiral_v=v,
         spiral_w=w,
         overflow_at=rt.zeros([batch], (), "int32") - 1,
@@ -441,8 +447,8 @@ def spiral_program(v, w, n, max_stack_depth, **limits):
     stacks = SpiralStacks(
         returns=rt.zeros([max_stack_depth, batch], (), "int32"),
         spiral_n=rt.zeros([max_stack_depth, batch], (), "int64"),
-        spiral_v=rt.zeros([max_stack_depth, batch], (3,), "float64"),
-        spiral_w=rt.zeros([max_stack_depth, batch], (2,), "int64"),
+        spiral_v=rt.zeros([max_stack_depth, batch], (size_n,), "float64"),
+        spiral_w=rt.zeros([max_stack_depth, batch], (size_m,), "int64"),
     )
     state, stacks, counters = rt.run(
         state, stacks, SPIRAL_BLOCKS, (), SPIRAL_WRITES, **limits
@@ -458,17 +464,17 @@ def spiral_program(v, w, n, max_stack_depth, **limits):
 SPIRAL_ENTRY = rt.Entry(
     name="spiral",
     params=("v", "w", "n"),
-    types=(("float64", (3,)), ("int64", (2,)), ("int64", ())),
+    types=(("float64", ("n",)), ("int64", ("m",)), ("int64", ())),
     program=spiral_program,
     block_lines=SPIRAL_BLOCK_LINES,
-    stack_bytes=SPIRAL_STACK_BYTES,
+    stack_bytes=spiral_stack_bytes,
 )
 
 
 def spiral(v, w, n, **options):
     """Batched `spiral`: every argument has a leading batch dimension.
 
-    Per example: spiral(v: float64[3], w: int64[2], n: int64[]) -> (float64[3], int64[2]).
+    Per example: spiral(v: float64[n], w: int64[m], n: int64[]) -> (float64[n], int64[m]).
     `options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).
     """
     result, profile = rt.call(SPIRAL_ENTRY, (v, w, n), **options)
@@ -476,10 +482,10 @@ def spiral(v, w, n, **options):
 
 
 PROGRAMS = {
-    "relax(float64[3], int64[])": relax,
-    "spiral(float64[3], int64[2], int64[])": spiral,
+    "relax(float64[n], int64[])": relax,
+    "spiral(float64[n], int64[m], int64[])": spiral,
 }
 CLOSURES = {
-    "relax(float64[3], int64[])": (),
-    "spiral(float64[3], int64[2], int64[])": (),
+    "relax(float64[n], int64[])": (),
+    "spiral(float64[n], int64[m], int64[])": (),
 }

@@ -185,6 +185,33 @@ def _count(leaf):
     return count
 
 
+def _bytes(leaf):
+    """(bytes, symbols) one example's value of a leaf type takes: 8 x n is (8, ("n",))."""
+    size, symbols = leaf.dtype.itemsize, []
+    for d in leaf.shape:
+        if isinstance(d, T.Size):
+            symbols.append(d.symbol)
+        else:
+            size *= int(d)
+    return size, tuple(sorted(symbols))
+
+
+class _SizeNames(ast.NodeTransformer):
+    """A symbolic size written as a constant (a shape built from a type) is
+    the name that holds it in generated code: `(size_n,)`."""
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, T.Size):
+            return ast.copy_location(_name(node.value.variable), node)
+        return node
+
+
+def _is_docstring(statement):
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(
+        statement.value.value, str
+    )
+
+
 def _name(id_, store=False):
     return ast.Name(id_, ast.Store() if store else ast.Load())
 
@@ -385,7 +412,7 @@ class _ProgramEmitter:
             statements.extend(self.stackless_program_function())
             if self.stackless[2]:
                 statements.extend(self.entry_function(stackless=True))
-        return EmittedProgram(statements, listing, list(self.classes))
+        return EmittedProgram(self.define_sizes(statements), listing, list(self.classes))
 
     def stack_bytes(self):
         """`FIB_STACK_BYTES = 12`: what one example stacks per level, explained.
@@ -394,18 +421,109 @@ class _ProgramEmitter:
         refuse, before allocating, stacks larger than `max_stack_bytes`.
         """
         parts = [
-            ("return address", 4) if leaf is None else (field, leaf.dtype.itemsize * _count(leaf))
+            ("return address", 4, ()) if leaf is None else (field, *_bytes(leaf))
             for field, leaf in self.stack_fields()
         ]
-        total = sum(size for _, size in parts)
-        return [
-            comment(
-                "bytes one example stacks per level of recursion ("
-                + ", ".join(f"{what} {size}" for what, size in parts)
-                + "): the stacks take max_stack_depth x batch x this"
+        described = ", ".join(
+            f"{what} {size}" + "".join(f" x {s}" for s in symbols) for what, size, symbols in parts
+        )
+        explained = comment(
+            f"bytes one example stacks per level of recursion ({described}): the stacks "
+            "take max_stack_depth x batch x this"
+        )
+        if not any(symbols for _, _, symbols in parts):
+            total = sum(size for _, size, _ in parts)
+            return [explained, ast.Assign([_name(self.const("STACK_BYTES"), True)], ast.Constant(total))]
+        # Stacks of vectors of symbolic size: a function of the call's sizes.
+        terms: Dict[tuple, int] = {}
+        for _, size, symbols in parts:
+            terms[symbols] = terms.get(symbols, 0) + size
+        total = None
+        for symbols, size in sorted(terms.items(), key=lambda item: (len(item[0]), item[0])):
+            term = ast.Constant(size)
+            for symbol in symbols:
+                term = ast.BinOp(term, ast.Mult(), _name(T.size_variable(symbol)))
+            total = term if total is None else ast.BinOp(total, ast.Add(), term)
+        function = ast.FunctionDef(
+            name=self.stack_bytes_name,
+            args=ast.arguments(
+                posonlyargs=[],
+                args=[],
+                vararg=None,
+                kwonlyargs=[ast.arg(s.variable) for s in self.sizes],
+                kw_defaults=[None for _ in self.sizes],
+                kwarg=None,
+                defaults=[],
             ),
-            ast.Assign([_name(self.const("STACK_BYTES"), True)], ast.Constant(total)),
-        ]
+            body=[ast.Return(total)],
+            decorator_list=[],
+            returns=None,
+            type_params=[],
+        )
+        return [explained, function]
+
+    @property
+    def sizes(self):
+        """The symbolic sizes of main's parameters, in order of appearance."""
+        out = {}
+        for var in self.p.params:
+            for leaf in T.leaves(self.types[var]):
+                for d in leaf.shape:
+                    if isinstance(d, T.Size):
+                        out.setdefault(d.symbol, d)
+        return list(out.values())
+
+    @property
+    def stack_bytes_name(self):
+        if any(_bytes(leaf)[1] for _, leaf in self.stack_fields() if leaf is not None):
+            return f"{self.prefix}_stack_bytes"
+        return self.const("STACK_BYTES")
+
+    def define_sizes(self, statements):
+        """Puts `size_n = rt.event_size(...)` at the top of every function
+        that reads a symbolic size: a block reads it off a state register
+        of that size, the program function off an argument."""
+        wanted = {s.variable for s in self.sizes}
+        if not wanted:
+            return statements
+        from_state = {}  # variable -> (field, axis)
+        for var in sorted(self.p.registers):
+            for _, leaf, field in self.fields[var]:
+                for axis, d in enumerate(leaf.shape):
+                    if isinstance(d, T.Size):
+                        from_state.setdefault(d.variable, (field, axis))
+        from_args = {}
+        for _, _, leaf, _, name in self.param_leaves():
+            for axis, d in enumerate(leaf.shape):
+                if isinstance(d, T.Size):
+                    from_args.setdefault(d.variable, (name, axis))
+        statements = [_SizeNames().visit(node) for node in statements]
+        for node in statements:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            params = {a.arg for a in node.args.args + node.args.kwonlyargs}
+            used = sorted(
+                {
+                    n.id
+                    for n in ast.walk(node)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in wanted
+                }
+                - params
+            )
+            prologue = []
+            for variable in used:
+                if "state" in params and variable in from_state:
+                    field, axis = from_state[variable]
+                    source = _attr("state", field)
+                elif variable in from_args and from_args[variable][0] in params:
+                    field, axis = from_args[variable]
+                    source = _name(field)
+                else:
+                    raise AssertionError(f"{node.name} reads {variable} but has nowhere to read it from")
+                prologue.append(ast.Assign([_name(variable, True)], _call("event_size", source, axis)))
+            first = 1 if node.body and _is_docstring(node.body[0]) else 0
+            node.body[first:first] = prologue
+        return statements
 
     def looping_blocks(self):
         """Blocks that can jump to themselves, push nothing (no stack writes)
@@ -641,7 +759,10 @@ class _ProgramEmitter:
                 ast.Tuple(
                     [
                         ast.Constant(leaf.dtype.name),
-                        ast.Tuple([ast.Constant(d) for d in leaf.shape], ast.Load()),
+                        ast.Tuple(
+                            [ast.Constant(d.symbol if isinstance(d, T.Size) else int(d)) for d in leaf.shape],
+                            ast.Load(),
+                        ),
                     ],
                     ast.Load(),
                 )
@@ -672,7 +793,7 @@ class _ProgramEmitter:
                 f"Per example: {self.entry}({signature}) -> {self.types[self.p.result]}.\n"
                 "`options`: rt.call's keywords (max_stack_depth=15, xla=False, ...).\n"
             )
-            mode = [ast.keyword("stack_bytes", _name(self.const("STACK_BYTES")))]
+            mode = [ast.keyword("stack_bytes", _name(self.stack_bytes_name))]
             if self.checks_indices:
                 mode.append(ast.keyword("index_lines", _name(self.const("INDEX_LINES"))))
         statements = expand(

@@ -279,6 +279,7 @@ class _Inference:
         if value_of is None:
             value_of = functools.partial(B.placeholder, self.backend)
         env = dict(B.helpers(self.backend))
+        env.update(T.active_sizes())  # size_n: a symbolic size's probe value (transpiler/sizes.py)
         env.update((n, value_of(t)) for n, t in zip(vars_in, inputs))
         return env
 

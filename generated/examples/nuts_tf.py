@@ -6,7 +6,7 @@
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
 # autobatch: source-sha256=e0d6b28fe12d4f7866ffce8ec9486d95da76d4535fb457a56d13a7fe6aa2c11d
-# autobatch: inputs-sha256=c265a71a557be4dce766b66dd2f94bbb326263fa1b429d5c3118830a5bc449e9
+# autobatch: inputs-sha256=0fdb784dbfd0f34220bc912e8e69a2c42a3fb50d3c41419cef835dd1a1449a92
 # autobatch: body-sha256=c745ce51734f3ef93adc252eba05018693953711de61b1361114299f587b4202
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -6,7 +6,7 @@
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
 # autobatch: source-sha256=c92f7036f885e91e7e8f0aacbbb4a05fafcdfed802a6e874ebd442f7434421ef
-# autobatch: inputs-sha256=91d6f4e421f5a23841314f5a9a860c48cb6094569ca42ac56489b543a8fcd9da
+# autobatch: inputs-sha256=fa6b0ff8838aa005f9e0eff8f5beee7c4cadfb43f583522f5089bff523221196
 # autobatch: body-sha256=9f65891050eb2ee439f2b92e6629ca00e6066bf2b7eee4bb0b14e699db5c89e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -6,7 +6,7 @@
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
 # autobatch: source-sha256=b23ca3cffaa5d14357ffa4031f0f8cc973dc803feedde583bea79b6843cc5397
-# autobatch: inputs-sha256=7a92e0c9353230f57e8f73a9fbc80f2671bb1b6454b06e151068c22706abfa09
+# autobatch: inputs-sha256=ab366242637e83a29f28ad793e8fe9dc988a299aedd7343fd86d97480988db26
 # autobatch: body-sha256=2a28bed54bde6d6eb70ed21fc5cd8a9a9c72565b8d5983d0fbdfcca707afba6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -6,7 +6,7 @@
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
 # autobatch: source-sha256=82b97953acf5c7f1b649ee99276ecbed4f2f9a84d724bae6932679fb73ce2340
-# autobatch: inputs-sha256=6e476fb40218aa5b1af839ea694502d1038ba93511148a9f4c5bbd587212d276
+# autobatch: inputs-sha256=bf847669c9729b70f81711bfc310977976fd5b4c468cbbe0007e94e7056612e2
 # autobatch: body-sha256=5509ece51f71a035657508c87b3552a1a54b86364789d208312929bddbeff721
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -6,7 +6,7 @@
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
 # autobatch: source-sha256=9ae2c33f9d5db942a3d28fc864a6e02ff1a8c7cbf328394700df834d2967dc48
-# autobatch: inputs-sha256=e49c0ef497a5f7a5f83465d65652ee040e85f18be67e2a62923d1e9dfdc8591e
+# autobatch: inputs-sha256=dda8d0429c65e6dd47a40e3b46b272595e148fecbbdcef7593b795458a3f4ad5
 # autobatch: body-sha256=59dd3fed482091e04ad74066fb6bf26bbeee46a5fe77377c50608466a5740753
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

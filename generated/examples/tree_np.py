@@ -6,7 +6,7 @@
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
 # autobatch: source-sha256=96859d85baeb4c9b53bd019e9ba93e908c25eac8aff9181a1996dd89a1287f0f
-# autobatch: inputs-sha256=2bc2ae6f2d4e95c75c6edaf14c5abc12f08da6edb30085881bef761a3bbd17cc
+# autobatch: inputs-sha256=ae1a292de14a32779d42e273e0a4b99318916fed35273f8d9150488083e8d146
 # autobatch: body-sha256=646d2b2e3c45af8547cd1ec96465d207e117c7f11e9a125c53ff79c174190e49
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

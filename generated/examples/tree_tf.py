@@ -6,7 +6,7 @@
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
 # autobatch: source-sha256=9f158abd77ed911c3aa9eb0a68fd4e87014214c53ff69c3c5efa79fe2294f70c
-# autobatch: inputs-sha256=d36c6c29df1147da2c2a1303f0d989edae9aab67fc2bd39406cc0993993ffe2a
+# autobatch: inputs-sha256=9032c49fd8d558825a92ce2096f1339ea547b0384fedff3f8495569f8fee54f6
 # autobatch: body-sha256=d450a15909a26393eab2176520aeb54759c7974667fe976587dc6bc47416fa5b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -6,7 +6,7 @@
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
 # autobatch: source-sha256=ae1edc6064b98e10d0e4592371f5700f8914aa0690c028463e75070de9a876d8
-# autobatch: inputs-sha256=1c25818791fc356d55a1700ae233ebe3b4babd9b29209bd8b79d7084436e9f6d
+# autobatch: inputs-sha256=00559bc44bce6744f2223be22af958c41193706ee4bd97bba48055571a869712
 # autobatch: body-sha256=4e8c657b820dfedb8e19ca4efbb9a81f5d9f98c6fdfddb736a125b11fd63e49a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

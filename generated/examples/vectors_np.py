@@ -6,7 +6,7 @@
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
 # autobatch: source-sha256=9d1da78355a3c34be5899a162b1c7ac64b7c6354d04cdde845c1e72892d4637c
-# autobatch: inputs-sha256=59b5a124e46fbc87e4a37bf02ee6c57c57e172918e836878f39c959c12a227ce
+# autobatch: inputs-sha256=e1438c2d16811b12c1da20a9cb0d38b9b4ff14d0de14845c609442cfb060b526
 # autobatch: body-sha256=561734dd46ba211738b40a9e48b1a61e2e3461590211e9c2697b9e1f4de320d6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -6,7 +6,7 @@
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
 # autobatch: source-sha256=3c977edf274430d3b8dfbcf68f06d237cf85338c5e07b4e9eafdcfd89662aaac
-# autobatch: inputs-sha256=fced8c09f743c1a683146413d9d217da41779a582f47dcf7f897a2a41177c8a2
+# autobatch: inputs-sha256=abd64a23191375054e7ac9ae5953ba79797c382063539e3b6d501dd8084d4422
 # autobatch: body-sha256=bc8f2f8afa9a5147406b390301fb5cabb9bccc35ed229dea2d0249f67f57a5b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

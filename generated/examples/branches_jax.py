@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=c60202e85bba4edf568ade001c988328271563c5de9fbbc64dbc0ff3e5a048e5
-# autobatch: inputs-sha256=74d740e3089916fc5b57c9ff91eb7a6799e730b194c0cfe65f9f16b505dcd9a4
+# autobatch: source-sha256=fa4527bddf861d35153c1f6cb3d92ceb23a210544711384edead1ac2368e8fb1
+# autobatch: inputs-sha256=b7ba6cb04a2c1450bb68e7ab2e09155ebafc7b5a2d9854574d2d5113a099c9e5
 # autobatch: body-sha256=916afa08480312d099ae8935bb1f7a1341b7aee57e77c8587a639cd719e47d70
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

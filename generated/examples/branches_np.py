@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=d869e5daca7b3e2572b0dd1c4b3d699c46a807e0675341d04170a8bd169c439b
-# autobatch: inputs-sha256=a8d59950f7ea6108a0f712ff661979de600b74a37ea96d75c9455a0018a56a32
+# autobatch: source-sha256=fe89ad24e103fd5755371e4ac9c4d456a254c94c9fa919fa83068fb1e5e30c3a
+# autobatch: inputs-sha256=5e1dc0cf9854e7ab3a70fbc785de674c4fbe201e481e32478918bbbd3120ce81
 # autobatch: body-sha256=6f0deca23e43766313eddc3b9bad8dc3b6064fe61f994785b3c0232293936d9c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

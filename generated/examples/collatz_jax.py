@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=67efca76d8b1ee40303fc4044f2f7ead9c58e0d5859d46185af865bdd7986ac3
-# autobatch: inputs-sha256=972e43012741d2df2a471c358c5b9454491555827e15d4e0042571ba5600d30e
+# autobatch: source-sha256=0b141135e5c1d2640b5d14af17c05e282e38a678d70c084454fb791fb629f7ad
+# autobatch: inputs-sha256=4fe8da07c3c585993bc6409a1b79ef4cd4c03d928c1a877e5b6c6d5022495b75
 # autobatch: body-sha256=b9f0f537357439f9029d2791eacd1c094ea2f7cc92432dfc5903157a3c2dbcda
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

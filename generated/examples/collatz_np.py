@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=52a58d034b3dbd9464d783bb3e9f58f5d8a3450602f43319718d593cd5db2485
-# autobatch: inputs-sha256=5dbe23b715a79d8fd7c5d7886cd63f0f45cec4165b37b6d4c3dd6d3df703f44b
+# autobatch: source-sha256=6d9aba3fdb146b1f5acbef5bf845843f634788316fdba17a1ae6697d71745e8a
+# autobatch: inputs-sha256=5b11bb0a6f83bccd61d284f9b9469b2ff9ae711240b534a8da33e6fa65e3522a
 # autobatch: body-sha256=5eb93cbe3d5c830fe2fcfafe79e8b673c37648064484e162e606e600429762ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f0b2b575d3fe4e5034131cb3f0bfe05f0a637cbc89b2b96b471f71d61d1d5ab3
-# autobatch: inputs-sha256=c1711b57a6d0f51c3c65d7f02bee120941e0f7c7024954d40a0501f5379d5814
+# autobatch: source-sha256=d77dbd911a5b6876a521e9e5b867374f604b7bbdf90f478a947240006a06afd4
+# autobatch: inputs-sha256=b6072cb9b0da7c59e5c3a45b64914f7fbddbdaecf6349b6248ec50ad67784cca
 # autobatch: body-sha256=bee19839319526c77602b9e76f894e6beada6eb92bc0504c38689353e7be462b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=691a8705e344c954c9cb4ee088861e5283b6271747748c8f86488192949be5c8
-# autobatch: inputs-sha256=9b79c551297ac8221585e76516e94f6597327ff6ae1880926a7b7f3ca06ab2fb
+# autobatch: source-sha256=a5ce3ef29b4d7d016223e63debca065e4eaf1bbc935bf59941ec9ddf5f855e83
+# autobatch: inputs-sha256=ef339ca03c780a63c3ee192aeaf8e63d96c6c252eec45dc84416c31f2a01685a
 # autobatch: body-sha256=73d19ce0f4d0006ae205e91c7220114404aad01b37300b65fd6da3b047b9507c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=6685573cdf0b45e2ca3b4523d83b6458c05a82fba9a67beff908d8288edcb2fd
-# autobatch: inputs-sha256=b56a044ab5cbe87ccd5351b130e15002ef1156612fa35c0d41b9bf6b792ed668
+# autobatch: source-sha256=4c027456e6b49dd52654393289748ba3c3945ffcc6f4d9573e2e8212ec496a02
+# autobatch: inputs-sha256=15a7640dec7d9f1ca2dca1a0c734a127c9a8d6b2180c3c323526268b6778f034
 # autobatch: body-sha256=4f12adc06d51c7845dcdb3985f48524116c43f421196ceab3d8b64fb4ba04f47
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=a7077b51210ce99301f9e7bd33846f69bb5d4c882e174f92372e7a3623a08546
-# autobatch: inputs-sha256=7ecf2f49062d9a21e67808dcd85a7b15a1a4cb7e7b63c1e0200658c148ab055a
+# autobatch: source-sha256=16d8cd601ca3d7ab568fabc3b6d2167f9c80d9ea41be71f6017ddd41e9120030
+# autobatch: inputs-sha256=054b7c1092c63dec394274b928e6eb544684561e42e44e4aaee6b8841d7266f9
 # autobatch: body-sha256=0fee83bac47fb6e06d7da95dc544ca5cf5c000a05d42b4e0daba05ec806e6b59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=a8dbc57dd8de5faec7bc93d45eed30e477dc238e476d36c6a15da2cfea97c967
-# autobatch: inputs-sha256=ba79ad0e91676243e870184226394f0854f6f0559d2d3ebd3607e8c03dc6edbf
+# autobatch: source-sha256=306881f7cbbe11952a1bfe80f63f51e25dc1dc7413162e61b6e79c72eececd41
+# autobatch: inputs-sha256=2e5ea7f7fad554639aa28ab585c8d058de0b57dc8e3bb1f1d766506ff0672773
 # autobatch: body-sha256=c75c6bd70a57cc71fa48c970f743409c10be25cefa2dc2c8035f00817c030c4d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=5b3979967d7e9218c30f0d0178c7e0d01c0598d5456d85dd1137949c4c15c877
-# autobatch: inputs-sha256=bd22a308fde74757dd18024188e235c0bbc2d3b8a5b085419da8de6aad68ce01
+# autobatch: source-sha256=43649100d6e942e73046e6d1fafd37643fdfe3d0855dd50fd8fcc742a49a9948
+# autobatch: inputs-sha256=8274f4ec276cfdb91f0d21f4bd060886efe0efb692fce84b0e9ab1f60d0ba03c
 # autobatch: body-sha256=7b2c20796c3d7004cc1d4f3ba996c7ff950898c5afb62a91177844ab5a6f3a43
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=879190fc2b52b55754bdde312166cfd9c572acaca3a9a71fbc34b1572535d909
-# autobatch: inputs-sha256=0116894db6ee660c0b4bcd84aa716a170a0d6331086ee00acf3026f73bf68115
+# autobatch: source-sha256=fa41e04385dda392d08c9b0fb4894032be86edac22a416c304d1cf1822fdfc27
+# autobatch: inputs-sha256=9cc238f0e712c323b5580cb290c9a1890c08cb8706d0d7c42bf3e81bf3e99e6d
 # autobatch: body-sha256=2fb135babef38bb800d6ac2c4c2af19becfd4a2c29e4c840676a25f203e12b92
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=6c105077dab74760f201507cbe385ba8795ab719bf05d3e2d5bbc4f9760e2d47
-# autobatch: inputs-sha256=ba11dfab2b29d842327c56d7050a7a750d3056a70d11965e98225519842b7fb2
+# autobatch: source-sha256=8f85c72e8d16a250565321e34044fe966a15c7c65406f3ca7974841f1d73b6e1
+# autobatch: inputs-sha256=006f51186699c9a6e61066bc69b98268900ded17a839be0ef0dd74617fe71754
 # autobatch: body-sha256=e7720649557d4f0a453c63ebe5d3d78e8c93c00d8feee7ffb3b66b577e5a69b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

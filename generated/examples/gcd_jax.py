@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=c5e07d940cb90bacb1c8c26c5e11a89811e8f85e5ad47f17ff40f205c7cc70d1
-# autobatch: inputs-sha256=2f69af15e8cdece1205f43eef58d14eedb6e595a0f41c3d1cc4205d91865345e
+# autobatch: source-sha256=3b373574bd30700ae57cedfc5a457702780499f5c48637bf7ebeb803fec7790a
+# autobatch: inputs-sha256=51f2c9e3d3ba3bc2b43affdc99e2208d42d915ae21be0a15c18c0cf709b2d739
 # autobatch: body-sha256=5449b36716bb54034412fe20ca10c448e24f8bd5864a637f9439d1887a5c9224
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=f980c84b3c83ceab3df0c683fb3e20166a8402fa11893be41c8856264391ed7c
-# autobatch: inputs-sha256=9e2a3b6873775f3a9c139059c0a250a9fb4a9d4969b453aaf9cccb083b8cc320
+# autobatch: source-sha256=7e71e037caa03132652df9f17196b3d72d159780838e2106fb9217c3c6a048ee
+# autobatch: inputs-sha256=a7200bf75a31b02d8f8529ef1c0064775b228f921215615e623ce6dc0c48144f
 # autobatch: body-sha256=af46d848698c91918ec0def719d617a0bfcced757cc33e538349a80d7ddaf250
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

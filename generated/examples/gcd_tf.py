@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=4ca36c032f2c20b780abea940f49d9b50cc963ba36d4ca03db2f4f9ed7f7f9db
-# autobatch: inputs-sha256=f6fb995a61df4ff344cc0eaef3c63211e7c249095a8860d4d50b2443fe3bab0e
+# autobatch: source-sha256=335c5bfbddfc3dc889b773b73c24c01e1c13eb8700fa0b0e8ce3bfcf5e6715ef
+# autobatch: inputs-sha256=9172318851932784eae19554b98df9ab59497868d8e768cae8eb1c3717356880
 # autobatch: body-sha256=6c1d672ac7a1e822c7adc7d41c1f708dde587328a4825c74727c64997d265b79
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=eb5faa2e04af1ec72a3191f7c1befb3f74ab3d53b782c4f74cf576da649e2974
-# autobatch: inputs-sha256=a596b363d14a371cdb124053131c43cd41b040e14c47ee26462c2af99b770b41
+# autobatch: source-sha256=c31bc6f91856193ce163f9f3a3dd5888d2ac31e8eebc55fdb301fcf2929fdea3
+# autobatch: inputs-sha256=cf49d5ba254aa938cd9ae4dcb43af93ff6478a82fbbfd199793090c35699864e
 # autobatch: body-sha256=a0f383c934e111c161e14e116b414013a3db0e0269973408a422e4eea8fb4d3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=be82b4b65da568bce8bee2313749ccf78bba4e289eee61354f1bfca7d9e4834e
-# autobatch: inputs-sha256=ac637b5b684f0e4ecba06501865e9c852393c3dd1e624589cc9b39c1675b84ee
+# autobatch: source-sha256=fdd2d83cc976e892da076fa9ca21d23bd8945d3db669769f5354d60c757877e1
+# autobatch: inputs-sha256=90154c3e81c51834441f6f4f8512bee39d5c43161dcc4e5472059175820e5650
 # autobatch: body-sha256=664e19449537c4b16116b58c87a86e60a97c762cdf7c3b0779a7a5c04266814f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

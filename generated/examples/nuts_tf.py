@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=e0d6b28fe12d4f7866ffce8ec9486d95da76d4535fb457a56d13a7fe6aa2c11d
-# autobatch: inputs-sha256=0fdb784dbfd0f34220bc912e8e69a2c42a3fb50d3c41419cef835dd1a1449a92
+# autobatch: source-sha256=799ee25ddb60fca7f9a5ba83d930d27471baa24deb5d172e1ae45235759dd3a8
+# autobatch: inputs-sha256=d1b50527e743061fca04c68a2bc1a662f43f3d4558ababa71d706ad73aa83760
 # autobatch: body-sha256=c745ce51734f3ef93adc252eba05018693953711de61b1361114299f587b4202
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=6f0723a4555b1f979f813ea9d2e1a6e920a96721ded5697fef846ca7fc466c6a
-# autobatch: inputs-sha256=a1cafa15727bc09178fd1924d4ab40afcdd23cb9c88240935aeb20a73e3853c4
+# autobatch: source-sha256=78be507c5c5e1156859cb19a34be86005c62fe1fc534b404c1c2fb7c96f79148
+# autobatch: inputs-sha256=ed345ed33f995ede9122e28fbec6dfecc8a8c5126643a970567805c9d58341d1
 # autobatch: body-sha256=47fc9c8366ee0de72036b89f750d69724b38afb32a855c637e08c974f27e5a24
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=7fda8ecae1bda6768fd81192a6491edfaf7c07b7dee20793fb07b4ce18b5d9eb
-# autobatch: inputs-sha256=08bb6b1522a38563dca27e42c48dafcf06a30314b6ac7dc226161258c83a15fc
+# autobatch: source-sha256=3b15ba1c3267dc54aba376140e3bd74f17edf85eb98e99eb1c3f428df94e7319
+# autobatch: inputs-sha256=cef75ca4e806d50878e0f7af7719e41887643bf3391749aee5380cd5d9585013
 # autobatch: body-sha256=109c49b473beaa9846aef2dda3f5e5bae43fad264d41ddf3f695c06fdc3fe3b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=74f68a39f031abbe3da3df85e9118d048df76b86cc058b40a7e2774c388a8229
-# autobatch: inputs-sha256=e667bb7715c0c5fc30f1692540aad34be1880e41bfd4c502c022de9f7699fa28
+# autobatch: source-sha256=3053814bccf8695349c4e3733ea809b5d16c3c21b1f516320ad98815af4b649f
+# autobatch: inputs-sha256=80a04b287b6437d1c6cd79dc1b01bdf1e81dab14acc06b8b3d372089ece2d4b2
 # autobatch: body-sha256=1eb8f2716dacf8635745e21b8a4568ef6e207e15f93b0b69620bf308497d10a7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=73f0b43d79d2dae1fc63724e6a91d7be474d9f92d82f8f4684c038d77a3bcfc7
-# autobatch: inputs-sha256=53ca00133d4393104ec039d525df02e6ded6da56623ca3bcfec63c95720e5409
+# autobatch: source-sha256=fcd79bd326de07ccd466e53b5588d1dfe2417db1f30594099e098a6c5b19d612
+# autobatch: inputs-sha256=5896ce134ee30b060a11bb8f1e9c40acc4d44ba90c684b35f8e1267587a9ccce
 # autobatch: body-sha256=91417c39e6ad4404655a0cc30007aaf30820da4e5243c1c8f4a737f15e831f4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

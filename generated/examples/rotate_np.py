@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=191be3557a50b02a739d7d65e0995c7aa0cbaa1e5c338e7e30986a9c44c1548c
-# autobatch: inputs-sha256=f21784f79eda6a4979ec5d41c52a650107b37b1c7f3612ffd35e8382106f6771
+# autobatch: source-sha256=f1f01941493000c2d95360f96c415dd43cea6af9325e7832e31cd060ef5f1178
+# autobatch: inputs-sha256=d69706009dff8039bc319edba44834076cf39a530bc532506b851f400a13a8c8
 # autobatch: body-sha256=43fc20e8432ec63756d4649e72d86e93aa91a2f6c6b6355a33864a469015c7c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

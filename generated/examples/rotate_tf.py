@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=30e260d20173c5b606f636083ec6205d0aa2abc1087d8fc72a521e78494a802b
-# autobatch: inputs-sha256=f98b4470dde6b2efad4aa7f2975cc406ce5f4cd4263f492b544932b352dc111b
+# autobatch: source-sha256=d351d535c3182baaf683d5fd9048ab4f31e8886ebbca58a4318a8f367fc33bd1
+# autobatch: inputs-sha256=c58f2ed367c98538a3a945dc004077cf9f92c724f89ed1cb6e6fe283d0e0096e
 # autobatch: body-sha256=a90a0037fb3adcd5b7c51530addaf8f844a44d5b7a92661e17c75690f2c994c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=c92f7036f885e91e7e8f0aacbbb4a05fafcdfed802a6e874ebd442f7434421ef
-# autobatch: inputs-sha256=fa6b0ff8838aa005f9e0eff8f5beee7c4cadfb43f583522f5089bff523221196
+# autobatch: source-sha256=a3a537a3a30caf2f9d3c0af0fb9de8a89d07fd48d1516c481c87270fa78862b1
+# autobatch: inputs-sha256=5ec5ca131ec130c80c837f61ae7447c908f6e885e0a88f8039f94ec21a7304a6
 # autobatch: body-sha256=9f65891050eb2ee439f2b92e6629ca00e6066bf2b7eee4bb0b14e699db5c89e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

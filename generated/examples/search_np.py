@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=b23ca3cffaa5d14357ffa4031f0f8cc973dc803feedde583bea79b6843cc5397
-# autobatch: inputs-sha256=ab366242637e83a29f28ad793e8fe9dc988a299aedd7343fd86d97480988db26
+# autobatch: source-sha256=4d1634e2ba528a092f2db25a28e3ce5b2efbfd3f436a08985f57987ec1969ee4
+# autobatch: inputs-sha256=4e0e7b4ee7ca6bce7c5ad34d1c1d1b83e3e7c3ffdfc347b9ab1d748bfe68bec8
 # autobatch: body-sha256=2a28bed54bde6d6eb70ed21fc5cd8a9a9c72565b8d5983d0fbdfcca707afba6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=82b97953acf5c7f1b649ee99276ecbed4f2f9a84d724bae6932679fb73ce2340
-# autobatch: inputs-sha256=bf847669c9729b70f81711bfc310977976fd5b4c468cbbe0007e94e7056612e2
+# autobatch: source-sha256=3a636fc6de5089a7f03ca25d674f7de607f94f2e6e4668ade40cef5cd946f441
+# autobatch: inputs-sha256=9d624cfb42e463aa21c1d3683c7010b6227867bb6fc59b1981e6cf0bcc80852f
 # autobatch: body-sha256=5509ece51f71a035657508c87b3552a1a54b86364789d208312929bddbeff721
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=ed95c2d0acf480c8966eb6576b254a01f17a00bfe0657c4d0684e1ac808cdb87
-# autobatch: inputs-sha256=24b325ede9d4235c66dcee2def3e80c357641bdc8eef49ce3a3d656644905834
+# autobatch: source-sha256=d248bb1ced1f098a11e6e581d1c776bd4b6981a8e021e2de6e0e0f3c7233ee46
+# autobatch: inputs-sha256=5e9901e73950b71ea12ff606a84c3593d05ce8858f8bc9d72a20bd517510dd66
 # autobatch: body-sha256=eee76bd042063d3927ad03bd1bb3a49a230b9d276b4b3c4f6450e2b4b99f811d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=4e35a03e623d84ca2ef7c5a5097922591fea681a8cd9a2aacdfa3531677bd4cf
-# autobatch: inputs-sha256=2f3bbb4c2a68e457007c6002675e39a269019ab11391353f2a025d71599da1e7
+# autobatch: source-sha256=d163b8d0dda2159b8cb39c12ddd5249ee35b1f7204a5bd46f2117495570af004
+# autobatch: inputs-sha256=e764a27a441e53db7acaae79b073e1bc8f5cdc09f256d8e8a41328347364b1ba
 # autobatch: body-sha256=00c5d5e5361c9e3e6d6ed4403a6b64a6acc8bcb5a21e1f2dbc2561d9440a5b72
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

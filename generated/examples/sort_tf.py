@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=4260a14ccfbe5fab96ebc6d2a6fb9b56fcc6988165d5b5c85dc13fd18129f7f3
-# autobatch: inputs-sha256=b9bfddada63aabf561fe494c3fa2d22f6b66f33c10c34d54489963e8c0c97622
+# autobatch: source-sha256=2c0b02e2ae757edffc9f9aadef40f40f61ee971cf4f7a2152ec880cfbced72f0
+# autobatch: inputs-sha256=24d34e56aa7919d205147a2f528fab50c884915dbefad8e17a0c58f2fa4e6de2
 # autobatch: body-sha256=eef43f84301393be9abd559d2193def35e87f6eca8dfd315e5c022be499e7ccf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=9ae2c33f9d5db942a3d28fc864a6e02ff1a8c7cbf328394700df834d2967dc48
-# autobatch: inputs-sha256=dda8d0429c65e6dd47a40e3b46b272595e148fecbbdcef7593b795458a3f4ad5
+# autobatch: source-sha256=96b80b1afd98adde08c968db341652810f23ef2fb11a7d5bf4f86d29f1c8a663
+# autobatch: inputs-sha256=71050172dfa1b1969aa42a0af51ed0fa44830594f9b6018ff80eabd43261a0d4
 # autobatch: body-sha256=59dd3fed482091e04ad74066fb6bf26bbeee46a5fe77377c50608466a5740753
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

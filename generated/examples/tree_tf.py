@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=9f158abd77ed911c3aa9eb0a68fd4e87014214c53ff69c3c5efa79fe2294f70c
-# autobatch: inputs-sha256=9032c49fd8d558825a92ce2096f1339ea547b0384fedff3f8495569f8fee54f6
+# autobatch: source-sha256=e3caf3e20e05da53f37a33a13da0399c6eb501569309888d77646d721e7bb2fe
+# autobatch: inputs-sha256=3d2c4c35839e68cdf16f6b68cfca7d82a1cd023a985b3998164e94c6637ec4ac
 # autobatch: body-sha256=d450a15909a26393eab2176520aeb54759c7974667fe976587dc6bc47416fa5b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

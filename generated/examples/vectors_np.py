@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=9d1da78355a3c34be5899a162b1c7ac64b7c6354d04cdde845c1e72892d4637c
-# autobatch: inputs-sha256=e1438c2d16811b12c1da20a9cb0d38b9b4ff14d0de14845c609442cfb060b526
+# autobatch: source-sha256=0454bd0f81b118eebd066d3169f15e300f24f3784d561b05dc1faaeb61bf074b
+# autobatch: inputs-sha256=9d6f8300f234e3947c2fb5ef6df83e23d8f0e1254e6fee3ed6a9114f4b7d96ca
 # autobatch: body-sha256=561734dd46ba211738b40a9e48b1a61e2e3461590211e9c2697b9e1f4de320d6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -35,6 +35,8 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
+from transpiler.types import Size
+
 SET_ITEM = "__setitem__"  # the builder's marker for `x[items] = value`
 REPEAT = "repeat"  # the runtime's repeat(x, n): `[x for _ in range(n)]`
 HELPERS = ("take", "lookup", "put")  # the runtime helpers this module writes
@@ -163,6 +165,11 @@ class _Rewriter(ast.NodeTransformer):
                     "a slice with per-example bounds has no fixed per-example shape; "
                     "use literal bounds, or index element by element in a loop"
                 )
+            bounds = [_static_int(b) for b in (item.lower, item.upper) if b is not None]
+            if isinstance(size, Size) and any(b != 0 for b in bounds):
+                # `v[:3]` is 3 long only if v has 3 elements: the program of
+                # one size (transpiler/sizes.py) knows its result's shape.
+                raise SubscriptError(f"a slice with bounds of an axis of symbolic size {size}")
             return "slice", item
         static = _static_int(item)
         if static is not None:
@@ -194,6 +201,10 @@ class _Rewriter(ast.NodeTransformer):
 
     @staticmethod
     def in_range(index, size):
+        if isinstance(size, Size) and index not in (0, -1):
+            # In range for some sizes only: the program of one size
+            # (transpiler/sizes.py) refuses it at build time when it is not.
+            raise SubscriptError(f"index {index} of an axis of symbolic size {size}")
         if not -size <= index < size:
             raise SubscriptError(f"index {index} is out of range for an axis of {size} element(s)")
 

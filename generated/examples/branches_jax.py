@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=8d587281706b397a64090128f8f9ea40f041c07b32e08b08b645a758a0926a21
-# autobatch: inputs-sha256=e941700ea0d03edcd04e70cccc03295d7907163bec4ac09ab004742c78a888ac
+# autobatch: source-sha256=6dcf8187bcbcf9ca6c97c4b0ca795f5ce728b9051256d0c506fb271bb8de9db8
+# autobatch: inputs-sha256=c05df92b288732b6b71a062813254d4344184b07e74da48a7c896b0da92e67da
 # autobatch: body-sha256=db689ee64dbe5d2aec5d331e044e1d17a46d8df0f1ca1e44c7fde7cf2c48aea0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=7b6da45cc5d48f37e0930877eb2986f4899a5b4251cf1de93e99493abbbc0357
-# autobatch: inputs-sha256=342c454d2e62bf2a8d16eacf93f050b59ab62bff25264a2e7eedb1665d86ca73
+# autobatch: source-sha256=de278c208bb019ae02fb2a51970574314e4d477bd60066ff14bcd6f042210afe
+# autobatch: inputs-sha256=bc40bd372524d6ddefcc655044191be2d86cf5a0bbbb3d596bae7514b864930e
 # autobatch: body-sha256=dc93dfab3a1978e027477a7035b1919c5d83156e337595ff3451669dc8bbe97c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

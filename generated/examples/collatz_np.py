@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f7d9981e95496d671cc040ece8db7f267e7370778c4b7318fb2d119ee92dd6a9
-# autobatch: inputs-sha256=9dc269d9a7e4bf7725664e1835d63cb9fcf2e54e1ad619a4988f0fe012baf5ac
+# autobatch: source-sha256=a419a5c64420d9eda6041704a94efed4fb69c6000b9fb077a1d575cd75b1cf43
+# autobatch: inputs-sha256=6877daca8477230215de45db177e39048bfe53dd69f32e0a7b0fead227b9c6bc
 # autobatch: body-sha256=5d3cdf6039832562f1db0039ff785626e49ca94f5b73fef69d587ee8eac2dd59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

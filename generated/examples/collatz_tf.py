@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=85be1966cafcab79d2ec9d95667315fd8373b8bd08c518f6af7dfee7f5caad05
-# autobatch: inputs-sha256=dc476e5b74e8781378385a48dc4946e04e1eae5e416581d320e29fc5cc1fc9d1
+# autobatch: source-sha256=8ec133af9ecb7944839ce70a86fe7e6079f0c1f3efa78d95ca85dbf7bb0f2fd9
+# autobatch: inputs-sha256=19d6098a8b2fc3edc417c992e583d8c1a48aa1d3c91353dea2463a0ad3080cee
 # autobatch: body-sha256=bd4273119d75b479f4875b35720fde62bcf846bf077f69cde876bb3210adb2cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ef80d7ef9a268e050d6eb10d1df6c15ebd413e350e8f6357aa24be7864161394
-# autobatch: inputs-sha256=bf36540b7347f93d930c15be383dfd82fe71dd2df56f5679dff01c146f8a5918
+# autobatch: source-sha256=ffce8152d5d8d5cacff62a6975576146a86d7e28974c9f946e567d754d4e4e68
+# autobatch: inputs-sha256=430c9a20335c65962832fb8dc5417ab7143861110004e639850dc94d5e9bdfb9
 # autobatch: body-sha256=582a29bcb54a60831b951fe3d6f9cfd9f7f675c469e67715de9e2ad817e5588c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=7c0679526efb2bfb8b5fdbf983f5e0e223bd53886ebe0fbd2a043e7037655395
-# autobatch: inputs-sha256=2fad56d952718ddfdc750979306c95e8029214d12d8aa5ee983d5e7acc08df0f
+# autobatch: source-sha256=91b6614f17b82fe2d1641cee7c1446467e0d908bd089fb802f709a25bd01929e
+# autobatch: inputs-sha256=fa6666b5777acc9a382958b03c5185c4248a26682ec1be6153766664ee8f1031
 # autobatch: body-sha256=2a4cf92e803242911441312d2e47beb585845e6f75a3936416821a0f61df4120
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=40eefec4af08a559a7b9045df394f141418e80576a35e97ccc7b8361a9a3284a
-# autobatch: inputs-sha256=a71de1a2d13c3f0cba8dadf616c82a6311bb922f4d4df3c2ed74d527eec7be26
+# autobatch: source-sha256=7d99db03feeba08c28b2f417d1158857cff03a36bfcd4728aa753b338bd49637
+# autobatch: inputs-sha256=c5a0343e362da93eac971e1a2470b4a9095105742953823c4c24d78840b6e8e4
 # autobatch: body-sha256=7f8cfba6eb2755803de3c090f6444c3b1efca3ddbfda254f3ac0cc7a78665098
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

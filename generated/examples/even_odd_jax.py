@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=65e283ee72f1224c911f0852e3f6cf2bca4a99dd5dc23eee49e4f530d4767059
-# autobatch: inputs-sha256=3ac908d5bb9dba659fd7eac4186b10a01c9d0fa9e70933cc6e46275157887614
+# autobatch: source-sha256=0f07b54fb54e8487874f11300127a89d10e5f245c11c1ab935b70e856889578c
+# autobatch: inputs-sha256=86b7c16cce66840296cf92bc034d3c51734cd3292d087126453d5cd2f3ebf9d2
 # autobatch: body-sha256=6fd5d45cd8e58879eb36a814cc2ee3275982cd4174117aa38abc5f7393f7a220
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

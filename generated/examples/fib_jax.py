@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=f3ce7ef314f7449483f22829ea8a39f2cb3ca3c25f8613bdfc9655a20349e5cc
-# autobatch: inputs-sha256=959dac57516ad7f8fe2a5dfe310f8ee76a1eb014d11007b237980f819c220bf1
+# autobatch: source-sha256=ddfab557586bbe124ae61c2cfd85fd37cfcc369f18de9a3754b691ee0f81d59e
+# autobatch: inputs-sha256=78a7785fbd151e77c93e892a51967a29a9b6860bb27dd146e8eee1608ceffb1f
 # autobatch: body-sha256=8225a14383596dd798a5494343bc4f26145aeec4c4fba033e88b1013fef753ff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

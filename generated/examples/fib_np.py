@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=1140932b78bcb612047a15da4a4656f31a65e5e26a492528af0da9c283e822bd
-# autobatch: inputs-sha256=4b050bcfb67ccd4466e85692d12d9ed096d3d938fe66e58f8ba05ddde512b29f
+# autobatch: source-sha256=eccc5ea22f43f230695dac865dfe0de3e630763ecb5bb8d41001e6b9190ad80f
+# autobatch: inputs-sha256=25deea930cb80c33b62e62bf1148384906df6772e2d433f44e0bb517223ad27c
 # autobatch: body-sha256=ed21c26a4df25a8a007841520d18fe876593f3c0928d95fb35f665dad437fe62
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e19e35439c2735c4edbe701362be5101aa0ecafec083b9386e7cd36c88fd37db
-# autobatch: inputs-sha256=423e7dd29cb440abdd0c1f2cc48ae1efe22a7b3cf4b4997b342ef8eb64db9699
+# autobatch: source-sha256=e92231e0688de5443e578c4c89862f75184cbbe1dc961255b09d97c46ba96a69
+# autobatch: inputs-sha256=c574df86b033e3e52c97a4ab6623602ecc9c066a7b800d78feed135fb577f161
 # autobatch: body-sha256=6c72eee0a50ee1b1e84681b88f9f4a19887d8f35ea9761fb9fe4c5abeca89428
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=6dcc4395049056115cc01ca649cccd2108a7f03b4704923bfcbe1f058b58b773
-# autobatch: inputs-sha256=2edd0a55d099144ab4d6ae1e70da55f59fcb3182254a5938602a07debb35ce2e
+# autobatch: source-sha256=82747328543dd3272af07aef27e7bb15762252bc50736e75104b9a074ec942fb
+# autobatch: inputs-sha256=0b0c07693b33036a7705bfa3987cdb608909fc822952051990cd767e7b8e4ed9
 # autobatch: body-sha256=39a7f51550acb44eec4c2c77af648b33df222f69d644b8cc4af477e724ab7973
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=54670126a71706c2960efc6d408ec5eb54122b9589d2fb280dadccb4010a12a2
-# autobatch: inputs-sha256=eec50e9925aa57ad4dcfb7e92adc0629d0c08df442010e3365fc88cf5a2301d5
+# autobatch: source-sha256=8792bc7487c3c19d43a16a66a77643edd850ac76723896e519e48132bd1e7ec2
+# autobatch: inputs-sha256=7e63e16337b96ea29acf61bd17f6b94384cf329b14e3f785f33bd2f3b7a6d7d1
 # autobatch: body-sha256=79af552482eba85c9d294e03767ee74264cfed49ea482938234688783fb285c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

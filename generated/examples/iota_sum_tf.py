@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=d102f828b3251a6c0d684ef4b7252799d4697968105f774e18f8b397a48c5440
-# autobatch: inputs-sha256=b53ec7a02fc18ca4512097a61c3755bc1e885576748311b2a653fc7fc24605be
+# autobatch: source-sha256=eef1987a4b7ccd35ca90288816645aa9bcb57f423b693b6e3673183fa3a95024
+# autobatch: inputs-sha256=376b8709d04ddc3b9a547050889de99ce6cda133556bf5ced23a134b4a580aab
 # autobatch: body-sha256=01a16b0d88a534c5b32d7a68cc520b67f84aec67f6869525d4ad3804bcd45b9a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=f42136bf901f81b78d592e00e53a71bec0c3a6df82d06ab95432ef7259d88bd4
-# autobatch: inputs-sha256=d4d8d4cbedc0a7d9919c9d764161732ba20bdf7a965391a5da4fa1cbd9e1703d
+# autobatch: source-sha256=36ff2341fe4bda67a4ea0e82cb75e7a0a5b9a1f7fb43d8dc87d3f5fe21d3bae4
+# autobatch: inputs-sha256=4eb3f25b2a3925490332238375ec2a6405e18d157a126c7763f924b5bbc381f2
 # autobatch: body-sha256=96ce2b926b24bdd10f470c99fcbb10dd4391d35c94568e95169b2aab9b012ba5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

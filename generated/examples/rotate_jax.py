@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=af4ad46783b1ea91c0a934555c6faf307e6ab3e3419d1db35a6d6f6c3804136d
-# autobatch: inputs-sha256=6fbd111081bfa7c1efb051b4c80d0e9c1132193d51a5a3b6543d0f7956005391
+# autobatch: source-sha256=ecb47bd36bdbfc102b837a91e34eecd65938150081512ab9610a5f4fffec8175
+# autobatch: inputs-sha256=697376f515740a2d4f5b993d6eb26e4e0a2a6fe66ca4a7782bb420f5e549758f
 # autobatch: body-sha256=510c1cbac575c7a2489250f8400b78103e117ef2048a4086c3fa058801790398
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=e998949ee7eaa1f6f9293db6e2714615fc62e5d81d21d07e3c69a9787a3a93b7
-# autobatch: inputs-sha256=df319fa165adab7cdb7bd002e566d1a86e865158390cac5caa07929d2821c78c
+# autobatch: source-sha256=152ddbff7afb684306fa2e294729057a7ebf0a8ff2c15d1113320549e5388251
+# autobatch: inputs-sha256=e69f873680c42dd698ed7dc8c1f77434d29a726ba9bcc8266d6095478143906b
 # autobatch: body-sha256=e12dea96cc0c75601026258c01e6816b2495e32fb4608b1913374702f1ee5280
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=80672cdb63d1339b4c4475ce74215a856df030ecffe5e4d4dc3445afe5cb84f6
-# autobatch: inputs-sha256=6939b44d56f55e232ca3e76be0f02a570cb8ca4af9a60fffb9c845adddfd6aa4
+# autobatch: source-sha256=7fe771f2f629c213de88767e38b49db072434171a663475db5165a1a3ad7c8d4
+# autobatch: inputs-sha256=1464345b9fc6b9583f145d96ad69c8f5d9488fd8b3b0a61e13498130be6946d5
 # autobatch: body-sha256=293bcfbb98c1263f72f249ef513b54b656a79ac1e750f77a9fb58d3c308786dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=77ec0ba22a26dbf51150f0a23ccf2f5a0e28769af3eea700184db503956c7a52
-# autobatch: inputs-sha256=4ad7dd45827f2a893b7ea9e5da7ac47b2e24a66096ef2a9c5cafef1f8e594bef
+# autobatch: source-sha256=c5a13d68fc069dfb19e25b9c6f758c863a806c65966666478afb43bb13685f92
+# autobatch: inputs-sha256=d050e60664ced3fb361ba67cf59ca200144f52147b8f71848c08f77d9d20c956
 # autobatch: body-sha256=d0c7c5f45a457635394a1525e1d8ffaed7793c618a90a66b7a49853798199399
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

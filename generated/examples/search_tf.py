@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=0bbc933a227199f0d2d5848b411c0034e7e8a5794669b15b86b861052fd16773
-# autobatch: inputs-sha256=4d6692a82744d6257d765234663eb474bdd3b2611348aeeae5fbde6ec4c13748
+# autobatch: source-sha256=0e4828b2efa64513022e32f4c2f23011240ca64d814fab7df3c2f6b8c68c04a1
+# autobatch: inputs-sha256=f587fb84a25d9726297c966006a1bada39607c8f6673526769f3678b4055f664
 # autobatch: body-sha256=68b9db80a945d67e3317865b3e2472b212eced887917f27d74f4c2506b2badd9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=0823b5883f463ed9fb3efb3a523d8fe7af97b65ff384e18a5ca1d32f9192358d
-# autobatch: inputs-sha256=7e6c46f415e0583d355074d9232614389f8ec8d7342845ef815b74a5e389c166
+# autobatch: source-sha256=6c7cbdaddb113424e0c88010b4ff6573081baef7477e35a75e00ee95a9b2c8d2
+# autobatch: inputs-sha256=706071cd7e71b6a7ad192361bd8cff492723dd245cd8c993433176c04e3b8f9c
 # autobatch: body-sha256=d811aeeb9bd2c768ccf349435146a4fb26b88e6e129605071843024a0324a0fc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

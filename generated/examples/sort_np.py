@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=f512ae470d98aed5cc0d762c7e9eafeeaa9d638934424e1a36cdb64ae7c36762
-# autobatch: inputs-sha256=1f92894943c31acf9c4ecddcbd978a82b6a2c69e02e625b306b05ecdb783d20b
+# autobatch: source-sha256=a97ad08bd34fc04609b8a45f0f3e74d1136b5f1df99d0dd74584218760d2af0c
+# autobatch: inputs-sha256=26b738a118360ad9a58f6e5795ddb35d54207dcb0d581b8a50c394d73b861d8b
 # autobatch: body-sha256=fd6abc0c77440fba0eb5dc9e2f04fc360cfce1bd53fcc3124df7a7e69e936b77
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=bf68588090e8b262198ea5215b906e3caf616f554dc5823d24eea9f8f24103b7
-# autobatch: inputs-sha256=2ca28cc34c35554171f581a5d74a4937f18ffc305f1ad18228dc480d05b8706c
+# autobatch: source-sha256=15eb57969c51331b490c8c852e94a9fffa0b244d6aad2030be5b1dd516d67df4
+# autobatch: inputs-sha256=e171706fb720be53e133edaa6f393ff052c5e84e8c9d8d5bc5dbeb3727c092ea
 # autobatch: body-sha256=a078a6aac5216e6194471537b0af422000666cd25fb5d37668bf2a91ef0b1a0e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

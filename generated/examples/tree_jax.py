@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=1151f14fa871aa1b5d08e41c8cf633a471fe1fc0cecd29458b4a2b01ad31aada
-# autobatch: inputs-sha256=d78d4b5ceda91975221b3a3a9e2f180771165582146b5fc54648bfe43d7404fa
+# autobatch: source-sha256=87aa5d118a73535bd4b4cca46a964467788dcdccfe35f98d35c8d324d6ca7478
+# autobatch: inputs-sha256=751203aaf8572c4ce9c18db0c1ed3b949349ecec09c380d66f454cdade673796
 # autobatch: body-sha256=e6bf1e07972a203a718e28e0d3991b54353926c5cffb09be631300132e30e9ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=563237f4da653bb28857b6751e1a62a7c845ddd1a2c88ce26d84126c1a932588
-# autobatch: inputs-sha256=f86e0720b33b3ccda79b27f33823d2b7f22af44d755d260bcbf416daa12abbfa
+# autobatch: source-sha256=2d6836f42d56c58399efaaabf4954986b817f9695c8a024daba45d2bd068c694
+# autobatch: inputs-sha256=b025fb2b8338895e5b2c16597aa97eb1c780cb3907cff3f0094c75f73a737ff6
 # autobatch: body-sha256=b59d69de92e8b034ad36f2506fee9dcf65d4915f0a2f1b2761beeb45c7612ff0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

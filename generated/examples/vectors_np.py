@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=5b20c10ec1adbf69f9d4fe21959d69731a4a14e89d21859fa9e6cb4656f5edfa
-# autobatch: inputs-sha256=04603560bbbf4ce5818590d67edbea8a9777efdd07ae2ad7d17ae4ae806fe307
+# autobatch: source-sha256=8a2669618ca8b8747bbd95cdd29322cd9b75b30325784f2878f0ace3ad213317
+# autobatch: inputs-sha256=8bfbfdacc7dcaa5d015b6cd35e3056c892dae7d20973eb8342a3f80c6dd84e42
 # autobatch: body-sha256=673d5a9f09edec746f9810dbeccc032ac886bfe239638b5cb80773ab73a057af
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

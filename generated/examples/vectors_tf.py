@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=1358b41d5d4b376579989b173aeaf74253cb3442dc87da5c4594831a65ce39a0
-# autobatch: inputs-sha256=22a8144a62d3691063a8672d17197d1ccf69c2812b6c345277be7cbb88a103e4
+# autobatch: source-sha256=29401b59b401206bfd23b34b1548a034991f5b8e6fa5341d8fcf436148dbc1d0
+# autobatch: inputs-sha256=ac3472f85d50b8459ea18669e63829fc2fe81007f84c959398b605890ff88c24
 # autobatch: body-sha256=03199e7a91a804beec96b9f42cdfb6150cfa4b8f62555d987d43528b5a1a5f7f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -40,8 +40,10 @@ from typing import Dict, List, Sequence
 import gast
 
 from transpiler.errors import UnsupportedSyntaxError
-from transpiler.frontend import fence, narrowing
-from transpiler.frontend.fence import item_roots, is_range_call, local_names
+from transpiler.frontend import narrowing
+from transpiler.frontend.fence import local_names
+from transpiler.frontend.iterables import item_roots, is_range_call, iterable, stores, target_names
+from transpiler.frontend.static_lengths import static_count
 from transpiler.frontend.source import FunctionSource, origin_of
 from transpiler.ir import instructions as ir
 from transpiler.markers import truthy
@@ -445,7 +447,7 @@ class _FunctionBuilder:
         self.loop(stmt, condition, header.name, origin, before_body=advance)
 
     def for_each(self, stmt, origin):
-        """`for` over anything but `range(...)` (fence.iterable), as a counted
+        """`for` over anything but `range(...)` (frontend/iterables.py), as a counted
         loop that reads each element by a subscript:
 
             for i, x in enumerate(v, 1):        x_index = 0
@@ -462,10 +464,10 @@ class _FunctionBuilder:
         start) is evaluated once, into fresh variables, before the loop.
         `zip` stops at its shortest part; `reversed` reads from the end.
         """
-        spec = fence.iterable(stmt.iter, self.source, self.locals)
-        rebound = fence.stores(stmt.body)[0]
+        spec = iterable(stmt.iter, self.source, self.locals)
+        rebound = stores(stmt.body)[0]
         prepared = self.prepare_iterable(spec, rebound, origin)
-        names = fence.target_names(stmt.target)
+        names = target_names(stmt.target)
         counter = self.fresh(f"{names[0] if names and names[0] != '_' else 'loop'}_index")
         self.primop_text(counter, "0", origin)
         header = self.new_block(origin)
@@ -679,7 +681,7 @@ class _FunctionBuilder:
 
     def list_comprehension(self, expr, origin):
         """`[x for _ in range(n)]` (n known when the program is built: see
-        fence.static_count) as an array of n elements, per example
+        frontend/static_lengths.py) as an array of n elements, per example
         [n, *shape of x].
 
         When `x` does not read the loop variable it is evaluated once and
@@ -695,7 +697,7 @@ class _FunctionBuilder:
                 items[i_1] = i_1 * i_1
         """
         generator = expr.generators[0]
-        count = fence.static_count(generator.iter.args[0], self.source, self.locals)
+        count = static_count(generator.iter.args[0], self.source, self.locals)
         if any(
             isinstance(n, gast.Name) and n.id == REPEAT and n.id not in self.locals
             for n in gast.walk(self.fn)
@@ -740,7 +742,7 @@ class _FunctionBuilder:
         (passes/python_builtins.py makes the list `repeat(0, ...)`)."""
         for items, count in (("left", "right"), ("right", "left")):
             if isinstance(getattr(expr, items), gast.List):
-                static = fence.static_count(getattr(expr, count), self.source, self.locals)
+                static = static_count(getattr(expr, count), self.source, self.locals)
                 if static is not None:
                     setattr(expr, count, static)
                 return
@@ -988,7 +990,7 @@ def _has_element(prepared, index) -> str:
 
 def _comprehension_binds(node, variable) -> bool:
     return isinstance(node, gast.ListComp) and any(
-        variable in fence.target_names(g.target) for g in node.generators
+        variable in target_names(g.target) for g in node.generators
     )
 
 

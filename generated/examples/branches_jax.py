@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=6dcf8187bcbcf9ca6c97c4b0ca795f5ce728b9051256d0c506fb271bb8de9db8
-# autobatch: inputs-sha256=c05df92b288732b6b71a062813254d4344184b07e74da48a7c896b0da92e67da
+# autobatch: source-sha256=854cb92227b27ad0671de7ed7ba3ad6219345d9cf561437d80ee25eec826004d
+# autobatch: inputs-sha256=69cc2dc397f35f77e75531b6f871a44b13ce486292c3be8f26607df3a06328c9
 # autobatch: body-sha256=db689ee64dbe5d2aec5d331e044e1d17a46d8df0f1ca1e44c7fde7cf2c48aea0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=a18d5fec27239f0a7e2e421abb3a60eed7ad697226bae1dcc5ef78e4a44426c5
-# autobatch: inputs-sha256=3f326de1ca59dd68d7db70d6689213bbbcc4f4f94e575c52d8c199c5733a96de
+# autobatch: source-sha256=2fe28dd9ce860ff5898b1651b2e02b59a261f5d0b4bb576844a616891974535b
+# autobatch: inputs-sha256=56d4bccfbce4d87f74e1ca3e84e183f0e7cc69d140c8459e89fef173ea52f56f
 # autobatch: body-sha256=386624b19a4c12a4bde4d45a55a9021f407f17268f7d4e6d95f5b305d017becf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

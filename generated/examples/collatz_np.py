@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=a419a5c64420d9eda6041704a94efed4fb69c6000b9fb077a1d575cd75b1cf43
-# autobatch: inputs-sha256=6877daca8477230215de45db177e39048bfe53dd69f32e0a7b0fead227b9c6bc
+# autobatch: source-sha256=dffb79c513915ae93822887d72e70fc798088aa6f857cd5eb7ac2d350215d064
+# autobatch: inputs-sha256=695ec5dd9e97c355f81d73261c51578de5a26b9de322dc02bfb7714e03405f54
 # autobatch: body-sha256=5d3cdf6039832562f1db0039ff785626e49ca94f5b73fef69d587ee8eac2dd59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8ec133af9ecb7944839ce70a86fe7e6079f0c1f3efa78d95ca85dbf7bb0f2fd9
-# autobatch: inputs-sha256=19d6098a8b2fc3edc417c992e583d8c1a48aa1d3c91353dea2463a0ad3080cee
+# autobatch: source-sha256=8ff2111c6f2114f28898339e2e88438e93bce4c12c5ee6d2761ce3bfc0bc5681
+# autobatch: inputs-sha256=25a7b47fc54c8ce4c3281e49de23dc0a81acabe7f1c5d56d1a0e0c7492470709
 # autobatch: body-sha256=bd4273119d75b479f4875b35720fde62bcf846bf077f69cde876bb3210adb2cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ffce8152d5d8d5cacff62a6975576146a86d7e28974c9f946e567d754d4e4e68
-# autobatch: inputs-sha256=430c9a20335c65962832fb8dc5417ab7143861110004e639850dc94d5e9bdfb9
+# autobatch: source-sha256=768de8746225b2dab8f3f89b9df1691b52b5a1de4750b1b6a190d0c1f703a7ce
+# autobatch: inputs-sha256=054fecd0faf3a0dd13d9bf287001d43ca89de31565aec0b30c2c375cd715f11d
 # autobatch: body-sha256=582a29bcb54a60831b951fe3d6f9cfd9f7f675c469e67715de9e2ad817e5588c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

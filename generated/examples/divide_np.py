@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=91b6614f17b82fe2d1641cee7c1446467e0d908bd089fb802f709a25bd01929e
-# autobatch: inputs-sha256=fa6666b5777acc9a382958b03c5185c4248a26682ec1be6153766664ee8f1031
+# autobatch: source-sha256=99b28694f911e7826385235b0b6242252f13e95518ee8f7de3b365f9a2b5aeb5
+# autobatch: inputs-sha256=94baa028c37afb7ae0cbecedd7fc0d971d817b55159d70479baef4a58470c690
 # autobatch: body-sha256=2a4cf92e803242911441312d2e47beb585845e6f75a3936416821a0f61df4120
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=7d99db03feeba08c28b2f417d1158857cff03a36bfcd4728aa753b338bd49637
-# autobatch: inputs-sha256=c5a0343e362da93eac971e1a2470b4a9095105742953823c4c24d78840b6e8e4
+# autobatch: source-sha256=78425116b8a504fc5f00f70d3c3595afaf0063826deafb7a92551d0acdfe1f29
+# autobatch: inputs-sha256=5ea2a188bd4046aff9995dce98e260fe587e774c1b91c04d545b173a3eb5d584
 # autobatch: body-sha256=7f8cfba6eb2755803de3c090f6444c3b1efca3ddbfda254f3ac0cc7a78665098
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

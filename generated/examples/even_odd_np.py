@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=aa0070abeb7c7b62b05f00110bf87c01234293be3f07b38c3ae06e936f543843
-# autobatch: inputs-sha256=ae4c39c27c782f93d13255bfa58b01cbba70e6b875487b9b3e6f934e05c7b280
+# autobatch: source-sha256=d7a35ed4953b8ae1ef2f17947af196ef7e225e06fd0b4b389dffdacc7ce00f48
+# autobatch: inputs-sha256=57a7e0643622c0086e778c7eeb87c87c918903cf3d8e367cf41e0494e3ca704c
 # autobatch: body-sha256=aab03076e58f5c85270e8ab48237426c231d15e122b023ec74d92139a637afa9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=3d1a81a1983fe0f3ab4f99054f3418f262f46c29df8352a08d4c6059bf0ced37
-# autobatch: inputs-sha256=4587cca9cba831a4401f37065b269071bc03690f36f83a5e3812b9f9b100d017
+# autobatch: source-sha256=f918716d5e641d3045dcfee16b81734bdf0a66297b64a73cfe23997f5590bdc7
+# autobatch: inputs-sha256=7168c0ab10461a643ae9b38b418b1f1a30749924f229f13fb969e828420e40cc
 # autobatch: body-sha256=a52d82d0c2000ab05d1c731aa0868658ddcd2b7784db423c1d0d8332ba828369
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=ddfab557586bbe124ae61c2cfd85fd37cfcc369f18de9a3754b691ee0f81d59e
-# autobatch: inputs-sha256=78a7785fbd151e77c93e892a51967a29a9b6860bb27dd146e8eee1608ceffb1f
+# autobatch: source-sha256=146e3fde9f3ce1271a3a9d65c506dae3ffc85b19a303f2c21b43d85813348dbc
+# autobatch: inputs-sha256=8785688f1ea647c03b5da43d7b3a5634f5c25a5e621ecadd604ec8fe16a45a71
 # autobatch: body-sha256=8225a14383596dd798a5494343bc4f26145aeec4c4fba033e88b1013fef753ff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=6786697e7c805c42a1a2399119b56022b25e9c80244d0c79a52b2bf2a32ab939
-# autobatch: inputs-sha256=b0d1d86e3fa253211157913455c2b2804937b6af8f6a975bc315e3b0a24f1238
+# autobatch: source-sha256=773ed3261d127d7782d3c0e04a39e90e91bcdb96bce182b0e6cae6a11856f639
+# autobatch: inputs-sha256=0b9fdc24fdfa1e0534350dd616d87015adf95a9f1dd212ea3fe09af807600420
 # autobatch: body-sha256=4a1f204a984cabf782d4d4008ed7fb676a79280672efcd81a4055b5e89b43182
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

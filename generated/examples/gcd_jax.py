@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e92231e0688de5443e578c4c89862f75184cbbe1dc961255b09d97c46ba96a69
-# autobatch: inputs-sha256=c574df86b033e3e52c97a4ab6623602ecc9c066a7b800d78feed135fb577f161
+# autobatch: source-sha256=09ce0816f9d6dec1ad92148fccd065ba08c30ef0130e02de92594ba70fe42ca5
+# autobatch: inputs-sha256=8ec137dc6d1e6206b1f72bfa92ada273b12ea9819b48498fbfa7a26907adf337
 # autobatch: body-sha256=6c72eee0a50ee1b1e84681b88f9f4a19887d8f35ea9761fb9fe4c5abeca89428
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

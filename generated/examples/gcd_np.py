@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=82747328543dd3272af07aef27e7bb15762252bc50736e75104b9a074ec942fb
-# autobatch: inputs-sha256=0b0c07693b33036a7705bfa3987cdb608909fc822952051990cd767e7b8e4ed9
+# autobatch: source-sha256=10f62707fcb0442be93715160da539a235e72e333951372706e5f2cb3215e370
+# autobatch: inputs-sha256=bf81487bfd54532480d8fade31117d1ca2c8506d7bd494783b38dae0efe100ac
 # autobatch: body-sha256=39a7f51550acb44eec4c2c77af648b33df222f69d644b8cc4af477e724ab7973
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

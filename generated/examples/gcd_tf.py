@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e4fb61fe207e946d49d1bcfaa4841a69da82d5accc47caf5fea2d4f7fec22f98
-# autobatch: inputs-sha256=0161ac86d809b85aeeed6ceeff9faea6fa1115d9e43f781753318c5f5bd4f95e
+# autobatch: source-sha256=a1e822b1af16c5614e7a62ccf1190b51deb7f83398bf60e43aa3951d49271957
+# autobatch: inputs-sha256=f145629b15b21df6c2220f73420f17ee560ab33a0135e9775cae713a9e6a219d
 # autobatch: body-sha256=c8c68decbb2cb3c16d34b9b0b6f1e2417aa5c14e35ac82f8f802c71877dc77f8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=8792bc7487c3c19d43a16a66a77643edd850ac76723896e519e48132bd1e7ec2
-# autobatch: inputs-sha256=7e63e16337b96ea29acf61bd17f6b94384cf329b14e3f785f33bd2f3b7a6d7d1
+# autobatch: source-sha256=a156f948d676dcfaf88f7c2d74dbae455b1247121e59297f6ad4f08a9c7eca68
+# autobatch: inputs-sha256=4e6602334361756c8b63833593b6af401fb30d8cc43365238ec8b6deb2df82b1
 # autobatch: body-sha256=79af552482eba85c9d294e03767ee74264cfed49ea482938234688783fb285c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

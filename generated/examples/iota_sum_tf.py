@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=eef1987a4b7ccd35ca90288816645aa9bcb57f423b693b6e3673183fa3a95024
-# autobatch: inputs-sha256=376b8709d04ddc3b9a547050889de99ce6cda133556bf5ced23a134b4a580aab
+# autobatch: source-sha256=0a03fe1855b3a6cc8bae384a067f2e4d3bd69daa5e6d790f375906b8a159c4b8
+# autobatch: inputs-sha256=1b2275008c4dbfc9222725c2ae844f962ea866484c5dcf662c142039b295cb91
 # autobatch: body-sha256=01a16b0d88a534c5b32d7a68cc520b67f84aec67f6869525d4ad3804bcd45b9a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

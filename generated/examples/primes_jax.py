@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=fe90e94a3127bd72c5c1cdc201b1baf25c45f6ee39dbb2b9fe83c67b51c49099
-# autobatch: inputs-sha256=0e32d1aededc2e37a541c0e232e729a2e0908a95f6a7dd8f8bb2f5624863dc28
+# autobatch: source-sha256=655ffc985d76b700bff8e2deef09745e0d619732ccfb102bb26542c04eacbe69
+# autobatch: inputs-sha256=d7e0eeae245bb5e3ae3f5383152cb21633a03aa3b58d94dd782b19db58d85d66
 # autobatch: body-sha256=9c7f89f7a72e48b342967a6f1d8f1e109b79222e71963813cc8e378195d708b1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

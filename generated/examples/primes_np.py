@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=116ee20791f1cf773deb96b71ca77cfa9c2e4b683798205b5faae8fcc4c266b8
-# autobatch: inputs-sha256=4e9b03b413dd2f1a4bdc9e43bc9a09ae32880f02cd51a1aab0e3f60cb289662c
+# autobatch: source-sha256=cdf36ba749156ee0090fbe7dd777a432a5aece295998345e57ddd2d15bd74815
+# autobatch: inputs-sha256=94357480a5614d787b89cc2386a8ed9660e85058fff7e99d9b96ee9927003901
 # autobatch: body-sha256=5a8c4a31e2fbc61fdea06a8503554e4fdfa79e50bb54df9fd27fd1fb946d4305
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

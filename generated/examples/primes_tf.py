@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=36ff2341fe4bda67a4ea0e82cb75e7a0a5b9a1f7fb43d8dc87d3f5fe21d3bae4
-# autobatch: inputs-sha256=4eb3f25b2a3925490332238375ec2a6405e18d157a126c7763f924b5bbc381f2
+# autobatch: source-sha256=00049e194372eefb631c83565c8f64697ce998af105f5f421bd5f6f536527fa1
+# autobatch: inputs-sha256=11c8fc1ad30932fa7fd76387f6096cecf1ce56d45439f038c4c3e300f4a4d138
 # autobatch: body-sha256=96ce2b926b24bdd10f470c99fcbb10dd4391d35c94568e95169b2aab9b012ba5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

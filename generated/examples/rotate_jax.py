@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=ecb47bd36bdbfc102b837a91e34eecd65938150081512ab9610a5f4fffec8175
-# autobatch: inputs-sha256=697376f515740a2d4f5b993d6eb26e4e0a2a6fe66ca4a7782bb420f5e549758f
+# autobatch: source-sha256=291faab8433d94b3c49e03168c40e3f8b6ec0126537b5cc8aa32342666cd0793
+# autobatch: inputs-sha256=9086529fe81bac1147621acf4156e66b3d81d2382a02ea43cc81870e76b9cca4
 # autobatch: body-sha256=510c1cbac575c7a2489250f8400b78103e117ef2048a4086c3fa058801790398
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=152ddbff7afb684306fa2e294729057a7ebf0a8ff2c15d1113320549e5388251
-# autobatch: inputs-sha256=e69f873680c42dd698ed7dc8c1f77434d29a726ba9bcc8266d6095478143906b
+# autobatch: source-sha256=7b168d74e06a6c516aa7a64d9fb23dcb7f46d8a7a732ffda6599162829b081a0
+# autobatch: inputs-sha256=e946e98e4c320ce2560fcc99b6fbe291c612ee5f65384c39f625ee0690e02964
 # autobatch: body-sha256=e12dea96cc0c75601026258c01e6816b2495e32fb4608b1913374702f1ee5280
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=8b991b253b2b041d99e70f2248578cfe5ca9971e96b09d39326ebb5c7aad4516
-# autobatch: inputs-sha256=9750b1c4bb92ab01b405d1dad7bbe01ce9c08846277ff3d48e74e42c9461d5d8
+# autobatch: source-sha256=bd912ee51bb16d66463984f5f5c726501b60d2d5edd24297db2c357da1df5512
+# autobatch: inputs-sha256=87072fea5f9add49cbca64f1812fe79958e95b29f67ce418ba8cddc3e09cdaee
 # autobatch: body-sha256=f32de5630daed58eb873d8b4e226d56732f9f8d4aa95b933f80b2bc652a85cd6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=7fe771f2f629c213de88767e38b49db072434171a663475db5165a1a3ad7c8d4
-# autobatch: inputs-sha256=1464345b9fc6b9583f145d96ad69c8f5d9488fd8b3b0a61e13498130be6946d5
+# autobatch: source-sha256=e63cd13f01252c5657ec6dbe873616c8a60b04469971793bacd88177d48538fc
+# autobatch: inputs-sha256=5e7190c383f1ac013503609fbddb6a1000d0e55cd319963ed9e6052e7da5a232
 # autobatch: body-sha256=293bcfbb98c1263f72f249ef513b54b656a79ac1e750f77a9fb58d3c308786dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=c5a13d68fc069dfb19e25b9c6f758c863a806c65966666478afb43bb13685f92
-# autobatch: inputs-sha256=d050e60664ced3fb361ba67cf59ca200144f52147b8f71848c08f77d9d20c956
+# autobatch: source-sha256=80e150f62e33cdb3013a1e5d3705b52f6755e40f8b942e169548b84840d359d9
+# autobatch: inputs-sha256=751920156438f6a984ef66b25bdbf1bfaad84b33e70601a913412f882ce8dce2
 # autobatch: body-sha256=d0c7c5f45a457635394a1525e1d8ffaed7793c618a90a66b7a49853798199399
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=0e4828b2efa64513022e32f4c2f23011240ca64d814fab7df3c2f6b8c68c04a1
-# autobatch: inputs-sha256=f587fb84a25d9726297c966006a1bada39607c8f6673526769f3678b4055f664
+# autobatch: source-sha256=902ea52daea027298c65305723258b4ca8986a0e708356fa2b3c2259712fdd0f
+# autobatch: inputs-sha256=18ac35f3b0991dd7bcbc99a8de11c20895dd114d53dbe6f010c0a3db25c48f8e
 # autobatch: body-sha256=68b9db80a945d67e3317865b3e2472b212eced887917f27d74f4c2506b2badd9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

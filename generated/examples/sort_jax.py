@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=6c7cbdaddb113424e0c88010b4ff6573081baef7477e35a75e00ee95a9b2c8d2
-# autobatch: inputs-sha256=706071cd7e71b6a7ad192361bd8cff492723dd245cd8c993433176c04e3b8f9c
+# autobatch: source-sha256=bdbc62fbaa7faa41f7303249c63416879c746d24903d3ee92c553da850c7cbe9
+# autobatch: inputs-sha256=41f009ed5949a976ed68b7e29bace73b7aba48a0e5087e7ec128e7702a9aca42
 # autobatch: body-sha256=d811aeeb9bd2c768ccf349435146a4fb26b88e6e129605071843024a0324a0fc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=2d6836f42d56c58399efaaabf4954986b817f9695c8a024daba45d2bd068c694
-# autobatch: inputs-sha256=b025fb2b8338895e5b2c16597aa97eb1c780cb3907cff3f0094c75f73a737ff6
+# autobatch: source-sha256=d0722acd072dcfbffd629cc9bd0f43025222c7b8d57f0a0078e7bc84fc94fc37
+# autobatch: inputs-sha256=e494f17c0ff3b5512049afce1fa66ad0f06849041423fecfc03a12b8fe15cdc0
 # autobatch: body-sha256=b59d69de92e8b034ad36f2506fee9dcf65d4915f0a2f1b2761beeb45c7612ff0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

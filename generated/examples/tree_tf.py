@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=52dca4fbb4a646fa21d9ea58abc1ca3f21c46d65d03bd136c38a49fc347ee967
-# autobatch: inputs-sha256=e37a42a3f12afeee764796d3ea5c05ca1fd63f3222faf39d9ddbeaa10cf0f6c4
+# autobatch: source-sha256=010198f717dfba1f3fb7198082bc167cd287a6a1f81dc52e47d39d16bb69ba45
+# autobatch: inputs-sha256=526589508df2019c8537e676af0a553f868dbba6337ee49c12cff678201a63e7
 # autobatch: body-sha256=9f05365388b7dbd8c18b7f84ce497c060e6471fc11225f2e5d81d239b22c514b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=8a2669618ca8b8747bbd95cdd29322cd9b75b30325784f2878f0ace3ad213317
-# autobatch: inputs-sha256=8bfbfdacc7dcaa5d015b6cd35e3056c892dae7d20973eb8342a3f80c6dd84e42
+# autobatch: source-sha256=bc64314104e7d06f38177e14ba3ff9e884b140cab667a1aac8d0c150f753f566
+# autobatch: inputs-sha256=c0091af940d4096dfe812773f667a3286c6c16f82f6067579885023e37eaedd6
 # autobatch: body-sha256=673d5a9f09edec746f9810dbeccc032ac886bfe239638b5cb80773ab73a057af
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=854cb92227b27ad0671de7ed7ba3ad6219345d9cf561437d80ee25eec826004d
-# autobatch: inputs-sha256=69cc2dc397f35f77e75531b6f871a44b13ce486292c3be8f26607df3a06328c9
+# autobatch: source-sha256=4752fce60ab5ab39de3430cc009ac4f0c4cf5f47170bf583a0961c04958f4e77
+# autobatch: inputs-sha256=fe5495254c8bb19099308fddeb79b2621f7b0976c8a081402be6a21f07befdcb
 # autobatch: body-sha256=db689ee64dbe5d2aec5d331e044e1d17a46d8df0f1ca1e44c7fde7cf2c48aea0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

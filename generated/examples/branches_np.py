@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=2fe28dd9ce860ff5898b1651b2e02b59a261f5d0b4bb576844a616891974535b
-# autobatch: inputs-sha256=56d4bccfbce4d87f74e1ca3e84e183f0e7cc69d140c8459e89fef173ea52f56f
+# autobatch: source-sha256=a3c1dc30b4163524e05682f179870cd1557a651b98f34e342d8acfcbd2fcb5ab
+# autobatch: inputs-sha256=32c0c1b9170458f5c69f4cca4b7281da7d4764d41af3826e9a3620834b04fcf6
 # autobatch: body-sha256=386624b19a4c12a4bde4d45a55a9021f407f17268f7d4e6d95f5b305d017becf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=df40dfb0ddabdcb86bf5a06ec50a131a27bd0b9abbbeef8d3bbf19842e34656b
-# autobatch: inputs-sha256=2241cbf6a05466da96dcae89c3b4a1f17d8a3595f730f44dd6b84d46499da543
+# autobatch: source-sha256=021d0c347efc0e3107c28f316fa70e6a433fe3397fa2336952ffd6d5c98a1042
+# autobatch: inputs-sha256=9da70fa7d864810b40b5cb7c8f69cfcd8ecd71bbdf8d57672398e353d59d91d3
 # autobatch: body-sha256=1fc86e4b89fa7a5a4bec0d266d08887fdb6ac123c75f67f12ccc6a57b3f52bbe
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

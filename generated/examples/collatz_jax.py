@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8de539850b8887e856f8f52252d25e5d9f2e9d299a812c4801d935ec3d89891f
-# autobatch: inputs-sha256=570b1b9c6fb3ef0c64992021e3c2206ef4928b44f9edf5568fbf6d3ea196cf83
+# autobatch: source-sha256=0d1652c957e776fe39ceccc706875c74d6c8b985fab85f86d9855e3bf7f776d9
+# autobatch: inputs-sha256=1b317c04141ccbada2d2c80f42a948bb8c9128ba1f30074adb9cee307dad448d
 # autobatch: body-sha256=dc93dfab3a1978e027477a7035b1919c5d83156e337595ff3451669dc8bbe97c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

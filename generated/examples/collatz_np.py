@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=dffb79c513915ae93822887d72e70fc798088aa6f857cd5eb7ac2d350215d064
-# autobatch: inputs-sha256=695ec5dd9e97c355f81d73261c51578de5a26b9de322dc02bfb7714e03405f54
+# autobatch: source-sha256=16959bab112df44111f61437976964e68f223dbf3a69378f0d5a37fc80f6d0fb
+# autobatch: inputs-sha256=4631d9e487f86c234e61c986537030ea4dc3f82b0015052edbb6f9b2190948a3
 # autobatch: body-sha256=5d3cdf6039832562f1db0039ff785626e49ca94f5b73fef69d587ee8eac2dd59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

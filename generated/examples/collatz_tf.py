@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8ff2111c6f2114f28898339e2e88438e93bce4c12c5ee6d2761ce3bfc0bc5681
-# autobatch: inputs-sha256=25a7b47fc54c8ce4c3281e49de23dc0a81acabe7f1c5d56d1a0e0c7492470709
+# autobatch: source-sha256=892d00dba6dac38ec43db9f85599a7823470cde9f96826841a4b3e6cebcbb75b
+# autobatch: inputs-sha256=e41b17571526ecad4fd3e611e478eb9efceb4dcc2161dc44dd6b545793a627cb
 # autobatch: body-sha256=bd4273119d75b479f4875b35720fde62bcf846bf077f69cde876bb3210adb2cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

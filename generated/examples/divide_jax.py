@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=768de8746225b2dab8f3f89b9df1691b52b5a1de4750b1b6a190d0c1f703a7ce
-# autobatch: inputs-sha256=054fecd0faf3a0dd13d9bf287001d43ca89de31565aec0b30c2c375cd715f11d
+# autobatch: source-sha256=2e3127946395ce5bc9de7155610316d5f19e7f967ff17c4e15795104164b472d
+# autobatch: inputs-sha256=1b48c0108b852b1c313dad3c2606ea06a198de77b0201a73d51eb6e7d72ca475
 # autobatch: body-sha256=582a29bcb54a60831b951fe3d6f9cfd9f7f675c469e67715de9e2ad817e5588c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

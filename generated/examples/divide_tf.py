@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=78425116b8a504fc5f00f70d3c3595afaf0063826deafb7a92551d0acdfe1f29
-# autobatch: inputs-sha256=5ea2a188bd4046aff9995dce98e260fe587e774c1b91c04d545b173a3eb5d584
+# autobatch: source-sha256=421b8e864e1103dc3aa6a5f47b2ddebac43aa61ab449c196cc535a6b70211c7d
+# autobatch: inputs-sha256=b9e22852c5ff389145b9f914630b05145e705a4621b87111f3677ddfe460ddad
 # autobatch: body-sha256=7f8cfba6eb2755803de3c090f6444c3b1efca3ddbfda254f3ac0cc7a78665098
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=e48eb39c664fa9bb3423706bf7293df7d2c407379b0c14829f79dfb0ab1bb93d
-# autobatch: inputs-sha256=0600385dba260b13877fe5fe4223694c91c68def339b9d67b87833c840c1de7d
+# autobatch: source-sha256=098064f9841ded3518ed07d363b3bbf9a994bec3421a06d7aba0dc90df9fae03
+# autobatch: inputs-sha256=4c135c1d0c7ad9326d1d663b865b929c3be9722105444f2cff8d999b1c440dd3
 # autobatch: body-sha256=6fd5d45cd8e58879eb36a814cc2ee3275982cd4174117aa38abc5f7393f7a220
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=146e3fde9f3ce1271a3a9d65c506dae3ffc85b19a303f2c21b43d85813348dbc
-# autobatch: inputs-sha256=8785688f1ea647c03b5da43d7b3a5634f5c25a5e621ecadd604ec8fe16a45a71
+# autobatch: source-sha256=7c12617dbfe6ca4c5d5cda30bd7e0036c720c32d775e08d7a9aad19d377f4419
+# autobatch: inputs-sha256=ad0968555b6700c49fd8e2c7b9d951ec4c93c499308e0044202be405fa1ee931
 # autobatch: body-sha256=8225a14383596dd798a5494343bc4f26145aeec4c4fba033e88b1013fef753ff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

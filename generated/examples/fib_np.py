@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=e71d3240d623522019f4f8ca9b72b387bd0c2b02959f5f79a1587d44abf78cc7
-# autobatch: inputs-sha256=add40a32d28b9e24b3d2be630e5c713088924c591ec410c3f2e4935e7c5f8f3c
+# autobatch: source-sha256=498b36a680f28ead0c5b5989d100fc56093127f0939d52aef5b34621088f3977
+# autobatch: inputs-sha256=cce1fd08726cae635ea9623fbd0912806aed85fe478204509a252ad9d6d47421
 # autobatch: body-sha256=ed21c26a4df25a8a007841520d18fe876593f3c0928d95fb35f665dad437fe62
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

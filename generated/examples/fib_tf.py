@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=773ed3261d127d7782d3c0e04a39e90e91bcdb96bce182b0e6cae6a11856f639
-# autobatch: inputs-sha256=0b9fdc24fdfa1e0534350dd616d87015adf95a9f1dd212ea3fe09af807600420
+# autobatch: source-sha256=3cbc103a668bdb5b0764e8af8274c4ced8d080db8f9df477ef89a3e680d52308
+# autobatch: inputs-sha256=5ebadb03468b6c9ca1cceaf2caddfd205a4afc0b7cd19a62e65def785bafaee9
 # autobatch: body-sha256=4a1f204a984cabf782d4d4008ed7fb676a79280672efcd81a4055b5e89b43182
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

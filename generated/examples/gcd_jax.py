@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=09ce0816f9d6dec1ad92148fccd065ba08c30ef0130e02de92594ba70fe42ca5
-# autobatch: inputs-sha256=8ec137dc6d1e6206b1f72bfa92ada273b12ea9819b48498fbfa7a26907adf337
+# autobatch: source-sha256=0efc82e36aa284df77aa1587abc36f4f9b46f070727601c7fc383503fcacbf3a
+# autobatch: inputs-sha256=066a8e01723ed4576c7aae02a28f276f30acb16fc3a33364dcdbd4de2bb2b897
 # autobatch: body-sha256=6c72eee0a50ee1b1e84681b88f9f4a19887d8f35ea9761fb9fe4c5abeca89428
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

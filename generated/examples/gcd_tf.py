@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=a1e822b1af16c5614e7a62ccf1190b51deb7f83398bf60e43aa3951d49271957
-# autobatch: inputs-sha256=f145629b15b21df6c2220f73420f17ee560ab33a0135e9775cae713a9e6a219d
+# autobatch: source-sha256=48f996a2ae638a59836e7f68ada5db215c87d13518d1254ebbfb2b5c437b6504
+# autobatch: inputs-sha256=f225b09d81e25bbd0796649ab68810001107a1fd88cef6574560a52884bfafe9
 # autobatch: body-sha256=c8c68decbb2cb3c16d34b9b0b6f1e2417aa5c14e35ac82f8f802c71877dc77f8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

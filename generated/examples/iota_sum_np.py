@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=a156f948d676dcfaf88f7c2d74dbae455b1247121e59297f6ad4f08a9c7eca68
-# autobatch: inputs-sha256=4e6602334361756c8b63833593b6af401fb30d8cc43365238ec8b6deb2df82b1
+# autobatch: source-sha256=5df21c783c76e8f5f71b4e272b765c0ccfa7c591454fa83007119adb8960f766
+# autobatch: inputs-sha256=b09f5752dd24b80109a546810918040a317ec890e590e8534bc484aa3f195c8f
 # autobatch: body-sha256=79af552482eba85c9d294e03767ee74264cfed49ea482938234688783fb285c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

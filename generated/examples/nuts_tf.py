@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=1098c957549888c2646cdd264abe59f962375354cc0524375adeb0cb9595d8af
-# autobatch: inputs-sha256=949054119888caab4dc7a0be2bfd95e2efc1abfd5dcf843438be7f7d0b2bd6fc
+# autobatch: source-sha256=604eb6bf564a9503a49bb9d6753c46cb91e0f0b46bfe5b9948f2f06ad4238a7d
+# autobatch: inputs-sha256=7aa30a74272dad3f0980f5b1c3757721f1af4878ff6839bb53afc861efca88f3
 # autobatch: body-sha256=a3fc34b9f139a266ba099bacb8177b5e19833d081bebccc863aa518be7c59917
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

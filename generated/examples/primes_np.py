@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=cdf36ba749156ee0090fbe7dd777a432a5aece295998345e57ddd2d15bd74815
-# autobatch: inputs-sha256=94357480a5614d787b89cc2386a8ed9660e85058fff7e99d9b96ee9927003901
+# autobatch: source-sha256=0e4d5b146de6bc6787539fcad99d8ac705fb8f38c7de01b66cfb4396ef3ded7f
+# autobatch: inputs-sha256=95ab152ca4900deb61898fb156c71e18817d43f270ddfeb25b365fbb45656b2d
 # autobatch: body-sha256=5a8c4a31e2fbc61fdea06a8503554e4fdfa79e50bb54df9fd27fd1fb946d4305
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

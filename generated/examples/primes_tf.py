@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=00049e194372eefb631c83565c8f64697ce998af105f5f421bd5f6f536527fa1
-# autobatch: inputs-sha256=11c8fc1ad30932fa7fd76387f6096cecf1ce56d45439f038c4c3e300f4a4d138
+# autobatch: source-sha256=1813f9c331545c55433b4f5847f8085ca6cd90ea624477bd0e63890722d32399
+# autobatch: inputs-sha256=b6e5bf17cc7423438378f5f6256e20386ded371c37ac2e23035aac4a60046d57
 # autobatch: body-sha256=96ce2b926b24bdd10f470c99fcbb10dd4391d35c94568e95169b2aab9b012ba5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

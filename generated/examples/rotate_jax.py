@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=291faab8433d94b3c49e03168c40e3f8b6ec0126537b5cc8aa32342666cd0793
-# autobatch: inputs-sha256=9086529fe81bac1147621acf4156e66b3d81d2382a02ea43cc81870e76b9cca4
+# autobatch: source-sha256=7ec7c5f8e8173d39827ee967219d303b71e224f2a1969b06991b9a9251a0baf7
+# autobatch: inputs-sha256=f4d68568ce92bf85e8793fd279c1f7f9f1f74c5fbe1dbf634b09388a1a8e58d2
 # autobatch: body-sha256=510c1cbac575c7a2489250f8400b78103e117ef2048a4086c3fa058801790398
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=7b168d74e06a6c516aa7a64d9fb23dcb7f46d8a7a732ffda6599162829b081a0
-# autobatch: inputs-sha256=e946e98e4c320ce2560fcc99b6fbe291c612ee5f65384c39f625ee0690e02964
+# autobatch: source-sha256=4ad2da34f44508292a869d8b5e78e7f4ab38ea4d4473a99a36b7e0691759dbf0
+# autobatch: inputs-sha256=1773f0b965c217041710d77bb5ae118da7d787dc24899f4cbdbc0edd23296764
 # autobatch: body-sha256=e12dea96cc0c75601026258c01e6816b2495e32fb4608b1913374702f1ee5280
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

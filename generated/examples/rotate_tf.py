@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=bd912ee51bb16d66463984f5f5c726501b60d2d5edd24297db2c357da1df5512
-# autobatch: inputs-sha256=87072fea5f9add49cbca64f1812fe79958e95b29f67ce418ba8cddc3e09cdaee
+# autobatch: source-sha256=fa640e0b66ff2984f53d4a985daea8c6b1080ecccbd6229aa67a95ca5cf63aff
+# autobatch: inputs-sha256=3f9f89604c50aab4505080ac2ffc737026d123116d53d1bafb744d9d33628829
 # autobatch: body-sha256=f32de5630daed58eb873d8b4e226d56732f9f8d4aa95b933f80b2bc652a85cd6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

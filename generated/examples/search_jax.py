@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=e63cd13f01252c5657ec6dbe873616c8a60b04469971793bacd88177d48538fc
-# autobatch: inputs-sha256=5e7190c383f1ac013503609fbddb6a1000d0e55cd319963ed9e6052e7da5a232
+# autobatch: source-sha256=9c30b7509e365f7a5e676698fcadf0271393b0378f4320944d51da00a2250303
+# autobatch: inputs-sha256=589139884d77a8061c256b9548b553e263d12d5a435d4c9daca8334b43e9294f
 # autobatch: body-sha256=293bcfbb98c1263f72f249ef513b54b656a79ac1e750f77a9fb58d3c308786dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=80e150f62e33cdb3013a1e5d3705b52f6755e40f8b942e169548b84840d359d9
-# autobatch: inputs-sha256=751920156438f6a984ef66b25bdbf1bfaad84b33e70601a913412f882ce8dce2
+# autobatch: source-sha256=9a5d0ec68e9334c6b17733b10410396580f87048f0abca976660f0d5f059d980
+# autobatch: inputs-sha256=de236e75d8d54f94585189c7f39d4423b28d718956a5c41de9f569706bffb821
 # autobatch: body-sha256=d0c7c5f45a457635394a1525e1d8ffaed7793c618a90a66b7a49853798199399
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

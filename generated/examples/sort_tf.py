@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=a4c57cb3d384c109c74909acb9cbf96e98140961e006526bd2b9104c79818e35
-# autobatch: inputs-sha256=c35c965afeddccf8a841b50bd4d1d544347a691b8b45738b093179879dffb4a0
+# autobatch: source-sha256=0b90c045aa0fd064619447c23d9249eaed046b4bee2572628170939139e9ecfc
+# autobatch: inputs-sha256=955a418513fa0897962eec4fb1f213d3ccf28c9513dc0fdc2c856f0233ed7c98
 # autobatch: body-sha256=a078a6aac5216e6194471537b0af422000666cd25fb5d37668bf2a91ef0b1a0e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

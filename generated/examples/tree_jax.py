@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=5468161c0d0156196ad05c13e83e16a854fc4252ea3c7080f8cc89f46bc1c6f0
-# autobatch: inputs-sha256=6578971c79cfd23c732e0e94183e086710d98aac38b154eb1c7e93d381548f5d
+# autobatch: source-sha256=93accd2fde02f7d3fd6b200a9216f826924059b19fa332504d8870d97dc3fb7f
+# autobatch: inputs-sha256=397fb5bf8d424ee2cece9147c8646b30a4d9b6f952f6572185a22f70de79bf5e
 # autobatch: body-sha256=e6bf1e07972a203a718e28e0d3991b54353926c5cffb09be631300132e30e9ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

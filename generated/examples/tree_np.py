@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=d0722acd072dcfbffd629cc9bd0f43025222c7b8d57f0a0078e7bc84fc94fc37
-# autobatch: inputs-sha256=e494f17c0ff3b5512049afce1fa66ad0f06849041423fecfc03a12b8fe15cdc0
+# autobatch: source-sha256=2799e5f13829280ff655a54e92b016be5373a95db9430d11e6ba46bd335cb3d8
+# autobatch: inputs-sha256=9e421ba265586ca197d504667971543758c644dff6df1db91ecc71b6976b6903
 # autobatch: body-sha256=b59d69de92e8b034ad36f2506fee9dcf65d4915f0a2f1b2761beeb45c7612ff0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=010198f717dfba1f3fb7198082bc167cd287a6a1f81dc52e47d39d16bb69ba45
-# autobatch: inputs-sha256=526589508df2019c8537e676af0a553f868dbba6337ee49c12cff678201a63e7
+# autobatch: source-sha256=94e590616a18aa06d3b0cccc63be1147a1b1bed1cae3ea6c1178823e29a4e731
+# autobatch: inputs-sha256=02bb227dfa46b9750f3f1c4ee398e21c92a4dc7e5ae1745a1161aad0db323429
 # autobatch: body-sha256=9f05365388b7dbd8c18b7f84ce497c060e6471fc11225f2e5d81d239b22c514b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

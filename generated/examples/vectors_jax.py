@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=e667f0457944bd9e3e7081610ad9872bf37512d4f8a9cef8be693d9561cab47e
-# autobatch: inputs-sha256=ccc625bc391edf6536cb77436145841f39c6c259af1445da3b40543944bb35bf
+# autobatch: source-sha256=6760f5bca60899e583a1160923bcc5e0a644befdb020abfa54dfdf0463171bbe
+# autobatch: inputs-sha256=60cc55ffe238dbdc91b2f51635e370223059a6d88ef822dce18c1fadb8900726
 # autobatch: body-sha256=d81947ebb1447eaf520ecf2c8401b9897ee743db744907dd5739f96ac82245cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

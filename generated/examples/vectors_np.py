@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=bc64314104e7d06f38177e14ba3ff9e884b140cab667a1aac8d0c150f753f566
-# autobatch: inputs-sha256=c0091af940d4096dfe812773f667a3286c6c16f82f6067579885023e37eaedd6
+# autobatch: source-sha256=a485c2b460651b72fb5ba912a11c3227ddc5be6dab2c20d057194b9d0f326913
+# autobatch: inputs-sha256=99233ddc53ed8588563a0e48def2dc47aacc482758cd562572e5c1ccdecf35d1
 # autobatch: body-sha256=673d5a9f09edec746f9810dbeccc032ac886bfe239638b5cb80773ab73a057af
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

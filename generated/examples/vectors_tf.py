@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=d0b516df0d678b7a70ca555918c164c4a857c0a966efa6825d58b7c0ca6a6919
-# autobatch: inputs-sha256=691f527b20660ed2bb3a6f5ad807ce6d9b3a2c13f82b6f8da637f7da54f49c4f
+# autobatch: source-sha256=d5bed35f1fefe9febb7da1efbc721d33aedb888609b457fae1fc400fd7ff03ea
+# autobatch: inputs-sha256=f7679b2c9867918f60a2c88ef7f1937b03c986bdc6763bd27831a31e1044b6aa
 # autobatch: body-sha256=03199e7a91a804beec96b9f42cdfb6150cfa4b8f62555d987d43528b5a1a5f7f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=021d0c347efc0e3107c28f316fa70e6a433fe3397fa2336952ffd6d5c98a1042
-# autobatch: inputs-sha256=9da70fa7d864810b40b5cb7c8f69cfcd8ecd71bbdf8d57672398e353d59d91d3
+# autobatch: source-sha256=10c9d7e3a38b222286bd6232f8af320def21b4e07af3f5aed994a838b231aa56
+# autobatch: inputs-sha256=1a6aae0e89d1a56390da397acd87d84738e0784f1b5d21a4f110015b70b4d6ea
 # autobatch: body-sha256=1fc86e4b89fa7a5a4bec0d266d08887fdb6ac123c75f67f12ccc6a57b3f52bbe
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

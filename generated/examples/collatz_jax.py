@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=0d1652c957e776fe39ceccc706875c74d6c8b985fab85f86d9855e3bf7f776d9
-# autobatch: inputs-sha256=1b317c04141ccbada2d2c80f42a948bb8c9128ba1f30074adb9cee307dad448d
+# autobatch: source-sha256=6cac25ae3aeb5127cd759e4e315caa28ae798d9601974ffb07f5fb4a9c183ff5
+# autobatch: inputs-sha256=2508a45f95aa3c4835dc968f19ad08fbd1bb25f5e2fb7502778bd550254f33ac
 # autobatch: body-sha256=dc93dfab3a1978e027477a7035b1919c5d83156e337595ff3451669dc8bbe97c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

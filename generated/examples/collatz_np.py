@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=16959bab112df44111f61437976964e68f223dbf3a69378f0d5a37fc80f6d0fb
-# autobatch: inputs-sha256=4631d9e487f86c234e61c986537030ea4dc3f82b0015052edbb6f9b2190948a3
+# autobatch: source-sha256=334a13a473f04690042dfa1fc63a7fc541c6e83878f0447e913c003375769185
+# autobatch: inputs-sha256=d98e6ec4cbaca871099f4a8c480897743d15e0afef0c6a2bcc3695f13f56003e
 # autobatch: body-sha256=5d3cdf6039832562f1db0039ff785626e49ca94f5b73fef69d587ee8eac2dd59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=2e3127946395ce5bc9de7155610316d5f19e7f967ff17c4e15795104164b472d
-# autobatch: inputs-sha256=1b48c0108b852b1c313dad3c2606ea06a198de77b0201a73d51eb6e7d72ca475
+# autobatch: source-sha256=4bdce15bae84d306cda97f4e734f2b2f965a11cf98c4e86747d8524e6d7aaaee
+# autobatch: inputs-sha256=66d903cc7ced639945b92e0a336f4fcda8c3350807ccb3dc184d493cbd63ef61
 # autobatch: body-sha256=582a29bcb54a60831b951fe3d6f9cfd9f7f675c469e67715de9e2ad817e5588c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

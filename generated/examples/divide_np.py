@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=fc2b455a45915bffa90a71a2e69f7c9028642bdd97d6ffd1cd8f4a38dad26a49
-# autobatch: inputs-sha256=3d241a3e548560c4e52d9ef65d0980285b63a006192f8817d1f8b6bd90e1209a
+# autobatch: source-sha256=7276b8490237b777e81a3292a5110dabb9cecbd37b7f97ccc3bac47a78aa17c2
+# autobatch: inputs-sha256=bfff3169d6351c5377208f5a186a87dd739a6c0056d278d1e13b32dda464f860
 # autobatch: body-sha256=2a4cf92e803242911441312d2e47beb585845e6f75a3936416821a0f61df4120
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

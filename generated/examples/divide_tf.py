@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=421b8e864e1103dc3aa6a5f47b2ddebac43aa61ab449c196cc535a6b70211c7d
-# autobatch: inputs-sha256=b9e22852c5ff389145b9f914630b05145e705a4621b87111f3677ddfe460ddad
+# autobatch: source-sha256=46b9c785a57e63ec6814086fe797256dec6028a3c5b6aa6c19cb9dbd146f9c15
+# autobatch: inputs-sha256=3820589d5edf063d0cfc0ba9d0d157f91a1492cf0597bacdfe93e5c05139a849
 # autobatch: body-sha256=7f8cfba6eb2755803de3c090f6444c3b1efca3ddbfda254f3ac0cc7a78665098
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=0c6b84f5d3be7aef1ffe8872c2fc0371c7d935d5fa69fe66696c2a5f56f170ae
-# autobatch: inputs-sha256=810b6e83c8d8227e3c61ea2fbe0e10ba10f28f3e52cf82291364da1b29c450f5
+# autobatch: source-sha256=011eb9eab102414f39035e356032d35c608a914d3dcc67f73c9a64bf70cc3324
+# autobatch: inputs-sha256=28e56c609d0a0f4aa3ad088e91600f911c3127db7effd8d4194e5bdef5526990
 # autobatch: body-sha256=a52d82d0c2000ab05d1c731aa0868658ddcd2b7784db423c1d0d8332ba828369
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=7c12617dbfe6ca4c5d5cda30bd7e0036c720c32d775e08d7a9aad19d377f4419
-# autobatch: inputs-sha256=ad0968555b6700c49fd8e2c7b9d951ec4c93c499308e0044202be405fa1ee931
+# autobatch: source-sha256=2d22360dc45465d91ca9f1bf94545dcf9e421c49fdf986dea2fd48e9a83bace5
+# autobatch: inputs-sha256=ed8d8f4538e7326767df8f82330589ec50cef3a821e095b5c1ab6e68057d71b0
 # autobatch: body-sha256=8225a14383596dd798a5494343bc4f26145aeec4c4fba033e88b1013fef753ff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

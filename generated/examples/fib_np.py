@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=498b36a680f28ead0c5b5989d100fc56093127f0939d52aef5b34621088f3977
-# autobatch: inputs-sha256=cce1fd08726cae635ea9623fbd0912806aed85fe478204509a252ad9d6d47421
+# autobatch: source-sha256=d9ea98d63c35276c2214fafcf7204f31c577a28fbb75b3dfd77e66346a823d1a
+# autobatch: inputs-sha256=96c42d21a90517374409792dd6a5aa72e6a76c3990a22c19b11be801058f27c5
 # autobatch: body-sha256=ed21c26a4df25a8a007841520d18fe876593f3c0928d95fb35f665dad437fe62
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

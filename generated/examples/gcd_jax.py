@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0efc82e36aa284df77aa1587abc36f4f9b46f070727601c7fc383503fcacbf3a
-# autobatch: inputs-sha256=066a8e01723ed4576c7aae02a28f276f30acb16fc3a33364dcdbd4de2bb2b897
+# autobatch: source-sha256=b5ef793437f0f739bd13da5445580aede8d1278f000c24c5cdb085056469658c
+# autobatch: inputs-sha256=dd65a60c448a74c1310aeecc2dcf31ed5fc5c0f43fdc8893875382671e2dfd00
 # autobatch: body-sha256=6c72eee0a50ee1b1e84681b88f9f4a19887d8f35ea9761fb9fe4c5abeca89428
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

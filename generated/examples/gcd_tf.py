@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=48f996a2ae638a59836e7f68ada5db215c87d13518d1254ebbfb2b5c437b6504
-# autobatch: inputs-sha256=f225b09d81e25bbd0796649ab68810001107a1fd88cef6574560a52884bfafe9
+# autobatch: source-sha256=417962db06009e80cb98b8e85549d6c5ab19434f4da2085610a6dbc95a38296d
+# autobatch: inputs-sha256=190f4662949b918ba253d7f4e942768d37ed93f7aedaf5edb59d6c1dc12e6906
 # autobatch: body-sha256=c8c68decbb2cb3c16d34b9b0b6f1e2417aa5c14e35ac82f8f802c71877dc77f8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=5df21c783c76e8f5f71b4e272b765c0ccfa7c591454fa83007119adb8960f766
-# autobatch: inputs-sha256=b09f5752dd24b80109a546810918040a317ec890e590e8534bc484aa3f195c8f
+# autobatch: source-sha256=7feb15fe90c4c78f7f0ce72497e77222646ced8505dd636e467fd9844567097c
+# autobatch: inputs-sha256=d9585dfb05bfae959bd21e53a796a1951a0ef9beda12a067f0e02172f41c3b56
 # autobatch: body-sha256=79af552482eba85c9d294e03767ee74264cfed49ea482938234688783fb285c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=b332284ebe98996f8ab0e7fc919487b9f51e9d56ef70855f2c7c87add938f789
-# autobatch: inputs-sha256=a9c9ce1ea0b2e6b87ede2816295fae1a9a40ecde09e118e09aa1d2ee8d437b4a
+# autobatch: source-sha256=5ca3feea304c22e0ee07334e0e59469e05804919751ac23e95a868f90973512f
+# autobatch: inputs-sha256=8a945a78e72e162509cbb6984edbfe3dbf2f41f90a0f9c4d121638cbc9b33552
 # autobatch: body-sha256=01a16b0d88a534c5b32d7a68cc520b67f84aec67f6869525d4ad3804bcd45b9a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=8532fc63bc575332fba709249b814fa81516f3ec4c650a320ffaed58f2a8a702
-# autobatch: inputs-sha256=6fd44c547d0a9cde89ec2bb8dff55e0ed4296f96bad594755eac2d7b96f3af29
+# autobatch: source-sha256=417bc2afde46b4250b99a6b5f808fd70f300baf28ad34fd46194ac38a21418cc
+# autobatch: inputs-sha256=8647eb6cfaa163b81767f902778af37f1f11cd062bbe2a0bc9bcd5e48c6e73db
 # autobatch: body-sha256=9c7f89f7a72e48b342967a6f1d8f1e109b79222e71963813cc8e378195d708b1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=0e4d5b146de6bc6787539fcad99d8ac705fb8f38c7de01b66cfb4396ef3ded7f
-# autobatch: inputs-sha256=95ab152ca4900deb61898fb156c71e18817d43f270ddfeb25b365fbb45656b2d
+# autobatch: source-sha256=156032cf04ad81ac41e8956022a19cc96f5cd7a49b44779ef2fd435dd4caebd4
+# autobatch: inputs-sha256=5dd08001e4bfb02ca06fef15e2824b4b01002f497a33cd6227889116a79ae2fd
 # autobatch: body-sha256=5a8c4a31e2fbc61fdea06a8503554e4fdfa79e50bb54df9fd27fd1fb946d4305
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=1813f9c331545c55433b4f5847f8085ca6cd90ea624477bd0e63890722d32399
-# autobatch: inputs-sha256=b6e5bf17cc7423438378f5f6256e20386ded371c37ac2e23035aac4a60046d57
+# autobatch: source-sha256=db0bd434b9965c98d5b57c9d4a19e291a57f21280a4b46e33c93f4e8ee9c4177
+# autobatch: inputs-sha256=249f95dec8a8510410226964b1154a3baf3eeeb76a661c3281e854975ee55f79
 # autobatch: body-sha256=96ce2b926b24bdd10f470c99fcbb10dd4391d35c94568e95169b2aab9b012ba5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

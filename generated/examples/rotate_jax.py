@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=7ec7c5f8e8173d39827ee967219d303b71e224f2a1969b06991b9a9251a0baf7
-# autobatch: inputs-sha256=f4d68568ce92bf85e8793fd279c1f7f9f1f74c5fbe1dbf634b09388a1a8e58d2
+# autobatch: source-sha256=13b65a13ab9e04dd8ad4247920231f9dd6d7b1589a99afed7c9bbc5917f3b5d6
+# autobatch: inputs-sha256=ffcb0007ff9dcb5a2efe0ebfddb11baea431750370cb9182d871cd9776b2bff3
 # autobatch: body-sha256=510c1cbac575c7a2489250f8400b78103e117ef2048a4086c3fa058801790398
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

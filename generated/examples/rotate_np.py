@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=4ad2da34f44508292a869d8b5e78e7f4ab38ea4d4473a99a36b7e0691759dbf0
-# autobatch: inputs-sha256=1773f0b965c217041710d77bb5ae118da7d787dc24899f4cbdbc0edd23296764
+# autobatch: source-sha256=044d679e78172411d87b8b1c7106ea5507f76f02c695f2628d3a32b051bb8e42
+# autobatch: inputs-sha256=ff8354ab19c4170cad80f8a03cf3d69df3546173e1c2c6e213960215608e16e6
 # autobatch: body-sha256=e12dea96cc0c75601026258c01e6816b2495e32fb4608b1913374702f1ee5280
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=fa640e0b66ff2984f53d4a985daea8c6b1080ecccbd6229aa67a95ca5cf63aff
-# autobatch: inputs-sha256=3f9f89604c50aab4505080ac2ffc737026d123116d53d1bafb744d9d33628829
+# autobatch: source-sha256=7add6768f69d8a294277025f914e49922e8158e94ed91eeba2aad1da7fa0c3a4
+# autobatch: inputs-sha256=6748b4b464c97585cf42d289d8f00f1831edc3d3e31a13d3de54e3e1f8f47b06
 # autobatch: body-sha256=f32de5630daed58eb873d8b4e226d56732f9f8d4aa95b933f80b2bc652a85cd6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

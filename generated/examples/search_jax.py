@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=9c30b7509e365f7a5e676698fcadf0271393b0378f4320944d51da00a2250303
-# autobatch: inputs-sha256=589139884d77a8061c256b9548b553e263d12d5a435d4c9daca8334b43e9294f
+# autobatch: source-sha256=a695dfdf04d1cf59bfae31444628ff4f043e2d2964a6f6ee68ce12d6b353b5df
+# autobatch: inputs-sha256=4d7f2ab58d2d4b84e5d900c5bc7db2d0a4d36741d6fc9febe669fce049cc3e8d
 # autobatch: body-sha256=293bcfbb98c1263f72f249ef513b54b656a79ac1e750f77a9fb58d3c308786dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

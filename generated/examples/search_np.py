@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=9a5d0ec68e9334c6b17733b10410396580f87048f0abca976660f0d5f059d980
-# autobatch: inputs-sha256=de236e75d8d54f94585189c7f39d4423b28d718956a5c41de9f569706bffb821
+# autobatch: source-sha256=a0c0541c40ca073a7aa27c1ae8a1a6c479af4e76b0392aaf1d12f65b83893c4c
+# autobatch: inputs-sha256=820eaf53f890a4a27350ea2874237afdd381bc357ebf4515e381ca5a6b6de7ed
 # autobatch: body-sha256=d0c7c5f45a457635394a1525e1d8ffaed7793c618a90a66b7a49853798199399
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=471dc5a1b13c343fb266808d56a6ce4eb58cc116b30aefa64fc401e55604805a
-# autobatch: inputs-sha256=8bf3097584b13324b94e4b12a67ced5efff382e04c41f4a46f17e444a83d87f3
+# autobatch: source-sha256=7096df2725adb38108ea261d4901647c9a3ef8f0f61babc7bce9d65a515e3a41
+# autobatch: inputs-sha256=1f1729da0b9ea872f50a23fc0b20fee3e16ae95ca1eed867df30d6bbfd317b21
 # autobatch: body-sha256=68b9db80a945d67e3317865b3e2472b212eced887917f27d74f4c2506b2badd9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=0b90c045aa0fd064619447c23d9249eaed046b4bee2572628170939139e9ecfc
-# autobatch: inputs-sha256=955a418513fa0897962eec4fb1f213d3ccf28c9513dc0fdc2c856f0233ed7c98
+# autobatch: source-sha256=bfbeae27d9c21fdc689bf8e840a1639c3bdf9e79eb9401ab5b5824ffe3a9db02
+# autobatch: inputs-sha256=16f434743fd25fa2987b079c4db40068b4a17b98ac7a28a9d46292e977c92ee5
 # autobatch: body-sha256=a078a6aac5216e6194471537b0af422000666cd25fb5d37668bf2a91ef0b1a0e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

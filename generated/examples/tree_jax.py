@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=93accd2fde02f7d3fd6b200a9216f826924059b19fa332504d8870d97dc3fb7f
-# autobatch: inputs-sha256=397fb5bf8d424ee2cece9147c8646b30a4d9b6f952f6572185a22f70de79bf5e
+# autobatch: source-sha256=6f0821d55fec54e5adb43e8fd3fa8916b60d886cc8c933b86bc336e12748c224
+# autobatch: inputs-sha256=0f4eef4050df14072d43471457057de5fc7ddca7fa84754ce3512f0a3f1b773e
 # autobatch: body-sha256=e6bf1e07972a203a718e28e0d3991b54353926c5cffb09be631300132e30e9ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=2799e5f13829280ff655a54e92b016be5373a95db9430d11e6ba46bd335cb3d8
-# autobatch: inputs-sha256=9e421ba265586ca197d504667971543758c644dff6df1db91ecc71b6976b6903
+# autobatch: source-sha256=c88ccc5f54953884ee2f846f7e00157b6e5f302ae86d2efcb6fabf656d6429d3
+# autobatch: inputs-sha256=97c7db1782ba283f6f67cd83aa471308102c1b5f7ac339a6178dc128d2d34a1a
 # autobatch: body-sha256=b59d69de92e8b034ad36f2506fee9dcf65d4915f0a2f1b2761beeb45c7612ff0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

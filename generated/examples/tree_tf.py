@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=94e590616a18aa06d3b0cccc63be1147a1b1bed1cae3ea6c1178823e29a4e731
-# autobatch: inputs-sha256=02bb227dfa46b9750f3f1c4ee398e21c92a4dc7e5ae1745a1161aad0db323429
+# autobatch: source-sha256=09121e3d853c1661baf56e824d1da271cd180e284c1a8368df90267be0c75f98
+# autobatch: inputs-sha256=4046d6f4792839891386a5fe20ca08e94c36692dc46b19470874ec29a893f876
 # autobatch: body-sha256=9f05365388b7dbd8c18b7f84ce497c060e6471fc11225f2e5d81d239b22c514b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=6760f5bca60899e583a1160923bcc5e0a644befdb020abfa54dfdf0463171bbe
-# autobatch: inputs-sha256=60cc55ffe238dbdc91b2f51635e370223059a6d88ef822dce18c1fadb8900726
+# autobatch: source-sha256=fe2fb16da3a3d4e10afa2d9fd258b7bfeab35c3a08d6b2052d621fc3d09f5332
+# autobatch: inputs-sha256=b51083a79d206cb03d28dacc238f7ee128205990e4a1425eb3df097a9f9a8206
 # autobatch: body-sha256=d81947ebb1447eaf520ecf2c8401b9897ee743db744907dd5739f96ac82245cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

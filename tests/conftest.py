@@ -48,3 +48,41 @@ def released_programs():
         if runtime is not None:
             runtime.release_compiled()
     gc.collect()
+
+
+# ---- the order files run in -------------------------------------------------
+#
+# xdist's loadfile hands each process one test file at a time, and by default
+# (--loadscope-reorder) the files with the most tests first.  Few tests are
+# not short ones: posteriordb (5 tests, minutes), the fuzzer (16) and the
+# samplers came last, and one process ran them while the other had finished.
+# Instead the longest files go first (longest processing time first: the
+# shortest ones fill in at the end), by tests/durations.json, the seconds each
+# file took alone (`python -m tools.test_durations`); a file it lacks counts
+# DEFAULT_SECONDS_PER_TEST a test.  Within a file the order is unchanged.
+
+DURATIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "durations.json")
+DEFAULT_SECONDS_PER_TEST = 0.6
+
+
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):  # xdist's reorder by test count would undo ours
+        config.option.loadscopereorder = False
+
+
+def file_seconds(items):
+    """{test file: expected seconds} for the collected items."""
+    import json
+
+    with open(DURATIONS, encoding="utf-8") as f:
+        known = json.load(f)["seconds"]
+    counts = {}
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        counts[path] = counts.get(path, 0) + 1
+    return {path: known.get(path, DEFAULT_SECONDS_PER_TEST * n) for path, n in counts.items()}
+
+
+def pytest_collection_modifyitems(session, config, items):
+    seconds = file_seconds(items)
+    items.sort(key=lambda item: -seconds[item.nodeid.split("::")[0]])  # stable: a file keeps its order

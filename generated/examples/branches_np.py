@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=fe89ad24e103fd5755371e4ac9c4d456a254c94c9fa919fa83068fb1e5e30c3a
-# autobatch: inputs-sha256=5e1dc0cf9854e7ab3a70fbc785de674c4fbe201e481e32478918bbbd3120ce81
+# autobatch: source-sha256=f3bee0bbeb19941da074c9ea09d04e7033a20eaa5badc17bb945b50eeabe3216
+# autobatch: inputs-sha256=21c195c8938f7c8106e8c6c383651c867559e55a3de7df6289ae33b0fcdab63a
 # autobatch: body-sha256=6f0deca23e43766313eddc3b9bad8dc3b6064fe61f994785b3c0232293936d9c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

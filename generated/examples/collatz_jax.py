@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=0b141135e5c1d2640b5d14af17c05e282e38a678d70c084454fb791fb629f7ad
-# autobatch: inputs-sha256=4fe8da07c3c585993bc6409a1b79ef4cd4c03d928c1a877e5b6c6d5022495b75
+# autobatch: source-sha256=f632072cfe3954d15fac05db91ecd0fe6f89007d0bc2291477e9c1750c056e54
+# autobatch: inputs-sha256=da8cdca2e0c48daf3da19ae327e49d20cc1487e54cd0cb59e0d451d01a817205
 # autobatch: body-sha256=b9f0f537357439f9029d2791eacd1c094ea2f7cc92432dfc5903157a3c2dbcda
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

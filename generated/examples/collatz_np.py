@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=6d9aba3fdb146b1f5acbef5bf845843f634788316fdba17a1ae6697d71745e8a
-# autobatch: inputs-sha256=5b11bb0a6f83bccd61d284f9b9469b2ff9ae711240b534a8da33e6fa65e3522a
+# autobatch: source-sha256=3e398fe8c63581617dfc34c3d3229662bfe8cd796bfef44a0012748f60051e86
+# autobatch: inputs-sha256=6c95ced94738e668102735266a5edcaa0b81dfa9d0ff79f836cd54e948b7030d
 # autobatch: body-sha256=5eb93cbe3d5c830fe2fcfafe79e8b673c37648064484e162e606e600429762ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=d77dbd911a5b6876a521e9e5b867374f604b7bbdf90f478a947240006a06afd4
-# autobatch: inputs-sha256=b6072cb9b0da7c59e5c3a45b64914f7fbddbdaecf6349b6248ec50ad67784cca
+# autobatch: source-sha256=3f0244d6a8e0bd24196955c067d7bd93ce1548bb15e8060751e058a1d11b7ad9
+# autobatch: inputs-sha256=903c894699ec8bbdefe1b66875ecbe9e4cdcdf3dead29b0a909ab9154a3bf08e
 # autobatch: body-sha256=bee19839319526c77602b9e76f894e6beada6eb92bc0504c38689353e7be462b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=a5ce3ef29b4d7d016223e63debca065e4eaf1bbc935bf59941ec9ddf5f855e83
-# autobatch: inputs-sha256=ef339ca03c780a63c3ee192aeaf8e63d96c6c252eec45dc84416c31f2a01685a
+# autobatch: source-sha256=ca68a45fb236169f6714abcdc044c44105873ce22222b6dc1c60b40c46add17a
+# autobatch: inputs-sha256=8a2d9af7109a25e8a2cdce2e031f94e63fe823adbcedbb38828d411b51321b58
 # autobatch: body-sha256=73d19ce0f4d0006ae205e91c7220114404aad01b37300b65fd6da3b047b9507c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

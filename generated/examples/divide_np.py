@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4c027456e6b49dd52654393289748ba3c3945ffcc6f4d9573e2e8212ec496a02
-# autobatch: inputs-sha256=15a7640dec7d9f1ca2dca1a0c734a127c9a8d6b2180c3c323526268b6778f034
+# autobatch: source-sha256=371bdeea5bf6b9042fbf173c938b10436a75cbb2f0eb378f68ccc944023fdbf1
+# autobatch: inputs-sha256=455999d228d8e10fd9efac90326dd7e03d15b4e08817ff32902bbd100f1e8106
 # autobatch: body-sha256=4f12adc06d51c7845dcdb3985f48524116c43f421196ceab3d8b64fb4ba04f47
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

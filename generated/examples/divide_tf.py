@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=16d8cd601ca3d7ab568fabc3b6d2167f9c80d9ea41be71f6017ddd41e9120030
-# autobatch: inputs-sha256=054b7c1092c63dec394274b928e6eb544684561e42e44e4aaee6b8841d7266f9
+# autobatch: source-sha256=ef584b23571208f214bd71fb13d8f350a667c72695b0e9d80deae119267ef713
+# autobatch: inputs-sha256=6ada7e067d8c6d52847d3dd3423caacbafe982ac6bb9b820e4337ed4f79c80ed
 # autobatch: body-sha256=0fee83bac47fb6e06d7da95dc544ca5cf5c000a05d42b4e0daba05ec806e6b59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=c36661137cf5323fd4d3739887e37b33cfa5e8b82c0831bcdc2ef1bd83bcc33c
-# autobatch: inputs-sha256=845d742e42ab4028742b40ac8a66247773815d2f17cd705375f1c4ab71f29632
+# autobatch: source-sha256=a1bc76b53b7563dd6d28514987fbcd131177b627598642a2a32602ffec3ee189
+# autobatch: inputs-sha256=15654edc8657ddd561e678fbc289ba94a4ead0736f47ba1a282ee35b08823b4f
 # autobatch: body-sha256=8712f3bb6003bfc73471b99206c78e79702555bb7b4055e56007af1714e1227a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

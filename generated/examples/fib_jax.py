@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=43649100d6e942e73046e6d1fafd37643fdfe3d0855dd50fd8fcc742a49a9948
-# autobatch: inputs-sha256=8274f4ec276cfdb91f0d21f4bd060886efe0efb692fce84b0e9ab1f60d0ba03c
+# autobatch: source-sha256=cacffbac585c714a60c597bc7115237fc11d197189ac13161718c977894dfd97
+# autobatch: inputs-sha256=e6d1f151f6c52b09e9ecac6421533128a5f8559275ce8cb8ca85084239b5df53
 # autobatch: body-sha256=7b2c20796c3d7004cc1d4f3ba996c7ff950898c5afb62a91177844ab5a6f3a43
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

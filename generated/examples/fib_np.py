@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=fa41e04385dda392d08c9b0fb4894032be86edac22a416c304d1cf1822fdfc27
-# autobatch: inputs-sha256=9cc238f0e712c323b5580cb290c9a1890c08cb8706d0d7c42bf3e81bf3e99e6d
+# autobatch: source-sha256=eb713d1ee1e53f5537edfca0d5ab87c83783d006d3927dad0ec21dcfebdfae55
+# autobatch: inputs-sha256=07d355cb7c96e5c52782db1c260ffbe461dbf79699a26d9c637d9735cdfea39c
 # autobatch: body-sha256=2fb135babef38bb800d6ac2c4c2af19becfd4a2c29e4c840676a25f203e12b92
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

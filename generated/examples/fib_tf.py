@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=8f85c72e8d16a250565321e34044fe966a15c7c65406f3ca7974841f1d73b6e1
-# autobatch: inputs-sha256=006f51186699c9a6e61066bc69b98268900ded17a839be0ef0dd74617fe71754
+# autobatch: source-sha256=61fdd13a3fdb1b3f16ff0147e125f49e0487280f06b770270f3ec1dfd11db997
+# autobatch: inputs-sha256=b4fea3890dbbcf197877b490b7b7f46d7127113195cd5d59ceba68e4b2eda3ff
 # autobatch: body-sha256=e7720649557d4f0a453c63ebe5d3d78e8c93c00d8feee7ffb3b66b577e5a69b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=7e71e037caa03132652df9f17196b3d72d159780838e2106fb9217c3c6a048ee
-# autobatch: inputs-sha256=a7200bf75a31b02d8f8529ef1c0064775b228f921215615e623ce6dc0c48144f
+# autobatch: source-sha256=815aa5f51440fbbe357558189830e6fb02f77c1a46a71c721e82c75325a6d6ef
+# autobatch: inputs-sha256=a0659181e5fa3ccad7c553bb3764cf1e3326273c130b67e21c1fd1dc8899cf13
 # autobatch: body-sha256=af46d848698c91918ec0def719d617a0bfcced757cc33e538349a80d7ddaf250
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

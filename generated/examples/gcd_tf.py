@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=335c5bfbddfc3dc889b773b73c24c01e1c13eb8700fa0b0e8ce3bfcf5e6715ef
-# autobatch: inputs-sha256=9172318851932784eae19554b98df9ab59497868d8e768cae8eb1c3717356880
+# autobatch: source-sha256=2e333daf9e53c35e86c4f384ec920dcba1ebc34c275ac20e96e762c0b95071b3
+# autobatch: inputs-sha256=e4bcdb2b3daba299eba10a150982fd32c1bb78c22301c072354e4eabdb2d68a8
 # autobatch: body-sha256=6c1d672ac7a1e822c7adc7d41c1f708dde587328a4825c74727c64997d265b79
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c31bc6f91856193ce163f9f3a3dd5888d2ac31e8eebc55fdb301fcf2929fdea3
-# autobatch: inputs-sha256=cf49d5ba254aa938cd9ae4dcb43af93ff6478a82fbbfd199793090c35699864e
+# autobatch: source-sha256=6f0d2708d2e14fccda2a59ff5b2053e2fa34387087e6382890d743d638a82f0e
+# autobatch: inputs-sha256=1d66068b56ea4353d4f0925400ab351b34d65c270988db0597957a61c090dc35
 # autobatch: body-sha256=a0f383c934e111c161e14e116b414013a3db0e0269973408a422e4eea8fb4d3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=15f42d14632d8eabb8e8f68505af9b88328b5881173817d34860a1e02daf84dd
-# autobatch: inputs-sha256=5f93411ad5655d7e55469734ffdfcfc3e2cce8d377eebc48b2ed889912141b3e
+# autobatch: source-sha256=a506294a57eb52f9e3774e6580daabc50496fae461b83d14a5fcabed1a1c248c
+# autobatch: inputs-sha256=e2a37938a5c26ccae187d63ea7ad5f35594b71686baa317939c87964208715c7
 # autobatch: body-sha256=eb8fe8bc4818b9cbcb414ddeb379c83dbd2dc6f06849d4e9c12738c8a87ab62d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=78be507c5c5e1156859cb19a34be86005c62fe1fc534b404c1c2fb7c96f79148
-# autobatch: inputs-sha256=ed345ed33f995ede9122e28fbec6dfecc8a8c5126643a970567805c9d58341d1
+# autobatch: source-sha256=332cce35b23eb3fca21ad227dbbb0c52a98c84455117b719cc2678aec131f1fe
+# autobatch: inputs-sha256=ed19810404db9e81d938807666ee3206e93f314baf748e836fe6f9cb6edc8c9e
 # autobatch: body-sha256=47fc9c8366ee0de72036b89f750d69724b38afb32a855c637e08c974f27e5a24
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=fcd79bd326de07ccd466e53b5588d1dfe2417db1f30594099e098a6c5b19d612
-# autobatch: inputs-sha256=5896ce134ee30b060a11bb8f1e9c40acc4d44ba90c684b35f8e1267587a9ccce
+# autobatch: source-sha256=b5d98e513a4d609b6e1f0c2ce853a85ea8958eca11aa605c20133d52a5e5dad3
+# autobatch: inputs-sha256=d312d0292fd41b0720d231e5543f07c72081f1a96d99666af5b54289e6edc0f9
 # autobatch: body-sha256=91417c39e6ad4404655a0cc30007aaf30820da4e5243c1c8f4a737f15e831f4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

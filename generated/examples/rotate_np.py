@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=f1f01941493000c2d95360f96c415dd43cea6af9325e7832e31cd060ef5f1178
-# autobatch: inputs-sha256=d69706009dff8039bc319edba44834076cf39a530bc532506b851f400a13a8c8
+# autobatch: source-sha256=807361a5927881fd4dd4fe27b430171be4e345b94a836f024ab27333e2c94a3b
+# autobatch: inputs-sha256=5fc431dfd244aa5f90359cc8e7acb0168b6933f600c19d24a20f687ab2dbb49c
 # autobatch: body-sha256=43fc20e8432ec63756d4649e72d86e93aa91a2f6c6b6355a33864a469015c7c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=d351d535c3182baaf683d5fd9048ab4f31e8886ebbca58a4318a8f367fc33bd1
-# autobatch: inputs-sha256=c58f2ed367c98538a3a945dc004077cf9f92c724f89ed1cb6e6fe283d0e0096e
+# autobatch: source-sha256=4a13542d794c10fc6819e6e65ccae37f364de36b55394e45db074e92e7c2320b
+# autobatch: inputs-sha256=60c4dd803390afc639b7aff255f04fadbedb35b2c2b06f4bdde6b2a8861bda4e
 # autobatch: body-sha256=a90a0037fb3adcd5b7c51530addaf8f844a44d5b7a92661e17c75690f2c994c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

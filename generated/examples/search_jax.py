@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=a3a537a3a30caf2f9d3c0af0fb9de8a89d07fd48d1516c481c87270fa78862b1
-# autobatch: inputs-sha256=5ec5ca131ec130c80c837f61ae7447c908f6e885e0a88f8039f94ec21a7304a6
+# autobatch: source-sha256=883ab860d1d33158845db6f3893d37ab1c1547226a3f3a073164a6d539f2aac7
+# autobatch: inputs-sha256=21465b783e956a4833f829f49c31f79731f54f773ddea166153cc55b12bae03b
 # autobatch: body-sha256=9f65891050eb2ee439f2b92e6629ca00e6066bf2b7eee4bb0b14e699db5c89e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=4d1634e2ba528a092f2db25a28e3ce5b2efbfd3f436a08985f57987ec1969ee4
-# autobatch: inputs-sha256=4e0e7b4ee7ca6bce7c5ad34d1c1d1b83e3e7c3ffdfc347b9ab1d748bfe68bec8
+# autobatch: source-sha256=f731395bee6f03d14a9ce5dba0e42fb1eb1a2db1c6203b5df2dce84280db48a4
+# autobatch: inputs-sha256=5cadb35de637bac7547712a2b00bd2696f36e8bfdc24a52a7d0b6bb6276007ee
 # autobatch: body-sha256=2a28bed54bde6d6eb70ed21fc5cd8a9a9c72565b8d5983d0fbdfcca707afba6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

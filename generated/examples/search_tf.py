@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=3a636fc6de5089a7f03ca25d674f7de607f94f2e6e4668ade40cef5cd946f441
-# autobatch: inputs-sha256=9d624cfb42e463aa21c1d3683c7010b6227867bb6fc59b1981e6cf0bcc80852f
+# autobatch: source-sha256=3f8baca8ddaf2efced11831ff1c7a981b92689981ed3c36e50a9968ab5a495e4
+# autobatch: inputs-sha256=1c923aadea1a327d7f2442a5a032358e2fd68c29f05016cbba7cbe95b8d0a874
 # autobatch: body-sha256=5509ece51f71a035657508c87b3552a1a54b86364789d208312929bddbeff721
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=d163b8d0dda2159b8cb39c12ddd5249ee35b1f7204a5bd46f2117495570af004
-# autobatch: inputs-sha256=e764a27a441e53db7acaae79b073e1bc8f5cdc09f256d8e8a41328347364b1ba
+# autobatch: source-sha256=e5b40f715e952e4b8a4ce38205996e3cb87cb962670d4a75b0b32bb38e51dbb9
+# autobatch: inputs-sha256=131ec8bc89512595550be819abd917c41fb586380d71b8f9551dbb1899fa09b8
 # autobatch: body-sha256=00c5d5e5361c9e3e6d6ed4403a6b64a6acc8bcb5a21e1f2dbc2561d9440a5b72
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

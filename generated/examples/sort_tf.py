@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=2c0b02e2ae757edffc9f9aadef40f40f61ee971cf4f7a2152ec880cfbced72f0
-# autobatch: inputs-sha256=24d34e56aa7919d205147a2f528fab50c884915dbefad8e17a0c58f2fa4e6de2
+# autobatch: source-sha256=3c093981ba2921a14eae2c856c936eb7a9009f9f12a597702748b7db98fc3874
+# autobatch: inputs-sha256=0d1b1f3d464e7d4cb99e69a6161a557d12171348934730829356b619d53cf22c
 # autobatch: body-sha256=eef43f84301393be9abd559d2193def35e87f6eca8dfd315e5c022be499e7ccf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

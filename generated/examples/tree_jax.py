@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=96b80b1afd98adde08c968db341652810f23ef2fb11a7d5bf4f86d29f1c8a663
-# autobatch: inputs-sha256=71050172dfa1b1969aa42a0af51ed0fa44830594f9b6018ff80eabd43261a0d4
+# autobatch: source-sha256=032bac624046b9e88ee2bf9ab2887eae6a55b7da8b9bbc9c2afe1b74f4c38f00
+# autobatch: inputs-sha256=17f76b5e5de7fc19857caf7e76fc8927be1942c9e7d1e67c9433c571a82b187f
 # autobatch: body-sha256=59dd3fed482091e04ad74066fb6bf26bbeee46a5fe77377c50608466a5740753
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

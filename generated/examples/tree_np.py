@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=d1d74884a2d1924c7d630b6607fd28cb94bb0eb6d937bec4803df16583b9b0fe
-# autobatch: inputs-sha256=0017d1202b3515eb2b3821fdbc7929a92ae1f07c74c988cbc5cff748b91925d8
+# autobatch: source-sha256=67c9591fe208bf1641e248851952a2ece974cc1ddaa8303c4eb62e06f9a65f4a
+# autobatch: inputs-sha256=872d993356e72841263f973478b0dfd6336896b46dfaae758ce8087b06d48512
 # autobatch: body-sha256=646d2b2e3c45af8547cd1ec96465d207e117c7f11e9a125c53ff79c174190e49
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

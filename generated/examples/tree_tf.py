@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=e3caf3e20e05da53f37a33a13da0399c6eb501569309888d77646d721e7bb2fe
-# autobatch: inputs-sha256=3d2c4c35839e68cdf16f6b68cfca7d82a1cd023a985b3998164e94c6637ec4ac
+# autobatch: source-sha256=f3b4d7079fe1e69695633776bfabf5d39408dce262ec1dc3bd9fcfa5fd60c57b
+# autobatch: inputs-sha256=570a40fb4d8d13751e9deeaece2ed7fef3eb75cd39d050a3b7110678b0879dbc
 # autobatch: body-sha256=d450a15909a26393eab2176520aeb54759c7974667fe976587dc6bc47416fa5b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=8361ea671eeb913d3c105678578a8161bd812a827f922eb32062b4a49db78c2a
-# autobatch: inputs-sha256=234a6f4a15b1f7f5b6bc81d24a8c310a23908f0497063df809264cb56350c5af
+# autobatch: source-sha256=3403f841f435858ba53f705b68a64f96d4a2535c2a12c900a6a4d2740345157f
+# autobatch: inputs-sha256=d38565990661883f0fade4b971b48777d7ced0c3fcab7966468f78aa7be3dcdc
 # autobatch: body-sha256=4e8c657b820dfedb8e19ca4efbb9a81f5d9f98c6fdfddb736a125b11fd63e49a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

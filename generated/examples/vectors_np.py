@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=0454bd0f81b118eebd066d3169f15e300f24f3784d561b05dc1faaeb61bf074b
-# autobatch: inputs-sha256=9d6f8300f234e3947c2fb5ef6df83e23d8f0e1254e6fee3ed6a9114f4b7d96ca
+# autobatch: source-sha256=0eff18b158c43df04ed9d37ffef6864b638325c2bcfacc017fcc754fdd2fa5c7
+# autobatch: inputs-sha256=b39f777df2feaab787e73595d0ed0f1c974bb42df994978858f03698711e446e
 # autobatch: body-sha256=561734dd46ba211738b40a9e48b1a61e2e3461590211e9c2697b9e1f4de320d6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=d30e15a484eca1ddfada725277ea426f3ec2068c895a09c48d501261a00e1bbd
-# autobatch: inputs-sha256=831a2ca5c9534c6df706407628b035c023cd0e72f7aacaa98daf4ab202c6ebb2
+# autobatch: source-sha256=dc0417be5c52d7ebbfbfa48e0e54ecf849ecb3b872be6715fd614253f29c5338
+# autobatch: inputs-sha256=677eddb36c59ab1b8923b7232cfea826437c44cd51fe3cc4731e33ce30b88557
 # autobatch: body-sha256=bc8f2f8afa9a5147406b390301fb5cabb9bccc35ed229dea2d0249f67f57a5b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -7,6 +7,7 @@ numbers to the file's and attaches an `Origin` to every node as
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import linecache
@@ -94,3 +95,11 @@ def _attach_origins(tree, filename, path, line_offset, col_offset):
 
 def origin_of(node, fallback=None) -> Origin:
     return getattr(node, "origin", None) or fallback
+
+
+def node_text(node) -> str:
+    """The Python source text of a gast expression (for messages)."""
+    import ast
+
+    tree = gast.gast_to_ast(gast.Expression(body=copy.deepcopy(node)))
+    return ast.unparse(ast.fix_missing_locations(tree))

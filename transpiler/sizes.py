@@ -202,7 +202,9 @@ def compile_generic(signature: Sequence, compile_at: Callable, fingerprint: Call
     count = len(T.symbols_of(signature))
     avoid = set(avoid)
     first = probe_values(count, avoid)
-    second = probe_values(count, avoid, skip=count)
+    # Larger values, in the opposite order: a program that depends on which
+    # of two sizes is the larger (a capacity `max(n, m)`) differs as well.
+    second = probe_values(count, avoid, skip=count)[::-1]
     results = []
     for values in (first, second):
         bound = bind(signature, values)

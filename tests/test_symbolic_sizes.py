@@ -39,13 +39,14 @@ def _tree_digest():
 
 
 def test_generalize_names_sizes_in_order_and_shares_equal_ones():
+    """Equal sizes share a symbol; 0 stays 0; dtypes and ranks stay."""
     concrete = S.parse("(float64[8], int64[8, 3], int64[0], int64[])")
     general = sizes.generalize(concrete)
     assert T.signature_text(general) == "(float64[n], int64[n, m], int64[0], int64[])"
-    assert sizes.matches(general, S.parse("(float64[5], int64[5, 2], int64[0], int64[])"))
-    assert not sizes.matches(general, S.parse("(float64[5], int64[6, 2], int64[0], int64[])"))
-    assert not sizes.matches(general, S.parse("(float64[5], int64[5, 2], int64[1], int64[])"))
-    assert not sizes.matches(general, S.parse("(float32[5], int64[5, 2], int64[0], int64[])"))
+    # One structure, one program: other sizes generalize to the same signature.
+    assert sizes.generalize(S.parse("(float64[5], int64[5, 2], int64[0], int64[])")) == general
+    assert sizes.generalize(S.parse("(float64[5], int64[6, 2], int64[0], int64[])")) != general
+    assert T.signature_text(sizes.generalize(S.parse("(float64[2], int64[2, 2])"))) == "(float64[n], int64[n, n])"
 
 
 def test_declared_symbols_are_renamed_canonically_and_text_agrees():
@@ -145,6 +146,14 @@ def dot_until(u, w, limit):
 
 
 @ctx.batch
+def weighted_total(u, w):
+    total = 0.0
+    for i in range(len(u)):
+        total += u[i] * w[i % len(w)]
+    return total
+
+
+@ctx.batch
 def vector_depth(v, k):
     if k <= 0:
         return v
@@ -221,3 +230,13 @@ def test_recursion_stacks_vectors_of_a_symbolic_size(mode):
         __import__("transpiler").loader.module_path(ctx.generated_dir, "tests/test_symbolic_sizes.py", "np")
     ).read()
     assert "def vector_depth_stack_bytes(*, size_n):" in text
+
+
+def test_equal_sizes_run_the_program_of_unequal_ones_it_already_has():
+    rng = np.random.default_rng(5)
+    plain = ctx.plain("weighted_total")
+    for n, m in ((4, 7), (5, 5), (3, 3)):
+        u, w = rng.normal(size=(3, n)), rng.normal(size=(3, m))
+        got = weighted_total(u, w, backend="numpy")
+        np.testing.assert_allclose(got, [plain(u[b], w[b]) for b in range(3)])
+    assert _programs("weighted_total") == ["weighted_total(float64[n], float64[m])"]

@@ -601,12 +601,32 @@ class Context:
     def _held_signature(self, name, candidates, backend, mode):
         """The first of `candidates` (signatures) whose program a fresh
         generated module holds (the project's module, or the cache's for a
-        program built elsewhere); the first if none does."""
+        program built elsewhere), then any other program of the module that
+        the call can run (`sizes.matches`: sizes that happen to be equal run
+        the program declared for unequal ones); the first candidate if none."""
+        from transpiler import sizes
+
         filename, root, relpath = self._source_info(name)
         paths = [loader.module_path(self._generated_dir(root), relpath, backend.suffix)]
         if self._builds_elsewhere(name, root):
             paths += [self._cache_path(name, c, backend, mode, relpath, root) for c in candidates]
         texts = [t for t in (loader.read(p) for p in paths) if t is not None]
+        classes = dict(self._functions[name].function.__globals__)
+        held = []
+        for text in texts:
+            header = loader.read_header(loader.split_header(text)[0])
+            for fname, signature_text, program_mode in loader.header_programs(header):
+                if fname != name or program_mode != mode:
+                    continue
+                try:
+                    program = S.parse(signature_text, classes)
+                except (ValueError, TypeError):
+                    continue
+                if sizes.matches(program, candidates[-1]) and program not in held:
+                    held.append(program)
+        candidates = list(candidates) + sorted(
+            (p for p in held if p not in candidates), key=T.signature_text
+        )
         for candidate in candidates:
             wanted = (name, T.signature_text(candidate), mode)
             if any(self._is_fresh(text, wanted) for text in texts):

@@ -141,9 +141,10 @@ def bind(signature: Sequence, values: Sequence[int]) -> tuple:
 
 
 def matches(program: Sequence, concrete: Sequence) -> bool:
-    """True if a call of signature `concrete` can run the program of signature
-    `program`: the same structure and dtypes, equal numeric sizes, and each
-    symbol one size throughout."""
+    """True if a call of signature `concrete` can run the program of
+    signature `program`: the same structure and dtypes, equal numeric sizes,
+    and each symbol one size throughout (a call of two length-8 vectors runs
+    `float64[n], float64[m]` as well as `float64[n], float64[n]`)."""
     if len(program) != len(concrete):
         return False
     bound: Dict[str, int] = {}
@@ -165,7 +166,7 @@ def matches(program: Sequence, concrete: Sequence) -> bool:
                 and len(p.elements) == len(c.elements)
                 and all(same(a, b) for a, b in zip(p.elements, c.elements))
             )
-        return p is c or (p == c and not isinstance(p, T.TensorType))
+        return p is c
 
     return all(same(p, c) for p, c in zip(program, concrete))
 

@@ -257,22 +257,6 @@ def strong(pattern: Pattern) -> Pattern:
     return pattern
 
 
-def concrete(pattern: Pattern) -> Pattern:
-    """The same pattern with every symbolic size its plain (probe) value."""
-    if isinstance(pattern, TensorType):
-        return _plain(pattern, tuple(int(d) for d in pattern.shape))
-    if isinstance(pattern, TupleType):
-        return TupleType(tuple(concrete(e) for e in pattern.elements), pattern.cls)
-    return pattern
-
-
-def _plain(leaf, shape):
-    """A copy of `leaf` with `shape` as given (no probe turns it symbolic)."""
-    out = TensorType(leaf.dtype, (), weak=leaf.weak)
-    object.__setattr__(out, "shape", shape)
-    return out
-
-
 def join(a: Optional[Pattern], b: Optional[Pattern]) -> Optional[Pattern]:
     """The least type holding both `a` and `b` (None means "not known yet")."""
     if a is None:

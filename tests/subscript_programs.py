@@ -736,6 +736,13 @@ def float_index(v, x):
 
 
 @batch
+def assign_list_item(a, b, i, x):
+    items = [a, b]
+    items[i] = x  # <-- assign_list_item
+    return items[0]
+
+
+@batch
 def len_of_scalar(x):
     return len(x)  # <-- len_of_scalar
 

@@ -325,6 +325,13 @@ class _Rewriter(ast.NodeTransformer):
         target, index, value = node.args
         base = self.values.of(target)
         shape = None if base is _UNKNOWN else self.values.event_shape(base)
+        if base is not _UNKNOWN and shape is None and isinstance(base, list):
+            name = ast.unparse(target)
+            raise SubscriptError(
+                f"item assignment needs a per-example array; `{name}` is a list, and a list's "
+                f"items cannot be assigned in a batched function: build a new list (`{name} = "
+                "[...]` with the new item), or keep the items in an array and assign its elements"
+            )
         if base is not _UNKNOWN and shape is None:
             raise SubscriptError(
                 f"item assignment needs a per-example array; `{ast.unparse(target)}` is not "

@@ -54,6 +54,7 @@ CASES = {
     "shapes": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.normal(size=(n, 3, 4))),
     "tables": lambda rng, n: (rng.integers(-8, 8, n), rng.integers(-5, 5, n)),
     "local_lists": lambda rng, n: (rng.normal(size=n), rng.integers(-3, 3, n)),
+    "index_tuple_by_bool": lambda rng, n: (rng.normal(size=n), rng.integers(0, 2, n).astype(bool)),
     "divide_by_element": lambda rng, n: (rng.integers(1, 9, (n, 5)), rng.integers(-3, 5, n)),
     "divide_by_shape": lambda rng, n: (
         rng.integers(-9, 9, (n, 6)),
@@ -422,6 +423,7 @@ REFUSED = [
     ("table_static_out_of_range", (np.array([1, 2]),), "8"),
     ("index_into_tuple", (np.array([1, 2]), np.array([0, 1])), "tuple"),
     ("float_index", (np.zeros((2, 6)), np.array([0.0, 1.0])), "float64"),
+    ("float_index_into_tuple", (np.zeros(2), np.array([0.0, 1.0])), "index with an int (`int(f)`)"),
     ("assign_list_item", (np.zeros(2), np.ones(2), np.array([0, 1]), np.ones(2)), "`items` is a list"),
     ("len_of_scalar", (np.array([1, 2]),), "len()"),
     ("transpose", (np.zeros((2, 3, 4)),), "`.T`"),

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=ff450b6aa38c8b220d3337797d7a4b1ce75fe9ceaa7e5587bb983052dfbaeee0
-# autobatch: inputs-sha256=78166b5853bacf6b548121dd70af8c94fa6cc4572483cd9e6ff0290508c9acbe
+# autobatch: source-sha256=09a17f406920a67853294a9e84fc9b2831bb785a63ac2c38054f0d93d4a7a0af
+# autobatch: inputs-sha256=451bebdb74dc5eb7df353b533446036922b46252de7b1fecf3d1dab0f0b17765
 # autobatch: body-sha256=db689ee64dbe5d2aec5d331e044e1d17a46d8df0f1ca1e44c7fde7cf2c48aea0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

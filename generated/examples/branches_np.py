@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=89b5b673c9b1703040870afc70ac5bce47721de932760832e2bdb230accaa07b
-# autobatch: inputs-sha256=2331c2e235cbb8cc15c918ecb1aaf5e3f14d49709c24560065fa070081ccad81
+# autobatch: source-sha256=df7488cce979e394eb33ca9f4d859d39763616c910452f5ae899a2b7b0aa0374
+# autobatch: inputs-sha256=321d98a3686688567facc8e9b3337a2e092df96c1aacd52df5874468b1c373d2
 # autobatch: body-sha256=386624b19a4c12a4bde4d45a55a9021f407f17268f7d4e6d95f5b305d017becf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

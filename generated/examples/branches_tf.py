@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=10c9d7e3a38b222286bd6232f8af320def21b4e07af3f5aed994a838b231aa56
-# autobatch: inputs-sha256=1a6aae0e89d1a56390da397acd87d84738e0784f1b5d21a4f110015b70b4d6ea
+# autobatch: source-sha256=9746d5f747ee1349246ff0f80a92f1a463988276ea02ef51a22a5e0d582503f8
+# autobatch: inputs-sha256=14eca1e6cd6acf9f7ae938e8a6fcd1d0fb946b9038fa86ee6a1cc16e6b2ce736
 # autobatch: body-sha256=1fc86e4b89fa7a5a4bec0d266d08887fdb6ac123c75f67f12ccc6a57b3f52bbe
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=6cac25ae3aeb5127cd759e4e315caa28ae798d9601974ffb07f5fb4a9c183ff5
-# autobatch: inputs-sha256=2508a45f95aa3c4835dc968f19ad08fbd1bb25f5e2fb7502778bd550254f33ac
+# autobatch: source-sha256=018bb473bc9fb5bec84bdd5681d458a431fab5009ee16bfe12ea28a4bbf01fbb
+# autobatch: inputs-sha256=099672ee75fed6735295930320e2d194e80e6e146d6348f3db611743bb91d6ae
 # autobatch: body-sha256=dc93dfab3a1978e027477a7035b1919c5d83156e337595ff3451669dc8bbe97c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

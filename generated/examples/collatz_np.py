@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=334a13a473f04690042dfa1fc63a7fc541c6e83878f0447e913c003375769185
-# autobatch: inputs-sha256=d98e6ec4cbaca871099f4a8c480897743d15e0afef0c6a2bcc3695f13f56003e
+# autobatch: source-sha256=d7d92194c633dcf4497180ff50f44d8b4238c6592969d91c7c4c0da319c0f61a
+# autobatch: inputs-sha256=5081aab709dc9073ca1dee6dcb00bfdd8300b0c4b84dfb3b0c3324718efb3061
 # autobatch: body-sha256=5d3cdf6039832562f1db0039ff785626e49ca94f5b73fef69d587ee8eac2dd59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=c20bc2d05c3a15412f0a6f1a5c5deeb56ec93d230e8bf574ae88504e29e262b9
-# autobatch: inputs-sha256=2cfdb0d37ef2f5f5264b6949db2ee1b8e804f0e0232b5a206a1f96f6b9bf64c1
+# autobatch: source-sha256=42fe1e1cd6669bb75f707e36eec9762a8980fdaeff4f8848a9942ae7e4e034b8
+# autobatch: inputs-sha256=13093ff6829228348b84954e057414af7942ff7f98d20bd4bc4d12473a1afd17
 # autobatch: body-sha256=bd4273119d75b479f4875b35720fde62bcf846bf077f69cde876bb3210adb2cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4bdce15bae84d306cda97f4e734f2b2f965a11cf98c4e86747d8524e6d7aaaee
-# autobatch: inputs-sha256=66d903cc7ced639945b92e0a336f4fcda8c3350807ccb3dc184d493cbd63ef61
+# autobatch: source-sha256=2aa667369e97fadf9146d24ea14ecc29785da8afb16dcb5908d4fb0545307096
+# autobatch: inputs-sha256=788e974d06c9aaa592556c92523e1217cc0145b883f93f842120f586a91ac873
 # autobatch: body-sha256=582a29bcb54a60831b951fe3d6f9cfd9f7f675c469e67715de9e2ad817e5588c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=7276b8490237b777e81a3292a5110dabb9cecbd37b7f97ccc3bac47a78aa17c2
-# autobatch: inputs-sha256=bfff3169d6351c5377208f5a186a87dd739a6c0056d278d1e13b32dda464f860
+# autobatch: source-sha256=045a1001688de81c157da6b07e4d01997a2f46f93e5bd2ee7c253498c6a25631
+# autobatch: inputs-sha256=5be05bca4a340ff4689d4f6d8f6207c2001c860a0331fd3c3207b904e44526fc
 # autobatch: body-sha256=2a4cf92e803242911441312d2e47beb585845e6f75a3936416821a0f61df4120
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=46b9c785a57e63ec6814086fe797256dec6028a3c5b6aa6c19cb9dbd146f9c15
-# autobatch: inputs-sha256=3820589d5edf063d0cfc0ba9d0d157f91a1492cf0597bacdfe93e5c05139a849
+# autobatch: source-sha256=e3d1e0992edf4bf36f7c9d669749a8ec39f5ebcc0d1d99aa0a55d484e22fc289
+# autobatch: inputs-sha256=0097565abad3bab0bbebe99c89cbd9669cea15d30dc35d64b79f6e7c6a63abf1
 # autobatch: body-sha256=7f8cfba6eb2755803de3c090f6444c3b1efca3ddbfda254f3ac0cc7a78665098
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=31eb127aad21721e3d2b883d0a52e4e4e8a4ddf1aebb3274ac2e4c4161c85ff7
-# autobatch: inputs-sha256=e363fa759d060eeedbe3b47e37c58503cbf7bb7db719edb9192285d11e7dc7d7
+# autobatch: source-sha256=663a315bf06bc3cec60be54dd9ca4fda8cae8379bbc101e85f2dc88e4619182e
+# autobatch: inputs-sha256=f08a3b54bf7accf4fbbc1de40f3c90d471b8e67277eaf5dd664bef5b4f77de8f
 # autobatch: body-sha256=6fd5d45cd8e58879eb36a814cc2ee3275982cd4174117aa38abc5f7393f7a220
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

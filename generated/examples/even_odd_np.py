@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=06ccbe3abd76fa3f34ebeab9b8b37cc1d79d5851d4c5457d8dd7f4653b366a51
-# autobatch: inputs-sha256=046c3264c637070f21cc31f1a24a14265468d29b36cf70a510a25e9323b981fe
+# autobatch: source-sha256=e4a7f501a495724c856b3b33092037bd94c7544ece638ccd8d43b31e21f9a6ab
+# autobatch: inputs-sha256=c3af39819e5bb5a5521be803f1552540dd7e044c0e09e9e6603c647c9128c391
 # autobatch: body-sha256=aab03076e58f5c85270e8ab48237426c231d15e122b023ec74d92139a637afa9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

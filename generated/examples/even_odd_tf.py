@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=011eb9eab102414f39035e356032d35c608a914d3dcc67f73c9a64bf70cc3324
-# autobatch: inputs-sha256=28e56c609d0a0f4aa3ad088e91600f911c3127db7effd8d4194e5bdef5526990
+# autobatch: source-sha256=bbd4e3e3bc18ebcbd1ac087f32f533ed02e014c2b6c0c30e24df8ce3d1c78c62
+# autobatch: inputs-sha256=c716e07ce70bc2865a6b68cc76ac0f5a91b0d5595a0de777bce9117c07b32042
 # autobatch: body-sha256=a52d82d0c2000ab05d1c731aa0868658ddcd2b7784db423c1d0d8332ba828369
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

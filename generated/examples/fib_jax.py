@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=2d22360dc45465d91ca9f1bf94545dcf9e421c49fdf986dea2fd48e9a83bace5
-# autobatch: inputs-sha256=ed8d8f4538e7326767df8f82330589ec50cef3a821e095b5c1ab6e68057d71b0
+# autobatch: source-sha256=2766a0c9485c3f55c746fbc0ee102887a2a023f0e8134b9bba494faac409e40b
+# autobatch: inputs-sha256=40e9dcc82c98cc24175922b7b1546223e9dc05c8583b1c1b7bd2e83f062236e4
 # autobatch: body-sha256=8225a14383596dd798a5494343bc4f26145aeec4c4fba033e88b1013fef753ff
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=d9ea98d63c35276c2214fafcf7204f31c577a28fbb75b3dfd77e66346a823d1a
-# autobatch: inputs-sha256=96c42d21a90517374409792dd6a5aa72e6a76c3990a22c19b11be801058f27c5
+# autobatch: source-sha256=90c18966787fa91a2a0719001d77afa2d3aad136a598814e32a1006b0efd6f01
+# autobatch: inputs-sha256=ece347b9f9d5fcd1a4007d053d305efcea7d587d902f2661bb3aec88501ebbe1
 # autobatch: body-sha256=ed21c26a4df25a8a007841520d18fe876593f3c0928d95fb35f665dad437fe62
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=2ab4e8cbe6bf82c4e6c5724d3dd4d1d7ace484e6b3cf725cd00d45c974b16131
-# autobatch: inputs-sha256=661abca504354a752392484526d6d29334b27d49fe0e4f15048915731c3cc442
+# autobatch: source-sha256=9f306a6cd76ca411ea8136f8206bf62d95abec68d643bc49461cfe21de2e0966
+# autobatch: inputs-sha256=3a43fee350cc2bc6a1eed7e24faee303e91bd4038d1a297ab64dcddae6ff774a
 # autobatch: body-sha256=4a1f204a984cabf782d4d4008ed7fb676a79280672efcd81a4055b5e89b43182
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

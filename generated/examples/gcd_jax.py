@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b5ef793437f0f739bd13da5445580aede8d1278f000c24c5cdb085056469658c
-# autobatch: inputs-sha256=dd65a60c448a74c1310aeecc2dcf31ed5fc5c0f43fdc8893875382671e2dfd00
+# autobatch: source-sha256=0d09c222ceeb8621d411bc54ba43bad443be0a9ec63cd2a28123776b1ed0e453
+# autobatch: inputs-sha256=dec8bd4a013e28094610cc258cdae8e0baff440b1f66789ef9bb32e664b79dd5
 # autobatch: body-sha256=6c72eee0a50ee1b1e84681b88f9f4a19887d8f35ea9761fb9fe4c5abeca89428
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

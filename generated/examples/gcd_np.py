@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=7658263b4b1032b349565c184a7643b621ff0ec454fad8ba21a43a58ba57a022
-# autobatch: inputs-sha256=b12019dcc0fd2f195e891df77a08fa33baf1734b04f464f6c360162cf2114e65
+# autobatch: source-sha256=1f88c769ed6976462b3ba861761ca1a949efff9b0ef30e5aa66444de666ca781
+# autobatch: inputs-sha256=c337d5ee53e9029b78a950dcde303b2e48c57b872411b0382237b4f63a5c3376
 # autobatch: body-sha256=39a7f51550acb44eec4c2c77af648b33df222f69d644b8cc4af477e724ab7973
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

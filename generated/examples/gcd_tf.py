@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=417962db06009e80cb98b8e85549d6c5ab19434f4da2085610a6dbc95a38296d
-# autobatch: inputs-sha256=190f4662949b918ba253d7f4e942768d37ed93f7aedaf5edb59d6c1dc12e6906
+# autobatch: source-sha256=ef744a8e34830d59737a8cfc209199ec9bea623db1f1a11735fa85dd6093ba91
+# autobatch: inputs-sha256=cd118c02d0f36927bf03951093b4ef3e7da6983a2cf01a9647bcc6bdfbfdc98f
 # autobatch: body-sha256=c8c68decbb2cb3c16d34b9b0b6f1e2417aa5c14e35ac82f8f802c71877dc77f8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

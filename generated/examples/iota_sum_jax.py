@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=0ec8547f486c70d45c5cd1d3bc00c5af166d510ae67f1d65ad8a0c7df999ddd3
-# autobatch: inputs-sha256=b0a0df5a1a518f5afc2733e894380265f0597aecdd661f3017ceb212e06779f1
+# autobatch: source-sha256=505b0d304b4878e27de1c6debfc4b6c82bcc5b456a9d1e0326960ed5461d07bd
+# autobatch: inputs-sha256=761b3272ab8a05a2daddfc68fd3c90e38a15cfc584904be3e76e72679606a5d5
 # autobatch: body-sha256=b24f73827062206821b2c1914fade27aaf8a5892d3daa6e86e8028b649ac41d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

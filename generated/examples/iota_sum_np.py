@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=7feb15fe90c4c78f7f0ce72497e77222646ced8505dd636e467fd9844567097c
-# autobatch: inputs-sha256=d9585dfb05bfae959bd21e53a796a1951a0ef9beda12a067f0e02172f41c3b56
+# autobatch: source-sha256=03cf169f7ffaea5ccd7807e434fb114c1ee6352830df6b4f1dbf1c412ffb1c84
+# autobatch: inputs-sha256=133c1d27af93f057ac4da2232d5f7b3f6342b5602641ec0040b32326a0d8bd7a
 # autobatch: body-sha256=79af552482eba85c9d294e03767ee74264cfed49ea482938234688783fb285c1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

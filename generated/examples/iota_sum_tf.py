@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=5ca3feea304c22e0ee07334e0e59469e05804919751ac23e95a868f90973512f
-# autobatch: inputs-sha256=8a945a78e72e162509cbb6984edbfe3dbf2f41f90a0f9c4d121638cbc9b33552
+# autobatch: source-sha256=65fd20fa3f1cc85ad4079f39942420de633ef72be7e8953aff910109949ba520
+# autobatch: inputs-sha256=676dcc036d415b250a32f4c248cac3ad95d116a649c3bc7ff7219c45561c1b54
 # autobatch: body-sha256=01a16b0d88a534c5b32d7a68cc520b67f84aec67f6869525d4ad3804bcd45b9a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

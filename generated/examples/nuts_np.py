@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=5577c8f74aacdd1c9c2fed7a4dbb4e621357f7fa2c840a8ad127c90c010f8c72
-# autobatch: inputs-sha256=d8444fdc04e6a635e1b25b0e518a791f54d0b1e29a8c1994c3f09e18d2935345
+# autobatch: source-sha256=95f5b9447418e3689d2495bc5dd04cc2dec4813c6ae5bac0c11101b7ccda92a2
+# autobatch: inputs-sha256=25d23fcb243931d9d7aeb087319402df45ab4b5901b8efabf23ef0789435f4f8
 # autobatch: body-sha256=f667f12ffa1a24184816f4e15fcb50b48635cd6975db8cf2a436a5ab4523cfa3
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

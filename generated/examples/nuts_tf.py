@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=nuts_chain(Point(float64[1], float64[], float64[1]), int64[], int64[], int64[], int64[], float64[32, 1], int64[32], int64[32], float64[32]); nuts_chain(Point(float64[3], float64[], float64[3]), int64[], int64[], int64[], int64[], float64[32, 3], int64[32], int64[32], float64[32]); nuts_step(Point(float64[100], float64[], float64[100]), int64[], int64[]); nuts_step(Point(float64[1], float64[], float64[1]), int64[], int64[]); nuts_step(Point(float64[3], float64[], float64[3]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=693ae7e629c6c66c654fca1d11bbf2cc2143da36f11a93474985a5d59c6f8064
-# autobatch: inputs-sha256=b55d6f95a28781442e1abb69e0b87b2016dd9b0283b01879a05ae1c44c8192a4
+# autobatch: source-sha256=b0cdaf5ac6258a8968ecde2b099c7269189700f8b03d3f388033be0266938cc1
+# autobatch: inputs-sha256=fdd1126b068b7762889b850061c5f6315de0298b047897e120f014398c7a7a2f
 # autobatch: body-sha256=a3fc34b9f139a266ba099bacb8177b5e19833d081bebccc863aa518be7c59917
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

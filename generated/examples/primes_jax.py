@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=417bc2afde46b4250b99a6b5f808fd70f300baf28ad34fd46194ac38a21418cc
-# autobatch: inputs-sha256=8647eb6cfaa163b81767f902778af37f1f11cd062bbe2a0bc9bcd5e48c6e73db
+# autobatch: source-sha256=b1e2a74c53d2a06761e2e0fb11d26816eb22d165b9f13280afb35d2d600bf10a
+# autobatch: inputs-sha256=58532582c24b8410895fe296f428103e21ad9fe9400eb09e3e41fa92d9649cd3
 # autobatch: body-sha256=9c7f89f7a72e48b342967a6f1d8f1e109b79222e71963813cc8e378195d708b1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

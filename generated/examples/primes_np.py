@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=156032cf04ad81ac41e8956022a19cc96f5cd7a49b44779ef2fd435dd4caebd4
-# autobatch: inputs-sha256=5dd08001e4bfb02ca06fef15e2824b4b01002f497a33cd6227889116a79ae2fd
+# autobatch: source-sha256=36e2aacf77650672f1c6acfb72cd08240075f88a419f50b984c7a9476a6f1618
+# autobatch: inputs-sha256=2d1c903988fbaedaf1637cb0d1187bf29b9d52506c05ab534ffaf157ebc0ac9f
 # autobatch: body-sha256=5a8c4a31e2fbc61fdea06a8503554e4fdfa79e50bb54df9fd27fd1fb946d4305
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

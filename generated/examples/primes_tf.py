@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=db0bd434b9965c98d5b57c9d4a19e291a57f21280a4b46e33c93f4e8ee9c4177
-# autobatch: inputs-sha256=249f95dec8a8510410226964b1154a3baf3eeeb76a661c3281e854975ee55f79
+# autobatch: source-sha256=62285fcd0bbee15d1275f8cc2c70eec8792e26718bf21e01848bb0840a47f5e7
+# autobatch: inputs-sha256=edc8d6bfeeb2f2cbe7adda190e018e81298515761e8a2978779c1b5c35e5bbd7
 # autobatch: body-sha256=96ce2b926b24bdd10f470c99fcbb10dd4391d35c94568e95169b2aab9b012ba5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=13b65a13ab9e04dd8ad4247920231f9dd6d7b1589a99afed7c9bbc5917f3b5d6
-# autobatch: inputs-sha256=ffcb0007ff9dcb5a2efe0ebfddb11baea431750370cb9182d871cd9776b2bff3
+# autobatch: source-sha256=0962bc9d80aff3f89aae72375d2902efde10c9ce2d8797d58db75bfd8b285b2f
+# autobatch: inputs-sha256=fb8382d516fcbfcee5fc33981c082dbb9763b082d390ee42e0602ae355358de5
 # autobatch: body-sha256=510c1cbac575c7a2489250f8400b78103e117ef2048a4086c3fa058801790398
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=044d679e78172411d87b8b1c7106ea5507f76f02c695f2628d3a32b051bb8e42
-# autobatch: inputs-sha256=ff8354ab19c4170cad80f8a03cf3d69df3546173e1c2c6e213960215608e16e6
+# autobatch: source-sha256=963c698cbd2308a5f8d05865e687069e7f3ae6183c6307c3b53e996b16b7625e
+# autobatch: inputs-sha256=2cec8ef58b85f407dd66fbd430ecdfd9beeaef2b7f8bd0cc7504bba9044b9eea
 # autobatch: body-sha256=e12dea96cc0c75601026258c01e6816b2495e32fb4608b1913374702f1ee5280
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=7add6768f69d8a294277025f914e49922e8158e94ed91eeba2aad1da7fa0c3a4
-# autobatch: inputs-sha256=6748b4b464c97585cf42d289d8f00f1831edc3d3e31a13d3de54e3e1f8f47b06
+# autobatch: source-sha256=c64266d15f1c20cb66beb9b45b1b245274e02dfbb8a720dc3f710c86e2cae4d4
+# autobatch: inputs-sha256=56eec5313faac624e038947c4b735f78b34eb89b86aebd0578e4459e40f31b03
 # autobatch: body-sha256=f32de5630daed58eb873d8b4e226d56732f9f8d4aa95b933f80b2bc652a85cd6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

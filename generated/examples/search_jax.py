@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=a695dfdf04d1cf59bfae31444628ff4f043e2d2964a6f6ee68ce12d6b353b5df
-# autobatch: inputs-sha256=4d7f2ab58d2d4b84e5d900c5bc7db2d0a4d36741d6fc9febe669fce049cc3e8d
+# autobatch: source-sha256=2898fa5aa98e081479af063fe8b3466f3ff2f72e6d8d40f88fc0319ca2593eb2
+# autobatch: inputs-sha256=4d78284ecc0a25e1353ca627683839e8277c425a7a22374d0bcc66783709a584
 # autobatch: body-sha256=293bcfbb98c1263f72f249ef513b54b656a79ac1e750f77a9fb58d3c308786dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=a0c0541c40ca073a7aa27c1ae8a1a6c479af4e76b0392aaf1d12f65b83893c4c
-# autobatch: inputs-sha256=820eaf53f890a4a27350ea2874237afdd381bc357ebf4515e381ca5a6b6de7ed
+# autobatch: source-sha256=895111dd6ca54d065e4944e6a83b59e0734df5dc706d23dd912289f284d151c4
+# autobatch: inputs-sha256=5dda5f783750bc21a747310949b6cdddd43215ec29356b53ebba42d55b68cf8a
 # autobatch: body-sha256=d0c7c5f45a457635394a1525e1d8ffaed7793c618a90a66b7a49853798199399
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=bisect_left(int64[16], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=7096df2725adb38108ea261d4901647c9a3ef8f0f61babc7bce9d65a515e3a41
-# autobatch: inputs-sha256=1f1729da0b9ea872f50a23fc0b20fee3e16ae95ca1eed867df30d6bbfd317b21
+# autobatch: source-sha256=b34130289d27af14d090c35189034a4d11b389d50724d5b7722ebf512267d22d
+# autobatch: inputs-sha256=96ff77f5580049457643075e9ca4e913e3767ef3b295611cdbd42fe5ce91c729
 # autobatch: body-sha256=68b9db80a945d67e3317865b3e2472b212eced887917f27d74f4c2506b2badd9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

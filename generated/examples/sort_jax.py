@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=ed678c15dc3ff118b1b89bd0aae0b1567b6a68bff7b28f7f11f68a0c7046726e
-# autobatch: inputs-sha256=aa21d02fab96271980d0fcb691dc5bf579d297f8ec400471fa4b8ac479b624db
+# autobatch: source-sha256=e687544d5d274cd5a5ee42632c7a55e56be9876ba2844468bc352aea98882fd9
+# autobatch: inputs-sha256=6fe5d52ffcf455c2811c43723625d38146998a4c65825e4e84c775893136820e
 # autobatch: body-sha256=d811aeeb9bd2c768ccf349435146a4fb26b88e6e129605071843024a0324a0fc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

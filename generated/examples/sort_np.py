@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=62f048a1b55323b90eb34e2173e98f144c36ebe7d3d6397691f695d159bfe862
-# autobatch: inputs-sha256=ecec2f98dcf94eaa45b4f3a1b2d53b48b1cd95c1477687b7ceb8ab2dbfe3b935
+# autobatch: source-sha256=b796ac473bc4dbb562863e124b5dca4f096c8c4d1053b0271dc6f8efc29be54a
+# autobatch: inputs-sha256=e8fc1c7e596d53b84822b2bfa29c17182e31135cabdb904867bd7683e137f1bb
 # autobatch: body-sha256=fd6abc0c77440fba0eb5dc9e2f04fc360cfce1bd53fcc3124df7a7e69e936b77
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=histogram(int64[10], int64[]); insertion_sort(int64[8])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=bfbeae27d9c21fdc689bf8e840a1639c3bdf9e79eb9401ab5b5824ffe3a9db02
-# autobatch: inputs-sha256=16f434743fd25fa2987b079c4db40068b4a17b98ac7a28a9d46292e977c92ee5
+# autobatch: source-sha256=93cd15d68d204e648e890d72142d95c9d15695176c2a15b5cdda23543c369d72
+# autobatch: inputs-sha256=f50fc0fb776c0fffda26d44aa726f098a9e8f2ae4de02827d0eeeff60d9cd4de
 # autobatch: body-sha256=a078a6aac5216e6194471537b0af422000666cd25fb5d37668bf2a91ef0b1a0e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=6f0821d55fec54e5adb43e8fd3fa8916b60d886cc8c933b86bc336e12748c224
-# autobatch: inputs-sha256=0f4eef4050df14072d43471457057de5fc7ddca7fa84754ce3512f0a3f1b773e
+# autobatch: source-sha256=ae64b9ff6292db4ceda0bd25856283e1a613fe1952b5d1db6fecffd5d292e62b
+# autobatch: inputs-sha256=e5b0c3419917eba2b3701017452281e714ab904a03032ea3c7b84d7e853769b7
 # autobatch: body-sha256=e6bf1e07972a203a718e28e0d3991b54353926c5cffb09be631300132e30e9ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=c88ccc5f54953884ee2f846f7e00157b6e5f302ae86d2efcb6fabf656d6429d3
-# autobatch: inputs-sha256=97c7db1782ba283f6f67cd83aa471308102c1b5f7ac339a6178dc128d2d34a1a
+# autobatch: source-sha256=40de8015a266ba98bb99a7a56cfcd31351de53015e058130e98081053c3c4620
+# autobatch: inputs-sha256=7e825b847c5a6ad4f2722a44969538ee6fb1456b16446ad55687a7d7cee26abd
 # autobatch: body-sha256=b59d69de92e8b034ad36f2506fee9dcf65d4915f0a2f1b2761beeb45c7612ff0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=predict(float64[2])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=09121e3d853c1661baf56e824d1da271cd180e284c1a8368df90267be0c75f98
-# autobatch: inputs-sha256=4046d6f4792839891386a5fe20ca08e94c36692dc46b19470874ec29a893f876
+# autobatch: source-sha256=f3bbe242c333d2c7c8e017454ce7adda84a744851174c5f188255cdabafe978e
+# autobatch: inputs-sha256=5a5aa47983184ae729cd3e94e4b2225b96f2f315f5630630d3a05cd10d7b7de5
 # autobatch: body-sha256=9f05365388b7dbd8c18b7f84ce497c060e6471fc11225f2e5d81d239b22c514b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=fe2fb16da3a3d4e10afa2d9fd258b7bfeab35c3a08d6b2052d621fc3d09f5332
-# autobatch: inputs-sha256=b51083a79d206cb03d28dacc238f7ee128205990e4a1425eb3df097a9f9a8206
+# autobatch: source-sha256=708a8bbcd12fb7c7b8b337cef10194c0127dc3dc468402effa924261526f261b
+# autobatch: inputs-sha256=d86e005965043219b0dac1a7804dd6ea840d0c5cb9ff987f8685a244a98c6c87
 # autobatch: body-sha256=d81947ebb1447eaf520ecf2c8401b9897ee743db744907dd5739f96ac82245cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

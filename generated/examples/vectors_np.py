@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=384d90137a2fef6c24acc5397b38ed50dd3073da1fc32b6960f028fa1c15b78f
-# autobatch: inputs-sha256=d8a8b3b0c4a627845c14f3cc3e47872b48635d49b174e95753538ecc81c001b8
+# autobatch: source-sha256=4c455e05e5fd1fd2b452f7feb9d97ff6859a1e65d5bd21142a1d650bc2c2cf3a
+# autobatch: inputs-sha256=b1c4e9354ff001671c5c5ee53876e32da0dac337d1c7687d0cace47d538a2ee1
 # autobatch: body-sha256=673d5a9f09edec746f9810dbeccc032ac886bfe239638b5cb80773ab73a057af
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

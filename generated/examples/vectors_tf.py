@@ -5,8 +5,8 @@
 # autobatch: runtime=4
 # autobatch: programs=relax(float64[3], int64[]); spiral(float64[3], int64[2], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=7a84218362f83796e3a8dd5e005ef153a65b69daa0ece40567b209196f319708
-# autobatch: inputs-sha256=0da1c27b408f32da10e41e7604c23d4b921c93fece365d01c9c2fe9e22549cf7
+# autobatch: source-sha256=39292b45ea60cd4d96f0d5ed6a415873e5afe60288e714e7d8b0e03d4a760854
+# autobatch: inputs-sha256=161dac69746a6b4ad44e02b90fc26b171b5fb6521bbaa2413ca79066ea5de1cf
 # autobatch: body-sha256=03199e7a91a804beec96b9f42cdfb6150cfa4b8f62555d987d43528b5a1a5f7f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

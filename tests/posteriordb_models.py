@@ -13,7 +13,20 @@ import math
 import os
 
 import numpy as np
-import tensorflow as tf
+
+from autobatch_runtime.quiet import import_tensorflow
+
+
+class _LazyTensorFlow:
+    """`tf`, imported on first use and without its start-up lines
+    (autobatch_runtime/quiet.py): `judge` and `reference` need no
+    TensorFlow (tests/test_mcmc_jax.py judges JAX runs with them)."""
+
+    def __getattr__(self, name):
+        return getattr(import_tensorflow(), name)
+
+
+tf = _LazyTensorFlow()
 
 FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "posteriordb")
 
@@ -138,7 +151,23 @@ class GpPoisRegr(Posterior):
 
 
 class _TF:
-    exp, cholesky, matmul, squeeze = tf.exp, tf.linalg.cholesky, tf.linalg.matmul, tf.squeeze
+    """GpPoisRegr._f's ops on TensorFlow, looked up when called (`tf` is lazy)."""
+
+    @staticmethod
+    def exp(x):
+        return tf.exp(x)
+
+    @staticmethod
+    def cholesky(x):
+        return tf.linalg.cholesky(x)
+
+    @staticmethod
+    def matmul(a, b):
+        return tf.linalg.matmul(a, b)
+
+    @staticmethod
+    def squeeze(x, axis):
+        return tf.squeeze(x, axis)
 
 
 class _NP:

@@ -127,6 +127,12 @@ def local_lists(x, k):
 
 
 @batch
+def index_tuple_by_bool(x, flag):
+    # flag: a bool per example, which indexes as Python's int (False 0, True 1)
+    return (x, 2.0 * x)[flag], [x + 1.0, x - 1.0][flag == (x > 0.0)]
+
+
+@batch
 def local_list_out_of_range(x, k):
     options = (x, x + 1)
     return options[k]  # <-- local_list_out_of_range
@@ -733,6 +739,18 @@ def index_into_tuple(x, i):
 @batch
 def float_index(v, x):
     return v[x]  # <-- float_index
+
+
+@batch
+def float_index_into_tuple(x, f):
+    return (x, 2.0 * x)[f]  # <-- float_index_into_tuple
+
+
+@batch
+def assign_list_item(a, b, i, x):
+    items = [a, b]
+    items[i] = x  # <-- assign_list_item
+    return items[0]
 
 
 @batch

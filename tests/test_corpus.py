@@ -34,6 +34,10 @@ from tests.oracle import MODES, oracle_params
 
 FULL = os.environ.get("AUTOBATCH_CORPUS") == "full"
 
+# The corpus modules are generated into a temporary folder and only run,
+# never read: black's layout is not generated (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("unformatted_generation")
+
 # Functions the compiler refuses when it builds them, each naming its line in
 # the corpus (never a wrong answer): {name: (error class, why)}.
 REFUSED = {

@@ -16,6 +16,10 @@ from tools import fuzzrun
 
 MODES = list(fuzzrun.BACKENDS)
 
+# Generated as the fuzzer that found them generates (tools/fuzzrun.py): run,
+# never read, without black (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("unformatted_generation")
+
 # name: (program body, entry, inputs, expected per-example results)
 CASES = {
     # A tuple display's elements never meet: the weak `100 and 100` took

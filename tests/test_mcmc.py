@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from autobatch.mcmc import MCMC, NUTS, warmup_schedule
+from autobatch.mcmc import MCMC, NUTS, SAMPLE_STATS, warmup_schedule
 
 SCALES = np.array([0.1, 1.0, 10.0])
 
@@ -124,15 +124,9 @@ def test_warmup_adapts_each_chains_step_size_and_mass_matrix(xla_run):
 def test_inference_data_and_summary(xla_run):
     idata = xla_run.inference_data
     assert idata.posterior["x"].shape == (8, 500, 3)
-    for name in (
-        "diverging",
-        "tree_depth",
-        "n_steps",
-        "energy",
-        "step_size",
-        "acceptance_rate",
-        "lp",
-    ):
+    # exactly the names the sampler documents, each [chains, draws]
+    assert set(idata.sample_stats.data_vars) == set(SAMPLE_STATS)
+    for name in SAMPLE_STATS:
         assert idata.sample_stats[name].shape == (8, 500), name
     assert idata.sample_stats["diverging"].dtype == bool
     summary = xla_run.summary()

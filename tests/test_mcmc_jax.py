@@ -19,7 +19,7 @@ import pytest
 
 jnp = pytest.importorskip("jax.numpy")
 
-from autobatch.mcmc import MCMC, NUTS  # noqa: E402
+from autobatch.mcmc import MCMC, NUTS, SAMPLE_STATS  # noqa: E402
 
 SCALES = np.array([0.1, 1.0, 10.0])
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -214,15 +214,9 @@ def test_warmup_adapts_each_chains_step_size_and_mass_matrix(gaussian_run):
 def test_inference_data(gaussian_run):
     idata = gaussian_run.inference_data
     assert idata.posterior["x"].shape == (4, 500, 3)
-    for name in (
-        "diverging",
-        "tree_depth",
-        "n_steps",
-        "energy",
-        "step_size",
-        "acceptance_rate",
-        "lp",
-    ):
+    # exactly the names the sampler documents, each [chains, draws]
+    assert set(idata.sample_stats.data_vars) == set(SAMPLE_STATS)
+    for name in SAMPLE_STATS:
         assert idata.sample_stats[name].shape == (4, 500), name
     assert idata.sample_stats["diverging"].dtype == bool
     np.testing.assert_allclose(

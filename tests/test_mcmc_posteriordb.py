@@ -10,10 +10,39 @@ run with a dense mass matrix (NUTS(dense_mass=True)), the others with the
 default diagonal.
 """
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from autobatch.mcmc import MCMC, NUTS
 from tests import posteriordb_models as models
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+QUIET_MODELS = """
+import sys
+import numpy as np
+from tests import posteriordb_models as models
+assert "tensorflow" not in sys.modules, "imported TensorFlow at import time"
+post = models.GpPoisRegr()
+x = np.zeros((2, post.dims))
+print(np.asarray(post.log_density(x)).shape, models.EightSchools().dims)
+"""
+
+
+def test_the_models_import_tensorflow_lazily_and_quietly():
+    # A fresh process: importing the models (tests/test_mcmc_jax.py judges
+    # JAX runs with them) imports no TensorFlow; a model's log density
+    # imports it, through autobatch_runtime/quiet.py: no start-up lines.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TF_CPP")}
+    done = subprocess.run(
+        [sys.executable, "-c", QUIET_MODELS], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "(2,) 10\n"
+    assert done.stderr == ""
 
 
 @pytest.mark.parametrize(

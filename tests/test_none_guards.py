@@ -14,6 +14,10 @@ from examples.corpus import example
 from tests import none_guards as G
 from tests.oracle import MODES, oracle_params
 
+# tests/none_guards.py's modules are generated into a temporary folder and
+# only run, never read: without black (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("unformatted_generation")
+
 
 def vectors_and_targets(rng, n, targets=1):
     v = rng.integers(0, 6, (n, 5))

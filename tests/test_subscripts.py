@@ -54,6 +54,7 @@ CASES = {
     "shapes": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.normal(size=(n, 3, 4))),
     "tables": lambda rng, n: (rng.integers(-8, 8, n), rng.integers(-5, 5, n)),
     "local_lists": lambda rng, n: (rng.normal(size=n), rng.integers(-3, 3, n)),
+    "index_tuple_by_bool": lambda rng, n: (rng.normal(size=n), rng.integers(0, 2, n).astype(bool)),
     "divide_by_element": lambda rng, n: (rng.integers(1, 9, (n, 5)), rng.integers(-3, 5, n)),
     "divide_by_shape": lambda rng, n: (
         rng.integers(-9, 9, (n, 6)),
@@ -422,6 +423,8 @@ REFUSED = [
     ("table_static_out_of_range", (np.array([1, 2]),), "8"),
     ("index_into_tuple", (np.array([1, 2]), np.array([0, 1])), "tuple"),
     ("float_index", (np.zeros((2, 6)), np.array([0.0, 1.0])), "float64"),
+    ("float_index_into_tuple", (np.zeros(2), np.array([0.0, 1.0])), "index with an int (`int(f)`)"),
+    ("assign_list_item", (np.zeros(2), np.ones(2), np.array([0, 1]), np.ones(2)), "`items` is a list"),
     ("len_of_scalar", (np.array([1, 2]),), "len()"),
     ("transpose", (np.zeros((2, 3, 4)),), "`.T`"),
     ("slice_by_example", (np.zeros((2, 6)), np.array([1, 2])), "per-example bounds"),
@@ -462,6 +465,16 @@ def test_refused_at_build_time_with_file_and_line(name, args, fragment, backend)
     message = str(info.value)
     assert re.search(rf"tests[/\\]subscript_programs\.py:{marked_line(name)}:", message), message
     assert fragment in message
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_refused_list_item_assignment_names_lists(backend):
+    args = (np.zeros(2), np.ones(2), np.array([0, 1]), np.ones(2))
+    with pytest.raises(transpiler.BatchTypeError) as info:
+        S.assign_list_item(*args, backend=backend)
+    message = str(info.value)
+    assert "`items` is a list" in message and "build a new list" in message
+    assert "tuple" not in message
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -23,6 +23,10 @@ from tests.oracle import MODES
 
 ctx = Context(generated_dir=tempfile.mkdtemp(prefix="autobatch-test-tuple-frames-"))
 
+# Generated into a temporary folder and only run, never read: without black
+# (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("unformatted_generation")
+
 One = collections.namedtuple("One", ["value"])
 Two = collections.namedtuple("Two", ["value", "weight"])
 

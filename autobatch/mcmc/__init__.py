@@ -14,6 +14,6 @@ The per-chain algorithm is `autobatch.mcmc.nuts` (plain Python for one
 chain, batched by autobatch); the API is `autobatch.mcmc.sampler`.
 """
 
-from autobatch.mcmc.sampler import MCMC, NUTS, chain_seeds, warmup_schedule
+from autobatch.mcmc.sampler import MCMC, NUTS, SAMPLE_STATS, chain_seeds, warmup_schedule
 
-__all__ = ["MCMC", "NUTS", "chain_seeds", "warmup_schedule"]
+__all__ = ["MCMC", "NUTS", "SAMPLE_STATS", "chain_seeds", "warmup_schedule"]

@@ -23,6 +23,18 @@ PROGRESS_ROWS = 100
 # cores for a 3-d model on JAX).  Least recently used first.
 PROGRAM_CACHE_SIZE = 8
 _PROGRAMS = collections.OrderedDict()
+# InferenceData's sample_stats (`MCMC.stats`, [chains, draws] each, ArviZ's
+# names), and the field of `nuts.Chunk` each is read from.
+_STAT_FIELDS = {
+    "lp": "lps",
+    "diverging": "diverging",
+    "tree_depth": "depths",
+    "n_steps": "leapfrogs",
+    "energy": "energies",
+    "step_size": "step_sizes",
+    "acceptance_rate": "accepts",
+}
+SAMPLE_STATS = tuple(_STAT_FIELDS)
 
 
 class GradientTapeTarget:
@@ -375,15 +387,7 @@ class MCMC:
         keep = slice(self.num_warmup, total)
         x = chunk.draws[:, keep]
         self.samples = x  # [chains, draws, dims], unconstrained
-        self.stats = {
-            "lp": chunk.lps[:, keep],
-            "diverging": chunk.diverging[:, keep],
-            "tree_depth": chunk.depths[:, keep],
-            "n_steps": chunk.leapfrogs[:, keep],
-            "energy": chunk.energies[:, keep],
-            "step_size": chunk.step_sizes[:, keep],
-            "acceptance_rate": chunk.accepts[:, keep],
-        }
+        self.stats = {name: getattr(chunk, _STAT_FIELDS[name])[:, keep] for name in SAMPLE_STATS}
         self.warmup_stats = {
             "diverging": chunk.diverging[:, : self.num_warmup],
             "step_size": chunk.step_sizes[:, : self.num_warmup],

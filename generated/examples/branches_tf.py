@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=b3bd184935822e33269ffc51b11c0c717a39d8f9a9cbc7e81111448c7e15a1fa
-# autobatch: inputs-sha256=2c0c1358efca8489feddcb65f66c79bad25fcc95939d72e0a88922d6d56b160b
+# autobatch: source-sha256=d5b7676eeb05288c0c84bfb9fa8a812b80c5ec216f2568ca8bf645bb976abd88
+# autobatch: inputs-sha256=40cbe61cf9394d0dcfe385df5decf16a50b624ec78ef9ce258c4dfda1fbf2498
 # autobatch: body-sha256=7ca98834662e13f865079e785f8cd2be71eb1e54934bda911395d501e718d362
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f632072cfe3954d15fac05db91ecd0fe6f89007d0bc2291477e9c1750c056e54
-# autobatch: inputs-sha256=da8cdca2e0c48daf3da19ae327e49d20cc1487e54cd0cb59e0d451d01a817205
+# autobatch: source-sha256=b04657437543fc500bd3a2ae8c5b4263cec761aae0e52fbc884a063be5618b41
+# autobatch: inputs-sha256=36e5cde7fac5f42d7c5e3a81807a7dfdb17d8605023b26a4ff130570dcb2c3b9
 # autobatch: body-sha256=b9f0f537357439f9029d2791eacd1c094ea2f7cc92432dfc5903157a3c2dbcda
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=3e398fe8c63581617dfc34c3d3229662bfe8cd796bfef44a0012748f60051e86
-# autobatch: inputs-sha256=6c95ced94738e668102735266a5edcaa0b81dfa9d0ff79f836cd54e948b7030d
+# autobatch: source-sha256=f0448fccf63a073c53479bf2a6f43bf166d4c6101e92182f8fd2d4f9cdd7b78d
+# autobatch: inputs-sha256=9a7b46d718784e03148530cad4a1ca603a0d98dd2e8443823276c586f488acd3
 # autobatch: body-sha256=5eb93cbe3d5c830fe2fcfafe79e8b673c37648064484e162e606e600429762ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

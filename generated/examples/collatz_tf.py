@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=3f0244d6a8e0bd24196955c067d7bd93ce1548bb15e8060751e058a1d11b7ad9
-# autobatch: inputs-sha256=903c894699ec8bbdefe1b66875ecbe9e4cdcdf3dead29b0a909ab9154a3bf08e
+# autobatch: source-sha256=98f605eaf0c395d7e4b0edf7e67d21ae9c7430fe7707080c450fdcd9582253d1
+# autobatch: inputs-sha256=4c8fba6af0c2d63f9dfaa58a8d8154a3a750b0598a66a6097698b7d65089ad54
 # autobatch: body-sha256=bee19839319526c77602b9e76f894e6beada6eb92bc0504c38689353e7be462b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

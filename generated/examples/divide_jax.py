@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ca68a45fb236169f6714abcdc044c44105873ce22222b6dc1c60b40c46add17a
-# autobatch: inputs-sha256=8a2d9af7109a25e8a2cdce2e031f94e63fe823adbcedbb38828d411b51321b58
+# autobatch: source-sha256=c9b4033779e020aafae86f998a784fbc36248532af7b2b5d35d2c576d1bc9c12
+# autobatch: inputs-sha256=a047494aa01568f8b651edaa024cf53e6b054359e4daf773e9bc3ceb4f1902ff
 # autobatch: body-sha256=73d19ce0f4d0006ae205e91c7220114404aad01b37300b65fd6da3b047b9507c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

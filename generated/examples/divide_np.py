@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=371bdeea5bf6b9042fbf173c938b10436a75cbb2f0eb378f68ccc944023fdbf1
-# autobatch: inputs-sha256=455999d228d8e10fd9efac90326dd7e03d15b4e08817ff32902bbd100f1e8106
+# autobatch: source-sha256=eebdfdd855b1e67e0ef595ca09b481a77cc0b2398ac38c3f4f8f6221cae0c687
+# autobatch: inputs-sha256=c0e87389f8bdbd4ce48d570af73dd8db5c1af03ec40112029f48be2de215d9bb
 # autobatch: body-sha256=4f12adc06d51c7845dcdb3985f48524116c43f421196ceab3d8b64fb4ba04f47
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

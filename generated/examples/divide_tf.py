@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ef584b23571208f214bd71fb13d8f350a667c72695b0e9d80deae119267ef713
-# autobatch: inputs-sha256=6ada7e067d8c6d52847d3dd3423caacbafe982ac6bb9b820e4337ed4f79c80ed
+# autobatch: source-sha256=660c60c8b7a5db803808224ba572567d795d2642ee3329c83a14f6bd75e03655
+# autobatch: inputs-sha256=5a0b6aecfa632119a78d20a5d3d66ed8c1c8441f90f10bd703b830373e665025
 # autobatch: body-sha256=0fee83bac47fb6e06d7da95dc544ca5cf5c000a05d42b4e0daba05ec806e6b59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=f3cefe7a08fc85e7c58995144b5d4fb4f25ad806e77d1a85a816a8722ee3dafe
-# autobatch: inputs-sha256=2d1454200ba4c659bdba5048c5ba9a3f09dd1aadabd0e672aefc3aa747b5c743
+# autobatch: source-sha256=d4c6228aa0fd6d48e0d75b9aa7ba63ba2537634d067312f332b3f90f9cff0672
+# autobatch: inputs-sha256=46beeb3a90dfb0f1a623f30162930dada3cf93e319847fce2aaf1c414bb595f7
 # autobatch: body-sha256=c75c6bd70a57cc71fa48c970f743409c10be25cefa2dc2c8035f00817c030c4d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

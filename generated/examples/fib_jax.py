@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=cacffbac585c714a60c597bc7115237fc11d197189ac13161718c977894dfd97
-# autobatch: inputs-sha256=e6d1f151f6c52b09e9ecac6421533128a5f8559275ce8cb8ca85084239b5df53
+# autobatch: source-sha256=3b78c1af01017841a2b1c40680e50bcc4d1520d8e13767a30246c2b6585fcf3d
+# autobatch: inputs-sha256=46da56bd995c9866c1db41dd519d3e05dce1edb9eb44dd41ecff45257e211ae6
 # autobatch: body-sha256=7b2c20796c3d7004cc1d4f3ba996c7ff950898c5afb62a91177844ab5a6f3a43
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=eb713d1ee1e53f5537edfca0d5ab87c83783d006d3927dad0ec21dcfebdfae55
-# autobatch: inputs-sha256=07d355cb7c96e5c52782db1c260ffbe461dbf79699a26d9c637d9735cdfea39c
+# autobatch: source-sha256=923af820a74949d5be61939ca0fdbbf9048f666146a8ffe6766cdecf45feb26f
+# autobatch: inputs-sha256=d5a960f19c6e7964c390293241f8a147170d4cea7c6816758f59e722592496df
 # autobatch: body-sha256=2fb135babef38bb800d6ac2c4c2af19becfd4a2c29e4c840676a25f203e12b92
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2e39ae9cb69aa92dd975115e9aa1d0dff0e7255b62c57c031bab2b51da10decd
-# autobatch: inputs-sha256=fe6d5a05a2bef8fda977e4f307305909e5f1ee941e7990fb6c13cf0a8ae75b81
+# autobatch: source-sha256=15c2e74a05081b38f5a96be410c91734e1a032b9ea6cfe5ddfa52a7293db2923
+# autobatch: inputs-sha256=edf73cd971db387b38c5281770cd09d45b268af81d1e66a62322ece667927f3f
 # autobatch: body-sha256=5449b36716bb54034412fe20ca10c448e24f8bd5864a637f9439d1887a5c9224
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

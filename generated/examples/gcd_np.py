@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=815aa5f51440fbbe357558189830e6fb02f77c1a46a71c721e82c75325a6d6ef
-# autobatch: inputs-sha256=a0659181e5fa3ccad7c553bb3764cf1e3326273c130b67e21c1fd1dc8899cf13
+# autobatch: source-sha256=914ef276d9bf6ce051463780c8b109d90eb88ea88468d56b4b4083befe4b6a71
+# autobatch: inputs-sha256=255ca877fc80a9d7a1652e24c323efe5bd883daea20f24aacdc200b941a82aa8
 # autobatch: body-sha256=af46d848698c91918ec0def719d617a0bfcced757cc33e538349a80d7ddaf250
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2e333daf9e53c35e86c4f384ec920dcba1ebc34c275ac20e96e762c0b95071b3
-# autobatch: inputs-sha256=e4bcdb2b3daba299eba10a150982fd32c1bb78c22301c072354e4eabdb2d68a8
+# autobatch: source-sha256=997ee23bfcd8c1256a360a0fdd8c9d67cca804ec8558c82b0cd7cbd2b3407f07
+# autobatch: inputs-sha256=c52e382e3a74bbbd560d397eb0d53f74d26f489446e2d3574f94d60e50c64ac1
 # autobatch: body-sha256=6c1d672ac7a1e822c7adc7d41c1f708dde587328a4825c74727c64997d265b79
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

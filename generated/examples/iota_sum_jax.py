@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=6f0d2708d2e14fccda2a59ff5b2053e2fa34387087e6382890d743d638a82f0e
-# autobatch: inputs-sha256=1d66068b56ea4353d4f0925400ab351b34d65c270988db0597957a61c090dc35
+# autobatch: source-sha256=baabdd7ffe19a2004a2e4e861e04bb96bf285d04b6048a55dbd12ad0aee89967
+# autobatch: inputs-sha256=cb126a17b4a4418679f33c88cc49fecc73e04802492df896345653134c84cb6d
 # autobatch: body-sha256=a0f383c934e111c161e14e116b414013a3db0e0269973408a422e4eea8fb4d3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=ca1ebe6161791961ae52924a504ada82f441b930f61886fbabb25b1b7d214fb8
-# autobatch: inputs-sha256=1096699ed97a3425e8e558a142c8021f9977be0b6c8d5a7d839ad03b1ca41d3f
+# autobatch: source-sha256=c7798ef8cfc79863b57c6d0f57aa22c83f8009880e66ff7788b301d01da28f28
+# autobatch: inputs-sha256=eb9587141323dcc277db5dfdeae7b66208bd43424a8c23b067da1171fa07cfb6
 # autobatch: body-sha256=664e19449537c4b16116b58c87a86e60a97c762cdf7c3b0779a7a5c04266814f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=330db573f85c5f3b568102f13223554945558b8f58d1db98910e55f21bf16418
-# autobatch: inputs-sha256=cc8bc1a4645d310c8452a907448c0a0320d433ab84f5f18cdae108ae0c2df761
+# autobatch: source-sha256=f2045f46c1fb2e42e7f27df6a17f4078bc047184eae2773bac062e3c57fbf8d9
+# autobatch: inputs-sha256=b6727e9878da5502e06d8efee6eaf218e57bd5ec2d1638f12fb06a5929d74380
 # autobatch: body-sha256=c745ce51734f3ef93adc252eba05018693953711de61b1361114299f587b4202
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

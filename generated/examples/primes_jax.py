@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=332cce35b23eb3fca21ad227dbbb0c52a98c84455117b719cc2678aec131f1fe
-# autobatch: inputs-sha256=ed19810404db9e81d938807666ee3206e93f314baf748e836fe6f9cb6edc8c9e
+# autobatch: source-sha256=21ea70ffc80e526f86a0fdf8a8057014ae42a2f50cb5681a2b4b10b542b219f3
+# autobatch: inputs-sha256=6e23f9e97221b4c7f91a52d56d8b8356dd5aaf4c8d5b1c71c4c6b5110311b35a
 # autobatch: body-sha256=47fc9c8366ee0de72036b89f750d69724b38afb32a855c637e08c974f27e5a24
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

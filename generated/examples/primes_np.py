@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=81b8c00c79b2fab504af46407be0b7e1e6539393a996e1221a87cf20fc94d56c
-# autobatch: inputs-sha256=30e08b5fbf1f5e1121ba8403e4dcd5dd5fb37c19c9de82be38df8db1b7d96664
+# autobatch: source-sha256=ffdd485226d88766d406ea12b51fc341cbfe5764978b0db63bca440f2907faa6
+# autobatch: inputs-sha256=8d064c529dc1b8deaecb056ae3a289e2157ba068ec766f9f9f0c1faf5a002ae5
 # autobatch: body-sha256=109c49b473beaa9846aef2dda3f5e5bae43fad264d41ddf3f695c06fdc3fe3b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

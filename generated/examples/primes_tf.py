@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=d8f9c4371a07b8771b15c58441f2b0d8e05657d8485e757f9a9171042d2e5c06
-# autobatch: inputs-sha256=9e6f255fe44091fe7203ab601fd2630b7dc94bf2994e32168598deb91b1d11c3
+# autobatch: source-sha256=70e160435f87e230d59abce0b3c0ad2d09a5b940ba9a3177b93f4fba5af69c7a
+# autobatch: inputs-sha256=cbe759a2e16968313600afe794ea48c9dcf8f7b0764ef9118016c2b28954238c
 # autobatch: body-sha256=1eb8f2716dacf8635745e21b8a4568ef6e207e15f93b0b69620bf308497d10a7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

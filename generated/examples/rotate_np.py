@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=807361a5927881fd4dd4fe27b430171be4e345b94a836f024ab27333e2c94a3b
-# autobatch: inputs-sha256=5fc431dfd244aa5f90359cc8e7acb0168b6933f600c19d24a20f687ab2dbb49c
+# autobatch: source-sha256=f42276a5ff8e3c4d61f7fbf8eca165e22ca0386a5b8a2ab18f11afa6b4cde32b
+# autobatch: inputs-sha256=54e4eb09ad1856e5de9bc01b07b430e2887b5e52c3a6925b17b7f7e0da1800e1
 # autobatch: body-sha256=43fc20e8432ec63756d4649e72d86e93aa91a2f6c6b6355a33864a469015c7c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

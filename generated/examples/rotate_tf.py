@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=4a13542d794c10fc6819e6e65ccae37f364de36b55394e45db074e92e7c2320b
-# autobatch: inputs-sha256=60c4dd803390afc639b7aff255f04fadbedb35b2c2b06f4bdde6b2a8861bda4e
+# autobatch: source-sha256=d15f10ac5494c1e826e062bb81e4342d99905f54d46ae96abab65258e4ec577d
+# autobatch: inputs-sha256=effbfbe4e38ee519c72bf0c91382e0ebae37df560d625339432653a1f5455a2f
 # autobatch: body-sha256=a90a0037fb3adcd5b7c51530addaf8f844a44d5b7a92661e17c75690f2c994c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

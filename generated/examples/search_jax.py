@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=883ab860d1d33158845db6f3893d37ab1c1547226a3f3a073164a6d539f2aac7
-# autobatch: inputs-sha256=21465b783e956a4833f829f49c31f79731f54f773ddea166153cc55b12bae03b
+# autobatch: source-sha256=7b6211b4fc0dc7fbf83bed181ce365526b18c410d163209a9872aed9bb536779
+# autobatch: inputs-sha256=e4139287a63ffbda1f466d546993fa3d87babd42e92e57610fd22aac7f1539d8
 # autobatch: body-sha256=9f65891050eb2ee439f2b92e6629ca00e6066bf2b7eee4bb0b14e699db5c89e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

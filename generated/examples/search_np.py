@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=f731395bee6f03d14a9ce5dba0e42fb1eb1a2db1c6203b5df2dce84280db48a4
-# autobatch: inputs-sha256=5cadb35de637bac7547712a2b00bd2696f36e8bfdc24a52a7d0b6bb6276007ee
+# autobatch: source-sha256=945b3978e90217a477ee6d9405d5bf92759a7825d6dabc3f8ef5661d4f17be91
+# autobatch: inputs-sha256=82e26ff1f0dad2a37648dc65dff515c1e62d2ba6033de9f4bd12f4110d8b13c6
 # autobatch: body-sha256=2a28bed54bde6d6eb70ed21fc5cd8a9a9c72565b8d5983d0fbdfcca707afba6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=3f8baca8ddaf2efced11831ff1c7a981b92689981ed3c36e50a9968ab5a495e4
-# autobatch: inputs-sha256=1c923aadea1a327d7f2442a5a032358e2fd68c29f05016cbba7cbe95b8d0a874
+# autobatch: source-sha256=8486086b957dacf9224bfd7561f90a39ac120aaa276dc0757249f70b16a2c6a0
+# autobatch: inputs-sha256=b714a4f43e49f18da68f0a0cc9eabcc0828da8a6c2a5bd95470df19fe3a0d299
 # autobatch: body-sha256=5509ece51f71a035657508c87b3552a1a54b86364789d208312929bddbeff721
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

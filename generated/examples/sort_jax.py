@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=c069e8fe02baf5fc8492063513d7c318de510a8f9f0dccf40fa0b36c09f7d02c
-# autobatch: inputs-sha256=2f74c579237b17a0f4b401e5584d4abf5a4733373d9c80a2a3ae78fe84debeb6
+# autobatch: source-sha256=cb1faa813436281962d4acad5d5c2e8140d7905cbf0da33323ed1dea46f342c7
+# autobatch: inputs-sha256=4455dba36d326c80748dcdd9bcf8ab652922d846d262fc1de92db5abc902962e
 # autobatch: body-sha256=eee76bd042063d3927ad03bd1bb3a49a230b9d276b4b3c4f6450e2b4b99f811d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

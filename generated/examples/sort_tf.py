@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=3c093981ba2921a14eae2c856c936eb7a9009f9f12a597702748b7db98fc3874
-# autobatch: inputs-sha256=0d1b1f3d464e7d4cb99e69a6161a557d12171348934730829356b619d53cf22c
+# autobatch: source-sha256=b34539966bd4fb647301e7e4f337e8ee99d87abe207719b8592414b01832e3f3
+# autobatch: inputs-sha256=694a51375cd855fa6846acc737b1f9dcca50c4c53a927c465277b6fbe4fc97e7
 # autobatch: body-sha256=eef43f84301393be9abd559d2193def35e87f6eca8dfd315e5c022be499e7ccf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

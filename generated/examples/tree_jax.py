@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=032bac624046b9e88ee2bf9ab2887eae6a55b7da8b9bbc9c2afe1b74f4c38f00
-# autobatch: inputs-sha256=17f76b5e5de7fc19857caf7e76fc8927be1942c9e7d1e67c9433c571a82b187f
+# autobatch: source-sha256=bdca6c1d06ee77c98b4c4db9364cb15e4e35fdfd9891811f0b5e328a63b228bf
+# autobatch: inputs-sha256=63304cbc62034201a62d9960702f6e9321fb4502b84188e5b218b4b731018a0f
 # autobatch: body-sha256=59dd3fed482091e04ad74066fb6bf26bbeee46a5fe77377c50608466a5740753
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=67c9591fe208bf1641e248851952a2ece974cc1ddaa8303c4eb62e06f9a65f4a
-# autobatch: inputs-sha256=872d993356e72841263f973478b0dfd6336896b46dfaae758ce8087b06d48512
+# autobatch: source-sha256=8bc2c81d93b51848fe9c956655f5ac9c6ca4d62e5fd9dabc8238bc53ecf5660a
+# autobatch: inputs-sha256=b897742dfbfdcf46d565a85b373613b4460a28c875a0655889e93f021b8ea0c1
 # autobatch: body-sha256=646d2b2e3c45af8547cd1ec96465d207e117c7f11e9a125c53ff79c174190e49
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

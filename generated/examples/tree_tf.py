@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=f3b4d7079fe1e69695633776bfabf5d39408dce262ec1dc3bd9fcfa5fd60c57b
-# autobatch: inputs-sha256=570a40fb4d8d13751e9deeaece2ed7fef3eb75cd39d050a3b7110678b0879dbc
+# autobatch: source-sha256=58b2f917a12a810fefc09884579966589ba90ed3b462eb4c3340e3a5c9cb6043
+# autobatch: inputs-sha256=7c462ad287fd7d7ef00cbe65fd732d9dbcb56a0084a0b3f9a4976bc446cd370d
 # autobatch: body-sha256=d450a15909a26393eab2176520aeb54759c7974667fe976587dc6bc47416fa5b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=3403f841f435858ba53f705b68a64f96d4a2535c2a12c900a6a4d2740345157f
-# autobatch: inputs-sha256=d38565990661883f0fade4b971b48777d7ced0c3fcab7966468f78aa7be3dcdc
+# autobatch: source-sha256=8b1f51be385d3199a256f49c39573218d7c35f69d3669c5683121c048c40781a
+# autobatch: inputs-sha256=cf91dc27ed64b119015c18e33dab92be720ab7123e2d8d6998782eba201398bf
 # autobatch: body-sha256=4e8c657b820dfedb8e19ca4efbb9a81f5d9f98c6fdfddb736a125b11fd63e49a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

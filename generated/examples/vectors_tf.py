@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=dc0417be5c52d7ebbfbfa48e0e54ecf849ecb3b872be6715fd614253f29c5338
-# autobatch: inputs-sha256=677eddb36c59ab1b8923b7232cfea826437c44cd51fe3cc4731e33ce30b88557
+# autobatch: source-sha256=bf2e3387c238bc3b37d43a53144519f9d589080f8202d9046944f5aff328c8af
+# autobatch: inputs-sha256=a4687c508f077ca36576d7f3cbf7ebcc631e9e587a0b99f24c97b39c42fa2e68
 # autobatch: body-sha256=bc8f2f8afa9a5147406b390301fb5cabb9bccc35ed229dea2d0249f67f57a5b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

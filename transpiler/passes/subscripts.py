@@ -8,6 +8,7 @@ its per-example meaning before anything is evaluated or emitted:
 
     v[2], m[1:3, ::-1]     ->  v[:, 2], m[:, 1:3, ::-1]   (static: the batch axis kept)
     v[i], m[i, j], m[:, j] ->  take(v, (i,)), take(m, (i, j)), take(m, (slice(None), j))
+    (a, b)[k]              ->  take(stack_items((a, b)), (k,))  (like items; a bool k: py_int(k))
     VALUE[node]            ->  lookup(VALUE, (node,))      (a module-level constant table)
     len(v), v.shape        ->  5, (5,)                     (static per-example shape)
     v[i] = x               ->  v = put(v, (i,), x)         (builder: `__setitem__(v, (i,), x)`)
@@ -235,7 +236,7 @@ class _Rewriter(ast.NodeTransformer):
                         # by side, [batch, len, ...], then the example's one.
                         self.changed = True
                         stacked = ast.Call(ast.Name("stack_items", ast.Load()), [node.value], [])
-                        return _helper("take", stacked, [item])
+                        return _helper("take", stacked, [self.tuple_index(node, base, item)])
                     raise SubscriptError(
                         f"`{ast.unparse(node)}` indexes a tuple with a value that differs per "
                         "example; tuples have a fixed structure: use an array (np.stack) "
@@ -260,6 +261,28 @@ class _Rewriter(ast.NodeTransformer):
             self.item_kind(item, size)  # static items: in range
         self.changed = True
         return _helper("lookup", node.value, [self.item_node(k, i) for k, i in kinds])
+
+    def tuple_index(self, node, base, item):
+        """The per-example index of a tuple (or list) of like values
+        (`options[k]`): an integer as it is, a bool as Python reads it (False
+        is 0, True is 1: `(x, 2.0 * x)[flag]`), anything else refused."""
+        value = self.values.of(item)
+        if value is _UNKNOWN:
+            return item  # reported when the whole expression is evaluated
+        dtype = getattr(value, "dtype", None)
+        dtype = np.asarray(value).dtype if dtype is None else np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
+        shape = self.values.event_shape(value)
+        if dtype.kind == "b" and shape in (None, ()):
+            return ast.Call(ast.Name("py_int", ast.Load()), [item], [])
+        if dtype.kind not in "iu" or shape not in (None, ()):
+            what = f"of dtype {dtype.name}" if dtype.kind not in "iu" else f"of shape {tuple(shape)}"
+            raise SubscriptError(
+                f"`{ast.unparse(node)}`: the index of a {'list' if isinstance(base, list) else 'tuple'} "
+                "must be one integer per example; "
+                f"`{ast.unparse(item)}` is {what}: index with an int (`int({ast.unparse(item)})`), "
+                "or choose with `a if condition else b`"
+            )
+        return item
 
     def item_node(self, kind, item):
         return _slice_call(item) if kind == "slice" else item
@@ -336,6 +359,13 @@ class _Rewriter(ast.NodeTransformer):
         target, index, value = node.args
         base = self.values.of(target)
         shape = None if base is _UNKNOWN else self.values.event_shape(base)
+        if base is not _UNKNOWN and shape is None and isinstance(base, list):
+            name = ast.unparse(target)
+            raise SubscriptError(
+                f"item assignment needs a per-example array; `{name}` is a list, and a list's "
+                f"items cannot be assigned in a batched function: build a new list (`{name} = "
+                "[...]` with the new item), or keep the items in an array and assign its elements"
+            )
         if base is not _UNKNOWN and shape is None:
             raise SubscriptError(
                 f"item assignment needs a per-example array; `{ast.unparse(target)}` is not "

@@ -3,6 +3,7 @@
     python tools/bench_mcmc.py                          # posteriordb's fast four, funnel, 100-d Gaussian; 4 and 256 chains
     python tools/bench_mcmc.py --targets eight_schools --chains 4 --warmup 200 --draws 200
     python tools/bench_mcmc.py --samplers ours-jax blackjax numpyro   # JAX only
+    python tools/bench_mcmc.py --chains 1024 --out docs/bench_mcmc_1024.json   # rows as JSON too
 
 Per target and chain count, each sampler runs twice in one process: the first
 call (program generation, tracing and XLA compilation included) is reported
@@ -27,6 +28,14 @@ Peers are optional: one that is not installed (TFP: the `peer` extra;
 blackjax: the `bench` extra; numpyro: `pip install numpyro`) prints a note and
 is skipped.  Every sampler runs in float64 (importing autobatch's JAX runtime
 turns on `jax_enable_x64`) and starts from uniform(-2, 2).
+
+`--out FILE` writes the rows as JSON (`{"runs": [{...}], "rows": [...]}`:
+per run the command line, package versions and settings; per row its run's
+index in `run`), rewritten after every row so that a run cut short keeps
+what it measured; with `--append` the rows of an existing FILE stay and this
+run's follow.  `tools/plot_bench_mcmc.py` draws it.  `--skip SAMPLER:TARGET` leaves out one pair (a row with
+`"skipped"` and the reason says so in the file, as for a JAX sampler on a
+model with no jax.numpy version).
 """
 
 import argparse
@@ -394,6 +403,40 @@ def print_ratios(chains, rates):
                 )
 
 
+def _versions(samplers):
+    """{package: version} of what the samplers ran on."""
+    from importlib import metadata
+
+    versions = {}
+    for package in (
+        "tensorflow-cpu",
+        "tensorflow",
+        "tensorflow-probability",
+        "jax",
+        "jaxlib",
+        "blackjax",
+        "numpyro",
+        "arviz",
+        "numpy",
+    ):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+def _write(path, runs, rows):
+    """The rows so far as JSON, replacing the file whole (a temporary, then rename)."""
+    import json
+
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"runs": runs, "rows": rows}, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -410,8 +453,49 @@ def main(argv=None):
         choices=list(RUNNERS),
         default=["ours", "tfp", "ours-jax", "blackjax", "numpyro"],
     )
+    parser.add_argument(
+        "--out",
+        metavar="FILE",
+        help="also write the rows as JSON, rewritten after every row",
+    )
+    parser.add_argument(
+        "--skip",
+        nargs="+",
+        default=[],
+        metavar="SAMPLER:TARGET",
+        help="pairs to leave out, e.g. tfp:gaussian100",
+    )
+    parser.add_argument(
+        "--append", action="store_true", help="keep the rows already in --out's file, add these"
+    )
     args = parser.parse_args(argv)
+    skip = set()
+    for pair in args.skip:
+        sampler, _, target = pair.partition(":")
+        if sampler not in RUNNERS or not target:
+            parser.error(f"--skip wants SAMPLER:TARGET, got {pair!r}")
+        skip.add((sampler, target))
     samplers = available(args.samplers)
+    import platform
+
+    meta = {
+        "command": "python tools/bench_mcmc.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "warmup": args.warmup,
+        "draws": args.draws,
+        "samplers": samplers,
+        "versions": _versions(samplers),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+    runs, rows = [], []
+    if args.append and args.out and os.path.exists(args.out):
+        import json
+
+        with open(args.out) as f:
+            kept = json.load(f)
+        runs, rows = kept["runs"], kept["rows"]
+    run = len(runs)
+    runs.append(meta)
     tf_targets = _targets() if set(samplers) - ON_JAX else {}
     print(
         f"{'target':16} {'chains':>6} {'sampler':8} {'first s':>8} {'run s':>8} {'min ESS':>8} {'ESS/s':>8} {'div':>5}"
@@ -421,7 +505,30 @@ def main(argv=None):
             rates = {}
             for sampler in samplers:
                 if sampler in ON_JAX and name not in JAX_TARGETS:
-                    print(f"note: {sampler} skipped on {name}: no jax.numpy version", flush=True)
+                    print(
+                        f"note: {sampler} skipped on {name}: no jax.numpy version",
+                        flush=True,
+                    )
+                    rows.append(
+                        {
+                            "run": run,
+                            "target": name,
+                            "chains": chains,
+                            "sampler": sampler,
+                            "skipped": "no jax.numpy version of the model",
+                        }
+                    )
+                    continue
+                if (sampler, name) in skip:
+                    print(f"note: {sampler} skipped on {name}: --skip", flush=True)
+                    rows.append(
+                        {
+                            "target": name,
+                            "chains": chains,
+                            "sampler": sampler,
+                            "skipped": "--skip",
+                        }
+                    )
                     continue
                 target = (JAX_TARGETS if sampler in ON_JAX else tf_targets)[name]()
                 (first, second), ess, div = RUNNERS[sampler](
@@ -433,7 +540,27 @@ def main(argv=None):
                     f"{ess / second:8.1f} {div:5d}",
                     flush=True,
                 )
+                rows.append(
+                    {
+                        "run": run,
+                        "target": name,
+                        "chains": chains,
+                        "sampler": sampler,
+                        "dims": int(target.dims),
+                        "first_s": first,
+                        "run_s": second,
+                        "min_ess": ess,
+                        "ess_per_s": ess / second,
+                        "divergences": div,
+                    }
+                )
+                if args.out:
+                    meta["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
+                    _write(args.out, runs, rows)
             print_ratios(chains, rates)
+    if args.out:
+        meta["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        _write(args.out, runs, rows)
 
 
 if __name__ == "__main__":

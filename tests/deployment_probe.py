@@ -60,7 +60,9 @@ def arguments(signature_text, classes):
                 [] if pattern.cls is list else ()
             )(values)
         value = {"b": True, "f": 0.5}.get(pattern.dtype.kind, 1)
-        return np.full((2,) + tuple(pattern.shape), value, pattern.dtype)
+        # A symbolic size (`float64[n]`: a negative placeholder until a call binds it) gets 3.
+        shape = tuple(3 if d < 0 else d for d in pattern.shape)
+        return np.full((2,) + shape, value, pattern.dtype)
 
     return [leaf(p) for p in signature.parse(signature_text, classes)]
 

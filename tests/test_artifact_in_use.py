@@ -212,7 +212,7 @@ def test_a_failed_build_adds_nothing_to_the_lock(tmp_path, monkeypatch):
     # A good call afterwards adds exactly its own line.
     assert broken.first(np.array([[4, 5], [6, 7]]), backend="numpy").tolist() == [4, 6]
     lock = (tmp_path / "autobatch.lock").read_text()
-    assert [l for l in lock.splitlines() if not l.startswith("#")] == ["pkg/broken.py::first(int64[2])"]
+    assert [l for l in lock.splitlines() if not l.startswith("#")] == ["pkg/broken.py::first(int64[n])"]  # sizes are symbols
     with pytest.raises(Exception, match=r"broken\.py:8"):
         broken.first(np.array([1.5]), backend="numpy")
     assert (tmp_path / "autobatch.lock").read_text() == lock

@@ -52,7 +52,7 @@ backends = ["numpy"]
 """
 SCALE = '"( float64[3],float64[] )"'
 LOCK = "pkg/fib.py::fib(int64[]) stackless\n"
-PROGRAMS = "fib(int64[]); fib(int64[]) stackless; scale(float64[3], float64[])"
+PROGRAMS = "fib(int64[]); fib(int64[]) stackless; scale(float64[n], float64[])"  # sizes are symbols (transpiler/sizes.py)
 
 MODULE = os.path.join("generated", "pkg", "fib_np.py")
 FIX = re.compile(r"run `(autobatch [^`]*)`")
@@ -180,7 +180,7 @@ def test_a_module_truncated_to_one_of_its_programs(project, truncated):
     assert lines == [
         "generated/pkg/fib_np.py lacks program fib(int64[]) stackless, declared in "
         "autobatch.lock; run `autobatch generate pkg/fib.py`",
-        "generated/pkg/fib_np.py lacks program scale(float64[3], float64[]), declared in "
+        "generated/pkg/fib_np.py lacks program scale(float64[n], float64[]), declared in "
         "[tool.autobatch.signatures] of pyproject.toml; run `autobatch generate pkg/fib.py`",
     ]
     run_fix(project, lines[0])
@@ -198,15 +198,16 @@ def test_a_declared_program_the_module_lacks(project, where):
         (project / "pyproject.toml").write_text(
             PYPROJECT.format(signatures=SCALE + ', "(int64[ 2 ],  int64[])"')
         )
-        program, origin = "scale(int64[2], int64[])", "[tool.autobatch.signatures]"
+        program, origin = "scale(int64[n], int64[])", "[tool.autobatch.signatures]"  # sizes are symbols
     else:
         edit(
             project / "pkg" / "fib.py",
             "@ctx.batch\ndef scale",
-            "@ctx.batch(signature=[TensorType(np.float64, (2,)), TensorType(np.float64, ())])"
+            "@ctx.batch(signature=[TensorType(np.float64, (2, 2)), TensorType(np.float64, ())])"
             "\ndef scale",
         )
-        program, origin = "scale(float64[2], float64[])", "@batch(signature=...) in pkg/fib.py"
+        # A matrix: a vector of another length would be the program the module holds (sizes are symbols).
+        program, origin = "scale(float64[n, n], float64[])", "@batch(signature=...) in pkg/fib.py"
     line = one_problem(project, f"generated/pkg/fib_np.py lacks program {program}", origin)
     assert run_fix(project, line) == "autobatch generate pkg/fib.py"
     passes(project)
@@ -222,7 +223,7 @@ def test_a_program_nobody_declares_since_its_lock_line_went(project):
     run_fix(project, line)
     passes(project)
     # regenerated from the inputs, not from what the old header listed
-    assert header(project)["programs"] == "fib(int64[]); scale(float64[3], float64[])"
+    assert header(project)["programs"] == "fib(int64[]); scale(float64[n], float64[])"
 
 
 def test_a_program_nobody_declares_with_every_hash_right(project):

@@ -240,3 +240,23 @@ def test_equal_sizes_run_the_program_of_unequal_ones_it_already_has():
         got = weighted_total(u, w, backend="numpy")
         np.testing.assert_allclose(got, [plain(u[b], w[b]) for b in range(3)])
     assert _programs("weighted_total") == ["weighted_total(float64[n], float64[m])"]
+
+
+@ctx.batch
+def padded_length(v):
+    buf = np.zeros(max(len(v), 5))
+    count = 0
+    for i in range(len(buf)):
+        count += 1
+    return count
+
+
+def test_a_shape_that_depends_on_which_side_of_a_constant_a_size_is_stays_concrete():
+    """`np.zeros(max(len(v), 5))` has length len(v) for long vectors and 5 for
+    short ones: one program for every size would give 3 for a vector of 3
+    (it did, silently, when both probe sizes were above 5)."""
+    plain = ctx.plain("padded_length")
+    for n in (8, 3, 9, 2):
+        got = padded_length(np.ones((2, n)), backend="numpy")
+        assert got.tolist() == [plain(np.ones(n))] * 2, n
+    assert all("[n]" not in p for p in _programs("padded_length"))

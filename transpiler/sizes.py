@@ -9,7 +9,9 @@ is the runtime's.
 
 How the compiler stays sound without a symbolic algebra: it compiles the
 program twice, with every symbol bound to a different *probe value* each
-time (primes that no literal of the user's code holds).  During a compile,
+time (primes that no literal of the user's code holds or neighbours: from
+101 up the first time, from 2 up the second, so that a size is once above
+and once below the code's constants).  During a compile,
 a dimension equal to a probe value is that symbol (`types.symbolic_sizes`):
 a placeholder's shape, what `np.zeros_like(v)` returns, a folded `len(v)`.
 Anything the program computes from a size (`np.zeros(len(v) + 1)`) is a
@@ -34,11 +36,12 @@ import re
 from typing import Callable, Dict, Iterable, List, Sequence
 
 from transpiler import types as T
+from transpiler.backends import PLACEHOLDER_BATCH  # a probe size must not look like the batch
 
 # Canonical symbol names, in order of first appearance in a signature.
 SYMBOLS = ("n", "m", "k", "l", "p", "q", "r", "s", "t", "u")
 
-FIRST_PROBE = 101  # probe values are primes from here up (above every small constant)
+FIRST_PROBE = 101  # the first compile's probe values are primes from here up (above small constants)
 
 
 class NotSizeGeneric(Exception):
@@ -171,13 +174,13 @@ def matches(program: Sequence, concrete: Sequence) -> bool:
     return all(same(p, c) for p, c in zip(program, concrete))
 
 
-def probe_values(count: int, avoid: Iterable[int], skip: int = 0) -> List[int]:
-    """`count` primes from FIRST_PROBE up, none of them in `avoid` (the
-    integer literals of the code being compiled), after the first `skip`
-    such primes (the second compile's values follow the first's)."""
+def probe_values(count: int, avoid: Iterable[int], skip: int = 0, start: int = FIRST_PROBE) -> List[int]:
+    """`count` primes from `start` up, none of them in `avoid` (the integer
+    literals of the code being compiled) or next to one, after the first
+    `skip` such primes."""
     avoid = set(avoid)
     out: List[int] = []
-    candidate = FIRST_PROBE
+    candidate = start
     wanted = count + skip
     while len(out) < wanted:
         if _is_prime(candidate) and not (avoid & {candidate - 1, candidate, candidate + 1}):
@@ -203,9 +206,10 @@ def compile_generic(signature: Sequence, compile_at: Callable, fingerprint: Call
     count = len(T.symbols_of(signature))
     avoid = set(avoid)
     first = probe_values(count, avoid)
-    # Larger values, in the opposite order: a program that depends on which
-    # of two sizes is the larger (a capacity `max(n, m)`) differs as well.
-    second = probe_values(count, avoid, skip=count)[::-1]
+    # Small values, in the opposite order: a program that depends on which
+    # side of a constant a size is (`np.zeros(max(len(v), 5))`: its length is
+    # len(v) at 101 but 5 at 3) or which of two sizes is the larger differs.
+    second = probe_values(count, avoid | {PLACEHOLDER_BATCH}, start=2)[::-1]
     results = []
     for values in (first, second):
         bound = bind(signature, values)

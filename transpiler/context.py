@@ -580,14 +580,18 @@ class Context:
         """
         from transpiler import sizes
 
-        general = signature if T.is_symbolic(signature) else sizes.generalize(signature)
-        if T.signature_text(general) == T.signature_text(signature):
-            return self._entry_at(name, signature, backend, cache, mode, caller)
+        # Every call comes here: the program signature a call signature runs
+        # is worked out once (generalizing and reading the module's header).
         memo = self.__dict__.setdefault("_program_signatures", {})
         key = (name, signature, backend.name, mode, self._definitions)
         chosen = memo.get(key)
-        if chosen is None:
-            chosen = self._held_signature(name, (general, signature), backend, mode)
+        if chosen is not None:
+            return self._entry_at(name, chosen, backend, cache, mode, caller)
+        general = signature if T.is_symbolic(signature) else sizes.generalize(signature)
+        if T.signature_text(general) == T.signature_text(signature):
+            memo[key] = signature
+            return self._entry_at(name, signature, backend, cache, mode, caller)
+        chosen = self._held_signature(name, (general, signature), backend, mode)
         try:
             entry = self._entry_at(name, chosen, backend, cache, mode, caller)
         except sizes.NotSizeGeneric:

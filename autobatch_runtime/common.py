@@ -265,6 +265,7 @@ def call(
     parallel_iterations=10,
     safety_checks=True,
     runner=None,
+    trace_after=None,
 ):
     """Runs a generated program on a batch: (result leaves, Profile or None).
 
@@ -284,6 +285,11 @@ def call(
     the whole batch; the checks and the profile above then read them as
     one call's.  The generated module never names it: it reaches here among
     the entry's `**options`.
+
+
+    `trace_after` (TensorFlow, eager calls): how many loop iterations a
+    program not traced yet runs op by op before it is traced (None: the
+    backend's default; 0: trace at once); see tensorflow_backend.compiled.
     """
     leaves = [
         backend.to_leaf(entry.name, name, value, dtype, shape)
@@ -315,7 +321,14 @@ def call(
     check_stack_bytes(entry.name, largest, max_stack_depth, level_bytes, max_stack_bytes)
     try:
         program = backend.compiled(
-            entry.program, xla, profile, leaves, max_stack_depth, max_iterations, parallel_iterations
+            entry.program,
+            xla,
+            profile,
+            leaves,
+            max_stack_depth,
+            max_iterations,
+            parallel_iterations,
+            trace_after if runner is None else 0,  # a runner's pieces run traced
         )
         if runner is None:
             result, errors, pc, counters = program(*leaves)

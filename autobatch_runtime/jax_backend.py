@@ -488,13 +488,23 @@ def release_compiled():
     jax.clear_caches()
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations, parallel_iterations=10):
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+    trace_after=None,
+):
     """`program` as a jitted function of the leaves alone.
 
     One `jax.jit` per program, mode and limits; JAX traces and compiles it
     once per leaf signature (dtypes and shapes, the batch size among them)
     and caches the result.  Called inside the user's own `jax.jit` (or
-    under `grad`, `vmap`), it is traced into theirs.
+    under `grad`, `vmap`), it is traced into theirs.  (`trace_after`,
+    TensorFlow's op-by-op start, has no JAX counterpart: jit always traces.)
     """
     key = (program, bool(profile), max_stack_depth, max_iterations)
     if key not in _COMPILED:

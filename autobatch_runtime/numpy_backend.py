@@ -323,8 +323,18 @@ def next_block(pc, halt, busiest):
     return int(np.argmax(waiting)) if waiting.any() else halt
 
 
-def compiled(program, xla, profile, leaves, max_stack_depth, max_iterations, parallel_iterations=10):
-    """`program` as a function of the leaves alone (as in TensorFlow's runtime)."""
+def compiled(
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+    trace_after=None,
+):
+    """`program` as a function of the leaves alone (as in TensorFlow's runtime;
+    nothing is traced here, so `trace_after` means nothing)."""
     if xla:
         raise ValueError("xla=True needs the TensorFlow backend")
     return functools.partial(

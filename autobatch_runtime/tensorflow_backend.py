@@ -496,6 +496,7 @@ def run(
     profile=False,
     max_iterations=None,
     parallel_iterations=10,
+    tier=None,
 ):
     """Runs the program until every example has halted (pc == len(blocks)).
 
@@ -549,7 +550,13 @@ def run(
     predecessor's `TensorFlowBackend(while_parallel_iterations=...)`): 1
     runs iterations strictly one after the other, which keeps stateful
     random ops in a primitive reproducible under a seed.
+
+    `tier` (an `EagerTier`, given by `compiled` to an eager call): the loop
+    runs op by op, and hands what is left to a traced loop once the tier's
+    budget of iterations is spent (`run_op_by_op`).
     """
+    if tier is not None:
+        return run_op_by_op(state, stacks, blocks, looping, parallel_iterations, tier)
     halt = len(blocks)
     sweeping = xla and sweeps(state, stacks, writes)
     choose = functools.partial(next_block, halt=halt, busiest=busiest_first(state))
@@ -672,7 +679,93 @@ def run(
     return state, stacks, counters if profile else None
 
 
+# An eager call of a program not traced yet runs op by op for up to this
+# many loop iterations per block of the program before it traces the rest
+# (see `compiled`).  Tracing a block costs about as much as running it op
+# by op this many times (TFP's NUTS client, a 13-block program: about 5 s
+# to trace and run its graph the first time, 20 ms an iteration op by op),
+# so a call that turns out long pays at most about twice the better of the
+# two, and a short one never pays for a trace.
+TRIPS_PER_BLOCK = 16
+# A program whose first calls all ended op by op within their budget is
+# traced at its next call: this many calls show that it is called again and
+# again, and a trace then pays for itself.
+EAGER_CALLS = 2
+
+
+class EagerTier:
+    """One eager call's plan (see `compiled`): op by op for up to `budget`
+    loop iterations (None: no limit; "auto": TRIPS_PER_BLOCK per block of
+    the program), then the traced rest of the loop; `continued` records
+    whether the call needed it."""
+
+    def __init__(self, budget):
+        self.budget = budget
+        self.continued = False
+
+
+def run_op_by_op(state, stacks, blocks, looping, parallel_iterations, tier):
+    """The loop of `run` in Python, one block per iteration, each executed
+    eagerly (only the chosen block's ops run, and nothing is traced); once
+    `tier.budget` iterations have run with examples still pending, the state
+    and stacks go to `continuation`, the rest of the loop traced as a graph.
+
+    The blocks are the same functions the traced loop runs, chosen in the
+    same order (`next_block`), so an example's result does not depend on
+    where the loop changed hands.
+    """
+    halt = len(blocks)
+    choose = functools.partial(next_block, halt=halt, busiest=busiest_first(state))
+    budget = TRIPS_PER_BLOCK * halt if tier.budget == "auto" else tier.budget
+    index = int(choose(state.pc))
+    iterations = 0
+    while index < halt:
+        if budget is not None and iterations >= budget:
+            tier.continued = True
+            rest = continuation(state, stacks, blocks, looping, parallel_iterations)
+            state, stacks = rest(state, stacks)
+            return state, stacks, None
+        state, writes = blocks[index](state, stacks)
+        applied = {name: apply_write(getattr(stacks, name), w) for name, w in writes.items()}
+        stacks = stacks._replace(**applied)
+        index = int(choose(state.pc))
+        iterations += 1
+    return state, stacks, None
+
+
+def continuation(state, stacks, blocks, looping, parallel_iterations):
+    """The graph loop of `run` (TF graph mode, no XLA) as a concrete function
+    of the state and stacks: where an eager call goes on once its op-by-op
+    budget is spent.  Traced once per program and shapes (the batch size
+    left open: axis 0 of the state, axis 1 of the stacks) and reused by the
+    program's later calls, which start it at their first iteration."""
+
+    def spec(leaf, batch_axis):
+        shape = leaf.shape.as_list()
+        shape[batch_axis] = None
+        return tf.TensorSpec(shape, leaf.dtype)
+
+    signature = (
+        tf.nest.map_structure(lambda leaf: spec(leaf, 0), state),
+        tf.nest.map_structure(lambda leaf: spec(leaf, 1), stacks),
+    )
+    events = tuple((s.dtype, tuple(s.shape)) for s in tf.nest.flatten(signature))
+    key = ("continuation", tuple(blocks), tuple(looping), parallel_iterations, events)
+    if key not in _COMPILED:
+
+        def rest(state, stacks):
+            state, stacks, _ = run(
+                state, stacks, blocks, looping, parallel_iterations=parallel_iterations
+            )
+            return state, stacks
+
+        function = tf.function(rest, input_signature=signature, autograph=False)
+        _COMPILED[key] = function.get_concrete_function()
+    return _COMPILED[key]
+
+
 _COMPILED = {}
+_EAGER_CALLS = {}  # program key -> [calls run op by op, whether one continued]
 
 
 def release_compiled():
@@ -685,10 +778,18 @@ def release_compiled():
     without bound otherwise.  The next call of each program traces it again.
     """
     _COMPILED.clear()
+    _EAGER_CALLS.clear()
 
 
 def compiled(
-    program, xla, profile, leaves, max_stack_depth, max_iterations, parallel_iterations=10
+    program,
+    xla,
+    profile,
+    leaves,
+    max_stack_depth,
+    max_iterations,
+    parallel_iterations=10,
+    trace_after=None,
 ):
     """`program` traced for these leaves: a function of the leaves alone.
 
@@ -703,6 +804,14 @@ def compiled(
     In a TF1 graph (`legacy_graph`) the program is traced for that graph
     alone, and the cache is neither read nor written: a function traced
     elsewhere may hold another graph's tensors or another seed.
+
+    Called eagerly (graph mode, no XLA, no profile or iteration limit), a
+    program not traced yet runs op by op first (`eager_call`): tracing a
+    program of a few thousand ops takes seconds, which a one-off call of a
+    small batch (one NUTS step of a new kernel) never earns back.
+    `trace_after` is the op-by-op budget in loop iterations (None: a number
+    that grows with the program, see TRIPS_PER_BLOCK); 0 traces at once;
+    with `tf.config.run_functions_eagerly(True)` nothing is traced.
     """
     events = tuple((leaf.dtype, tuple(leaf.shape)[1:]) for leaf in leaves)
     key = (
@@ -715,6 +824,17 @@ def compiled(
         events,
     )
     legacy = legacy_graph()
+    if not (legacy or xla or profile or max_iterations is not None) and tf.executing_eagerly():
+        budget = "auto" if trace_after is None else trace_after
+        if tf.config.functions_run_eagerly():
+            budget = None  # the user's debugging switch: never trace
+        elif key in _COMPILED or budget == 0:
+            budget = 0
+        calls = _EAGER_CALLS.setdefault(key, [0, False])
+        if budget is None or (budget and (calls[1] or calls[0] < EAGER_CALLS)):
+            return functools.partial(
+                eager_call, program, calls, budget, max_stack_depth, parallel_iterations
+            )
     if legacy or key not in _COMPILED:
         signature = [tf.TensorSpec([None, *event], dtype) for dtype, event in events]
 
@@ -735,6 +855,31 @@ def compiled(
         )
         _COMPILED[key] = function.get_concrete_function()
     return _COMPILED[key]
+
+
+def eager_call(program, calls, budget, max_stack_depth, parallel_iterations, *leaves):
+    """One eager call of `program` op by op (see `compiled`), for up to
+    `budget` loop iterations, then the traced rest of the loop.
+
+    `calls`: [calls so far, whether one of them needed the traced rest].
+    Once one has, the program has shown it runs long: later calls skip the
+    op-by-op start (budget 0) and run the traced loop from the first
+    iteration, which is traced once for the program's shapes, so the first
+    call's trace serves them all.
+    """
+    tier = EagerTier(0 if calls[1] and budget is not None else budget)
+    result = program(
+        *leaves,
+        max_stack_depth=max_stack_depth,
+        max_iterations=None,
+        xla=False,
+        profile=False,
+        parallel_iterations=parallel_iterations,
+        tier=tier,
+    )
+    calls[0] += 1
+    calls[1] = calls[1] or tier.continued
+    return result
 
 
 def legacy_graph():

@@ -290,6 +290,21 @@ def test_lists_stay_lists(mode):
     assert isinstance(got, list)
 
 
+def centered(x):
+    # written for batch arrays (as TFP's NUTS client reads the batch size and
+    # `.dtype` off its arguments): the mean is over the batch
+    return x - np.mean(x)
+
+
+def test_dry_run_keeps_the_predecessors_meaning_where_its_types_are_given():
+    x = np.array([1.0, 2.0, 6.0])
+    predecessor_style = old.batch(type_inference=lambda args: args[0])(centered)
+    assert predecessor_style(x, dry_run=True).tolist() == [-2.0, -1.0, 3.0]
+    # without type_inference=, a dry run is the function on each example
+    per_example = Context(generated_dir=os.path.join(GENERATED, "dry-run")).batch(centered)
+    assert per_example(x, dry_run=True).tolist() == [0.0, 0.0, 0.0]
+
+
 @ctx.batch
 def vector_of_one(x):
     # without type_inference= a constant means what it means on one example:

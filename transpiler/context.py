@@ -49,6 +49,7 @@ _CALL_KEYWORDS = (
     "max_stack_depth",
     "max_iterations",
     "max_stack_bytes",
+    "trace_after",
     "backend",
     "xla",
     "block_code_cache",
@@ -95,7 +96,12 @@ class BatchedFunction:
         arguments = {k: kwargs.pop(k) for k in list(kwargs) if k in params and k not in _CALL_KEYWORDS}
         args = self._bound(args, arguments)
         if kwargs.get("dry_run") or self.context._dry_run_depth():
-            return self.context._dry_run(self.function, args, kwargs.get("dry_run"))
+            mode = kwargs.get("dry_run")
+            if mode is True and self.type_inference is not None:
+                # Written for the predecessor (its types by hand, its code for
+                # batch arrays, as TFP's NUTS client): its meaning of dry_run.
+                mode = "as_given"
+            return self.context._dry_run(self.function, args, mode)
         backend = B.resolve(kwargs.get("backend"))
         device = backend.basic_block_xla_device
         xla = bool(kwargs.get("xla", False)) or device is not None
@@ -128,6 +134,8 @@ class BatchedFunction:
         profile = bool(kwargs.get("profile", False))
         options = dict(max_stack_depth=depth, xla=xla, profile=profile, **limits)
         options.update(backend.call_options())
+        if kwargs.get("trace_after") is not None:  # TensorFlow's eager start
+            options["trace_after"] = int(kwargs["trace_after"])
         call = functools.partial(entry, *args, **options)
         strategy, max_batch = self.context._pieces(kwargs)
         if strategy is not None or max_batch is not None:

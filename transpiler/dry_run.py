@@ -16,6 +16,10 @@ batch axis the function runs once and its result comes back untouched
 `dry_run="as_given"` runs the function once on the arguments as given, the
 predecessor's meaning: code written for batch-of-one arrays (a primitive
 that indexes the batch axis, `truthy(...)` tests) runs that way.
+A function declared with a `type_inference=` callable was written for the
+predecessor (its types by hand, its code for batch arrays: TFP's NUTS
+client reads `.dtype` and the batch size off its arguments), so there
+`dry_run=True` keeps the predecessor's meaning, "as_given".
 """
 
 from __future__ import annotations

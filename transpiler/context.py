@@ -542,6 +542,7 @@ class Context:
         self._entries.clear()
         self.__dict__.pop("_built_cache", None)
         self.__dict__.pop("_program_cache", None)
+        self.__dict__.pop("_compiled", None)
         self._definitions += 1
 
     def function_names(self):
@@ -1053,8 +1054,7 @@ class Context:
         verdicts = self.__dict__.setdefault("_size_generic_cache", {})
         if key not in verdicts:
             try:
-                spec = self._compile(name, signature, backend, root, mode)
-                self.__dict__.setdefault("_just_compiled", {})[key] = spec  # for module_text, next
+                self._compile(name, signature, backend, root, mode)  # kept for module_text (_compiled)
                 verdicts[key] = True
             except sizes.NotSizeGeneric:
                 verdicts[key] = False
@@ -1068,15 +1068,34 @@ class Context:
         A signature with symbolic sizes compiles twice, at two sets of probe
         values, and must give the same program (transpiler/sizes.py).
         """
+        # A module is rebuilt whole each time a call adds a program to it
+        # (a Context's own folder keeps what earlier calls built): its other
+        # programs come from this memo instead of compiling again.  The key
+        # holds what the program is compiled from: the entry, the signature,
+        # the backend, the mode, the project root, the Context's definitions,
+        # and the text (`_function_text`: source, batched callees,
+        # type_inference=, the kinds of closed-over values) of every function
+        # it reaches.
+        try:
+            texts = tuple(self._function_text(f) for f in self._built(root, entry))
+        except Exception:  # noqa: BLE001 - the build below raises it as it always has
+            texts = None
+        memo = self.__dict__.setdefault("_compiled", {})
+        key = (entry, signature, backend.name, mode, self._definitions, root, texts)
+        if texts is not None and key in memo:
+            return memo[key]
+        spec = self._compile_uncached(entry, signature, backend, root, mode, texts)
+        if texts is not None:
+            memo[key] = spec
+        return spec
+
+    def _compile_uncached(self, entry, signature, backend, root, mode, texts):
         from transpiler import sizes
 
         if not T.is_symbolic(signature):
             return self._compile_at(entry, signature, backend, root, mode)
-        just = self.__dict__.get("_just_compiled", {})
-        spec = just.pop((entry, signature, backend.name, mode, self._definitions), None)
-        if spec is not None:
-            return spec
-        texts = [self._function_text(f) for f in self._built(root, entry)]
+        if texts is None:
+            texts = [self._function_text(f) for f in self._built(root, entry)]
         try:
             spec = sizes.compile_generic(
                 signature,

@@ -26,7 +26,8 @@ version it was generated for, and `require` refuses another at import time.
 # 3: check_fresh (freshness.py): a module refuses sources edited since it was generated
 # 4: jax_backend; stack_items (a tuple of like values indexed per example)
 # 5: symbolic sizes: event_size, Entry.types naming sizes ("n",), stack_bytes of sizes
-RUNTIME_VERSION = 5
+# 6: compact blocks: select_fields, save_all; WRITES lists as strings of names (common.block_writes)
+RUNTIME_VERSION = 6
 
 
 class RuntimeVersionError(ImportError):

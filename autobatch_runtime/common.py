@@ -17,6 +17,23 @@ from autobatch_runtime.errors import IterationLimitError, StackMemoryError, Stac
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
+def block_writes(writes):
+    """`writes` (per block: the state fields and the stacks it writes) as
+    pairs of tuples of names.  A generated module writes each block's as one
+    string, the names apart by spaces, the stacks after a "|"
+    ("pc fib_n return_sp | returns"); a pair of name lists is taken too."""
+    if writes is None:
+        return None
+    out = []
+    for written in writes:
+        if isinstance(written, str):
+            fields, _, stacks = written.partition("|")
+            out.append((tuple(fields.split()), tuple(stacks.split())))
+        else:
+            out.append(tuple(tuple(names) for names in written))
+    return tuple(out)
+
+
 def check_results(function, errors, pc, error_lines, max_stack_depth, max_iterations):
     """Raises what stopped examples early, read off the loop's final state.
 

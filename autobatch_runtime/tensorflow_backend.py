@@ -317,6 +317,26 @@ def stack_writes(stacks, **writes):
     return writes
 
 
+def select_fields(active, state, **new):
+    """`state` with each field in `new` replaced per example: the new value
+    where `active`, else the field as it was (one `select` per field)."""
+    return state._replace(**{f: select(active, v, getattr(state, f)) for f, v in new.items()})
+
+
+def save_all(stacks, frame, active, **values):
+    """`save` of each value onto the stack of its name, at level `frame`.
+
+    Returns (writes, overflow): the writes by stack name (for
+    `stack_writes(stacks, **writes)`) and the active examples whose stacks
+    were full (the `|` of each save's).
+    """
+    writes, overflow = {}, None
+    for name, value in values.items():
+        writes[name], full = save(getattr(stacks, name), frame, value, active)
+        overflow = full if overflow is None else overflow | full
+    return writes, overflow
+
+
 def apply_write(stack, write, xla=False):
     """stack[index[b], b] = value[b] where mask[b].
 
@@ -541,8 +561,9 @@ def run(
     blocks run one per trip, as they do under `profile` with the switch.
 
     `writes[k]`: the state fields and the stacks block k writes, as the
-    generated module lists them.  A block's loop in the sweep carries only
-    those, and reads the rest from outside: NUTS's blocks write a fifth of
+    generated module lists them (a string of names: common.block_writes).
+    A block's loop in the sweep carries only those, and reads the rest from
+    outside: NUTS's blocks write a fifth of
     its hundred fields, and carrying all of them through eight loops made
     the first call (tracing, XLA's compile) about 1.4x as long.
 
@@ -558,6 +579,7 @@ def run(
     if tier is not None:
         return run_op_by_op(state, stacks, blocks, looping, parallel_iterations, tier)
     halt = len(blocks)
+    writes = common.block_writes(writes)
     sweeping = xla and sweeps(state, stacks, writes)
     choose = functools.partial(next_block, halt=halt, busiest=busiest_first(state))
 

@@ -5,7 +5,8 @@ Each function here is a template (see transpiler/emit/template.py): its
 UPPER_CASE parameters are placeholders, its body is what gets generated.
 `rt` is the runtime the generated module imports (autobatch_runtime's
 tensorflow_backend or numpy_backend), and `batch` is read by the
-expressions filled in for INITIAL.
+expressions filled in for INITIAL.  FIRST is the first of LEAVES (none if
+there are none): rt.batch_size reads the batch size off it.
 """
 
 
@@ -15,9 +16,19 @@ def block_function(BLOCK, BODY, UPDATES, WRITES):
         return state._replace(**UPDATES), rt.stack_writes(stacks, **WRITES)
 
 
+def block_function_long(BLOCK, BODY, UPDATES, WRITES):
+    """block_function for a return that would not fit on a line."""
+
+    def BLOCK(state, stacks):
+        BODY
+        state = state._replace(**UPDATES)
+        return state, rt.stack_writes(stacks, **WRITES)
+
+
 def program_function(
     PROGRAM,
     LEAVES,
+    FIRST,
     STATE_TYPE,
     INITIAL,
     STACKS_TYPE,
@@ -30,8 +41,9 @@ def program_function(
 ):
     def PROGRAM(LEAVES, max_stack_depth, **limits):
         """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-        batch = rt.batch_size(*LEAVES)
+        batch = rt.batch_size(*FIRST)
         state = STATE_TYPE(**INITIAL)
+        stack_shape = [max_stack_depth, batch]
         stacks = STACKS_TYPE(**STACKS)
         state, stacks, counters = rt.run(state, stacks, BLOCKS, LOOPING, WRITES, **limits)
         return RESULT, ERRORS, state.pc, counters
@@ -40,6 +52,7 @@ def program_function(
 def stackless_program_function(
     PROGRAM,
     LEAVES,
+    FIRST,
     STATE_TYPE,
     INITIAL,
     STACKS_TYPE,
@@ -54,7 +67,7 @@ def stackless_program_function(
     def PROGRAM(LEAVES, active):
         """One call for the examples where `active`; callees run inside its blocks."""
         rt.check_stackless(NAME, RECURSIVE)
-        batch = rt.batch_size(*LEAVES)
+        batch = rt.batch_size(*FIRST)
         state = STATE_TYPE(**INITIAL)
         stacks = STACKS_TYPE(**STACKS)
         state, stacks, _ = rt.run(state, stacks, BLOCKS)

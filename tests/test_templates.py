@@ -95,3 +95,46 @@ def test_xla_stack_writes_drop_the_idle_examples_rows():
         assert np.array_equal(got.numpy(), expected)
         assert not np.array_equal(expected, stack)  # something was written
         assert np.array_equal(expected[:, 3], stack[:, 3])  # inactive: untouched
+
+
+def test_select_fields_save_all_and_block_writes_mean_the_same_on_every_backend():
+    """rt.select_fields is one rt.select per field; rt.save_all one rt.save
+    per stack, its overflow their `|`; WRITES strings split into names."""
+    import typing
+
+    import numpy as np
+
+    from autobatch_runtime import common
+    from autobatch_runtime import jax_backend as runtime_jax
+    from autobatch_runtime import numpy_backend as runtime_np
+    from autobatch_runtime import tensorflow_backend as runtime_tf
+
+    class State(typing.NamedTuple):
+        a: object
+        b: object
+        c: object
+
+    class Stacks(typing.NamedTuple):
+        s: object
+        v: object
+
+    active = np.array([True, False, True])
+    frame = np.array([0, 1, 2], np.int32)  # depth 2: example 2's stacks are full
+    state = State(np.zeros(3), np.zeros((3, 2)), np.arange(3))
+    stacks = Stacks(np.zeros((2, 3)), np.zeros((2, 3, 2)))
+    for rt in (runtime_np, runtime_tf, runtime_jax):
+        new = rt.select_fields(active, state, a=np.ones(3), b=np.full((3, 2), 2.0))
+        assert np.array_equal(np.asarray(new.a), [1, 0, 1])
+        assert np.array_equal(np.asarray(new.b), [[2, 2], [0, 0], [2, 2]])
+        assert new.c is state.c
+        writes, overflow = rt.save_all(stacks, frame, active, s=np.ones(3), v=np.ones((3, 2)))
+        assert list(writes) == ["s", "v"]
+        assert np.array_equal(np.asarray(overflow), [False, False, True])
+        alone, full = rt.save(stacks.v, frame, np.ones((3, 2)), active)
+        assert np.array_equal(np.asarray(writes["v"][0]), np.asarray(alone[0]))
+        assert np.array_equal(np.asarray(full), np.asarray(overflow))
+    assert common.block_writes(("pc a_b", "pc c | returns s", (("pc",), ()))) == (
+        (("pc", "a_b"), ()),
+        (("pc", "c"), ("returns", "s")),
+        (("pc",), ()),
+    )

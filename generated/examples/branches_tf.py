@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=d5b7676eeb05288c0c84bfb9fa8a812b80c5ec216f2568ca8bf645bb976abd88
-# autobatch: inputs-sha256=40cbe61cf9394d0dcfe385df5decf16a50b624ec78ef9ce258c4dfda1fbf2498
-# autobatch: body-sha256=7ca98834662e13f865079e785f8cd2be71eb1e54934bda911395d501e718d362
+# autobatch: source-sha256=8b06320c39d8edcaa036d1db1f4e1136d91c943c2b75024bcb2130c94ff5ca33
+# autobatch: inputs-sha256=6c9680e96b326485c8bc6d880b00ea6ee253b5c80f08bd69938a6fd669c271d0
+# autobatch: body-sha256=1fc43bc138b6b6711ab356b8015d2fbe2905605ccced1ee1861c31f0884d35bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",
@@ -63,23 +63,21 @@ rt.check_fresh(
 class AbsoluteState(typing.NamedTuple):
     """Loop state of `absolute` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (ABSOLUTE_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] float64: the value absolute returns
-    absolute_return: object
-    # [batch] float64: x of absolute
-    absolute_x: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (ABSOLUTE_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    absolute_return: object  # [batch] float64: the value absolute returns
+    absolute_x: object  # [batch] float64: x of absolute
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class AbsoluteStacks(typing.NamedTuple):
     """Stacks of `absolute`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 ABSOLUTE_HALT = 1
@@ -104,20 +102,14 @@ def absolute_block_0(state, stacks):
         stacks.returns, state.return_sp, active, ABSOLUTE_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            absolute_x=x,
-            absolute_return=rt.select(active, absolute_return, state.absolute_return),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, absolute_return=absolute_return)
+    state = state._replace(pc=pc, absolute_x=x, return_sp=return_sp)
+    return (state, rt.stack_writes(stacks))
 
 
 ABSOLUTE_BLOCKS = (absolute_block_0,)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
-ABSOLUTE_WRITES = ((("pc", "absolute_x", "absolute_return", "return_sp"), ()),)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+ABSOLUTE_WRITES = ("pc absolute_x absolute_return return_sp",)  # block 0
 ABSOLUTE_BLOCK_LINES = ("in absolute at examples/branches.py:10: if x < 0:",)
 
 
@@ -131,7 +123,8 @@ def absolute_program(x, max_stack_depth, **limits):
         absolute_x=x,
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = AbsoluteStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = AbsoluteStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, ABSOLUTE_BLOCKS, (), ABSOLUTE_WRITES, **limits
     )
@@ -165,27 +158,23 @@ def absolute(x, **options):
 class QuadrantState(typing.NamedTuple):
     """Loop state of `quadrant` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (QUADRANT_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: q of quadrant
-    quadrant_q: object
-    # [batch] int64: the value quadrant returns
-    quadrant_return: object
-    # [batch] int64: x of quadrant
-    quadrant_x: object
-    # [batch] int64: y of quadrant
-    quadrant_y: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (QUADRANT_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    quadrant_q: object  # [batch] int64: q of quadrant
+    quadrant_return: object  # [batch] int64: the value quadrant returns
+    quadrant_x: object  # [batch] int64: x of quadrant
+    quadrant_y: object  # [batch] int64: y of quadrant
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class QuadrantStacks(typing.NamedTuple):
     """Stacks of `quadrant`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 QUADRANT_HALT = 7
@@ -218,10 +207,8 @@ def quadrant_block_1(state, stacks):
     # examples/branches.py:17  if x > 0:
     pc = 6
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, quadrant_q=rt.select(active, q, state.quadrant_q)),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, quadrant_q=q)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def quadrant_block_2(state, stacks):
@@ -249,10 +236,8 @@ def quadrant_block_3(state, stacks):
     # examples/branches.py:22  elif x < 0:
     pc = 5
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, quadrant_q=rt.select(active, q, state.quadrant_q)),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, quadrant_q=q)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def quadrant_block_4(state, stacks):
@@ -262,10 +247,8 @@ def quadrant_block_4(state, stacks):
     # examples/branches.py:22  elif x < 0:
     pc = 5
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, quadrant_q=rt.select(active, q, state.quadrant_q)),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, quadrant_q=q)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def quadrant_block_5(state, stacks):
@@ -285,14 +268,8 @@ def quadrant_block_6(state, stacks):
         stacks.returns, state.return_sp, active, QUADRANT_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            quadrant_return=rt.select(active, quadrant_return, state.quadrant_return),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, quadrant_return=quadrant_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 QUADRANT_BLOCKS = (
@@ -304,15 +281,15 @@ QUADRANT_BLOCKS = (
     quadrant_block_5,
     quadrant_block_6,
 )
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 QUADRANT_WRITES = (
-    (("pc",), ()),
-    (("pc", "quadrant_q"), ()),
-    (("pc",), ()),
-    (("pc", "quadrant_q"), ()),
-    (("pc", "quadrant_q"), ()),
-    (("pc",), ()),
-    (("pc", "quadrant_return", "return_sp"), ()),
+    "pc",  # block 0
+    "pc quadrant_q",  # block 1
+    "pc",  # block 2
+    "pc quadrant_q",  # block 3
+    "pc quadrant_q",  # block 4
+    "pc",  # block 5
+    "pc quadrant_return return_sp",  # block 6
 )
 QUADRANT_BLOCK_LINES = (
     "in quadrant at examples/branches.py:17: if x > 0:",
@@ -327,7 +304,7 @@ QUADRANT_BLOCK_LINES = (
 
 def quadrant_program(x, y, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-    batch = rt.batch_size(x, y)
+    batch = rt.batch_size(x)
     state = QuadrantState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
@@ -337,7 +314,8 @@ def quadrant_program(x, y, max_stack_depth, **limits):
         quadrant_y=y,
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = QuadrantStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = QuadrantStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, QUADRANT_BLOCKS, (), QUADRANT_WRITES, **limits
     )
@@ -371,27 +349,23 @@ def quadrant(x, y, **options):
 class QuadrantStacklessQuadrantState(typing.NamedTuple):
     """Loop state of `quadrant` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (QUADRANT_STACKLESS_QUADRANT_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: q of quadrant
-    quadrant_q: object
-    # [batch] int64: the value quadrant returns
-    quadrant_return: object
-    # [batch] int64: x of quadrant
-    quadrant_x: object
-    # [batch] int64: y of quadrant
-    quadrant_y: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (QUADRANT_STACKLESS_QUADRANT_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    quadrant_q: object  # [batch] int64: q of quadrant
+    quadrant_return: object  # [batch] int64: the value quadrant returns
+    quadrant_x: object  # [batch] int64: x of quadrant
+    quadrant_y: object  # [batch] int64: y of quadrant
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class QuadrantStacklessQuadrantStacks(typing.NamedTuple):
     """Stacks of `quadrant`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 QUADRANT_STACKLESS_QUADRANT_HALT = 13
@@ -434,10 +408,8 @@ def quadrant_stackless_quadrant_block_3(state, stacks):
     # examples/branches.py:18  if y > 0:
     pc = 5
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, quadrant_q=rt.select(active, q, state.quadrant_q)),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, quadrant_q=q)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def quadrant_stackless_quadrant_block_4(state, stacks):
@@ -447,10 +419,8 @@ def quadrant_stackless_quadrant_block_4(state, stacks):
     # examples/branches.py:18  if y > 0:
     pc = 5
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, quadrant_q=rt.select(active, q, state.quadrant_q)),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, quadrant_q=q)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def quadrant_stackless_quadrant_block_5(state, stacks):
@@ -478,10 +448,8 @@ def quadrant_stackless_quadrant_block_7(state, stacks):
     # examples/branches.py:22  elif x < 0:
     pc = 11
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, quadrant_q=rt.select(active, q, state.quadrant_q)),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, quadrant_q=q)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def quadrant_stackless_quadrant_block_8(state, stacks):
@@ -491,10 +459,8 @@ def quadrant_stackless_quadrant_block_8(state, stacks):
     # examples/branches.py:23  if y > 0:
     pc = 10
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, quadrant_q=rt.select(active, q, state.quadrant_q)),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, quadrant_q=q)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def quadrant_stackless_quadrant_block_9(state, stacks):
@@ -504,10 +470,8 @@ def quadrant_stackless_quadrant_block_9(state, stacks):
     # examples/branches.py:23  if y > 0:
     pc = 10
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, quadrant_q=rt.select(active, q, state.quadrant_q)),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, quadrant_q=q)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def quadrant_stackless_quadrant_block_10(state, stacks):
@@ -535,14 +499,8 @@ def quadrant_stackless_quadrant_block_12(state, stacks):
         stacks.returns, state.return_sp, active, QUADRANT_STACKLESS_QUADRANT_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            quadrant_return=rt.select(active, quadrant_return, state.quadrant_return),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, quadrant_return=quadrant_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 QUADRANT_STACKLESS_QUADRANT_BLOCKS = (
@@ -580,7 +538,7 @@ QUADRANT_STACKLESS_QUADRANT_BLOCK_LINES = (
 def quadrant_stackless_quadrant_program(x, y, active):
     """One call for the examples where `active`; callees run inside its blocks."""
     rt.check_stackless("quadrant", False)
-    batch = rt.batch_size(x, y)
+    batch = rt.batch_size(x)
     state = QuadrantStacklessQuadrantState(
         pc=rt.cast(rt.where(active, 0, QUADRANT_STACKLESS_QUADRANT_HALT), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=jax
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=b04657437543fc500bd3a2ae8c5b4263cec761aae0e52fbc884a063be5618b41
-# autobatch: inputs-sha256=36e5cde7fac5f42d7c5e3a81807a7dfdb17d8605023b26a4ff130570dcb2c3b9
-# autobatch: body-sha256=b9f0f537357439f9029d2791eacd1c094ea2f7cc92432dfc5903157a3c2dbcda
+# autobatch: source-sha256=bf7d6cb85c4465bd963f74e9de09a2118db6b1e58eef6d6b882e20bcccaef376
+# autobatch: inputs-sha256=a287c55834b583fcf83a600f63541df1d0977e7e81cc677938b7b5786a96d76d
+# autobatch: body-sha256=0832230ecdcd0a8beb58019d1ec1095f78aa69e24fd6f732e4fa8a11f594e970
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",
@@ -38,25 +38,22 @@ rt.check_fresh(
 class CollatzStepsState(typing.NamedTuple):
     """Loop state of `collatz_steps` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (COLLATZ_STEPS_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: the value collatz_steps returns
-    collatz_steps_return: object
-    # [batch] int64: steps of collatz_steps
-    collatz_steps_steps: object
-    # [batch] int64: x of collatz_steps
-    collatz_steps_x: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (COLLATZ_STEPS_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    collatz_steps_return: object  # [batch] int64: the value collatz_steps returns
+    collatz_steps_steps: object  # [batch] int64: steps of collatz_steps
+    collatz_steps_x: object  # [batch] int64: x of collatz_steps
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class CollatzStepsStacks(typing.NamedTuple):
     """Stacks of `collatz_steps`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 COLLATZ_STEPS_HALT = 3
@@ -73,13 +70,8 @@ def collatz_steps_block_0(state, stacks):
     cond_1 = x != 1
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            collatz_steps_steps=rt.select(active, steps, state.collatz_steps_steps),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, collatz_steps_steps=steps)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def collatz_steps_block_1(state, stacks):
@@ -102,14 +94,8 @@ def collatz_steps_block_1(state, stacks):
     cond_1 = x != 1
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            collatz_steps_x=x,
-            collatz_steps_steps=rt.select(active, steps, state.collatz_steps_steps),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, collatz_steps_steps=steps)
+    return (state._replace(pc=pc, collatz_steps_x=x), rt.stack_writes(stacks))
 
 
 def collatz_steps_block_2(state, stacks):
@@ -121,16 +107,8 @@ def collatz_steps_block_2(state, stacks):
         stacks.returns, state.return_sp, active, COLLATZ_STEPS_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            collatz_steps_return=rt.select(
-                active, collatz_steps_return, state.collatz_steps_return
-            ),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, collatz_steps_return=collatz_steps_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 COLLATZ_STEPS_BLOCKS = (
@@ -140,11 +118,11 @@ COLLATZ_STEPS_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 COLLATZ_STEPS_LOOPING_BLOCKS = (1,)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 COLLATZ_STEPS_WRITES = (
-    (("pc", "collatz_steps_steps"), ()),
-    (("pc", "collatz_steps_x", "collatz_steps_steps"), ()),
-    (("pc", "collatz_steps_return", "return_sp"), ()),
+    "pc collatz_steps_steps",  # block 0
+    "pc collatz_steps_x collatz_steps_steps",  # block 1
+    "pc collatz_steps_return return_sp",  # block 2
 )
 COLLATZ_STEPS_BLOCK_LINES = (
     "in collatz_steps at examples/collatz.py:10: steps = 0",
@@ -164,7 +142,8 @@ def collatz_steps_program(x, max_stack_depth, **limits):
         collatz_steps_x=x,
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = CollatzStepsStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = CollatzStepsStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state,
         stacks,

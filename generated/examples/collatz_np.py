@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=numpy
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f0448fccf63a073c53479bf2a6f43bf166d4c6101e92182f8fd2d4f9cdd7b78d
-# autobatch: inputs-sha256=9a7b46d718784e03148530cad4a1ca603a0d98dd2e8443823276c586f488acd3
-# autobatch: body-sha256=5eb93cbe3d5c830fe2fcfafe79e8b673c37648064484e162e606e600429762ed
+# autobatch: source-sha256=9357f04c6017c3a5bf15946b02cb560ce14d7b3606e68f0baaf99bcdffa0c0a7
+# autobatch: inputs-sha256=79eb9239942c038bd116dfe0ed2a626fc69e847f04ed138891a54b14d34cc9a0
+# autobatch: body-sha256=40300a4b55e27d14ef54bb9d5419ca7d8e52500d0070c0b868de6737eca995cb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",
@@ -38,25 +38,22 @@ rt.check_fresh(
 class CollatzStepsState(typing.NamedTuple):
     """Loop state of `collatz_steps` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (COLLATZ_STEPS_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: the value collatz_steps returns
-    collatz_steps_return: object
-    # [batch] int64: steps of collatz_steps
-    collatz_steps_steps: object
-    # [batch] int64: x of collatz_steps
-    collatz_steps_x: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (COLLATZ_STEPS_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    collatz_steps_return: object  # [batch] int64: the value collatz_steps returns
+    collatz_steps_steps: object  # [batch] int64: steps of collatz_steps
+    collatz_steps_x: object  # [batch] int64: x of collatz_steps
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class CollatzStepsStacks(typing.NamedTuple):
     """Stacks of `collatz_steps`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 COLLATZ_STEPS_HALT = 3
@@ -73,13 +70,8 @@ def collatz_steps_block_0(state, stacks):
     cond_1 = x != 1
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            collatz_steps_steps=rt.select(active, steps, state.collatz_steps_steps),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, collatz_steps_steps=steps)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def collatz_steps_block_1(state, stacks):
@@ -102,14 +94,8 @@ def collatz_steps_block_1(state, stacks):
     cond_1 = x != 1
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            collatz_steps_x=x,
-            collatz_steps_steps=rt.select(active, steps, state.collatz_steps_steps),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, collatz_steps_steps=steps)
+    return (state._replace(pc=pc, collatz_steps_x=x), rt.stack_writes(stacks))
 
 
 def collatz_steps_block_2(state, stacks):
@@ -121,16 +107,8 @@ def collatz_steps_block_2(state, stacks):
         stacks.returns, state.return_sp, active, COLLATZ_STEPS_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            collatz_steps_return=rt.select(
-                active, collatz_steps_return, state.collatz_steps_return
-            ),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, collatz_steps_return=collatz_steps_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 COLLATZ_STEPS_BLOCKS = (
@@ -140,11 +118,11 @@ COLLATZ_STEPS_BLOCKS = (
 )
 # blocks that may run again at once: a loop body that tests itself
 COLLATZ_STEPS_LOOPING_BLOCKS = (1,)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 COLLATZ_STEPS_WRITES = (
-    (("pc", "collatz_steps_steps"), ()),
-    (("pc", "collatz_steps_x", "collatz_steps_steps"), ()),
-    (("pc", "collatz_steps_return", "return_sp"), ()),
+    "pc collatz_steps_steps",  # block 0
+    "pc collatz_steps_x collatz_steps_steps",  # block 1
+    "pc collatz_steps_return return_sp",  # block 2
 )
 COLLATZ_STEPS_BLOCK_LINES = (
     "in collatz_steps at examples/collatz.py:10: steps = 0",
@@ -164,7 +142,8 @@ def collatz_steps_program(x, max_stack_depth, **limits):
         collatz_steps_x=x,
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = CollatzStepsStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = CollatzStepsStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state,
         stacks,

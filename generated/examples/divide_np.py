@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=numpy
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=eebdfdd855b1e67e0ef595ca09b481a77cc0b2398ac38c3f4f8f6221cae0c687
-# autobatch: inputs-sha256=c0e87389f8bdbd4ce48d570af73dd8db5c1af03ec40112029f48be2de215d9bb
-# autobatch: body-sha256=4f12adc06d51c7845dcdb3985f48524116c43f421196ceab3d8b64fb4ba04f47
+# autobatch: source-sha256=7aa1c3e7f404b5aa4c62bba4cc5324ff0608bf7b8b641435c04cbbb5d3e2a249
+# autobatch: inputs-sha256=6521256ac25d409aed4c286bd68e4cfdd611aafc594193a75e70c30ef86e4aba
+# autobatch: body-sha256=0b0c70ae33d123efb669a69ea4114a513808940b3b67ff6cc1226d96c7f4d6d4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )
@@ -37,27 +37,23 @@ rt.check_fresh(
 class DivideState(typing.NamedTuple):
     """Loop state of `divide` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (DIVIDE_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: a of divide
-    divide_a: object
-    # [batch] int64: b of divide
-    divide_b: object
-    # [batch] int64: the value divide returns
-    divide_return_0: object
-    # [batch] int64: the value divide returns
-    divide_return_1: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (DIVIDE_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    divide_a: object  # [batch] int64: a of divide
+    divide_b: object  # [batch] int64: b of divide
+    divide_return_0: object  # [batch] int64: the value divide returns
+    divide_return_1: object  # [batch] int64: the value divide returns
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class DivideStacks(typing.NamedTuple):
     """Stacks of `divide`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 DIVIDE_HALT = 4
@@ -84,15 +80,13 @@ def divide_block_1(state, stacks):
     divide_return = result_1
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, DIVIDE_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            divide_return_0=rt.select(active, divide_return[0], state.divide_return_0),
-            divide_return_1=rt.select(active, divide_return[1], state.divide_return_1),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active,
+        state,
+        divide_return_0=divide_return[0],
+        divide_return_1=divide_return[1],
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def divide_block_2(state, stacks):
@@ -116,20 +110,21 @@ def divide_block_2(state, stacks):
     pc = rt.choose(cond_1, 3, 2)
     pc = rt.select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
-    overflow = overflow_1
-    pc = rt.select(overflow, DIVIDE_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            divide_a=rt.select(active, a, state.divide_a),
-            divide_b=rt.select(active, b, state.divide_b),
-            divide_return_0=rt.select(active, divide_return[0], state.divide_return_0),
-            divide_return_1=rt.select(active, divide_return[1], state.divide_return_1),
-            return_sp=return_sp,
-            overflow_at=rt.select(overflow, 2, state.overflow_at),
-        ),
-        rt.stack_writes(stacks, returns=returns_write),
+    pc = rt.select(overflow_1, DIVIDE_HALT, pc)
+    state = rt.select_fields(
+        active,
+        state,
+        divide_a=a,
+        divide_b=b,
+        divide_return_0=divide_return[0],
+        divide_return_1=divide_return[1],
     )
+    state = state._replace(
+        pc=pc,
+        return_sp=return_sp,
+        overflow_at=rt.select(overflow_1, 2, state.overflow_at),
+    )
+    return (state, rt.stack_writes(stacks, returns=returns_write))
 
 
 def divide_block_3(state, stacks):
@@ -142,35 +137,23 @@ def divide_block_3(state, stacks):
     divide_return = result_2
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, DIVIDE_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            divide_return_0=rt.select(active, divide_return[0], state.divide_return_0),
-            divide_return_1=rt.select(active, divide_return[1], state.divide_return_1),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active,
+        state,
+        divide_return_0=divide_return[0],
+        divide_return_1=divide_return[1],
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 DIVIDE_BLOCKS = (divide_block_0, divide_block_1, divide_block_2, divide_block_3)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 DIVIDE_WRITES = (
-    (("pc",), ()),
-    (("pc", "divide_return_0", "divide_return_1", "return_sp"), ()),
-    (
-        (
-            "pc",
-            "divide_a",
-            "divide_b",
-            "divide_return_0",
-            "divide_return_1",
-            "return_sp",
-            "overflow_at",
-        ),
-        ("returns",),
-    ),
-    (("pc", "divide_return_0", "divide_return_1", "return_sp"), ()),
+    "pc",  # block 0
+    "pc divide_return_0 divide_return_1 return_sp",  # block 1
+    "pc divide_a divide_b divide_return_0 divide_return_1 return_sp "
+    "overflow_at | returns",  # block 2
+    "pc divide_return_0 divide_return_1 return_sp",  # block 3
 )
 DIVIDE_BLOCK_LINES = (
     "in divide at examples/divide.py:10: if a < b:",
@@ -182,7 +165,7 @@ DIVIDE_BLOCK_LINES = (
 
 def divide_program(a, b, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-    batch = rt.batch_size(a, b)
+    batch = rt.batch_size(a)
     state = DivideState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
@@ -192,7 +175,8 @@ def divide_program(a, b, max_stack_depth, **limits):
         divide_return_1=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = DivideStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = DivideStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, DIVIDE_BLOCKS, (), DIVIDE_WRITES, **limits
     )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=660c60c8b7a5db803808224ba572567d795d2642ee3329c83a14f6bd75e03655
-# autobatch: inputs-sha256=5a0b6aecfa632119a78d20a5d3d66ed8c1c8441f90f10bd703b830373e665025
-# autobatch: body-sha256=0fee83bac47fb6e06d7da95dc544ca5cf5c000a05d42b4e0daba05ec806e6b59
+# autobatch: source-sha256=961386aa2dcfde2b5ef742943b8316f18fb63d41b9b4f83d182094313abc612b
+# autobatch: inputs-sha256=af54540843e0ca78428ccb7bcdfce0b6fe483dc0cc0071d61d0da70802c9aadf
+# autobatch: body-sha256=e0815852324bfcfff07f3d7879b748e00976799d940c3fc7d03c2594a82091ef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )
@@ -37,27 +37,23 @@ rt.check_fresh(
 class DivideState(typing.NamedTuple):
     """Loop state of `divide` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (DIVIDE_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: a of divide
-    divide_a: object
-    # [batch] int64: b of divide
-    divide_b: object
-    # [batch] int64: the value divide returns
-    divide_return_0: object
-    # [batch] int64: the value divide returns
-    divide_return_1: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (DIVIDE_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    divide_a: object  # [batch] int64: a of divide
+    divide_b: object  # [batch] int64: b of divide
+    divide_return_0: object  # [batch] int64: the value divide returns
+    divide_return_1: object  # [batch] int64: the value divide returns
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class DivideStacks(typing.NamedTuple):
     """Stacks of `divide`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 DIVIDE_HALT = 4
@@ -84,15 +80,13 @@ def divide_block_1(state, stacks):
     divide_return = result_1
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, DIVIDE_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            divide_return_0=rt.select(active, divide_return[0], state.divide_return_0),
-            divide_return_1=rt.select(active, divide_return[1], state.divide_return_1),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active,
+        state,
+        divide_return_0=divide_return[0],
+        divide_return_1=divide_return[1],
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def divide_block_2(state, stacks):
@@ -116,20 +110,21 @@ def divide_block_2(state, stacks):
     pc = rt.choose(cond_1, 3, 2)
     pc = rt.select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
-    overflow = overflow_1
-    pc = rt.select(overflow, DIVIDE_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            divide_a=rt.select(active, a, state.divide_a),
-            divide_b=rt.select(active, b, state.divide_b),
-            divide_return_0=rt.select(active, divide_return[0], state.divide_return_0),
-            divide_return_1=rt.select(active, divide_return[1], state.divide_return_1),
-            return_sp=return_sp,
-            overflow_at=rt.select(overflow, 2, state.overflow_at),
-        ),
-        rt.stack_writes(stacks, returns=returns_write),
+    pc = rt.select(overflow_1, DIVIDE_HALT, pc)
+    state = rt.select_fields(
+        active,
+        state,
+        divide_a=a,
+        divide_b=b,
+        divide_return_0=divide_return[0],
+        divide_return_1=divide_return[1],
     )
+    state = state._replace(
+        pc=pc,
+        return_sp=return_sp,
+        overflow_at=rt.select(overflow_1, 2, state.overflow_at),
+    )
+    return (state, rt.stack_writes(stacks, returns=returns_write))
 
 
 def divide_block_3(state, stacks):
@@ -142,35 +137,23 @@ def divide_block_3(state, stacks):
     divide_return = result_2
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, DIVIDE_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            divide_return_0=rt.select(active, divide_return[0], state.divide_return_0),
-            divide_return_1=rt.select(active, divide_return[1], state.divide_return_1),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active,
+        state,
+        divide_return_0=divide_return[0],
+        divide_return_1=divide_return[1],
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 DIVIDE_BLOCKS = (divide_block_0, divide_block_1, divide_block_2, divide_block_3)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 DIVIDE_WRITES = (
-    (("pc",), ()),
-    (("pc", "divide_return_0", "divide_return_1", "return_sp"), ()),
-    (
-        (
-            "pc",
-            "divide_a",
-            "divide_b",
-            "divide_return_0",
-            "divide_return_1",
-            "return_sp",
-            "overflow_at",
-        ),
-        ("returns",),
-    ),
-    (("pc", "divide_return_0", "divide_return_1", "return_sp"), ()),
+    "pc",  # block 0
+    "pc divide_return_0 divide_return_1 return_sp",  # block 1
+    "pc divide_a divide_b divide_return_0 divide_return_1 return_sp "
+    "overflow_at | returns",  # block 2
+    "pc divide_return_0 divide_return_1 return_sp",  # block 3
 )
 DIVIDE_BLOCK_LINES = (
     "in divide at examples/divide.py:10: if a < b:",
@@ -182,7 +165,7 @@ DIVIDE_BLOCK_LINES = (
 
 def divide_program(a, b, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-    batch = rt.batch_size(a, b)
+    batch = rt.batch_size(a)
     state = DivideState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
@@ -192,7 +175,8 @@ def divide_program(a, b, max_stack_depth, **limits):
         divide_return_1=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = DivideStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = DivideStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, DIVIDE_BLOCKS, (), DIVIDE_WRITES, **limits
     )

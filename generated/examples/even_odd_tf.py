@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=3e0334d895ed36baa6e74e95619bed59879982334b83cb6b378ba17d725e00ad
-# autobatch: inputs-sha256=c643651952209b3cc6a08ead4dcaec3c2adeb2cb7bbdb8bf9d8bc0232ca21dd2
-# autobatch: body-sha256=8712f3bb6003bfc73471b99206c78e79702555bb7b4055e56007af1714e1227a
+# autobatch: source-sha256=a8584a25cd88382c74742cfba01e7ec0e27711aa1f0fdf8d89bc9a6d10a8c8d8
+# autobatch: inputs-sha256=de34ae219c4fa71f6448ea18de1c34598f81cfc11812615c38210ef0b0876184
+# autobatch: body-sha256=5bce75c43a06249f33f65770970655139a57a6d7136ac9b17ce9264241756f1f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",
@@ -47,25 +47,22 @@ rt.check_fresh(
 class IsEvenState(typing.NamedTuple):
     """Loop state of `is_even` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (IS_EVEN_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: n of is_even
-    is_even_n: object
-    # [batch] bool: the value is_even returns
-    is_even_return: object
-    # [batch] int64: n of is_odd
-    is_odd_n: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (IS_EVEN_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    is_even_n: object  # [batch] int64: n of is_even
+    is_even_return: object  # [batch] bool: the value is_even returns
+    is_odd_n: object  # [batch] int64: n of is_odd
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class IsEvenStacks(typing.NamedTuple):
     """Stacks of `is_even`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 IS_EVEN_HALT = 3
@@ -95,15 +92,10 @@ def is_even_block_0(state, stacks):
     pc = rt.choose(is_odd_cond_1, 1, 2)
     pc = rt.where(going, pc, returned_pc)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            is_even_return=rt.select(active, is_even_return, state.is_even_return),
-            is_odd_n=rt.select(active, is_odd_n, state.is_odd_n),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active, state, is_even_return=is_even_return, is_odd_n=is_odd_n
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def is_even_block_1(state, stacks):
@@ -113,14 +105,8 @@ def is_even_block_1(state, stacks):
     is_even_return = result_1
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, IS_EVEN_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            is_even_return=rt.select(active, is_even_return, state.is_even_return),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, is_even_return=is_even_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def is_even_block_2(state, stacks):
@@ -131,18 +117,16 @@ def is_even_block_2(state, stacks):
     is_even_n = is_even_1_n
     pc = 0
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, is_even_n=rt.select(active, is_even_n, state.is_even_n)),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, is_even_n=is_even_n)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 IS_EVEN_BLOCKS = (is_even_block_0, is_even_block_1, is_even_block_2)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 IS_EVEN_WRITES = (
-    (("pc", "is_even_return", "is_odd_n", "return_sp"), ()),
-    (("pc", "is_even_return", "return_sp"), ()),
-    (("pc", "is_even_n"), ()),
+    "pc is_even_return is_odd_n return_sp",  # block 0
+    "pc is_even_return return_sp",  # block 1
+    "pc is_even_n",  # block 2
 )
 IS_EVEN_BLOCK_LINES = (
     "in is_even at examples/even_odd.py:10: if n == 0:",
@@ -162,7 +146,8 @@ def is_even_program(n, max_stack_depth, **limits):
         is_odd_n=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = IsEvenStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = IsEvenStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, IS_EVEN_BLOCKS, (), IS_EVEN_WRITES, **limits
     )
@@ -196,25 +181,22 @@ def is_even(n, **options):
 class IsOddState(typing.NamedTuple):
     """Loop state of `is_odd` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (IS_ODD_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: n of is_even
-    is_even_n: object
-    # [batch] bool: the value is_even returns
-    is_even_return: object
-    # [batch] int64: n of is_odd
-    is_odd_n: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (IS_ODD_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    is_even_n: object  # [batch] int64: n of is_even
+    is_even_return: object  # [batch] bool: the value is_even returns
+    is_odd_n: object  # [batch] int64: n of is_odd
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class IsOddStacks(typing.NamedTuple):
     """Stacks of `is_odd`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 IS_ODD_HALT = 3
@@ -244,15 +226,10 @@ def is_odd_block_0(state, stacks):
     pc = rt.choose(is_even_cond_1, 1, 2)
     pc = rt.where(going, pc, returned_pc)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            is_even_return=rt.select(active, is_even_return, state.is_even_return),
-            is_even_n=rt.select(active, is_even_n, state.is_even_n),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active, state, is_even_return=is_even_return, is_even_n=is_even_n
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def is_odd_block_1(state, stacks):
@@ -262,14 +239,8 @@ def is_odd_block_1(state, stacks):
     is_even_return = result_1
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, IS_ODD_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            is_even_return=rt.select(active, is_even_return, state.is_even_return),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, is_even_return=is_even_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def is_odd_block_2(state, stacks):
@@ -280,18 +251,16 @@ def is_odd_block_2(state, stacks):
     is_odd_n = is_odd_1_n
     pc = 0
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, is_odd_n=rt.select(active, is_odd_n, state.is_odd_n)),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, is_odd_n=is_odd_n)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 IS_ODD_BLOCKS = (is_odd_block_0, is_odd_block_1, is_odd_block_2)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 IS_ODD_WRITES = (
-    (("pc", "is_even_return", "is_even_n", "return_sp"), ()),
-    (("pc", "is_even_return", "return_sp"), ()),
-    (("pc", "is_odd_n"), ()),
+    "pc is_even_return is_even_n return_sp",  # block 0
+    "pc is_even_return return_sp",  # block 1
+    "pc is_odd_n",  # block 2
 )
 IS_ODD_BLOCK_LINES = (
     "in is_odd at examples/even_odd.py:17: if n == 0:",
@@ -311,7 +280,8 @@ def is_odd_program(n, max_stack_depth, **limits):
         is_odd_n=n,
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = IsOddStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = IsOddStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, IS_ODD_BLOCKS, (), IS_ODD_WRITES, **limits
     )

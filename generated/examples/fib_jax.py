@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=jax
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=3b78c1af01017841a2b1c40680e50bcc4d1520d8e13767a30246c2b6585fcf3d
-# autobatch: inputs-sha256=46da56bd995c9866c1db41dd519d3e05dce1edb9eb44dd41ecff45257e211ae6
-# autobatch: body-sha256=7b2c20796c3d7004cc1d4f3ba996c7ff950898c5afb62a91177844ab5a6f3a43
+# autobatch: source-sha256=28ee49d38ac86875cf9205db16c7b193a4f2cf13e60ebf4dfd726ed3362fa037
+# autobatch: inputs-sha256=8a03c4cb9b9740f0c22d4b94d3f0d4a52994331d008dcc8ec7c49f220b5145b3
+# autobatch: body-sha256=db67c236c4c04eb6fc2f2d3b1687a459e1e191473c6b106ec2e54784b807e9dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )
@@ -42,29 +42,24 @@ rt.check_fresh(
 class FibState(typing.NamedTuple):
     """Loop state of `fib` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (FIB_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: fib_1 of fib
-    fib_fib_1: object
-    # [batch] int64: n of fib
-    fib_n: object
-    # [batch] int64: the value fib returns
-    fib_return: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (FIB_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    fib_fib_1: object  # [batch] int64: fib_1 of fib
+    fib_n: object  # [batch] int64: n of fib
+    fib_return: object  # [batch] int64: the value fib returns
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class FibStacks(typing.NamedTuple):
     """Stacks of `fib`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
-    # [depth, batch] int64: saved fib_fib_1
-    fib_fib_1: object
-    # [depth, batch] int64: saved fib_n
-    fib_n: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    fib_fib_1: object  # [depth, batch] int64: saved fib_fib_1
+    fib_n: object  # [depth, batch] int64: saved fib_n
+    # fmt: on
 
 
 FIB_HALT = 5
@@ -89,14 +84,8 @@ def fib_block_1(state, stacks):
     fib_return = result_1
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, FIB_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            fib_return=rt.select(active, fib_return, state.fib_return),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, fib_return=fib_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def fib_block_2(state, stacks):
@@ -104,7 +93,7 @@ def fib_block_2(state, stacks):
     active = state.pc == 2
     n = state.fib_n
     fib_1_n = n - 1
-    fib_n_write, overflow_1 = rt.save(stacks.fib_n, state.return_sp, n, active)
+    saved_1, overflow_1 = rt.save_all(stacks, state.return_sp, active, fib_n=n)
     n = fib_1_n
     # examples/fib.py:10  if n <= 1:
     cond_1 = n <= 1
@@ -122,16 +111,13 @@ def fib_block_2(state, stacks):
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2
     pc = rt.select(overflow, FIB_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            fib_n=rt.select(active, n, state.fib_n),
-            fib_return=rt.select(active, fib_return, state.fib_return),
-            return_sp=return_sp,
-            overflow_at=rt.select(overflow, 2, state.overflow_at),
-        ),
-        rt.stack_writes(stacks, fib_n=fib_n_write, returns=returns_write),
+    state = rt.select_fields(active, state, fib_n=n, fib_return=fib_return)
+    state = state._replace(
+        pc=pc,
+        return_sp=return_sp,
+        overflow_at=rt.select(overflow, 2, state.overflow_at),
     )
+    return (state, rt.stack_writes(stacks, **saved_1, returns=returns_write))
 
 
 def fib_block_3(state, stacks):
@@ -149,9 +135,7 @@ def fib_block_3(state, stacks):
     fib_return = result_1
     # the examples that go on (the others return)
     going = rt.where(cond_1, False, active)
-    fib_fib_1_write, overflow_1 = rt.save(
-        stacks.fib_fib_1, state.return_sp, fib_1, going
-    )
+    saved_1, overflow_1 = rt.save_all(stacks, state.return_sp, going, fib_fib_1=fib_1)
     fib_2 = fib_return
     # examples/fib.py:12  return fib(n - 1) + fib(n - 2)
     result_2 = fib_1 + fib_2
@@ -166,17 +150,15 @@ def fib_block_3(state, stacks):
     # examples whose stack is full stop here; the caller raises
     overflow = overflow_1 | overflow_2
     pc = rt.select(overflow, FIB_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            fib_n=rt.select(active, n, state.fib_n),
-            fib_fib_1=rt.select(active, fib_1, state.fib_fib_1),
-            fib_return=rt.select(active, fib_return, state.fib_return),
-            return_sp=return_sp,
-            overflow_at=rt.select(overflow, 3, state.overflow_at),
-        ),
-        rt.stack_writes(stacks, fib_fib_1=fib_fib_1_write, returns=returns_write),
+    state = rt.select_fields(
+        active, state, fib_n=n, fib_fib_1=fib_1, fib_return=fib_return
     )
+    state = state._replace(
+        pc=pc,
+        return_sp=return_sp,
+        overflow_at=rt.select(overflow, 3, state.overflow_at),
+    )
+    return (state, rt.stack_writes(stacks, **saved_1, returns=returns_write))
 
 
 def fib_block_4(state, stacks):
@@ -189,28 +171,18 @@ def fib_block_4(state, stacks):
     fib_return = result_2
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, FIB_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            fib_fib_1=rt.select(active, fib_1, state.fib_fib_1),
-            fib_return=rt.select(active, fib_return, state.fib_return),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, fib_fib_1=fib_1, fib_return=fib_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 FIB_BLOCKS = (fib_block_0, fib_block_1, fib_block_2, fib_block_3, fib_block_4)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 FIB_WRITES = (
-    (("pc",), ()),
-    (("pc", "fib_return", "return_sp"), ()),
-    (("pc", "fib_n", "fib_return", "return_sp", "overflow_at"), ("fib_n", "returns")),
-    (
-        ("pc", "fib_n", "fib_fib_1", "fib_return", "return_sp", "overflow_at"),
-        ("fib_fib_1", "returns"),
-    ),
-    (("pc", "fib_fib_1", "fib_return", "return_sp"), ()),
+    "pc",  # block 0
+    "pc fib_return return_sp",  # block 1
+    "pc fib_n fib_return return_sp overflow_at | fib_n returns",  # block 2
+    "pc fib_n fib_fib_1 fib_return return_sp overflow_at | fib_fib_1 returns",  # block 3
+    "pc fib_fib_1 fib_return return_sp",  # block 4
 )
 FIB_BLOCK_LINES = (
     "in fib at examples/fib.py:10: if n <= 1:",
@@ -232,10 +204,11 @@ def fib_program(n, max_stack_depth, **limits):
         fib_return=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
+    stack_shape = [max_stack_depth, batch]
     stacks = FibStacks(
-        returns=rt.zeros([max_stack_depth, batch], (), "int32"),
-        fib_fib_1=rt.zeros([max_stack_depth, batch], (), "int64"),
-        fib_n=rt.zeros([max_stack_depth, batch], (), "int64"),
+        returns=rt.zeros(stack_shape, (), "int32"),
+        fib_fib_1=rt.zeros(stack_shape, (), "int64"),
+        fib_n=rt.zeros(stack_shape, (), "int64"),
     )
     state, stacks, counters = rt.run(
         state, stacks, FIB_BLOCKS, (), FIB_WRITES, **limits
@@ -270,23 +243,21 @@ def fib(n, **options):
 class FibStacklessFibState(typing.NamedTuple):
     """Loop state of `fib` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (FIB_STACKLESS_FIB_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: n of fib
-    fib_n: object
-    # [batch] int64: the value fib returns
-    fib_return: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (FIB_STACKLESS_FIB_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    fib_n: object  # [batch] int64: n of fib
+    fib_return: object  # [batch] int64: the value fib returns
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class FibStacklessFibStacks(typing.NamedTuple):
     """Stacks of `fib`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 FIB_STACKLESS_FIB_HALT = 3
@@ -311,14 +282,8 @@ def fib_stackless_fib_block_1(state, stacks):
         stacks.returns, state.return_sp, active, FIB_STACKLESS_FIB_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            fib_return=rt.select(active, fib_return, state.fib_return),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, fib_return=fib_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def fib_stackless_fib_block_2(state, stacks):
@@ -337,14 +302,8 @@ def fib_stackless_fib_block_2(state, stacks):
         stacks.returns, state.return_sp, active, FIB_STACKLESS_FIB_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            fib_return=rt.select(active, fib_return, state.fib_return),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, fib_return=fib_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 FIB_STACKLESS_FIB_BLOCKS = (

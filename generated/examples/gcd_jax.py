@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=jax
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=15c2e74a05081b38f5a96be410c91734e1a032b9ea6cfe5ddfa52a7293db2923
-# autobatch: inputs-sha256=edf73cd971db387b38c5281770cd09d45b268af81d1e66a62322ece667927f3f
-# autobatch: body-sha256=5449b36716bb54034412fe20ca10c448e24f8bd5864a637f9439d1887a5c9224
+# autobatch: source-sha256=0cb87e65f72269b939d1065e2aeca344efc123072553f2c7be8c54b16ccdc363
+# autobatch: inputs-sha256=b969ccc2e8eb952d404706c8266f65b144192f21aef49088d6deaa9ab5c89ee9
+# autobatch: body-sha256=466985d5412a1ddc1d41011a5a233f3744b886dfe15d1562acb49967b17eb2c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )
@@ -36,27 +36,23 @@ rt.check_fresh(
 class GcdState(typing.NamedTuple):
     """Loop state of `gcd` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (GCD_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: a of gcd
-    gcd_a: object
-    # [batch] int64: b of gcd
-    gcd_b: object
-    # [batch] int64: gcd_2_a of gcd
-    gcd_gcd_2_a: object
-    # [batch] int64: the value gcd returns
-    gcd_return: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (GCD_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    gcd_a: object  # [batch] int64: a of gcd
+    gcd_b: object  # [batch] int64: b of gcd
+    gcd_gcd_2_a: object  # [batch] int64: gcd_2_a of gcd
+    gcd_return: object  # [batch] int64: the value gcd returns
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class GcdStacks(typing.NamedTuple):
     """Stacks of `gcd`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 GCD_HALT = 3
@@ -82,14 +78,8 @@ def gcd_block_1(state, stacks):
     gcd_return = a
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, GCD_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            gcd_return=rt.select(active, gcd_return, state.gcd_return),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, gcd_return=gcd_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def gcd_block_2(state, stacks):
@@ -114,23 +104,16 @@ def gcd_block_2(state, stacks):
     cond_1 = a == b
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            gcd_a=a,
-            gcd_b=b,
-            gcd_gcd_2_a=rt.select(active, gcd_2_a, state.gcd_gcd_2_a),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, gcd_gcd_2_a=gcd_2_a)
+    return (state._replace(pc=pc, gcd_a=a, gcd_b=b), rt.stack_writes(stacks))
 
 
 GCD_BLOCKS = (gcd_block_0, gcd_block_1, gcd_block_2)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 GCD_WRITES = (
-    (("pc",), ()),
-    (("pc", "gcd_return", "return_sp"), ()),
-    (("pc", "gcd_a", "gcd_b", "gcd_gcd_2_a"), ()),
+    "pc",  # block 0
+    "pc gcd_return return_sp",  # block 1
+    "pc gcd_a gcd_b gcd_gcd_2_a",  # block 2
 )
 GCD_BLOCK_LINES = (
     "in gcd at examples/gcd.py:10: if a == b:",
@@ -141,7 +124,7 @@ GCD_BLOCK_LINES = (
 
 def gcd_program(a, b, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-    batch = rt.batch_size(a, b)
+    batch = rt.batch_size(a)
     state = GcdState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
@@ -151,7 +134,8 @@ def gcd_program(a, b, max_stack_depth, **limits):
         gcd_return=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = GcdStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = GcdStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, GCD_BLOCKS, (), GCD_WRITES, **limits
     )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=997ee23bfcd8c1256a360a0fdd8c9d67cca804ec8558c82b0cd7cbd2b3407f07
-# autobatch: inputs-sha256=c52e382e3a74bbbd560d397eb0d53f74d26f489446e2d3574f94d60e50c64ac1
-# autobatch: body-sha256=6c1d672ac7a1e822c7adc7d41c1f708dde587328a4825c74727c64997d265b79
+# autobatch: source-sha256=1018ff2b2976bbcff85cc5eac9c757de08121fe6dbc9deb632a739c8658e3c04
+# autobatch: inputs-sha256=9303822ef0b2525772f621c921d10d10268bc3adeba2abc739c2102ecbb92c43
+# autobatch: body-sha256=9116b20df95fd82799b46eefd3ad093a7bdcaa9e101b7961fcfc402465854dba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )
@@ -36,27 +36,23 @@ rt.check_fresh(
 class GcdState(typing.NamedTuple):
     """Loop state of `gcd` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (GCD_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: a of gcd
-    gcd_a: object
-    # [batch] int64: b of gcd
-    gcd_b: object
-    # [batch] int64: gcd_2_a of gcd
-    gcd_gcd_2_a: object
-    # [batch] int64: the value gcd returns
-    gcd_return: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (GCD_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    gcd_a: object  # [batch] int64: a of gcd
+    gcd_b: object  # [batch] int64: b of gcd
+    gcd_gcd_2_a: object  # [batch] int64: gcd_2_a of gcd
+    gcd_return: object  # [batch] int64: the value gcd returns
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class GcdStacks(typing.NamedTuple):
     """Stacks of `gcd`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 GCD_HALT = 3
@@ -82,14 +78,8 @@ def gcd_block_1(state, stacks):
     gcd_return = a
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, GCD_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            gcd_return=rt.select(active, gcd_return, state.gcd_return),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, gcd_return=gcd_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def gcd_block_2(state, stacks):
@@ -114,23 +104,16 @@ def gcd_block_2(state, stacks):
     cond_1 = a == b
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            gcd_a=a,
-            gcd_b=b,
-            gcd_gcd_2_a=rt.select(active, gcd_2_a, state.gcd_gcd_2_a),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, gcd_gcd_2_a=gcd_2_a)
+    return (state._replace(pc=pc, gcd_a=a, gcd_b=b), rt.stack_writes(stacks))
 
 
 GCD_BLOCKS = (gcd_block_0, gcd_block_1, gcd_block_2)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 GCD_WRITES = (
-    (("pc",), ()),
-    (("pc", "gcd_return", "return_sp"), ()),
-    (("pc", "gcd_a", "gcd_b", "gcd_gcd_2_a"), ()),
+    "pc",  # block 0
+    "pc gcd_return return_sp",  # block 1
+    "pc gcd_a gcd_b gcd_gcd_2_a",  # block 2
 )
 GCD_BLOCK_LINES = (
     "in gcd at examples/gcd.py:10: if a == b:",
@@ -141,7 +124,7 @@ GCD_BLOCK_LINES = (
 
 def gcd_program(a, b, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-    batch = rt.batch_size(a, b)
+    batch = rt.batch_size(a)
     state = GcdState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
@@ -151,7 +134,8 @@ def gcd_program(a, b, max_stack_depth, **limits):
         gcd_return=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = GcdStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = GcdStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, GCD_BLOCKS, (), GCD_WRITES, **limits
     )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=numpy
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=43713fc97dc9ce06f975f9bfacae9e32ecedf26528a912e3ffc23376b0621327
-# autobatch: inputs-sha256=14b091040a75574b74bcbd3c261951ce29a45b62667a5b7bc5e956387941df80
-# autobatch: body-sha256=eb8fe8bc4818b9cbcb414ddeb379c83dbd2dc6f06849d4e9c12738c8a87ab62d
+# autobatch: source-sha256=15a5a3550c1abafdca8dc147b36446ee4aa92efa343e6f2c1d2c5204415c4a36
+# autobatch: inputs-sha256=d62c0351345b8b0ebdbac4535042f157f93e06a9ab07a7efb403964d50cc8b8c
+# autobatch: body-sha256=1dfe92bac537a47c75c193387cde5029aec21033c34d15984f2a88011c087fb4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",
@@ -38,25 +38,22 @@ rt.check_fresh(
 class IotaSumState(typing.NamedTuple):
     """Loop state of `iota_sum` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (IOTA_SUM_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: acc of iota_sum
-    iota_sum_acc: object
-    # [batch] int64: n of iota_sum
-    iota_sum_n: object
-    # [batch] int64: the value iota_sum returns
-    iota_sum_return: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (IOTA_SUM_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    iota_sum_acc: object  # [batch] int64: acc of iota_sum
+    iota_sum_n: object  # [batch] int64: n of iota_sum
+    iota_sum_return: object  # [batch] int64: the value iota_sum returns
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class IotaSumStacks(typing.NamedTuple):
     """Stacks of `iota_sum`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 IOTA_SUM_HALT = 3
@@ -83,14 +80,8 @@ def iota_sum_block_1(state, stacks):
         stacks.returns, state.return_sp, active, IOTA_SUM_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            iota_sum_return=rt.select(active, iota_sum_return, state.iota_sum_return),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, iota_sum_return=iota_sum_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def iota_sum_block_2(state, stacks):
@@ -105,22 +96,16 @@ def iota_sum_block_2(state, stacks):
     cond_1 = n <= 0
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            iota_sum_n=rt.select(active, n, state.iota_sum_n),
-            iota_sum_acc=rt.select(active, acc, state.iota_sum_acc),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, iota_sum_n=n, iota_sum_acc=acc)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 IOTA_SUM_BLOCKS = (iota_sum_block_0, iota_sum_block_1, iota_sum_block_2)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 IOTA_SUM_WRITES = (
-    (("pc",), ()),
-    (("pc", "iota_sum_return", "return_sp"), ()),
-    (("pc", "iota_sum_n", "iota_sum_acc"), ()),
+    "pc",  # block 0
+    "pc iota_sum_return return_sp",  # block 1
+    "pc iota_sum_n iota_sum_acc",  # block 2
 )
 IOTA_SUM_BLOCK_LINES = (
     "in iota_sum at examples/iota_sum.py:10: if n <= 0:",
@@ -131,7 +116,7 @@ IOTA_SUM_BLOCK_LINES = (
 
 def iota_sum_program(n, acc, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-    batch = rt.batch_size(n, acc)
+    batch = rt.batch_size(n)
     state = IotaSumState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
@@ -140,7 +125,8 @@ def iota_sum_program(n, acc, max_stack_depth, **limits):
         iota_sum_return=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = IotaSumStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = IotaSumStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, IOTA_SUM_BLOCKS, (), IOTA_SUM_WRITES, **limits
     )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=f2045f46c1fb2e42e7f27df6a17f4078bc047184eae2773bac062e3c57fbf8d9
-# autobatch: inputs-sha256=b6727e9878da5502e06d8efee6eaf218e57bd5ec2d1638f12fb06a5929d74380
-# autobatch: body-sha256=c745ce51734f3ef93adc252eba05018693953711de61b1361114299f587b4202
+# autobatch: source-sha256=37b1d3c89f6b324d535e8a35f4be606a7dc1570b86b3c5291a9cd0c0ea1bd99a
+# autobatch: inputs-sha256=b6f21beec6498afe68b6746443055d262657a3e6f212c2c73117ff485f04629a
+# autobatch: body-sha256=114997aba8cbc8542bbbb3d77a99b6e4f15234619b2fc55b690f9b9f5aedad25
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -44,7 +44,7 @@ nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(),
     "examples/nuts.py",
@@ -77,232 +77,203 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
     class NutsChainState(typing.NamedTuple):
         """Loop state of `nuts_chain` (the stacks aside): one [batch, ...] array per register."""
 
-        # [batch] int32: the block each example runs next (NUTS_CHAIN_HALT once it has returned)
-        pc: object
-        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-        return_sp: object
-        # [batch] int64: counter of build_tree
-        build_tree_counter: object
-        # [batch] int64: depth of build_tree
-        build_tree_depth: object
-        # [batch] float64: direction of build_tree
-        build_tree_direction: object
-        # [batch, n] float64: edge of build_tree
-        build_tree_edge_x: object
-        # [batch, n] float64: edge of build_tree
-        build_tree_edge_r: object
-        # [batch, n] float64: edge of build_tree
-        build_tree_edge_grad: object
-        # [batch] float64: joint0 of build_tree
-        build_tree_joint0: object
-        # [batch] float64: log_slice of build_tree
-        build_tree_log_slice: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_minus_x: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_minus_r: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_minus_grad: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_plus_x: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_plus_r: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_plus_grad: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_sample_x: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_sample_log_prob: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_sample_grad: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_size: object
-        # [batch] bool: the value build_tree returns
-        build_tree_return_ok: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_accept: object
-        # [batch] int64: the value build_tree returns
-        build_tree_return_counter: object
-        # [batch] int64: the value build_tree returns
-        build_tree_return_leapfrogs: object
-        # [batch] int64: seed of build_tree
-        build_tree_seed: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_minus_x: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_minus_r: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_minus_grad: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_plus_x: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_plus_r: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_plus_grad: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_sample_x: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_sample_log_prob: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_sample_grad: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_size: object
-        # [batch] bool: tree of build_tree
-        build_tree_tree_ok: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_accept: object
-        # [batch] int64: tree of build_tree
-        build_tree_tree_counter: object
-        # [batch] int64: tree of build_tree
-        build_tree_tree_leapfrogs: object
-        # [batch, m] float64: accepts of nuts_chain
-        nuts_chain_accepts: object
-        # [batch] int64: counter of nuts_chain
-        nuts_chain_counter: object
-        # [batch, m] int64: depths of nuts_chain
-        nuts_chain_depths: object
-        # [batch, m, n] float64: draws of nuts_chain
-        nuts_chain_draws: object
-        # [batch, m] int64: leapfrogs of nuts_chain
-        nuts_chain_leapfrogs: object
-        # [batch] int64: loop_next_1 of nuts_chain
-        nuts_chain_loop_next_1: object
-        # [batch] int64: num_burnin of nuts_chain
-        nuts_chain_num_burnin: object
-        # [batch] int64: num_results of nuts_chain
-        nuts_chain_num_results: object
-        # [batch, n] float64: point of nuts_chain
-        nuts_chain_point_x: object
-        # [batch] float64: point of nuts_chain
-        nuts_chain_point_log_prob: object
-        # [batch, n] float64: point of nuts_chain
-        nuts_chain_point_grad: object
-        # [batch, n] float64: the value nuts_chain returns
-        nuts_chain_return_point_x: object
-        # [batch] float64: the value nuts_chain returns
-        nuts_chain_return_point_log_prob: object
-        # [batch, n] float64: the value nuts_chain returns
-        nuts_chain_return_point_grad: object
-        # [batch] int64: the value nuts_chain returns
-        nuts_chain_return_counter: object
-        # [batch, m, n] float64: the value nuts_chain returns
-        nuts_chain_return_draws: object
-        # [batch, m] int64: the value nuts_chain returns
-        nuts_chain_return_leapfrogs: object
-        # [batch, m] int64: the value nuts_chain returns
-        nuts_chain_return_depths: object
-        # [batch, m] float64: the value nuts_chain returns
-        nuts_chain_return_accepts: object
-        # [batch] int64: seed of nuts_chain
-        nuts_chain_seed: object
-        # [batch] int64: t of nuts_chain
-        nuts_chain_t: object
-        # [batch] int64: t_next_1 of nuts_chain
-        nuts_chain_t_next_1: object
-        # [batch] float64: accept of nuts_step
-        nuts_step_accept: object
-        # [batch] int64: counter of nuts_step
-        nuts_step_counter: object
-        # [batch] int64: depth of nuts_step
-        nuts_step_depth: object
-        # [batch] float64: direction of nuts_step
-        nuts_step_direction: object
-        # [batch] float64: joint0 of nuts_step
-        nuts_step_joint0: object
-        # [batch] int64: leapfrogs of nuts_step
-        nuts_step_leapfrogs: object
-        # [batch] float64: log_slice of nuts_step
-        nuts_step_log_slice: object
-        # [batch, n] float64: minus of nuts_step
-        nuts_step_minus_x: object
-        # [batch, n] float64: minus of nuts_step
-        nuts_step_minus_r: object
-        # [batch, n] float64: minus of nuts_step
-        nuts_step_minus_grad: object
-        # [batch, n] float64: plus of nuts_step
-        nuts_step_plus_x: object
-        # [batch, n] float64: plus of nuts_step
-        nuts_step_plus_r: object
-        # [batch, n] float64: plus of nuts_step
-        nuts_step_plus_grad: object
-        # [batch, n] float64: point of nuts_step
-        nuts_step_point_x: object
-        # [batch] float64: point of nuts_step
-        nuts_step_point_log_prob: object
-        # [batch, n] float64: point of nuts_step
-        nuts_step_point_grad: object
-        # [batch, n] float64: the value nuts_step returns
-        nuts_step_return_point_x: object
-        # [batch] float64: the value nuts_step returns
-        nuts_step_return_point_log_prob: object
-        # [batch, n] float64: the value nuts_step returns
-        nuts_step_return_point_grad: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_counter: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_leapfrogs: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_depth: object
-        # [batch] float64: the value nuts_step returns
-        nuts_step_return_accept: object
-        # [batch, n] float64: sample of nuts_step
-        nuts_step_sample_x: object
-        # [batch] float64: sample of nuts_step
-        nuts_step_sample_log_prob: object
-        # [batch, n] float64: sample of nuts_step
-        nuts_step_sample_grad: object
-        # [batch] int64: seed of nuts_step
-        nuts_step_seed: object
-        # [batch] float64: size of nuts_step
-        nuts_step_size: object
-        # [batch] int32: block where an example overflowed a stack, or -1
-        overflow_at: object
-        # [batch] int32: block where an example indexed out of range, or -1
-        index_error_at: object
+        # fmt: off
+        pc: object  # [batch] int32: the block each example runs next (NUTS_CHAIN_HALT once it has returned)
+        return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+        build_tree_counter: object  # [batch] int64: counter of build_tree
+        build_tree_depth: object  # [batch] int64: depth of build_tree
+        build_tree_direction: object  # [batch] float64: direction of build_tree
+        build_tree_edge_x: object  # [batch, n] float64: edge of build_tree
+        build_tree_edge_r: object  # [batch, n] float64: edge of build_tree
+        build_tree_edge_grad: object  # [batch, n] float64: edge of build_tree
+        build_tree_joint0: object  # [batch] float64: joint0 of build_tree
+        build_tree_log_slice: object  # [batch] float64: log_slice of build_tree
+        build_tree_return_minus_x: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_minus_r: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_minus_grad: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_plus_x: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_plus_r: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_plus_grad: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_sample_x: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_sample_log_prob: object  # [batch] float64: the value build_tree returns
+        build_tree_return_sample_grad: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_size: object  # [batch] float64: the value build_tree returns
+        build_tree_return_ok: object  # [batch] bool: the value build_tree returns
+        build_tree_return_accept: object  # [batch] float64: the value build_tree returns
+        build_tree_return_counter: object  # [batch] int64: the value build_tree returns
+        build_tree_return_leapfrogs: object  # [batch] int64: the value build_tree returns
+        build_tree_seed: object  # [batch] int64: seed of build_tree
+        build_tree_tree_minus_x: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_minus_r: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_minus_grad: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_plus_x: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_plus_r: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_plus_grad: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_sample_x: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_sample_log_prob: object  # [batch] float64: tree of build_tree
+        build_tree_tree_sample_grad: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_size: object  # [batch] float64: tree of build_tree
+        build_tree_tree_ok: object  # [batch] bool: tree of build_tree
+        build_tree_tree_accept: object  # [batch] float64: tree of build_tree
+        build_tree_tree_counter: object  # [batch] int64: tree of build_tree
+        build_tree_tree_leapfrogs: object  # [batch] int64: tree of build_tree
+        nuts_chain_accepts: object  # [batch, m] float64: accepts of nuts_chain
+        nuts_chain_counter: object  # [batch] int64: counter of nuts_chain
+        nuts_chain_depths: object  # [batch, m] int64: depths of nuts_chain
+        nuts_chain_draws: object  # [batch, m, n] float64: draws of nuts_chain
+        nuts_chain_leapfrogs: object  # [batch, m] int64: leapfrogs of nuts_chain
+        nuts_chain_loop_next_1: object  # [batch] int64: loop_next_1 of nuts_chain
+        nuts_chain_num_burnin: object  # [batch] int64: num_burnin of nuts_chain
+        nuts_chain_num_results: object  # [batch] int64: num_results of nuts_chain
+        nuts_chain_point_x: object  # [batch, n] float64: point of nuts_chain
+        nuts_chain_point_log_prob: object  # [batch] float64: point of nuts_chain
+        nuts_chain_point_grad: object  # [batch, n] float64: point of nuts_chain
+        nuts_chain_return_point_x: object  # [batch, n] float64: the value nuts_chain returns
+        nuts_chain_return_point_log_prob: object  # [batch] float64: the value nuts_chain returns
+        nuts_chain_return_point_grad: object  # [batch, n] float64: the value nuts_chain returns
+        nuts_chain_return_counter: object  # [batch] int64: the value nuts_chain returns
+        nuts_chain_return_draws: object  # [batch, m, n] float64: the value nuts_chain returns
+        nuts_chain_return_leapfrogs: object  # [batch, m] int64: the value nuts_chain returns
+        nuts_chain_return_depths: object  # [batch, m] int64: the value nuts_chain returns
+        nuts_chain_return_accepts: object  # [batch, m] float64: the value nuts_chain returns
+        nuts_chain_seed: object  # [batch] int64: seed of nuts_chain
+        nuts_chain_t: object  # [batch] int64: t of nuts_chain
+        nuts_chain_t_next_1: object  # [batch] int64: t_next_1 of nuts_chain
+        nuts_step_accept: object  # [batch] float64: accept of nuts_step
+        nuts_step_counter: object  # [batch] int64: counter of nuts_step
+        nuts_step_depth: object  # [batch] int64: depth of nuts_step
+        nuts_step_direction: object  # [batch] float64: direction of nuts_step
+        nuts_step_joint0: object  # [batch] float64: joint0 of nuts_step
+        nuts_step_leapfrogs: object  # [batch] int64: leapfrogs of nuts_step
+        nuts_step_log_slice: object  # [batch] float64: log_slice of nuts_step
+        nuts_step_minus_x: object  # [batch, n] float64: minus of nuts_step
+        nuts_step_minus_r: object  # [batch, n] float64: minus of nuts_step
+        nuts_step_minus_grad: object  # [batch, n] float64: minus of nuts_step
+        nuts_step_plus_x: object  # [batch, n] float64: plus of nuts_step
+        nuts_step_plus_r: object  # [batch, n] float64: plus of nuts_step
+        nuts_step_plus_grad: object  # [batch, n] float64: plus of nuts_step
+        nuts_step_point_x: object  # [batch, n] float64: point of nuts_step
+        nuts_step_point_log_prob: object  # [batch] float64: point of nuts_step
+        nuts_step_point_grad: object  # [batch, n] float64: point of nuts_step
+        nuts_step_return_point_x: object  # [batch, n] float64: the value nuts_step returns
+        nuts_step_return_point_log_prob: object  # [batch] float64: the value nuts_step returns
+        nuts_step_return_point_grad: object  # [batch, n] float64: the value nuts_step returns
+        nuts_step_return_counter: object  # [batch] int64: the value nuts_step returns
+        nuts_step_return_leapfrogs: object  # [batch] int64: the value nuts_step returns
+        nuts_step_return_depth: object  # [batch] int64: the value nuts_step returns
+        nuts_step_return_accept: object  # [batch] float64: the value nuts_step returns
+        nuts_step_sample_x: object  # [batch, n] float64: sample of nuts_step
+        nuts_step_sample_log_prob: object  # [batch] float64: sample of nuts_step
+        nuts_step_sample_grad: object  # [batch, n] float64: sample of nuts_step
+        nuts_step_seed: object  # [batch] int64: seed of nuts_step
+        nuts_step_size: object  # [batch] float64: size of nuts_step
+        overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+        index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+        # fmt: on
+        # tuple-valued registers that blocks read, rebuilt from their fields
+
+        @property
+        def build_tree_edge(self):
+            return Edge(
+                self.build_tree_edge_x,
+                self.build_tree_edge_r,
+                self.build_tree_edge_grad,
+            )
+
+        @property
+        def build_tree_return(self):
+            return Tree(
+                Edge(
+                    self.build_tree_return_minus_x,
+                    self.build_tree_return_minus_r,
+                    self.build_tree_return_minus_grad,
+                ),
+                Edge(
+                    self.build_tree_return_plus_x,
+                    self.build_tree_return_plus_r,
+                    self.build_tree_return_plus_grad,
+                ),
+                Point(
+                    self.build_tree_return_sample_x,
+                    self.build_tree_return_sample_log_prob,
+                    self.build_tree_return_sample_grad,
+                ),
+                self.build_tree_return_size,
+                self.build_tree_return_ok,
+                self.build_tree_return_accept,
+                self.build_tree_return_counter,
+                self.build_tree_return_leapfrogs,
+            )
+
+        @property
+        def nuts_chain_point(self):
+            return Point(
+                self.nuts_chain_point_x,
+                self.nuts_chain_point_log_prob,
+                self.nuts_chain_point_grad,
+            )
+
+        @property
+        def nuts_step_minus(self):
+            return Edge(
+                self.nuts_step_minus_x,
+                self.nuts_step_minus_r,
+                self.nuts_step_minus_grad,
+            )
+
+        @property
+        def nuts_step_plus(self):
+            return Edge(
+                self.nuts_step_plus_x, self.nuts_step_plus_r, self.nuts_step_plus_grad
+            )
+
+        @property
+        def nuts_step_return(self):
+            return Step(
+                Point(
+                    self.nuts_step_return_point_x,
+                    self.nuts_step_return_point_log_prob,
+                    self.nuts_step_return_point_grad,
+                ),
+                self.nuts_step_return_counter,
+                self.nuts_step_return_leapfrogs,
+                self.nuts_step_return_depth,
+                self.nuts_step_return_accept,
+            )
+
+        @property
+        def nuts_step_sample(self):
+            return Point(
+                self.nuts_step_sample_x,
+                self.nuts_step_sample_log_prob,
+                self.nuts_step_sample_grad,
+            )
 
     class NutsChainStacks(typing.NamedTuple):
         """Stacks of `nuts_chain`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-        # [depth, batch] int32: return addresses (block indices)
-        returns: object
-        # [depth, batch] int64: saved build_tree_depth
-        build_tree_depth: object
-        # [depth, batch] float64: saved build_tree_direction
-        build_tree_direction: object
-        # [depth, batch] float64: saved build_tree_joint0
-        build_tree_joint0: object
-        # [depth, batch] float64: saved build_tree_log_slice
-        build_tree_log_slice: object
-        # [depth, batch] int64: saved build_tree_seed
-        build_tree_seed: object
-        # [depth, batch, n] float64: saved build_tree_tree_minus_x
-        build_tree_tree_minus_x: object
-        # [depth, batch, n] float64: saved build_tree_tree_minus_r
-        build_tree_tree_minus_r: object
-        # [depth, batch, n] float64: saved build_tree_tree_minus_grad
-        build_tree_tree_minus_grad: object
-        # [depth, batch, n] float64: saved build_tree_tree_plus_x
-        build_tree_tree_plus_x: object
-        # [depth, batch, n] float64: saved build_tree_tree_plus_r
-        build_tree_tree_plus_r: object
-        # [depth, batch, n] float64: saved build_tree_tree_plus_grad
-        build_tree_tree_plus_grad: object
-        # [depth, batch, n] float64: saved build_tree_tree_sample_x
-        build_tree_tree_sample_x: object
-        # [depth, batch] float64: saved build_tree_tree_sample_log_prob
-        build_tree_tree_sample_log_prob: object
-        # [depth, batch, n] float64: saved build_tree_tree_sample_grad
-        build_tree_tree_sample_grad: object
-        # [depth, batch] float64: saved build_tree_tree_size
-        build_tree_tree_size: object
-        # [depth, batch] bool: saved build_tree_tree_ok
-        build_tree_tree_ok: object
-        # [depth, batch] float64: saved build_tree_tree_accept
-        build_tree_tree_accept: object
-        # [depth, batch] int64: saved build_tree_tree_counter
-        build_tree_tree_counter: object
-        # [depth, batch] int64: saved build_tree_tree_leapfrogs
-        build_tree_tree_leapfrogs: object
+        # fmt: off
+        returns: object  # [depth, batch] int32: return addresses (block indices)
+        build_tree_depth: object  # [depth, batch] int64: saved build_tree_depth
+        build_tree_direction: object  # [depth, batch] float64: saved build_tree_direction
+        build_tree_joint0: object  # [depth, batch] float64: saved build_tree_joint0
+        build_tree_log_slice: object  # [depth, batch] float64: saved build_tree_log_slice
+        build_tree_seed: object  # [depth, batch] int64: saved build_tree_seed
+        build_tree_tree_minus_x: object  # [depth, batch, n] float64: saved build_tree_tree_minus_x
+        build_tree_tree_minus_r: object  # [depth, batch, n] float64: saved build_tree_tree_minus_r
+        build_tree_tree_minus_grad: object  # [depth, batch, n] float64: saved build_tree_tree_minus_grad
+        build_tree_tree_plus_x: object  # [depth, batch, n] float64: saved build_tree_tree_plus_x
+        build_tree_tree_plus_r: object  # [depth, batch, n] float64: saved build_tree_tree_plus_r
+        build_tree_tree_plus_grad: object  # [depth, batch, n] float64: saved build_tree_tree_plus_grad
+        build_tree_tree_sample_x: object  # [depth, batch, n] float64: saved build_tree_tree_sample_x
+        build_tree_tree_sample_log_prob: object  # [depth, batch] float64: saved build_tree_tree_sample_log_prob
+        build_tree_tree_sample_grad: object  # [depth, batch, n] float64: saved build_tree_tree_sample_grad
+        build_tree_tree_size: object  # [depth, batch] float64: saved build_tree_tree_size
+        build_tree_tree_ok: object  # [depth, batch] bool: saved build_tree_tree_ok
+        build_tree_tree_accept: object  # [depth, batch] float64: saved build_tree_tree_accept
+        build_tree_tree_counter: object  # [depth, batch] int64: saved build_tree_tree_counter
+        build_tree_tree_leapfrogs: object  # [depth, batch] int64: saved build_tree_tree_leapfrogs
+        # fmt: on
 
     NUTS_CHAIN_HALT = 15
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8 x n, build_tree_tree_minus_r 8 x n, build_tree_tree_minus_grad 8 x n, build_tree_tree_plus_x 8 x n, build_tree_tree_plus_r 8 x n, build_tree_tree_plus_grad 8 x n, build_tree_tree_sample_x 8 x n, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8 x n, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
@@ -315,30 +286,17 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         active = state.pc == 0
         num_burnin = state.nuts_chain_num_burnin
         loop_next_1 = rt.spread(active, 0)
-        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
-            loop_next_1 > num_burnin
-        )
+        in_range_1 = loop_next_1 < num_burnin
         pc = rt.choose(in_range_1, 1, 3)
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_loop_next_1=rt.select(
-                    active, loop_next_1, state.nuts_chain_loop_next_1
-                ),
-            ),
-            rt.stack_writes(stacks),
-        )
+        state = rt.select_fields(active, state, nuts_chain_loop_next_1=loop_next_1)
+        return (state._replace(pc=pc), rt.stack_writes(stacks))
 
     def nuts_chain_block_1(state, stacks):
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
         active = state.pc == 1
         loop_next_1 = state.nuts_chain_loop_next_1
-        point = Point(
-            state.nuts_chain_point_x,
-            state.nuts_chain_point_log_prob,
-            state.nuts_chain_point_grad,
-        )
+        point = state.nuts_chain_point
         seed = state.nuts_chain_seed
         counter = state.nuts_chain_counter
         # examples/nuts.py:157  for _ in range(num_burnin):
@@ -352,47 +310,28 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         pc = 7
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
-        overflow = overflow_1
-        pc = rt.select(overflow, NUTS_CHAIN_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_loop_next_1=rt.select(
-                    active, loop_next_1, state.nuts_chain_loop_next_1
-                ),
-                nuts_step_point_x=rt.select(
-                    active, nuts_step_point[0], state.nuts_step_point_x
-                ),
-                nuts_step_point_log_prob=rt.select(
-                    active, nuts_step_point[1], state.nuts_step_point_log_prob
-                ),
-                nuts_step_point_grad=rt.select(
-                    active, nuts_step_point[2], state.nuts_step_point_grad
-                ),
-                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=rt.select(
-                    active, nuts_step_counter, state.nuts_step_counter
-                ),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 1, state.overflow_at),
-            ),
-            rt.stack_writes(stacks, returns=returns_write),
+        pc = rt.select(overflow_1, NUTS_CHAIN_HALT, pc)
+        state = rt.select_fields(
+            active,
+            state,
+            nuts_chain_loop_next_1=loop_next_1,
+            nuts_step_point_x=nuts_step_point[0],
+            nuts_step_point_log_prob=nuts_step_point[1],
+            nuts_step_point_grad=nuts_step_point[2],
+            nuts_step_seed=nuts_step_seed,
+            nuts_step_counter=nuts_step_counter,
         )
+        state = state._replace(
+            pc=pc,
+            return_sp=return_sp,
+            overflow_at=rt.select(overflow_1, 1, state.overflow_at),
+        )
+        return (state, rt.stack_writes(stacks, returns=returns_write))
 
     def nuts_chain_block_2(state, stacks):
         # examples/nuts.py:158  step = nuts_step(point, seed, counter)
         active = state.pc == 2
-        nuts_step_return = Step(
-            Point(
-                state.nuts_step_return_point_x,
-                state.nuts_step_return_point_log_prob,
-                state.nuts_step_return_point_grad,
-            ),
-            state.nuts_step_return_counter,
-            state.nuts_step_return_leapfrogs,
-            state.nuts_step_return_depth,
-            state.nuts_step_return_accept,
-        )
+        nuts_step_return = state.nuts_step_return
         loop_next_1 = state.nuts_chain_loop_next_1
         num_burnin = state.nuts_chain_num_burnin
         step = nuts_step_return
@@ -401,57 +340,35 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         # examples/nuts.py:160  counter = step.counter
         counter = step.counter
         # examples/nuts.py:157  for _ in range(num_burnin):
-        in_range_1 = (1 > 0) & (loop_next_1 < num_burnin) | (1 < 0) & (
-            loop_next_1 > num_burnin
-        )
+        in_range_1 = loop_next_1 < num_burnin
         pc = rt.choose(in_range_1, 1, 3)
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_point_x=rt.select(
-                    active, point[0], state.nuts_chain_point_x
-                ),
-                nuts_chain_point_log_prob=rt.select(
-                    active, point[1], state.nuts_chain_point_log_prob
-                ),
-                nuts_chain_point_grad=rt.select(
-                    active, point[2], state.nuts_chain_point_grad
-                ),
-                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
-            ),
-            rt.stack_writes(stacks),
+        state = rt.select_fields(
+            active,
+            state,
+            nuts_chain_point_x=point[0],
+            nuts_chain_point_log_prob=point[1],
+            nuts_chain_point_grad=point[2],
+            nuts_chain_counter=counter,
         )
+        return (state._replace(pc=pc), rt.stack_writes(stacks))
 
     def nuts_chain_block_3(state, stacks):
         # examples/nuts.py:161  for t in range(num_results):
         active = state.pc == 3
         num_results = state.nuts_chain_num_results
         t_next_1 = rt.spread(active, 0)
-        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
-            t_next_1 > num_results
-        )
+        in_range_2 = t_next_1 < num_results
         pc = rt.choose(in_range_2, 4, 6)
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_t_next_1=rt.select(
-                    active, t_next_1, state.nuts_chain_t_next_1
-                ),
-            ),
-            rt.stack_writes(stacks),
-        )
+        state = rt.select_fields(active, state, nuts_chain_t_next_1=t_next_1)
+        return (state._replace(pc=pc), rt.stack_writes(stacks))
 
     def nuts_chain_block_4(state, stacks):
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
         active = state.pc == 4
         t_next_1 = state.nuts_chain_t_next_1
-        point = Point(
-            state.nuts_chain_point_x,
-            state.nuts_chain_point_log_prob,
-            state.nuts_chain_point_grad,
-        )
+        point = state.nuts_chain_point
         seed = state.nuts_chain_seed
         counter = state.nuts_chain_counter
         # examples/nuts.py:161  for t in range(num_results):
@@ -465,48 +382,29 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         pc = 7
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
-        overflow = overflow_1
-        pc = rt.select(overflow, NUTS_CHAIN_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_t=rt.select(active, t, state.nuts_chain_t),
-                nuts_chain_t_next_1=rt.select(
-                    active, t_next_1, state.nuts_chain_t_next_1
-                ),
-                nuts_step_point_x=rt.select(
-                    active, nuts_step_point[0], state.nuts_step_point_x
-                ),
-                nuts_step_point_log_prob=rt.select(
-                    active, nuts_step_point[1], state.nuts_step_point_log_prob
-                ),
-                nuts_step_point_grad=rt.select(
-                    active, nuts_step_point[2], state.nuts_step_point_grad
-                ),
-                nuts_step_seed=rt.select(active, nuts_step_seed, state.nuts_step_seed),
-                nuts_step_counter=rt.select(
-                    active, nuts_step_counter, state.nuts_step_counter
-                ),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 4, state.overflow_at),
-            ),
-            rt.stack_writes(stacks, returns=returns_write),
+        pc = rt.select(overflow_1, NUTS_CHAIN_HALT, pc)
+        state = rt.select_fields(
+            active,
+            state,
+            nuts_chain_t=t,
+            nuts_chain_t_next_1=t_next_1,
+            nuts_step_point_x=nuts_step_point[0],
+            nuts_step_point_log_prob=nuts_step_point[1],
+            nuts_step_point_grad=nuts_step_point[2],
+            nuts_step_seed=nuts_step_seed,
+            nuts_step_counter=nuts_step_counter,
         )
+        state = state._replace(
+            pc=pc,
+            return_sp=return_sp,
+            overflow_at=rt.select(overflow_1, 4, state.overflow_at),
+        )
+        return (state, rt.stack_writes(stacks, returns=returns_write))
 
     def nuts_chain_block_5(state, stacks):
         # examples/nuts.py:162  step = nuts_step(point, seed, counter)
         active = state.pc == 5
-        nuts_step_return = Step(
-            Point(
-                state.nuts_step_return_point_x,
-                state.nuts_step_return_point_log_prob,
-                state.nuts_step_return_point_grad,
-            ),
-            state.nuts_step_return_counter,
-            state.nuts_step_return_leapfrogs,
-            state.nuts_step_return_depth,
-            state.nuts_step_return_accept,
-        )
+        nuts_step_return = state.nuts_step_return
         draws = state.nuts_chain_draws
         t = state.nuts_chain_t
         leapfrogs = state.nuts_chain_leapfrogs
@@ -540,54 +438,42 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             accepts, (t,), rt.select(active, value_4, rt.take(accepts, (t,)))
         )
         # examples/nuts.py:161  for t in range(num_results):
-        in_range_2 = (1 > 0) & (t_next_1 < num_results) | (1 < 0) & (
-            t_next_1 > num_results
-        )
+        in_range_2 = t_next_1 < num_results
         pc = rt.choose(in_range_2, 4, 6)
         pc = rt.select(active, pc, state.pc)
         # examples that indexed out of range stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
         pc = rt.select(fault, NUTS_CHAIN_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_point_x=rt.select(
-                    active, point[0], state.nuts_chain_point_x
-                ),
-                nuts_chain_point_log_prob=rt.select(
-                    active, point[1], state.nuts_chain_point_log_prob
-                ),
-                nuts_chain_point_grad=rt.select(
-                    active, point[2], state.nuts_chain_point_grad
-                ),
-                nuts_chain_counter=rt.select(active, counter, state.nuts_chain_counter),
-                nuts_chain_draws=draws,
-                nuts_chain_leapfrogs=leapfrogs,
-                nuts_chain_depths=depths,
-                nuts_chain_accepts=accepts,
-                index_error_at=rt.select(
-                    fault_1,
-                    0,
-                    rt.select(
-                        fault_2,
-                        1,
-                        rt.select(
-                            fault_3, 2, rt.select(fault_4, 3, state.index_error_at)
-                        ),
-                    ),
+        state = rt.select_fields(
+            active,
+            state,
+            nuts_chain_point_x=point[0],
+            nuts_chain_point_log_prob=point[1],
+            nuts_chain_point_grad=point[2],
+            nuts_chain_counter=counter,
+        )
+        state = state._replace(
+            pc=pc,
+            nuts_chain_draws=draws,
+            nuts_chain_leapfrogs=leapfrogs,
+            nuts_chain_depths=depths,
+            nuts_chain_accepts=accepts,
+            index_error_at=rt.select(
+                fault_1,
+                0,
+                rt.select(
+                    fault_2,
+                    1,
+                    rt.select(fault_3, 2, rt.select(fault_4, 3, state.index_error_at)),
                 ),
             ),
-            rt.stack_writes(stacks),
         )
+        return (state, rt.stack_writes(stacks))
 
     def nuts_chain_block_6(state, stacks):
         # examples/nuts.py:169  return Chain(point, counter, draws, leapfrogs, depths, accepts)
         active = state.pc == 6
-        point = Point(
-            state.nuts_chain_point_x,
-            state.nuts_chain_point_log_prob,
-            state.nuts_chain_point_grad,
-        )
+        point = state.nuts_chain_point
         counter = state.nuts_chain_counter
         draws = state.nuts_chain_draws
         leapfrogs = state.nuts_chain_leapfrogs
@@ -599,39 +485,19 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             stacks.returns, state.return_sp, active, NUTS_CHAIN_HALT
         )
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_chain_return_point_x=rt.select(
-                    active, nuts_chain_return[0][0], state.nuts_chain_return_point_x
-                ),
-                nuts_chain_return_point_log_prob=rt.select(
-                    active,
-                    nuts_chain_return[0][1],
-                    state.nuts_chain_return_point_log_prob,
-                ),
-                nuts_chain_return_point_grad=rt.select(
-                    active, nuts_chain_return[0][2], state.nuts_chain_return_point_grad
-                ),
-                nuts_chain_return_counter=rt.select(
-                    active, nuts_chain_return[1], state.nuts_chain_return_counter
-                ),
-                nuts_chain_return_draws=rt.select(
-                    active, nuts_chain_return[2], state.nuts_chain_return_draws
-                ),
-                nuts_chain_return_leapfrogs=rt.select(
-                    active, nuts_chain_return[3], state.nuts_chain_return_leapfrogs
-                ),
-                nuts_chain_return_depths=rt.select(
-                    active, nuts_chain_return[4], state.nuts_chain_return_depths
-                ),
-                nuts_chain_return_accepts=rt.select(
-                    active, nuts_chain_return[5], state.nuts_chain_return_accepts
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
+        state = rt.select_fields(
+            active,
+            state,
+            nuts_chain_return_point_x=nuts_chain_return[0][0],
+            nuts_chain_return_point_log_prob=nuts_chain_return[0][1],
+            nuts_chain_return_point_grad=nuts_chain_return[0][2],
+            nuts_chain_return_counter=nuts_chain_return[1],
+            nuts_chain_return_draws=nuts_chain_return[2],
+            nuts_chain_return_leapfrogs=nuts_chain_return[3],
+            nuts_chain_return_depths=nuts_chain_return[4],
+            nuts_chain_return_accepts=nuts_chain_return[5],
         )
+        return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
     def nuts_chain_block_7(state, stacks):
         # examples/nuts.py:119  r = nuts_math.normal(seed, counter, point.x)
@@ -672,54 +538,34 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         and__2 = rt.where(going, and__1, going)
         pc = rt.choose(and__2, 8, 10)
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_joint0=joint0,
-                nuts_step_log_slice=rt.select(
-                    active, log_slice, state.nuts_step_log_slice
-                ),
-                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=rt.select(
-                    active, minus[2], state.nuts_step_minus_grad
-                ),
-                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=rt.select(
-                    active, plus[2], state.nuts_step_plus_grad
-                ),
-                nuts_step_sample_x=rt.select(
-                    active, sample[0], state.nuts_step_sample_x
-                ),
-                nuts_step_sample_log_prob=rt.select(
-                    active, sample[1], state.nuts_step_sample_log_prob
-                ),
-                nuts_step_sample_grad=rt.select(
-                    active, sample[2], state.nuts_step_sample_grad
-                ),
-                nuts_step_size=rt.select(active, size, state.nuts_step_size),
-                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=rt.select(
-                    active, leapfrogs, state.nuts_step_leapfrogs
-                ),
-                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
-            ),
-            rt.stack_writes(stacks),
+        state = rt.select_fields(
+            active,
+            state,
+            nuts_step_log_slice=log_slice,
+            nuts_step_counter=counter,
+            nuts_step_minus_x=minus[0],
+            nuts_step_minus_r=minus[1],
+            nuts_step_minus_grad=minus[2],
+            nuts_step_plus_x=plus[0],
+            nuts_step_plus_r=plus[1],
+            nuts_step_plus_grad=plus[2],
+            nuts_step_sample_x=sample[0],
+            nuts_step_sample_log_prob=sample[1],
+            nuts_step_sample_grad=sample[2],
+            nuts_step_size=size,
+            nuts_step_depth=depth,
+            nuts_step_leapfrogs=leapfrogs,
+            nuts_step_accept=accept,
         )
+        return (state._replace(pc=pc, nuts_step_joint0=joint0), rt.stack_writes(stacks))
 
     def nuts_chain_block_8(state, stacks):
         # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
         active = state.pc == 8
         seed = state.nuts_step_seed
         counter = state.nuts_step_counter
-        minus = Edge(
-            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
-        )
-        plus = Edge(
-            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
-        )
+        minus = state.nuts_step_minus
+        plus = state.nuts_step_plus
         joint0 = state.nuts_step_joint0
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
@@ -739,15 +585,13 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         tree_counter = counter + 1
-        (
-            build_tree_edge,
-            build_tree_joint0,
-            build_tree_log_slice,
-            build_tree_direction,
-            build_tree_depth,
-            build_tree_seed,
-            build_tree_counter,
-        ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        build_tree_edge = edge
+        build_tree_joint0 = joint0
+        build_tree_log_slice = log_slice
+        build_tree_direction = direction
+        build_tree_depth = depth
+        build_tree_seed = seed
+        build_tree_counter = tree_counter
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -757,86 +601,40 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         pc = rt.choose(build_tree_cond_1, 11, 12)
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
-        overflow = overflow_1
-        pc = rt.select(overflow, NUTS_CHAIN_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_direction=direction,
-                build_tree_edge_x=rt.select(
-                    active, build_tree_edge[0], state.build_tree_edge_x
-                ),
-                build_tree_edge_r=rt.select(
-                    active, build_tree_edge[1], state.build_tree_edge_r
-                ),
-                build_tree_edge_grad=rt.select(
-                    active, build_tree_edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_joint0=rt.select(
-                    active, build_tree_joint0, state.build_tree_joint0
-                ),
-                build_tree_log_slice=rt.select(
-                    active, build_tree_log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, build_tree_direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(
-                    active, build_tree_depth, state.build_tree_depth
-                ),
-                build_tree_seed=rt.select(
-                    active, build_tree_seed, state.build_tree_seed
-                ),
-                build_tree_counter=rt.select(
-                    active, build_tree_counter, state.build_tree_counter
-                ),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 8, state.overflow_at),
-            ),
-            rt.stack_writes(stacks, returns=returns_write),
+        pc = rt.select(overflow_1, NUTS_CHAIN_HALT, pc)
+        state = rt.select_fields(
+            active,
+            state,
+            build_tree_edge_x=build_tree_edge[0],
+            build_tree_edge_r=build_tree_edge[1],
+            build_tree_edge_grad=build_tree_edge[2],
+            build_tree_joint0=build_tree_joint0,
+            build_tree_log_slice=build_tree_log_slice,
+            build_tree_direction=build_tree_direction,
+            build_tree_depth=build_tree_depth,
+            build_tree_seed=build_tree_seed,
+            build_tree_counter=build_tree_counter,
         )
+        state = state._replace(
+            pc=pc,
+            nuts_step_direction=direction,
+            return_sp=return_sp,
+            overflow_at=rt.select(overflow_1, 8, state.overflow_at),
+        )
+        return (state, rt.stack_writes(stacks, returns=returns_write))
 
     def nuts_chain_block_9(state, stacks):
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         active = state.pc == 9
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
+        build_tree_return = state.build_tree_return
         leapfrogs = state.nuts_step_leapfrogs
         accept = state.nuts_step_accept
         direction = state.nuts_step_direction
-        minus = Edge(
-            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
-        )
-        plus = Edge(
-            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
-        )
+        minus = state.nuts_step_minus
+        plus = state.nuts_step_plus
         size = state.nuts_step_size
         seed = state.nuts_step_seed
-        sample = Point(
-            state.nuts_step_sample_x,
-            state.nuts_step_sample_log_prob,
-            state.nuts_step_sample_grad,
-        )
+        sample = state.nuts_step_sample
         depth = state.nuts_step_depth
         tree = build_tree_return
         # examples/nuts.py:135  counter = tree.counter
@@ -893,47 +691,29 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         and__2 = rt.where(going, and__1, going)
         pc = rt.choose(and__2, 8, 10)
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=rt.select(
-                    active, leapfrogs, state.nuts_step_leapfrogs
-                ),
-                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=rt.select(
-                    active, minus[2], state.nuts_step_minus_grad
-                ),
-                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=rt.select(
-                    active, plus[2], state.nuts_step_plus_grad
-                ),
-                nuts_step_sample_x=rt.select(
-                    active, sample[0], state.nuts_step_sample_x
-                ),
-                nuts_step_sample_log_prob=rt.select(
-                    active, sample[1], state.nuts_step_sample_log_prob
-                ),
-                nuts_step_sample_grad=rt.select(
-                    active, sample[2], state.nuts_step_sample_grad
-                ),
-                nuts_step_size=rt.select(active, size, state.nuts_step_size),
-                nuts_step_depth=depth,
-            ),
-            rt.stack_writes(stacks),
+        state = rt.select_fields(
+            active,
+            state,
+            nuts_step_counter=counter,
+            nuts_step_leapfrogs=leapfrogs,
+            nuts_step_accept=accept,
+            nuts_step_minus_x=minus[0],
+            nuts_step_minus_r=minus[1],
+            nuts_step_minus_grad=minus[2],
+            nuts_step_plus_x=plus[0],
+            nuts_step_plus_r=plus[1],
+            nuts_step_plus_grad=plus[2],
+            nuts_step_sample_x=sample[0],
+            nuts_step_sample_log_prob=sample[1],
+            nuts_step_sample_grad=sample[2],
+            nuts_step_size=size,
         )
+        return (state._replace(pc=pc, nuts_step_depth=depth), rt.stack_writes(stacks))
 
     def nuts_chain_block_10(state, stacks):
         # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
         active = state.pc == 10
-        sample = Point(
-            state.nuts_step_sample_x,
-            state.nuts_step_sample_log_prob,
-            state.nuts_step_sample_grad,
-        )
+        sample = state.nuts_step_sample
         counter = state.nuts_step_counter
         leapfrogs = state.nuts_step_leapfrogs
         depth = state.nuts_step_depth
@@ -946,44 +726,24 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             stacks.returns, state.return_sp, active, NUTS_CHAIN_HALT
         )
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_return_point_x=rt.select(
-                    active, nuts_step_return[0][0], state.nuts_step_return_point_x
-                ),
-                nuts_step_return_point_log_prob=rt.select(
-                    active,
-                    nuts_step_return[0][1],
-                    state.nuts_step_return_point_log_prob,
-                ),
-                nuts_step_return_point_grad=rt.select(
-                    active, nuts_step_return[0][2], state.nuts_step_return_point_grad
-                ),
-                nuts_step_return_counter=rt.select(
-                    active, nuts_step_return[1], state.nuts_step_return_counter
-                ),
-                nuts_step_return_leapfrogs=rt.select(
-                    active, nuts_step_return[2], state.nuts_step_return_leapfrogs
-                ),
-                nuts_step_return_depth=rt.select(
-                    active, nuts_step_return[3], state.nuts_step_return_depth
-                ),
-                nuts_step_return_accept=rt.select(
-                    active, nuts_step_return[4], state.nuts_step_return_accept
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
+        state = rt.select_fields(
+            active,
+            state,
+            nuts_step_return_point_x=nuts_step_return[0][0],
+            nuts_step_return_point_log_prob=nuts_step_return[0][1],
+            nuts_step_return_point_grad=nuts_step_return[0][2],
+            nuts_step_return_counter=nuts_step_return[1],
+            nuts_step_return_leapfrogs=nuts_step_return[2],
+            nuts_step_return_depth=nuts_step_return[3],
+            nuts_step_return_accept=nuts_step_return[4],
         )
+        return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
     def nuts_chain_block_11(state, stacks):
         # examples/nuts.py:83  eps = direction * step_size
         active = state.pc == 11
         direction = state.build_tree_direction
-        edge = Edge(
-            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
-        )
+        edge = state.build_tree_edge
         log_slice = state.build_tree_log_slice
         joint0 = state.build_tree_joint0
         counter = state.build_tree_counter
@@ -1032,57 +792,25 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             stacks.returns, state.return_sp, active, NUTS_CHAIN_HALT
         )
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
+        state = rt.select_fields(
+            active,
+            state,
+            build_tree_return_minus_x=build_tree_return[0][0],
+            build_tree_return_minus_r=build_tree_return[0][1],
+            build_tree_return_minus_grad=build_tree_return[0][2],
+            build_tree_return_plus_x=build_tree_return[1][0],
+            build_tree_return_plus_r=build_tree_return[1][1],
+            build_tree_return_plus_grad=build_tree_return[1][2],
+            build_tree_return_sample_x=build_tree_return[2][0],
+            build_tree_return_sample_log_prob=build_tree_return[2][1],
+            build_tree_return_sample_grad=build_tree_return[2][2],
+            build_tree_return_size=build_tree_return[3],
+            build_tree_return_ok=build_tree_return[4],
+            build_tree_return_accept=build_tree_return[5],
+            build_tree_return_counter=build_tree_return[6],
+            build_tree_return_leapfrogs=build_tree_return[7],
         )
+        return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
     def nuts_chain_block_12(state, stacks):
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
@@ -1092,105 +820,55 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.build_tree_log_slice
         direction = state.build_tree_direction
         seed = state.build_tree_seed
-        edge = Edge(
-            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
-        )
+        edge = state.build_tree_edge
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = rt.save(
-            stacks.build_tree_joint0, state.return_sp, joint0, active
+        saved_1, overflow_1 = rt.save_all(
+            stacks,
+            state.return_sp,
+            active,
+            build_tree_joint0=joint0,
+            build_tree_log_slice=log_slice,
+            build_tree_direction=direction,
+            build_tree_depth=depth,
+            build_tree_seed=seed,
         )
-        build_tree_log_slice_write, overflow_2 = rt.save(
-            stacks.build_tree_log_slice, state.return_sp, log_slice, active
-        )
-        build_tree_direction_write, overflow_3 = rt.save(
-            stacks.build_tree_direction, state.return_sp, direction, active
-        )
-        build_tree_depth_write, overflow_4 = rt.save(
-            stacks.build_tree_depth, state.return_sp, depth, active
-        )
-        build_tree_seed_write, overflow_5 = rt.save(
-            stacks.build_tree_seed, state.return_sp, seed, active
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            edge,
-            joint0,
-            log_slice,
-            direction,
-            tree_depth,
-            seed,
-            counter,
-        )
+        depth = tree_depth
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = rt.push(
+        return_sp, returns_write, overflow_2 = rt.push(
             stacks.returns, state.return_sp, 13, active
         )
         pc = rt.choose(cond_1, 11, 12)
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
-        )
+        overflow = overflow_1 | overflow_2
         pc = rt.select(overflow, NUTS_CHAIN_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=rt.select(
-                    active, edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=rt.select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 12, state.overflow_at),
-            ),
-            rt.stack_writes(
-                stacks,
-                build_tree_joint0=build_tree_joint0_write,
-                build_tree_log_slice=build_tree_log_slice_write,
-                build_tree_direction=build_tree_direction_write,
-                build_tree_depth=build_tree_depth_write,
-                build_tree_seed=build_tree_seed_write,
-                returns=returns_write,
-            ),
+        state = rt.select_fields(
+            active,
+            state,
+            build_tree_edge_x=edge[0],
+            build_tree_edge_r=edge[1],
+            build_tree_edge_grad=edge[2],
+            build_tree_joint0=joint0,
+            build_tree_log_slice=log_slice,
+            build_tree_direction=direction,
+            build_tree_depth=depth,
+            build_tree_seed=seed,
+            build_tree_counter=counter,
         )
+        state = state._replace(
+            pc=pc,
+            return_sp=return_sp,
+            overflow_at=rt.select(overflow, 12, state.overflow_at),
+        )
+        return (state, rt.stack_writes(stacks, **saved_1, returns=returns_write))
 
     def nuts_chain_block_13(state, stacks):
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         active = state.pc == 13
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
+        build_tree_return = state.build_tree_return
         joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
         log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
         direction = rt.read(stacks.build_tree_direction, state.return_sp)
@@ -1216,63 +894,30 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         more_counter = tree.counter
         # the examples that go on (the others return)
         going = rt.where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = rt.save(
-            stacks.build_tree_direction, state.return_sp, direction, going
+        saved_1, overflow_1 = rt.save_all(
+            stacks,
+            state.return_sp,
+            going,
+            build_tree_direction=direction,
+            build_tree_seed=seed,
+            build_tree_tree_minus_x=tree[0][0],
+            build_tree_tree_minus_r=tree[0][1],
+            build_tree_tree_minus_grad=tree[0][2],
+            build_tree_tree_plus_x=tree[1][0],
+            build_tree_tree_plus_r=tree[1][1],
+            build_tree_tree_plus_grad=tree[1][2],
+            build_tree_tree_sample_x=tree[2][0],
+            build_tree_tree_sample_log_prob=tree[2][1],
+            build_tree_tree_sample_grad=tree[2][2],
+            build_tree_tree_size=tree[3],
+            build_tree_tree_ok=tree[4],
+            build_tree_tree_accept=tree[5],
+            build_tree_tree_counter=tree[6],
+            build_tree_tree_leapfrogs=tree[7],
         )
-        build_tree_seed_write, overflow_2 = rt.save(
-            stacks.build_tree_seed, state.return_sp, seed, going
-        )
-        build_tree_tree_minus_x_write, overflow_3 = rt.save(
-            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
-        )
-        build_tree_tree_minus_r_write, overflow_4 = rt.save(
-            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
-        )
-        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
-            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
-        )
-        build_tree_tree_plus_x_write, overflow_6 = rt.save(
-            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
-        )
-        build_tree_tree_plus_r_write, overflow_7 = rt.save(
-            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
-        )
-        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
-            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
-        )
-        build_tree_tree_sample_x_write, overflow_9 = rt.save(
-            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
-        )
-        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
-            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
-        )
-        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
-            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
-        )
-        build_tree_tree_size_write, overflow_12 = rt.save(
-            stacks.build_tree_tree_size, state.return_sp, tree[3], going
-        )
-        build_tree_tree_ok_write, overflow_13 = rt.save(
-            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
-        )
-        build_tree_tree_accept_write, overflow_14 = rt.save(
-            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
-        )
-        build_tree_tree_counter_write, overflow_15 = rt.save(
-            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
-        )
-        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
-            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            outer,
-            joint0,
-            log_slice,
-            direction,
-            more_depth,
-            seed,
-            more_counter,
-        )
+        edge = outer
+        depth = more_depth
+        counter = more_counter
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
@@ -1282,222 +927,82 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             rt.where(going, False, active),
             NUTS_CHAIN_HALT,
         )
-        return_sp, returns_write, overflow_17 = rt.push(
+        return_sp, returns_write, overflow_2 = rt.push(
             stacks.returns, return_sp, 14, going
         )
         pc = rt.choose(cond_1, 11, 12)
         pc = rt.where(going, pc, returned_pc)
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1
-            | overflow_2
-            | overflow_3
-            | overflow_4
-            | overflow_5
-            | overflow_6
-            | overflow_7
-            | overflow_8
-            | overflow_9
-            | overflow_10
-            | overflow_11
-            | overflow_12
-            | overflow_13
-            | overflow_14
-            | overflow_15
-            | overflow_16
-            | overflow_17
-        )
+        overflow = overflow_1 | overflow_2
         pc = rt.select(overflow, NUTS_CHAIN_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=rt.select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=rt.select(
-                    active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_size=rt.select(
-                    active, tree[3], state.build_tree_tree_size
-                ),
-                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=rt.select(
-                    active, tree[5], state.build_tree_tree_accept
-                ),
-                build_tree_tree_counter=rt.select(
-                    active, tree[6], state.build_tree_tree_counter
-                ),
-                build_tree_tree_leapfrogs=rt.select(
-                    active, tree[7], state.build_tree_tree_leapfrogs
-                ),
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=rt.select(
-                    active, edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 13, state.overflow_at),
-            ),
-            rt.stack_writes(
-                stacks,
-                build_tree_direction=build_tree_direction_write,
-                build_tree_seed=build_tree_seed_write,
-                build_tree_tree_minus_x=build_tree_tree_minus_x_write,
-                build_tree_tree_minus_r=build_tree_tree_minus_r_write,
-                build_tree_tree_minus_grad=build_tree_tree_minus_grad_write,
-                build_tree_tree_plus_x=build_tree_tree_plus_x_write,
-                build_tree_tree_plus_r=build_tree_tree_plus_r_write,
-                build_tree_tree_plus_grad=build_tree_tree_plus_grad_write,
-                build_tree_tree_sample_x=build_tree_tree_sample_x_write,
-                build_tree_tree_sample_log_prob=build_tree_tree_sample_log_prob_write,
-                build_tree_tree_sample_grad=build_tree_tree_sample_grad_write,
-                build_tree_tree_size=build_tree_tree_size_write,
-                build_tree_tree_ok=build_tree_tree_ok_write,
-                build_tree_tree_accept=build_tree_tree_accept_write,
-                build_tree_tree_counter=build_tree_tree_counter_write,
-                build_tree_tree_leapfrogs=build_tree_tree_leapfrogs_write,
-                returns=returns_write,
-            ),
+        state = rt.select_fields(
+            active,
+            state,
+            build_tree_joint0=joint0,
+            build_tree_log_slice=log_slice,
+            build_tree_direction=direction,
+            build_tree_depth=depth,
+            build_tree_seed=seed,
+            build_tree_tree_sample_log_prob=tree[2][1],
+            build_tree_tree_size=tree[3],
+            build_tree_tree_ok=tree[4],
+            build_tree_tree_accept=tree[5],
+            build_tree_tree_counter=tree[6],
+            build_tree_tree_leapfrogs=tree[7],
+            build_tree_return_minus_x=build_tree_return[0][0],
+            build_tree_return_minus_r=build_tree_return[0][1],
+            build_tree_return_minus_grad=build_tree_return[0][2],
+            build_tree_return_plus_x=build_tree_return[1][0],
+            build_tree_return_plus_r=build_tree_return[1][1],
+            build_tree_return_plus_grad=build_tree_return[1][2],
+            build_tree_return_sample_x=build_tree_return[2][0],
+            build_tree_return_sample_log_prob=build_tree_return[2][1],
+            build_tree_return_sample_grad=build_tree_return[2][2],
+            build_tree_return_size=build_tree_return[3],
+            build_tree_return_ok=build_tree_return[4],
+            build_tree_return_accept=build_tree_return[5],
+            build_tree_return_counter=build_tree_return[6],
+            build_tree_return_leapfrogs=build_tree_return[7],
+            build_tree_edge_x=edge[0],
+            build_tree_edge_r=edge[1],
+            build_tree_edge_grad=edge[2],
+            build_tree_counter=counter,
         )
+        state = state._replace(
+            pc=pc,
+            return_sp=return_sp,
+            overflow_at=rt.select(overflow, 13, state.overflow_at),
+        )
+        return (state, rt.stack_writes(stacks, **saved_1, returns=returns_write))
 
     def nuts_chain_block_14(state, stacks):
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         active = state.pc == 14
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
+        build_tree_return = state.build_tree_return
         direction = rt.read(stacks.build_tree_direction, state.return_sp)
         seed = rt.read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = rt.read(
-            stacks.build_tree_tree_minus_x, state.return_sp
-        )
-        build_tree_tree_minus_r_top = rt.read(
-            stacks.build_tree_tree_minus_r, state.return_sp
-        )
-        build_tree_tree_minus_grad_top = rt.read(
-            stacks.build_tree_tree_minus_grad, state.return_sp
-        )
-        build_tree_tree_plus_x_top = rt.read(
-            stacks.build_tree_tree_plus_x, state.return_sp
-        )
-        build_tree_tree_plus_r_top = rt.read(
-            stacks.build_tree_tree_plus_r, state.return_sp
-        )
-        build_tree_tree_plus_grad_top = rt.read(
-            stacks.build_tree_tree_plus_grad, state.return_sp
-        )
-        build_tree_tree_sample_x_top = rt.read(
-            stacks.build_tree_tree_sample_x, state.return_sp
-        )
-        build_tree_tree_sample_log_prob_top = rt.read(
-            stacks.build_tree_tree_sample_log_prob, state.return_sp
-        )
-        build_tree_tree_sample_grad_top = rt.read(
-            stacks.build_tree_tree_sample_grad, state.return_sp
-        )
-        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = rt.read(
-            stacks.build_tree_tree_accept, state.return_sp
-        )
-        build_tree_tree_counter_top = rt.read(
-            stacks.build_tree_tree_counter, state.return_sp
-        )
-        build_tree_tree_leapfrogs_top = rt.read(
-            stacks.build_tree_tree_leapfrogs, state.return_sp
-        )
         tree = Tree(
             Edge(
-                build_tree_tree_minus_x_top,
-                build_tree_tree_minus_r_top,
-                build_tree_tree_minus_grad_top,
+                rt.read(stacks.build_tree_tree_minus_x, state.return_sp),
+                rt.read(stacks.build_tree_tree_minus_r, state.return_sp),
+                rt.read(stacks.build_tree_tree_minus_grad, state.return_sp),
             ),
             Edge(
-                build_tree_tree_plus_x_top,
-                build_tree_tree_plus_r_top,
-                build_tree_tree_plus_grad_top,
+                rt.read(stacks.build_tree_tree_plus_x, state.return_sp),
+                rt.read(stacks.build_tree_tree_plus_r, state.return_sp),
+                rt.read(stacks.build_tree_tree_plus_grad, state.return_sp),
             ),
             Point(
-                build_tree_tree_sample_x_top,
-                build_tree_tree_sample_log_prob_top,
-                build_tree_tree_sample_grad_top,
+                rt.read(stacks.build_tree_tree_sample_x, state.return_sp),
+                rt.read(stacks.build_tree_tree_sample_log_prob, state.return_sp),
+                rt.read(stacks.build_tree_tree_sample_grad, state.return_sp),
             ),
-            build_tree_tree_size_top,
-            build_tree_tree_ok_top,
-            build_tree_tree_accept_top,
-            build_tree_tree_counter_top,
-            build_tree_tree_leapfrogs_top,
+            rt.read(stacks.build_tree_tree_size, state.return_sp),
+            rt.read(stacks.build_tree_tree_ok, state.return_sp),
+            rt.read(stacks.build_tree_tree_accept, state.return_sp),
+            rt.read(stacks.build_tree_tree_counter, state.return_sp),
+            rt.read(stacks.build_tree_tree_leapfrogs, state.return_sp),
         )
         more = build_tree_return
         # examples/nuts.py:100  counter = more.counter
@@ -1556,78 +1061,34 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             stacks.returns, state.return_sp, active, NUTS_CHAIN_HALT
         )
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=rt.select(
-                    active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_size=rt.select(
-                    active, tree[3], state.build_tree_tree_size
-                ),
-                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=rt.select(
-                    active, tree[5], state.build_tree_tree_accept
-                ),
-                build_tree_tree_counter=rt.select(
-                    active, tree[6], state.build_tree_tree_counter
-                ),
-                build_tree_tree_leapfrogs=rt.select(
-                    active, tree[7], state.build_tree_tree_leapfrogs
-                ),
-                build_tree_counter=counter,
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
+        state = rt.select_fields(
+            active,
+            state,
+            build_tree_direction=direction,
+            build_tree_seed=seed,
+            build_tree_tree_sample_log_prob=tree[2][1],
+            build_tree_tree_size=tree[3],
+            build_tree_tree_ok=tree[4],
+            build_tree_tree_accept=tree[5],
+            build_tree_tree_counter=tree[6],
+            build_tree_tree_leapfrogs=tree[7],
+            build_tree_return_minus_x=build_tree_return[0][0],
+            build_tree_return_minus_r=build_tree_return[0][1],
+            build_tree_return_minus_grad=build_tree_return[0][2],
+            build_tree_return_plus_x=build_tree_return[1][0],
+            build_tree_return_plus_r=build_tree_return[1][1],
+            build_tree_return_plus_grad=build_tree_return[1][2],
+            build_tree_return_sample_x=build_tree_return[2][0],
+            build_tree_return_sample_log_prob=build_tree_return[2][1],
+            build_tree_return_sample_grad=build_tree_return[2][2],
+            build_tree_return_size=build_tree_return[3],
+            build_tree_return_ok=build_tree_return[4],
+            build_tree_return_accept=build_tree_return[5],
+            build_tree_return_counter=build_tree_return[6],
+            build_tree_return_leapfrogs=build_tree_return[7],
         )
+        state = state._replace(pc=pc, build_tree_counter=counter, return_sp=return_sp)
+        return (state, rt.stack_writes(stacks))
 
     NUTS_CHAIN_BLOCKS = (
         nuts_chain_block_0,
@@ -1646,283 +1107,84 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         nuts_chain_block_13,
         nuts_chain_block_14,
     )
-    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+    # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_CHAIN_WRITES = (
-        (("pc", "nuts_chain_loop_next_1"), ()),
-        (
-            (
-                "pc",
-                "nuts_chain_loop_next_1",
-                "nuts_step_point_x",
-                "nuts_step_point_log_prob",
-                "nuts_step_point_grad",
-                "nuts_step_seed",
-                "nuts_step_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            ("returns",),
-        ),
-        (
-            (
-                "pc",
-                "nuts_chain_point_x",
-                "nuts_chain_point_log_prob",
-                "nuts_chain_point_grad",
-                "nuts_chain_counter",
-            ),
-            (),
-        ),
-        (("pc", "nuts_chain_t_next_1"), ()),
-        (
-            (
-                "pc",
-                "nuts_chain_t",
-                "nuts_chain_t_next_1",
-                "nuts_step_point_x",
-                "nuts_step_point_log_prob",
-                "nuts_step_point_grad",
-                "nuts_step_seed",
-                "nuts_step_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            ("returns",),
-        ),
-        (
-            (
-                "pc",
-                "nuts_chain_point_x",
-                "nuts_chain_point_log_prob",
-                "nuts_chain_point_grad",
-                "nuts_chain_counter",
-                "nuts_chain_draws",
-                "nuts_chain_leapfrogs",
-                "nuts_chain_depths",
-                "nuts_chain_accepts",
-                "index_error_at",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_chain_return_point_x",
-                "nuts_chain_return_point_log_prob",
-                "nuts_chain_return_point_grad",
-                "nuts_chain_return_counter",
-                "nuts_chain_return_draws",
-                "nuts_chain_return_leapfrogs",
-                "nuts_chain_return_depths",
-                "nuts_chain_return_accepts",
-                "return_sp",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_joint0",
-                "nuts_step_log_slice",
-                "nuts_step_counter",
-                "nuts_step_minus_x",
-                "nuts_step_minus_r",
-                "nuts_step_minus_grad",
-                "nuts_step_plus_x",
-                "nuts_step_plus_r",
-                "nuts_step_plus_grad",
-                "nuts_step_sample_x",
-                "nuts_step_sample_log_prob",
-                "nuts_step_sample_grad",
-                "nuts_step_size",
-                "nuts_step_depth",
-                "nuts_step_leapfrogs",
-                "nuts_step_accept",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_direction",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            ("returns",),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_counter",
-                "nuts_step_leapfrogs",
-                "nuts_step_accept",
-                "nuts_step_minus_x",
-                "nuts_step_minus_r",
-                "nuts_step_minus_grad",
-                "nuts_step_plus_x",
-                "nuts_step_plus_r",
-                "nuts_step_plus_grad",
-                "nuts_step_sample_x",
-                "nuts_step_sample_log_prob",
-                "nuts_step_sample_grad",
-                "nuts_step_size",
-                "nuts_step_depth",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_return_point_x",
-                "nuts_step_return_point_log_prob",
-                "nuts_step_return_point_grad",
-                "nuts_step_return_counter",
-                "nuts_step_return_leapfrogs",
-                "nuts_step_return_depth",
-                "nuts_step_return_accept",
-                "return_sp",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "return_sp",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            (
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "returns",
-            ),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            (
-                "build_tree_direction",
-                "build_tree_seed",
-                "build_tree_tree_minus_x",
-                "build_tree_tree_minus_r",
-                "build_tree_tree_minus_grad",
-                "build_tree_tree_plus_x",
-                "build_tree_tree_plus_r",
-                "build_tree_tree_plus_grad",
-                "build_tree_tree_sample_x",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_sample_grad",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "returns",
-            ),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_direction",
-                "build_tree_seed",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "build_tree_counter",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "return_sp",
-            ),
-            (),
-        ),
+        "pc nuts_chain_loop_next_1",  # block 0
+        "pc nuts_chain_loop_next_1 nuts_step_point_x nuts_step_point_log_prob "
+        "nuts_step_point_grad nuts_step_seed nuts_step_counter return_sp "
+        "overflow_at | returns",  # block 1
+        "pc nuts_chain_point_x nuts_chain_point_log_prob nuts_chain_point_grad "
+        "nuts_chain_counter",  # block 2
+        "pc nuts_chain_t_next_1",  # block 3
+        "pc nuts_chain_t nuts_chain_t_next_1 nuts_step_point_x "
+        "nuts_step_point_log_prob nuts_step_point_grad nuts_step_seed "
+        "nuts_step_counter return_sp overflow_at | returns",  # block 4
+        "pc nuts_chain_point_x nuts_chain_point_log_prob nuts_chain_point_grad "
+        "nuts_chain_counter nuts_chain_draws nuts_chain_leapfrogs "
+        "nuts_chain_depths nuts_chain_accepts index_error_at",  # block 5
+        "pc nuts_chain_return_point_x nuts_chain_return_point_log_prob "
+        "nuts_chain_return_point_grad nuts_chain_return_counter "
+        "nuts_chain_return_draws nuts_chain_return_leapfrogs "
+        "nuts_chain_return_depths nuts_chain_return_accepts return_sp",  # block 6
+        "pc nuts_step_joint0 nuts_step_log_slice nuts_step_counter "
+        "nuts_step_minus_x nuts_step_minus_r nuts_step_minus_grad "
+        "nuts_step_plus_x nuts_step_plus_r nuts_step_plus_grad nuts_step_sample_x "
+        "nuts_step_sample_log_prob nuts_step_sample_grad nuts_step_size "
+        "nuts_step_depth nuts_step_leapfrogs nuts_step_accept",  # block 7
+        "pc nuts_step_direction build_tree_edge_x build_tree_edge_r "
+        "build_tree_edge_grad build_tree_joint0 build_tree_log_slice "
+        "build_tree_direction build_tree_depth build_tree_seed build_tree_counter "
+        "return_sp overflow_at | returns",  # block 8
+        "pc nuts_step_counter nuts_step_leapfrogs nuts_step_accept "
+        "nuts_step_minus_x nuts_step_minus_r nuts_step_minus_grad "
+        "nuts_step_plus_x nuts_step_plus_r nuts_step_plus_grad nuts_step_sample_x "
+        "nuts_step_sample_log_prob nuts_step_sample_grad nuts_step_size "
+        "nuts_step_depth",  # block 9
+        "pc nuts_step_return_point_x nuts_step_return_point_log_prob "
+        "nuts_step_return_point_grad nuts_step_return_counter "
+        "nuts_step_return_leapfrogs nuts_step_return_depth "
+        "nuts_step_return_accept return_sp",  # block 10
+        "pc build_tree_return_minus_x build_tree_return_minus_r "
+        "build_tree_return_minus_grad build_tree_return_plus_x "
+        "build_tree_return_plus_r build_tree_return_plus_grad "
+        "build_tree_return_sample_x build_tree_return_sample_log_prob "
+        "build_tree_return_sample_grad build_tree_return_size "
+        "build_tree_return_ok build_tree_return_accept build_tree_return_counter "
+        "build_tree_return_leapfrogs return_sp",  # block 11
+        "pc build_tree_edge_x build_tree_edge_r build_tree_edge_grad "
+        "build_tree_joint0 build_tree_log_slice build_tree_direction "
+        "build_tree_depth build_tree_seed build_tree_counter return_sp "
+        "overflow_at | build_tree_joint0 build_tree_log_slice "
+        "build_tree_direction build_tree_depth build_tree_seed returns",  # block 12
+        "pc build_tree_joint0 build_tree_log_slice build_tree_direction "
+        "build_tree_depth build_tree_seed build_tree_tree_sample_log_prob "
+        "build_tree_tree_size build_tree_tree_ok build_tree_tree_accept "
+        "build_tree_tree_counter build_tree_tree_leapfrogs "
+        "build_tree_return_minus_x build_tree_return_minus_r "
+        "build_tree_return_minus_grad build_tree_return_plus_x "
+        "build_tree_return_plus_r build_tree_return_plus_grad "
+        "build_tree_return_sample_x build_tree_return_sample_log_prob "
+        "build_tree_return_sample_grad build_tree_return_size "
+        "build_tree_return_ok build_tree_return_accept build_tree_return_counter "
+        "build_tree_return_leapfrogs build_tree_edge_x build_tree_edge_r "
+        "build_tree_edge_grad build_tree_counter return_sp overflow_at | "
+        "build_tree_direction build_tree_seed build_tree_tree_minus_x "
+        "build_tree_tree_minus_r build_tree_tree_minus_grad "
+        "build_tree_tree_plus_x build_tree_tree_plus_r build_tree_tree_plus_grad "
+        "build_tree_tree_sample_x build_tree_tree_sample_log_prob "
+        "build_tree_tree_sample_grad build_tree_tree_size build_tree_tree_ok "
+        "build_tree_tree_accept build_tree_tree_counter build_tree_tree_leapfrogs "
+        "returns",  # block 13
+        "pc build_tree_direction build_tree_seed build_tree_tree_sample_log_prob "
+        "build_tree_tree_size build_tree_tree_ok build_tree_tree_accept "
+        "build_tree_tree_counter build_tree_tree_leapfrogs build_tree_counter "
+        "build_tree_return_minus_x build_tree_return_minus_r "
+        "build_tree_return_minus_grad build_tree_return_plus_x "
+        "build_tree_return_plus_r build_tree_return_plus_grad "
+        "build_tree_return_sample_x build_tree_return_sample_log_prob "
+        "build_tree_return_sample_grad build_tree_return_size "
+        "build_tree_return_ok build_tree_return_accept build_tree_return_counter "
+        "build_tree_return_leapfrogs return_sp",  # block 14
     )
     NUTS_CHAIN_BLOCK_LINES = (
         "in nuts_chain at examples/nuts.py:157: for _ in range(num_burnin):",
@@ -1967,19 +1229,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
         size_m = rt.event_size(draws, 0)
         size_n = rt.event_size(point_x, 0)
-        batch = rt.batch_size(
-            point_x,
-            point_log_prob,
-            point_grad,
-            seed,
-            counter,
-            num_burnin,
-            num_results,
-            draws,
-            leapfrogs,
-            depths,
-            accepts,
-        )
+        batch = rt.batch_size(point_x)
         state = NutsChainState(
             pc=rt.zeros([batch], (), "int32"),
             return_sp=rt.zeros([batch], (), "int32"),
@@ -2073,45 +1323,28 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             overflow_at=rt.zeros([batch], (), "int32") - 1,
             index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
+        stack_shape = [max_stack_depth, batch]
         stacks = NutsChainStacks(
-            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_minus_r=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_minus_grad=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_plus_x=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_plus_r=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_plus_grad=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_sample_x=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_sample_log_prob=rt.zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
+            returns=rt.zeros(stack_shape, (), "int32"),
+            build_tree_depth=rt.zeros(stack_shape, (), "int64"),
+            build_tree_direction=rt.zeros(stack_shape, (), "float64"),
+            build_tree_joint0=rt.zeros(stack_shape, (), "float64"),
+            build_tree_log_slice=rt.zeros(stack_shape, (), "float64"),
+            build_tree_seed=rt.zeros(stack_shape, (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_minus_r=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_plus_x=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_plus_r=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_sample_x=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros(stack_shape, (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_size=rt.zeros(stack_shape, (), "float64"),
+            build_tree_tree_ok=rt.zeros(stack_shape, (), "bool"),
+            build_tree_tree_accept=rt.zeros(stack_shape, (), "float64"),
+            build_tree_tree_counter=rt.zeros(stack_shape, (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros(stack_shape, (), "int64"),
         )
         state, stacks, counters = rt.run(
             state, stacks, NUTS_CHAIN_BLOCKS, (), NUTS_CHAIN_WRITES, **limits
@@ -2226,186 +1459,158 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
     class NutsStepState(typing.NamedTuple):
         """Loop state of `nuts_step` (the stacks aside): one [batch, ...] array per register."""
 
-        # [batch] int32: the block each example runs next (NUTS_STEP_HALT once it has returned)
-        pc: object
-        # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-        return_sp: object
-        # [batch] int64: counter of build_tree
-        build_tree_counter: object
-        # [batch] int64: depth of build_tree
-        build_tree_depth: object
-        # [batch] float64: direction of build_tree
-        build_tree_direction: object
-        # [batch, n] float64: edge of build_tree
-        build_tree_edge_x: object
-        # [batch, n] float64: edge of build_tree
-        build_tree_edge_r: object
-        # [batch, n] float64: edge of build_tree
-        build_tree_edge_grad: object
-        # [batch] float64: joint0 of build_tree
-        build_tree_joint0: object
-        # [batch] float64: log_slice of build_tree
-        build_tree_log_slice: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_minus_x: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_minus_r: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_minus_grad: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_plus_x: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_plus_r: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_plus_grad: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_sample_x: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_sample_log_prob: object
-        # [batch, n] float64: the value build_tree returns
-        build_tree_return_sample_grad: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_size: object
-        # [batch] bool: the value build_tree returns
-        build_tree_return_ok: object
-        # [batch] float64: the value build_tree returns
-        build_tree_return_accept: object
-        # [batch] int64: the value build_tree returns
-        build_tree_return_counter: object
-        # [batch] int64: the value build_tree returns
-        build_tree_return_leapfrogs: object
-        # [batch] int64: seed of build_tree
-        build_tree_seed: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_minus_x: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_minus_r: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_minus_grad: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_plus_x: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_plus_r: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_plus_grad: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_sample_x: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_sample_log_prob: object
-        # [batch, n] float64: tree of build_tree
-        build_tree_tree_sample_grad: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_size: object
-        # [batch] bool: tree of build_tree
-        build_tree_tree_ok: object
-        # [batch] float64: tree of build_tree
-        build_tree_tree_accept: object
-        # [batch] int64: tree of build_tree
-        build_tree_tree_counter: object
-        # [batch] int64: tree of build_tree
-        build_tree_tree_leapfrogs: object
-        # [batch] float64: accept of nuts_step
-        nuts_step_accept: object
-        # [batch] int64: counter of nuts_step
-        nuts_step_counter: object
-        # [batch] int64: depth of nuts_step
-        nuts_step_depth: object
-        # [batch] float64: direction of nuts_step
-        nuts_step_direction: object
-        # [batch] float64: joint0 of nuts_step
-        nuts_step_joint0: object
-        # [batch] int64: leapfrogs of nuts_step
-        nuts_step_leapfrogs: object
-        # [batch] float64: log_slice of nuts_step
-        nuts_step_log_slice: object
-        # [batch, n] float64: minus of nuts_step
-        nuts_step_minus_x: object
-        # [batch, n] float64: minus of nuts_step
-        nuts_step_minus_r: object
-        # [batch, n] float64: minus of nuts_step
-        nuts_step_minus_grad: object
-        # [batch, n] float64: plus of nuts_step
-        nuts_step_plus_x: object
-        # [batch, n] float64: plus of nuts_step
-        nuts_step_plus_r: object
-        # [batch, n] float64: plus of nuts_step
-        nuts_step_plus_grad: object
-        # [batch, n] float64: point of nuts_step
-        nuts_step_point_x: object
-        # [batch] float64: point of nuts_step
-        nuts_step_point_log_prob: object
-        # [batch, n] float64: point of nuts_step
-        nuts_step_point_grad: object
-        # [batch, n] float64: the value nuts_step returns
-        nuts_step_return_point_x: object
-        # [batch] float64: the value nuts_step returns
-        nuts_step_return_point_log_prob: object
-        # [batch, n] float64: the value nuts_step returns
-        nuts_step_return_point_grad: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_counter: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_leapfrogs: object
-        # [batch] int64: the value nuts_step returns
-        nuts_step_return_depth: object
-        # [batch] float64: the value nuts_step returns
-        nuts_step_return_accept: object
-        # [batch, n] float64: sample of nuts_step
-        nuts_step_sample_x: object
-        # [batch] float64: sample of nuts_step
-        nuts_step_sample_log_prob: object
-        # [batch, n] float64: sample of nuts_step
-        nuts_step_sample_grad: object
-        # [batch] int64: seed of nuts_step
-        nuts_step_seed: object
-        # [batch] float64: size of nuts_step
-        nuts_step_size: object
-        # [batch] int32: block where an example overflowed a stack, or -1
-        overflow_at: object
+        # fmt: off
+        pc: object  # [batch] int32: the block each example runs next (NUTS_STEP_HALT once it has returned)
+        return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+        build_tree_counter: object  # [batch] int64: counter of build_tree
+        build_tree_depth: object  # [batch] int64: depth of build_tree
+        build_tree_direction: object  # [batch] float64: direction of build_tree
+        build_tree_edge_x: object  # [batch, n] float64: edge of build_tree
+        build_tree_edge_r: object  # [batch, n] float64: edge of build_tree
+        build_tree_edge_grad: object  # [batch, n] float64: edge of build_tree
+        build_tree_joint0: object  # [batch] float64: joint0 of build_tree
+        build_tree_log_slice: object  # [batch] float64: log_slice of build_tree
+        build_tree_return_minus_x: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_minus_r: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_minus_grad: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_plus_x: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_plus_r: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_plus_grad: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_sample_x: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_sample_log_prob: object  # [batch] float64: the value build_tree returns
+        build_tree_return_sample_grad: object  # [batch, n] float64: the value build_tree returns
+        build_tree_return_size: object  # [batch] float64: the value build_tree returns
+        build_tree_return_ok: object  # [batch] bool: the value build_tree returns
+        build_tree_return_accept: object  # [batch] float64: the value build_tree returns
+        build_tree_return_counter: object  # [batch] int64: the value build_tree returns
+        build_tree_return_leapfrogs: object  # [batch] int64: the value build_tree returns
+        build_tree_seed: object  # [batch] int64: seed of build_tree
+        build_tree_tree_minus_x: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_minus_r: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_minus_grad: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_plus_x: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_plus_r: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_plus_grad: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_sample_x: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_sample_log_prob: object  # [batch] float64: tree of build_tree
+        build_tree_tree_sample_grad: object  # [batch, n] float64: tree of build_tree
+        build_tree_tree_size: object  # [batch] float64: tree of build_tree
+        build_tree_tree_ok: object  # [batch] bool: tree of build_tree
+        build_tree_tree_accept: object  # [batch] float64: tree of build_tree
+        build_tree_tree_counter: object  # [batch] int64: tree of build_tree
+        build_tree_tree_leapfrogs: object  # [batch] int64: tree of build_tree
+        nuts_step_accept: object  # [batch] float64: accept of nuts_step
+        nuts_step_counter: object  # [batch] int64: counter of nuts_step
+        nuts_step_depth: object  # [batch] int64: depth of nuts_step
+        nuts_step_direction: object  # [batch] float64: direction of nuts_step
+        nuts_step_joint0: object  # [batch] float64: joint0 of nuts_step
+        nuts_step_leapfrogs: object  # [batch] int64: leapfrogs of nuts_step
+        nuts_step_log_slice: object  # [batch] float64: log_slice of nuts_step
+        nuts_step_minus_x: object  # [batch, n] float64: minus of nuts_step
+        nuts_step_minus_r: object  # [batch, n] float64: minus of nuts_step
+        nuts_step_minus_grad: object  # [batch, n] float64: minus of nuts_step
+        nuts_step_plus_x: object  # [batch, n] float64: plus of nuts_step
+        nuts_step_plus_r: object  # [batch, n] float64: plus of nuts_step
+        nuts_step_plus_grad: object  # [batch, n] float64: plus of nuts_step
+        nuts_step_point_x: object  # [batch, n] float64: point of nuts_step
+        nuts_step_point_log_prob: object  # [batch] float64: point of nuts_step
+        nuts_step_point_grad: object  # [batch, n] float64: point of nuts_step
+        nuts_step_return_point_x: object  # [batch, n] float64: the value nuts_step returns
+        nuts_step_return_point_log_prob: object  # [batch] float64: the value nuts_step returns
+        nuts_step_return_point_grad: object  # [batch, n] float64: the value nuts_step returns
+        nuts_step_return_counter: object  # [batch] int64: the value nuts_step returns
+        nuts_step_return_leapfrogs: object  # [batch] int64: the value nuts_step returns
+        nuts_step_return_depth: object  # [batch] int64: the value nuts_step returns
+        nuts_step_return_accept: object  # [batch] float64: the value nuts_step returns
+        nuts_step_sample_x: object  # [batch, n] float64: sample of nuts_step
+        nuts_step_sample_log_prob: object  # [batch] float64: sample of nuts_step
+        nuts_step_sample_grad: object  # [batch, n] float64: sample of nuts_step
+        nuts_step_seed: object  # [batch] int64: seed of nuts_step
+        nuts_step_size: object  # [batch] float64: size of nuts_step
+        overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+        # fmt: on
+        # tuple-valued registers that blocks read, rebuilt from their fields
+
+        @property
+        def build_tree_edge(self):
+            return Edge(
+                self.build_tree_edge_x,
+                self.build_tree_edge_r,
+                self.build_tree_edge_grad,
+            )
+
+        @property
+        def build_tree_return(self):
+            return Tree(
+                Edge(
+                    self.build_tree_return_minus_x,
+                    self.build_tree_return_minus_r,
+                    self.build_tree_return_minus_grad,
+                ),
+                Edge(
+                    self.build_tree_return_plus_x,
+                    self.build_tree_return_plus_r,
+                    self.build_tree_return_plus_grad,
+                ),
+                Point(
+                    self.build_tree_return_sample_x,
+                    self.build_tree_return_sample_log_prob,
+                    self.build_tree_return_sample_grad,
+                ),
+                self.build_tree_return_size,
+                self.build_tree_return_ok,
+                self.build_tree_return_accept,
+                self.build_tree_return_counter,
+                self.build_tree_return_leapfrogs,
+            )
+
+        @property
+        def nuts_step_minus(self):
+            return Edge(
+                self.nuts_step_minus_x,
+                self.nuts_step_minus_r,
+                self.nuts_step_minus_grad,
+            )
+
+        @property
+        def nuts_step_plus(self):
+            return Edge(
+                self.nuts_step_plus_x, self.nuts_step_plus_r, self.nuts_step_plus_grad
+            )
+
+        @property
+        def nuts_step_sample(self):
+            return Point(
+                self.nuts_step_sample_x,
+                self.nuts_step_sample_log_prob,
+                self.nuts_step_sample_grad,
+            )
 
     class NutsStepStacks(typing.NamedTuple):
         """Stacks of `nuts_step`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-        # [depth, batch] int32: return addresses (block indices)
-        returns: object
-        # [depth, batch] int64: saved build_tree_depth
-        build_tree_depth: object
-        # [depth, batch] float64: saved build_tree_direction
-        build_tree_direction: object
-        # [depth, batch] float64: saved build_tree_joint0
-        build_tree_joint0: object
-        # [depth, batch] float64: saved build_tree_log_slice
-        build_tree_log_slice: object
-        # [depth, batch] int64: saved build_tree_seed
-        build_tree_seed: object
-        # [depth, batch, n] float64: saved build_tree_tree_minus_x
-        build_tree_tree_minus_x: object
-        # [depth, batch, n] float64: saved build_tree_tree_minus_r
-        build_tree_tree_minus_r: object
-        # [depth, batch, n] float64: saved build_tree_tree_minus_grad
-        build_tree_tree_minus_grad: object
-        # [depth, batch, n] float64: saved build_tree_tree_plus_x
-        build_tree_tree_plus_x: object
-        # [depth, batch, n] float64: saved build_tree_tree_plus_r
-        build_tree_tree_plus_r: object
-        # [depth, batch, n] float64: saved build_tree_tree_plus_grad
-        build_tree_tree_plus_grad: object
-        # [depth, batch, n] float64: saved build_tree_tree_sample_x
-        build_tree_tree_sample_x: object
-        # [depth, batch] float64: saved build_tree_tree_sample_log_prob
-        build_tree_tree_sample_log_prob: object
-        # [depth, batch, n] float64: saved build_tree_tree_sample_grad
-        build_tree_tree_sample_grad: object
-        # [depth, batch] float64: saved build_tree_tree_size
-        build_tree_tree_size: object
-        # [depth, batch] bool: saved build_tree_tree_ok
-        build_tree_tree_ok: object
-        # [depth, batch] float64: saved build_tree_tree_accept
-        build_tree_tree_accept: object
-        # [depth, batch] int64: saved build_tree_tree_counter
-        build_tree_tree_counter: object
-        # [depth, batch] int64: saved build_tree_tree_leapfrogs
-        build_tree_tree_leapfrogs: object
+        # fmt: off
+        returns: object  # [depth, batch] int32: return addresses (block indices)
+        build_tree_depth: object  # [depth, batch] int64: saved build_tree_depth
+        build_tree_direction: object  # [depth, batch] float64: saved build_tree_direction
+        build_tree_joint0: object  # [depth, batch] float64: saved build_tree_joint0
+        build_tree_log_slice: object  # [depth, batch] float64: saved build_tree_log_slice
+        build_tree_seed: object  # [depth, batch] int64: saved build_tree_seed
+        build_tree_tree_minus_x: object  # [depth, batch, n] float64: saved build_tree_tree_minus_x
+        build_tree_tree_minus_r: object  # [depth, batch, n] float64: saved build_tree_tree_minus_r
+        build_tree_tree_minus_grad: object  # [depth, batch, n] float64: saved build_tree_tree_minus_grad
+        build_tree_tree_plus_x: object  # [depth, batch, n] float64: saved build_tree_tree_plus_x
+        build_tree_tree_plus_r: object  # [depth, batch, n] float64: saved build_tree_tree_plus_r
+        build_tree_tree_plus_grad: object  # [depth, batch, n] float64: saved build_tree_tree_plus_grad
+        build_tree_tree_sample_x: object  # [depth, batch, n] float64: saved build_tree_tree_sample_x
+        build_tree_tree_sample_log_prob: object  # [depth, batch] float64: saved build_tree_tree_sample_log_prob
+        build_tree_tree_sample_grad: object  # [depth, batch, n] float64: saved build_tree_tree_sample_grad
+        build_tree_tree_size: object  # [depth, batch] float64: saved build_tree_tree_size
+        build_tree_tree_ok: object  # [depth, batch] bool: saved build_tree_tree_ok
+        build_tree_tree_accept: object  # [depth, batch] float64: saved build_tree_tree_accept
+        build_tree_tree_counter: object  # [depth, batch] int64: saved build_tree_tree_counter
+        build_tree_tree_leapfrogs: object  # [depth, batch] int64: saved build_tree_tree_leapfrogs
+        # fmt: on
 
     NUTS_STEP_HALT = 8
     # bytes one example stacks per level of recursion (return address 4, build_tree_depth 8, build_tree_direction 8, build_tree_joint0 8, build_tree_log_slice 8, build_tree_seed 8, build_tree_tree_minus_x 8 x n, build_tree_tree_minus_r 8 x n, build_tree_tree_minus_grad 8 x n, build_tree_tree_plus_x 8 x n, build_tree_tree_plus_r 8 x n, build_tree_tree_plus_grad 8 x n, build_tree_tree_sample_x 8 x n, build_tree_tree_sample_log_prob 8, build_tree_tree_sample_grad 8 x n, build_tree_tree_size 8, build_tree_tree_ok 1, build_tree_tree_accept 8, build_tree_tree_counter 8, build_tree_tree_leapfrogs 8): the stacks take max_stack_depth x batch x this
@@ -2452,54 +1657,34 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
         and__2 = rt.where(going, and__1, going)
         pc = rt.choose(and__2, 1, 3)
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_joint0=joint0,
-                nuts_step_log_slice=rt.select(
-                    active, log_slice, state.nuts_step_log_slice
-                ),
-                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
-                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=rt.select(
-                    active, minus[2], state.nuts_step_minus_grad
-                ),
-                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=rt.select(
-                    active, plus[2], state.nuts_step_plus_grad
-                ),
-                nuts_step_sample_x=rt.select(
-                    active, sample[0], state.nuts_step_sample_x
-                ),
-                nuts_step_sample_log_prob=rt.select(
-                    active, sample[1], state.nuts_step_sample_log_prob
-                ),
-                nuts_step_sample_grad=rt.select(
-                    active, sample[2], state.nuts_step_sample_grad
-                ),
-                nuts_step_size=rt.select(active, size, state.nuts_step_size),
-                nuts_step_depth=rt.select(active, depth, state.nuts_step_depth),
-                nuts_step_leapfrogs=rt.select(
-                    active, leapfrogs, state.nuts_step_leapfrogs
-                ),
-                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
-            ),
-            rt.stack_writes(stacks),
+        state = rt.select_fields(
+            active,
+            state,
+            nuts_step_log_slice=log_slice,
+            nuts_step_counter=counter,
+            nuts_step_minus_x=minus[0],
+            nuts_step_minus_r=minus[1],
+            nuts_step_minus_grad=minus[2],
+            nuts_step_plus_x=plus[0],
+            nuts_step_plus_r=plus[1],
+            nuts_step_plus_grad=plus[2],
+            nuts_step_sample_x=sample[0],
+            nuts_step_sample_log_prob=sample[1],
+            nuts_step_sample_grad=sample[2],
+            nuts_step_size=size,
+            nuts_step_depth=depth,
+            nuts_step_leapfrogs=leapfrogs,
+            nuts_step_accept=accept,
         )
+        return (state._replace(pc=pc, nuts_step_joint0=joint0), rt.stack_writes(stacks))
 
     def nuts_step_block_1(state, stacks):
         # examples/nuts.py:132  direction = -1.0 if nuts_math.uniform(seed, counter) < 0.5 else 1.0
         active = state.pc == 1
         seed = state.nuts_step_seed
         counter = state.nuts_step_counter
-        minus = Edge(
-            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
-        )
-        plus = Edge(
-            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
-        )
+        minus = state.nuts_step_minus
+        plus = state.nuts_step_plus
         joint0 = state.nuts_step_joint0
         log_slice = state.nuts_step_log_slice
         depth = state.nuts_step_depth
@@ -2519,15 +1704,13 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
         edge = choice_2
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         tree_counter = counter + 1
-        (
-            build_tree_edge,
-            build_tree_joint0,
-            build_tree_log_slice,
-            build_tree_direction,
-            build_tree_depth,
-            build_tree_seed,
-            build_tree_counter,
-        ) = (edge, joint0, log_slice, direction, depth, seed, tree_counter)
+        build_tree_edge = edge
+        build_tree_joint0 = joint0
+        build_tree_log_slice = log_slice
+        build_tree_direction = direction
+        build_tree_depth = depth
+        build_tree_seed = seed
+        build_tree_counter = tree_counter
         # examples/nuts.py:81  if depth == 0:
         build_tree_cond_1 = build_tree_depth == 0
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
@@ -2537,86 +1720,40 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
         pc = rt.choose(build_tree_cond_1, 4, 5)
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
-        overflow = overflow_1
-        pc = rt.select(overflow, NUTS_STEP_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_direction=direction,
-                build_tree_edge_x=rt.select(
-                    active, build_tree_edge[0], state.build_tree_edge_x
-                ),
-                build_tree_edge_r=rt.select(
-                    active, build_tree_edge[1], state.build_tree_edge_r
-                ),
-                build_tree_edge_grad=rt.select(
-                    active, build_tree_edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_joint0=rt.select(
-                    active, build_tree_joint0, state.build_tree_joint0
-                ),
-                build_tree_log_slice=rt.select(
-                    active, build_tree_log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, build_tree_direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(
-                    active, build_tree_depth, state.build_tree_depth
-                ),
-                build_tree_seed=rt.select(
-                    active, build_tree_seed, state.build_tree_seed
-                ),
-                build_tree_counter=rt.select(
-                    active, build_tree_counter, state.build_tree_counter
-                ),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 1, state.overflow_at),
-            ),
-            rt.stack_writes(stacks, returns=returns_write),
+        pc = rt.select(overflow_1, NUTS_STEP_HALT, pc)
+        state = rt.select_fields(
+            active,
+            state,
+            build_tree_edge_x=build_tree_edge[0],
+            build_tree_edge_r=build_tree_edge[1],
+            build_tree_edge_grad=build_tree_edge[2],
+            build_tree_joint0=build_tree_joint0,
+            build_tree_log_slice=build_tree_log_slice,
+            build_tree_direction=build_tree_direction,
+            build_tree_depth=build_tree_depth,
+            build_tree_seed=build_tree_seed,
+            build_tree_counter=build_tree_counter,
         )
+        state = state._replace(
+            pc=pc,
+            nuts_step_direction=direction,
+            return_sp=return_sp,
+            overflow_at=rt.select(overflow_1, 1, state.overflow_at),
+        )
+        return (state, rt.stack_writes(stacks, returns=returns_write))
 
     def nuts_step_block_2(state, stacks):
         # examples/nuts.py:134  tree = build_tree(edge, joint0, log_slice, direction, depth, seed, counter + 1)
         active = state.pc == 2
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
+        build_tree_return = state.build_tree_return
         leapfrogs = state.nuts_step_leapfrogs
         accept = state.nuts_step_accept
         direction = state.nuts_step_direction
-        minus = Edge(
-            state.nuts_step_minus_x, state.nuts_step_minus_r, state.nuts_step_minus_grad
-        )
-        plus = Edge(
-            state.nuts_step_plus_x, state.nuts_step_plus_r, state.nuts_step_plus_grad
-        )
+        minus = state.nuts_step_minus
+        plus = state.nuts_step_plus
         size = state.nuts_step_size
         seed = state.nuts_step_seed
-        sample = Point(
-            state.nuts_step_sample_x,
-            state.nuts_step_sample_log_prob,
-            state.nuts_step_sample_grad,
-        )
+        sample = state.nuts_step_sample
         depth = state.nuts_step_depth
         tree = build_tree_return
         # examples/nuts.py:135  counter = tree.counter
@@ -2673,47 +1810,29 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
         and__2 = rt.where(going, and__1, going)
         pc = rt.choose(and__2, 1, 3)
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_counter=rt.select(active, counter, state.nuts_step_counter),
-                nuts_step_leapfrogs=rt.select(
-                    active, leapfrogs, state.nuts_step_leapfrogs
-                ),
-                nuts_step_accept=rt.select(active, accept, state.nuts_step_accept),
-                nuts_step_minus_x=rt.select(active, minus[0], state.nuts_step_minus_x),
-                nuts_step_minus_r=rt.select(active, minus[1], state.nuts_step_minus_r),
-                nuts_step_minus_grad=rt.select(
-                    active, minus[2], state.nuts_step_minus_grad
-                ),
-                nuts_step_plus_x=rt.select(active, plus[0], state.nuts_step_plus_x),
-                nuts_step_plus_r=rt.select(active, plus[1], state.nuts_step_plus_r),
-                nuts_step_plus_grad=rt.select(
-                    active, plus[2], state.nuts_step_plus_grad
-                ),
-                nuts_step_sample_x=rt.select(
-                    active, sample[0], state.nuts_step_sample_x
-                ),
-                nuts_step_sample_log_prob=rt.select(
-                    active, sample[1], state.nuts_step_sample_log_prob
-                ),
-                nuts_step_sample_grad=rt.select(
-                    active, sample[2], state.nuts_step_sample_grad
-                ),
-                nuts_step_size=rt.select(active, size, state.nuts_step_size),
-                nuts_step_depth=depth,
-            ),
-            rt.stack_writes(stacks),
+        state = rt.select_fields(
+            active,
+            state,
+            nuts_step_counter=counter,
+            nuts_step_leapfrogs=leapfrogs,
+            nuts_step_accept=accept,
+            nuts_step_minus_x=minus[0],
+            nuts_step_minus_r=minus[1],
+            nuts_step_minus_grad=minus[2],
+            nuts_step_plus_x=plus[0],
+            nuts_step_plus_r=plus[1],
+            nuts_step_plus_grad=plus[2],
+            nuts_step_sample_x=sample[0],
+            nuts_step_sample_log_prob=sample[1],
+            nuts_step_sample_grad=sample[2],
+            nuts_step_size=size,
         )
+        return (state._replace(pc=pc, nuts_step_depth=depth), rt.stack_writes(stacks))
 
     def nuts_step_block_3(state, stacks):
         # examples/nuts.py:148  return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)
         active = state.pc == 3
-        sample = Point(
-            state.nuts_step_sample_x,
-            state.nuts_step_sample_log_prob,
-            state.nuts_step_sample_grad,
-        )
+        sample = state.nuts_step_sample
         counter = state.nuts_step_counter
         leapfrogs = state.nuts_step_leapfrogs
         depth = state.nuts_step_depth
@@ -2726,44 +1845,24 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
             stacks.returns, state.return_sp, active, NUTS_STEP_HALT
         )
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                nuts_step_return_point_x=rt.select(
-                    active, nuts_step_return[0][0], state.nuts_step_return_point_x
-                ),
-                nuts_step_return_point_log_prob=rt.select(
-                    active,
-                    nuts_step_return[0][1],
-                    state.nuts_step_return_point_log_prob,
-                ),
-                nuts_step_return_point_grad=rt.select(
-                    active, nuts_step_return[0][2], state.nuts_step_return_point_grad
-                ),
-                nuts_step_return_counter=rt.select(
-                    active, nuts_step_return[1], state.nuts_step_return_counter
-                ),
-                nuts_step_return_leapfrogs=rt.select(
-                    active, nuts_step_return[2], state.nuts_step_return_leapfrogs
-                ),
-                nuts_step_return_depth=rt.select(
-                    active, nuts_step_return[3], state.nuts_step_return_depth
-                ),
-                nuts_step_return_accept=rt.select(
-                    active, nuts_step_return[4], state.nuts_step_return_accept
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
+        state = rt.select_fields(
+            active,
+            state,
+            nuts_step_return_point_x=nuts_step_return[0][0],
+            nuts_step_return_point_log_prob=nuts_step_return[0][1],
+            nuts_step_return_point_grad=nuts_step_return[0][2],
+            nuts_step_return_counter=nuts_step_return[1],
+            nuts_step_return_leapfrogs=nuts_step_return[2],
+            nuts_step_return_depth=nuts_step_return[3],
+            nuts_step_return_accept=nuts_step_return[4],
         )
+        return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
     def nuts_step_block_4(state, stacks):
         # examples/nuts.py:83  eps = direction * step_size
         active = state.pc == 4
         direction = state.build_tree_direction
-        edge = Edge(
-            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
-        )
+        edge = state.build_tree_edge
         log_slice = state.build_tree_log_slice
         joint0 = state.build_tree_joint0
         counter = state.build_tree_counter
@@ -2812,57 +1911,25 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
             stacks.returns, state.return_sp, active, NUTS_STEP_HALT
         )
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
+        state = rt.select_fields(
+            active,
+            state,
+            build_tree_return_minus_x=build_tree_return[0][0],
+            build_tree_return_minus_r=build_tree_return[0][1],
+            build_tree_return_minus_grad=build_tree_return[0][2],
+            build_tree_return_plus_x=build_tree_return[1][0],
+            build_tree_return_plus_r=build_tree_return[1][1],
+            build_tree_return_plus_grad=build_tree_return[1][2],
+            build_tree_return_sample_x=build_tree_return[2][0],
+            build_tree_return_sample_log_prob=build_tree_return[2][1],
+            build_tree_return_sample_grad=build_tree_return[2][2],
+            build_tree_return_size=build_tree_return[3],
+            build_tree_return_ok=build_tree_return[4],
+            build_tree_return_accept=build_tree_return[5],
+            build_tree_return_counter=build_tree_return[6],
+            build_tree_return_leapfrogs=build_tree_return[7],
         )
+        return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
     def nuts_step_block_5(state, stacks):
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
@@ -2872,105 +1939,55 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
         log_slice = state.build_tree_log_slice
         direction = state.build_tree_direction
         seed = state.build_tree_seed
-        edge = Edge(
-            state.build_tree_edge_x, state.build_tree_edge_r, state.build_tree_edge_grad
-        )
+        edge = state.build_tree_edge
         counter = state.build_tree_counter
         tree_depth = depth - 1
-        build_tree_joint0_write, overflow_1 = rt.save(
-            stacks.build_tree_joint0, state.return_sp, joint0, active
+        saved_1, overflow_1 = rt.save_all(
+            stacks,
+            state.return_sp,
+            active,
+            build_tree_joint0=joint0,
+            build_tree_log_slice=log_slice,
+            build_tree_direction=direction,
+            build_tree_depth=depth,
+            build_tree_seed=seed,
         )
-        build_tree_log_slice_write, overflow_2 = rt.save(
-            stacks.build_tree_log_slice, state.return_sp, log_slice, active
-        )
-        build_tree_direction_write, overflow_3 = rt.save(
-            stacks.build_tree_direction, state.return_sp, direction, active
-        )
-        build_tree_depth_write, overflow_4 = rt.save(
-            stacks.build_tree_depth, state.return_sp, depth, active
-        )
-        build_tree_seed_write, overflow_5 = rt.save(
-            stacks.build_tree_seed, state.return_sp, seed, active
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            edge,
-            joint0,
-            log_slice,
-            direction,
-            tree_depth,
-            seed,
-            counter,
-        )
+        depth = tree_depth
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
-        return_sp, returns_write, overflow_6 = rt.push(
+        return_sp, returns_write, overflow_2 = rt.push(
             stacks.returns, state.return_sp, 6, active
         )
         pc = rt.choose(cond_1, 4, 5)
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1 | overflow_2 | overflow_3 | overflow_4 | overflow_5 | overflow_6
-        )
+        overflow = overflow_1 | overflow_2
         pc = rt.select(overflow, NUTS_STEP_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=rt.select(
-                    active, edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=rt.select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 5, state.overflow_at),
-            ),
-            rt.stack_writes(
-                stacks,
-                build_tree_joint0=build_tree_joint0_write,
-                build_tree_log_slice=build_tree_log_slice_write,
-                build_tree_direction=build_tree_direction_write,
-                build_tree_depth=build_tree_depth_write,
-                build_tree_seed=build_tree_seed_write,
-                returns=returns_write,
-            ),
+        state = rt.select_fields(
+            active,
+            state,
+            build_tree_edge_x=edge[0],
+            build_tree_edge_r=edge[1],
+            build_tree_edge_grad=edge[2],
+            build_tree_joint0=joint0,
+            build_tree_log_slice=log_slice,
+            build_tree_direction=direction,
+            build_tree_depth=depth,
+            build_tree_seed=seed,
+            build_tree_counter=counter,
         )
+        state = state._replace(
+            pc=pc,
+            return_sp=return_sp,
+            overflow_at=rt.select(overflow, 5, state.overflow_at),
+        )
+        return (state, rt.stack_writes(stacks, **saved_1, returns=returns_write))
 
     def nuts_step_block_6(state, stacks):
         # examples/nuts.py:95  tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)
         active = state.pc == 6
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
+        build_tree_return = state.build_tree_return
         joint0 = rt.read(stacks.build_tree_joint0, state.return_sp)
         log_slice = rt.read(stacks.build_tree_log_slice, state.return_sp)
         direction = rt.read(stacks.build_tree_direction, state.return_sp)
@@ -2996,63 +2013,30 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
         more_counter = tree.counter
         # the examples that go on (the others return)
         going = rt.where(not__1, False, active)
-        build_tree_direction_write, overflow_1 = rt.save(
-            stacks.build_tree_direction, state.return_sp, direction, going
+        saved_1, overflow_1 = rt.save_all(
+            stacks,
+            state.return_sp,
+            going,
+            build_tree_direction=direction,
+            build_tree_seed=seed,
+            build_tree_tree_minus_x=tree[0][0],
+            build_tree_tree_minus_r=tree[0][1],
+            build_tree_tree_minus_grad=tree[0][2],
+            build_tree_tree_plus_x=tree[1][0],
+            build_tree_tree_plus_r=tree[1][1],
+            build_tree_tree_plus_grad=tree[1][2],
+            build_tree_tree_sample_x=tree[2][0],
+            build_tree_tree_sample_log_prob=tree[2][1],
+            build_tree_tree_sample_grad=tree[2][2],
+            build_tree_tree_size=tree[3],
+            build_tree_tree_ok=tree[4],
+            build_tree_tree_accept=tree[5],
+            build_tree_tree_counter=tree[6],
+            build_tree_tree_leapfrogs=tree[7],
         )
-        build_tree_seed_write, overflow_2 = rt.save(
-            stacks.build_tree_seed, state.return_sp, seed, going
-        )
-        build_tree_tree_minus_x_write, overflow_3 = rt.save(
-            stacks.build_tree_tree_minus_x, state.return_sp, tree[0][0], going
-        )
-        build_tree_tree_minus_r_write, overflow_4 = rt.save(
-            stacks.build_tree_tree_minus_r, state.return_sp, tree[0][1], going
-        )
-        build_tree_tree_minus_grad_write, overflow_5 = rt.save(
-            stacks.build_tree_tree_minus_grad, state.return_sp, tree[0][2], going
-        )
-        build_tree_tree_plus_x_write, overflow_6 = rt.save(
-            stacks.build_tree_tree_plus_x, state.return_sp, tree[1][0], going
-        )
-        build_tree_tree_plus_r_write, overflow_7 = rt.save(
-            stacks.build_tree_tree_plus_r, state.return_sp, tree[1][1], going
-        )
-        build_tree_tree_plus_grad_write, overflow_8 = rt.save(
-            stacks.build_tree_tree_plus_grad, state.return_sp, tree[1][2], going
-        )
-        build_tree_tree_sample_x_write, overflow_9 = rt.save(
-            stacks.build_tree_tree_sample_x, state.return_sp, tree[2][0], going
-        )
-        build_tree_tree_sample_log_prob_write, overflow_10 = rt.save(
-            stacks.build_tree_tree_sample_log_prob, state.return_sp, tree[2][1], going
-        )
-        build_tree_tree_sample_grad_write, overflow_11 = rt.save(
-            stacks.build_tree_tree_sample_grad, state.return_sp, tree[2][2], going
-        )
-        build_tree_tree_size_write, overflow_12 = rt.save(
-            stacks.build_tree_tree_size, state.return_sp, tree[3], going
-        )
-        build_tree_tree_ok_write, overflow_13 = rt.save(
-            stacks.build_tree_tree_ok, state.return_sp, tree[4], going
-        )
-        build_tree_tree_accept_write, overflow_14 = rt.save(
-            stacks.build_tree_tree_accept, state.return_sp, tree[5], going
-        )
-        build_tree_tree_counter_write, overflow_15 = rt.save(
-            stacks.build_tree_tree_counter, state.return_sp, tree[6], going
-        )
-        build_tree_tree_leapfrogs_write, overflow_16 = rt.save(
-            stacks.build_tree_tree_leapfrogs, state.return_sp, tree[7], going
-        )
-        edge, joint0, log_slice, direction, depth, seed, counter = (
-            outer,
-            joint0,
-            log_slice,
-            direction,
-            more_depth,
-            seed,
-            more_counter,
-        )
+        edge = outer
+        depth = more_depth
+        counter = more_counter
         # examples/nuts.py:81  if depth == 0:
         cond_1 = depth == 0
         # examples/nuts.py:96  if not tree.ok:
@@ -3062,222 +2046,82 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
             rt.where(going, False, active),
             NUTS_STEP_HALT,
         )
-        return_sp, returns_write, overflow_17 = rt.push(
+        return_sp, returns_write, overflow_2 = rt.push(
             stacks.returns, return_sp, 7, going
         )
         pc = rt.choose(cond_1, 4, 5)
         pc = rt.where(going, pc, returned_pc)
         pc = rt.select(active, pc, state.pc)
         # examples whose stack is full stop here; the caller raises
-        overflow = (
-            overflow_1
-            | overflow_2
-            | overflow_3
-            | overflow_4
-            | overflow_5
-            | overflow_6
-            | overflow_7
-            | overflow_8
-            | overflow_9
-            | overflow_10
-            | overflow_11
-            | overflow_12
-            | overflow_13
-            | overflow_14
-            | overflow_15
-            | overflow_16
-            | overflow_17
-        )
+        overflow = overflow_1 | overflow_2
         pc = rt.select(overflow, NUTS_STEP_HALT, pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_joint0=rt.select(active, joint0, state.build_tree_joint0),
-                build_tree_log_slice=rt.select(
-                    active, log_slice, state.build_tree_log_slice
-                ),
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_depth=rt.select(active, depth, state.build_tree_depth),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=rt.select(
-                    active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_size=rt.select(
-                    active, tree[3], state.build_tree_tree_size
-                ),
-                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=rt.select(
-                    active, tree[5], state.build_tree_tree_accept
-                ),
-                build_tree_tree_counter=rt.select(
-                    active, tree[6], state.build_tree_tree_counter
-                ),
-                build_tree_tree_leapfrogs=rt.select(
-                    active, tree[7], state.build_tree_tree_leapfrogs
-                ),
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                build_tree_edge_x=rt.select(active, edge[0], state.build_tree_edge_x),
-                build_tree_edge_r=rt.select(active, edge[1], state.build_tree_edge_r),
-                build_tree_edge_grad=rt.select(
-                    active, edge[2], state.build_tree_edge_grad
-                ),
-                build_tree_counter=rt.select(active, counter, state.build_tree_counter),
-                return_sp=return_sp,
-                overflow_at=rt.select(overflow, 6, state.overflow_at),
-            ),
-            rt.stack_writes(
-                stacks,
-                build_tree_direction=build_tree_direction_write,
-                build_tree_seed=build_tree_seed_write,
-                build_tree_tree_minus_x=build_tree_tree_minus_x_write,
-                build_tree_tree_minus_r=build_tree_tree_minus_r_write,
-                build_tree_tree_minus_grad=build_tree_tree_minus_grad_write,
-                build_tree_tree_plus_x=build_tree_tree_plus_x_write,
-                build_tree_tree_plus_r=build_tree_tree_plus_r_write,
-                build_tree_tree_plus_grad=build_tree_tree_plus_grad_write,
-                build_tree_tree_sample_x=build_tree_tree_sample_x_write,
-                build_tree_tree_sample_log_prob=build_tree_tree_sample_log_prob_write,
-                build_tree_tree_sample_grad=build_tree_tree_sample_grad_write,
-                build_tree_tree_size=build_tree_tree_size_write,
-                build_tree_tree_ok=build_tree_tree_ok_write,
-                build_tree_tree_accept=build_tree_tree_accept_write,
-                build_tree_tree_counter=build_tree_tree_counter_write,
-                build_tree_tree_leapfrogs=build_tree_tree_leapfrogs_write,
-                returns=returns_write,
-            ),
+        state = rt.select_fields(
+            active,
+            state,
+            build_tree_joint0=joint0,
+            build_tree_log_slice=log_slice,
+            build_tree_direction=direction,
+            build_tree_depth=depth,
+            build_tree_seed=seed,
+            build_tree_tree_sample_log_prob=tree[2][1],
+            build_tree_tree_size=tree[3],
+            build_tree_tree_ok=tree[4],
+            build_tree_tree_accept=tree[5],
+            build_tree_tree_counter=tree[6],
+            build_tree_tree_leapfrogs=tree[7],
+            build_tree_return_minus_x=build_tree_return[0][0],
+            build_tree_return_minus_r=build_tree_return[0][1],
+            build_tree_return_minus_grad=build_tree_return[0][2],
+            build_tree_return_plus_x=build_tree_return[1][0],
+            build_tree_return_plus_r=build_tree_return[1][1],
+            build_tree_return_plus_grad=build_tree_return[1][2],
+            build_tree_return_sample_x=build_tree_return[2][0],
+            build_tree_return_sample_log_prob=build_tree_return[2][1],
+            build_tree_return_sample_grad=build_tree_return[2][2],
+            build_tree_return_size=build_tree_return[3],
+            build_tree_return_ok=build_tree_return[4],
+            build_tree_return_accept=build_tree_return[5],
+            build_tree_return_counter=build_tree_return[6],
+            build_tree_return_leapfrogs=build_tree_return[7],
+            build_tree_edge_x=edge[0],
+            build_tree_edge_r=edge[1],
+            build_tree_edge_grad=edge[2],
+            build_tree_counter=counter,
         )
+        state = state._replace(
+            pc=pc,
+            return_sp=return_sp,
+            overflow_at=rt.select(overflow, 6, state.overflow_at),
+        )
+        return (state, rt.stack_writes(stacks, **saved_1, returns=returns_write))
 
     def nuts_step_block_7(state, stacks):
         # examples/nuts.py:99  more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)
         active = state.pc == 7
-        build_tree_return = Tree(
-            Edge(
-                state.build_tree_return_minus_x,
-                state.build_tree_return_minus_r,
-                state.build_tree_return_minus_grad,
-            ),
-            Edge(
-                state.build_tree_return_plus_x,
-                state.build_tree_return_plus_r,
-                state.build_tree_return_plus_grad,
-            ),
-            Point(
-                state.build_tree_return_sample_x,
-                state.build_tree_return_sample_log_prob,
-                state.build_tree_return_sample_grad,
-            ),
-            state.build_tree_return_size,
-            state.build_tree_return_ok,
-            state.build_tree_return_accept,
-            state.build_tree_return_counter,
-            state.build_tree_return_leapfrogs,
-        )
+        build_tree_return = state.build_tree_return
         direction = rt.read(stacks.build_tree_direction, state.return_sp)
         seed = rt.read(stacks.build_tree_seed, state.return_sp)
-        build_tree_tree_minus_x_top = rt.read(
-            stacks.build_tree_tree_minus_x, state.return_sp
-        )
-        build_tree_tree_minus_r_top = rt.read(
-            stacks.build_tree_tree_minus_r, state.return_sp
-        )
-        build_tree_tree_minus_grad_top = rt.read(
-            stacks.build_tree_tree_minus_grad, state.return_sp
-        )
-        build_tree_tree_plus_x_top = rt.read(
-            stacks.build_tree_tree_plus_x, state.return_sp
-        )
-        build_tree_tree_plus_r_top = rt.read(
-            stacks.build_tree_tree_plus_r, state.return_sp
-        )
-        build_tree_tree_plus_grad_top = rt.read(
-            stacks.build_tree_tree_plus_grad, state.return_sp
-        )
-        build_tree_tree_sample_x_top = rt.read(
-            stacks.build_tree_tree_sample_x, state.return_sp
-        )
-        build_tree_tree_sample_log_prob_top = rt.read(
-            stacks.build_tree_tree_sample_log_prob, state.return_sp
-        )
-        build_tree_tree_sample_grad_top = rt.read(
-            stacks.build_tree_tree_sample_grad, state.return_sp
-        )
-        build_tree_tree_size_top = rt.read(stacks.build_tree_tree_size, state.return_sp)
-        build_tree_tree_ok_top = rt.read(stacks.build_tree_tree_ok, state.return_sp)
-        build_tree_tree_accept_top = rt.read(
-            stacks.build_tree_tree_accept, state.return_sp
-        )
-        build_tree_tree_counter_top = rt.read(
-            stacks.build_tree_tree_counter, state.return_sp
-        )
-        build_tree_tree_leapfrogs_top = rt.read(
-            stacks.build_tree_tree_leapfrogs, state.return_sp
-        )
         tree = Tree(
             Edge(
-                build_tree_tree_minus_x_top,
-                build_tree_tree_minus_r_top,
-                build_tree_tree_minus_grad_top,
+                rt.read(stacks.build_tree_tree_minus_x, state.return_sp),
+                rt.read(stacks.build_tree_tree_minus_r, state.return_sp),
+                rt.read(stacks.build_tree_tree_minus_grad, state.return_sp),
             ),
             Edge(
-                build_tree_tree_plus_x_top,
-                build_tree_tree_plus_r_top,
-                build_tree_tree_plus_grad_top,
+                rt.read(stacks.build_tree_tree_plus_x, state.return_sp),
+                rt.read(stacks.build_tree_tree_plus_r, state.return_sp),
+                rt.read(stacks.build_tree_tree_plus_grad, state.return_sp),
             ),
             Point(
-                build_tree_tree_sample_x_top,
-                build_tree_tree_sample_log_prob_top,
-                build_tree_tree_sample_grad_top,
+                rt.read(stacks.build_tree_tree_sample_x, state.return_sp),
+                rt.read(stacks.build_tree_tree_sample_log_prob, state.return_sp),
+                rt.read(stacks.build_tree_tree_sample_grad, state.return_sp),
             ),
-            build_tree_tree_size_top,
-            build_tree_tree_ok_top,
-            build_tree_tree_accept_top,
-            build_tree_tree_counter_top,
-            build_tree_tree_leapfrogs_top,
+            rt.read(stacks.build_tree_tree_size, state.return_sp),
+            rt.read(stacks.build_tree_tree_ok, state.return_sp),
+            rt.read(stacks.build_tree_tree_accept, state.return_sp),
+            rt.read(stacks.build_tree_tree_counter, state.return_sp),
+            rt.read(stacks.build_tree_tree_leapfrogs, state.return_sp),
         )
         more = build_tree_return
         # examples/nuts.py:100  counter = more.counter
@@ -3336,78 +2180,34 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
             stacks.returns, state.return_sp, active, NUTS_STEP_HALT
         )
         pc = rt.select(active, pc, state.pc)
-        return (
-            state._replace(
-                pc=pc,
-                build_tree_direction=rt.select(
-                    active, direction, state.build_tree_direction
-                ),
-                build_tree_seed=rt.select(active, seed, state.build_tree_seed),
-                build_tree_tree_sample_log_prob=rt.select(
-                    active, tree[2][1], state.build_tree_tree_sample_log_prob
-                ),
-                build_tree_tree_size=rt.select(
-                    active, tree[3], state.build_tree_tree_size
-                ),
-                build_tree_tree_ok=rt.select(active, tree[4], state.build_tree_tree_ok),
-                build_tree_tree_accept=rt.select(
-                    active, tree[5], state.build_tree_tree_accept
-                ),
-                build_tree_tree_counter=rt.select(
-                    active, tree[6], state.build_tree_tree_counter
-                ),
-                build_tree_tree_leapfrogs=rt.select(
-                    active, tree[7], state.build_tree_tree_leapfrogs
-                ),
-                build_tree_counter=counter,
-                build_tree_return_minus_x=rt.select(
-                    active, build_tree_return[0][0], state.build_tree_return_minus_x
-                ),
-                build_tree_return_minus_r=rt.select(
-                    active, build_tree_return[0][1], state.build_tree_return_minus_r
-                ),
-                build_tree_return_minus_grad=rt.select(
-                    active, build_tree_return[0][2], state.build_tree_return_minus_grad
-                ),
-                build_tree_return_plus_x=rt.select(
-                    active, build_tree_return[1][0], state.build_tree_return_plus_x
-                ),
-                build_tree_return_plus_r=rt.select(
-                    active, build_tree_return[1][1], state.build_tree_return_plus_r
-                ),
-                build_tree_return_plus_grad=rt.select(
-                    active, build_tree_return[1][2], state.build_tree_return_plus_grad
-                ),
-                build_tree_return_sample_x=rt.select(
-                    active, build_tree_return[2][0], state.build_tree_return_sample_x
-                ),
-                build_tree_return_sample_log_prob=rt.select(
-                    active,
-                    build_tree_return[2][1],
-                    state.build_tree_return_sample_log_prob,
-                ),
-                build_tree_return_sample_grad=rt.select(
-                    active, build_tree_return[2][2], state.build_tree_return_sample_grad
-                ),
-                build_tree_return_size=rt.select(
-                    active, build_tree_return[3], state.build_tree_return_size
-                ),
-                build_tree_return_ok=rt.select(
-                    active, build_tree_return[4], state.build_tree_return_ok
-                ),
-                build_tree_return_accept=rt.select(
-                    active, build_tree_return[5], state.build_tree_return_accept
-                ),
-                build_tree_return_counter=rt.select(
-                    active, build_tree_return[6], state.build_tree_return_counter
-                ),
-                build_tree_return_leapfrogs=rt.select(
-                    active, build_tree_return[7], state.build_tree_return_leapfrogs
-                ),
-                return_sp=return_sp,
-            ),
-            rt.stack_writes(stacks),
+        state = rt.select_fields(
+            active,
+            state,
+            build_tree_direction=direction,
+            build_tree_seed=seed,
+            build_tree_tree_sample_log_prob=tree[2][1],
+            build_tree_tree_size=tree[3],
+            build_tree_tree_ok=tree[4],
+            build_tree_tree_accept=tree[5],
+            build_tree_tree_counter=tree[6],
+            build_tree_tree_leapfrogs=tree[7],
+            build_tree_return_minus_x=build_tree_return[0][0],
+            build_tree_return_minus_r=build_tree_return[0][1],
+            build_tree_return_minus_grad=build_tree_return[0][2],
+            build_tree_return_plus_x=build_tree_return[1][0],
+            build_tree_return_plus_r=build_tree_return[1][1],
+            build_tree_return_plus_grad=build_tree_return[1][2],
+            build_tree_return_sample_x=build_tree_return[2][0],
+            build_tree_return_sample_log_prob=build_tree_return[2][1],
+            build_tree_return_sample_grad=build_tree_return[2][2],
+            build_tree_return_size=build_tree_return[3],
+            build_tree_return_ok=build_tree_return[4],
+            build_tree_return_accept=build_tree_return[5],
+            build_tree_return_counter=build_tree_return[6],
+            build_tree_return_leapfrogs=build_tree_return[7],
         )
+        state = state._replace(pc=pc, build_tree_counter=counter, return_sp=return_sp)
+        return (state, rt.stack_writes(stacks))
 
     NUTS_STEP_BLOCKS = (
         nuts_step_block_0,
@@ -3419,212 +2219,67 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_block_6,
         nuts_step_block_7,
     )
-    # per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+    # per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
     NUTS_STEP_WRITES = (
-        (
-            (
-                "pc",
-                "nuts_step_joint0",
-                "nuts_step_log_slice",
-                "nuts_step_counter",
-                "nuts_step_minus_x",
-                "nuts_step_minus_r",
-                "nuts_step_minus_grad",
-                "nuts_step_plus_x",
-                "nuts_step_plus_r",
-                "nuts_step_plus_grad",
-                "nuts_step_sample_x",
-                "nuts_step_sample_log_prob",
-                "nuts_step_sample_grad",
-                "nuts_step_size",
-                "nuts_step_depth",
-                "nuts_step_leapfrogs",
-                "nuts_step_accept",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_direction",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            ("returns",),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_counter",
-                "nuts_step_leapfrogs",
-                "nuts_step_accept",
-                "nuts_step_minus_x",
-                "nuts_step_minus_r",
-                "nuts_step_minus_grad",
-                "nuts_step_plus_x",
-                "nuts_step_plus_r",
-                "nuts_step_plus_grad",
-                "nuts_step_sample_x",
-                "nuts_step_sample_log_prob",
-                "nuts_step_sample_grad",
-                "nuts_step_size",
-                "nuts_step_depth",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "nuts_step_return_point_x",
-                "nuts_step_return_point_log_prob",
-                "nuts_step_return_point_grad",
-                "nuts_step_return_counter",
-                "nuts_step_return_leapfrogs",
-                "nuts_step_return_depth",
-                "nuts_step_return_accept",
-                "return_sp",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "return_sp",
-            ),
-            (),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            (
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "returns",
-            ),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_joint0",
-                "build_tree_log_slice",
-                "build_tree_direction",
-                "build_tree_depth",
-                "build_tree_seed",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "build_tree_edge_x",
-                "build_tree_edge_r",
-                "build_tree_edge_grad",
-                "build_tree_counter",
-                "return_sp",
-                "overflow_at",
-            ),
-            (
-                "build_tree_direction",
-                "build_tree_seed",
-                "build_tree_tree_minus_x",
-                "build_tree_tree_minus_r",
-                "build_tree_tree_minus_grad",
-                "build_tree_tree_plus_x",
-                "build_tree_tree_plus_r",
-                "build_tree_tree_plus_grad",
-                "build_tree_tree_sample_x",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_sample_grad",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "returns",
-            ),
-        ),
-        (
-            (
-                "pc",
-                "build_tree_direction",
-                "build_tree_seed",
-                "build_tree_tree_sample_log_prob",
-                "build_tree_tree_size",
-                "build_tree_tree_ok",
-                "build_tree_tree_accept",
-                "build_tree_tree_counter",
-                "build_tree_tree_leapfrogs",
-                "build_tree_counter",
-                "build_tree_return_minus_x",
-                "build_tree_return_minus_r",
-                "build_tree_return_minus_grad",
-                "build_tree_return_plus_x",
-                "build_tree_return_plus_r",
-                "build_tree_return_plus_grad",
-                "build_tree_return_sample_x",
-                "build_tree_return_sample_log_prob",
-                "build_tree_return_sample_grad",
-                "build_tree_return_size",
-                "build_tree_return_ok",
-                "build_tree_return_accept",
-                "build_tree_return_counter",
-                "build_tree_return_leapfrogs",
-                "return_sp",
-            ),
-            (),
-        ),
+        "pc nuts_step_joint0 nuts_step_log_slice nuts_step_counter "
+        "nuts_step_minus_x nuts_step_minus_r nuts_step_minus_grad "
+        "nuts_step_plus_x nuts_step_plus_r nuts_step_plus_grad nuts_step_sample_x "
+        "nuts_step_sample_log_prob nuts_step_sample_grad nuts_step_size "
+        "nuts_step_depth nuts_step_leapfrogs nuts_step_accept",  # block 0
+        "pc nuts_step_direction build_tree_edge_x build_tree_edge_r "
+        "build_tree_edge_grad build_tree_joint0 build_tree_log_slice "
+        "build_tree_direction build_tree_depth build_tree_seed build_tree_counter "
+        "return_sp overflow_at | returns",  # block 1
+        "pc nuts_step_counter nuts_step_leapfrogs nuts_step_accept "
+        "nuts_step_minus_x nuts_step_minus_r nuts_step_minus_grad "
+        "nuts_step_plus_x nuts_step_plus_r nuts_step_plus_grad nuts_step_sample_x "
+        "nuts_step_sample_log_prob nuts_step_sample_grad nuts_step_size "
+        "nuts_step_depth",  # block 2
+        "pc nuts_step_return_point_x nuts_step_return_point_log_prob "
+        "nuts_step_return_point_grad nuts_step_return_counter "
+        "nuts_step_return_leapfrogs nuts_step_return_depth "
+        "nuts_step_return_accept return_sp",  # block 3
+        "pc build_tree_return_minus_x build_tree_return_minus_r "
+        "build_tree_return_minus_grad build_tree_return_plus_x "
+        "build_tree_return_plus_r build_tree_return_plus_grad "
+        "build_tree_return_sample_x build_tree_return_sample_log_prob "
+        "build_tree_return_sample_grad build_tree_return_size "
+        "build_tree_return_ok build_tree_return_accept build_tree_return_counter "
+        "build_tree_return_leapfrogs return_sp",  # block 4
+        "pc build_tree_edge_x build_tree_edge_r build_tree_edge_grad "
+        "build_tree_joint0 build_tree_log_slice build_tree_direction "
+        "build_tree_depth build_tree_seed build_tree_counter return_sp "
+        "overflow_at | build_tree_joint0 build_tree_log_slice "
+        "build_tree_direction build_tree_depth build_tree_seed returns",  # block 5
+        "pc build_tree_joint0 build_tree_log_slice build_tree_direction "
+        "build_tree_depth build_tree_seed build_tree_tree_sample_log_prob "
+        "build_tree_tree_size build_tree_tree_ok build_tree_tree_accept "
+        "build_tree_tree_counter build_tree_tree_leapfrogs "
+        "build_tree_return_minus_x build_tree_return_minus_r "
+        "build_tree_return_minus_grad build_tree_return_plus_x "
+        "build_tree_return_plus_r build_tree_return_plus_grad "
+        "build_tree_return_sample_x build_tree_return_sample_log_prob "
+        "build_tree_return_sample_grad build_tree_return_size "
+        "build_tree_return_ok build_tree_return_accept build_tree_return_counter "
+        "build_tree_return_leapfrogs build_tree_edge_x build_tree_edge_r "
+        "build_tree_edge_grad build_tree_counter return_sp overflow_at | "
+        "build_tree_direction build_tree_seed build_tree_tree_minus_x "
+        "build_tree_tree_minus_r build_tree_tree_minus_grad "
+        "build_tree_tree_plus_x build_tree_tree_plus_r build_tree_tree_plus_grad "
+        "build_tree_tree_sample_x build_tree_tree_sample_log_prob "
+        "build_tree_tree_sample_grad build_tree_tree_size build_tree_tree_ok "
+        "build_tree_tree_accept build_tree_tree_counter build_tree_tree_leapfrogs "
+        "returns",  # block 6
+        "pc build_tree_direction build_tree_seed build_tree_tree_sample_log_prob "
+        "build_tree_tree_size build_tree_tree_ok build_tree_tree_accept "
+        "build_tree_tree_counter build_tree_tree_leapfrogs build_tree_counter "
+        "build_tree_return_minus_x build_tree_return_minus_r "
+        "build_tree_return_minus_grad build_tree_return_plus_x "
+        "build_tree_return_plus_r build_tree_return_plus_grad "
+        "build_tree_return_sample_x build_tree_return_sample_log_prob "
+        "build_tree_return_sample_grad build_tree_return_size "
+        "build_tree_return_ok build_tree_return_accept build_tree_return_counter "
+        "build_tree_return_leapfrogs return_sp",  # block 7
     )
     NUTS_STEP_BLOCK_LINES = (
         "in nuts_step at examples/nuts.py:119: r = nuts_math.normal(seed, counter, point.x)",
@@ -3642,7 +2297,7 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
     ):
         """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
         size_n = rt.event_size(point_x, 0)
-        batch = rt.batch_size(point_x, point_log_prob, point_grad, seed, counter)
+        batch = rt.batch_size(point_x)
         state = NutsStepState(
             pc=rt.zeros([batch], (), "int32"),
             return_sp=rt.zeros([batch], (), "int32"),
@@ -3713,45 +2368,28 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
             nuts_step_size=rt.zeros([batch], (), "float64"),
             overflow_at=rt.zeros([batch], (), "int32") - 1,
         )
+        stack_shape = [max_stack_depth, batch]
         stacks = NutsStepStacks(
-            returns=rt.zeros([max_stack_depth, batch], (), "int32"),
-            build_tree_depth=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_direction=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_joint0=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_log_slice=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_seed=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_minus_x=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_minus_r=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_minus_grad=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_plus_x=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_plus_r=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_plus_grad=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_sample_x=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_sample_log_prob=rt.zeros(
-                [max_stack_depth, batch], (), "float64"
-            ),
-            build_tree_tree_sample_grad=rt.zeros(
-                [max_stack_depth, batch], (size_n,), "float64"
-            ),
-            build_tree_tree_size=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_ok=rt.zeros([max_stack_depth, batch], (), "bool"),
-            build_tree_tree_accept=rt.zeros([max_stack_depth, batch], (), "float64"),
-            build_tree_tree_counter=rt.zeros([max_stack_depth, batch], (), "int64"),
-            build_tree_tree_leapfrogs=rt.zeros([max_stack_depth, batch], (), "int64"),
+            returns=rt.zeros(stack_shape, (), "int32"),
+            build_tree_depth=rt.zeros(stack_shape, (), "int64"),
+            build_tree_direction=rt.zeros(stack_shape, (), "float64"),
+            build_tree_joint0=rt.zeros(stack_shape, (), "float64"),
+            build_tree_log_slice=rt.zeros(stack_shape, (), "float64"),
+            build_tree_seed=rt.zeros(stack_shape, (), "int64"),
+            build_tree_tree_minus_x=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_minus_r=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_minus_grad=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_plus_x=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_plus_r=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_plus_grad=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_sample_x=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_sample_log_prob=rt.zeros(stack_shape, (), "float64"),
+            build_tree_tree_sample_grad=rt.zeros(stack_shape, (size_n,), "float64"),
+            build_tree_tree_size=rt.zeros(stack_shape, (), "float64"),
+            build_tree_tree_ok=rt.zeros(stack_shape, (), "bool"),
+            build_tree_tree_accept=rt.zeros(stack_shape, (), "float64"),
+            build_tree_tree_counter=rt.zeros(stack_shape, (), "int64"),
+            build_tree_tree_leapfrogs=rt.zeros(stack_shape, (), "int64"),
         )
         state, stacks, counters = rt.run(
             state, stacks, NUTS_STEP_BLOCKS, (), NUTS_STEP_WRITES, **limits

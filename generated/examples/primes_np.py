@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=numpy
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=ffdd485226d88766d406ea12b51fc341cbfe5764978b0db63bca440f2907faa6
-# autobatch: inputs-sha256=8d064c529dc1b8deaecb056ae3a289e2157ba068ec766f9f9f0c1faf5a002ae5
-# autobatch: body-sha256=109c49b473beaa9846aef2dda3f5e5bae43fad264d41ddf3f695c06fdc3fe3b4
+# autobatch: source-sha256=947005928f7b52273be3056428d051bfbcda1236bf21aeeae84c43a6a1dc5b9c
+# autobatch: inputs-sha256=b7719a787bdf72971dd828d8164b008e39b2282b46f6a79c76769402f370e5ba
+# autobatch: body-sha256=6a0e471714d4dc53f0390fd0fe87923422cd0035a7a151b2781baf8f0e971793
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",
@@ -63,33 +63,26 @@ rt.check_fresh(
 class CountPrimesBelowState(typing.NamedTuple):
     """Loop state of `count_primes_below` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (COUNT_PRIMES_BELOW_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: count of count_primes_below
-    count_primes_below_count: object
-    # [batch] int64: d of count_primes_below
-    count_primes_below_d: object
-    # [batch] bool: is_prime of count_primes_below
-    count_primes_below_is_prime: object
-    # [batch] int64: k of count_primes_below
-    count_primes_below_k: object
-    # [batch] int64: k_next_1 of count_primes_below
-    count_primes_below_k_next_1: object
-    # [batch] int64: n of count_primes_below
-    count_primes_below_n: object
-    # [batch] int64: the value count_primes_below returns
-    count_primes_below_return: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (COUNT_PRIMES_BELOW_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    count_primes_below_count: object  # [batch] int64: count of count_primes_below
+    count_primes_below_d: object  # [batch] int64: d of count_primes_below
+    count_primes_below_is_prime: object  # [batch] bool: is_prime of count_primes_below
+    count_primes_below_k: object  # [batch] int64: k of count_primes_below
+    count_primes_below_k_next_1: object  # [batch] int64: k_next_1 of count_primes_below
+    count_primes_below_n: object  # [batch] int64: n of count_primes_below
+    count_primes_below_return: object  # [batch] int64: the value count_primes_below returns
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class CountPrimesBelowStacks(typing.NamedTuple):
     """Stacks of `count_primes_below`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 COUNT_PRIMES_BELOW_HALT = 9
@@ -106,19 +99,12 @@ def count_primes_below_block_0(state, stacks):
     range_1 = rt.spread(active, 2)
     k_next_1 = range_1
     k_next_1 = rt.select(active, k_next_1, state.count_primes_below_k_next_1)
-    in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
+    in_range_1 = k_next_1 < n
     pc = rt.choose(in_range_1, 1, 8)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            count_primes_below_count=rt.select(
-                active, count, state.count_primes_below_count
-            ),
-            count_primes_below_k_next_1=k_next_1,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, count_primes_below_count=count)
+    state = state._replace(pc=pc, count_primes_below_k_next_1=k_next_1)
+    return (state, rt.stack_writes(stacks))
 
 
 def count_primes_below_block_1(state, stacks):
@@ -135,16 +121,8 @@ def count_primes_below_block_1(state, stacks):
     and__3 = rt.where(and__1, and__2, and__1)
     pc = rt.choose(and__3, 2, 3)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            count_primes_below_k=k,
-            count_primes_below_k_next_1=rt.select(
-                active, k_next_1, state.count_primes_below_k_next_1
-            ),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, count_primes_below_k_next_1=k_next_1)
+    return (state._replace(pc=pc, count_primes_below_k=k), rt.stack_writes(stacks))
 
 
 def count_primes_below_block_2(state, stacks):
@@ -153,7 +131,7 @@ def count_primes_below_block_2(state, stacks):
     k_next_1 = state.count_primes_below_k_next_1
     n = state.count_primes_below_n
     # examples/primes.py:22  for k in range(2, n):
-    in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
+    in_range_1 = k_next_1 < n
     pc = rt.choose(in_range_1, 1, 8)
     pc = rt.select(active, pc, state.pc)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
@@ -170,16 +148,10 @@ def count_primes_below_block_3(state, stacks):
     cond_1 = d * d <= k
     pc = rt.choose(cond_1, 4, 7)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            count_primes_below_is_prime=rt.select(
-                active, is_prime, state.count_primes_below_is_prime
-            ),
-            count_primes_below_d=rt.select(active, d, state.count_primes_below_d),
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active, state, count_primes_below_is_prime=is_prime, count_primes_below_d=d
     )
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def count_primes_below_block_4(state, stacks):
@@ -200,15 +172,8 @@ def count_primes_below_block_5(state, stacks):
     # examples/primes.py:30  break
     pc = 7
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            count_primes_below_is_prime=rt.select(
-                active, is_prime, state.count_primes_below_is_prime
-            ),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, count_primes_below_is_prime=is_prime)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def count_primes_below_block_6(state, stacks):
@@ -238,18 +203,11 @@ def count_primes_below_block_7(state, stacks):
     # examples/primes.py:32  if is_prime:
     count = rt.where(is_prime_test1, count_arm1, count)
     # examples/primes.py:22  for k in range(2, n):
-    in_range_1 = (1 > 0) & (k_next_1 < n) | (1 < 0) & (k_next_1 > n)
+    in_range_1 = k_next_1 < n
     pc = rt.choose(in_range_1, 1, 8)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            count_primes_below_count=rt.select(
-                active, count, state.count_primes_below_count
-            ),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, count_primes_below_count=count)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def count_primes_below_block_8(state, stacks):
@@ -261,16 +219,10 @@ def count_primes_below_block_8(state, stacks):
         stacks.returns, state.return_sp, active, COUNT_PRIMES_BELOW_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            count_primes_below_return=rt.select(
-                active, count_primes_below_return, state.count_primes_below_return
-            ),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active, state, count_primes_below_return=count_primes_below_return
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 COUNT_PRIMES_BELOW_BLOCKS = (
@@ -284,17 +236,17 @@ COUNT_PRIMES_BELOW_BLOCKS = (
     count_primes_below_block_7,
     count_primes_below_block_8,
 )
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 COUNT_PRIMES_BELOW_WRITES = (
-    (("pc", "count_primes_below_count", "count_primes_below_k_next_1"), ()),
-    (("pc", "count_primes_below_k", "count_primes_below_k_next_1"), ()),
-    (("pc",), ()),
-    (("pc", "count_primes_below_is_prime", "count_primes_below_d"), ()),
-    (("pc",), ()),
-    (("pc", "count_primes_below_is_prime"), ()),
-    (("pc", "count_primes_below_d"), ()),
-    (("pc", "count_primes_below_count"), ()),
-    (("pc", "count_primes_below_return", "return_sp"), ()),
+    "pc count_primes_below_count count_primes_below_k_next_1",  # block 0
+    "pc count_primes_below_k count_primes_below_k_next_1",  # block 1
+    "pc",  # block 2
+    "pc count_primes_below_is_prime count_primes_below_d",  # block 3
+    "pc",  # block 4
+    "pc count_primes_below_is_prime",  # block 5
+    "pc count_primes_below_d",  # block 6
+    "pc count_primes_below_count",  # block 7
+    "pc count_primes_below_return return_sp",  # block 8
 )
 COUNT_PRIMES_BELOW_BLOCK_LINES = (
     "in count_primes_below at examples/primes.py:21: count = 0",
@@ -324,9 +276,8 @@ def count_primes_below_program(n, max_stack_depth, **limits):
         count_primes_below_return=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = CountPrimesBelowStacks(
-        returns=rt.zeros([max_stack_depth, batch], (), "int32")
-    )
+    stack_shape = [max_stack_depth, batch]
+    stacks = CountPrimesBelowStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state,
         stacks,
@@ -370,31 +321,25 @@ def count_primes_below(n, **options):
 class FirstMultipleOfSevenState(typing.NamedTuple):
     """Loop state of `first_multiple_of_seven` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (FIRST_MULTIPLE_OF_SEVEN_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: found of first_multiple_of_seven
-    first_multiple_of_seven_found: object
-    # [batch] int64: k of first_multiple_of_seven
-    first_multiple_of_seven_k: object
-    # [batch] int64: k_next_1 of first_multiple_of_seven
-    first_multiple_of_seven_k_next_1: object
-    # [batch] int64: limit of first_multiple_of_seven
-    first_multiple_of_seven_limit: object
-    # [batch] int64: n of first_multiple_of_seven
-    first_multiple_of_seven_n: object
-    # [batch] int64: the value first_multiple_of_seven returns
-    first_multiple_of_seven_return: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (FIRST_MULTIPLE_OF_SEVEN_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    first_multiple_of_seven_found: object  # [batch] int64: found of first_multiple_of_seven
+    first_multiple_of_seven_k: object  # [batch] int64: k of first_multiple_of_seven
+    first_multiple_of_seven_k_next_1: object  # [batch] int64: k_next_1 of first_multiple_of_seven
+    first_multiple_of_seven_limit: object  # [batch] int64: limit of first_multiple_of_seven
+    first_multiple_of_seven_n: object  # [batch] int64: n of first_multiple_of_seven
+    first_multiple_of_seven_return: object  # [batch] int64: the value first_multiple_of_seven returns
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class FirstMultipleOfSevenStacks(typing.NamedTuple):
     """Stacks of `first_multiple_of_seven`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 FIRST_MULTIPLE_OF_SEVEN_HALT = 6
@@ -409,13 +354,11 @@ def first_multiple_of_seven_block_0(state, stacks):
     range_1 = rt.spread(active, 1)
     k_next_1 = range_1
     k_next_1 = rt.select(active, k_next_1, state.first_multiple_of_seven_k_next_1)
-    in_range_1 = (1 > 0) & (k_next_1 < limit) | (1 < 0) & (k_next_1 > limit)
+    in_range_1 = k_next_1 < limit
     pc = rt.choose(in_range_1, 1, 4)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, first_multiple_of_seven_k_next_1=k_next_1),
-        rt.stack_writes(stacks),
-    )
+    state = state._replace(pc=pc, first_multiple_of_seven_k_next_1=k_next_1)
+    return (state, rt.stack_writes(stacks))
 
 
 def first_multiple_of_seven_block_1(state, stacks):
@@ -431,16 +374,9 @@ def first_multiple_of_seven_block_1(state, stacks):
     cond_1 = k * n % 7 == 0
     pc = rt.choose(cond_1, 2, 3)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            first_multiple_of_seven_k=k,
-            first_multiple_of_seven_k_next_1=rt.select(
-                active, k_next_1, state.first_multiple_of_seven_k_next_1
-            ),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, first_multiple_of_seven_k_next_1=k_next_1)
+    state = state._replace(pc=pc, first_multiple_of_seven_k=k)
+    return (state, rt.stack_writes(stacks))
 
 
 def first_multiple_of_seven_block_2(state, stacks):
@@ -451,15 +387,8 @@ def first_multiple_of_seven_block_2(state, stacks):
     # examples/primes.py:43  break
     pc = 5
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            first_multiple_of_seven_found=rt.select(
-                active, found, state.first_multiple_of_seven_found
-            ),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, first_multiple_of_seven_found=found)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def first_multiple_of_seven_block_3(state, stacks):
@@ -467,7 +396,7 @@ def first_multiple_of_seven_block_3(state, stacks):
     active = state.pc == 3
     k_next_1 = state.first_multiple_of_seven_k_next_1
     limit = state.first_multiple_of_seven_limit
-    in_range_1 = (1 > 0) & (k_next_1 < limit) | (1 < 0) & (k_next_1 > limit)
+    in_range_1 = k_next_1 < limit
     pc = rt.choose(in_range_1, 1, 4)
     pc = rt.select(active, pc, state.pc)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
@@ -480,15 +409,8 @@ def first_multiple_of_seven_block_4(state, stacks):
     # examples/primes.py:40  for k in range(1, limit):
     pc = 5
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            first_multiple_of_seven_found=rt.select(
-                active, found, state.first_multiple_of_seven_found
-            ),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, first_multiple_of_seven_found=found)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def first_multiple_of_seven_block_5(state, stacks):
@@ -500,18 +422,10 @@ def first_multiple_of_seven_block_5(state, stacks):
         stacks.returns, state.return_sp, active, FIRST_MULTIPLE_OF_SEVEN_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            first_multiple_of_seven_return=rt.select(
-                active,
-                first_multiple_of_seven_return,
-                state.first_multiple_of_seven_return,
-            ),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active, state, first_multiple_of_seven_return=first_multiple_of_seven_return
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 FIRST_MULTIPLE_OF_SEVEN_BLOCKS = (
@@ -522,14 +436,14 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCKS = (
     first_multiple_of_seven_block_4,
     first_multiple_of_seven_block_5,
 )
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 FIRST_MULTIPLE_OF_SEVEN_WRITES = (
-    (("pc", "first_multiple_of_seven_k_next_1"), ()),
-    (("pc", "first_multiple_of_seven_k", "first_multiple_of_seven_k_next_1"), ()),
-    (("pc", "first_multiple_of_seven_found"), ()),
-    (("pc",), ()),
-    (("pc", "first_multiple_of_seven_found"), ()),
-    (("pc", "first_multiple_of_seven_return", "return_sp"), ()),
+    "pc first_multiple_of_seven_k_next_1",  # block 0
+    "pc first_multiple_of_seven_k first_multiple_of_seven_k_next_1",  # block 1
+    "pc first_multiple_of_seven_found",  # block 2
+    "pc",  # block 3
+    "pc first_multiple_of_seven_found",  # block 4
+    "pc first_multiple_of_seven_return return_sp",  # block 5
 )
 FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
     "in first_multiple_of_seven at examples/primes.py:40: for k in range(1, limit):",
@@ -543,7 +457,7 @@ FIRST_MULTIPLE_OF_SEVEN_BLOCK_LINES = (
 
 def first_multiple_of_seven_program(n, limit, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-    batch = rt.batch_size(n, limit)
+    batch = rt.batch_size(n)
     state = FirstMultipleOfSevenState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
@@ -555,9 +469,8 @@ def first_multiple_of_seven_program(n, limit, max_stack_depth, **limits):
         first_multiple_of_seven_return=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = FirstMultipleOfSevenStacks(
-        returns=rt.zeros([max_stack_depth, batch], (), "int32")
-    )
+    stack_shape = [max_stack_depth, batch]
+    stacks = FirstMultipleOfSevenStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state,
         stacks,
@@ -601,27 +514,23 @@ def first_multiple_of_seven(n, limit, **options):
 class SmallestFactorState(typing.NamedTuple):
     """Loop state of `smallest_factor` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (SMALLEST_FACTOR_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: d of smallest_factor
-    smallest_factor_d: object
-    # [batch] int64: d_next_1 of smallest_factor
-    smallest_factor_d_next_1: object
-    # [batch] int64: n of smallest_factor
-    smallest_factor_n: object
-    # [batch] int64: the value smallest_factor returns
-    smallest_factor_return: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (SMALLEST_FACTOR_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    smallest_factor_d: object  # [batch] int64: d of smallest_factor
+    smallest_factor_d_next_1: object  # [batch] int64: d_next_1 of smallest_factor
+    smallest_factor_n: object  # [batch] int64: n of smallest_factor
+    smallest_factor_return: object  # [batch] int64: the value smallest_factor returns
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class SmallestFactorStacks(typing.NamedTuple):
     """Stacks of `smallest_factor`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 SMALLEST_FACTOR_HALT = 5
@@ -636,13 +545,11 @@ def smallest_factor_block_0(state, stacks):
     range_1 = rt.spread(active, 2)
     d_next_1 = range_1
     d_next_1 = rt.select(active, d_next_1, state.smallest_factor_d_next_1)
-    in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)
+    in_range_1 = d_next_1 < n
     pc = rt.choose(in_range_1, 1, 4)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, smallest_factor_d_next_1=d_next_1),
-        rt.stack_writes(stacks),
-    )
+    state = state._replace(pc=pc, smallest_factor_d_next_1=d_next_1)
+    return (state, rt.stack_writes(stacks))
 
 
 def smallest_factor_block_1(state, stacks):
@@ -658,16 +565,8 @@ def smallest_factor_block_1(state, stacks):
     cond_1 = d * d > n
     pc = rt.choose(cond_1, 2, 3)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            smallest_factor_d=d,
-            smallest_factor_d_next_1=rt.select(
-                active, d_next_1, state.smallest_factor_d_next_1
-            ),
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, smallest_factor_d_next_1=d_next_1)
+    return (state._replace(pc=pc, smallest_factor_d=d), rt.stack_writes(stacks))
 
 
 def smallest_factor_block_2(state, stacks):
@@ -687,7 +586,7 @@ def smallest_factor_block_3(state, stacks):
     cond_2 = n % rt.divisor_or_one(d) == 0
     smallest_factor_return = d
     # examples/primes.py:11  for d in range(2, n):
-    in_range_1 = (1 > 0) & (d_next_1 < n) | (1 < 0) & (d_next_1 > n)
+    in_range_1 = d_next_1 < n
     # examples/primes.py:14  if n % d == 0:
     # the examples that go on (the others return)
     going = rt.where(cond_2, False, active)
@@ -700,16 +599,10 @@ def smallest_factor_block_3(state, stacks):
     pc = rt.choose(in_range_1, 1, 4)
     pc = rt.where(going, pc, returned_pc)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            smallest_factor_return=rt.select(
-                active, smallest_factor_return, state.smallest_factor_return
-            ),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active, state, smallest_factor_return=smallest_factor_return
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def smallest_factor_block_4(state, stacks):
@@ -721,16 +614,10 @@ def smallest_factor_block_4(state, stacks):
         stacks.returns, state.return_sp, active, SMALLEST_FACTOR_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            smallest_factor_return=rt.select(
-                active, smallest_factor_return, state.smallest_factor_return
-            ),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active, state, smallest_factor_return=smallest_factor_return
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 SMALLEST_FACTOR_BLOCKS = (
@@ -740,13 +627,13 @@ SMALLEST_FACTOR_BLOCKS = (
     smallest_factor_block_3,
     smallest_factor_block_4,
 )
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 SMALLEST_FACTOR_WRITES = (
-    (("pc", "smallest_factor_d_next_1"), ()),
-    (("pc", "smallest_factor_d", "smallest_factor_d_next_1"), ()),
-    (("pc",), ()),
-    (("pc", "smallest_factor_return", "return_sp"), ()),
-    (("pc", "smallest_factor_return", "return_sp"), ()),
+    "pc smallest_factor_d_next_1",  # block 0
+    "pc smallest_factor_d smallest_factor_d_next_1",  # block 1
+    "pc",  # block 2
+    "pc smallest_factor_return return_sp",  # block 3
+    "pc smallest_factor_return return_sp",  # block 4
 )
 SMALLEST_FACTOR_BLOCK_LINES = (
     "in smallest_factor at examples/primes.py:11: for d in range(2, n):",
@@ -769,9 +656,8 @@ def smallest_factor_program(n, max_stack_depth, **limits):
         smallest_factor_return=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = SmallestFactorStacks(
-        returns=rt.zeros([max_stack_depth, batch], (), "int32")
-    )
+    stack_shape = [max_stack_depth, batch]
+    stacks = SmallestFactorStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, SMALLEST_FACTOR_BLOCKS, (), SMALLEST_FACTOR_WRITES, **limits
     )

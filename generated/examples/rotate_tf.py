@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=d15f10ac5494c1e826e062bb81e4342d99905f54d46ae96abab65258e4ec577d
-# autobatch: inputs-sha256=effbfbe4e38ee519c72bf0c91382e0ebae37df560d625339432653a1f5455a2f
-# autobatch: body-sha256=a90a0037fb3adcd5b7c51530addaf8f844a44d5b7a92661e17c75690f2c994c6
+# autobatch: source-sha256=d664c407d8f3e22551d60da3a026cb232e1f8136ffa1eee7546bbb32fea7f5f9
+# autobatch: inputs-sha256=60a8bed4a6b48c8f9cfbfe42260ab11727dca35230d90f72e2cc78477ffaa7f7
+# autobatch: body-sha256=35d65acd992c094ff5c02ba0d37c636ca20abc799db0047987e230c37c1051cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )
@@ -39,29 +39,29 @@ from examples.rotate import Point
 class RotateState(typing.NamedTuple):
     """Loop state of `rotate` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (ROTATE_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] float64: p of rotate
-    rotate_p_x: object
-    # [batch] float64: p of rotate
-    rotate_p_y: object
-    # [batch] float64: the value rotate returns
-    rotate_return_x: object
-    # [batch] float64: the value rotate returns
-    rotate_return_y: object
-    # [batch] int64: turns of rotate
-    rotate_turns: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (ROTATE_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    rotate_p_x: object  # [batch] float64: p of rotate
+    rotate_p_y: object  # [batch] float64: p of rotate
+    rotate_return_x: object  # [batch] float64: the value rotate returns
+    rotate_return_y: object  # [batch] float64: the value rotate returns
+    rotate_turns: object  # [batch] int64: turns of rotate
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
+    # tuple-valued registers that blocks read, rebuilt from their fields
+
+    @property
+    def rotate_p(self):
+        return Point(self.rotate_p_x, self.rotate_p_y)
 
 
 class RotateStacks(typing.NamedTuple):
     """Stacks of `rotate`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 ROTATE_HALT = 4
@@ -82,26 +82,24 @@ def rotate_block_0(state, stacks):
 def rotate_block_1(state, stacks):
     # examples/rotate.py:15  return p
     active = state.pc == 1
-    p = Point(state.rotate_p_x, state.rotate_p_y)
+    p = state.rotate_p
     rotate_return = p
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, ROTATE_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            rotate_return_x=rt.select(active, rotate_return[0], state.rotate_return_x),
-            rotate_return_y=rt.select(active, rotate_return[1], state.rotate_return_y),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active,
+        state,
+        rotate_return_x=rotate_return[0],
+        rotate_return_y=rotate_return[1],
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def rotate_block_2(state, stacks):
     # examples/rotate.py:16  turned = rotate(p, turns - 1)
     active = state.pc == 2
     turns = state.rotate_turns
-    p = Point(state.rotate_p_x, state.rotate_p_y)
+    p = state.rotate_p
     turned_turns = turns - 1
     p, turns = (p, turned_turns)
     # examples/rotate.py:14  if turns <= 0:
@@ -116,21 +114,22 @@ def rotate_block_2(state, stacks):
     pc = rt.choose(cond_1, 3, 2)
     pc = rt.select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
-    overflow = overflow_1
-    pc = rt.select(overflow, ROTATE_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            rotate_p_x=rt.select(active, p[0], state.rotate_p_x),
-            rotate_p_y=rt.select(active, p[1], state.rotate_p_y),
-            rotate_turns=rt.select(active, turns, state.rotate_turns),
-            rotate_return_x=rt.select(active, rotate_return[0], state.rotate_return_x),
-            rotate_return_y=rt.select(active, rotate_return[1], state.rotate_return_y),
-            return_sp=return_sp,
-            overflow_at=rt.select(overflow, 2, state.overflow_at),
-        ),
-        rt.stack_writes(stacks, returns=returns_write),
+    pc = rt.select(overflow_1, ROTATE_HALT, pc)
+    state = rt.select_fields(
+        active,
+        state,
+        rotate_p_x=p[0],
+        rotate_p_y=p[1],
+        rotate_turns=turns,
+        rotate_return_x=rotate_return[0],
+        rotate_return_y=rotate_return[1],
     )
+    state = state._replace(
+        pc=pc,
+        return_sp=return_sp,
+        overflow_at=rt.select(overflow_1, 2, state.overflow_at),
+    )
+    return (state, rt.stack_writes(stacks, returns=returns_write))
 
 
 def rotate_block_3(state, stacks):
@@ -143,36 +142,23 @@ def rotate_block_3(state, stacks):
     rotate_return = result_1
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, ROTATE_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            rotate_return_x=rt.select(active, rotate_return[0], state.rotate_return_x),
-            rotate_return_y=rt.select(active, rotate_return[1], state.rotate_return_y),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active,
+        state,
+        rotate_return_x=rotate_return[0],
+        rotate_return_y=rotate_return[1],
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 ROTATE_BLOCKS = (rotate_block_0, rotate_block_1, rotate_block_2, rotate_block_3)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 ROTATE_WRITES = (
-    (("pc",), ()),
-    (("pc", "rotate_return_x", "rotate_return_y", "return_sp"), ()),
-    (
-        (
-            "pc",
-            "rotate_p_x",
-            "rotate_p_y",
-            "rotate_turns",
-            "rotate_return_x",
-            "rotate_return_y",
-            "return_sp",
-            "overflow_at",
-        ),
-        ("returns",),
-    ),
-    (("pc", "rotate_return_x", "rotate_return_y", "return_sp"), ()),
+    "pc",  # block 0
+    "pc rotate_return_x rotate_return_y return_sp",  # block 1
+    "pc rotate_p_x rotate_p_y rotate_turns rotate_return_x rotate_return_y "
+    "return_sp overflow_at | returns",  # block 2
+    "pc rotate_return_x rotate_return_y return_sp",  # block 3
 )
 ROTATE_BLOCK_LINES = (
     "in rotate at examples/rotate.py:14: if turns <= 0:",
@@ -184,7 +170,7 @@ ROTATE_BLOCK_LINES = (
 
 def rotate_program(p_x, p_y, turns, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-    batch = rt.batch_size(p_x, p_y, turns)
+    batch = rt.batch_size(p_x)
     state = RotateState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
@@ -195,7 +181,8 @@ def rotate_program(p_x, p_y, turns, max_stack_depth, **limits):
         rotate_turns=turns,
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = RotateStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = RotateStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, ROTATE_BLOCKS, (), ROTATE_WRITES, **limits
     )

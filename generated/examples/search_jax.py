@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=jax
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=7b6211b4fc0dc7fbf83bed181ce365526b18c410d163209a9872aed9bb536779
-# autobatch: inputs-sha256=e4139287a63ffbda1f466d546993fa3d87babd42e92e57610fd22aac7f1539d8
-# autobatch: body-sha256=9f65891050eb2ee439f2b92e6629ca00e6066bf2b7eee4bb0b14e699db5c89e7
+# autobatch: source-sha256=711cd16e8a5e38a6439b6e07bb5c4d4f8c5189b58e59f0209fb666813ced3106
+# autobatch: inputs-sha256=332ee7257381e6a377b79c093b5dc46f7dbbf61f8b140f994871b0219d835dd1
+# autobatch: body-sha256=271bce8cc37eef4511a8ebbdcd13e7b9671e9b5c9d2d1774dcc37f3a78ed10ac
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",
@@ -38,31 +38,25 @@ rt.check_fresh(
 class BisectLeftState(typing.NamedTuple):
     """Loop state of `bisect_left` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (BISECT_LEFT_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: hi of bisect_left
-    bisect_left_hi: object
-    # [batch] int64: lo of bisect_left
-    bisect_left_lo: object
-    # [batch] int64: the value bisect_left returns
-    bisect_left_return: object
-    # [batch, n] int64: v of bisect_left
-    bisect_left_v: object
-    # [batch] int64: x of bisect_left
-    bisect_left_x: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
-    # [batch] int32: block where an example indexed out of range, or -1
-    index_error_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (BISECT_LEFT_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    bisect_left_hi: object  # [batch] int64: hi of bisect_left
+    bisect_left_lo: object  # [batch] int64: lo of bisect_left
+    bisect_left_return: object  # [batch] int64: the value bisect_left returns
+    bisect_left_v: object  # [batch, n] int64: v of bisect_left
+    bisect_left_x: object  # [batch] int64: x of bisect_left
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+    # fmt: on
 
 
 class BisectLeftStacks(typing.NamedTuple):
     """Stacks of `bisect_left`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 BISECT_LEFT_HALT = 3
@@ -83,14 +77,8 @@ def bisect_left_block_0(state, stacks):
     cond_1 = lo < hi
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            bisect_left_lo=rt.select(active, lo, state.bisect_left_lo),
-            bisect_left_hi=hi,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, bisect_left_lo=lo)
+    return (state._replace(pc=pc, bisect_left_hi=hi), rt.stack_writes(stacks))
 
 
 def bisect_left_block_1(state, stacks):
@@ -119,17 +107,14 @@ def bisect_left_block_1(state, stacks):
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
-    fault = fault_1
-    pc = rt.select(fault, BISECT_LEFT_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            bisect_left_lo=lo,
-            bisect_left_hi=hi,
-            index_error_at=rt.select(fault_1, 0, state.index_error_at),
-        ),
-        rt.stack_writes(stacks),
+    pc = rt.select(fault_1, BISECT_LEFT_HALT, pc)
+    state = state._replace(
+        pc=pc,
+        bisect_left_lo=lo,
+        bisect_left_hi=hi,
+        index_error_at=rt.select(fault_1, 0, state.index_error_at),
     )
+    return (state, rt.stack_writes(stacks))
 
 
 def bisect_left_block_2(state, stacks):
@@ -141,26 +126,18 @@ def bisect_left_block_2(state, stacks):
         stacks.returns, state.return_sp, active, BISECT_LEFT_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            bisect_left_return=rt.select(
-                active, bisect_left_return, state.bisect_left_return
-            ),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, bisect_left_return=bisect_left_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 BISECT_LEFT_BLOCKS = (bisect_left_block_0, bisect_left_block_1, bisect_left_block_2)
 # blocks that may run again at once: a loop body that tests itself
 BISECT_LEFT_LOOPING_BLOCKS = (1,)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 BISECT_LEFT_WRITES = (
-    (("pc", "bisect_left_lo", "bisect_left_hi"), ()),
-    (("pc", "bisect_left_lo", "bisect_left_hi", "index_error_at"), ()),
-    (("pc", "bisect_left_return", "return_sp"), ()),
+    "pc bisect_left_lo bisect_left_hi",  # block 0
+    "pc bisect_left_lo bisect_left_hi index_error_at",  # block 1
+    "pc bisect_left_return return_sp",  # block 2
 )
 BISECT_LEFT_BLOCK_LINES = (
     "in bisect_left at examples/search.py:16: lo = 0",
@@ -173,7 +150,7 @@ BISECT_LEFT_INDEX_LINES = ("in bisect_left at examples/search.py:20: if v[mid] <
 
 def bisect_left_program(v, x, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-    batch = rt.batch_size(v, x)
+    batch = rt.batch_size(v)
     state = BisectLeftState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
@@ -185,7 +162,8 @@ def bisect_left_program(v, x, max_stack_depth, **limits):
         overflow_at=rt.zeros([batch], (), "int32") - 1,
         index_error_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = BisectLeftStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = BisectLeftStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state,
         stacks,

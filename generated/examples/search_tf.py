@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=8486086b957dacf9224bfd7561f90a39ac120aaa276dc0757249f70b16a2c6a0
-# autobatch: inputs-sha256=b714a4f43e49f18da68f0a0cc9eabcc0828da8a6c2a5bd95470df19fe3a0d299
-# autobatch: body-sha256=5509ece51f71a035657508c87b3552a1a54b86364789d208312929bddbeff721
+# autobatch: source-sha256=f4ea01bfd84ccf5e0d3bd26aeb3e50ca636f770b4570bdde28d810370e2d45cf
+# autobatch: inputs-sha256=4afe12c617511a253444cedddaf1220f3644084e05266a434397762d1a046ebc
+# autobatch: body-sha256=30c5c5831ad1829395c17b89ba9c6d339c6ed3e802b6590728dd24c97600e192
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",
@@ -38,31 +38,25 @@ rt.check_fresh(
 class BisectLeftState(typing.NamedTuple):
     """Loop state of `bisect_left` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (BISECT_LEFT_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: hi of bisect_left
-    bisect_left_hi: object
-    # [batch] int64: lo of bisect_left
-    bisect_left_lo: object
-    # [batch] int64: the value bisect_left returns
-    bisect_left_return: object
-    # [batch, n] int64: v of bisect_left
-    bisect_left_v: object
-    # [batch] int64: x of bisect_left
-    bisect_left_x: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
-    # [batch] int32: block where an example indexed out of range, or -1
-    index_error_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (BISECT_LEFT_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    bisect_left_hi: object  # [batch] int64: hi of bisect_left
+    bisect_left_lo: object  # [batch] int64: lo of bisect_left
+    bisect_left_return: object  # [batch] int64: the value bisect_left returns
+    bisect_left_v: object  # [batch, n] int64: v of bisect_left
+    bisect_left_x: object  # [batch] int64: x of bisect_left
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+    # fmt: on
 
 
 class BisectLeftStacks(typing.NamedTuple):
     """Stacks of `bisect_left`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 BISECT_LEFT_HALT = 3
@@ -83,14 +77,8 @@ def bisect_left_block_0(state, stacks):
     cond_1 = lo < hi
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            bisect_left_lo=rt.select(active, lo, state.bisect_left_lo),
-            bisect_left_hi=hi,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, bisect_left_lo=lo)
+    return (state._replace(pc=pc, bisect_left_hi=hi), rt.stack_writes(stacks))
 
 
 def bisect_left_block_1(state, stacks):
@@ -119,17 +107,14 @@ def bisect_left_block_1(state, stacks):
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
-    fault = fault_1
-    pc = rt.select(fault, BISECT_LEFT_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            bisect_left_lo=lo,
-            bisect_left_hi=hi,
-            index_error_at=rt.select(fault_1, 0, state.index_error_at),
-        ),
-        rt.stack_writes(stacks),
+    pc = rt.select(fault_1, BISECT_LEFT_HALT, pc)
+    state = state._replace(
+        pc=pc,
+        bisect_left_lo=lo,
+        bisect_left_hi=hi,
+        index_error_at=rt.select(fault_1, 0, state.index_error_at),
     )
+    return (state, rt.stack_writes(stacks))
 
 
 def bisect_left_block_2(state, stacks):
@@ -141,26 +126,18 @@ def bisect_left_block_2(state, stacks):
         stacks.returns, state.return_sp, active, BISECT_LEFT_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            bisect_left_return=rt.select(
-                active, bisect_left_return, state.bisect_left_return
-            ),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, bisect_left_return=bisect_left_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 BISECT_LEFT_BLOCKS = (bisect_left_block_0, bisect_left_block_1, bisect_left_block_2)
 # blocks that may run again at once: a loop body that tests itself
 BISECT_LEFT_LOOPING_BLOCKS = (1,)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 BISECT_LEFT_WRITES = (
-    (("pc", "bisect_left_lo", "bisect_left_hi"), ()),
-    (("pc", "bisect_left_lo", "bisect_left_hi", "index_error_at"), ()),
-    (("pc", "bisect_left_return", "return_sp"), ()),
+    "pc bisect_left_lo bisect_left_hi",  # block 0
+    "pc bisect_left_lo bisect_left_hi index_error_at",  # block 1
+    "pc bisect_left_return return_sp",  # block 2
 )
 BISECT_LEFT_BLOCK_LINES = (
     "in bisect_left at examples/search.py:16: lo = 0",
@@ -173,7 +150,7 @@ BISECT_LEFT_INDEX_LINES = ("in bisect_left at examples/search.py:20: if v[mid] <
 
 def bisect_left_program(v, x, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-    batch = rt.batch_size(v, x)
+    batch = rt.batch_size(v)
     state = BisectLeftState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
@@ -185,7 +162,8 @@ def bisect_left_program(v, x, max_stack_depth, **limits):
         overflow_at=rt.zeros([batch], (), "int32") - 1,
         index_error_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = BisectLeftStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = BisectLeftStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state,
         stacks,

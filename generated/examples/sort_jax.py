@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=jax
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=cb1faa813436281962d4acad5d5c2e8140d7905cbf0da33323ed1dea46f342c7
-# autobatch: inputs-sha256=4455dba36d326c80748dcdd9bcf8ab652922d846d262fc1de92db5abc902962e
-# autobatch: body-sha256=eee76bd042063d3927ad03bd1bb3a49a230b9d276b4b3c4f6450e2b4b99f811d
+# autobatch: source-sha256=57b62a9df296e33c5d2399efd96b4f4b88d24f78e9f164ee1ee768c57404df6d
+# autobatch: inputs-sha256=e2065ad5bcdd7e3c3a2bc93b4f23bb9630360f89fe8322454ea69d931991f121
+# autobatch: body-sha256=9b2482170cd334e25ad1589202435508be4b66df1b04f9333f6ecc5aafda3d31
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.
 
@@ -33,7 +33,7 @@ insertion_sort(int64[n]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",
@@ -55,35 +55,27 @@ import numpy as np
 class HistogramState(typing.NamedTuple):
     """Loop state of `histogram` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (HISTOGRAM_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: b of histogram
-    histogram_b: object
-    # [batch, 4] int64: counts of histogram
-    histogram_counts: object
-    # [batch] int64: i_next_1 of histogram
-    histogram_i_next_1: object
-    # [batch] int64: n of histogram
-    histogram_n: object
-    # [batch] int64: range_1 of histogram
-    histogram_range_1: object
-    # [batch, 4] int64: the value histogram returns
-    histogram_return: object
-    # [batch, n] int64: xs of histogram
-    histogram_xs: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
-    # [batch] int32: block where an example indexed out of range, or -1
-    index_error_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (HISTOGRAM_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    histogram_b: object  # [batch] int64: b of histogram
+    histogram_counts: object  # [batch, 4] int64: counts of histogram
+    histogram_i_next_1: object  # [batch] int64: i_next_1 of histogram
+    histogram_n: object  # [batch] int64: n of histogram
+    histogram_range_1: object  # [batch] int64: range_1 of histogram
+    histogram_return: object  # [batch, 4] int64: the value histogram returns
+    histogram_xs: object  # [batch, n] int64: xs of histogram
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+    # fmt: on
 
 
 class HistogramStacks(typing.NamedTuple):
     """Stacks of `histogram`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 HISTOGRAM_HALT = 5
@@ -101,18 +93,14 @@ def histogram_block_0(state, stacks):
     range_1 = rt.spread(active, size_n)
     range_1 = rt.select(active, range_1, state.histogram_range_1)
     i_next_1 = rt.spread(active, 0)
-    in_range_1 = (1 > 0) & (i_next_1 < range_1) | (1 < 0) & (i_next_1 > range_1)
+    in_range_1 = i_next_1 < range_1
     pc = rt.choose(in_range_1, 1, 4)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            histogram_counts=rt.select(active, counts, state.histogram_counts),
-            histogram_range_1=range_1,
-            histogram_i_next_1=rt.select(active, i_next_1, state.histogram_i_next_1),
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active, state, histogram_counts=counts, histogram_i_next_1=i_next_1
     )
+    state = state._replace(pc=pc, histogram_range_1=range_1)
+    return (state, rt.stack_writes(stacks))
 
 
 def histogram_block_1(state, stacks):
@@ -139,17 +127,12 @@ def histogram_block_1(state, stacks):
     pc = rt.choose(and__2, 2, 3)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
-    fault = fault_1
-    pc = rt.select(fault, HISTOGRAM_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            histogram_i_next_1=rt.select(active, i_next_1, state.histogram_i_next_1),
-            histogram_b=b,
-            index_error_at=rt.select(fault_1, 0, state.index_error_at),
-        ),
-        rt.stack_writes(stacks),
+    pc = rt.select(fault_1, HISTOGRAM_HALT, pc)
+    state = rt.select_fields(active, state, histogram_i_next_1=i_next_1)
+    state = state._replace(
+        pc=pc, histogram_b=b, index_error_at=rt.select(fault_1, 0, state.index_error_at)
     )
+    return (state, rt.stack_writes(stacks))
 
 
 def histogram_block_2(state, stacks):
@@ -167,16 +150,14 @@ def histogram_block_2(state, stacks):
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1 | fault_2
     pc = rt.select(fault, HISTOGRAM_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            histogram_counts=counts,
-            index_error_at=rt.select(
-                fault_1, 1, rt.select(fault_2, 2, state.index_error_at)
-            ),
+    state = state._replace(
+        pc=pc,
+        histogram_counts=counts,
+        index_error_at=rt.select(
+            fault_1, 1, rt.select(fault_2, 2, state.index_error_at)
         ),
-        rt.stack_writes(stacks),
     )
+    return (state, rt.stack_writes(stacks))
 
 
 def histogram_block_3(state, stacks):
@@ -184,7 +165,7 @@ def histogram_block_3(state, stacks):
     active = state.pc == 3
     i_next_1 = state.histogram_i_next_1
     range_1 = state.histogram_range_1
-    in_range_1 = (1 > 0) & (i_next_1 < range_1) | (1 < 0) & (i_next_1 > range_1)
+    in_range_1 = i_next_1 < range_1
     pc = rt.choose(in_range_1, 1, 4)
     pc = rt.select(active, pc, state.pc)
     return (state._replace(pc=pc), rt.stack_writes(stacks))
@@ -199,16 +180,8 @@ def histogram_block_4(state, stacks):
         stacks.returns, state.return_sp, active, HISTOGRAM_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            histogram_return=rt.select(
-                active, histogram_return, state.histogram_return
-            ),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, histogram_return=histogram_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 HISTOGRAM_BLOCKS = (
@@ -218,13 +191,13 @@ HISTOGRAM_BLOCKS = (
     histogram_block_3,
     histogram_block_4,
 )
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 HISTOGRAM_WRITES = (
-    (("pc", "histogram_counts", "histogram_range_1", "histogram_i_next_1"), ()),
-    (("pc", "histogram_i_next_1", "histogram_b", "index_error_at"), ()),
-    (("pc", "histogram_counts", "index_error_at"), ()),
-    (("pc",), ()),
-    (("pc", "histogram_return", "return_sp"), ()),
+    "pc histogram_counts histogram_range_1 histogram_i_next_1",  # block 0
+    "pc histogram_i_next_1 histogram_b index_error_at",  # block 1
+    "pc histogram_counts index_error_at",  # block 2
+    "pc",  # block 3
+    "pc histogram_return return_sp",  # block 4
 )
 HISTOGRAM_BLOCK_LINES = (
     "in histogram at examples/sort.py:32: counts = np.zeros(4, dtype=np.int64)",
@@ -243,7 +216,7 @@ HISTOGRAM_INDEX_LINES = (
 
 def histogram_program(xs, n, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
-    batch = rt.batch_size(xs, n)
+    batch = rt.batch_size(xs)
     state = HistogramState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
@@ -257,7 +230,8 @@ def histogram_program(xs, n, max_stack_depth, **limits):
         overflow_at=rt.zeros([batch], (), "int32") - 1,
         index_error_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = HistogramStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = HistogramStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, HISTOGRAM_BLOCKS, (), HISTOGRAM_WRITES, **limits
     )
@@ -297,35 +271,27 @@ def histogram(xs, n, **options):
 class InsertionSortState(typing.NamedTuple):
     """Loop state of `insertion_sort` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (INSERTION_SORT_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] bool: and__1 of insertion_sort
-    insertion_sort_and__1: object
-    # [batch] int64: i_next_1 of insertion_sort
-    insertion_sort_i_next_1: object
-    # [batch] int64: j of insertion_sort
-    insertion_sort_j: object
-    # [batch] int64: key of insertion_sort
-    insertion_sort_key: object
-    # [batch] int64: range_2 of insertion_sort
-    insertion_sort_range_2: object
-    # [batch, n] int64: the value insertion_sort returns
-    insertion_sort_return: object
-    # [batch, n] int64: v of insertion_sort
-    insertion_sort_v: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
-    # [batch] int32: block where an example indexed out of range, or -1
-    index_error_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (INSERTION_SORT_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    insertion_sort_and__1: object  # [batch] bool: and__1 of insertion_sort
+    insertion_sort_i_next_1: object  # [batch] int64: i_next_1 of insertion_sort
+    insertion_sort_j: object  # [batch] int64: j of insertion_sort
+    insertion_sort_key: object  # [batch] int64: key of insertion_sort
+    insertion_sort_range_2: object  # [batch] int64: range_2 of insertion_sort
+    insertion_sort_return: object  # [batch, n] int64: the value insertion_sort returns
+    insertion_sort_v: object  # [batch, n] int64: v of insertion_sort
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+    # fmt: on
 
 
 class InsertionSortStacks(typing.NamedTuple):
     """Stacks of `insertion_sort`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 INSERTION_SORT_HALT = 7
@@ -343,15 +309,13 @@ def insertion_sort_block_0(state, stacks):
     range_2 = rt.select(active, range_2, state.insertion_sort_range_2)
     i_next_1 = range_1
     i_next_1 = rt.select(active, i_next_1, state.insertion_sort_i_next_1)
-    in_range_1 = (1 > 0) & (i_next_1 < range_2) | (1 < 0) & (i_next_1 > range_2)
+    in_range_1 = i_next_1 < range_2
     pc = rt.choose(in_range_1, 1, 6)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc, insertion_sort_range_2=range_2, insertion_sort_i_next_1=i_next_1
-        ),
-        rt.stack_writes(stacks),
+    state = state._replace(
+        pc=pc, insertion_sort_range_2=range_2, insertion_sort_i_next_1=i_next_1
     )
+    return (state, rt.stack_writes(stacks))
 
 
 def insertion_sort_block_1(state, stacks):
@@ -375,21 +339,17 @@ def insertion_sort_block_1(state, stacks):
     pc = rt.choose(and__1, 2, 3)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
-    fault = fault_1
-    pc = rt.select(fault, INSERTION_SORT_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            insertion_sort_i_next_1=rt.select(
-                active, i_next_1, state.insertion_sort_i_next_1
-            ),
-            insertion_sort_key=rt.select(active, key, state.insertion_sort_key),
-            insertion_sort_j=j,
-            insertion_sort_and__1=and__1,
-            index_error_at=rt.select(fault_1, 0, state.index_error_at),
-        ),
-        rt.stack_writes(stacks),
+    pc = rt.select(fault_1, INSERTION_SORT_HALT, pc)
+    state = rt.select_fields(
+        active, state, insertion_sort_i_next_1=i_next_1, insertion_sort_key=key
     )
+    state = state._replace(
+        pc=pc,
+        insertion_sort_j=j,
+        insertion_sort_and__1=and__1,
+        index_error_at=rt.select(fault_1, 0, state.index_error_at),
+    )
+    return (state, rt.stack_writes(stacks))
 
 
 def insertion_sort_block_2(state, stacks):
@@ -405,16 +365,13 @@ def insertion_sort_block_2(state, stacks):
     pc = rt.choose(and__1, 4, 5)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
-    fault = fault_1
-    pc = rt.select(fault, INSERTION_SORT_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            insertion_sort_and__1=and__1,
-            index_error_at=rt.select(fault_1, 1, state.index_error_at),
-        ),
-        rt.stack_writes(stacks),
+    pc = rt.select(fault_1, INSERTION_SORT_HALT, pc)
+    state = state._replace(
+        pc=pc,
+        insertion_sort_and__1=and__1,
+        index_error_at=rt.select(fault_1, 1, state.index_error_at),
     )
+    return (state, rt.stack_writes(stacks))
 
 
 def insertion_sort_block_3(state, stacks):
@@ -448,18 +405,16 @@ def insertion_sort_block_4(state, stacks):
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1 | fault_2
     pc = rt.select(fault, INSERTION_SORT_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            insertion_sort_v=v,
-            insertion_sort_j=j,
-            insertion_sort_and__1=and__1,
-            index_error_at=rt.select(
-                fault_1, 2, rt.select(fault_2, 3, state.index_error_at)
-            ),
+    state = state._replace(
+        pc=pc,
+        insertion_sort_v=v,
+        insertion_sort_j=j,
+        insertion_sort_and__1=and__1,
+        index_error_at=rt.select(
+            fault_1, 2, rt.select(fault_2, 3, state.index_error_at)
         ),
-        rt.stack_writes(stacks),
     )
+    return (state, rt.stack_writes(stacks))
 
 
 def insertion_sort_block_5(state, stacks):
@@ -474,20 +429,17 @@ def insertion_sort_block_5(state, stacks):
     fault_1 = rt.index_fault(active, v, (index_2,))
     v = rt.put(v, (index_2,), rt.select(active, key, rt.take(v, (index_2,))))
     # examples/sort.py:18  for i in range(1, len(v)):
-    in_range_1 = (1 > 0) & (i_next_1 < range_2) | (1 < 0) & (i_next_1 > range_2)
+    in_range_1 = i_next_1 < range_2
     pc = rt.choose(in_range_1, 1, 6)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
-    fault = fault_1
-    pc = rt.select(fault, INSERTION_SORT_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            insertion_sort_v=v,
-            index_error_at=rt.select(fault_1, 4, state.index_error_at),
-        ),
-        rt.stack_writes(stacks),
+    pc = rt.select(fault_1, INSERTION_SORT_HALT, pc)
+    state = state._replace(
+        pc=pc,
+        insertion_sort_v=v,
+        index_error_at=rt.select(fault_1, 4, state.index_error_at),
     )
+    return (state, rt.stack_writes(stacks))
 
 
 def insertion_sort_block_6(state, stacks):
@@ -499,16 +451,8 @@ def insertion_sort_block_6(state, stacks):
         stacks.returns, state.return_sp, active, INSERTION_SORT_HALT
     )
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            insertion_sort_return=rt.select(
-                active, insertion_sort_return, state.insertion_sort_return
-            ),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, insertion_sort_return=insertion_sort_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 INSERTION_SORT_BLOCKS = (
@@ -520,34 +464,17 @@ INSERTION_SORT_BLOCKS = (
     insertion_sort_block_5,
     insertion_sort_block_6,
 )
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 INSERTION_SORT_WRITES = (
-    (("pc", "insertion_sort_range_2", "insertion_sort_i_next_1"), ()),
-    (
-        (
-            "pc",
-            "insertion_sort_i_next_1",
-            "insertion_sort_key",
-            "insertion_sort_j",
-            "insertion_sort_and__1",
-            "index_error_at",
-        ),
-        (),
-    ),
-    (("pc", "insertion_sort_and__1", "index_error_at"), ()),
-    (("pc",), ()),
-    (
-        (
-            "pc",
-            "insertion_sort_v",
-            "insertion_sort_j",
-            "insertion_sort_and__1",
-            "index_error_at",
-        ),
-        (),
-    ),
-    (("pc", "insertion_sort_v", "index_error_at"), ()),
-    (("pc", "insertion_sort_return", "return_sp"), ()),
+    "pc insertion_sort_range_2 insertion_sort_i_next_1",  # block 0
+    "pc insertion_sort_i_next_1 insertion_sort_key insertion_sort_j "
+    "insertion_sort_and__1 index_error_at",  # block 1
+    "pc insertion_sort_and__1 index_error_at",  # block 2
+    "pc",  # block 3
+    "pc insertion_sort_v insertion_sort_j insertion_sort_and__1 "
+    "index_error_at",  # block 4
+    "pc insertion_sort_v index_error_at",  # block 5
+    "pc insertion_sort_return return_sp",  # block 6
 )
 INSERTION_SORT_BLOCK_LINES = (
     "in insertion_sort at examples/sort.py:18: for i in range(1, len(v)):",
@@ -585,9 +512,8 @@ def insertion_sort_program(v, max_stack_depth, **limits):
         overflow_at=rt.zeros([batch], (), "int32") - 1,
         index_error_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = InsertionSortStacks(
-        returns=rt.zeros([max_stack_depth, batch], (), "int32")
-    )
+    stack_shape = [max_stack_depth, batch]
+    stacks = InsertionSortStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, INSERTION_SORT_BLOCKS, (), INSERTION_SORT_WRITES, **limits
     )

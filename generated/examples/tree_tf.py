@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=58b2f917a12a810fefc09884579966589ba90ed3b462eb4c3340e3a5c9cb6043
-# autobatch: inputs-sha256=7c462ad287fd7d7ef00cbe65fd732d9dbcb56a0084a0b3f9a4976bc446cd370d
-# autobatch: body-sha256=d450a15909a26393eab2176520aeb54759c7974667fe976587dc6bc47416fa5b
+# autobatch: source-sha256=c25eae32e6dcb9a1e146f80a287bf60ea6a0e7484b3c07dc1d99c8ef674f7e99
+# autobatch: inputs-sha256=8733a1e6ec11c99943a37fec1cf37938544e28061d8ca769b35cab8317969ca3
+# autobatch: body-sha256=b3acf7b8eb149b5a23643bb5283a4e5c11c7c9a1e6b2012c8bb4ac375901d028
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -26,7 +26,7 @@ predict(float64[n]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )
@@ -45,31 +45,25 @@ from examples.tree import VALUE
 class PredictState(typing.NamedTuple):
     """Loop state of `predict` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (PREDICT_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: depth of predict
-    predict_depth: object
-    # [batch] int64: node of predict
-    predict_node: object
-    # [batch] float64: the value predict returns
-    predict_return_0: object
-    # [batch] int64: the value predict returns
-    predict_return_1: object
-    # [batch, n] float64: x of predict
-    predict_x: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
-    # [batch] int32: block where an example indexed out of range, or -1
-    index_error_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (PREDICT_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    predict_depth: object  # [batch] int64: depth of predict
+    predict_node: object  # [batch] int64: node of predict
+    predict_return_0: object  # [batch] float64: the value predict returns
+    predict_return_1: object  # [batch] int64: the value predict returns
+    predict_x: object  # [batch, n] float64: x of predict
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+    # fmt: on
 
 
 class PredictStacks(typing.NamedTuple):
     """Stacks of `predict`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 PREDICT_HALT = 6
@@ -89,17 +83,12 @@ def predict_block_0(state, stacks):
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
-    fault = fault_1
-    pc = rt.select(fault, PREDICT_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            predict_node=rt.select(active, node, state.predict_node),
-            predict_depth=rt.select(active, depth, state.predict_depth),
-            index_error_at=rt.select(fault_1, 0, state.index_error_at),
-        ),
-        rt.stack_writes(stacks),
+    pc = rt.select(fault_1, PREDICT_HALT, pc)
+    state = rt.select_fields(active, state, predict_node=node, predict_depth=depth)
+    state = state._replace(
+        pc=pc, index_error_at=rt.select(fault_1, 0, state.index_error_at)
     )
+    return (state, rt.stack_writes(stacks))
 
 
 def predict_block_1(state, stacks):
@@ -113,22 +102,19 @@ def predict_block_1(state, stacks):
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, PREDICT_HALT)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
-    fault = fault_1
-    pc = rt.select(fault, PREDICT_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            predict_return_0=rt.select(
-                active, predict_return[0], state.predict_return_0
-            ),
-            predict_return_1=rt.select(
-                active, predict_return[1], state.predict_return_1
-            ),
-            return_sp=return_sp,
-            index_error_at=rt.select(fault_1, 1, state.index_error_at),
-        ),
-        rt.stack_writes(stacks),
+    pc = rt.select(fault_1, PREDICT_HALT, pc)
+    state = rt.select_fields(
+        active,
+        state,
+        predict_return_0=predict_return[0],
+        predict_return_1=predict_return[1],
     )
+    state = state._replace(
+        pc=pc,
+        return_sp=return_sp,
+        index_error_at=rt.select(fault_1, 1, state.index_error_at),
+    )
+    return (state, rt.stack_writes(stacks))
 
 
 def predict_block_2(state, stacks):
@@ -145,17 +131,15 @@ def predict_block_2(state, stacks):
     # examples that indexed out of range stop here; the caller raises
     fault = fault_1 | fault_2 | fault_3
     pc = rt.select(fault, PREDICT_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            index_error_at=rt.select(
-                fault_1,
-                2,
-                rt.select(fault_2, 3, rt.select(fault_3, 4, state.index_error_at)),
-            ),
+    state = state._replace(
+        pc=pc,
+        index_error_at=rt.select(
+            fault_1,
+            2,
+            rt.select(fault_2, 3, rt.select(fault_3, 4, state.index_error_at)),
         ),
-        rt.stack_writes(stacks),
     )
+    return (state, rt.stack_writes(stacks))
 
 
 def predict_block_3(state, stacks):
@@ -168,16 +152,12 @@ def predict_block_3(state, stacks):
     pc = 5
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
-    fault = fault_1
-    pc = rt.select(fault, PREDICT_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            predict_node=rt.select(active, node, state.predict_node),
-            index_error_at=rt.select(fault_1, 5, state.index_error_at),
-        ),
-        rt.stack_writes(stacks),
+    pc = rt.select(fault_1, PREDICT_HALT, pc)
+    state = rt.select_fields(active, state, predict_node=node)
+    state = state._replace(
+        pc=pc, index_error_at=rt.select(fault_1, 5, state.index_error_at)
     )
+    return (state, rt.stack_writes(stacks))
 
 
 def predict_block_4(state, stacks):
@@ -190,16 +170,12 @@ def predict_block_4(state, stacks):
     pc = 5
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
-    fault = fault_1
-    pc = rt.select(fault, PREDICT_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            predict_node=rt.select(active, node, state.predict_node),
-            index_error_at=rt.select(fault_1, 6, state.index_error_at),
-        ),
-        rt.stack_writes(stacks),
+    pc = rt.select(fault_1, PREDICT_HALT, pc)
+    state = rt.select_fields(active, state, predict_node=node)
+    state = state._replace(
+        pc=pc, index_error_at=rt.select(fault_1, 6, state.index_error_at)
     )
+    return (state, rt.stack_writes(stacks))
 
 
 def predict_block_5(state, stacks):
@@ -214,16 +190,12 @@ def predict_block_5(state, stacks):
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
     # examples that indexed out of range stop here; the caller raises
-    fault = fault_1
-    pc = rt.select(fault, PREDICT_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            predict_depth=rt.select(active, depth, state.predict_depth),
-            index_error_at=rt.select(fault_1, 7, state.index_error_at),
-        ),
-        rt.stack_writes(stacks),
+    pc = rt.select(fault_1, PREDICT_HALT, pc)
+    state = rt.select_fields(active, state, predict_depth=depth)
+    state = state._replace(
+        pc=pc, index_error_at=rt.select(fault_1, 7, state.index_error_at)
     )
+    return (state, rt.stack_writes(stacks))
 
 
 PREDICT_BLOCKS = (
@@ -234,14 +206,14 @@ PREDICT_BLOCKS = (
     predict_block_4,
     predict_block_5,
 )
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 PREDICT_WRITES = (
-    (("pc", "predict_node", "predict_depth", "index_error_at"), ()),
-    (("pc", "predict_return_0", "predict_return_1", "return_sp", "index_error_at"), ()),
-    (("pc", "index_error_at"), ()),
-    (("pc", "predict_node", "index_error_at"), ()),
-    (("pc", "predict_node", "index_error_at"), ()),
-    (("pc", "predict_depth", "index_error_at"), ()),
+    "pc predict_node predict_depth index_error_at",  # block 0
+    "pc predict_return_0 predict_return_1 return_sp index_error_at",  # block 1
+    "pc index_error_at",  # block 2
+    "pc predict_node index_error_at",  # block 3
+    "pc predict_node index_error_at",  # block 4
+    "pc predict_depth index_error_at",  # block 5
 )
 PREDICT_BLOCK_LINES = (
     "in predict at examples/tree.py:27: node = 0",
@@ -278,7 +250,8 @@ def predict_program(x, max_stack_depth, **limits):
         overflow_at=rt.zeros([batch], (), "int32") - 1,
         index_error_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = PredictStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = PredictStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, PREDICT_BLOCKS, (), PREDICT_WRITES, **limits
     )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=numpy
-# autobatch: runtime=5
+# autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=02eaa2b3b3790783915c6c87423a4c5fb185128fb7d62f84919b774b16d748e1
-# autobatch: inputs-sha256=6b8f79b2c2bc8ed0e57162a51121798b03639ce90f904ecc3feb49e8accd1035
-# autobatch: body-sha256=561734dd46ba211738b40a9e48b1a61e2e3461590211e9c2697b9e1f4de320d6
+# autobatch: source-sha256=1193cba7cbc2e1d14845db37ebcb483445d2556dadedec4988c3033c88925afa
+# autobatch: inputs-sha256=6edc8991aa0db0a579e4a4ee644b24bd4ac3aa0b349cb7ca7fa59fd089d9715e
+# autobatch: body-sha256=aad4ff7ef59aea2dd3efbaf5e2f6cd75bce8887a00d0ecccb60363daef6ff87c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -29,7 +29,7 @@ spiral(float64[n], int64[m], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(5, __name__)
+rt.require(6, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",
@@ -44,27 +44,23 @@ rt.check_fresh(
 class RelaxState(typing.NamedTuple):
     """Loop state of `relax` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (RELAX_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: n of relax
-    relax_n: object
-    # [batch, n] float64: the value relax returns
-    relax_return: object
-    # [batch, n] float64: u of relax
-    relax_u: object
-    # [batch, n] float64: v of relax
-    relax_v: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (RELAX_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    relax_n: object  # [batch] int64: n of relax
+    relax_return: object  # [batch, n] float64: the value relax returns
+    relax_u: object  # [batch, n] float64: u of relax
+    relax_v: object  # [batch, n] float64: v of relax
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
 
 
 class RelaxStacks(typing.NamedTuple):
     """Stacks of `relax`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    # fmt: on
 
 
 RELAX_HALT = 3
@@ -82,10 +78,8 @@ def relax_block_0(state, stacks):
     cond_1 = n > 0
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(pc=pc, relax_u=rt.select(active, u, state.relax_u)),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, relax_u=u)
+    return (state._replace(pc=pc), rt.stack_writes(stacks))
 
 
 def relax_block_1(state, stacks):
@@ -102,15 +96,8 @@ def relax_block_1(state, stacks):
     cond_1 = n > 0
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            relax_u=rt.select(active, u, state.relax_u),
-            relax_v=rt.select(active, v, state.relax_v),
-            relax_n=n,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, relax_u=u, relax_v=v)
+    return (state._replace(pc=pc, relax_n=n), rt.stack_writes(stacks))
 
 
 def relax_block_2(state, stacks):
@@ -122,24 +109,18 @@ def relax_block_2(state, stacks):
     relax_return = result_1
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, RELAX_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            relax_return=rt.select(active, relax_return, state.relax_return),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
-    )
+    state = rt.select_fields(active, state, relax_return=relax_return)
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 RELAX_BLOCKS = (relax_block_0, relax_block_1, relax_block_2)
 # blocks that may run again at once: a loop body that tests itself
 RELAX_LOOPING_BLOCKS = (1,)
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 RELAX_WRITES = (
-    (("pc", "relax_u"), ()),
-    (("pc", "relax_u", "relax_v", "relax_n"), ()),
-    (("pc", "relax_return", "return_sp"), ()),
+    "pc relax_u",  # block 0
+    "pc relax_u relax_v relax_n",  # block 1
+    "pc relax_return return_sp",  # block 2
 )
 RELAX_BLOCK_LINES = (
     "in relax at examples/vectors.py:28: u = v",
@@ -151,7 +132,7 @@ RELAX_BLOCK_LINES = (
 def relax_program(v, n, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
     size_n = rt.event_size(v, 0)
-    batch = rt.batch_size(v, n)
+    batch = rt.batch_size(v)
     state = RelaxState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
@@ -161,7 +142,8 @@ def relax_program(v, n, max_stack_depth, **limits):
         relax_v=v,
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
-    stacks = RelaxStacks(returns=rt.zeros([max_stack_depth, batch], (), "int32"))
+    stack_shape = [max_stack_depth, batch]
+    stacks = RelaxStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, RELAX_BLOCKS, RELAX_LOOPING_BLOCKS, RELAX_WRITES, **limits
     )
@@ -195,35 +177,32 @@ def relax(v, n, **options):
 class SpiralState(typing.NamedTuple):
     """Loop state of `spiral` (the stacks aside): one [batch, ...] array per register."""
 
-    # [batch] int32: the block each example runs next (SPIRAL_HALT once it has returned)
-    pc: object
-    # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
-    return_sp: object
-    # [batch] int64: n of spiral
-    spiral_n: object
-    # [batch, n] float64: the value spiral returns
-    spiral_return_0: object
-    # [batch, m] int64: the value spiral returns
-    spiral_return_1: object
-    # [batch, n] float64: v of spiral
-    spiral_v: object
-    # [batch, m] int64: w of spiral
-    spiral_w: object
-    # [batch] int32: block where an example overflowed a stack, or -1
-    overflow_at: object
+    # fmt: off
+    pc: object  # [batch] int32: the block each example runs next (SPIRAL_HALT once it has returned)
+    return_sp: object  # [batch] int32: how many return addresses each example has stacked; also the level at which its current call saves variables
+    spiral_n: object  # [batch] int64: n of spiral
+    spiral_return_0: object  # [batch, n] float64: the value spiral returns
+    spiral_return_1: object  # [batch, m] int64: the value spiral returns
+    spiral_v: object  # [batch, n] float64: v of spiral
+    spiral_w: object  # [batch, m] int64: w of spiral
+    overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    # fmt: on
+    # tuple-valued registers that blocks read, rebuilt from their fields
+
+    @property
+    def spiral_return(self):
+        return (self.spiral_return_0, self.spiral_return_1)
 
 
 class SpiralStacks(typing.NamedTuple):
     """Stacks of `spiral`: [depth, batch, ...] arrays, read by blocks and written by the driver."""
 
-    # [depth, batch] int32: return addresses (block indices)
-    returns: object
-    # [depth, batch] int64: saved spiral_n
-    spiral_n: object
-    # [depth, batch, n] float64: saved spiral_v
-    spiral_v: object
-    # [depth, batch, m] int64: saved spiral_w
-    spiral_w: object
+    # fmt: off
+    returns: object  # [depth, batch] int32: return addresses (block indices)
+    spiral_n: object  # [depth, batch] int64: saved spiral_n
+    spiral_v: object  # [depth, batch, n] float64: saved spiral_v
+    spiral_w: object  # [depth, batch, m] int64: saved spiral_w
+    # fmt: on
 
 
 SPIRAL_HALT = 5
@@ -253,15 +232,13 @@ def spiral_block_1(state, stacks):
     spiral_return = result_1
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, SPIRAL_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            spiral_return_0=rt.select(active, spiral_return[0], state.spiral_return_0),
-            spiral_return_1=rt.select(active, spiral_return[1], state.spiral_return_1),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active,
+        state,
+        spiral_return_0=spiral_return[0],
+        spiral_return_1=spiral_return[1],
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 def spiral_block_2(state, stacks):
@@ -273,9 +250,9 @@ def spiral_block_2(state, stacks):
     spiral_v = v * 0.5
     spiral_w = w + 1
     spiral_n = n - 1
-    spiral_v_write, overflow_1 = rt.save(stacks.spiral_v, state.return_sp, v, active)
-    spiral_w_write, overflow_2 = rt.save(stacks.spiral_w, state.return_sp, w, active)
-    spiral_n_write, overflow_3 = rt.save(stacks.spiral_n, state.return_sp, n, active)
+    saved_1, overflow_1 = rt.save_all(
+        stacks, state.return_sp, active, spiral_v=v, spiral_w=w, spiral_n=n
+    )
     v, w, n = (spiral_v, spiral_w, spiral_n)
     # examples/vectors.py:19  if n <= 1:
     cond_1 = n <= 1
@@ -285,39 +262,35 @@ def spiral_block_2(state, stacks):
     # examples/vectors.py:21  a, b = spiral(v * 0.5, w + 1, n - 1)
     # the examples that enter the call (the others returned here)
     calling = rt.where(cond_1, False, active)
-    return_sp, returns_write, overflow_4 = rt.push(
+    return_sp, returns_write, overflow_2 = rt.push(
         stacks.returns, state.return_sp, 3, calling
     )
     pc = rt.choose(cond_1, 3, 2)
     pc = rt.select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
-    overflow = overflow_1 | overflow_2 | overflow_3 | overflow_4
+    overflow = overflow_1 | overflow_2
     pc = rt.select(overflow, SPIRAL_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            spiral_v=rt.select(active, v, state.spiral_v),
-            spiral_w=rt.select(active, w, state.spiral_w),
-            spiral_n=rt.select(active, n, state.spiral_n),
-            spiral_return_0=rt.select(active, spiral_return[0], state.spiral_return_0),
-            spiral_return_1=rt.select(active, spiral_return[1], state.spiral_return_1),
-            return_sp=return_sp,
-            overflow_at=rt.select(overflow, 2, state.overflow_at),
-        ),
-        rt.stack_writes(
-            stacks,
-            spiral_v=spiral_v_write,
-            spiral_w=spiral_w_write,
-            spiral_n=spiral_n_write,
-            returns=returns_write,
-        ),
+    state = rt.select_fields(
+        active,
+        state,
+        spiral_v=v,
+        spiral_w=w,
+        spiral_n=n,
+        spiral_return_0=spiral_return[0],
+        spiral_return_1=spiral_return[1],
     )
+    state = state._replace(
+        pc=pc,
+        return_sp=return_sp,
+        overflow_at=rt.select(overflow, 2, state.overflow_at),
+    )
+    return (state, rt.stack_writes(stacks, **saved_1, returns=returns_write))
 
 
 def spiral_block_3(state, stacks):
     # examples/vectors.py:21  a, b = spiral(v * 0.5, w + 1, n - 1)
     active = state.pc == 3
-    spiral_return = (state.spiral_return_0, state.spiral_return_1)
+    spiral_return = state.spiral_return
     n = rt.read(stacks.spiral_n, state.return_sp)
     v = rt.read(stacks.spiral_v, state.return_sp)
     w = rt.read(stacks.spiral_w, state.return_sp)
@@ -341,27 +314,28 @@ def spiral_block_3(state, stacks):
     pc = rt.choose(cond_1, 4, 2)
     pc = rt.select(active, pc, state.pc)
     # examples whose stack is full stop here; the caller raises
-    overflow = overflow_1
-    pc = rt.select(overflow, SPIRAL_HALT, pc)
-    return (
-        state._replace(
-            pc=pc,
-            spiral_n=rt.select(active, n, state.spiral_n),
-            spiral_v=rt.select(active, v, state.spiral_v),
-            spiral_w=rt.select(active, w, state.spiral_w),
-            spiral_return_0=rt.select(active, spiral_return[0], state.spiral_return_0),
-            spiral_return_1=rt.select(active, spiral_return[1], state.spiral_return_1),
-            return_sp=return_sp,
-            overflow_at=rt.select(overflow, 3, state.overflow_at),
-        ),
-        rt.stack_writes(stacks, returns=returns_write),
+    pc = rt.select(overflow_1, SPIRAL_HALT, pc)
+    state = rt.select_fields(
+        active,
+        state,
+        spiral_n=n,
+        spiral_v=v,
+        spiral_w=w,
+        spiral_return_0=spiral_return[0],
+        spiral_return_1=spiral_return[1],
     )
+    state = state._replace(
+        pc=pc,
+        return_sp=return_sp,
+        overflow_at=rt.select(overflow_1, 3, state.overflow_at),
+    )
+    return (state, rt.stack_writes(stacks, returns=returns_write))
 
 
 def spiral_block_4(state, stacks):
     # examples/vectors.py:22  c, d = spiral(a - v, b * 2, n - 2)
     active = state.pc == 4
-    spiral_return = (state.spiral_return_0, state.spiral_return_1)
+    spiral_return = state.spiral_return
     v = rt.read(stacks.spiral_v, state.return_sp)
     w = rt.read(stacks.spiral_w, state.return_sp)
     c, d = spiral_return
@@ -370,15 +344,13 @@ def spiral_block_4(state, stacks):
     spiral_return = result_2
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, SPIRAL_HALT)
     pc = rt.select(active, pc, state.pc)
-    return (
-        state._replace(
-            pc=pc,
-            spiral_return_0=rt.select(active, spiral_return[0], state.spiral_return_0),
-            spiral_return_1=rt.select(active, spiral_return[1], state.spiral_return_1),
-            return_sp=return_sp,
-        ),
-        rt.stack_writes(stacks),
+    state = rt.select_fields(
+        active,
+        state,
+        spiral_return_0=spiral_return[0],
+        spiral_return_1=spiral_return[1],
     )
+    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
 
 
 SPIRAL_BLOCKS = (
@@ -388,37 +360,15 @@ SPIRAL_BLOCKS = (
     spiral_block_3,
     spiral_block_4,
 )
-# per block: the state fields and the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
+# per block: the state fields it writes, then after | the stacks it writes (under XLA a block's loop carries only these; it reads the others as they are)
 SPIRAL_WRITES = (
-    (("pc",), ()),
-    (("pc", "spiral_return_0", "spiral_return_1", "return_sp"), ()),
-    (
-        (
-            "pc",
-            "spiral_v",
-            "spiral_w",
-            "spiral_n",
-            "spiral_return_0",
-            "spiral_return_1",
-            "return_sp",
-            "overflow_at",
-        ),
-        ("spiral_v", "spiral_w", "spiral_n", "returns"),
-    ),
-    (
-        (
-            "pc",
-            "spiral_n",
-            "spiral_v",
-            "spiral_w",
-            "spiral_return_0",
-            "spiral_return_1",
-            "return_sp",
-            "overflow_at",
-        ),
-        ("returns",),
-    ),
-    (("pc", "spiral_return_0", "spiral_return_1", "return_sp"), ()),
+    "pc",  # block 0
+    "pc spiral_return_0 spiral_return_1 return_sp",  # block 1
+    "pc spiral_v spiral_w spiral_n spiral_return_0 spiral_return_1 return_sp "
+    "overflow_at | spiral_v spiral_w spiral_n returns",  # block 2
+    "pc spiral_n spiral_v spiral_w spiral_return_0 spiral_return_1 return_sp "
+    "overflow_at | returns",  # block 3
+    "pc spiral_return_0 spiral_return_1 return_sp",  # block 4
 )
 SPIRAL_BLOCK_LINES = (
     "in spiral at examples/vectors.py:19: if n <= 1:",
@@ -433,7 +383,7 @@ def spiral_program(v, w, n, max_stack_depth, **limits):
     """Arguments to results for a whole batch (`limits`: rt.run's keywords)."""
     size_m = rt.event_size(w, 0)
     size_n = rt.event_size(v, 0)
-    batch = rt.batch_size(v, w, n)
+    batch = rt.batch_size(v)
     state = SpiralState(
         pc=rt.zeros([batch], (), "int32"),
         return_sp=rt.zeros([batch], (), "int32"),
@@ -444,11 +394,12 @@ def spiral_program(v, w, n, max_stack_depth, **limits):
         spiral_w=w,
         overflow_at=rt.zeros([batch], (), "int32") - 1,
     )
+    stack_shape = [max_stack_depth, batch]
     stacks = SpiralStacks(
-        returns=rt.zeros([max_stack_depth, batch], (), "int32"),
-        spiral_n=rt.zeros([max_stack_depth, batch], (), "int64"),
-        spiral_v=rt.zeros([max_stack_depth, batch], (size_n,), "float64"),
-        spiral_w=rt.zeros([max_stack_depth, batch], (size_m,), "int64"),
+        returns=rt.zeros(stack_shape, (), "int32"),
+        spiral_n=rt.zeros(stack_shape, (), "int64"),
+        spiral_v=rt.zeros(stack_shape, (size_n,), "float64"),
+        spiral_w=rt.zeros(stack_shape, (size_m,), "int64"),
     )
     state, stacks, counters = rt.run(
         state, stacks, SPIRAL_BLOCKS, (), SPIRAL_WRITES, **limits

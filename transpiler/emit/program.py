@@ -30,7 +30,7 @@ from typing import Dict, List, Optional
 from templates import program as program_templates
 from transpiler import expression_helpers
 from transpiler import types as T
-from transpiler.emit.template import comment, expand
+from transpiler.emit.template import comment, expand, trailing_comment
 from transpiler.ir import instructions as ir
 from transpiler.passes import liveness, subscripts
 
@@ -42,7 +42,7 @@ RUNTIME = "rt"
 # Names that generated code binds itself; user names that collide get a "_".
 RESERVED = frozenset(
     """state active pc overflow overflow_at batch leaves result program counters
-    profile xla max_stack_depth max_iterations max_stack_bytes peek""".split()
+    profile xla max_stack_depth max_iterations max_stack_bytes peek stack_shape""".split()
     + [RUNTIME]
 )
 
@@ -231,13 +231,46 @@ def _call(fn, *args, **kwargs):
 
 
 def _zeros(leading, shape, dtype):
-    """`zeros([batch], (3,), "float32")`: an initial register or stack."""
+    """`zeros([batch], (3,), "float32")`: an initial register or stack
+    (`leading`: a list of dimensions, or the name of one)."""
+    if isinstance(leading, str):
+        leading = _name(leading)
+    else:
+        leading = ast.List([ast.Constant(d) if isinstance(d, int) else _name(d) for d in leading], ast.Load())
     return _call(
         "zeros",
-        ast.List([ast.Constant(d) if isinstance(d, int) else _name(d) for d in leading], ast.Load()),
+        leading,
         ast.Tuple([ast.Constant(d) for d in shape], ast.Load()),
         dtype,
     )
+
+
+def _writes_table(block_writes, width=72):
+    """The WRITES tuple: per block one string of the state fields it writes,
+    then after a "|" the stacks (`"pc fib_n return_sp | returns",  # block 1`),
+    apart by spaces.  A long one is an implicit concatenation of pieces of
+    at most `width` characters, which black keeps one piece a line, the
+    last followed by the block's number.
+
+    (The table is written as a name, whose text `ast.unparse` copies as it
+    is: an `ast.Constant` would unparse as one long string, and an AST
+    holds no comments.)
+    """
+    lines = ["("]
+    for k, (fields, stacks) in enumerate(block_writes):
+        names = list(fields) + (["|", *stacks] if stacks else [])
+        pieces, piece = [], ""
+        for name in names:
+            if piece and len(piece) + len(name) > width:
+                pieces.append(piece)
+                piece = ""
+            piece += name + " "
+        pieces.append(piece.rstrip())
+        texts = [repr(p).replace("'", '"') for p in pieces]
+        lines.extend(texts[:-1])
+        lines.append(f"{texts[-1]},  # block {k}")
+    lines.append(")")
+    return _name("\n".join(lines))
 
 
 def _attr(value, attr):
@@ -284,6 +317,34 @@ class _ProgramEmitter:
                 leaves.append((path, leaf, field))
             self.fields[var] = leaves
             self.note_classes(self.types[var])
+        self.properties = self.rebuilt_registers(taken)  # var -> its State property
+
+    def rebuilt_registers(self, taken):
+        """The tuple-valued registers that two blocks or more read, each
+        with the name of the State property that rebuilds it from its
+        fields (`state.build_tree_return`: a Tree), so that those blocks
+        read it in a line; other registers are rebuilt where read."""
+        readers = {}
+        for block in self.p.blocks:
+            written, read = set(), set()
+            for ins in block.instructions + (block.terminator,):
+                read.update(v for v in liveness.uses(ins) if v not in written)
+                written.update(liveness.defs(ins))
+            for v in read:
+                readers[v] = readers.get(v, 0) + 1
+        out = {}
+        for var in self.p.registers:
+            name = var.replace(".", "_")
+            if (
+                readers.get(var, 0) >= 2
+                and isinstance(self.types[var], T.TupleType)
+                and name == _field_name(name)
+                and name not in taken
+                and not hasattr(tuple, name)
+                and not keyword.iskeyword(name)
+            ):
+                out[var] = name
+        return out
 
     def note_classes(self, pattern):
         if isinstance(pattern, T.TupleType):
@@ -367,26 +428,14 @@ class _ProgramEmitter:
         if self.stackless is None:
             statements.append(
                 comment(
-                    "per block: the state fields and the stacks it writes (under XLA a "
-                    "block's loop carries only these; it reads the others as they are)"
+                    "per block: the state fields it writes, then after | the stacks it writes "
+                    "(under XLA a block's loop carries only these; it reads the others as they are)"
                 )
             )
             statements.append(
                 ast.Assign(
                     [_name(self.const("WRITES"), True)],
-                    ast.Tuple(
-                        [
-                            ast.Tuple(
-                                [
-                                    ast.Tuple([ast.Constant(f) for f in names], ast.Load())
-                                    for names in written
-                                ],
-                                ast.Load(),
-                            )
-                            for written in self.block_writes
-                        ],
-                        ast.Load(),
-                    ),
+                    _writes_table(self.block_writes),
                 )
             )
         statements.append(
@@ -562,30 +611,37 @@ class _ProgramEmitter:
                     "array per register."
                 )
             ),
-            comment(
+            *self.field(
+                "pc",
                 "[batch] int32: the block each example runs next "
-                f"({self.const('HALT')} once it has returned)"
+                f"({self.const('HALT')} once it has returned)",
             ),
-            self.field("pc"),
-            comment(
+            *self.field(
+                "return_sp",
                 "[batch] int32: how many return addresses each example has stacked; "
-                "also the level at which its current call saves variables"
+                "also the level at which its current call saves variables",
             ),
-            self.field("return_sp"),
         ]
         for var in self.p.registers:
             for path, leaf, field in self.fields[var]:
                 where = f"{_short(var)} of {_function_of(var)}"
                 if _short(var) == "return":
                     where = f"the value {_function_of(var)} returns"
-                body.append(comment(f"[batch{self.dims(leaf)}] {leaf.dtype.name}: {where}"))
-                body.append(self.field(field))
-        body.append(comment("[batch] int32: block where an example overflowed a stack, or -1"))
-        body.append(self.field("overflow_at"))
+                body.extend(self.field(field, f"[batch{self.dims(leaf)}] {leaf.dtype.name}: {where}"))
+        body.extend(self.field("overflow_at", "[batch] int32: block where an example overflowed a stack, or -1"))
         if self.checks_indices:
-            body.append(comment("[batch] int32: block where an example indexed out of range, or -1"))
-            body.append(self.field("index_error_at"))
-        return self.named_tuple(self.state_type, body)
+            body.extend(
+                self.field("index_error_at", "[batch] int32: block where an example indexed out of range, or -1")
+            )
+        state = self.named_tuple(self.state_type, body)
+        if self.properties:
+            state.body.append(comment("tuple-valued registers that blocks read, rebuilt from their fields"))
+        for var, name in self.properties.items():
+            prop = ast.parse(f"@property\ndef {name}(self):\n    return None").body[0]
+            leaves = [_attr("self", field) for _, _, field in self.fields[var]]
+            prop.body[0].value = self.rebuild(self.types[var], leaves)
+            state.body.append(prop)
+        return state
 
     def stacks_class(self):
         body = [
@@ -598,16 +654,15 @@ class _ProgramEmitter:
         ]
         for field, leaf in self.stack_fields():
             if leaf is None:
-                body.append(comment("[depth, batch] int32: return addresses (block indices)"))
+                body.extend(self.field(field, "[depth, batch] int32: return addresses (block indices)"))
             else:
-                body.append(
-                    comment(f"[depth, batch{self.dims(leaf)}] {leaf.dtype.name}: saved {field}")
-                )
-            body.append(self.field(field))
+                body.extend(self.field(field, f"[depth, batch{self.dims(leaf)}] {leaf.dtype.name}: saved {field}"))
         return self.named_tuple(self.stacks_type, body)
 
     @staticmethod
     def named_tuple(name, body):
+        # black would wrap a field whose line is long into `name: (object  # doc)`
+        body = [body[0], comment("fmt: off"), *body[1:], comment("fmt: on")]
         return ast.ClassDef(
             name=name,
             bases=[ast.Attribute(_name("typing"), "NamedTuple", ast.Load())],
@@ -622,8 +677,9 @@ class _ProgramEmitter:
         return "".join(f", {d}" for d in leaf.shape)
 
     @staticmethod
-    def field(name):
-        return ast.AnnAssign(_name(name, True), _name("object"), None, 1)
+    def field(name, doc):
+        """`name: object  # doc`: a NamedTuple field, its shape and meaning on its line."""
+        return [ast.AnnAssign(_name(name, True), _name("object"), None, 1), trailing_comment(doc)]
 
     # ---- blocks ----------------------------------------------------------
 
@@ -631,15 +687,20 @@ class _ProgramEmitter:
         block_body = _BlockBody(self, i, block)
         body = block_body.statements()
         updates = body.pop()
-        self.block_writes.append(([k.arg for k in updates], list(block_body.stack_written)))
-        writes = [ast.keyword(f, _name(f + "_write")) for f in block_body.stack_written]
-        return expand(
-            program_templates.block_function,
-            BLOCK=self.block_name(i),
-            BODY=body,
-            UPDATES=updates,
-            WRITES=writes,
-        )
+        self.block_writes.append(([k.arg for k, _ in updates], list(block_body.stack_written)))
+        masked = {k.arg: k.value for k, is_masked in updates if is_masked}
+        if masked:
+            # rt.select_fields: one `rt.select(active, new, state.<field>)` per field
+            body.append(
+                ast.Assign([_name("state", True)], _call("select_fields", _name("active"), _name("state"), **masked))
+            )
+        updates = [k for k, is_masked in updates if not is_masked]
+        writes = block_body.write_keywords
+        short = expand(program_templates.block_function, BLOCK="f", BODY=[], UPDATES=updates, WRITES=writes)
+        text = ast.unparse(ast.fix_missing_locations(short[0].body[-1]))
+        # a return black would split over lines: the state update its own statement
+        template = program_templates.block_function if len(text) <= 80 else program_templates.block_function_long
+        return expand(template, BLOCK=self.block_name(i), BODY=body, UPDATES=updates, WRITES=writes)
 
     # ---- program and entry -----------------------------------------------
 
@@ -693,7 +754,7 @@ class _ProgramEmitter:
             ast.keyword(
                 field,
                 _zeros(
-                    ["max_stack_depth", "batch"],
+                    "stack_shape",
                     () if leaf is None else leaf.shape,
                     "int32" if leaf is None else leaf.dtype.name,
                 ),
@@ -704,6 +765,7 @@ class _ProgramEmitter:
             program_templates.program_function,
             PROGRAM=f"{self.prefix}_program",
             LEAVES=[ast.arg(name) for *_, name in self.param_leaves()],
+            FIRST=[_name(name) for *_, name in self.param_leaves()[:1]],
             STATE_TYPE=self.state_type,
             INITIAL=self.initial_state(_zeros(["batch"], (), "int32")),
             STACKS_TYPE=self.stacks_type,
@@ -723,6 +785,7 @@ class _ProgramEmitter:
             program_templates.stackless_program_function,
             PROGRAM=f"{self.prefix}_program",
             LEAVES=[ast.arg(name) for *_, name in self.param_leaves()],
+            FIRST=[_name(name) for *_, name in self.param_leaves()[:1]],
             STATE_TYPE=self.state_type,
             INITIAL=self.initial_state(_call("cast", start, "int32")),
             STACKS_TYPE=self.stacks_type,
@@ -828,8 +891,10 @@ class _BlockBody:
         self.locals: Dict[str, str] = {}
         self.taken = set()
         self.stack_written: List[str] = []  # stacks this block writes (one write each)
+        self.write_keywords: List[ast.keyword] = []  # rt.stack_writes's: returns=..., **saved_1
         self.return_moved = False  # whether it pushed or popped a return address
         self.overflows: List[str] = []
+        self.overflow_name = "overflow"  # the [batch] bool of examples that overflowed (finish_terminator)
         self.faults: List[tuple] = []  # (local [batch] bool: examples indexing out of range, INDEX_LINES entry)
         self.written: List[str] = []
         self.going_mask = None  # the mask of examples going on, in a ReturnIf block
@@ -977,6 +1042,8 @@ class _BlockBody:
             written.update(liveness.defs(ins))
 
     def load(self, var):
+        if var in self.e.properties:
+            return _attr("state", self.e.properties[var])
         pattern = self.e.types[var]
         leaves = [_attr("state", field) for _, _, field in self.e.fields.get(var, [])]
         return self.e.rebuild(pattern, leaves)
@@ -1052,17 +1119,39 @@ class _BlockBody:
                     value = _call("cast", value, target.dtype.name)
                 values.append(value)
             targets = [self.target(p) for p in ins.vars_out]
-            self.out.append(
-                ast.Assign(
-                    [_target(targets)],
-                    values[0] if len(values) == 1 else ast.Tuple(values, ast.Load()),
-                )
+            pairs = [
+                (t, v)
+                for t, v in zip(targets, values)
+                if not (isinstance(t, ast.Name) and isinstance(v, ast.Name) and t.id == v.id)
+            ]
+            read_later = [
+                {n.id for v in values[k + 1 :] for n in ast.walk(v) if isinstance(n, ast.Name)}
+                for k in range(len(values))
+            ]
+            together = ast.Assign(
+                [_target(targets)],
+                values[0] if len(values) == 1 else ast.Tuple(values, ast.Load()),
             )
+            # black's lines for it: one, or the targets one a line and more
+            text = ast.unparse(ast.fix_missing_locations(copy.deepcopy(together)))
+            lines = 1 if len(text) <= 80 else len(targets) + 2
+            if (
+                len(pairs) < lines
+                and all(isinstance(t, ast.Name) for t in targets)
+                and all(t.id not in read_later[targets.index(t)] for t, _ in pairs)
+            ):
+                # one assignment a line, in order (none reads a name set before
+                # it), less those of a name to itself
+                self.out.extend(ast.Assign([t], v) for t, v in pairs)
+                return
+            self.out.append(together)
         elif isinstance(ins, ir.Push):
+            values = {}
             for var in ins.variables:
                 value = _name(self.local(var))
                 for path, _, field in self.e.fields[var]:
-                    self.push(field, _index(value, path), self.going() if ins.going_only else None)
+                    values[field] = _index(value, path)
+            self.save_all(values, self.going() if ins.going_only else None)
         elif isinstance(ins, (ir.Pop, ir.Peek)):
             for var in ins.variables:
                 self.restore(var)
@@ -1160,49 +1249,56 @@ class _BlockBody:
         )
         return _name(local)
 
-    def push(self, field, value, mask=None):
-        """A return address onto `returns`, or a saved variable into its frame slot."""
+    def written_stack(self, field):
         if field in self.stack_written:
             raise AssertionError(f"two pushes on stack {field} in one block")
-        flag = f"overflow_{len(self.overflows) + 1}"
-        self.overflows.append(flag)
-        stack, mask = _attr("stacks", field), mask or _name("active")
-        if field == "returns":
-            targets = [_name("return_sp", True), _name("returns_write", True), _name(flag, True)]
-            value = _call("push", stack, self.return_pointer(), value, mask)
-            self.return_moved = True
-        else:
-            # the frame: return_sp as the block found it (see the module docstring)
-            targets = [_name(field + "_write", True), _name(flag, True)]
-            value = _call("save", stack, _attr("state", "return_sp"), value, mask)
-        self.out.append(ast.Assign([_target(targets)], value))
         self.stack_written.append(field)
 
+    def overflow_flag(self):
+        flag = f"overflow_{len(self.overflows) + 1}"
+        self.overflows.append(flag)
+        return flag
+
+    def push(self, field, value, mask=None):
+        """A return address onto `returns`."""
+        assert field == "returns", field
+        self.written_stack(field)
+        flag = self.overflow_flag()
+        targets = [_name("return_sp", True), _name("returns_write", True), _name(flag, True)]
+        value = _call("push", _attr("stacks", field), self.return_pointer(), value, mask or _name("active"))
+        self.return_moved = True
+        self.out.append(ast.Assign([_target(targets)], value))
+        self.write_keywords.append(ast.keyword("returns", _name("returns_write")))
+
+    def save_all(self, values, mask=None):
+        """Saved variables into their frame slots: `saved_1, overflow_1 =
+        rt.save_all(stacks, state.return_sp, active, fib_n=n, ...)`, the
+        frame being return_sp as the block found it (see the module docstring)."""
+        if not values:
+            return
+        for field in values:
+            self.written_stack(field)
+        saved = _safe(f"saved_{len(self.overflows) + 1}", self.taken)
+        self.taken.add(saved)
+        flag = self.overflow_flag()
+        value = _call("save_all", _name("stacks"), _attr("state", "return_sp"), mask or _name("active"), **values)
+        self.out.append(ast.Assign([_target([_name(saved, True), _name(flag, True)])], value))
+        self.write_keywords.append(ast.keyword(None, _name(saved)))
+
     def restore(self, var):
-        """`var` as its call site saved it: its slot in the frame (`return_sp`)."""
-        leaves = self.e.fields[var]
-        # Only a bare tensor is its own leaf: a one-leaf tuple, `(x,)` or
-        # `(x, None)`, is read into a leaf and rebuilt below.
+        """`var` as its call site saved it: its slot in the frame (`return_sp`).
+
+        A pop and a peek read the same slot; a peek's value stays there for
+        the block's next call, which saves nothing again.  Only a bare
+        tensor is its own leaf: a tuple, one-leaf ones too (`(x,)`,
+        `(x, None)`), is rebuilt from one read per leaf.
+        """
+        frame = _attr("state", "return_sp")
+        reads = [_call("read", _attr("stacks", field), frame) for _, _, field in self.e.fields[var]]
         bare = isinstance(self.e.types[var], T.TensorType)
-        names = []
-        for _, _, field in leaves:
-            target = self.local(var) if bare else _safe(field + "_top", self.taken)
-            self.taken.add(target)
-            names.append(target)
-            # A pop and a peek read the same slot; a peek's value stays
-            # there for the block's next call, which saves nothing again.
-            frame = _attr("state", "return_sp")
-            self.out.append(
-                ast.Assign([_name(target, True)], _call("read", _attr("stacks", field), frame))
-            )
+        value = reads[0] if bare else self.e.rebuild(self.e.types[var], reads)
         self.defined(var)
-        if not bare:
-            self.out.append(
-                ast.Assign(
-                    [_name(self.local(var), True)],
-                    self.e.rebuild(self.e.types[var], [_name(n) for n in names]),
-                )
-            )
+        self.out.append(ast.Assign([_name(self.local(var), True)], value))
 
     def terminator(self, t):
         if isinstance(t, ir.ReturnIf):
@@ -1282,27 +1378,32 @@ class _BlockBody:
             ("overflow", self.overflows, "examples whose stack is full stop here; the caller raises"),
             ("fault", [f for f, _ in self.faults], "examples that indexed out of range stop here; the caller raises"),
         )
-        for name, flags, note in stops:
+        for kind, flags, note in stops:
             if not flags:
                 continue
-            flags = [_name(f) for f in flags]
-            any_flag = flags[0]
-            for f in flags[1:]:
-                any_flag = ast.BinOp(any_flag, ast.BitOr(), f)
             self.out.append(comment(note))
-            self.out.append(ast.Assign([_name(name, True)], any_flag))
+            name = flags[0]  # one flag: as it is, no `overflow = overflow_1`
+            if len(flags) > 1:
+                name = kind
+                any_flag = _name(flags[0])
+                for f in flags[1:]:
+                    any_flag = ast.BinOp(any_flag, ast.BitOr(), _name(f))
+                self.out.append(ast.Assign([_name(name, True)], any_flag))
+            if kind == "overflow":
+                self.overflow_name = name
             self.out.append(
                 ast.Assign([pc], _call("select", _name(name), _name(self.e.const("HALT")), _name("pc")))
             )
 
     def updates(self):
-        keywords = [ast.keyword("pc", _name("pc"))]
+        """[(keyword of the state update, whether it is masked by `active`)]."""
+        keywords = [(ast.keyword("pc", _name("pc")), False)]
         for var in self.written:
             if var not in self.e.fields:
                 continue  # a temporary: lives only in this block
             value = _name(self.local(var))
             if var in self.masked:
-                keywords.append(ast.keyword(self.masked[var], value))
+                keywords.append((ast.keyword(self.masked[var], value), False))
                 continue
             dead = var not in self.e.live_out[self.block.name]
             for path, leaf, field in self.e.fields[var]:
@@ -1312,19 +1413,17 @@ class _BlockBody:
                     # XLA copy the stacks inside the loop (NUTS 15 -> 55 us
                     # per gradient, measured with the switch_case runtime).
                     continue
-                keywords.append(
-                    ast.keyword(
-                        field,
-                        _call("select", _name("active"), _index(value, path), _attr("state", field)),
-                    )
-                )
+                keywords.append((ast.keyword(field, _index(value, path)), True))
         if self.return_moved:
-            keywords.append(ast.keyword("return_sp", _name("return_sp")))
+            keywords.append((ast.keyword("return_sp", _name("return_sp")), False))
         if self.overflows:
             keywords.append(
-                ast.keyword(
-                    "overflow_at",
-                    _call("select", _name("overflow"), self.index, _attr("state", "overflow_at")),
+                (
+                    ast.keyword(
+                        "overflow_at",
+                        _call("select", _name(self.overflow_name), self.index, _attr("state", "overflow_at")),
+                    ),
+                    False,
                 )
             )
         if self.faults:
@@ -1332,5 +1431,5 @@ class _BlockBody:
             where = _attr("state", "index_error_at")
             for flag, site in reversed(self.faults):
                 where = _call("select", _name(flag), site, where)
-            keywords.append(ast.keyword("index_error_at", where))
+            keywords.append((ast.keyword("index_error_at", where), False))
         return keywords

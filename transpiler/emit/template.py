@@ -118,16 +118,29 @@ def comment(text: str) -> ast.stmt:
     )
 
 
+def trailing_comment(text: str) -> ast.stmt:
+    """A statement that becomes `  # text` at the end of the line before it
+    (a one-line statement) after unparsing; black leaves it there."""
+    return ast.Expr(
+        ast.Call(ast.Name(TRAILING_MARKER, ast.Load()), [ast.Constant(text)], [])
+    )
+
+
 COMMENT_MARKER = "__autobatch_comment__"
+TRAILING_MARKER = "__autobatch_trailing_comment__"
 
 
 def render_comments(source: str) -> str:
     """Turns the marker statements left by `comment` into real comments."""
     out = []
     prefix = f"{COMMENT_MARKER}("
+    trailing = f"{TRAILING_MARKER}("
     for line in source.splitlines():
         stripped = line.lstrip()
-        if stripped.startswith(prefix) and stripped.endswith(")"):
+        if stripped.startswith(trailing) and stripped.endswith(")") and out:
+            text = ast.literal_eval(stripped[len(trailing) : -1])
+            out[-1] += f"  # {text}"
+        elif stripped.startswith(prefix) and stripped.endswith(")"):
             indent = line[: len(line) - len(stripped)]
             text = ast.literal_eval(stripped[len(prefix) : -1])
             out.append(f"{indent}# {text}")

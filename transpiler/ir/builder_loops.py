@@ -53,11 +53,17 @@ class Loops:
         self.terminate(ir.Goto(header.name, origin))
         self.start(header)
         condition = self.fresh("in_range")
-        self.primop_text(
-            condition,
-            f"(({step}) > 0) & ({counter} < ({stop})) | (({step}) < 0) & ({counter} > ({stop}))",
-            origin,
-        )
+        try:
+            literal = int(step)  # a literal step: its sign known, one comparison
+        except ValueError:
+            literal = 0
+        if literal > 0:
+            test = f"{counter} < ({stop})"
+        elif literal < 0:
+            test = f"{counter} > ({stop})"
+        else:
+            test = f"(({step}) > 0) & ({counter} < ({stop})) | (({step}) < 0) & ({counter} > ({stop}))"
+        self.primop_text(condition, test, origin)
 
         def advance():
             self.primop_text(target, counter, origin)

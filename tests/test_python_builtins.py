@@ -16,6 +16,10 @@ from transpiler import BatchTypeError
 from transpiler.demo import agrees
 from tests.oracle import MODES, oracle_params
 
+# Its modules are generated into a temporary folder and run; the tests that
+# read their text look for code, not layout: black is skipped (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("unformatted_generation")
+
 def ints(low, high):
     return lambda rng, n: (rng.integers(low, high, n),)
 

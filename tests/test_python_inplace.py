@@ -18,6 +18,10 @@ from transpiler.types import TensorType
 from transpiler.demo import agrees
 from tests.oracle import MODES, oracle_params
 
+# Its modules are generated into a temporary folder and run; the tests that
+# read their text look for code, not layout: black is skipped (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("unformatted_generation")
+
 def vectors(length):
     return lambda rng, n: (rng.integers(-20, 20, (n, length)),)
 

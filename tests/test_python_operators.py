@@ -15,6 +15,10 @@ from tests import python_operators as P
 from tests.oracle import MODES, oracle_params
 from transpiler import BatchTypeError
 
+# Its modules are generated into a temporary folder and run; the tests that
+# read their text look for code, not layout: black is skipped (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("unformatted_generation")
+
 def pairs(low, high, zeros=True):
     """Two integers per example; with `zeros`, some of each are zero."""
 

@@ -25,6 +25,10 @@ from tests import python_statements as P
 from transpiler.demo import agrees
 from tests.oracle import MODES, oracle_params
 
+# Its modules are generated into a temporary folder and run; the tests that
+# read their text look for code, not layout: black is skipped (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("unformatted_generation")
+
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_statements.py")
 
 

@@ -23,6 +23,10 @@ from tests import subscript_programs as S
 from transpiler.demo import agrees
 from tests.oracle import MODES, oracle_params
 
+# Its modules are generated into a temporary folder and run; the tests that
+# read their text look for code, not layout: black is skipped (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("unformatted_generation")
+
 BACKENDS = ("numpy", "tensorflow")  # build-time errors: XLA builds what TF builds
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "subscript_programs.py")

@@ -41,13 +41,14 @@ def unformatted_generation():
     checked-in modules (tests/test_generated.py, tests/test_artifact.py) and
     the tests that read generated text.  AUTOBATCH_TEST_BLACK=1 keeps black.
     """
-    if os.environ.get("AUTOBATCH_TEST_BLACK") == "1":
-        yield
-        return
-    from tools.fuzzrun import unformatted_generation as unformatted
+    from tools.fuzzrun import memoized_emission, unformatted_generation as unformatted
 
-    with unformatted():
-        yield
+    with memoized_emission():  # same text, each program emitted once (tools/fuzzrun.py)
+        if os.environ.get("AUTOBATCH_TEST_BLACK") == "1":
+            yield
+            return
+        with unformatted():
+            yield
 
 
 _RUNTIMES = ("autobatch_runtime.tensorflow_backend", "autobatch_runtime.jax_backend")

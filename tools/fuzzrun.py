@@ -139,6 +139,72 @@ def unformatted_generation():
         module._format = original
 
 
+@contextlib.contextmanager
+def memoized_emission():
+    """While active, a program's statements are emitted once and each
+    top-level statement is unparsed once.
+
+    A Context's own module is rebuilt whole each time a call adds a program
+    to it (its other programs come from the Context's memo of compiled
+    programs, the same objects each time), and each rebuild emitted and
+    unparsed every earlier program again: a test module that calls k
+    functions of one Context paid k(k+1)/2 of them per backend.  Emitting is
+    a function of (lowered program, prefix, entry, imported names), and the
+    module's text is what `ast.unparse` gives for the whole (checked against
+    it in tests/test_emission_memo.py): the modules are the same text.
+    """
+    from transpiler.emit import module
+    from transpiler.emit import program as program_emitter
+
+    emitted = {}  # (id(lowered), prefix, entry, names) -> (lowered, EmittedProgram)
+    texts = {}  # id(statement) -> (statement, its text)
+    emit, unparsed = program_emitter.emit, module.unparsed
+
+    def memo_emit(lowered, prefix, entry, free_names):
+        key = (id(lowered), prefix, entry, tuple(sorted(free_names.items())))
+        if key not in emitted:
+            emitted[key] = (lowered, emit(lowered, prefix, entry, free_names))
+        return emitted[key][1]
+
+    def text(statement):
+        if id(statement) not in texts:
+            texts[id(statement)] = (statement, ast.unparse(ast.fix_missing_locations(statement)))
+        return texts[id(statement)][1]
+
+    def memo_unparsed(statements):
+        return joined_unparse(statements, text, unparsed)
+
+    program_emitter.emit, module.unparsed = memo_emit, memo_unparsed
+    try:
+        yield
+    finally:
+        program_emitter.emit, module.unparsed = emit, unparsed
+
+
+def joined_unparse(statements, text, unparsed):
+    """`unparsed(statements)` (transpiler/emit/module.py) put together from
+    each statement's `text(statement)`: `ast.unparse` starts each further
+    top-level statement on a new line, and a `def` or `class` after a blank
+    line.  A leading string, which it writes as a docstring, goes to
+    `unparsed` whole."""
+    from transpiler.emit.template import render_comments
+
+    first = statements[0] if statements else None
+    if first is None or (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return unparsed(statements)
+    pieces = []
+    for k, statement in enumerate(statements):
+        if k:
+            blank = isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            pieces.append("\n\n" if blank else "\n")
+        pieces.append(text(statement))
+    return render_comments("".join(pieces))
+
+
 def load(program: Program, directory: str):
     """Writes the program's source under `directory` and imports it."""
     name = _module_name(program)

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=86ad6259883d8437ec4f79ebc1703aeddf747e202176ed70cdd5665f73aea3cf
-# autobatch: inputs-sha256=ce2a7fed4f755ad8fa073893ba65b8e3537c58d03dd92bdf80a61a38982d1d3c
+# autobatch: source-sha256=f61adc9f55a68c80e974a1a824d2c41dc3388939a96bcba21441a0e73565a2d0
+# autobatch: inputs-sha256=a3b70c73c443ddbd194cabb808dee5b967b800356b96664e9b6ba03463eedaf5
 # autobatch: body-sha256=916afa08480312d099ae8935bb1f7a1341b7aee57e77c8587a639cd719e47d70
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

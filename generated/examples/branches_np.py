@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=014843d50d69c1e8417b1d8957378de08e4afd85057e20fe99f5cee3bab50977
-# autobatch: inputs-sha256=761a2231fab3c93c64b360d5f7dc15000e9ef25569b53a0111ca62e1f6754ebb
+# autobatch: source-sha256=9c07a5fe3a7eae094d4ea31d0e20859f8a0914b6000b2b8e312ca44123907552
+# autobatch: inputs-sha256=b062fedad091e6645523ae156b3c821e0f52f6a8ab644e4554977aa891d18eae
 # autobatch: body-sha256=6f0deca23e43766313eddc3b9bad8dc3b6064fe61f994785b3c0232293936d9c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=d5b7676eeb05288c0c84bfb9fa8a812b80c5ec216f2568ca8bf645bb976abd88
-# autobatch: inputs-sha256=40cbe61cf9394d0dcfe385df5decf16a50b624ec78ef9ce258c4dfda1fbf2498
+# autobatch: source-sha256=6d2ab5e3ddc67794fac16768fb31e09e8f5c4d3b6610949e5f298970a53d7bc0
+# autobatch: inputs-sha256=3e94baf7e3fe4ac7b26fbf1a3c2bac876736f31009b9e57b6c9864be69c1e609
 # autobatch: body-sha256=7ca98834662e13f865079e785f8cd2be71eb1e54934bda911395d501e718d362
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

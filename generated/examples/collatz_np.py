@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f0448fccf63a073c53479bf2a6f43bf166d4c6101e92182f8fd2d4f9cdd7b78d
-# autobatch: inputs-sha256=9a7b46d718784e03148530cad4a1ca603a0d98dd2e8443823276c586f488acd3
+# autobatch: source-sha256=3ddb2040e82ae97a35519653323f75780506aa39512d344ee46966001d6d682d
+# autobatch: inputs-sha256=fe72e875017b1d9ffd76260fd2e2c458f1523179b5208775791c878201dc4dc9
 # autobatch: body-sha256=5eb93cbe3d5c830fe2fcfafe79e8b673c37648064484e162e606e600429762ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

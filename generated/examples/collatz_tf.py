@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=98f605eaf0c395d7e4b0edf7e67d21ae9c7430fe7707080c450fdcd9582253d1
-# autobatch: inputs-sha256=4c8fba6af0c2d63f9dfaa58a8d8154a3a750b0598a66a6097698b7d65089ad54
+# autobatch: source-sha256=218dcf02e234594cfcad17e96135fef35af2a6de56f1f926183ebb6fb9f22831
+# autobatch: inputs-sha256=c8674674952a885389d34bb963c1b075dd69ba72702ec0d79e3e6ac9f48a1bf3
 # autobatch: body-sha256=bee19839319526c77602b9e76f894e6beada6eb92bc0504c38689353e7be462b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=c9b4033779e020aafae86f998a784fbc36248532af7b2b5d35d2c576d1bc9c12
-# autobatch: inputs-sha256=a047494aa01568f8b651edaa024cf53e6b054359e4daf773e9bc3ceb4f1902ff
+# autobatch: source-sha256=480c9f993c77c0595a8b01f26fc69fd7c8f90fb13c0803be5d605bfe4e07271c
+# autobatch: inputs-sha256=f53f50b692f7bec88c111a4490b1266627e64500f1195ab0200a12afa9b3b2ed
 # autobatch: body-sha256=73d19ce0f4d0006ae205e91c7220114404aad01b37300b65fd6da3b047b9507c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

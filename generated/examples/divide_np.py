@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=eebdfdd855b1e67e0ef595ca09b481a77cc0b2398ac38c3f4f8f6221cae0c687
-# autobatch: inputs-sha256=c0e87389f8bdbd4ce48d570af73dd8db5c1af03ec40112029f48be2de215d9bb
+# autobatch: source-sha256=369ad4404ce10fbb05717a7e3b134f839f5391646dcf0c12d95c6afba27fbb29
+# autobatch: inputs-sha256=28017f62f602caf990301a183c8ec313cdc76b5cef588865057b6749430d50ce
 # autobatch: body-sha256=4f12adc06d51c7845dcdb3985f48524116c43f421196ceab3d8b64fb4ba04f47
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

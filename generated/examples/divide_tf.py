@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=660c60c8b7a5db803808224ba572567d795d2642ee3329c83a14f6bd75e03655
-# autobatch: inputs-sha256=5a0b6aecfa632119a78d20a5d3d66ed8c1c8441f90f10bd703b830373e665025
+# autobatch: source-sha256=203611e8180084c51267348d4e15f57a571cbe014504ea6726c3cd2a266721ee
+# autobatch: inputs-sha256=5d30581d10fed26dbb932a152514672609f5bef9df175b1175316b7dd993100c
 # autobatch: body-sha256=0fee83bac47fb6e06d7da95dc544ca5cf5c000a05d42b4e0daba05ec806e6b59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

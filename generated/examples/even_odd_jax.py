@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=d4c6228aa0fd6d48e0d75b9aa7ba63ba2537634d067312f332b3f90f9cff0672
-# autobatch: inputs-sha256=46beeb3a90dfb0f1a623f30162930dada3cf93e319847fce2aaf1c414bb595f7
+# autobatch: source-sha256=3e3ff90f63dd7862ddb5844de2596da7aabeb2d852f9ac91a3a1fa360eb5c257
+# autobatch: inputs-sha256=e082019aab2e5315eb420fa6e579692d9eeaa6dd1e9fa7235ff4f69ba20cb9ef
 # autobatch: body-sha256=c75c6bd70a57cc71fa48c970f743409c10be25cefa2dc2c8035f00817c030c4d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=923af820a74949d5be61939ca0fdbbf9048f666146a8ffe6766cdecf45feb26f
-# autobatch: inputs-sha256=d5a960f19c6e7964c390293241f8a147170d4cea7c6816758f59e722592496df
+# autobatch: source-sha256=2685815f03376875c4c1c3ad0a38c4209b860f3dbc7d32021f2b4dfbf3592022
+# autobatch: inputs-sha256=f97bec04c3fb1ffd3b9990085d957f3c413a5f32f1efc3c677f50f1ddd2099ac
 # autobatch: body-sha256=2fb135babef38bb800d6ac2c4c2af19becfd4a2c29e4c840676a25f203e12b92
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

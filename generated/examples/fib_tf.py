@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=8c8c77f000c78bb42c660d62a5460b0dcc7a8b590a804291ac25e4e0a0a2639b
-# autobatch: inputs-sha256=723ed863559baf48387ad79ecb6b4829df7b0764883dc3c747f9142beaad5c16
+# autobatch: source-sha256=55f6012d961c811e458d01a7ea8c8c6f71e9c7d5f81bda95b16e8cba1683ef3c
+# autobatch: inputs-sha256=1b104be0ccb892be194843fb7022308683fd08cf8b48e1b1ef4413d50d7b3fde
 # autobatch: body-sha256=e7720649557d4f0a453c63ebe5d3d78e8c93c00d8feee7ffb3b66b577e5a69b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=15c2e74a05081b38f5a96be410c91734e1a032b9ea6cfe5ddfa52a7293db2923
-# autobatch: inputs-sha256=edf73cd971db387b38c5281770cd09d45b268af81d1e66a62322ece667927f3f
+# autobatch: source-sha256=d1f6b19833bc8b0d658a8d94c56265e4392541529007dfc0af0f446ed57151ff
+# autobatch: inputs-sha256=40ac1cb7f7ea6a4f93037ca4bce37adc999d7f4412e710a42e84473b1f13954c
 # autobatch: body-sha256=5449b36716bb54034412fe20ca10c448e24f8bd5864a637f9439d1887a5c9224
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=baabdd7ffe19a2004a2e4e861e04bb96bf285d04b6048a55dbd12ad0aee89967
-# autobatch: inputs-sha256=cb126a17b4a4418679f33c88cc49fecc73e04802492df896345653134c84cb6d
+# autobatch: source-sha256=dc6c6f33a1613fd6a4cd41239ae6224a210a9f5b7172db5cee9b8521bc6a8726
+# autobatch: inputs-sha256=8022f67e11058d3b9828aea06da1b0f8a6454256f0a3cd70834a68886efcbf78
 # autobatch: body-sha256=a0f383c934e111c161e14e116b414013a3db0e0269973408a422e4eea8fb4d3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

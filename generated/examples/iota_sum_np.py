@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=43713fc97dc9ce06f975f9bfacae9e32ecedf26528a912e3ffc23376b0621327
-# autobatch: inputs-sha256=14b091040a75574b74bcbd3c261951ce29a45b62667a5b7bc5e956387941df80
+# autobatch: source-sha256=9f46ea9db2bcebe731e742f5ab3f568fdac0ca1681fbcd4a9f6b12ded2ae9e64
+# autobatch: inputs-sha256=18fe167be87f8c8d803f55da7dc5293e1f2e5a45128f0482d2a935f2a74f5624
 # autobatch: body-sha256=eb8fe8bc4818b9cbcb414ddeb379c83dbd2dc6f06849d4e9c12738c8a87ab62d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c7798ef8cfc79863b57c6d0f57aa22c83f8009880e66ff7788b301d01da28f28
-# autobatch: inputs-sha256=eb9587141323dcc277db5dfdeae7b66208bd43424a8c23b067da1171fa07cfb6
+# autobatch: source-sha256=01874bc28e3f0975be751523463a242bf5ec095bec76adde93cc68a8c91b772f
+# autobatch: inputs-sha256=20f04df8540b6ef7d2a58cfa1c7675e978a5f3ba5319368ced61f2baa9418475
 # autobatch: body-sha256=664e19449537c4b16116b58c87a86e60a97c762cdf7c3b0779a7a5c04266814f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=f2045f46c1fb2e42e7f27df6a17f4078bc047184eae2773bac062e3c57fbf8d9
-# autobatch: inputs-sha256=b6727e9878da5502e06d8efee6eaf218e57bd5ec2d1638f12fb06a5929d74380
+# autobatch: source-sha256=a920dc83b81744e48409fd7a170a68fedba60d874f5821ec865a7167dd5b8308
+# autobatch: inputs-sha256=eacfe9b562cbd2e9eb965a6d65ffb594637f7328d7b1e5a346d3a2ccd653a9a8
 # autobatch: body-sha256=c745ce51734f3ef93adc252eba05018693953711de61b1361114299f587b4202
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

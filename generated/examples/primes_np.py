@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=ffdd485226d88766d406ea12b51fc341cbfe5764978b0db63bca440f2907faa6
-# autobatch: inputs-sha256=8d064c529dc1b8deaecb056ae3a289e2157ba068ec766f9f9f0c1faf5a002ae5
+# autobatch: source-sha256=c791c4e02ffb047c362d592a981fda864734246cb3b63df602437939c8ea4d08
+# autobatch: inputs-sha256=aa0eecfc9d882ef34e1a331d1a23bf84744044b36c384a560cff89314d504412
 # autobatch: body-sha256=109c49b473beaa9846aef2dda3f5e5bae43fad264d41ddf3f695c06fdc3fe3b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

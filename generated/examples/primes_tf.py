@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=70e160435f87e230d59abce0b3c0ad2d09a5b940ba9a3177b93f4fba5af69c7a
-# autobatch: inputs-sha256=cbe759a2e16968313600afe794ea48c9dcf8f7b0764ef9118016c2b28954238c
+# autobatch: source-sha256=72bb164ab69f0a53bb63aa9ecb47fb95b25a0b30edb5f738b1d515ec9b29fcdc
+# autobatch: inputs-sha256=4ab4146733908e69ddc0c86f31404b7833f6e2b88b2f840de31b907f74732dc8
 # autobatch: body-sha256=1eb8f2716dacf8635745e21b8a4568ef6e207e15f93b0b69620bf308497d10a7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=f42276a5ff8e3c4d61f7fbf8eca165e22ca0386a5b8a2ab18f11afa6b4cde32b
-# autobatch: inputs-sha256=54e4eb09ad1856e5de9bc01b07b430e2887b5e52c3a6925b17b7f7e0da1800e1
+# autobatch: source-sha256=8bda2367470596609669e82a115e1a0e5bdddd1b150a1dc4138488dac5dbf8aa
+# autobatch: inputs-sha256=fccd39b3dc6f3ddd840271d96625211b56ec16b3531ff761a9d79b5bbb5c10fc
 # autobatch: body-sha256=43fc20e8432ec63756d4649e72d86e93aa91a2f6c6b6355a33864a469015c7c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=d15f10ac5494c1e826e062bb81e4342d99905f54d46ae96abab65258e4ec577d
-# autobatch: inputs-sha256=effbfbe4e38ee519c72bf0c91382e0ebae37df560d625339432653a1f5455a2f
+# autobatch: source-sha256=51c6eb7c6b54679be5e5f3c82186c5281bb310157dfacf70584078ea9ff6e5e7
+# autobatch: inputs-sha256=422ea2063edc3fb14154b58b82a7fb2ae0d76112d1bc555afed7345dfe1ad745
 # autobatch: body-sha256=a90a0037fb3adcd5b7c51530addaf8f844a44d5b7a92661e17c75690f2c994c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=7b6211b4fc0dc7fbf83bed181ce365526b18c410d163209a9872aed9bb536779
-# autobatch: inputs-sha256=e4139287a63ffbda1f466d546993fa3d87babd42e92e57610fd22aac7f1539d8
+# autobatch: source-sha256=046e89236b17ba261234470d5011fb174a388adfb98b46747272fc8f12164797
+# autobatch: inputs-sha256=8e18ee26aa91bf8c5df191323c5fba89e3972c108dc3010d5a4a11adb50910d9
 # autobatch: body-sha256=9f65891050eb2ee439f2b92e6629ca00e6066bf2b7eee4bb0b14e699db5c89e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

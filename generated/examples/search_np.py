@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=945b3978e90217a477ee6d9405d5bf92759a7825d6dabc3f8ef5661d4f17be91
-# autobatch: inputs-sha256=82e26ff1f0dad2a37648dc65dff515c1e62d2ba6033de9f4bd12f4110d8b13c6
+# autobatch: source-sha256=2b93988a4efbc03f3fecb2f9bb667e80ab04d6da6a0ff90231c97aa1537f8ad9
+# autobatch: inputs-sha256=1998ee3023738bd0bcf75fb656fff103a19cc082307251b9c599f892ab7e19e8
 # autobatch: body-sha256=2a28bed54bde6d6eb70ed21fc5cd8a9a9c72565b8d5983d0fbdfcca707afba6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=8486086b957dacf9224bfd7561f90a39ac120aaa276dc0757249f70b16a2c6a0
-# autobatch: inputs-sha256=b714a4f43e49f18da68f0a0cc9eabcc0828da8a6c2a5bd95470df19fe3a0d299
+# autobatch: source-sha256=2c1627dab1f128f08d4727af8781570d303e13766485c744a33ddbaedd222d71
+# autobatch: inputs-sha256=77d11f664553b53573ff59d90f86cffbfce5e71c862b00f60f28b5900da568a5
 # autobatch: body-sha256=5509ece51f71a035657508c87b3552a1a54b86364789d208312929bddbeff721
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

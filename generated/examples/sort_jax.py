@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=cb1faa813436281962d4acad5d5c2e8140d7905cbf0da33323ed1dea46f342c7
-# autobatch: inputs-sha256=4455dba36d326c80748dcdd9bcf8ab652922d846d262fc1de92db5abc902962e
+# autobatch: source-sha256=b2b0881c233ed059fcdcaa9388ad27d693817cec4685be9256221fe3480ed924
+# autobatch: inputs-sha256=266146baada3e50bfc210537343a9665755942cb71b912016596f043e5d4fe15
 # autobatch: body-sha256=eee76bd042063d3927ad03bd1bb3a49a230b9d276b4b3c4f6450e2b4b99f811d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=bdca6c1d06ee77c98b4c4db9364cb15e4e35fdfd9891811f0b5e328a63b228bf
-# autobatch: inputs-sha256=63304cbc62034201a62d9960702f6e9321fb4502b84188e5b218b4b731018a0f
+# autobatch: source-sha256=4844ef221fcabc9a33801d63aaae65c31d5294b6d2cef5102dee91876fbce1e8
+# autobatch: inputs-sha256=e13f8dfa9ad4142ce98514b74f43ca23d382bc30445464a18f4295405c5b2be5
 # autobatch: body-sha256=59dd3fed482091e04ad74066fb6bf26bbeee46a5fe77377c50608466a5740753
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

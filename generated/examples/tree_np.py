@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=8bc2c81d93b51848fe9c956655f5ac9c6ca4d62e5fd9dabc8238bc53ecf5660a
-# autobatch: inputs-sha256=b897742dfbfdcf46d565a85b373613b4460a28c875a0655889e93f021b8ea0c1
+# autobatch: source-sha256=474864b6aa930f54ac77fdd8171d89403decf4c8ca1ba3e8d94b9243b0f64cde
+# autobatch: inputs-sha256=11172ab9f272be36aaa0e0c51f8c4f680c1f1d8b5739adfbfa7d2b9d95b2eddf
 # autobatch: body-sha256=646d2b2e3c45af8547cd1ec96465d207e117c7f11e9a125c53ff79c174190e49
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=58b2f917a12a810fefc09884579966589ba90ed3b462eb4c3340e3a5c9cb6043
-# autobatch: inputs-sha256=7c462ad287fd7d7ef00cbe65fd732d9dbcb56a0084a0b3f9a4976bc446cd370d
+# autobatch: source-sha256=bbf4e05f83e2ded8d61a2c43fe42669dd8ed8e0c65b72bf626de3699cfd4e9db
+# autobatch: inputs-sha256=90a0a52092c4f8ba7eaf33681cff16f0cf43e5708a91e54b10e96438a08b54ca
 # autobatch: body-sha256=d450a15909a26393eab2176520aeb54759c7974667fe976587dc6bc47416fa5b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

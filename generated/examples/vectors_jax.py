@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=8b1f51be385d3199a256f49c39573218d7c35f69d3669c5683121c048c40781a
-# autobatch: inputs-sha256=cf91dc27ed64b119015c18e33dab92be720ab7123e2d8d6998782eba201398bf
+# autobatch: source-sha256=df79b58faab8a1853de59b5be4d8dc70b1d5ede6230f2afc7678e59f9d03239b
+# autobatch: inputs-sha256=76a3eee9ca563dbe00ee1c1d903eaba98085bb5f5fbb55679a229e6adab92428
 # autobatch: body-sha256=4e8c657b820dfedb8e19ca4efbb9a81f5d9f98c6fdfddb736a125b11fd63e49a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

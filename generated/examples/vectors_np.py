@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=02eaa2b3b3790783915c6c87423a4c5fb185128fb7d62f84919b774b16d748e1
-# autobatch: inputs-sha256=6b8f79b2c2bc8ed0e57162a51121798b03639ce90f904ecc3feb49e8accd1035
+# autobatch: source-sha256=e10534f4d01860a43802c71e1fac4003f9ad8b67053d85c909ebbedbfdd1818f
+# autobatch: inputs-sha256=9c466691814b631e0c803973f7b323ecd2ae860364f9becf3cea12b7aa6d2f7d
 # autobatch: body-sha256=561734dd46ba211738b40a9e48b1a61e2e3461590211e9c2697b9e1f4de320d6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

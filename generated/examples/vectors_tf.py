@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=bf2e3387c238bc3b37d43a53144519f9d589080f8202d9046944f5aff328c8af
-# autobatch: inputs-sha256=a4687c508f077ca36576d7f3cbf7ebcc631e9e587a0b99f24c97b39c42fa2e68
+# autobatch: source-sha256=d3081d52bcdcb38aec0df9f4f530b9fa2b5ba57a90678c9d787e4c0fa7105fde
+# autobatch: inputs-sha256=818c1eec222b9e90b0c0db92c7f20ebaed4a745963e19b863e69c5c815e4d1e9
 # autobatch: body-sha256=bc8f2f8afa9a5147406b390301fb5cabb9bccc35ed229dea2d0249f67f57a5b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -178,8 +178,9 @@ class _Rewriter(ast.NodeTransformer):
         if isinstance(item, ast.Slice):
             if not _static_slice(item):
                 raise SubscriptError(
-                    "a slice with per-example bounds has no fixed per-example shape; "
-                    "use literal bounds, or index element by element in a loop"
+                    "a slice with per-example bounds of an array of more than one axis (or with "
+                    "more than one item) has no fixed per-example shape (a vector's, `v[i:]`, "
+                    "has); use literal bounds, or index element by element in a loop"
                 )
             bounds = [_static_int(b) for b in (item.lower, item.upper) if b is not None]
             if isinstance(size, Size) and any(b != 0 for b in bounds):

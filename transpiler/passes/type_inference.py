@@ -581,13 +581,13 @@ class _Inference:
                 )
                 return dataclasses.replace(terminator, condition=truth)
             if T.is_ragged(tested):
-                # `if s:` / `while s:` of a vector: it is true where not empty
-                truth = f"{terminator.condition}_truth"
-                self.types[ir.qualify(fn, truth)] = T.TensorType(np.bool_)
-                instructions.append(
-                    ir.PrimOp((terminator.condition,), truth, f"{terminator.condition}.length > 0", origin=terminator.origin, namespace=self.namespaces[fn])
+                # NumPy refuses the truth of an array of several elements
+                # (a list's is its non-emptiness): ask for the test meant
+                raise BatchTypeError(
+                    _where(terminator.origin) + f"the truth of `{terminator.condition}`, a vector whose "
+                    "length differs per example, is ambiguous (NumPy raises for an array of several "
+                    "elements); test its length: `if len(v) > 0:`"
                 )
-                return dataclasses.replace(terminator, condition=truth)
         want = T.strong(self.returns.get(fn)) if fn in self.returns else None
         if isinstance(terminator, ir.Return) and T.is_ragged(want):
             if isinstance(terminator.value, str):

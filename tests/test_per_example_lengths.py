@@ -335,6 +335,26 @@ def test_one_program_serves_every_length_where_no_slice_has_literal_bounds():
     assert _programs(ctx, "total_after") == ["total_after(int64[n], int64[])"]
 
 
+def test_a_recursion_on_a_slice_is_one_program_for_every_length():
+    # `s[1:-1]` is n - 2 long, meets n at the parameter: a Ragged of capacity n
+    ctx = _context("generic_recursion")
+
+    @ctx.batch
+    def palindrome(s):
+        if len(s) < 2:
+            return True
+        if s[0] != s[-1]:
+            return False
+        return palindrome(s[1:-1])
+
+    plain = is_palindrome.context.plain("is_palindrome")  # (a closure's recursion is not plain)
+    rng = np.random.default_rng(3)
+    for size in (6, 3, 9, 1, 2):
+        s = palindromes(rng, 8, size)
+        assert np.asarray(palindrome(s, backend="numpy")).tolist() == [plain(r) for r in s]
+    assert _programs(ctx, "palindrome") == ["palindrome(int64[n])"]
+
+
 # ---- refused at build time ------------------------------------------------------------
 
 REFUSED = [

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=f61adc9f55a68c80e974a1a824d2c41dc3388939a96bcba21441a0e73565a2d0
-# autobatch: inputs-sha256=a3b70c73c443ddbd194cabb808dee5b967b800356b96664e9b6ba03463eedaf5
+# autobatch: source-sha256=0cef0f93afde9c6d436c91247c39719cdc721d0b34508a5ae57f9b1957fd5cb6
+# autobatch: inputs-sha256=c58cee5d6c4b86c716897390f483b38f8851c6a97dd570a3f8ddd635a2ebccb2
 # autobatch: body-sha256=916afa08480312d099ae8935bb1f7a1341b7aee57e77c8587a639cd719e47d70
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=9c07a5fe3a7eae094d4ea31d0e20859f8a0914b6000b2b8e312ca44123907552
-# autobatch: inputs-sha256=b062fedad091e6645523ae156b3c821e0f52f6a8ab644e4554977aa891d18eae
+# autobatch: source-sha256=013bb792db563bc92e7caa4485779326e53796813c21e381353fa6e04685b4c9
+# autobatch: inputs-sha256=1b4f1eef9a755dfe2fb5cca38c37422cd8b1afd8603c09987b8812eb8dd80dbd
 # autobatch: body-sha256=6f0deca23e43766313eddc3b9bad8dc3b6064fe61f994785b3c0232293936d9c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

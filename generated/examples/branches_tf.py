@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=6d2ab5e3ddc67794fac16768fb31e09e8f5c4d3b6610949e5f298970a53d7bc0
-# autobatch: inputs-sha256=3e94baf7e3fe4ac7b26fbf1a3c2bac876736f31009b9e57b6c9864be69c1e609
+# autobatch: source-sha256=0aebda3e9e8f4d41388d36649a69525c3a4e7b0b1d90289f274ceb6afcfedb42
+# autobatch: inputs-sha256=6c4b3c2c401857a277136e8e5a9a75de2a73234ddb17b926c2f132fd271a7772
 # autobatch: body-sha256=7ca98834662e13f865079e785f8cd2be71eb1e54934bda911395d501e718d362
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f6e025be44597c180c54253c2be64e4fade5b123df91d26f1597f3cca70a9fd2
-# autobatch: inputs-sha256=a47c4e567c71f78a88f3796496f2699380d9440750dddeed31d8d3231096f190
+# autobatch: source-sha256=cfaff10ae0208e1c92d673369f256e095293b37393439b679974e716d8cf74c2
+# autobatch: inputs-sha256=25b4a5968d8a46fe6715dc75383998f8b08e3bc8cef9822c575eb54bd114d979
 # autobatch: body-sha256=b9f0f537357439f9029d2791eacd1c094ea2f7cc92432dfc5903157a3c2dbcda
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=3ddb2040e82ae97a35519653323f75780506aa39512d344ee46966001d6d682d
-# autobatch: inputs-sha256=fe72e875017b1d9ffd76260fd2e2c458f1523179b5208775791c878201dc4dc9
+# autobatch: source-sha256=e06cee1fb49b6d6f19f1f54b490f2e93dd8f29f4d68058f649828ad5536fdc33
+# autobatch: inputs-sha256=284cf9d342d003b760dfefb8453221f484c725bd9f20ae39cc4d1cb8de60a0c8
 # autobatch: body-sha256=5eb93cbe3d5c830fe2fcfafe79e8b673c37648064484e162e606e600429762ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=218dcf02e234594cfcad17e96135fef35af2a6de56f1f926183ebb6fb9f22831
-# autobatch: inputs-sha256=c8674674952a885389d34bb963c1b075dd69ba72702ec0d79e3e6ac9f48a1bf3
+# autobatch: source-sha256=2e03d9f06e0501db0b80c6ae3f533569dad3ae5575efe5808c90d689018423dd
+# autobatch: inputs-sha256=94f007c08abef0d50266b7befb7f5fbd56066c227da489a140fe9fdb90973115
 # autobatch: body-sha256=bee19839319526c77602b9e76f894e6beada6eb92bc0504c38689353e7be462b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

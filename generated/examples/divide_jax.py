@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=480c9f993c77c0595a8b01f26fc69fd7c8f90fb13c0803be5d605bfe4e07271c
-# autobatch: inputs-sha256=f53f50b692f7bec88c111a4490b1266627e64500f1195ab0200a12afa9b3b2ed
+# autobatch: source-sha256=1bc545aafc9a95d8cc412d44e34ca99a4ce15681ee83e44ce14e6034d2ac6832
+# autobatch: inputs-sha256=d3dde6ee8015f63327ce87baedced8566931431c0ae936b586823324bf64b490
 # autobatch: body-sha256=73d19ce0f4d0006ae205e91c7220114404aad01b37300b65fd6da3b047b9507c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

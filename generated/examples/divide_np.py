@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=369ad4404ce10fbb05717a7e3b134f839f5391646dcf0c12d95c6afba27fbb29
-# autobatch: inputs-sha256=28017f62f602caf990301a183c8ec313cdc76b5cef588865057b6749430d50ce
+# autobatch: source-sha256=8bfb84cde1b316a33783af7a94cca669acae3f832528c46109c362809a885946
+# autobatch: inputs-sha256=65f67b327c3c833af11ce5fa60c381b08bfee05c0e0e03218cb46dce2d20925f
 # autobatch: body-sha256=4f12adc06d51c7845dcdb3985f48524116c43f421196ceab3d8b64fb4ba04f47
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

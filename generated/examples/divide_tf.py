@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=203611e8180084c51267348d4e15f57a571cbe014504ea6726c3cd2a266721ee
-# autobatch: inputs-sha256=5d30581d10fed26dbb932a152514672609f5bef9df175b1175316b7dd993100c
+# autobatch: source-sha256=56215a9bfadfd665fb3b6912614d9aa30faf9edd1d89f21a65296e80c95ba831
+# autobatch: inputs-sha256=01679f2494d10bae28a7dc932cecc925b9525c33ef2bb2d6ad583b6808987597
 # autobatch: body-sha256=0fee83bac47fb6e06d7da95dc544ca5cf5c000a05d42b4e0daba05ec806e6b59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

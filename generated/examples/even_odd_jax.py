@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=3e3ff90f63dd7862ddb5844de2596da7aabeb2d852f9ac91a3a1fa360eb5c257
-# autobatch: inputs-sha256=e082019aab2e5315eb420fa6e579692d9eeaa6dd1e9fa7235ff4f69ba20cb9ef
+# autobatch: source-sha256=faf40494c1c365f09fa570ba23987354efd397dd2a9fc2ed6e15917248183d29
+# autobatch: inputs-sha256=6d103376dbc93f7293da31b1d6e01906dca57f72dcc5c89bead8d37401535a9a
 # autobatch: body-sha256=c75c6bd70a57cc71fa48c970f743409c10be25cefa2dc2c8035f00817c030c4d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

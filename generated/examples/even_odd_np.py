@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=906fd30c2a0ae25ff5fc6dc1c7cdbe0f1782c83d092090e1486315f68012e823
-# autobatch: inputs-sha256=500700cda00f7e736e2d64e20969e1bec9ae458f71e2fdcd923ccecb948735ef
+# autobatch: source-sha256=b3ac7c92e9df31b52baba5d4f17399259b856b15e3fc50187cc62a859128c429
+# autobatch: inputs-sha256=ba2570d1b6f5c3411e626ba603779c3b7aedc23e3450ec390f4e1d98c45792f5
 # autobatch: body-sha256=e9e989e065ed438f2442d2fc9c406c346e4d58c27e27b290904e00f3f7ca7e4e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=b56278ed267fa8f08d2bf82a402b7b1b4b6a444a866aea83cc0e9382af9f53ce
-# autobatch: inputs-sha256=60ee99249f655018e9159ed97ebae4eb83de284ce3ead13d56cb3d775e06271a
+# autobatch: source-sha256=1355ef4bf2709764809c284bfc0464890010ca5f48e2ad7b0780a6b610f82d5d
+# autobatch: inputs-sha256=57539de8ef4173422053df4a07414037432e1132284257691a192aff6ef643b3
 # autobatch: body-sha256=8712f3bb6003bfc73471b99206c78e79702555bb7b4055e56007af1714e1227a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

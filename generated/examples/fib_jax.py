@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=5156b0058b6916aed4ff026f319bb8360ac9f422e03ae599c39f7558efa9cd98
-# autobatch: inputs-sha256=a237d2181d5a5c6029adc495512cac8a85ee7a143cd244e80498cd12f5169f27
+# autobatch: source-sha256=9fd16ccf96d4eff09c923747af443129509c164e4d645a04956983090bd5bab5
+# autobatch: inputs-sha256=3842b1439fb79daf2cd92cf7e4231d4b1c4671717a72ede4125ca87a92495d6e
 # autobatch: body-sha256=7b2c20796c3d7004cc1d4f3ba996c7ff950898c5afb62a91177844ab5a6f3a43
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

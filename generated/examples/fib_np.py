@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=2685815f03376875c4c1c3ad0a38c4209b860f3dbc7d32021f2b4dfbf3592022
-# autobatch: inputs-sha256=f97bec04c3fb1ffd3b9990085d957f3c413a5f32f1efc3c677f50f1ddd2099ac
+# autobatch: source-sha256=e29f5ff3a5af806d70a64d6cf75049f3c9c76d2333a2e393b7a1107c8263bad3
+# autobatch: inputs-sha256=d01e76d2cd93bf8aedc4fabb9af8da46fffeaeff54180de2ca91dea86aec1d95
 # autobatch: body-sha256=2fb135babef38bb800d6ac2c4c2af19becfd4a2c29e4c840676a25f203e12b92
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

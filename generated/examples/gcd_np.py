@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b7ccad53ca016e045fd82e2f8c7056eb6b2de177323eea1842acef293d79315d
-# autobatch: inputs-sha256=696f2ba9710f6e041058f99bb63e4a05a9f2056c8c58d3b7c1bc1d11952b8c96
+# autobatch: source-sha256=8f9579be94463db0b366ab764406c15efab408ca52e8b2c1afee928565b48d4c
+# autobatch: inputs-sha256=3eb737a354c9fcf34371c0aa8c2e2b5a5ce647c3dff58999ad230f2178c11b79
 # autobatch: body-sha256=af46d848698c91918ec0def719d617a0bfcced757cc33e538349a80d7ddaf250
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=8f442d90492b138494ae5597c6e12470e2b3674f490555925733ded5ec5e6cc0
-# autobatch: inputs-sha256=cdbb68b8e7e16c1a719225e9b191eb27b0bc0e4544fa5cb871de915d95e32f5e
+# autobatch: source-sha256=bee61c11fbf48c311cc20656fe893de456066fdcadb213e14537f2e61bd0deb4
+# autobatch: inputs-sha256=9968714b6093cbaf6f611a0672e25800eccb76958c236289d60d090141adb46b
 # autobatch: body-sha256=6c1d672ac7a1e822c7adc7d41c1f708dde587328a4825c74727c64997d265b79
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=dc6c6f33a1613fd6a4cd41239ae6224a210a9f5b7172db5cee9b8521bc6a8726
-# autobatch: inputs-sha256=8022f67e11058d3b9828aea06da1b0f8a6454256f0a3cd70834a68886efcbf78
+# autobatch: source-sha256=37466dc9221e33de6044ca3f3188f14407c00f9a1a9f9a40b8563c3c1bfbda9d
+# autobatch: inputs-sha256=5e4f5ea1ab8d015998b3870aec467131a4b9bd286078f7166866ccda89b29bbd
 # autobatch: body-sha256=a0f383c934e111c161e14e116b414013a3db0e0269973408a422e4eea8fb4d3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=9f46ea9db2bcebe731e742f5ab3f568fdac0ca1681fbcd4a9f6b12ded2ae9e64
-# autobatch: inputs-sha256=18fe167be87f8c8d803f55da7dc5293e1f2e5a45128f0482d2a935f2a74f5624
+# autobatch: source-sha256=75fa122cf7301e60bc718490b82e9b2b9c88ba49db58b2b32385175e488efb8c
+# autobatch: inputs-sha256=7d6accd3d9c6515dc27d2b9502b1d39fdecbf9276c22bfdbe7f7e80e5c3075cd
 # autobatch: body-sha256=eb8fe8bc4818b9cbcb414ddeb379c83dbd2dc6f06849d4e9c12738c8a87ab62d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

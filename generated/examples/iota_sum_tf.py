@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=01874bc28e3f0975be751523463a242bf5ec095bec76adde93cc68a8c91b772f
-# autobatch: inputs-sha256=20f04df8540b6ef7d2a58cfa1c7675e978a5f3ba5319368ced61f2baa9418475
+# autobatch: source-sha256=e566818f89e6fae55e51524650a6beddbded8ed2c551f4e2079645c2b858b457
+# autobatch: inputs-sha256=734d2cb9edea86c479ec46f76bd411f1942ed9a6a00627067bb880e4fb3a6d5a
 # autobatch: body-sha256=664e19449537c4b16116b58c87a86e60a97c762cdf7c3b0779a7a5c04266814f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

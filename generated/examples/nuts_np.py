@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=ee839896e84321900edad46ffb7a2ff73c49c2de048e47a6de6205c609b98db9
-# autobatch: inputs-sha256=8e3ff74ea0466e015ce3d650aec67b5ac71b820bdf65c6cbf42f358ca05f4fe8
+# autobatch: source-sha256=67172a86eece1447a94a98615a2a6a1511ffbf6abc5d1f45e35a1bcac33d9ac2
+# autobatch: inputs-sha256=2d23c8bcf1cf2b26a2efe35aa82e7d283d7843eee7bf1f9dda4c9b46004ba576
 # autobatch: body-sha256=3ad5b75434ef2f325c710e643c0ccb97ac6d12414f53ff431b49da8f4727c1b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

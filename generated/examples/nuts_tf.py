@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=a920dc83b81744e48409fd7a170a68fedba60d874f5821ec865a7167dd5b8308
-# autobatch: inputs-sha256=eacfe9b562cbd2e9eb965a6d65ffb594637f7328d7b1e5a346d3a2ccd653a9a8
+# autobatch: source-sha256=09cf942c7a9e408f5e5698482c917dd6a1ebc7fb753734ce5faf4379ea22d975
+# autobatch: inputs-sha256=ec5e2673eb853801e406100f7d1c498924849916ea4e92e2d47c337f5baa3a76
 # autobatch: body-sha256=c745ce51734f3ef93adc252eba05018693953711de61b1361114299f587b4202
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=c791c4e02ffb047c362d592a981fda864734246cb3b63df602437939c8ea4d08
-# autobatch: inputs-sha256=aa0eecfc9d882ef34e1a331d1a23bf84744044b36c384a560cff89314d504412
+# autobatch: source-sha256=ecbea05fc3105e5ba6b3290f24e8b014878ea0eb96f5c4c33e389811ff068477
+# autobatch: inputs-sha256=6a57faa54a798adc0cf242168b45c3d1a90f00996411709b4542097e8f5ddbe8
 # autobatch: body-sha256=109c49b473beaa9846aef2dda3f5e5bae43fad264d41ddf3f695c06fdc3fe3b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

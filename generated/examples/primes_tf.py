@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=72bb164ab69f0a53bb63aa9ecb47fb95b25a0b30edb5f738b1d515ec9b29fcdc
-# autobatch: inputs-sha256=4ab4146733908e69ddc0c86f31404b7833f6e2b88b2f840de31b907f74732dc8
+# autobatch: source-sha256=f7c5683edacc42f98de191f04e0f3bda964058748e795faf3e360beb2af28829
+# autobatch: inputs-sha256=2cc438bc3eb1b0806fb08083325555de19a15733f0fd2de28c821303bdfdd9ba
 # autobatch: body-sha256=1eb8f2716dacf8635745e21b8a4568ef6e207e15f93b0b69620bf308497d10a7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

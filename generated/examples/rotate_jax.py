@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=4e8a09a5515ae95c0fb58b66df698c51b1107e314638d3f48961b805d85a7373
-# autobatch: inputs-sha256=14b799b4e1dc7819cc25e76be22838d910d551cb680216c1a6d17976dd420f55
+# autobatch: source-sha256=678d19f4fd7280e230872ae9ecb5d4eb5df3d69f5632fda2a5f2a1b1e312ebd2
+# autobatch: inputs-sha256=ecfa225e70ca35d292e457e1dcf9a3555e6c4415b4f987a2f56bfa0714d46678
 # autobatch: body-sha256=91417c39e6ad4404655a0cc30007aaf30820da4e5243c1c8f4a737f15e831f4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=51c6eb7c6b54679be5e5f3c82186c5281bb310157dfacf70584078ea9ff6e5e7
-# autobatch: inputs-sha256=422ea2063edc3fb14154b58b82a7fb2ae0d76112d1bc555afed7345dfe1ad745
+# autobatch: source-sha256=cdcc95a376d29e5f0cd97c2be5f47489bebe1d22b08e100bed2a90949f826f4a
+# autobatch: inputs-sha256=0d0d8df3919e6b8c1f89d84ff461c6b47c4c7eb0a65efeab7b526b1c74c1e255
 # autobatch: body-sha256=a90a0037fb3adcd5b7c51530addaf8f844a44d5b7a92661e17c75690f2c994c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

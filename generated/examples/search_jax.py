@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=046e89236b17ba261234470d5011fb174a388adfb98b46747272fc8f12164797
-# autobatch: inputs-sha256=8e18ee26aa91bf8c5df191323c5fba89e3972c108dc3010d5a4a11adb50910d9
+# autobatch: source-sha256=72fb62867479f2a3d89c0679aa4795d5fb56533a1c35f728f155dc702d893e55
+# autobatch: inputs-sha256=7db9f11e6195b7c9f41a3e847796712e2167a0fde21287fdd1b936f2f36ae53c
 # autobatch: body-sha256=9f65891050eb2ee439f2b92e6629ca00e6066bf2b7eee4bb0b14e699db5c89e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=2b93988a4efbc03f3fecb2f9bb667e80ab04d6da6a0ff90231c97aa1537f8ad9
-# autobatch: inputs-sha256=1998ee3023738bd0bcf75fb656fff103a19cc082307251b9c599f892ab7e19e8
+# autobatch: source-sha256=7e8345fddafccddeddc9d6d94c0c05cbbcaa778833205152e0ec8ebc74ee525d
+# autobatch: inputs-sha256=ddea052a40b52a18a478630824aff98570dc04dd8386561b4763b1588cae804b
 # autobatch: body-sha256=2a28bed54bde6d6eb70ed21fc5cd8a9a9c72565b8d5983d0fbdfcca707afba6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

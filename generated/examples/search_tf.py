@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=2c1627dab1f128f08d4727af8781570d303e13766485c744a33ddbaedd222d71
-# autobatch: inputs-sha256=77d11f664553b53573ff59d90f86cffbfce5e71c862b00f60f28b5900da568a5
+# autobatch: source-sha256=1162d3c1ae575c716affb3f9a0e9577fe77fc27288754393e0036e2fc7a53ba4
+# autobatch: inputs-sha256=2bc6de9a98cd015fe68155d535a1cd3282d1fc93f77339ef840ce165ed1e4b51
 # autobatch: body-sha256=5509ece51f71a035657508c87b3552a1a54b86364789d208312929bddbeff721
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=70b423a1debe29301f6044a91e8e73c5b065720ab646e076d41a13e6cee9a27d
-# autobatch: inputs-sha256=8a11d2dd7573df86681eaabc062d8ff3ec8a02e6d37aeb81fabb00f2dcbc1512
+# autobatch: source-sha256=8dd045f4c7c6b402f82327a30862e5f11bac4866448d2ee4c9250c2ae76302a4
+# autobatch: inputs-sha256=c1f2568b279cc45d96ae65d47fd6695462d27de6213f31a81331ab1c8b8451eb
 # autobatch: body-sha256=00c5d5e5361c9e3e6d6ed4403a6b64a6acc8bcb5a21e1f2dbc2561d9440a5b72
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=4844ef221fcabc9a33801d63aaae65c31d5294b6d2cef5102dee91876fbce1e8
-# autobatch: inputs-sha256=e13f8dfa9ad4142ce98514b74f43ca23d382bc30445464a18f4295405c5b2be5
+# autobatch: source-sha256=cf61316f9799edf0c42e954916fe1e10f6ae41e0a8c51a4e1560e988c40757b6
+# autobatch: inputs-sha256=8cb3f7ddfecc170b5407eeb14f3fd2ab8151312fcf3038f5dbc7e024bf373627
 # autobatch: body-sha256=59dd3fed482091e04ad74066fb6bf26bbeee46a5fe77377c50608466a5740753
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=474864b6aa930f54ac77fdd8171d89403decf4c8ca1ba3e8d94b9243b0f64cde
-# autobatch: inputs-sha256=11172ab9f272be36aaa0e0c51f8c4f680c1f1d8b5739adfbfa7d2b9d95b2eddf
+# autobatch: source-sha256=954cb0446550b032967c5e89a8e116b7747a03d021748d3fcc87e52fa9933293
+# autobatch: inputs-sha256=1cd17edb5be70587d86ac0055a9d5ce71f14e278495e5ea722a83b3635f80d80
 # autobatch: body-sha256=646d2b2e3c45af8547cd1ec96465d207e117c7f11e9a125c53ff79c174190e49
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

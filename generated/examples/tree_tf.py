@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=bbf4e05f83e2ded8d61a2c43fe42669dd8ed8e0c65b72bf626de3699cfd4e9db
-# autobatch: inputs-sha256=90a0a52092c4f8ba7eaf33681cff16f0cf43e5708a91e54b10e96438a08b54ca
+# autobatch: source-sha256=8c426f9fd8b62a03f58776db705e9e14a1de9a1b5730e84772ebe68c4d8fc0cc
+# autobatch: inputs-sha256=262a287667de8caa83c9b03764e93da30dcbde9ed833ffecbef97d2a136d88f6
 # autobatch: body-sha256=d450a15909a26393eab2176520aeb54759c7974667fe976587dc6bc47416fa5b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

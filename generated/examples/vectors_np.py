@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=e10534f4d01860a43802c71e1fac4003f9ad8b67053d85c909ebbedbfdd1818f
-# autobatch: inputs-sha256=9c466691814b631e0c803973f7b323ecd2ae860364f9becf3cea12b7aa6d2f7d
+# autobatch: source-sha256=8f350b885a9c7ece232d7ddfc0c054f0328f8712331356282f9b8f776d802df2
+# autobatch: inputs-sha256=dff9efc0999fc19945ee23111dc351956e10a6bf006ee8b0ff4918c373f4ef0c
 # autobatch: body-sha256=561734dd46ba211738b40a9e48b1a61e2e3461590211e9c2697b9e1f4de320d6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=d3081d52bcdcb38aec0df9f4f530b9fa2b5ba57a90678c9d787e4c0fa7105fde
-# autobatch: inputs-sha256=818c1eec222b9e90b0c0db92c7f20ebaed4a745963e19b863e69c5c815e4d1e9
+# autobatch: source-sha256=1097c313e5da9eb449eb09ca040b78ef9cb30358adeecad62b5184b35ba7e8bb
+# autobatch: inputs-sha256=d2d09ac37625cdd65d7518b8d9184012440aee72e803c58f6e3f0e83149958b2
 # autobatch: body-sha256=bc8f2f8afa9a5147406b390301fb5cabb9bccc35ed229dea2d0249f67f57a5b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

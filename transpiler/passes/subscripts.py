@@ -182,11 +182,11 @@ class _Rewriter(ast.NodeTransformer):
                     "more than one item) has no fixed per-example shape (a vector's, `v[i:]`, "
                     "has); use literal bounds, or index element by element in a loop"
                 )
-            bounds = [_static_int(b) for b in (item.lower, item.upper) if b is not None]
-            if isinstance(size, Size) and any(b != 0 for b in bounds):
-                # `v[:3]` is 3 long only if v has 3 elements: the program of
-                # one size (transpiler/sizes.py) knows its result's shape.
-                raise SubscriptError(f"a slice with bounds of an axis of symbolic size {size}")
+            # `v[1:]` of an axis of symbolic size n is n - 1 long, a plain
+            # number that differs between the two probes of
+            # transpiler/sizes.py: the program stays concrete unless that
+            # length meets n at a join (a recursion on `s[1:-1]`), which
+            # makes it a Ragged of capacity n, the same program at every size.
             return "slice", item
         static = _static_int(item)
         if static is not None:

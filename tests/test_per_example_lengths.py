@@ -133,6 +133,23 @@ def count_down(v, i):
     return n, len(t)
 
 
+@batch
+def choose_tail(v, i):
+    # a per-example choice between a Ragged and the whole vector
+    t = v[i:] if i > 2 else v
+    return sum(t), t
+
+
+@batch
+def copy_out(v, i):
+    # what the refusal of item assignment asks for: a copy into an array of fixed length
+    t = v[i:]
+    buf = np.zeros(len(v))
+    for k in range(len(t)):
+        buf[k] = t[k]
+    return buf
+
+
 # ---- build-time refusals ------------------------------------------------------
 
 
@@ -239,6 +256,8 @@ CASES = {
     "sorted_tail": lambda rng, n: (rng.integers(-9, 9, (n, 5)), rng.integers(-6, 6, n)),
     "iterate_tail": lambda rng, n: (rng.integers(-9, 9, (n, 5)), rng.integers(-6, 6, n)),
     "drop_until": lambda rng, n: (rng.integers(0, 6, (n, 5)), rng.integers(0, 6, n)),
+    "choose_tail": lambda rng, n: (rng.integers(-9, 9, (n, 5)), rng.integers(-6, 7, n)),
+    "copy_out": lambda rng, n: (rng.normal(size=(n, 5)), rng.integers(-6, 7, n)),
     "count_down": lambda rng, n: (rng.integers(-2, 9, (n, 6)), rng.integers(-7, 7, n)),
 }
 

@@ -290,6 +290,11 @@ class _ProgramEmitter:
                 leaves.append((path, leaf, field))
             self.fields[var] = leaves
             self.note_classes(self.types[var])
+        # A block's own temporaries rebuild their classes too (a per-example
+        # choice of two Ragged values: `t = v[i:] if c else v`).
+        for var in sorted(self.types):
+            if var not in lowered.registers and T.is_ragged(self.types[var]):
+                self.note_classes(self.types[var])
 
     def note_classes(self, pattern):
         if isinstance(pattern, T.TupleType):

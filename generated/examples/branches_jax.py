@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=0cef0f93afde9c6d436c91247c39719cdc721d0b34508a5ae57f9b1957fd5cb6
-# autobatch: inputs-sha256=c58cee5d6c4b86c716897390f483b38f8851c6a97dd570a3f8ddd635a2ebccb2
+# autobatch: source-sha256=bb2d34e08536d9cfe2c892e25620790b1153719548f6f287b3cfbdffb1185850
+# autobatch: inputs-sha256=75b7f9f2f32c5f64d078dff15be73d4343220a788f59614c241048eb7dd9a2fb
 # autobatch: body-sha256=916afa08480312d099ae8935bb1f7a1341b7aee57e77c8587a639cd719e47d70
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

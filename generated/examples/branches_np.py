@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=013bb792db563bc92e7caa4485779326e53796813c21e381353fa6e04685b4c9
-# autobatch: inputs-sha256=1b4f1eef9a755dfe2fb5cca38c37422cd8b1afd8603c09987b8812eb8dd80dbd
+# autobatch: source-sha256=8b05251d67be763295fa765958c9250decbcb2277bfd3fc92c7315c66cc407e0
+# autobatch: inputs-sha256=6ff444775a7da1ddb37edcc46f391dc274c23e15c71fd71469ddc2c7509853f6
 # autobatch: body-sha256=6f0deca23e43766313eddc3b9bad8dc3b6064fe61f994785b3c0232293936d9c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

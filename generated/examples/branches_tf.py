@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=0aebda3e9e8f4d41388d36649a69525c3a4e7b0b1d90289f274ceb6afcfedb42
-# autobatch: inputs-sha256=6c4b3c2c401857a277136e8e5a9a75de2a73234ddb17b926c2f132fd271a7772
+# autobatch: source-sha256=2b5386f34dec6621e25752eb20b4945ef617c397b4cf9a33801ad6a85b430639
+# autobatch: inputs-sha256=ca488e889f1d762770b741b5a36cbc8e8fe2bbf668ca0fb41088e8933009b26d
 # autobatch: body-sha256=7ca98834662e13f865079e785f8cd2be71eb1e54934bda911395d501e718d362
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

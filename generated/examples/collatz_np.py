@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=e06cee1fb49b6d6f19f1f54b490f2e93dd8f29f4d68058f649828ad5536fdc33
-# autobatch: inputs-sha256=284cf9d342d003b760dfefb8453221f484c725bd9f20ae39cc4d1cb8de60a0c8
+# autobatch: source-sha256=ba8d2ceded6b9eb13161d077e83132f07d4b27041cc863847866606ba23e170c
+# autobatch: inputs-sha256=0245ca05ae857b73b2732b70f541748abe35ecb95e8c0eff0469e9f391e40ac5
 # autobatch: body-sha256=5eb93cbe3d5c830fe2fcfafe79e8b673c37648064484e162e606e600429762ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=2e03d9f06e0501db0b80c6ae3f533569dad3ae5575efe5808c90d689018423dd
-# autobatch: inputs-sha256=94f007c08abef0d50266b7befb7f5fbd56066c227da489a140fe9fdb90973115
+# autobatch: source-sha256=feeb6377cdb069c3490a572979317196de2eb5cce62efa76870e509d5049bd09
+# autobatch: inputs-sha256=9522897c65735227980f9f7c554a0b8b3d55c195dbfcd40d0bcbe1f7aabc22c9
 # autobatch: body-sha256=bee19839319526c77602b9e76f894e6beada6eb92bc0504c38689353e7be462b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

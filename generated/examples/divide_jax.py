@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=1bc545aafc9a95d8cc412d44e34ca99a4ce15681ee83e44ce14e6034d2ac6832
-# autobatch: inputs-sha256=d3dde6ee8015f63327ce87baedced8566931431c0ae936b586823324bf64b490
+# autobatch: source-sha256=c7a85e9aba99c1b79e51d9118e4f899060fd1ed65d4b39570c87452fc03c7d63
+# autobatch: inputs-sha256=5dc5a1281df9cf2bd4645ec3d5e0c1dc0188eb828453b1a093999d595bbe5707
 # autobatch: body-sha256=73d19ce0f4d0006ae205e91c7220114404aad01b37300b65fd6da3b047b9507c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=8bfb84cde1b316a33783af7a94cca669acae3f832528c46109c362809a885946
-# autobatch: inputs-sha256=65f67b327c3c833af11ce5fa60c381b08bfee05c0e0e03218cb46dce2d20925f
+# autobatch: source-sha256=4c29d0e61907271369f3aaa87cab575ebf6f7c1465972e85018e437f1961573a
+# autobatch: inputs-sha256=99a02423134881b856ba7ce64e5552d696d9d0b4962b8af7c4c703dcb50f09a1
 # autobatch: body-sha256=4f12adc06d51c7845dcdb3985f48524116c43f421196ceab3d8b64fb4ba04f47
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=faf40494c1c365f09fa570ba23987354efd397dd2a9fc2ed6e15917248183d29
-# autobatch: inputs-sha256=6d103376dbc93f7293da31b1d6e01906dca57f72dcc5c89bead8d37401535a9a
+# autobatch: source-sha256=cb4dfada24653ef709a6b30dd60590b8e742a485ec788e1188c031dcecc97108
+# autobatch: inputs-sha256=94c1d52da6b826ebeb043d40c6a7f8bcfeed1f39d19962546136a875d430b241
 # autobatch: body-sha256=c75c6bd70a57cc71fa48c970f743409c10be25cefa2dc2c8035f00817c030c4d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=b3ac7c92e9df31b52baba5d4f17399259b856b15e3fc50187cc62a859128c429
-# autobatch: inputs-sha256=ba2570d1b6f5c3411e626ba603779c3b7aedc23e3450ec390f4e1d98c45792f5
+# autobatch: source-sha256=e10884f45a607bc869aaf38dfbac980f611a17321e08fe2e781497e89fb5aa88
+# autobatch: inputs-sha256=3e93f743b7b615b60b7cf23835326e8169223e31482448377adea6b5b968a9e0
 # autobatch: body-sha256=e9e989e065ed438f2442d2fc9c406c346e4d58c27e27b290904e00f3f7ca7e4e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=1355ef4bf2709764809c284bfc0464890010ca5f48e2ad7b0780a6b610f82d5d
-# autobatch: inputs-sha256=57539de8ef4173422053df4a07414037432e1132284257691a192aff6ef643b3
+# autobatch: source-sha256=844775639466442849c502be3ef8777c24dc4e2dbf282812c87405f7b04bb74f
+# autobatch: inputs-sha256=db115077476cbff85d04817143fd60e4e0fa0c664334ff1b6cc01ce8fd4f032f
 # autobatch: body-sha256=8712f3bb6003bfc73471b99206c78e79702555bb7b4055e56007af1714e1227a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

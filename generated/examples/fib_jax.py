@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=9fd16ccf96d4eff09c923747af443129509c164e4d645a04956983090bd5bab5
-# autobatch: inputs-sha256=3842b1439fb79daf2cd92cf7e4231d4b1c4671717a72ede4125ca87a92495d6e
+# autobatch: source-sha256=05e4a399b67957643b2353c8425e1aea2889fa7f36f9c2c8cee5f7e1d695e6e0
+# autobatch: inputs-sha256=f4e6d29daff06558262481592f2558def06486a0243ba3cea311d5f7773cb543
 # autobatch: body-sha256=7b2c20796c3d7004cc1d4f3ba996c7ff950898c5afb62a91177844ab5a6f3a43
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

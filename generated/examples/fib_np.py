@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=e29f5ff3a5af806d70a64d6cf75049f3c9c76d2333a2e393b7a1107c8263bad3
-# autobatch: inputs-sha256=d01e76d2cd93bf8aedc4fabb9af8da46fffeaeff54180de2ca91dea86aec1d95
+# autobatch: source-sha256=40c263d388c0c823e74a9236ca770f9c51eba4ed5a58d837b5e2ec82b395a54e
+# autobatch: inputs-sha256=3d7f71b943db64d6dc75d2adee267a7d954e08253cc6245a27b42e737bc14fa6
 # autobatch: body-sha256=2fb135babef38bb800d6ac2c4c2af19becfd4a2c29e4c840676a25f203e12b92
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

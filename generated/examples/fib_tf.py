@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=02c82fbc36467f1956db9d16cdbeeeb9176aa527dbfa853170f2ff142719f00d
-# autobatch: inputs-sha256=c73ec0617df7e1de3247ab99cdab45b4b0352741bfc7d026c6c01a3dd5cf6654
+# autobatch: source-sha256=bd8f5d8677a97155d11314977ae3934b42fd3cb35ddfcf3136dc59b71fbeeb0c
+# autobatch: inputs-sha256=96c65723b748f3686a88cb8d92e9725381ac950bb8548589fd27a86d3f451b80
 # autobatch: body-sha256=e7720649557d4f0a453c63ebe5d3d78e8c93c00d8feee7ffb3b66b577e5a69b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

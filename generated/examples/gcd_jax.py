@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=6a5ca6bdf4cb0408d6482ec1d2a872c91dca5ebe44e5c75bc03659675fc3efe0
-# autobatch: inputs-sha256=a9664ef1f20eec6626417aa32c2e78f28e610bf66c299233d6f54aaab54b0536
+# autobatch: source-sha256=2bb84fe9f2ca1d5d18ee0d4b4af745534bb6ec96fa7c905542adfde50975f426
+# autobatch: inputs-sha256=c1ee091f39daede21b6a2e452526304e7c2dcbbf21c87b504543930353d9e164
 # autobatch: body-sha256=5449b36716bb54034412fe20ca10c448e24f8bd5864a637f9439d1887a5c9224
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=8f9579be94463db0b366ab764406c15efab408ca52e8b2c1afee928565b48d4c
-# autobatch: inputs-sha256=3eb737a354c9fcf34371c0aa8c2e2b5a5ce647c3dff58999ad230f2178c11b79
+# autobatch: source-sha256=2c649c51ee16cbedbf2a9f7c387bdef37d911966be8fc65b72b99da7673fd4e1
+# autobatch: inputs-sha256=436f7ec3a1637df832b00084f30ca601facc7ce2b37478a3ad358139bf712c17
 # autobatch: body-sha256=af46d848698c91918ec0def719d617a0bfcced757cc33e538349a80d7ddaf250
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=bee61c11fbf48c311cc20656fe893de456066fdcadb213e14537f2e61bd0deb4
-# autobatch: inputs-sha256=9968714b6093cbaf6f611a0672e25800eccb76958c236289d60d090141adb46b
+# autobatch: source-sha256=e59bbf10a10f2e12bc0e5e2d2720b77e3279130d0783cc81c8cf0a124d7e5064
+# autobatch: inputs-sha256=c3de84d9e2303925e231f3c0ac07ee50e03f39e159dec69514d38af146b2a9c7
 # autobatch: body-sha256=6c1d672ac7a1e822c7adc7d41c1f708dde587328a4825c74727c64997d265b79
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

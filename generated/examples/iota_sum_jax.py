@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=37466dc9221e33de6044ca3f3188f14407c00f9a1a9f9a40b8563c3c1bfbda9d
-# autobatch: inputs-sha256=5e4f5ea1ab8d015998b3870aec467131a4b9bd286078f7166866ccda89b29bbd
+# autobatch: source-sha256=7dfa0e15671d5700f0be00cd8dbe58c623b92bc283e5eea39d1282432b9280c9
+# autobatch: inputs-sha256=69abd5f5ba3aae7765326a0dcaf3fe15f5507dfe15f67a0491749e4a86aa4462
 # autobatch: body-sha256=a0f383c934e111c161e14e116b414013a3db0e0269973408a422e4eea8fb4d3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=75fa122cf7301e60bc718490b82e9b2b9c88ba49db58b2b32385175e488efb8c
-# autobatch: inputs-sha256=7d6accd3d9c6515dc27d2b9502b1d39fdecbf9276c22bfdbe7f7e80e5c3075cd
+# autobatch: source-sha256=85c718085260a97111199e71564e8274122b12fc75e8672e53592494f0671eb3
+# autobatch: inputs-sha256=010d4c37b74e9fe94f4331a4d3431c54d8f9d287fe2acfa0ef19d884bc7099dc
 # autobatch: body-sha256=eb8fe8bc4818b9cbcb414ddeb379c83dbd2dc6f06849d4e9c12738c8a87ab62d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=e566818f89e6fae55e51524650a6beddbded8ed2c551f4e2079645c2b858b457
-# autobatch: inputs-sha256=734d2cb9edea86c479ec46f76bd411f1942ed9a6a00627067bb880e4fb3a6d5a
+# autobatch: source-sha256=14988c699d6b386f98d9bbfb37cf94a08ded7607cf07b538b13aa1e343ce3f94
+# autobatch: inputs-sha256=83914312552048a1e141154904cabbe4ec8d3e02ade819e32679787b01de0515
 # autobatch: body-sha256=664e19449537c4b16116b58c87a86e60a97c762cdf7c3b0779a7a5c04266814f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=67172a86eece1447a94a98615a2a6a1511ffbf6abc5d1f45e35a1bcac33d9ac2
-# autobatch: inputs-sha256=2d23c8bcf1cf2b26a2efe35aa82e7d283d7843eee7bf1f9dda4c9b46004ba576
+# autobatch: source-sha256=fbd528f2ddd268211aefc6730c669518aee317565c7712ca0834f6cd8ad9c982
+# autobatch: inputs-sha256=94fa7191b6c450298f997f09693798d4758163b29a4ae2f70d21864929af9e19
 # autobatch: body-sha256=3ad5b75434ef2f325c710e643c0ccb97ac6d12414f53ff431b49da8f4727c1b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=09cf942c7a9e408f5e5698482c917dd6a1ebc7fb753734ce5faf4379ea22d975
-# autobatch: inputs-sha256=ec5e2673eb853801e406100f7d1c498924849916ea4e92e2d47c337f5baa3a76
+# autobatch: source-sha256=e9acf379f7d1c1980d56bb4846658b4bd5a39bafca36c57fe639a58d0f881c6e
+# autobatch: inputs-sha256=d8bebae5d24517294c64270664e2f34a3dae98b7b3645d9840d4c3740f57100d
 # autobatch: body-sha256=c745ce51734f3ef93adc252eba05018693953711de61b1361114299f587b4202
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

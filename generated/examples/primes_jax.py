@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=84c823ed6bb697e516b3f887df282bf58ac096f9e4f403653c77e0d53c8edb78
-# autobatch: inputs-sha256=ef876f6b16c4db9b98d4f92732117aa48236a26fb5e5478f850e4f3c960cd4ab
+# autobatch: source-sha256=f37af8d3af53287d2dc8a9eb8d05b8eb5c697c316d3b14d5471035374c9bdf60
+# autobatch: inputs-sha256=0e464f293bd85b0806c927ab1fca5fa27b78cde3d8847675a9d203ff60d949d5
 # autobatch: body-sha256=47fc9c8366ee0de72036b89f750d69724b38afb32a855c637e08c974f27e5a24
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

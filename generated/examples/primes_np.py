@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=ecbea05fc3105e5ba6b3290f24e8b014878ea0eb96f5c4c33e389811ff068477
-# autobatch: inputs-sha256=6a57faa54a798adc0cf242168b45c3d1a90f00996411709b4542097e8f5ddbe8
+# autobatch: source-sha256=286f19d59fbad9ac4a08da9332fb8016cd87789a5c9e5185b8cb5c7140fccd5d
+# autobatch: inputs-sha256=e5a9fcacd6ec18fde61d4c2eec920b028e1719abfb2c7fdfeb7ee5d58edc99d1
 # autobatch: body-sha256=109c49b473beaa9846aef2dda3f5e5bae43fad264d41ddf3f695c06fdc3fe3b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

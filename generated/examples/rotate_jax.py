@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=678d19f4fd7280e230872ae9ecb5d4eb5df3d69f5632fda2a5f2a1b1e312ebd2
-# autobatch: inputs-sha256=ecfa225e70ca35d292e457e1dcf9a3555e6c4415b4f987a2f56bfa0714d46678
+# autobatch: source-sha256=754c5b72034aebf28df664d86991a4241372bc6588d9c8549b7cfbd9f009265d
+# autobatch: inputs-sha256=49bd777b37543b7e4e0b4a38a6a57337a0ed56ec07416b45ab93d081cc63a82e
 # autobatch: body-sha256=91417c39e6ad4404655a0cc30007aaf30820da4e5243c1c8f4a737f15e831f4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=0911bc0a5b4f9ae0c11c3596aac879bb0ac6fb1667a8520266478747e008b091
-# autobatch: inputs-sha256=13ff242242c5adee3dd30154358a5769de1192b17d64b91e8799c52da17cbf32
+# autobatch: source-sha256=98277c8b161f50f9e5b024e05584f42a4c54da4384377e724f59e6220775c005
+# autobatch: inputs-sha256=5dd09c8a1a13926859874cc9ad7717535d6412791f1d5e8caddbfcd026262b02
 # autobatch: body-sha256=43fc20e8432ec63756d4649e72d86e93aa91a2f6c6b6355a33864a469015c7c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=cdcc95a376d29e5f0cd97c2be5f47489bebe1d22b08e100bed2a90949f826f4a
-# autobatch: inputs-sha256=0d0d8df3919e6b8c1f89d84ff461c6b47c4c7eb0a65efeab7b526b1c74c1e255
+# autobatch: source-sha256=b54eba24d92fad0e6cceea763d1e86e143a474ed17337400f258efbb2984b1b2
+# autobatch: inputs-sha256=47eb9e495f5ab7937c4a958e7d4f8a547a68b94cfc34b8566829b223ac6a69ed
 # autobatch: body-sha256=a90a0037fb3adcd5b7c51530addaf8f844a44d5b7a92661e17c75690f2c994c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

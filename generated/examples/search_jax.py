@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=72fb62867479f2a3d89c0679aa4795d5fb56533a1c35f728f155dc702d893e55
-# autobatch: inputs-sha256=7db9f11e6195b7c9f41a3e847796712e2167a0fde21287fdd1b936f2f36ae53c
+# autobatch: source-sha256=771fe4dc6d67b66d17e696746bd8ebd22ba7c81587c33345921a0e52fd9e3af4
+# autobatch: inputs-sha256=c1ccb3671ab6307a4f1537d07e450768a74a0ed9f08fb9a5ec163dc07208c3c6
 # autobatch: body-sha256=9f65891050eb2ee439f2b92e6629ca00e6066bf2b7eee4bb0b14e699db5c89e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=7e8345fddafccddeddc9d6d94c0c05cbbcaa778833205152e0ec8ebc74ee525d
-# autobatch: inputs-sha256=ddea052a40b52a18a478630824aff98570dc04dd8386561b4763b1588cae804b
+# autobatch: source-sha256=afee9368cfefa9290e5c23a91beff26089e13a977ed7b4957006e22da2e6c840
+# autobatch: inputs-sha256=6fc583b204258ec7a92a2af16b887eab105f6bf75eaa2b01180df0d9c43df40b
 # autobatch: body-sha256=2a28bed54bde6d6eb70ed21fc5cd8a9a9c72565b8d5983d0fbdfcca707afba6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

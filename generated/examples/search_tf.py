@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=1162d3c1ae575c716affb3f9a0e9577fe77fc27288754393e0036e2fc7a53ba4
-# autobatch: inputs-sha256=2bc6de9a98cd015fe68155d535a1cd3282d1fc93f77339ef840ce165ed1e4b51
+# autobatch: source-sha256=dd53448436c1cdd9e18d005f0c8bb7510721be079eae18f392a033cdfcbe1f9c
+# autobatch: inputs-sha256=5d3c4a3cbfe5c78d60797b6add5f4e64364268131f00590dd402acc19ebda9a9
 # autobatch: body-sha256=5509ece51f71a035657508c87b3552a1a54b86364789d208312929bddbeff721
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=8dd045f4c7c6b402f82327a30862e5f11bac4866448d2ee4c9250c2ae76302a4
-# autobatch: inputs-sha256=c1f2568b279cc45d96ae65d47fd6695462d27de6213f31a81331ab1c8b8451eb
+# autobatch: source-sha256=4fb8963371648f37aefab7d3b76d7a8a3a97d1066966ad92d29b69f8a108760c
+# autobatch: inputs-sha256=0b5a42088d0b555947e5e37535ff10e9bafb04469e5aee26e6d9b35aba23dc5b
 # autobatch: body-sha256=00c5d5e5361c9e3e6d6ed4403a6b64a6acc8bcb5a21e1f2dbc2561d9440a5b72
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

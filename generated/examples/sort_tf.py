@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=c490788d798d12e15ba7d36bd923e6955f993cf2634327e7b367edc3d7c403c8
-# autobatch: inputs-sha256=5b83eab8626787cb101bd458119359a13f1e5a15e8e8a2548728c175fa77d62b
+# autobatch: source-sha256=45aa924197d61f4a16478a23cd16cab63101f458c24bc52dab599aefdabd6404
+# autobatch: inputs-sha256=c9b83d1fde0906de077e3a1ef83624388c7394d72d99ca954db7c75672862639
 # autobatch: body-sha256=eef43f84301393be9abd559d2193def35e87f6eca8dfd315e5c022be499e7ccf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

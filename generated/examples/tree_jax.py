@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=cf61316f9799edf0c42e954916fe1e10f6ae41e0a8c51a4e1560e988c40757b6
-# autobatch: inputs-sha256=8cb3f7ddfecc170b5407eeb14f3fd2ab8151312fcf3038f5dbc7e024bf373627
+# autobatch: source-sha256=8509e1356ba05a8ca70ebebf0fb99ce11c147004f823cef2640ff91bad67a947
+# autobatch: inputs-sha256=9bb87d700a97d2bdb5258821e35acba142cf8b479792b96de0702723144d183f
 # autobatch: body-sha256=59dd3fed482091e04ad74066fb6bf26bbeee46a5fe77377c50608466a5740753
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=954cb0446550b032967c5e89a8e116b7747a03d021748d3fcc87e52fa9933293
-# autobatch: inputs-sha256=1cd17edb5be70587d86ac0055a9d5ce71f14e278495e5ea722a83b3635f80d80
+# autobatch: source-sha256=bddb1e6cb900844a1dd8a59f083994085173a0ca434d638d1f19e1fa43a5d8ca
+# autobatch: inputs-sha256=a6ee5615990690ca24d51c6c2ad24ab8fed4234cb502abd84bf3a21c363499f2
 # autobatch: body-sha256=646d2b2e3c45af8547cd1ec96465d207e117c7f11e9a125c53ff79c174190e49
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=8c426f9fd8b62a03f58776db705e9e14a1de9a1b5730e84772ebe68c4d8fc0cc
-# autobatch: inputs-sha256=262a287667de8caa83c9b03764e93da30dcbde9ed833ffecbef97d2a136d88f6
+# autobatch: source-sha256=514703961fc421c05b6865f159bd5e03f557e27758692fd28f17fbcaa18c0bfb
+# autobatch: inputs-sha256=1d1f01e6146351db97ec4a028300f40f446d89274bdb241f130f09d3cd11ff69
 # autobatch: body-sha256=d450a15909a26393eab2176520aeb54759c7974667fe976587dc6bc47416fa5b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=4b40699b8a6b46efe729169f86fab85150a736b91a55874632fbc595f4f9de52
-# autobatch: inputs-sha256=07eb2f2be69db6aad60bb48817e2353d03b38d516da5c3328c69457602e58a40
+# autobatch: source-sha256=bab198807ad8323f2f4c3486ca32938e7ccf6be31997d90865ace63c4993c61a
+# autobatch: inputs-sha256=04019ce14d42c400a79185bbe8bc826a6228e33fa84ffc02f51187d43caa0e40
 # autobatch: body-sha256=4e8c657b820dfedb8e19ca4efbb9a81f5d9f98c6fdfddb736a125b11fd63e49a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

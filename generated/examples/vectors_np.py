@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=8f350b885a9c7ece232d7ddfc0c054f0328f8712331356282f9b8f776d802df2
-# autobatch: inputs-sha256=dff9efc0999fc19945ee23111dc351956e10a6bf006ee8b0ff4918c373f4ef0c
+# autobatch: source-sha256=cf4a4c9883e2d2fef69ee5cb6e82d4d20d46d2cfb1b0701edfa15910e91160c4
+# autobatch: inputs-sha256=77bf41e64d279152a89b73613bfa478a3f95de2798db161336936b0f47f0f527
 # autobatch: body-sha256=561734dd46ba211738b40a9e48b1a61e2e3461590211e9c2697b9e1f4de320d6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=1097c313e5da9eb449eb09ca040b78ef9cb30358adeecad62b5184b35ba7e8bb
-# autobatch: inputs-sha256=d2d09ac37625cdd65d7518b8d9184012440aee72e803c58f6e3f0e83149958b2
+# autobatch: source-sha256=fe8adab9285f24af215359d3c793ab59680d13815b721b877e1d2366b7e77625
+# autobatch: inputs-sha256=79b9076df50419a9272ed89e15967d30335780582e9ad63ac9ec372bfe352e4f
 # autobatch: body-sha256=bc8f2f8afa9a5147406b390301fb5cabb9bccc35ed229dea2d0249f67f57a5b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

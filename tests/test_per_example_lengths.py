@@ -194,6 +194,29 @@ def unpack_slice(v, i):
     return a + b
 
 
+@batch
+def list_of_its_length(v, i):
+    t = v[i:]
+    return [0 for _ in range(len(t))]  # <-- list_of_its_length
+
+
+@batch
+def helper_total(t):
+    total = 0
+    for k in range(len(t)):
+        total += (k + 1) * t[k]
+    return total
+
+
+helper_total_context = helper_total.context
+
+
+@helper_total_context.batch
+def calls_helper(v, i):
+    # the helper's parameter is a vector here, a Ragged there: converted at the call
+    return helper_total(v[i:]) * 1000 + helper_total(v) + helper_total(v[1:][i:])
+
+
 # ---- helpers ------------------------------------------------------------------
 
 
@@ -258,6 +281,7 @@ CASES = {
     "drop_until": lambda rng, n: (rng.integers(0, 6, (n, 5)), rng.integers(0, 6, n)),
     "choose_tail": lambda rng, n: (rng.integers(-9, 9, (n, 5)), rng.integers(-6, 7, n)),
     "copy_out": lambda rng, n: (rng.normal(size=(n, 5)), rng.integers(-6, 7, n)),
+    "calls_helper": lambda rng, n: (rng.integers(-9, 9, (n, 6)), rng.integers(-8, 8, n)),
     "count_down": lambda rng, n: (rng.integers(-2, 9, (n, 6)), rng.integers(-7, 7, n)),
 }
 
@@ -384,6 +408,7 @@ REFUSED = [
     ("max_without_default", "pass default="),
     ("truth_of_slice", "test its length"),
     ("unpack_slice", "cannot unpack a vector whose length differs per example"),
+    ("list_of_its_length", "a list whose length differs per example"),
 ]
 
 

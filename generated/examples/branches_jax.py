@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=bb2d34e08536d9cfe2c892e25620790b1153719548f6f287b3cfbdffb1185850
-# autobatch: inputs-sha256=75b7f9f2f32c5f64d078dff15be73d4343220a788f59614c241048eb7dd9a2fb
+# autobatch: source-sha256=1de0c68a0258bdbca5e20c7a7d668562be3d5738acd964acaedf4e56e71c6d69
+# autobatch: inputs-sha256=0eb3c2ce7dbd854a8ae1066dd99507a9f084d3b4f2bc8e290072249e00d8ba30
 # autobatch: body-sha256=916afa08480312d099ae8935bb1f7a1341b7aee57e77c8587a639cd719e47d70
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=8b05251d67be763295fa765958c9250decbcb2277bfd3fc92c7315c66cc407e0
-# autobatch: inputs-sha256=6ff444775a7da1ddb37edcc46f391dc274c23e15c71fd71469ddc2c7509853f6
+# autobatch: source-sha256=e0953eb40de5967951aaf5cd00295b7b97393f225897262c5da143179867ad62
+# autobatch: inputs-sha256=bf40e9eb3fb1ba08cbc9f19dbe2dd1e4e8e109279eb9a32cd3d443de137b61fc
 # autobatch: body-sha256=6f0deca23e43766313eddc3b9bad8dc3b6064fe61f994785b3c0232293936d9c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=2b5386f34dec6621e25752eb20b4945ef617c397b4cf9a33801ad6a85b430639
-# autobatch: inputs-sha256=ca488e889f1d762770b741b5a36cbc8e8fe2bbf668ca0fb41088e8933009b26d
+# autobatch: source-sha256=fb93b305cf8246c6ee3ec3a4b01e5f27a068782cff77a36ec1820debaa2a630a
+# autobatch: inputs-sha256=341decf432ef3d13544e0f6aeb62ee29e1601bf8f3f781bdba1b84718f8b0d93
 # autobatch: body-sha256=7ca98834662e13f865079e785f8cd2be71eb1e54934bda911395d501e718d362
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

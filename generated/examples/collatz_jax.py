@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=ebb565b4c49691b8b3c350ea1040aedcd708670d82c65030a84091a113fc2643
-# autobatch: inputs-sha256=d5fc743f4b0848773e72cba2e171b5a4abab834b371e71f06cbd6ccf13d80c99
+# autobatch: source-sha256=df39d1ccf1318fb26cd4f2751b09ab0aba1ba683b9aebce4c4c5b1a96f5ab25e
+# autobatch: inputs-sha256=a924b672bbb74beb98330191601bfb625211c407ffb5225163a335611d9be5bc
 # autobatch: body-sha256=b9f0f537357439f9029d2791eacd1c094ea2f7cc92432dfc5903157a3c2dbcda
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=ba8d2ceded6b9eb13161d077e83132f07d4b27041cc863847866606ba23e170c
-# autobatch: inputs-sha256=0245ca05ae857b73b2732b70f541748abe35ecb95e8c0eff0469e9f391e40ac5
+# autobatch: source-sha256=41e9a96f3ac1f78cb9f5fa6496796963e13a6ed85fcc09e4eb05a932a7c69f77
+# autobatch: inputs-sha256=9a93f91bb48478066f19343d8569caeb9bf2b2a7859d108400a5ff0263e50597
 # autobatch: body-sha256=5eb93cbe3d5c830fe2fcfafe79e8b673c37648064484e162e606e600429762ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

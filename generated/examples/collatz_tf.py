@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=feeb6377cdb069c3490a572979317196de2eb5cce62efa76870e509d5049bd09
-# autobatch: inputs-sha256=9522897c65735227980f9f7c554a0b8b3d55c195dbfcd40d0bcbe1f7aabc22c9
+# autobatch: source-sha256=364d364ac37cfb8e6d95d99fb88b13522fdb47be2042c99b627f9a8665721d18
+# autobatch: inputs-sha256=3688f05855099d9a24cc4ec53d01b7175258fd7863038dfaddd685e7d92da861
 # autobatch: body-sha256=bee19839319526c77602b9e76f894e6beada6eb92bc0504c38689353e7be462b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

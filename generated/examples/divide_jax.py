@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=c7a85e9aba99c1b79e51d9118e4f899060fd1ed65d4b39570c87452fc03c7d63
-# autobatch: inputs-sha256=5dc5a1281df9cf2bd4645ec3d5e0c1dc0188eb828453b1a093999d595bbe5707
+# autobatch: source-sha256=b223bb3d5391826e2121a9e03ab8924415eafd9836c0e7691202b212e5affb2f
+# autobatch: inputs-sha256=d01c54f01f684608c4c49162af89a33bcf6559f240ae285efaa9068476f442bf
 # autobatch: body-sha256=73d19ce0f4d0006ae205e91c7220114404aad01b37300b65fd6da3b047b9507c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=4c29d0e61907271369f3aaa87cab575ebf6f7c1465972e85018e437f1961573a
-# autobatch: inputs-sha256=99a02423134881b856ba7ce64e5552d696d9d0b4962b8af7c4c703dcb50f09a1
+# autobatch: source-sha256=1fee0aa3ef9527a8d3368ac5672b26802ac471c354ae5744be755a2cc1dd295a
+# autobatch: inputs-sha256=efebd9fa2535c7c35d3e775651a544ccad3de3cff6260b63d340db35b66d01b9
 # autobatch: body-sha256=4f12adc06d51c7845dcdb3985f48524116c43f421196ceab3d8b64fb4ba04f47
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

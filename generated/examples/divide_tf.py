@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=556e7003de8400a6a0901b4e60c6856ddd83a852f822ecacd640c3dd8744626c
-# autobatch: inputs-sha256=5a7bf2959b77cd468b373ff26b761b39a2bdde2e5975616de1c1b92ff42c5df0
+# autobatch: source-sha256=18a1b90df03a6c219da8cb8c605975dbb0e024ef993077f20307ce085fdd5b7c
+# autobatch: inputs-sha256=1958957ec04e53a894f53fd701b69684edba79316b1e2bd13b7d427042052bb6
 # autobatch: body-sha256=0fee83bac47fb6e06d7da95dc544ca5cf5c000a05d42b4e0daba05ec806e6b59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

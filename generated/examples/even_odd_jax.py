@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=cb4dfada24653ef709a6b30dd60590b8e742a485ec788e1188c031dcecc97108
-# autobatch: inputs-sha256=94c1d52da6b826ebeb043d40c6a7f8bcfeed1f39d19962546136a875d430b241
+# autobatch: source-sha256=f6ffba994f4cc1b4ab3d814e9fe5d8dd497b8946cb4e704465e046cc45e91240
+# autobatch: inputs-sha256=a61ffae221f9b31e9cc2a67d0e6fc5b1ee862565422c5e7e538656b2bfcac3a0
 # autobatch: body-sha256=c75c6bd70a57cc71fa48c970f743409c10be25cefa2dc2c8035f00817c030c4d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=05e4a399b67957643b2353c8425e1aea2889fa7f36f9c2c8cee5f7e1d695e6e0
-# autobatch: inputs-sha256=f4e6d29daff06558262481592f2558def06486a0243ba3cea311d5f7773cb543
+# autobatch: source-sha256=6a98b3ecb334d8e04e3246c2cab9529827586a22dc882bb948dd061474cbb0fa
+# autobatch: inputs-sha256=28ae91a3326a97c49722f470545d908badb9f22413872477d5b2d07d98e9be06
 # autobatch: body-sha256=7b2c20796c3d7004cc1d4f3ba996c7ff950898c5afb62a91177844ab5a6f3a43
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=40c263d388c0c823e74a9236ca770f9c51eba4ed5a58d837b5e2ec82b395a54e
-# autobatch: inputs-sha256=3d7f71b943db64d6dc75d2adee267a7d954e08253cc6245a27b42e737bc14fa6
+# autobatch: source-sha256=0baaebfa2399b253081e0a8dc6f823aa789243fa130e7bc506352ece1400df6b
+# autobatch: inputs-sha256=0fdcbdc0557646322a89d31c8f3b2856768d8688154ae825b3a8ef77cf88fe86
 # autobatch: body-sha256=2fb135babef38bb800d6ac2c4c2af19becfd4a2c29e4c840676a25f203e12b92
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2bb84fe9f2ca1d5d18ee0d4b4af745534bb6ec96fa7c905542adfde50975f426
-# autobatch: inputs-sha256=c1ee091f39daede21b6a2e452526304e7c2dcbbf21c87b504543930353d9e164
+# autobatch: source-sha256=5287a2bf08a0fc563e45f76beb5521ae2538a65f1fa94505791c721b8570d6fc
+# autobatch: inputs-sha256=10dc0fa24056cade1f7238ac9f4e9d594e0e6cba138ac2fa30c882ec6fd899cf
 # autobatch: body-sha256=5449b36716bb54034412fe20ca10c448e24f8bd5864a637f9439d1887a5c9224
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

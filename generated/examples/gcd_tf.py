@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=e59bbf10a10f2e12bc0e5e2d2720b77e3279130d0783cc81c8cf0a124d7e5064
-# autobatch: inputs-sha256=c3de84d9e2303925e231f3c0ac07ee50e03f39e159dec69514d38af146b2a9c7
+# autobatch: source-sha256=7faca165cb147b4ff0ecff1d1ba143b1e95bcbb17735dceb2723d626b98e9038
+# autobatch: inputs-sha256=60472189747d3f65960912652ea3fed2e67a5ce76358ef82544672e9656feb6a
 # autobatch: body-sha256=6c1d672ac7a1e822c7adc7d41c1f708dde587328a4825c74727c64997d265b79
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

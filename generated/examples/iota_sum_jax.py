@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=7dfa0e15671d5700f0be00cd8dbe58c623b92bc283e5eea39d1282432b9280c9
-# autobatch: inputs-sha256=69abd5f5ba3aae7765326a0dcaf3fe15f5507dfe15f67a0491749e4a86aa4462
+# autobatch: source-sha256=6ee72437ab6e8aef04b9b5247631c3af47dee2e7dc6de5e3cf453cfb5345d34c
+# autobatch: inputs-sha256=156255805c96e8bd99042b89d9c19929cc006cf85bbb72878aec6abf10d36f24
 # autobatch: body-sha256=a0f383c934e111c161e14e116b414013a3db0e0269973408a422e4eea8fb4d3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

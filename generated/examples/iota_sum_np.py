@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=85c718085260a97111199e71564e8274122b12fc75e8672e53592494f0671eb3
-# autobatch: inputs-sha256=010d4c37b74e9fe94f4331a4d3431c54d8f9d287fe2acfa0ef19d884bc7099dc
+# autobatch: source-sha256=d3a19fc8eb7e4b7825e9ec30fae69fda984094c2f8488dd833ad92cbfa19ac0f
+# autobatch: inputs-sha256=96820f6d5b5517027144371e26f4a2f8a68d942647c272eee76118b049d05e57
 # autobatch: body-sha256=eb8fe8bc4818b9cbcb414ddeb379c83dbd2dc6f06849d4e9c12738c8a87ab62d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=14988c699d6b386f98d9bbfb37cf94a08ded7607cf07b538b13aa1e343ce3f94
-# autobatch: inputs-sha256=83914312552048a1e141154904cabbe4ec8d3e02ade819e32679787b01de0515
+# autobatch: source-sha256=41bd53eaa19a05d0c027767f2fade6e68f03a87176199dba45492340b89fa1c1
+# autobatch: inputs-sha256=254651cda0aa299340822797b3ea281437e49c7702c8c381f5df15a56f9cb8ec
 # autobatch: body-sha256=664e19449537c4b16116b58c87a86e60a97c762cdf7c3b0779a7a5c04266814f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=e9acf379f7d1c1980d56bb4846658b4bd5a39bafca36c57fe639a58d0f881c6e
-# autobatch: inputs-sha256=d8bebae5d24517294c64270664e2f34a3dae98b7b3645d9840d4c3740f57100d
+# autobatch: source-sha256=8c56749abd7cf1c1a961c3ce207fa79e354797a53204257f0183733154820e00
+# autobatch: inputs-sha256=a276a38f1271debca08cd67ceb5ba634e3ff7373103de8ca129f33b480c1915e
 # autobatch: body-sha256=c745ce51734f3ef93adc252eba05018693953711de61b1361114299f587b4202
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

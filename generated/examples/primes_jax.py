@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=f37af8d3af53287d2dc8a9eb8d05b8eb5c697c316d3b14d5471035374c9bdf60
-# autobatch: inputs-sha256=0e464f293bd85b0806c927ab1fca5fa27b78cde3d8847675a9d203ff60d949d5
+# autobatch: source-sha256=e9b62cec3179b7316fb17ecf0ac2867b074a580a7c8f992e7954cb24dac49f63
+# autobatch: inputs-sha256=8e77a0f788f1756cbca88e7b867078c53c0b93257493bb091a4e974d7281a34c
 # autobatch: body-sha256=47fc9c8366ee0de72036b89f750d69724b38afb32a855c637e08c974f27e5a24
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

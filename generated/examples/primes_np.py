@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=286f19d59fbad9ac4a08da9332fb8016cd87789a5c9e5185b8cb5c7140fccd5d
-# autobatch: inputs-sha256=e5a9fcacd6ec18fde61d4c2eec920b028e1719abfb2c7fdfeb7ee5d58edc99d1
+# autobatch: source-sha256=eec38a2c9f247638c206e0f9d526ee7abcd04027b2daef654131baacf0189763
+# autobatch: inputs-sha256=712a6e6f51ea488e153d74db96f8f7207b88f7707e856d68bf86585343db55a6
 # autobatch: body-sha256=109c49b473beaa9846aef2dda3f5e5bae43fad264d41ddf3f695c06fdc3fe3b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

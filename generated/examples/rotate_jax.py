@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=754c5b72034aebf28df664d86991a4241372bc6588d9c8549b7cfbd9f009265d
-# autobatch: inputs-sha256=49bd777b37543b7e4e0b4a38a6a57337a0ed56ec07416b45ab93d081cc63a82e
+# autobatch: source-sha256=2d0b167e831649bfd8bcaaa559996f8725a8290c7f9e5b3f5f607a7af7bebfd7
+# autobatch: inputs-sha256=b65f34180f3dc856cb970b31c5bf959c91e306504132418c6c1db7144ca934b0
 # autobatch: body-sha256=91417c39e6ad4404655a0cc30007aaf30820da4e5243c1c8f4a737f15e831f4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

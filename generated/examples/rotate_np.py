@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=98277c8b161f50f9e5b024e05584f42a4c54da4384377e724f59e6220775c005
-# autobatch: inputs-sha256=5dd09c8a1a13926859874cc9ad7717535d6412791f1d5e8caddbfcd026262b02
+# autobatch: source-sha256=44d0540d9663cae1f74f3b94cd1760545d3a22d0cc5653f50697bd58af576037
+# autobatch: inputs-sha256=663eec2e69807ca323103741bfe21cfde92160dd6f2d397474ddab0d3175a23b
 # autobatch: body-sha256=43fc20e8432ec63756d4649e72d86e93aa91a2f6c6b6355a33864a469015c7c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=b54eba24d92fad0e6cceea763d1e86e143a474ed17337400f258efbb2984b1b2
-# autobatch: inputs-sha256=47eb9e495f5ab7937c4a958e7d4f8a547a68b94cfc34b8566829b223ac6a69ed
+# autobatch: source-sha256=dcc8d90ae93b8c74edbcef87f12789670d5105716145c27ffde5d520750e9b44
+# autobatch: inputs-sha256=fb1b09fdb5d91e6677511a212531d1156abd9bb07e0d133dbabf5d0b67eff127
 # autobatch: body-sha256=a90a0037fb3adcd5b7c51530addaf8f844a44d5b7a92661e17c75690f2c994c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

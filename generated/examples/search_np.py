@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=afee9368cfefa9290e5c23a91beff26089e13a977ed7b4957006e22da2e6c840
-# autobatch: inputs-sha256=6fc583b204258ec7a92a2af16b887eab105f6bf75eaa2b01180df0d9c43df40b
+# autobatch: source-sha256=77f1317aecf21d5663441d39842fc4d84acdb3f9b2f16fb6f25e248c91882e9f
+# autobatch: inputs-sha256=665b829a4eeea94b3b1dc232f9f1bd2f0fcd481d5ee7e974ebaea54581a89b93
 # autobatch: body-sha256=2a28bed54bde6d6eb70ed21fc5cd8a9a9c72565b8d5983d0fbdfcca707afba6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=dd53448436c1cdd9e18d005f0c8bb7510721be079eae18f392a033cdfcbe1f9c
-# autobatch: inputs-sha256=5d3c4a3cbfe5c78d60797b6add5f4e64364268131f00590dd402acc19ebda9a9
+# autobatch: source-sha256=6f1a4fa6b995228e2c5c8d12727e33a87aa9bc57c9a58a75ee98760233f7401f
+# autobatch: inputs-sha256=4d7a393d948f85d0e31a12de3bd37eb42ccab9ddd8fb1a950db0d7442ecfbab1
 # autobatch: body-sha256=5509ece51f71a035657508c87b3552a1a54b86364789d208312929bddbeff721
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

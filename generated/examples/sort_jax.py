@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=7226cf2b043da2b1420673fc2a1dee7fe19d975c1b6bcff13bdcfc4a0b1de3b4
-# autobatch: inputs-sha256=ce842e3c8729e9f229b29924eb353f40e7bc4eb26b975d35c82a826a5005dd78
+# autobatch: source-sha256=59788a3b0849bfd47d56b2a9966be014fdf484e078cf572a15fa9ffed9ddee94
+# autobatch: inputs-sha256=194407f477add471d084c4ff862ebc66390c3b402d800116dceb94dfe8fd675f
 # autobatch: body-sha256=eee76bd042063d3927ad03bd1bb3a49a230b9d276b4b3c4f6450e2b4b99f811d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

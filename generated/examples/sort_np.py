@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=4fb8963371648f37aefab7d3b76d7a8a3a97d1066966ad92d29b69f8a108760c
-# autobatch: inputs-sha256=0b5a42088d0b555947e5e37535ff10e9bafb04469e5aee26e6d9b35aba23dc5b
+# autobatch: source-sha256=173ac67b7e904f797b07bdc9629a9086e4e257ca06afcc6bea59cbab28a113f2
+# autobatch: inputs-sha256=076c2259225ff6e2079c9fda96e68ae0bfd188bc8436098bc4048434e36b7a23
 # autobatch: body-sha256=00c5d5e5361c9e3e6d6ed4403a6b64a6acc8bcb5a21e1f2dbc2561d9440a5b72
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

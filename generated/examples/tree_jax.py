@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=8509e1356ba05a8ca70ebebf0fb99ce11c147004f823cef2640ff91bad67a947
-# autobatch: inputs-sha256=9bb87d700a97d2bdb5258821e35acba142cf8b479792b96de0702723144d183f
+# autobatch: source-sha256=95d55f5bd277c88c7bffbb878f85795ebcf990fd0fcc881a5cb252368fc12ae0
+# autobatch: inputs-sha256=8c74cdb53113e9ebb5a5da7ced86ade10a3def4cce4b921ed963f07781008a0d
 # autobatch: body-sha256=59dd3fed482091e04ad74066fb6bf26bbeee46a5fe77377c50608466a5740753
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

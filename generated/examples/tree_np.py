@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=bddb1e6cb900844a1dd8a59f083994085173a0ca434d638d1f19e1fa43a5d8ca
-# autobatch: inputs-sha256=a6ee5615990690ca24d51c6c2ad24ab8fed4234cb502abd84bf3a21c363499f2
+# autobatch: source-sha256=1741c8bb6e0fdfadeee70ab5a9bcf05d211e73bab88cd2675d95ad2e4a3c15c3
+# autobatch: inputs-sha256=23365b3da2cef91e983f5781ab76d5c315778d00950a479263bf570b059edbc9
 # autobatch: body-sha256=646d2b2e3c45af8547cd1ec96465d207e117c7f11e9a125c53ff79c174190e49
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

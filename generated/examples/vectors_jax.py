@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=bab198807ad8323f2f4c3486ca32938e7ccf6be31997d90865ace63c4993c61a
-# autobatch: inputs-sha256=04019ce14d42c400a79185bbe8bc826a6228e33fa84ffc02f51187d43caa0e40
+# autobatch: source-sha256=a40092084f114aa78a375e6f227607d83197102b9ff99997a7e0d3a8e34a33d9
+# autobatch: inputs-sha256=81829dff491d3780c954f836a80f20979dc045469ace0a5a229623404c1e9425
 # autobatch: body-sha256=4e8c657b820dfedb8e19ca4efbb9a81f5d9f98c6fdfddb736a125b11fd63e49a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=cf4a4c9883e2d2fef69ee5cb6e82d4d20d46d2cfb1b0701edfa15910e91160c4
-# autobatch: inputs-sha256=77bf41e64d279152a89b73613bfa478a3f95de2798db161336936b0f47f0f527
+# autobatch: source-sha256=b7d01f49fd498f2ad67653d308622f863c7c0f20f501a89a20d1a3f47c859834
+# autobatch: inputs-sha256=acf455216e691ae878149c1cb09e4f12f938e62047820da3b4536247191f3b17
 # autobatch: body-sha256=561734dd46ba211738b40a9e48b1a61e2e3461590211e9c2697b9e1f4de320d6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

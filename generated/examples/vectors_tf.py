@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=fe8adab9285f24af215359d3c793ab59680d13815b721b877e1d2366b7e77625
-# autobatch: inputs-sha256=79b9076df50419a9272ed89e15967d30335780582e9ad63ac9ec372bfe352e4f
+# autobatch: source-sha256=6af79f8503dc1dab652b03065e364336b4dc674c7866e94432419677512d2e79
+# autobatch: inputs-sha256=d534f44127fc74f11d166b23ef05e9be1c1c3c5dfd11646ac8ef7c0a10123094
 # autobatch: body-sha256=bc8f2f8afa9a5147406b390301fb5cabb9bccc35ed229dea2d0249f67f57a5b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -402,6 +402,13 @@ class _Rewriter(ast.NodeTransformer):
     def repeat(self, node):
         """`repeat(x, n)`: n copies of x on a new axis, which for a per-example
         x comes after the batch axis: `repeat(x, n, 1)`."""
+        count = self.values.of(node.args[1])
+        if count is not _UNKNOWN and self.values.event_shape(count) is not None:
+            raise SubscriptError(
+                f"`{ast.unparse(node.args[1])}` differs per example: a list whose length differs per "
+                "example has no fixed per-example shape; make its length the same for every example "
+                "(`len(v)` of the whole vector, a bound), and keep a count"
+            )
         value = self.values.of(node.args[0])
         if value is not _UNKNOWN and self.values.event_shape(value) is not None:
             node.args.append(ast.Constant(1))

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=1de0c68a0258bdbca5e20c7a7d668562be3d5738acd964acaedf4e56e71c6d69
-# autobatch: inputs-sha256=0eb3c2ce7dbd854a8ae1066dd99507a9f084d3b4f2bc8e290072249e00d8ba30
+# autobatch: source-sha256=778f2a0d46bdd200055056accf60207bec7532126a8e28ded9a4f757bea37b21
+# autobatch: inputs-sha256=b1723225ce559c007e7471cd0f7a6ad0e21b2a40dcbac3a85454ed72629ca7fb
 # autobatch: body-sha256=916afa08480312d099ae8935bb1f7a1341b7aee57e77c8587a639cd719e47d70
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

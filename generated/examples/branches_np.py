@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=e0953eb40de5967951aaf5cd00295b7b97393f225897262c5da143179867ad62
-# autobatch: inputs-sha256=bf40e9eb3fb1ba08cbc9f19dbe2dd1e4e8e109279eb9a32cd3d443de137b61fc
+# autobatch: source-sha256=a7f9e6cbcfab38f18b319324b5b3000f0e8f05c9cc2cb96d39dfd69fbcd277a4
+# autobatch: inputs-sha256=a224d2e2e7cd6481f7e5fe8404f4b294d3691321c69892eb1debfebc36fd8443
 # autobatch: body-sha256=6f0deca23e43766313eddc3b9bad8dc3b6064fe61f994785b3c0232293936d9c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

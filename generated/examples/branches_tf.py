@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=fb93b305cf8246c6ee3ec3a4b01e5f27a068782cff77a36ec1820debaa2a630a
-# autobatch: inputs-sha256=341decf432ef3d13544e0f6aeb62ee29e1601bf8f3f781bdba1b84718f8b0d93
+# autobatch: source-sha256=6ef2244301fdc73ad216809d48544925436cbc5058770c462516ac8b068e8ce2
+# autobatch: inputs-sha256=4b21afbbfe8803e9567a3a39f47a8119fc19f846ce6e35d874cc87ee8bbf8ac5
 # autobatch: body-sha256=7ca98834662e13f865079e785f8cd2be71eb1e54934bda911395d501e718d362
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

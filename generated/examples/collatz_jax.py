@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=df39d1ccf1318fb26cd4f2751b09ab0aba1ba683b9aebce4c4c5b1a96f5ab25e
-# autobatch: inputs-sha256=a924b672bbb74beb98330191601bfb625211c407ffb5225163a335611d9be5bc
+# autobatch: source-sha256=38d87af73d9c6c0e8685605a87460b71433b15cfa2e6f53927fea21a73620629
+# autobatch: inputs-sha256=4dba3532eab91101d5caf319815ab7c60db1d20b5bd04fba1e69a27aa17079d7
 # autobatch: body-sha256=b9f0f537357439f9029d2791eacd1c094ea2f7cc92432dfc5903157a3c2dbcda
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

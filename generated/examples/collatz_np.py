@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=41e9a96f3ac1f78cb9f5fa6496796963e13a6ed85fcc09e4eb05a932a7c69f77
-# autobatch: inputs-sha256=9a93f91bb48478066f19343d8569caeb9bf2b2a7859d108400a5ff0263e50597
+# autobatch: source-sha256=caaff31f91c77a52c164b52990aef720d931a4e5901b4e59154ece02ee280309
+# autobatch: inputs-sha256=cebbbc66efa5f96e51c43e5e7f91e4ba9b3aa92c3056db640fcd1ffb7ea3f82c
 # autobatch: body-sha256=5eb93cbe3d5c830fe2fcfafe79e8b673c37648064484e162e606e600429762ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=364d364ac37cfb8e6d95d99fb88b13522fdb47be2042c99b627f9a8665721d18
-# autobatch: inputs-sha256=3688f05855099d9a24cc4ec53d01b7175258fd7863038dfaddd685e7d92da861
+# autobatch: source-sha256=1ed305afecc64396d9246a023b2b855e56df44c4b57c82fa06a7ade7439c3581
+# autobatch: inputs-sha256=2351bee693df566854c9bc67a1e211737583509ad119b93913d23cc33efcf9dc
 # autobatch: body-sha256=bee19839319526c77602b9e76f894e6beada6eb92bc0504c38689353e7be462b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=b223bb3d5391826e2121a9e03ab8924415eafd9836c0e7691202b212e5affb2f
-# autobatch: inputs-sha256=d01c54f01f684608c4c49162af89a33bcf6559f240ae285efaa9068476f442bf
+# autobatch: source-sha256=fdbfb9616000088bcf90c39ba3e205f469f73628aa8cfb8fa5fae59a1c42fcab
+# autobatch: inputs-sha256=103fee3f87e3e7553e6b4f706df7dfe16b764f1a88156c9e5c35940900612f5b
 # autobatch: body-sha256=73d19ce0f4d0006ae205e91c7220114404aad01b37300b65fd6da3b047b9507c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=1fee0aa3ef9527a8d3368ac5672b26802ac471c354ae5744be755a2cc1dd295a
-# autobatch: inputs-sha256=efebd9fa2535c7c35d3e775651a544ccad3de3cff6260b63d340db35b66d01b9
+# autobatch: source-sha256=da74cb471f16396307c92f0e9a597c12fecb480da695d5a24cc17abcf7817bdb
+# autobatch: inputs-sha256=3e12a85deaa674e1086e8f0bc3488977048999d089d5d3d4e2b083494d12da3e
 # autobatch: body-sha256=4f12adc06d51c7845dcdb3985f48524116c43f421196ceab3d8b64fb4ba04f47
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

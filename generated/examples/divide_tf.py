@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=18a1b90df03a6c219da8cb8c605975dbb0e024ef993077f20307ce085fdd5b7c
-# autobatch: inputs-sha256=1958957ec04e53a894f53fd701b69684edba79316b1e2bd13b7d427042052bb6
+# autobatch: source-sha256=808f1a73962944c213f6c964b23cbdaaf2af548449742f96213d9ac1a244c179
+# autobatch: inputs-sha256=af8e1e2e7d5124dc1d129db8dfd814c89e676cc068036a25e57c295f9c7cd6b6
 # autobatch: body-sha256=0fee83bac47fb6e06d7da95dc544ca5cf5c000a05d42b4e0daba05ec806e6b59
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

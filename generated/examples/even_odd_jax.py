@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=f6ffba994f4cc1b4ab3d814e9fe5d8dd497b8946cb4e704465e046cc45e91240
-# autobatch: inputs-sha256=a61ffae221f9b31e9cc2a67d0e6fc5b1ee862565422c5e7e538656b2bfcac3a0
+# autobatch: source-sha256=043c2a2ef965eef1905ecea74b6a08b0569c363f4e8ca994b104dc9fcf930dde
+# autobatch: inputs-sha256=b38f50d3cc7bd33c79d739d6d527d8a47340220b910b7a8f2e23fb65e81c7e0b
 # autobatch: body-sha256=c75c6bd70a57cc71fa48c970f743409c10be25cefa2dc2c8035f00817c030c4d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

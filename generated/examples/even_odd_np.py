@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=1a0824fe842f192390b7643520ff3da0d1953b82ebfbce164b362ed3c80d3f02
-# autobatch: inputs-sha256=77ce6f91fedeadcc20708239fbf309f990a323a41d316bee54d41ee165c6912d
+# autobatch: source-sha256=21a5e053e72e1579eb31ee40bc6f7c8e2d4dfb7924204a70971906b6cf693b6c
+# autobatch: inputs-sha256=2e2677a3668e1078d9d0ad6ddbb49907f398d73003ec8b29a47d368f622c655d
 # autobatch: body-sha256=e9e989e065ed438f2442d2fc9c406c346e4d58c27e27b290904e00f3f7ca7e4e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=ca69ca8416271e4c6a3438b3b1f72327afc3308803e1684829f90a24e9a0f1ce
-# autobatch: inputs-sha256=54a913c8d9a391ad75a517ff75b88f6399b7940d1d57d1356a737052d9a4c7f6
+# autobatch: source-sha256=80fc932090f2f8abb4d109d903d684a9609a999505e17497908eb78f7a91852a
+# autobatch: inputs-sha256=035ea696a516baf240b8e6b1dc1494615ecb76cf7cbfa30bf31e718b5b999b41
 # autobatch: body-sha256=8712f3bb6003bfc73471b99206c78e79702555bb7b4055e56007af1714e1227a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

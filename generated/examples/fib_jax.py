@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=6a98b3ecb334d8e04e3246c2cab9529827586a22dc882bb948dd061474cbb0fa
-# autobatch: inputs-sha256=28ae91a3326a97c49722f470545d908badb9f22413872477d5b2d07d98e9be06
+# autobatch: source-sha256=f1c7b2329fc20412154ad58313d2eb075e764700612420e94e4502f2528bbdb1
+# autobatch: inputs-sha256=d803048dfd8baa325102f6a76ca6221657e666dc7df1282f6941c94e633ea52d
 # autobatch: body-sha256=7b2c20796c3d7004cc1d4f3ba996c7ff950898c5afb62a91177844ab5a6f3a43
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

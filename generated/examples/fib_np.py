@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=0baaebfa2399b253081e0a8dc6f823aa789243fa130e7bc506352ece1400df6b
-# autobatch: inputs-sha256=0fdcbdc0557646322a89d31c8f3b2856768d8688154ae825b3a8ef77cf88fe86
+# autobatch: source-sha256=1f5fd8ac7c00c89daa9f25f59f1036f0a37cf6d9ad06acec6b8c0443be80b7da
+# autobatch: inputs-sha256=db73d3f04c6dc6b18d859912ff268814af8bb45998dc7ff1659e0b2e676fa7f1
 # autobatch: body-sha256=2fb135babef38bb800d6ac2c4c2af19becfd4a2c29e4c840676a25f203e12b92
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

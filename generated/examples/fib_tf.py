@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=85f2f450db654bd9788ec5a1a637e125c98ba4a33c51fa07df708ea7b6559d34
-# autobatch: inputs-sha256=119c80951c59b7af896fb5e18d7a0a6c237a014dc214fad24d86a7ee463f4ee4
+# autobatch: source-sha256=0b65c7007c76254b4fd8daac66f3d254fa36fccaf855094fe587c0944303ea92
+# autobatch: inputs-sha256=7510602d15f4a0e1962d28ab331d8cd45200b807fa210119de66fb907f29edec
 # autobatch: body-sha256=e7720649557d4f0a453c63ebe5d3d78e8c93c00d8feee7ffb3b66b577e5a69b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

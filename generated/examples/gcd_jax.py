@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=5287a2bf08a0fc563e45f76beb5521ae2538a65f1fa94505791c721b8570d6fc
-# autobatch: inputs-sha256=10dc0fa24056cade1f7238ac9f4e9d594e0e6cba138ac2fa30c882ec6fd899cf
+# autobatch: source-sha256=f2f5454abb987e5c6c4dbfb7331f11a20202d3a5048571355a7cd28db9f7a15b
+# autobatch: inputs-sha256=010d052e0227fa7f311b84754703000a5ddef89e1ed32f331d3fbf04983b5c60
 # autobatch: body-sha256=5449b36716bb54034412fe20ca10c448e24f8bd5864a637f9439d1887a5c9224
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=987b84fc275600f1294f26f31cd26c58522752c789d09770d7c7e332d62f9c27
-# autobatch: inputs-sha256=6d632cf4844aa8942aff54451967aa161edc99ada0af25e742e1d5512dd0c3a1
+# autobatch: source-sha256=5015227864481277096bf60047e1c3f2fcbe710b58f112070a670d1c85551660
+# autobatch: inputs-sha256=e27b94b78e693f7141372cce3e4425add07dcdc69585966aacebc10920a3c4bc
 # autobatch: body-sha256=af46d848698c91918ec0def719d617a0bfcced757cc33e538349a80d7ddaf250
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

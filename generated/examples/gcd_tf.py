@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=7faca165cb147b4ff0ecff1d1ba143b1e95bcbb17735dceb2723d626b98e9038
-# autobatch: inputs-sha256=60472189747d3f65960912652ea3fed2e67a5ce76358ef82544672e9656feb6a
+# autobatch: source-sha256=539d709b271d9ae5cf4f0fb9dd9b922242010a2bcd9f4fc94df85cceacd1e1ea
+# autobatch: inputs-sha256=f9e2dc99f829ea3ab4116f80498d6836d776213d98df57549d18cf2cb85ca753
 # autobatch: body-sha256=6c1d672ac7a1e822c7adc7d41c1f708dde587328a4825c74727c64997d265b79
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=6ee72437ab6e8aef04b9b5247631c3af47dee2e7dc6de5e3cf453cfb5345d34c
-# autobatch: inputs-sha256=156255805c96e8bd99042b89d9c19929cc006cf85bbb72878aec6abf10d36f24
+# autobatch: source-sha256=c5eec2de487adbd8347d224ebacd59a3b9fab5027189acad1bd488f8c54e02c1
+# autobatch: inputs-sha256=2d964b00531e6fa72fa62a0f33d5e0e7462bf6a4ab2d7f7f39b01225594c9de0
 # autobatch: body-sha256=a0f383c934e111c161e14e116b414013a3db0e0269973408a422e4eea8fb4d3a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=d3a19fc8eb7e4b7825e9ec30fae69fda984094c2f8488dd833ad92cbfa19ac0f
-# autobatch: inputs-sha256=96820f6d5b5517027144371e26f4a2f8a68d942647c272eee76118b049d05e57
+# autobatch: source-sha256=137dab2440c00b7b646d9ac2b5c4ecbd195594deb82c90acf78f1afa529d7a36
+# autobatch: inputs-sha256=4e90ee5b5d2309f3c09b6e0a671bd008b76ab44514e36db5d4d52ee5ce02e49d
 # autobatch: body-sha256=eb8fe8bc4818b9cbcb414ddeb379c83dbd2dc6f06849d4e9c12738c8a87ab62d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=41bd53eaa19a05d0c027767f2fade6e68f03a87176199dba45492340b89fa1c1
-# autobatch: inputs-sha256=254651cda0aa299340822797b3ea281437e49c7702c8c381f5df15a56f9cb8ec
+# autobatch: source-sha256=6865adc46a34c5d7a8c5120a74074c62b85a4c29cc10e734d22b31bc7858d93b
+# autobatch: inputs-sha256=f68f303a4caedd52b7e3a8084dc9859b503a0523faf75c1fc738015fff009025
 # autobatch: body-sha256=664e19449537c4b16116b58c87a86e60a97c762cdf7c3b0779a7a5c04266814f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

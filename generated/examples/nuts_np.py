@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=91dcea18ee2923af05b2b83ddef1d11570f53779ec6a101cd8986ac3f08573bb
-# autobatch: inputs-sha256=4d316b7ab7f36592d9d55e0fcd45b1b54d2a21ffdc7ebff0f3c92d5a5cb11c50
+# autobatch: source-sha256=549190a8ce40e191093a8ac33f117239ff4d7a475f44ed4812b1123940475d8f
+# autobatch: inputs-sha256=2c678eac508ec84d09f0d487b52d16d28f6fbed8745692326a9c68a400e4cf26
 # autobatch: body-sha256=3ad5b75434ef2f325c710e643c0ccb97ac6d12414f53ff431b49da8f4727c1b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=8c56749abd7cf1c1a961c3ce207fa79e354797a53204257f0183733154820e00
-# autobatch: inputs-sha256=a276a38f1271debca08cd67ceb5ba634e3ff7373103de8ca129f33b480c1915e
+# autobatch: source-sha256=8f6a9c7bc7f34c1d24534383d3a0d1a27d764581f511fa420d15ca6ce841d425
+# autobatch: inputs-sha256=c3a85681b59b1a819d70215f0b5f3ab6514635d06af1cc705aff76ffa1269216
 # autobatch: body-sha256=c745ce51734f3ef93adc252eba05018693953711de61b1361114299f587b4202
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

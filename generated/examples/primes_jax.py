@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=e9b62cec3179b7316fb17ecf0ac2867b074a580a7c8f992e7954cb24dac49f63
-# autobatch: inputs-sha256=8e77a0f788f1756cbca88e7b867078c53c0b93257493bb091a4e974d7281a34c
+# autobatch: source-sha256=912d0ea63bd9f3eaa431b17820aa549abbdb0c4a8755437d1c6e2eafc5f67baf
+# autobatch: inputs-sha256=b2dd51c7640110e8af69263c2ae6186746c0f94c444d420e3908deb9f07bceb0
 # autobatch: body-sha256=47fc9c8366ee0de72036b89f750d69724b38afb32a855c637e08c974f27e5a24
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

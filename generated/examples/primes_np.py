@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=eec38a2c9f247638c206e0f9d526ee7abcd04027b2daef654131baacf0189763
-# autobatch: inputs-sha256=712a6e6f51ea488e153d74db96f8f7207b88f7707e856d68bf86585343db55a6
+# autobatch: source-sha256=ab4290de2504462308660bbeeb73c4dd0415043178b5c8ac93523af50a4bd046
+# autobatch: inputs-sha256=ac913f3c5bceacd7137268af168f6a0c9428c58f3332669924dff8c7d4e722ac
 # autobatch: body-sha256=109c49b473beaa9846aef2dda3f5e5bae43fad264d41ddf3f695c06fdc3fe3b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

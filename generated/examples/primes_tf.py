@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=ed134d613c13fc2cb095a38f3ebde6ff455ffa9e67868571571f57f7acdd21b1
-# autobatch: inputs-sha256=b4ba664199b2fa398bf5dec134e0e8756daf2466729d7877bc1ab8ddd210e003
+# autobatch: source-sha256=ff3d4726d4313fe197d8a8f97f4cc8e05a8220beb018a055b76a065342e7ea01
+# autobatch: inputs-sha256=9ba6884ebab0fb04eaaa9c77301901388e489e854ec499eaea142b7c13286e2f
 # autobatch: body-sha256=1eb8f2716dacf8635745e21b8a4568ef6e207e15f93b0b69620bf308497d10a7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=2d0b167e831649bfd8bcaaa559996f8725a8290c7f9e5b3f5f607a7af7bebfd7
-# autobatch: inputs-sha256=b65f34180f3dc856cb970b31c5bf959c91e306504132418c6c1db7144ca934b0
+# autobatch: source-sha256=0307ba4ff8e1ab1d2b98cd70433e09391831e7423fe0e836b703a05dcf70a769
+# autobatch: inputs-sha256=39f12077ad23a4dca00fdf4f0dba7a558b27ebf175c835eea6baabeb633bcdeb
 # autobatch: body-sha256=91417c39e6ad4404655a0cc30007aaf30820da4e5243c1c8f4a737f15e831f4c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

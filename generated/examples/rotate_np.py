@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=44d0540d9663cae1f74f3b94cd1760545d3a22d0cc5653f50697bd58af576037
-# autobatch: inputs-sha256=663eec2e69807ca323103741bfe21cfde92160dd6f2d397474ddab0d3175a23b
+# autobatch: source-sha256=79729eb9dfa4ed6964bf2c80e55b898e13809f620f77d5c5be655f4d4c38a86d
+# autobatch: inputs-sha256=1d5969a3ca1dd7e40797797149a03d7bd84c915dc3fd44415720397a2a40a7ab
 # autobatch: body-sha256=43fc20e8432ec63756d4649e72d86e93aa91a2f6c6b6355a33864a469015c7c5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

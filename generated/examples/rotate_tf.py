@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=dcc8d90ae93b8c74edbcef87f12789670d5105716145c27ffde5d520750e9b44
-# autobatch: inputs-sha256=fb1b09fdb5d91e6677511a212531d1156abd9bb07e0d133dbabf5d0b67eff127
+# autobatch: source-sha256=801124fb19d85fe64c40dae7964e1c12b69ae2fed72bad31dbc1c5477185ce96
+# autobatch: inputs-sha256=c3657c25d582089c750fc3253583003e7ee511407cbd5269fa6babf4d7619a49
 # autobatch: body-sha256=a90a0037fb3adcd5b7c51530addaf8f844a44d5b7a92661e17c75690f2c994c6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

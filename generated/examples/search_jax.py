@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=e418f9124e5f7d184d5a62df5ab3dc1b69b6750b8efd99885daa2948ee028c4f
-# autobatch: inputs-sha256=7ff1653e9af6f0f64b5e91da8ae050f047b3cf12e65d4ada71ea8610703f8239
+# autobatch: source-sha256=2ae82aafd3a20aba4bb9d01c31056907693246feb52a0a68c9be3f313e9ba0d7
+# autobatch: inputs-sha256=296b2bafdbb73d71e89e8bfab4b2445678bd4702fccb0952f24eb038c51b3e57
 # autobatch: body-sha256=9f65891050eb2ee439f2b92e6629ca00e6066bf2b7eee4bb0b14e699db5c89e7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=77f1317aecf21d5663441d39842fc4d84acdb3f9b2f16fb6f25e248c91882e9f
-# autobatch: inputs-sha256=665b829a4eeea94b3b1dc232f9f1bd2f0fcd481d5ee7e974ebaea54581a89b93
+# autobatch: source-sha256=74f33c78aa28847d60ad9360ad56ae4ed4b456f082c10322582ba649bb6ef687
+# autobatch: inputs-sha256=ea5f5363fb8058d03d44043af269cdd0e40168cfaac2769d2dcce995ee1975f8
 # autobatch: body-sha256=2a28bed54bde6d6eb70ed21fc5cd8a9a9c72565b8d5983d0fbdfcca707afba6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=6f1a4fa6b995228e2c5c8d12727e33a87aa9bc57c9a58a75ee98760233f7401f
-# autobatch: inputs-sha256=4d7a393d948f85d0e31a12de3bd37eb42ccab9ddd8fb1a950db0d7442ecfbab1
+# autobatch: source-sha256=7d1b0b0ffd31a4911f6165e4db54e4f1258078d291eb38d70e9b42aee24698be
+# autobatch: inputs-sha256=3a5b1f62941c5ff572dd3f6e7b8ca509353cab7f5f44826a6b00df3d1b1fdf60
 # autobatch: body-sha256=5509ece51f71a035657508c87b3552a1a54b86364789d208312929bddbeff721
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=59788a3b0849bfd47d56b2a9966be014fdf484e078cf572a15fa9ffed9ddee94
-# autobatch: inputs-sha256=194407f477add471d084c4ff862ebc66390c3b402d800116dceb94dfe8fd675f
+# autobatch: source-sha256=82ff161c071f780d831787c410d04585f6ce743d22cf2ab7e7b040e045c0a320
+# autobatch: inputs-sha256=a0f8e11050eef4acf0cb4669dab09591197682a89a1c244775128526440f41f1
 # autobatch: body-sha256=eee76bd042063d3927ad03bd1bb3a49a230b9d276b4b3c4f6450e2b4b99f811d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=173ac67b7e904f797b07bdc9629a9086e4e257ca06afcc6bea59cbab28a113f2
-# autobatch: inputs-sha256=076c2259225ff6e2079c9fda96e68ae0bfd188bc8436098bc4048434e36b7a23
+# autobatch: source-sha256=044654a33e939919c804b98d8c04a5cca74e7959662364c4066bc670c0fa5550
+# autobatch: inputs-sha256=2cf9b7d56b82e8c85992f5f1ff5c4cc0af53f6e8741af4231c0146ffb6a51f3e
 # autobatch: body-sha256=00c5d5e5361c9e3e6d6ed4403a6b64a6acc8bcb5a21e1f2dbc2561d9440a5b72
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

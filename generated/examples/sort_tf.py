@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=e8060d80ed18be5de4f0cfd5cfcb5e0b8cd514f9a49602ab83c8f234a09d3c55
-# autobatch: inputs-sha256=d265396a3a3f6027eca0a806f1037f4a614a82e92c4f1e25ea906975e9b028b7
+# autobatch: source-sha256=2fb220b68878a5fdfe252a0ecc3905a5d2aa37a579e2820d54f245622ca1042c
+# autobatch: inputs-sha256=e1ca8d63d7f38b065c9b452ac470d588c2f47e7ada4563008f5ee6f7ba1363ae
 # autobatch: body-sha256=eef43f84301393be9abd559d2193def35e87f6eca8dfd315e5c022be499e7ccf
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

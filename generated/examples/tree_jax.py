@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=95d55f5bd277c88c7bffbb878f85795ebcf990fd0fcc881a5cb252368fc12ae0
-# autobatch: inputs-sha256=8c74cdb53113e9ebb5a5da7ced86ade10a3def4cce4b921ed963f07781008a0d
+# autobatch: source-sha256=f7dc7de3357d858fe88b1f451e26ef23fd06ad6f82ec6c11216336648267848c
+# autobatch: inputs-sha256=895094cf4c231a59b79d7d24b4a9f8ac4e374f05f37193827235bfd187c265ce
 # autobatch: body-sha256=59dd3fed482091e04ad74066fb6bf26bbeee46a5fe77377c50608466a5740753
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

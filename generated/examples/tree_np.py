@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=1741c8bb6e0fdfadeee70ab5a9bcf05d211e73bab88cd2675d95ad2e4a3c15c3
-# autobatch: inputs-sha256=23365b3da2cef91e983f5781ab76d5c315778d00950a479263bf570b059edbc9
+# autobatch: source-sha256=488dc3aec3399aaa6c73da6812275fb73db4558b52ee4ee172763f7a76e0ae9b
+# autobatch: inputs-sha256=b32c520a9dade35461c59cdeba8e49f7f550a38b8a1ae02eb16e0cf7c8f8a64a
 # autobatch: body-sha256=646d2b2e3c45af8547cd1ec96465d207e117c7f11e9a125c53ff79c174190e49
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

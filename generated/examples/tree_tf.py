@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=af38cbb6faab55e922e53f1c5d6dc6f9c8db72ca6045424c4e8458486f682979
-# autobatch: inputs-sha256=2651e1c941ad20f71b91645bcef8329b673c64d81147f4e7225c08ba7e5d93b5
+# autobatch: source-sha256=b864bda0511e5502ecd5004b79c74d2a373d3057adf63deeb488cb53e27ecea2
+# autobatch: inputs-sha256=039103fd212bebc66cf687ddff76c9ed901750ff7ba41c0c3e17910005affb1b
 # autobatch: body-sha256=d450a15909a26393eab2176520aeb54759c7974667fe976587dc6bc47416fa5b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=a40092084f114aa78a375e6f227607d83197102b9ff99997a7e0d3a8e34a33d9
-# autobatch: inputs-sha256=81829dff491d3780c954f836a80f20979dc045469ace0a5a229623404c1e9425
+# autobatch: source-sha256=7a2374f76cfe5fbbce280ec808d1321ce380f9ffb951234a66d9e9142f4f4e1c
+# autobatch: inputs-sha256=189ba9a2e8e02063731715e6896a452b93820697b96e4a273a9622ef2b8adf44
 # autobatch: body-sha256=4e8c657b820dfedb8e19ca4efbb9a81f5d9f98c6fdfddb736a125b11fd63e49a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=b7d01f49fd498f2ad67653d308622f863c7c0f20f501a89a20d1a3f47c859834
-# autobatch: inputs-sha256=acf455216e691ae878149c1cb09e4f12f938e62047820da3b4536247191f3b17
+# autobatch: source-sha256=96252840772494ebf273f1f2b4730f4fa8bbce7bc36750b7862a565995e4b381
+# autobatch: inputs-sha256=bcc7912b7ff3efd151b43235f345d6cf5d16dea3d1a3723e2d39a3757ad37b33
 # autobatch: body-sha256=561734dd46ba211738b40a9e48b1a61e2e3461590211e9c2697b9e1f4de320d6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

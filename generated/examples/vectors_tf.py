@@ -5,8 +5,8 @@
 # autobatch: runtime=5
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=6af79f8503dc1dab652b03065e364336b4dc674c7866e94432419677512d2e79
-# autobatch: inputs-sha256=d534f44127fc74f11d166b23ef05e9be1c1c3c5dfd11646ac8ef7c0a10123094
+# autobatch: source-sha256=a520403b6242b3fd333d7732b6a1fd5dcae96d5ed6ebb12e1f571a8b9585a6cd
+# autobatch: inputs-sha256=ba3f54cf1e47800efd9854eec0ab9ca206465b3d9938bde3dde7b6071b682205
 # autobatch: body-sha256=bc8f2f8afa9a5147406b390301fb5cabb9bccc35ed229dea2d0249f67f57a5b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

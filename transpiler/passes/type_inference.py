@@ -530,9 +530,10 @@ class _Inference:
         """A fresh variable holding `name` (of type `have`) as the optional
         `want`: a PrimOp appended to `instructions`."""
         k = 1
-        while ir.qualify(fn, f"{name}_optional_{k}") in self.types:
+        kind = "ragged" if T.is_ragged(want) else "optional"  # the name says what it holds
+        while ir.qualify(fn, f"{name}_{kind}_{k}") in self.types:
             k += 1
-        fresh = f"{name}_optional_{k}"
+        fresh = f"{name}_{kind}_{k}"
         self.types[ir.qualify(fn, fresh)] = want
         vars_in = () if name is None else (name,)
         text = self.as_stored(name or "None", have, want, origin)
@@ -743,11 +744,11 @@ class _Inference:
                 return dataclasses.replace(op, expr=self.as_optional(expr, result, stored, op.origin))
             if T.is_ragged(stored) and T.strong(result) != stored:
                 return dataclasses.replace(op, expr=self.as_stored(expr, result, stored, op.origin))
-        elif op.vars_out is not None:
-            self.check_unconverted(fn, op.vars_out, result, op.origin)
             if isinstance(result, T.TensorType) and isinstance(stored, T.TensorType):
                 if result.dtype != stored.dtype:
                     return dataclasses.replace(op, cast_to=stored.dtype.name)
+        elif op.vars_out is not None:
+            self.check_unconverted(fn, op.vars_out, result, op.origin)
         return op
 
 

@@ -372,3 +372,8 @@ def py_sorted_elements(values, reverse=False):
     arrays, each example's numbers in order."""
     ordered = py_sorted(jnp.stack(jnp.broadcast_arrays(*values), axis=-1), reverse)
     return [ordered[..., k] for k in range(len(values))]
+
+
+from autobatch_runtime.ragged import array_helpers as _ragged_helpers  # noqa: E402
+
+globals().update(_ragged_helpers(jnp))  # ragged_*: vectors of per-example length

@@ -371,3 +371,8 @@ def py_sorted_elements(values, reverse=False):
     values = _tensors(*values)
     ordered = py_sorted(tf.stack(values, axis=-1), reverse)
     return [ordered[..., k] for k in range(len(values))]
+
+
+from autobatch_runtime.ragged import tensorflow_helpers as _ragged_helpers  # noqa: E402
+
+globals().update(_ragged_helpers(py_sum))  # ragged_*: vectors of per-example length

@@ -375,6 +375,8 @@ def with_profile(result, profile):
 
 # The helpers of builtins_numpy.py and builtins_tensorflow.py, which each
 # backend re-exports (`rt.py_min`): Python's builtins, per example.
+from autobatch_runtime.ragged import RAGGED_HELPERS  # noqa: E402
+
 PYTHON_HELPERS = (
     "py_all",
     "py_any",
@@ -401,7 +403,7 @@ PYTHON_HELPERS = (
     "py_sorted",
     "py_sorted_elements",
     "py_sum",
-)
+) + RAGGED_HELPERS  # autobatch_runtime/ragged.py: vectors of per-example length
 
 
 def optional_argument(value, dtype):

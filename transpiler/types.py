@@ -191,6 +191,42 @@ def is_optional(pattern) -> bool:
     return isinstance(pattern, TupleType) and pattern.cls is Optional
 
 
+def ragged(leaf: TensorType) -> TupleType:
+    """The type of a vector whose length differs per example (a slice with
+    per-example bounds, a parameter a recursion passes `s[1:-1]`): an
+    `autobatch_runtime.ragged.Ragged(values, length)` of `leaf`'s dtype
+    whose `values` has `leaf`'s length as its capacity."""
+    from autobatch_runtime.ragged import Ragged
+
+    return TupleType((TensorType(leaf.dtype, leaf.shape[:1]), TensorType(np.int64)), Ragged)
+
+
+def is_ragged(pattern) -> bool:
+    from autobatch_runtime.ragged import Ragged
+
+    return isinstance(pattern, TupleType) and pattern.cls is Ragged
+
+
+def capacity(pattern):
+    """A Ragged's capacity (a size: a symbol or an int)."""
+    return pattern.elements[0].shape[0]
+
+
+def _join_ragged(a, b):
+    """A vector meets a vector of another length, or a Ragged: a Ragged
+    whose capacity holds both (`join`)."""
+    vectors = [x.elements[0] if is_ragged(x) else x for x in (a, b)]
+    if not all(isinstance(v, TensorType) and len(v.shape) == 1 for v in vectors):
+        raise TypeJoinError(
+            f"per-example shapes differ: {a} vs {b} (only a vector, one axis, may have a "
+            "length that differs per example)"
+        )
+    u, v = vectors
+    dtype = join(TensorType(u.dtype, (), weak=u.weak), TensorType(v.dtype, (), weak=v.weak))
+    size = u.shape[0] if u.shape[0] >= v.shape[0] else v.shape[0]
+    return ragged(TensorType(dtype.dtype, (size,)))
+
+
 @dataclasses.dataclass(frozen=True)
 class Type:
     """The predecessor's wrapper of a pattern of `TensorType`s (`Type.tensors`).
@@ -269,7 +305,14 @@ def join(a: Optional[Pattern], b: Optional[Pattern]) -> Optional[Pattern]:
         a, b = (x.elements[1] if is_optional(x) else x for x in (a, b))
         inner = b if a is NONE else a if b is NONE else join(a, b)
         return NONE if inner is NONE else optional(inner)
+    if is_ragged(a) or is_ragged(b):
+        if a == b:
+            return a
+        return _join_ragged(a, b)
     if isinstance(a, TensorType) and isinstance(b, TensorType):
+        if a.shape != b.shape and len(a.shape) == len(b.shape) == 1:
+            # `s` and `s[1:-1]`: one vector of per-example length
+            return _join_ragged(a, b)
         if a.shape != b.shape:
             raise TypeJoinError(f"per-example shapes differ: {a} vs {b}")
         if a.dtype == b.dtype:

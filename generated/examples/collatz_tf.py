@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8db0ccc40b6471d2cb71553f513c16364b9bf92cb8149658867a0e5e1234635c
-# autobatch: inputs-sha256=ce5ce536ce7a5951902c5db6136c060089bd2cfc973070095248b1ef9e680c1b
+# autobatch: source-sha256=8c322442b9823e482a496d519a36489fd059fc76614783aba8bc744fae8ae2af
+# autobatch: inputs-sha256=e78fe3df2da24cc90790d107a9e91c3b28fa67e1fee513b0818aa0ecad8971db
 # autobatch: body-sha256=89ff3267d3bb3ea5131d5bd43db4cd8616095777ac33fd63841c50aaf1061f6f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=bd560c2665174bd9cbc0e5a9d1b9a80f2a8f4b67b953ab739bd9a30fdc62e198
-# autobatch: inputs-sha256=f41d9046e4659f3046319a8e91cb2de667640bf2ecb039a9fe86da54525cb711
+# autobatch: source-sha256=e09535e0f68dc73995ff5321902e360572cf0a640ee21d5d52beb131253b23db
+# autobatch: inputs-sha256=4ba5a91d9af8e164c0182e5f5f6745b33a6da6d72645fb932f487d1811a27e05
 # autobatch: body-sha256=79f92f8667c1125c98a03920d631705817c04accad67b828c89b33acd42dd1d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=7aa1c3e7f404b5aa4c62bba4cc5324ff0608bf7b8b641435c04cbbb5d3e2a249
-# autobatch: inputs-sha256=6521256ac25d409aed4c286bd68e4cfdd611aafc594193a75e70c30ef86e4aba
+# autobatch: source-sha256=e64210f112ea16be76d9d2d10c19bfd438d48481a22c9cf4dc101814d4c075ff
+# autobatch: inputs-sha256=cc51636b1b3b8cc051c14fd8f76803842c874874d82979dda8eb469d339c3827
 # autobatch: body-sha256=0b0c70ae33d123efb669a69ea4114a513808940b3b67ff6cc1226d96c7f4d6d4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

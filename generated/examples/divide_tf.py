@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=961386aa2dcfde2b5ef742943b8316f18fb63d41b9b4f83d182094313abc612b
-# autobatch: inputs-sha256=af54540843e0ca78428ccb7bcdfce0b6fe483dc0cc0071d61d0da70802c9aadf
+# autobatch: source-sha256=0d7914393af9d9dc5e52cfc3d3ebbd3e5fe2ae7f258406306b0f023d5263d49f
+# autobatch: inputs-sha256=0ca4ae6a403034f1a092f7b5116caea86aceaa5ae895f0b9198f8f1273f3e109
 # autobatch: body-sha256=e0815852324bfcfff07f3d7879b748e00976799d940c3fc7d03c2594a82091ef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

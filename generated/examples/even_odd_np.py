@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=ce0d8a4ed52da266d7db37244a7f3f3362d57fc8d0f412e40a3250aec988f0c4
-# autobatch: inputs-sha256=9ec5b875aac6787cd0cfb2d7ea0fc908fd5f29e0a19ea1ff621842113f01d1c2
+# autobatch: source-sha256=ca74c3b0f745110e0db403d8e65df67af2e826da993a1cd30b14365a382ae8df
+# autobatch: inputs-sha256=9d55e3e6337caa7f00e9d5254e13db9358fa311bf809a1f651bb991ed4a996fe
 # autobatch: body-sha256=37acfed9f04cea0a3d1be4b05a30122b595dd1ad356c6599420cd79536db910c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=79b02b72f155f0c2048a2bf560ff6a3e6e6d90bae671848105854d03d463af14
-# autobatch: inputs-sha256=9de55bae444783428c448862482dd1649c569271277baf4f0d5e254aa7dda393
+# autobatch: source-sha256=946a8097bb7964d55e5e3f8658010e4b7e44a4294a16196efdc984c956e50574
+# autobatch: inputs-sha256=fb30942f4d1f2b54096c6617ee8d1d430b1c11864156ecb8787e869b337e31ae
 # autobatch: body-sha256=aa1f8e84133beb8525c57ae10d26bf897af299ce4a524ac24bf9305389eef6c9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

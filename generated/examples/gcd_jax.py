@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=0cb87e65f72269b939d1065e2aeca344efc123072553f2c7be8c54b16ccdc363
-# autobatch: inputs-sha256=b969ccc2e8eb952d404706c8266f65b144192f21aef49088d6deaa9ab5c89ee9
+# autobatch: source-sha256=9137962752bd70e0bd746e8498d5cfebee09565f7be8caca5e70f0c60ae549d7
+# autobatch: inputs-sha256=423b9fd49374725f7bcdd21ed510051809b5ce1d990a7a9792907e2c64114225
 # autobatch: body-sha256=466985d5412a1ddc1d41011a5a233f3744b886dfe15d1562acb49967b17eb2c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=18edf0c8b028176a80022bdda17b2b9da72eb77d5a20d3a3ad265a9d5c001e8f
-# autobatch: inputs-sha256=a2d606946d5100aff99851b75a4bb39970416472b91d31c4197fb00aab655093
+# autobatch: source-sha256=4705f336b22e1294725572d48aa5a008acb7f3f5eada056cfe6ba59e5cf69b61
+# autobatch: inputs-sha256=b2298509fbdc6dc955826977908ef6432c589aac5503389736cc67676a532326
 # autobatch: body-sha256=278e0ce7deb3b6d2ed1c3a54e0f233a37a3af066d7692e8ab9c51d134f65f000
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

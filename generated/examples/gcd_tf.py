@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=1018ff2b2976bbcff85cc5eac9c757de08121fe6dbc9deb632a739c8658e3c04
-# autobatch: inputs-sha256=9303822ef0b2525772f621c921d10d10268bc3adeba2abc739c2102ecbb92c43
+# autobatch: source-sha256=4d3a7184426304c9d96d584f17db59ab14c845b9af7e04b26d18070ba3dddfce
+# autobatch: inputs-sha256=d96c555b4ab1d5be77c7368b51f8aef4038dc66d89729861ebb99e291fced453
 # autobatch: body-sha256=9116b20df95fd82799b46eefd3ad093a7bdcaa9e101b7961fcfc402465854dba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

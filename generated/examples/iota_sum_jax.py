@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=3b6a09df4ad3d1b7e70664d52ad4b2194b5b0002f860dee755afdcdc2c568d32
-# autobatch: inputs-sha256=f0dd31b8b1aac547c41378826ee8b254675856829c432905087e60bcb76532dc
+# autobatch: source-sha256=56a2fc65c4f78b5e506a5f34c22121c6e8434a695772b37079ac8d7cdf823905
+# autobatch: inputs-sha256=cb838d2eb820e8dc52e0510e3141217ae7b6befeea13fded0a807bdf99378076
 # autobatch: body-sha256=0b3beabf001854efb55cf82a00e3c6476f33091d4cd0f4c84ae6f4008b270cec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=15a5a3550c1abafdca8dc147b36446ee4aa92efa343e6f2c1d2c5204415c4a36
-# autobatch: inputs-sha256=d62c0351345b8b0ebdbac4535042f157f93e06a9ab07a7efb403964d50cc8b8c
+# autobatch: source-sha256=b0000fd7682d3a754532800123577a9cfdefa839188e0fba3313444d11f2b061
+# autobatch: inputs-sha256=2744b6a6bbe6b65ce04c4035d1e9d70341b2a8c6abc2e2b82198780b4243a0a8
 # autobatch: body-sha256=1dfe92bac537a47c75c193387cde5029aec21033c34d15984f2a88011c087fb4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=947005928f7b52273be3056428d051bfbcda1236bf21aeeae84c43a6a1dc5b9c
-# autobatch: inputs-sha256=b7719a787bdf72971dd828d8164b008e39b2282b46f6a79c76769402f370e5ba
+# autobatch: source-sha256=941b1512307c100676f85c619ce71aa7439de34c19a02bb0159264f8c2626e43
+# autobatch: inputs-sha256=0a9f0c529607eafdfdd815efd61494b15e6497710eb841c66514178d6257e955
 # autobatch: body-sha256=6a0e471714d4dc53f0390fd0fe87923422cd0035a7a151b2781baf8f0e971793
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=f263d357fa3fc54e40f604d70064c62ed3cd0c5a1cf8edca9235bfdd693edb72
-# autobatch: inputs-sha256=36c42b31fd233c76db7c3504537ae984557a204333006a027854a1b3c9b75f83
+# autobatch: source-sha256=8b809acb581fa49747f80092ab654c22948b379e1a1de5a1c20bf782e8ee0813
+# autobatch: inputs-sha256=d3317fa1266553676afc36c152e5cff0dee28c7ce23de48945c4904d2e4c1ae4
 # autobatch: body-sha256=d5f01989318a011bd1358acbd91bb0aef7d619a7b76247fbbb9c043298fe7868
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

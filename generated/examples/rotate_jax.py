@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=0912cf4defd2a72cbec685cfada708da078db837a421a70ff56ca6718390c7f7
-# autobatch: inputs-sha256=9ea4da635e0afc16b5b7faba502b4da3150cbaf9de7710c1f6055f86dfbc2625
+# autobatch: source-sha256=07880469b609de920c6aad7e555d6a138439aee3cf4fd8d3a5cb7b817c6a5679
+# autobatch: inputs-sha256=0c804cd952ecb33c80c7e5dcc4be2f3fce8d6ab88dcfa959a2c5d8d2a0c317d8
 # autobatch: body-sha256=b9c5ae7d08ad991b237363e6b661332d95fbe60f5ff8959a0fe9d8ca0530ab50
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

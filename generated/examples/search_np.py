@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=e94062012e65e0449363794eb934696902789711b2801d4b26fdaa596772ea35
-# autobatch: inputs-sha256=e9573d2c5f9919464faf25a5c5054bc0329bb18d3a22b044b5d4b866f1b30b53
+# autobatch: source-sha256=d8b9f7c8a3f78b95cc388f7374c6bca66916f1ae6140a541bff93eaf3fd16f92
+# autobatch: inputs-sha256=1d73a79bc50e96347ae6f843cff1d92203d1b2d9a6ef92c03ea576e784e583b0
 # autobatch: body-sha256=c20297acf5f442534de1d3ae73d29bee35d83929ca2f7388c45cae396a8862b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

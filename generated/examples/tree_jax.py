@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=8541fcee495cee927c5a0180c950fed6e944d2f6efa643dadabfe3c479ec9d8d
-# autobatch: inputs-sha256=2dfbd0783094a4b42d772010257a851982b81e1d3e088715663469b5f5b27b59
+# autobatch: source-sha256=10e9abc4b4a837984fb07001ea2811606d067afb449292847175f106e93bca0f
+# autobatch: inputs-sha256=90c10edc6c1e41176f51392210f970a93c65875db713348b2a766c832462cfd3
 # autobatch: body-sha256=1e5e679a0cffbca9950e44fe055c457851e6e5aa3adf19ec0f2332fca73aca09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

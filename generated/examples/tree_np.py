@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=255035369109a5ca4e3a9fb715fdc4c9493b0982773f78e7589bce70d68fb717
-# autobatch: inputs-sha256=bca020a34cfafe8c9b1b90e2e861cefcd16a5b882aece0a04449e37dc709e2db
+# autobatch: source-sha256=bcd9bbbb1e37779398f9227802b8fedf2b68d4fc602696edcc6d9ae0254a1a8f
+# autobatch: inputs-sha256=fd764ce9882fd0a145ccb1c402780a538cbdaf66e64c613033d9360f9b9747b8
 # autobatch: body-sha256=5cfec7d769d07c3b45a0e9c679a76105dd946dcf72392659b5aaa715a0f40dd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

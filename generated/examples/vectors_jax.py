@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=5138bee3e85540e793aed6ece381af62fe7bb7abe938ddcec6f3b541966f037e
-# autobatch: inputs-sha256=4e2e971bf8e703ccb6db59503b7e40278f3505949d1e57ff04c3a15f1a953304
+# autobatch: source-sha256=d7c090e7c78683291bd016fd03500e626adf3385a7d873fc08e7ed948d6edbf4
+# autobatch: inputs-sha256=54b1016f8443bc620e8c1cf4390357173f77658300eb2c84739d54b049fbae7b
 # autobatch: body-sha256=8504db3bff8ecb9e79fd1c58c600c55f34701a9122c31f3628ff137e3c330f6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=1193cba7cbc2e1d14845db37ebcb483445d2556dadedec4988c3033c88925afa
-# autobatch: inputs-sha256=6edc8991aa0db0a579e4a4ee644b24bd4ac3aa0b349cb7ca7fa59fd089d9715e
+# autobatch: source-sha256=a513143a4a5d155a5987e51a13e4fb47dd3fd8386e54d6bf632fceabb147f37f
+# autobatch: inputs-sha256=58b904876a6448010fab10887803046b8856033189fd3ba41e78872c1443abcd
 # autobatch: body-sha256=aad4ff7ef59aea2dd3efbaf5e2f6cd75bce8887a00d0ecccb60363daef6ff87c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

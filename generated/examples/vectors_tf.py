@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=9b8308d78b52060b54baf8f33747be5c1776857a01bbc0904c4dab101be5de39
-# autobatch: inputs-sha256=24b5c3a8cf6ff0db995a9bc101d24657f196d1d46bb3d32ee9324c00af50e15c
+# autobatch: source-sha256=a4d2466b6ccc62775fc7a67fb0ba44c0d744704bae535be90a24df423d7af516
+# autobatch: inputs-sha256=a57d7c5708bb6418eba18a3a39d1c0255dcbb33a3fc63dfcfc0c913992d45481
 # autobatch: body-sha256=cf411b6c53362ad29265defeda5c2d57c32db99015cd1f0a86e8f35287de7d81
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -78,6 +78,12 @@ def _index_check(node) -> bool:
     )
 
 
+def _ragged_take(node) -> bool:
+    """A `ragged_take(r, i)` call: a read of a vector of per-example length,
+    checked against each example's length (autobatch_runtime/ragged.py)."""
+    return isinstance(node, ast.Call) and _helper(node.func) == subscripts.RAGGED_TAKE and len(node.args) == 2
+
+
 def _put_of(expr: str, name: str) -> bool:
     """Whether `expr` is `put(name, (items...), value)`: an item assignment
     to `name` (passes/subscripts.py)."""
@@ -94,7 +100,7 @@ def _put_of(expr: str, name: str) -> bool:
 
 
 def _index_checks(expr: str) -> bool:
-    return any(_index_check(node) for node in ast.walk(ast.parse(expr, mode="eval")))
+    return any(_index_check(node) or _ragged_take(node) for node in ast.walk(ast.parse(expr, mode="eval")))
 
 
 @dataclasses.dataclass
@@ -317,6 +323,11 @@ class _ProgramEmitter:
                 leaves.append((path, leaf, field))
             self.fields[var] = leaves
             self.note_classes(self.types[var])
+        # A block's own temporaries rebuild their classes too (a per-example
+        # choice of two Ragged values: `t = v[i:] if c else v`).
+        for var in sorted(self.types):
+            if var not in lowered.registers and T.is_ragged(self.types[var]):
+                self.note_classes(self.types[var])
         self.properties = self.rebuilt_registers(taken)  # var -> its State property
 
     def rebuilt_registers(self, taken):
@@ -804,6 +815,11 @@ class _ProgramEmitter:
         pattern = T.strong(self.types[var])
         if T.is_optional(pattern) and isinstance(pattern.elements[1], T.TensorType):
             return _call("optional_argument", _name(_short(var)), pattern.elements[1].dtype.name)
+        if T.is_ragged(pattern):
+            # a vector the recursion shortens: the caller's array, all of it,
+            # in a capacity that holds every length the program meets
+            capacity = T.capacity(pattern)
+            return _call("ragged_argument", _name(_short(var)), None if isinstance(capacity, T.Size) else int(capacity))
         return _name(_short(var))
 
     def entry_function(self, stackless=False):
@@ -1165,6 +1181,15 @@ class _BlockBody:
         entry raises IndexError (as each would on its own).  The index
         expressions are repeated (cheap, pure; XLA computes them once)."""
         for node in ast.walk(value):
+            if _ragged_take(node):
+                flag = f"fault_{len(self.faults) + 1}"
+                self.faults.append((flag, len(self.e.index_lines)))
+                origin = self.origin
+                self.e.index_lines.append(
+                    f"in {self.block.function} at {origin}: {origin.text}" if origin else f"in {self.block.function}"
+                )
+                arguments = [_name("active"), copy.deepcopy(node.args[0]), copy.deepcopy(node.args[1])]
+                self.out.append(ast.Assign([_name(flag, True)], ast.Call(_runtime("ragged_fault"), arguments, [])))
             if _index_check(node):
                 flag = f"fault_{len(self.faults) + 1}"
                 self.faults.append((flag, len(self.e.index_lines)))

@@ -429,6 +429,12 @@ def _substitute(node, variable, replacement):
 
 
 def _indexes_by_value(node) -> bool:
+    """Whether a subscript may be out of range on some example: an index
+    that is not a literal, or a literal one of a name (`v[0]` of a vector
+    whose length differs per example, autobatch_runtime/ragged.py, is out
+    of range where it is empty: `len(v) == 0 or v[0] == x`)."""
     index = node.slice
     elements = index.elts if isinstance(index, gast.Tuple) else [index]
+    if isinstance(node.value, gast.Name) and any(is_literal_int(e) for e in elements):
+        return True
     return not all(is_literal_int(e) or isinstance(e, gast.Slice) for e in elements)

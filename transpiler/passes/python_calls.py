@@ -20,7 +20,7 @@ import numpy as np
 
 from transpiler.frontend.narrowing import PRESENT
 from transpiler.passes.python_values import ValueQueries, after, call_node, name_node, text_of
-from transpiler.passes.subscripts import SubscriptError
+from transpiler.passes.subscripts import SubscriptError, is_ragged_value
 
 # `math` functions with a per-example helper (the keys of the runtime's MATH).
 MATH_FUNCTIONS = frozenset(
@@ -75,6 +75,8 @@ class BuiltinCalls(ValueQueries):
             if any(self.per_example(a.value if isinstance(a, ast.Starred) else a) for a in arguments):
                 raise SubscriptError(f"`{text_of(node)}`: `*` and `**` arguments of per-example values are not supported here; pass them one by one")
             return node
+        if name not in _SUBSCRIPT_PASS and any(is_ragged_value(self.values.of(a)) for a in arguments):
+            return self.ragged_builtin(name, node)
         if name == "print":
             raise SubscriptError(
                 "print() has no per-example meaning in a batched program (it would run once for "
@@ -130,6 +132,44 @@ class BuiltinCalls(ValueQueries):
                 return call_node("py_popcount", inner)
             func.value.args[0] = inner
         return None
+
+    def ragged_builtin(self, name, node):
+        """A builtin of a vector whose length differs per example
+        (autobatch_runtime/ragged.py): the `ragged_*` helper that reads only
+        each example's own elements, or a refusal naming what to write."""
+        keywords = {k.arg: k.value for k in node.keywords}
+        vector = node.args[0] if node.args else None
+        alone = vector is not None and is_ragged_value(self.values.of(vector)) and not any(
+            is_ragged_value(self.values.of(a)) for a in node.args[1:]
+        )
+        if name == "sum" and alone and len(node.args) <= 2 and set(keywords) <= {"start"}:
+            start = node.args[1] if len(node.args) == 2 else keywords.get("start")
+            return self.done(call_node("ragged_sum", vector, *([start] if start is not None else [])))
+        if name in ("min", "max") and alone and len(node.args) == 1 and set(keywords) <= {"default"}:
+            if "default" not in keywords:
+                raise SubscriptError(
+                    f"`{text_of(node)}`: {name}() of a vector whose length differs per example raises "
+                    "ValueError where it is empty, which the batched program does not reproduce; "
+                    f"pass default= (`{name}(v, default=0)`), or test `if len(v) > 0:` and "
+                    "compute it with a loop"
+                )
+            return self.done(call_node(f"ragged_{name}_of", vector, keywords["default"]))
+        if name in ("any", "all") and alone and len(node.args) == 1 and not keywords:
+            return self.done(call_node(f"ragged_{name}", vector))
+        if name == "sorted" and alone and len(node.args) == 1 and set(keywords) <= {"reverse"}:
+            call = call_node("ragged_sorted", vector)
+            if "reverse" in keywords:
+                call.args.append(keywords["reverse"])
+            return self.done(call)
+        if name == "list" and alone and len(node.args) == 1 and not keywords:
+            return self.done(vector)  # a copy: values are never shared
+        if name in _ITERATION:
+            raise SubscriptError(_no_translation(name, node))
+        raise SubscriptError(
+            f"`{text_of(node)}`: {name}() of a vector whose length differs per example is not "
+            "supported (len, sum, min/max with default=, any, all, sorted and list are); copy "
+            "it into an array of fixed length first, or loop over its elements"
+        )
 
     def math_call(self, node, name):
         if name not in MATH_FUNCTIONS or node.keywords:

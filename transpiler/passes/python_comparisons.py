@@ -15,7 +15,7 @@ import builtins
 import numpy as np
 
 from transpiler.passes.python_values import ValueQueries, after, call_node, text_of
-from transpiler.passes.subscripts import SubscriptError
+from transpiler.passes.subscripts import SubscriptError, is_ragged_value
 
 
 class Comparisons(ValueQueries):
@@ -131,6 +131,9 @@ class Comparisons(ValueQueries):
         holder = self.info(container)
         if holder is None:
             return None
+        if is_ragged_value(holder.value):  # a vector whose length differs per example
+            self.scalars(node, [item])
+            return call_node("ragged_contains", container, item)
         if holder.batched:
             self.scalars(node, [item])
             if not holder.shape:

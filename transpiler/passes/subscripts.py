@@ -41,6 +41,15 @@ from transpiler.types import Size
 SET_ITEM = "__setitem__"  # the builder's marker for `x[items] = value`
 REPEAT = "repeat"  # the runtime's repeat(x, n): `[x for _ in range(n)]`
 HELPERS = ("take", "lookup", "put")  # the runtime helpers this module writes
+RAGGED_TAKE = "ragged_take"  # `r[i]` of a vector of per-example length (index-checked)
+
+
+def is_ragged_value(value) -> bool:
+    """Whether a placeholder value is a vector of per-example length
+    (autobatch_runtime/ragged.py)."""
+    from autobatch_runtime.ragged import Ragged
+
+    return isinstance(value, Ragged)
 
 
 class SubscriptError(Exception):
@@ -120,6 +129,12 @@ def _static_slice(node: ast.Slice) -> bool:
     return all(p is None or _static_int(p) is not None or (isinstance(p, ast.Constant) and p.value is None) for p in parts)
 
 
+def _ragged_slice(item) -> bool:
+    """A slice whose bounds differ per example (not literals): its result's
+    length differs per example."""
+    return isinstance(item, ast.Slice) and not _static_slice(item)
+
+
 def _slice_call(node: ast.Slice) -> ast.expr:
     """`slice(lower, upper[, step])`; never `slice(x)`, which means `:x`."""
     parts = [p if p is not None else ast.Constant(None) for p in (node.lower, node.upper, node.step)]
@@ -163,14 +178,15 @@ class _Rewriter(ast.NodeTransformer):
         if isinstance(item, ast.Slice):
             if not _static_slice(item):
                 raise SubscriptError(
-                    "a slice with per-example bounds has no fixed per-example shape; "
-                    "use literal bounds, or index element by element in a loop"
+                    "a slice with per-example bounds of an array of more than one axis (or with "
+                    "more than one item) has no fixed per-example shape (a vector's, `v[i:]`, "
+                    "has); use literal bounds, or index element by element in a loop"
                 )
-            bounds = [_static_int(b) for b in (item.lower, item.upper) if b is not None]
-            if isinstance(size, Size) and any(b != 0 for b in bounds):
-                # `v[:3]` is 3 long only if v has 3 elements: the program of
-                # one size (transpiler/sizes.py) knows its result's shape.
-                raise SubscriptError(f"a slice with bounds of an axis of symbolic size {size}")
+            # `v[1:]` of an axis of symbolic size n is n - 1 long, a plain
+            # number that differs between the two probes of
+            # transpiler/sizes.py: the program stays concrete unless that
+            # length meets n at a join (a recursion on `s[1:-1]`), which
+            # makes it a Ragged of capacity n, the same program at every size.
             return "slice", item
         static = _static_int(item)
         if static is not None:
@@ -224,6 +240,11 @@ class _Rewriter(ast.NodeTransformer):
             return node
         shape = self.values.event_shape(base)
         items = _items(node)
+        if is_ragged_value(base):
+            return self.ragged(node, items)
+        if shape is not None and len(shape) == 1 and len(items) == 1 and _ragged_slice(items[0]):
+            # `v[i:]`, `v[:k]` with per-example bounds: a vector of per-example length
+            return self.ragged(node, items)
         if shape is not None:
             return self.per_example(node, shape, items)
         if isinstance(base, (tuple, list)) and _has_batched_leaf(base, self.values):
@@ -261,6 +282,47 @@ class _Rewriter(ast.NodeTransformer):
             self.item_kind(item, size)  # static items: in range
         self.changed = True
         return _helper("lookup", node.value, [self.item_node(k, i) for k, i in kinds])
+
+    def ragged(self, node, items):
+        """`r[i]` and `r[a:b]` of a vector whose length differs per example
+        (autobatch_runtime/ragged.py), or `v[a:b]` with per-example bounds:
+        `ragged_take(r, i)` (the emitter checks i against the example's
+        length) and `ragged_slice(r, a, b)` (Python's clamping, a copy)."""
+        if len(items) != 1:
+            raise SubscriptError(
+                f"`{ast.unparse(node)}`: a vector whose length differs per example has one axis; "
+                "index it with one integer or one slice"
+            )
+        (item,) = items
+        self.changed = True
+        if isinstance(item, ast.Slice):
+            step = item.step
+            if not (step is None or (isinstance(step, ast.Constant) and step.value is None) or _static_int(step) == 1):
+                raise SubscriptError(
+                    f"`{ast.unparse(node)}`: a slice with a step of a vector whose length differs "
+                    "per example is not supported (only step 1); index element by element in a loop"
+                )
+            bounds = [b if b is not None else ast.Constant(None) for b in (item.lower, item.upper)]
+            for b in bounds:
+                self.bound(node, b)
+            return ast.Call(ast.Name("ragged_slice", ast.Load()), [node.value, *bounds], [])
+        self.bound(node, item)
+        return ast.Call(ast.Name(RAGGED_TAKE, ast.Load()), [node.value, item], [])
+
+    def bound(self, node, item):
+        """An index or slice bound of a ragged vector: one integer per example."""
+        if isinstance(item, ast.Constant) and item.value is None:
+            return
+        value = self.values.of(item)
+        if value is _UNKNOWN:
+            return
+        shape = self.values.event_shape(value)
+        dtype = getattr(value, "dtype", None)
+        dtype = np.asarray(value).dtype if dtype is None else np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
+        if dtype.kind not in "iu" or (shape is not None and shape != ()) or (shape is None and np.shape(value) != ()):
+            raise SubscriptError(
+                f"`{ast.unparse(node)}`: an index must be one integer per example; `{ast.unparse(item)}` is not"
+            )
 
     def tuple_index(self, node, base, item):
         """The per-example index of a tuple (or list) of like values
@@ -317,6 +379,14 @@ class _Rewriter(ast.NodeTransformer):
         query = self.queries.get(id(self.values.of(node.func)))
         if query is None:
             return node  # not len (a user's own `len` too), np.shape, ...
+        if is_ragged_value(self.values.of(node.args[0])):
+            if query != "len":
+                raise SubscriptError(
+                    f"`{ast.unparse(node)}`: the shape of a vector whose length differs per example "
+                    "is not one constant; use len()"
+                )
+            self.changed = True
+            return ast.Attribute(node.args[0], "length", ast.Load())
         shape = self.values.event_shape(self.values.of(node.args[0]))
         if shape is None:
             return node  # a tuple or a constant: Python's len
@@ -332,6 +402,13 @@ class _Rewriter(ast.NodeTransformer):
     def repeat(self, node):
         """`repeat(x, n)`: n copies of x on a new axis, which for a per-example
         x comes after the batch axis: `repeat(x, n, 1)`."""
+        count = self.values.of(node.args[1])
+        if count is not _UNKNOWN and self.values.event_shape(count) is not None:
+            raise SubscriptError(
+                f"`{ast.unparse(node.args[1])}` differs per example: a list whose length differs per "
+                "example has no fixed per-example shape; make its length the same for every example "
+                "(`len(v)` of the whole vector, a bound), and keep a count"
+            )
         value = self.values.of(node.args[0])
         if value is not _UNKNOWN and self.values.event_shape(value) is not None:
             node.args.append(ast.Constant(1))
@@ -343,6 +420,11 @@ class _Rewriter(ast.NodeTransformer):
         if node.attr not in ("shape", "ndim", "size", "T", "mT"):
             return node
         value = self.values.of(node.value)
+        if is_ragged_value(value):
+            raise SubscriptError(
+                f"`{ast.unparse(node)}`: `{ast.unparse(node.value)}` is a vector whose length differs "
+                "per example, which has no fixed shape; use len()"
+            )
         shape = None if value is _UNKNOWN else self.values.event_shape(value)
         if shape is None:
             return node
@@ -358,6 +440,14 @@ class _Rewriter(ast.NodeTransformer):
         """`__setitem__(x, (items...), value)` -> `put(x, (items...), value)`."""
         target, index, value = node.args
         base = self.values.of(target)
+        if is_ragged_value(base):
+            name = ast.unparse(target)
+            raise SubscriptError(
+                f"item assignment to `{name}`, a vector whose length differs per example (a slice "
+                "with per-example bounds, or one that recursion shortens), is not supported: copy "
+                f"it into an array of fixed length first (`buf = np.zeros(CAPACITY)`, then "
+                f"`buf[k] = {name}[k]` in a loop) and assign into that"
+            )
         shape = None if base is _UNKNOWN else self.values.event_shape(base)
         if base is not _UNKNOWN and shape is None and isinstance(base, list):
             name = ast.unparse(target)
@@ -461,3 +551,53 @@ def _slice_of(node: ast.Slice) -> slice:
 def _helper(name, array, items, *rest):
     index = ast.Tuple(list(items), ast.Load())
     return ast.Call(ast.Name(name, ast.Load()), [array, index, *rest], [])
+
+
+# Where a vector of per-example length may appear in a rewritten expression:
+# as the whole value (`t = s`, `return s`), in a tuple display, as an
+# argument of a ragged helper, or read apart (`s.length`).
+_RAGGED_READS = ("length", "values")
+
+
+def check_ragged_uses(expr: str, values: Values) -> None:
+    """Refuses (SubscriptError) a use of a vector whose length differs per
+    example that the rewrites did not give a meaning: arithmetic (`s + 1`),
+    a library call (`np.sum(s)`), a comparison of two of them.  On the batch
+    it is a (values, length) pair, and any such use would compute on its
+    padding or on the pair itself."""
+    tree = ast.parse(expr, mode="eval")
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+
+    def allowed(node):
+        parent = parents.get(node)
+        if parent is None or isinstance(parent, ast.Expression):
+            return True
+        if isinstance(parent, (ast.Tuple, ast.List)):
+            return allowed(parent)
+        if isinstance(parent, ast.IfExp) and node is not parent.test:
+            return allowed(parent)
+        if isinstance(parent, ast.Attribute) and parent.attr in _RAGGED_READS:
+            return True
+        if isinstance(parent, ast.Call) and node in parent.args and isinstance(parent.func, ast.Name):
+            return parent.func.id.startswith("ragged_")
+        return False
+
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Name, ast.Call)) or isinstance(getattr(node, "ctx", None), ast.Store):
+            continue
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id.startswith("ragged_")):
+            continue
+        if allowed(node) or not is_ragged_value(values.of(node)):
+            continue
+        parent = parents.get(node)
+        raise SubscriptError(
+            f"`{ast.unparse(node)}` is a vector whose length differs per example (held as padded "
+            f"values and a length), and `{ast.unparse(parent)}` has no per-example meaning for it "
+            "here; supported: len(), an index, a slice (step 1), `for`, `in`, sum(), any(), all(), "
+            "sorted(), min()/max() with default=, and passing it to a batched function; to compute "
+            "with it otherwise, copy it into an array of fixed length (np.zeros(N), then element "
+            "by element in a loop)"
+        )

@@ -87,6 +87,12 @@ class _Inference:
         if isinstance(pattern, str):
             self.join_into(ir.qualify(fn, pattern), value_type, origin)
             return
+        if T.is_ragged(value_type):
+            raise BatchTypeError(
+                _where(origin) + f"cannot unpack a vector whose length differs per example "
+                f"({T.strong(value_type)}) into {len(pattern)} names: its length is not known "
+                "when the program is built; index its elements (`v[0]`, `v[1]`)"
+            )
         elements = value_type.elements if isinstance(value_type, T.TupleType) else None
         starred = [i for i, p in enumerate(pattern) if isinstance(p, str) and p[0] == "*"]
         if elements is not None and starred:
@@ -194,11 +200,14 @@ class _Inference:
             ranks = {len(leaf.shape) for leaf in leaves}
             text = expr
             env = self._placeholder_env(vars_in, _promote_weak(inputs))
-            if python_builtins.mentions(text) or any(T.is_optional(t) for t in inputs):
+            ragged = any(T.is_ragged(t) for t in inputs)
+            if python_builtins.mentions(text) or ragged or any(T.is_optional(t) for t in inputs):
                 # first: `list(v)[1]` is a subscript of v
                 text = python_builtins.rewrite(text, self._values(fn, env, subscripted=True))
             if subscripts.mentions(text):
                 text = subscripts.rewrite(text, self._values(fn, env))
+            if ragged or "ragged_" in text:
+                subscripts.check_ragged_uses(text, self._values(fn, env))
             if force or ranks - {0} or _reads_beyond(expr, vars_in) or broadcast.needed(text):
                 text = broadcast.align(text, lambda sub: self._describe(fn, sub, env))
             self.cache[key] = text
@@ -470,6 +479,36 @@ class _Inference:
 
     # ---- optionals: None meeting a value (types.optional) -----------------
 
+    def as_stored(self, text, have, want, origin):
+        """`text`, a value of type `have`, as the variable of type `want`
+        holds it: a vector (or a Ragged of a smaller capacity) as the Ragged
+        `want` (`ragged_of`), a value as an optional (`as_optional`)."""
+        if T.is_ragged(want):
+            if T.strong(have) == T.strong(want):
+                return text
+            if not (T.is_ragged(have) or isinstance(have, T.TensorType)):
+                raise BatchTypeError(_where(origin) + f"a value of type {T.strong(have)} meets a vector {T.strong(want)}")
+            dtype = want.elements[0].dtype.name
+            return f"ragged_of({text}, {T.capacity(want)!r}, {dtype!r})"
+        return self.as_optional(text, have, want, origin)
+
+    def check_unconverted(self, fn, pattern, value_type, origin):
+        """A tuple assigned or returned whole (`a, b = v[1:], 0`, `return
+        (s, n)`) whose vector part is held as a Ragged elsewhere cannot be
+        converted element by element here: refused, naming the line."""
+        if isinstance(pattern, str):
+            stored = self.types.get(ir.qualify(fn, pattern))
+            if stored is not None and T.is_ragged(stored) and T.strong(stored) != T.strong(value_type):
+                raise BatchTypeError(
+                    _where(origin) + f"`{pattern}` holds a vector whose length differs per example "
+                    f"({T.strong(stored)}) and gets {T.strong(value_type)} from a tuple here; "
+                    "assign it on its own (`x = ...`), not by unpacking a tuple"
+                )
+            return
+        if isinstance(value_type, T.TupleType) and pattern is not None and len(pattern) == len(value_type.elements):
+            for p, t in zip(pattern, value_type.elements):
+                self.check_unconverted(fn, p, t, origin)
+
     def as_optional(self, text, have, want, origin):
         """`text`, a value of type `have`, as the optional `want` it is
         stored in: `py_some(text)`, or None as an absent value."""
@@ -491,12 +530,13 @@ class _Inference:
         """A fresh variable holding `name` (of type `have`) as the optional
         `want`: a PrimOp appended to `instructions`."""
         k = 1
-        while ir.qualify(fn, f"{name}_optional_{k}") in self.types:
+        kind = "ragged" if T.is_ragged(want) else "optional"  # the name says what it holds
+        while ir.qualify(fn, f"{name}_{kind}_{k}") in self.types:
             k += 1
-        fresh = f"{name}_optional_{k}"
+        fresh = f"{name}_{kind}_{k}"
         self.types[ir.qualify(fn, fresh)] = want
         vars_in = () if name is None else (name,)
-        text = self.as_optional(name or "None", have, want, origin)
+        text = self.as_stored(name or "None", have, want, origin)
         instructions.append(ir.PrimOp(vars_in, fresh, text, origin=origin, namespace=self.namespaces[fn]))
         return fresh
 
@@ -509,17 +549,19 @@ class _Inference:
         for arg, param in zip(call.vars_in, callee.params):
             have = T.strong(self.types[ir.qualify(fn, arg)])
             want = T.strong(self.types.get(ir.qualify(callee.name, param)))
-            if T.is_optional(want) and not T.is_optional(have):
+            if (T.is_optional(want) and not T.is_optional(have)) or (T.is_ragged(want) and have != want):
                 arg = self.converted(fn, arg, have, want, call.origin, instructions)
             args.append(arg)
         call = dataclasses.replace(call, vars_in=tuple(args))
         returned = self.returns.get(callee.name)
+        if returned is not None and not isinstance(call.vars_out, str):
+            self.check_unconverted(fn, call.vars_out, returned, call.origin)
         if isinstance(call.vars_out, str) and returned is not None:
             want = T.strong(self.types[ir.qualify(fn, call.vars_out)])
-            if T.is_optional(want) and not T.is_optional(returned):
+            if (T.is_optional(want) and not T.is_optional(returned)) or (T.is_ragged(want) and T.strong(returned) != want):
                 raw = f"{call.vars_out}_returned"
                 self.types[ir.qualify(fn, raw)] = T.strong(returned)
-                text = self.as_optional(raw, T.strong(returned), want, call.origin)
+                text = self.as_stored(raw, T.strong(returned), want, call.origin)
                 self.pending.append(
                     ir.PrimOp((raw,), call.vars_out, text, origin=call.origin, namespace=self.namespaces[fn])
                 )
@@ -539,7 +581,24 @@ class _Inference:
                     ir.PrimOp((terminator.condition,), truth, text, origin=terminator.origin, namespace=self.namespaces[fn])
                 )
                 return dataclasses.replace(terminator, condition=truth)
+            if T.is_ragged(tested):
+                # NumPy refuses the truth of an array of several elements
+                # (a list's is its non-emptiness): ask for the test meant
+                raise BatchTypeError(
+                    _where(terminator.origin) + f"the truth of `{terminator.condition}`, a vector whose "
+                    "length differs per example, is ambiguous (NumPy raises for an array of several "
+                    "elements); test its length: `if len(v) > 0:`"
+                )
         want = T.strong(self.returns.get(fn)) if fn in self.returns else None
+        if isinstance(terminator, ir.Return) and T.is_ragged(want):
+            if isinstance(terminator.value, str):
+                have = T.strong(self.types[ir.qualify(fn, terminator.value)])
+                if have != want:
+                    value = self.converted(fn, terminator.value, have, want, terminator.origin, instructions)
+                    return dataclasses.replace(terminator, value=value)
+            return terminator
+        if isinstance(terminator, ir.Return) and terminator.value is not None and not isinstance(terminator.value, str) and want is not None:
+            self.check_returned_tuple(fn, terminator, want)
         if not isinstance(terminator, ir.Return) or not T.is_optional(want):
             return terminator
         if terminator.value is None:
@@ -551,6 +610,27 @@ class _Inference:
                 value = self.converted(fn, terminator.value, have, want, terminator.origin, instructions)
                 return dataclasses.replace(terminator, value=value)
         return terminator
+
+    def check_returned_tuple(self, fn, terminator, want):
+        """`return (s, n)` where `s` is a vector here and a Ragged on another
+        path: the leaves differ, so it is refused (naming the line)."""
+        have = self.value_type(fn, terminator.value)
+        if have is None or T.strong(have) == T.strong(want):
+            return
+
+        def involves_ragged(a, b):
+            if T.is_ragged(a) or T.is_ragged(b):
+                return T.strong(a) != T.strong(b)
+            if isinstance(a, T.TupleType) and isinstance(b, T.TupleType):
+                return any(involves_ragged(x, y) for x, y in zip(a.elements, b.elements))
+            return False
+
+        if involves_ragged(have, want):
+            raise BatchTypeError(
+                _where(terminator.origin) + f"{fn!r} returns a tuple holding a vector whose length "
+                f"differs per example ({T.strong(want)}), and {T.strong(have)} here; assign the "
+                "vector to a variable that every return uses (`r = s`), or return it alone"
+            )
 
     def explain_untyped_callee(self, fn, call):
         """A call whose result never got a type: report the callee's own error.
@@ -619,12 +699,14 @@ class _Inference:
                 for side in sides[1:]
             ):
                 return dataclasses.replace(op, cast_to=stored.dtype.name)
-        if T.is_optional(stored):  # `i if found else None`
+        if T.is_optional(stored) or T.is_ragged(stored):  # `i if found else None`, `s if c else s[1:]`
             return dataclasses.replace(
                 op,
-                if_true=self.as_optional(op.if_true, sides[1], stored, op.origin),
-                if_false=self.as_optional(op.if_false, sides[2], stored, op.origin),
+                if_true=self.as_stored(op.if_true, sides[1], stored, op.origin),
+                if_false=self.as_stored(op.if_false, sides[2], stored, op.origin),
             )
+        if not isinstance(op.vars_out, str):
+            self.check_unconverted(fn, op.vars_out, T.join(sides[1], sides[2]), op.origin)
         return op
 
     def finish_primop(self, fn, op):
@@ -660,9 +742,13 @@ class _Inference:
             stored = T.strong(self.types[ir.qualify(fn, op.vars_out)])
             if T.is_optional(stored) and not T.is_optional(result):
                 return dataclasses.replace(op, expr=self.as_optional(expr, result, stored, op.origin))
+            if T.is_ragged(stored) and T.strong(result) != stored:
+                return dataclasses.replace(op, expr=self.as_stored(expr, result, stored, op.origin))
             if isinstance(result, T.TensorType) and isinstance(stored, T.TensorType):
                 if result.dtype != stored.dtype:
                     return dataclasses.replace(op, cast_to=stored.dtype.name)
+        elif op.vars_out is not None:
+            self.check_unconverted(fn, op.vars_out, result, op.origin)
         return op
 
 

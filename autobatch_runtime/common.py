@@ -17,6 +17,31 @@ from autobatch_runtime.errors import IterationLimitError, StackMemoryError, Stac
 DEFAULT_MAX_STACK_BYTES = 2**32
 
 
+def field_helpers(select, save):
+    """A backend's `select_fields` and `save_all`, written once over its
+    `select` and `save` (generated blocks call them: rt.select_fields)."""
+
+    def select_fields(active, state, **new):
+        """`state` with each field in `new` replaced per example: the new
+        value where `active`, else the field as it was (one `select` each)."""
+        return state._replace(**{f: select(active, v, getattr(state, f)) for f, v in new.items()})
+
+    def save_all(stacks, frame, active, **values):
+        """`save` of each value onto the stack of its name, at level `frame`.
+
+        Returns (writes, overflow): the writes by stack name (for
+        `stack_writes(stacks, **writes)`) and the active examples whose
+        stacks were full (the `|` of each save's).
+        """
+        writes, overflow = {}, None
+        for name, value in values.items():
+            writes[name], full = save(getattr(stacks, name), frame, value, active)
+            overflow = full if overflow is None else overflow | full
+        return writes, overflow
+
+    return select_fields, save_all
+
+
 def block_writes(writes):
     """`writes` (per block: the state fields and the stacks it writes) as
     pairs of tuples of names.  A generated module writes each block's as one

@@ -303,24 +303,8 @@ def stack_writes(stacks, **writes):
     return writes
 
 
-def select_fields(active, state, **new):
-    """`state` with each field in `new` replaced per example: the new value
-    where `active`, else the field as it was (one `select` per field)."""
-    return state._replace(**{f: select(active, v, getattr(state, f)) for f, v in new.items()})
-
-
-def save_all(stacks, frame, active, **values):
-    """`save` of each value onto the stack of its name, at level `frame`.
-
-    Returns (writes, overflow): the writes by stack name (for
-    `stack_writes(stacks, **writes)`) and the active examples whose stacks
-    were full (the `|` of each save's).
-    """
-    writes, overflow = {}, None
-    for name, value in values.items():
-        writes[name], full = save(getattr(stacks, name), frame, value, active)
-        overflow = full if overflow is None else overflow | full
-    return writes, overflow
+# One masked write-back per block, one call per frame of saves (common.py).
+select_fields, save_all = common.field_helpers(select, save)
 
 
 def apply_write(stack, write):

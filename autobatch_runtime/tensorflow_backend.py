@@ -830,14 +830,15 @@ def compiled(
         events,
     )
     legacy = legacy_graph()
-    if not (legacy or xla or profile or max_iterations is not None) and tf.executing_eagerly():
-        budget = "auto" if trace_after is None else trace_after
-        if tf.config.functions_run_eagerly():
-            budget = None  # the user's debugging switch: never trace
-        elif key in _COMPILED or budget == 0:
-            budget = 0
+    eager = not (legacy or xla or profile or max_iterations is not None) and tf.executing_eagerly()
+    if eager and tf.config.functions_run_eagerly():  # the user's debugging switch: never trace
+        return functools.partial(
+            eager_call, program, [0, False], None, max_stack_depth, parallel_iterations
+        )
+    if eager and trace_after != 0 and key not in _COMPILED:
         calls = _EAGER_CALLS.setdefault(key, [0, False])
-        if budget is None or (budget and (calls[1] or calls[0] < EAGER_CALLS)):
+        if calls[1] or calls[0] < EAGER_CALLS:
+            budget = "auto" if trace_after is None else trace_after
             return functools.partial(
                 eager_call, program, calls, budget, max_stack_depth, parallel_iterations
             )

@@ -426,6 +426,15 @@ def _versions(samplers):
     return versions
 
 
+def _jax_device(samplers):
+    """The device the JAX samplers ran on ("cpu", "NVIDIA H200"), or None."""
+    if not set(samplers) & ON_JAX:
+        return None
+    import jax
+
+    return jax.devices()[0].device_kind
+
+
 def _write(path, runs, rows):
     """The rows so far as JSON, replacing the file whole (a temporary, then rename)."""
     import json
@@ -485,6 +494,7 @@ def main(argv=None):
         "samplers": samplers,
         "versions": _versions(samplers),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+        "jax_device": _jax_device(samplers),
         "started": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
     runs, rows = [], []

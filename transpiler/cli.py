@@ -38,7 +38,7 @@ def _parser():
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="batch every example, check it, time it")
     demo.add_argument("--batch", type=int, default=256, help="examples per program")
-    demo.add_argument("--headline-batch", type=int, default=4096, help="examples for fib")
+    demo.add_argument("--headline-batch", type=int, default=4096, help="examples for the headline (Collatz) and for fib")
     profile = sub.add_parser("profile", help="per-block counts and utilization of one call")
     profile.add_argument("target", help="MODULE:FUNCTION, e.g. examples.fib:fib")
     profile.add_argument(

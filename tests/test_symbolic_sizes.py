@@ -226,8 +226,9 @@ def test_recursion_stacks_vectors_of_a_symbolic_size(mode):
         got = np.asarray(vector_depth(v, k, **MODES[mode]))
         plain = ctx.plain("vector_depth")
         np.testing.assert_allclose(got, [plain(v[b], k[b]) for b in range(5)])
+    suffix = {"numpy": "np", "tf_graph": "tf", "jax": "jax"}[mode]  # the module this mode wrote
     text = open(
-        __import__("transpiler").loader.module_path(ctx.generated_dir, "tests/test_symbolic_sizes.py", "np")
+        __import__("transpiler").loader.module_path(ctx.generated_dir, "tests/test_symbolic_sizes.py", suffix)
     ).read()
     assert "def vector_depth_stack_bytes(*, size_n):" in text
 

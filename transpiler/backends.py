@@ -112,6 +112,58 @@ class JaxBackend(NumpyBackend):
 
         return jnp.ones((PLACEHOLDER_BATCH,) + leaf.shape, dtype=leaf.dtype)
 
+    def abstract_placeholder(self, leaf: T.TensorType):
+        import jax
+
+        return jax.ShapeDtypeStruct((PLACEHOLDER_BATCH,) + leaf.shape, np.dtype(leaf.dtype))
+
+    def evaluate_abstractly(self, run, env):
+        """`run(env)` traced under `jax.eval_shape`, its array leaves
+        returned as `jax.ShapeDtypeStruct`s (see `abstract_evaluate`).
+
+        The env's shape-and-dtype leaves become the traced inputs; what
+        `run` returns is read off its tracers after the trace (their
+        shapes and dtypes), and its other leaves (Python numbers, NumPy
+        constants, functions) are returned as they are."""
+        import jax
+
+        abstract = {
+            name: value for name, value in env.items() if _holds_abstract(value, jax.ShapeDtypeStruct)
+        }
+        if not abstract:
+            return run(dict(env))
+        results = []
+
+        def traced(values):
+            results.append(run({**env, **values}))
+
+        try:
+            jax.eval_shape(traced, abstract)
+        except Exception:  # noqa: BLE001 - concrete placeholders give the real answer or error
+            import jax.numpy as jnp
+
+            from autobatch_runtime import jax_backend  # noqa: F401 - 64-bit types on
+
+            concrete = jax.tree.map(lambda spec: jnp.ones(spec.shape, spec.dtype), abstract)
+            return run({**env, **concrete})
+
+        def described(leaf):
+            if isinstance(leaf, jax.core.Tracer):
+                return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype)
+            return leaf
+
+        return jax.tree.map(described, results[0])
+
+    def leaf_type(self, value, batch_of_one=False) -> T.TensorType:
+        import jax
+
+        if isinstance(value, jax.ShapeDtypeStruct):  # abstract: as np.asarray would type it
+            shape = tuple(value.shape)
+            if shape and (shape[0] == PLACEHOLDER_BATCH or (batch_of_one and shape[0] == 1)):
+                shape = shape[1:]
+            return T.TensorType(np.dtype(value.dtype), shape)
+        return super().leaf_type(value, batch_of_one)
+
     def check_leaf(self, value):
         """Refuses a primitive's per-example value that is not a JAX array.
 
@@ -120,6 +172,8 @@ class JaxBackend(NumpyBackend):
         """
         import jax
 
+        if isinstance(value, jax.ShapeDtypeStruct):
+            return  # traced: computed with JAX
         if not isinstance(value, jax.Array) and self.batched_rank(value) is not None:
             raise TypeError(
                 f"a {type(value).__module__.split('.')[0]} value, not a JAX array: on the "
@@ -268,6 +322,13 @@ class TensorFlowBackend:
         return f"TensorFlowBackend({', '.join(changed)})"
 
 
+def _holds_abstract(value, spec_type) -> bool:
+    """Whether a placeholder value (a leaf, or tuples of them) is abstract."""
+    if isinstance(value, (tuple, list)):
+        return any(_holds_abstract(v, spec_type) for v in value)
+    return isinstance(value, spec_type)
+
+
 def resolve(backend) -> object:
     """Accepts "tensorflow"/"tf", "numpy"/"np", "jax", or a backend object."""
     if isinstance(backend, (NumpyBackend, TensorFlowBackend)):
@@ -340,6 +401,30 @@ def probe_scope(backend):
 def placeholder(backend, pattern):
     """A value of the given pattern, each leaf a batch of placeholders."""
     return _build(pattern, backend.placeholder)
+
+
+def abstract_placeholder(backend, pattern):
+    """Like `placeholder`, for `abstract_evaluate`: on JAX each leaf is a
+    shape and dtype only (`jax.ShapeDtypeStruct`), made without creating
+    an array; elsewhere the same as `placeholder`."""
+    return _build(pattern, getattr(backend, "abstract_placeholder", backend.placeholder))
+
+
+def abstract_evaluate(backend, run, env):
+    """`run(copy of env)`, abstractly where the backend can (JAX).
+
+    On JAX, concrete placeholders would run each operation of each
+    expression eagerly, and JAX compiles every operation for every new
+    shape: type inference of a program cost about a second of XLA
+    compilations, and symbolic sizes, which infer twice, doubled it.
+    Traced instead (`jax.eval_shape`), nothing is compiled.  An expression
+    that cannot be traced (it converts a value to NumPy or to a Python
+    number, or calls TensorFlow) runs on concrete placeholders as before,
+    so its result, or its error message, is what it was."""
+    evaluate = getattr(backend, "evaluate_abstractly", None)
+    if evaluate is None:
+        return run(dict(env))
+    return evaluate(run, env)
 
 
 def _build(pattern, leaf):

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=57764e68fb96b43018f9cde6b891fbda2e6b2c73f4eb22aa7caccebf122d6b2a
-# autobatch: inputs-sha256=8ccb0e9352e58429f2a516f4f2bb6eb0f3808086ea65485a40187a6489f08f2f
+# autobatch: source-sha256=5bcdecbce2d987b53ebdd321b277d87b1070b5f6bdb3c7635761d16210dab1de
+# autobatch: inputs-sha256=9b5d2acf1832fcf9e4b0f718ca82f0affa4c455fa86859d1af8f80922215b838
 # autobatch: body-sha256=1fc43bc138b6b6711ab356b8015d2fbe2905605ccced1ee1861c31f0884d35bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=4a12a2d77a1abe0a60e569211cd8a8b89883f990a3593b06bc8ccc1cf5db2320
-# autobatch: inputs-sha256=f160886f9edeb426fc44b0b0ed4990407a13267bfa89155fd15225e2e3b42b98
+# autobatch: source-sha256=fce5be272c1a70c66a2b7b0ed5313ac4543f05a072786f9726fb23e82969f59d
+# autobatch: inputs-sha256=509dacdd06bbf8bf291b5c4276bcd22e0a41369d380e06bdc8368ddb7b7c5d27
 # autobatch: body-sha256=0832230ecdcd0a8beb58019d1ec1095f78aa69e24fd6f732e4fa8a11f594e970
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=b6f91cd7037ac6e7a41283dc4d774c7a2d960c0054dd5bd2759df5927d16450d
-# autobatch: inputs-sha256=d4c8d400aa7f09a74be10baba94b183f798c515ed7c0026a1477ea28844f1535
+# autobatch: source-sha256=20d56b3e86fcccd660f0335b285892fd39b26651edb60061b0c920d5bf51cb5a
+# autobatch: inputs-sha256=25a2bd9e4f598bc20992af029541d0a7fcdfb6e8be0b314fb636dc58df897fbb
 # autobatch: body-sha256=40300a4b55e27d14ef54bb9d5419ca7d8e52500d0070c0b868de6737eca995cb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

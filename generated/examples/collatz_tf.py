@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8c322442b9823e482a496d519a36489fd059fc76614783aba8bc744fae8ae2af
-# autobatch: inputs-sha256=e78fe3df2da24cc90790d107a9e91c3b28fa67e1fee513b0818aa0ecad8971db
+# autobatch: source-sha256=f7b0044e8fd6ea5569b9232c833a42f5b080c29930f4a2d5bc77cf151e64befc
+# autobatch: inputs-sha256=6d04605a1eb120de905c247bd47d14b0c966e2a42eef0a05030ba03e40192f89
 # autobatch: body-sha256=89ff3267d3bb3ea5131d5bd43db4cd8616095777ac33fd63841c50aaf1061f6f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

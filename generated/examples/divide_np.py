@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=e64210f112ea16be76d9d2d10c19bfd438d48481a22c9cf4dc101814d4c075ff
-# autobatch: inputs-sha256=cc51636b1b3b8cc051c14fd8f76803842c874874d82979dda8eb469d339c3827
+# autobatch: source-sha256=a0efb095d2aa1fa6b1838aa62450587184b8d13a15980c569aeccdb76227caed
+# autobatch: inputs-sha256=b313a803e1863dbb4781fe31bf7d3864f01304191bcc6c37f1be864da97a0e87
 # autobatch: body-sha256=0b0c70ae33d123efb669a69ea4114a513808940b3b67ff6cc1226d96c7f4d6d4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

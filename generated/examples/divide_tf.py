@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=0d7914393af9d9dc5e52cfc3d3ebbd3e5fe2ae7f258406306b0f023d5263d49f
-# autobatch: inputs-sha256=0ca4ae6a403034f1a092f7b5116caea86aceaa5ae895f0b9198f8f1273f3e109
+# autobatch: source-sha256=2b1a5a6c541e039dcf1b30240f571f61c12bca79b033d337a5522e7873de8720
+# autobatch: inputs-sha256=23f1e5d5d9db5e2d79c41f6e624552ff01597b50386c12705dfd89d3e09b3cbe
 # autobatch: body-sha256=e0815852324bfcfff07f3d7879b748e00976799d940c3fc7d03c2594a82091ef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=a4e9d9da359ab0c1948d99a8706f48e8465d9e2c880012e7ee180fc520b1cb84
-# autobatch: inputs-sha256=9d31b4d00396887a8c17ee0066bdfc9924bc96e0681016b486264940f782634d
+# autobatch: source-sha256=17db8d28d882a75a1cbef812681bd2372a3beb5a5e9c74e77e72aa182a2f215b
+# autobatch: inputs-sha256=7d402b56c26b75cb1d86a3c719b9f016e6cdb9d567a7772938cd13f2ac064eb1
 # autobatch: body-sha256=db67c236c4c04eb6fc2f2d3b1687a459e1e191473c6b106ec2e54784b807e9dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

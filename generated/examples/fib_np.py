@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=946a8097bb7964d55e5e3f8658010e4b7e44a4294a16196efdc984c956e50574
-# autobatch: inputs-sha256=fb30942f4d1f2b54096c6617ee8d1d430b1c11864156ecb8787e869b337e31ae
+# autobatch: source-sha256=de001367eaee3979ed43d7bf1b267dc706cc72cdcf5e048d07f09bc2e7fc340e
+# autobatch: inputs-sha256=ff814886d477079f6f3e7352d51022aef4b1acb987b70cf96a72c3827b415cff
 # autobatch: body-sha256=aa1f8e84133beb8525c57ae10d26bf897af299ce4a524ac24bf9305389eef6c9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

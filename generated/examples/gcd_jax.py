@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=9137962752bd70e0bd746e8498d5cfebee09565f7be8caca5e70f0c60ae549d7
-# autobatch: inputs-sha256=423b9fd49374725f7bcdd21ed510051809b5ce1d990a7a9792907e2c64114225
+# autobatch: source-sha256=78ab5e836f8139f425689ad75bc0ebc2dbef9402413d61f7fc6bc0fefdad4ed4
+# autobatch: inputs-sha256=6f9685fd269d6c2efde83cd73bbb116a5ed758d29aae13fd00e2aea42686118f
 # autobatch: body-sha256=466985d5412a1ddc1d41011a5a233f3744b886dfe15d1562acb49967b17eb2c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

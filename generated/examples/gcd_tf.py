@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=4d3a7184426304c9d96d584f17db59ab14c845b9af7e04b26d18070ba3dddfce
-# autobatch: inputs-sha256=d96c555b4ab1d5be77c7368b51f8aef4038dc66d89729861ebb99e291fced453
+# autobatch: source-sha256=a9ea77b1ec4a2f07a1216bc4759f05cf616dad72e5c7eddebe737d57f1f1bba5
+# autobatch: inputs-sha256=2b99267d10953f12a390efb20e5e9899f13db2eda12f5f34fe0006f3677c4282
 # autobatch: body-sha256=9116b20df95fd82799b46eefd3ad093a7bdcaa9e101b7961fcfc402465854dba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=56a2fc65c4f78b5e506a5f34c22121c6e8434a695772b37079ac8d7cdf823905
-# autobatch: inputs-sha256=cb838d2eb820e8dc52e0510e3141217ae7b6befeea13fded0a807bdf99378076
+# autobatch: source-sha256=fd1023300e9cac5eef263b5c6dde63844d4060b240193743acbd721fd75ebe14
+# autobatch: inputs-sha256=cedb68c212e5d74166b37500e419d6829edb400b2240e823442999cd55e5569e
 # autobatch: body-sha256=0b3beabf001854efb55cf82a00e3c6476f33091d4cd0f4c84ae6f4008b270cec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

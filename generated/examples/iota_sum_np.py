@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=b0000fd7682d3a754532800123577a9cfdefa839188e0fba3313444d11f2b061
-# autobatch: inputs-sha256=2744b6a6bbe6b65ce04c4035d1e9d70341b2a8c6abc2e2b82198780b4243a0a8
+# autobatch: source-sha256=590dfc6d0cce010e22438fcee7a357c7045b87d3154c3fe6b637fc977240267a
+# autobatch: inputs-sha256=768b1bb22a35f0af2c95d0dac331921b817624091b74b8d4b60a11a55c051ca1
 # autobatch: body-sha256=1dfe92bac537a47c75c193387cde5029aec21033c34d15984f2a88011c087fb4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

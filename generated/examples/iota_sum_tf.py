@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=80cc042951f0e27ba88a1e5710f4a3c738b02771e302cbb318b59b2b42a84da6
-# autobatch: inputs-sha256=93dccc3f8c3b93bd3657fa708486239033b9265133b754537dd6ba0e67dfdbb1
+# autobatch: source-sha256=c71723aaa03464363b4cba7a52a40e806d4bfe3db259a107686ef87e6ab08535
+# autobatch: inputs-sha256=b72499ce02b1d4cd37c7f62523c2e0767eb2e325fefd4ca4ccccb4cfa0790dfe
 # autobatch: body-sha256=510e044e1c337a90b0ad9a1d4a9d70dc4212486434eb690af2c4fb09f7a3b9f1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

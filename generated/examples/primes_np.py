@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=941b1512307c100676f85c619ce71aa7439de34c19a02bb0159264f8c2626e43
-# autobatch: inputs-sha256=0a9f0c529607eafdfdd815efd61494b15e6497710eb841c66514178d6257e955
+# autobatch: source-sha256=09965f685c49eb45fd3ed841789be750d530a53bd49327c4eea21ce273d3a270
+# autobatch: inputs-sha256=394ad4c4157fb9163c758fe3dd2a69b85289c5d9f68e872cbf015db55133e377
 # autobatch: body-sha256=6a0e471714d4dc53f0390fd0fe87923422cd0035a7a151b2781baf8f0e971793
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=8b809acb581fa49747f80092ab654c22948b379e1a1de5a1c20bf782e8ee0813
-# autobatch: inputs-sha256=d3317fa1266553676afc36c152e5cff0dee28c7ce23de48945c4904d2e4c1ae4
+# autobatch: source-sha256=f987e000576dd14ac5aae68068f75efbde31b264400a27e6289718dba291d806
+# autobatch: inputs-sha256=d6a00127dcb6a4104dfb5ff90b73bcc8fdbb077e8f2080cf175afe473c15a624
 # autobatch: body-sha256=d5f01989318a011bd1358acbd91bb0aef7d619a7b76247fbbb9c043298fe7868
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=365b68d6192d0310f06bd920367d20f019d3e9f1726df4b3f1fcd7e4df4dc976
-# autobatch: inputs-sha256=b996db4a59caee23e604f182cca78b6030f9367e9ef53c94a4aab4cffb7a1ec9
+# autobatch: source-sha256=69e148755e9ff634385a130fcbf18a5661f26f44bdde5b1a616436d0c804139d
+# autobatch: inputs-sha256=78a5bbc0af39fff4f4a8373fb02b1b890fe46c98a84d9ef9beaad34399cdd384
 # autobatch: body-sha256=35d65acd992c094ff5c02ba0d37c636ca20abc799db0047987e230c37c1051cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=36e0d1fb40c19aa45973928dd3cd53f1208c6e78f469498eaca28cb541fb94d3
-# autobatch: inputs-sha256=2062c29b419bccb76befc10f55f3a4e39e758262432c3c136b9c1ed27c5656e7
+# autobatch: source-sha256=e90a462829b90cde79d5e05ee02e863ca6ab480dff15aa4ceed797185895b8af
+# autobatch: inputs-sha256=ef3ef7e28db1f8ec98a6d2a166f295d560d8b507291ad9ed2e097f54466d8f04
 # autobatch: body-sha256=271bce8cc37eef4511a8ebbdcd13e7b9671e9b5c9d2d1774dcc37f3a78ed10ac
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=69f5086dc9af6c3f01cba5b953d3849858828f5315fde9ff56d6511e15f60c2e
-# autobatch: inputs-sha256=8a826339ac61289b68ca894e87d301dc6ad9986ba8c7a2e26936bdd0f57802a7
+# autobatch: source-sha256=03c2b1ab40ef28389a4cfd9d0fdf98130c2fe38abd62228b0a9ce479e4cea110
+# autobatch: inputs-sha256=338aa38afd2c61ade1325fe7934b7cafa19e6539b562d892bc8b444779b9159d
 # autobatch: body-sha256=30c5c5831ad1829395c17b89ba9c6d339c6ed3e802b6590728dd24c97600e192
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

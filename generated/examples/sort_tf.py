@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=984d3c514e78b30e193be1449d5bd6c61dd88493c2eadce7b2f572c1624800f4
-# autobatch: inputs-sha256=4e7cedbd544b8458e5033eba7cc6411fbb900662ad08b263e40efac5e6a408f2
+# autobatch: source-sha256=55a4a09ae473d90141c8f23a26f6e87fdc1876bc659507822d130dd50b4b9029
+# autobatch: inputs-sha256=72566fabcc8dbfc92ce27e23c22f1cf30371f343bc901333d108ad973d4b6653
 # autobatch: body-sha256=356591bd6dce36ec4e5d0a4ccbb1a02cbf49784d493e96b03a0feab54d24eb0e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

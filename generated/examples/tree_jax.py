@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=10e9abc4b4a837984fb07001ea2811606d067afb449292847175f106e93bca0f
-# autobatch: inputs-sha256=90c10edc6c1e41176f51392210f970a93c65875db713348b2a766c832462cfd3
+# autobatch: source-sha256=6e558653541123b2818926ce0d2b5c8f31de58810bb8d2318a68f3b4ca2715b3
+# autobatch: inputs-sha256=f1fff78d8ddb208497e14b33213565e265e3eb9f3ae23b109f4f6dd7c878c89b
 # autobatch: body-sha256=1e5e679a0cffbca9950e44fe055c457851e6e5aa3adf19ec0f2332fca73aca09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=bcd9bbbb1e37779398f9227802b8fedf2b68d4fc602696edcc6d9ae0254a1a8f
-# autobatch: inputs-sha256=fd764ce9882fd0a145ccb1c402780a538cbdaf66e64c613033d9360f9b9747b8
+# autobatch: source-sha256=4de443cf7dae0bb71d147965d2dedc34d87172883cfabed51bed9075e783d4df
+# autobatch: inputs-sha256=59f1437f67702ebd451f6014c3bd24693b35fc1a1cb414b2672d170f8c6b1eaa
 # autobatch: body-sha256=5cfec7d769d07c3b45a0e9c679a76105dd946dcf72392659b5aaa715a0f40dd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

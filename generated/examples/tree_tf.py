@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=536beaa1ad208c60f657e59fcc7e9216cbdb18bd94c3abad30479f74ec4f936d
-# autobatch: inputs-sha256=aadf670ff238a4910d6fb95c1d6e52e41de8ed4ace919661be1fe446b560d650
+# autobatch: source-sha256=b430e449f331c62d89e5ad6fd01756d6cf4fc9d7d2fc9b8842adf2fd107fa311
+# autobatch: inputs-sha256=d8f770a9f4088da2eed4a3908938f16f83a82ec2c5098236884d76b7b0778063
 # autobatch: body-sha256=b3acf7b8eb149b5a23643bb5283a4e5c11c7c9a1e6b2012c8bb4ac375901d028
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

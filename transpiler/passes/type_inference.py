@@ -237,7 +237,9 @@ class _Inference:
     def check_batch_axis(self, fn, op, exprs, inputs):
         """Refuses a library call that moves or drops the batch axis
         (passes/batch_axis.py): `np.sum(v)` would add up the whole batch."""
-        evaluate = self._evaluator(fn, self._placeholder_env(op.vars_in, _promote_weak(inputs)))
+        # Concrete placeholders: batch_axis.check calls the library function itself.
+        env = self._placeholder_env(op.vars_in, _promote_weak(inputs), functools.partial(B.placeholder, self.backend))
+        evaluate = self._evaluator(fn, env)
         for expr in exprs:
             text = self.aligned(fn, expr, op.vars_in, inputs)
             problem = batch_axis.check(text, evaluate, self.backend.batched_rank)
@@ -286,7 +288,7 @@ class _Inference:
         that passes insert, and a placeholder batch per input (or
         `value_of(input type)`: a probe with values)."""
         if value_of is None:
-            value_of = functools.partial(B.placeholder, self.backend)
+            value_of = functools.partial(B.abstract_placeholder, self.backend)
         env = dict(B.helpers(self.backend))
         env.update(T.active_sizes())  # size_n: a symbolic size's probe value (transpiler/sizes.py)
         env.update((n, value_of(t)) for n, t in zip(vars_in, inputs))
@@ -297,14 +299,25 @@ class _Inference:
         time: an expression may not change the environment)."""
 
         def evaluate(text):
-            return eval(text, self.namespaces[fn], dict(env))  # noqa: S307
+            return self._eval(fn, text, env)
 
         return evaluate
+
+    def _eval(self, fn, text, env):
+        """`text`'s value in `env` (a copy: an expression may not change it).
+
+        Where the backend evaluates abstractly (JAX: shapes and dtypes, no
+        operation compiled or run), leaves come back as shape-and-dtype
+        descriptions (B.abstract_evaluate)."""
+        namespace = self.namespaces[fn]
+        return B.abstract_evaluate(
+            self.backend, lambda values: eval(text, namespace, values), env  # noqa: S307
+        )
 
     def _describe(self, fn, expr, env):
         """A subexpression's `broadcast.Operand`, or None if it fails."""
         try:
-            value = eval(expr, self.namespaces[fn], dict(env))  # noqa: S307
+            value = self._eval(fn, expr, env)
         except Exception:  # noqa: BLE001 - the whole expression reports it
             return None
         if isinstance(value, (bool, int, float)):
@@ -322,7 +335,7 @@ class _Inference:
     def _try(self, fn, expr, vars_in, inputs):
         env = self._placeholder_env(vars_in, inputs)  # helpers: inserted by broadcast.align, subscripts.rewrite
         try:
-            value = eval(expr, self.namespaces[fn], env)  # noqa: S307
+            value = self._eval(fn, expr, env)
             # Code written for the predecessor (it declares `type_inference=`)
             # keeps the predecessor's batch-of-one constants: see B.type_of.
             result = B.type_of(self.backend, value, batch_of_one=fn in self.overrides)

@@ -297,3 +297,43 @@ def test_the_jax_module_runs_with_the_compiler_and_tensorflow_blocked():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["[13, 21, 34, 55]", "overflow True"]
+
+
+@ctx.batch
+def running_max_gaps(v):
+    """A loop over a vector with a subscript, a comparison and a store: the
+    kinds of expression type inference evaluates (issue 31)."""
+    best = v[0]
+    gaps = 0
+    for i in range(1, len(v)):
+        if v[i] > best:
+            gaps += i
+            best = v[i]
+    return best, gaps
+
+
+def test_type_inference_compiles_almost_nothing():
+    """On JAX type inference traces each expression (jax.eval_shape) instead
+    of running it on concrete placeholders, where every operation was an
+    XLA compilation of its own (24 for insertion_sort, twice that with
+    symbolic sizes).  The few left are the mixing probes' scalar ops."""
+    import jax.monitoring
+
+    compiles = []
+
+    def listener(name, seconds, **kwargs):
+        if name.endswith("backend_compile_duration"):
+            compiles.append(name)
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        v = np.array([[3, 1, 4, 1, 5, 9, 2, 6], [2, 7, 1, 8, 2, 8, 1, 8]], np.float64)
+        ctx.lowered_for_args("running_max_gaps", (v,), "jax")
+        in_inference = len(compiles)
+        best, gaps = running_max_gaps(v, backend="jax")  # the program itself compiles
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert len(compiles) > in_inference  # the listener sees compilations at all
+    assert in_inference <= 8, f"{in_inference} XLA compilations during type inference"
+    plain = ctx.plain("running_max_gaps")
+    assert [tuple(plain(row)) for row in v] == list(zip(np.asarray(best), np.asarray(gaps)))

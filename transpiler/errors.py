@@ -8,6 +8,14 @@ without the compiler) and are re-exported here.
 
 from autobatch_runtime.errors import IterationLimitError, StackMemoryError, StackOverflowError
 
+def where(origin) -> str:
+    """The prefix of a build-time message that names the user's line:
+    `file:line: in `text`: ` (empty without an origin)."""
+    if origin is None:
+        return ""
+    return f"{origin.filename}:{origin.line}: in `{origin.text}`: "
+
+
 __all__ = [
     "BatchTypeError",
     "IterationLimitError",

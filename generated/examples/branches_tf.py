@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=5bcdecbce2d987b53ebdd321b277d87b1070b5f6bdb3c7635761d16210dab1de
-# autobatch: inputs-sha256=9b5d2acf1832fcf9e4b0f718ca82f0affa4c455fa86859d1af8f80922215b838
+# autobatch: source-sha256=9f3788e2ef58f4d926d1a300406e1248704ba6924386b0930453e473cf6ca604
+# autobatch: inputs-sha256=a2bb8c23b536dd497fa6939c0ec2a6eb12546c10ca5a7aee944f091a8b3ffc4d
 # autobatch: body-sha256=1fc43bc138b6b6711ab356b8015d2fbe2905605ccced1ee1861c31f0884d35bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=fce5be272c1a70c66a2b7b0ed5313ac4543f05a072786f9726fb23e82969f59d
-# autobatch: inputs-sha256=509dacdd06bbf8bf291b5c4276bcd22e0a41369d380e06bdc8368ddb7b7c5d27
+# autobatch: source-sha256=0cf61d0d0a309df922e5ac5af0b94cd84a9180f2d24397474ef2641e499901c9
+# autobatch: inputs-sha256=ac5d393c6fad08aaac8cd9b1e22473f3982bf4dd3e29b75f66a960e988980705
 # autobatch: body-sha256=0832230ecdcd0a8beb58019d1ec1095f78aa69e24fd6f732e4fa8a11f594e970
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

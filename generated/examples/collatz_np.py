@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=20d56b3e86fcccd660f0335b285892fd39b26651edb60061b0c920d5bf51cb5a
-# autobatch: inputs-sha256=25a2bd9e4f598bc20992af029541d0a7fcdfb6e8be0b314fb636dc58df897fbb
+# autobatch: source-sha256=b758569d6fd0bbbadf816b0a3552b39d3f93c8fa692897cc737de4c60478f6b6
+# autobatch: inputs-sha256=9ebb681b6ab74f988c4c5be26fa013c9c292e4d79f0bab54eb455ace9f27121f
 # autobatch: body-sha256=40300a4b55e27d14ef54bb9d5419ca7d8e52500d0070c0b868de6737eca995cb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

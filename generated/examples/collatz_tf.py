@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f7b0044e8fd6ea5569b9232c833a42f5b080c29930f4a2d5bc77cf151e64befc
-# autobatch: inputs-sha256=6d04605a1eb120de905c247bd47d14b0c966e2a42eef0a05030ba03e40192f89
+# autobatch: source-sha256=f3f787762a906ad504d9b09b0909fc3331810a46604817186109a6775031bf83
+# autobatch: inputs-sha256=58bebce4685130d81660f54a15e9a295cdf5ee622b1983a0892bc8a8a21046a9
 # autobatch: body-sha256=89ff3267d3bb3ea5131d5bd43db4cd8616095777ac33fd63841c50aaf1061f6f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

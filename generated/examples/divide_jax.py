@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=ec0bed82c58915d1b528c85126b371aa945909678310772da4f46f3715414786
-# autobatch: inputs-sha256=67afeab72502e350f5a6e6d63c5f0188b4553224ea27c356eeb12ebe98ba3d43
+# autobatch: source-sha256=91069824361d901e23d285ea11ef2fba3868f9848e406a58874ef8f4ab9959d4
+# autobatch: inputs-sha256=1c1eea5a0f3bc726a1a92f63b7cab0503ade4ba6c19a1a1ee449aed9bbfa4855
 # autobatch: body-sha256=79f92f8667c1125c98a03920d631705817c04accad67b828c89b33acd42dd1d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

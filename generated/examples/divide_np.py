@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=a0efb095d2aa1fa6b1838aa62450587184b8d13a15980c569aeccdb76227caed
-# autobatch: inputs-sha256=b313a803e1863dbb4781fe31bf7d3864f01304191bcc6c37f1be864da97a0e87
+# autobatch: source-sha256=8d059e8a8d79d7fad6239db8e581c2ba3ca83f72fc993b99ed089e9a49025122
+# autobatch: inputs-sha256=d95e77d3d05da489924bde49b0dc13ff1f1ca53e6dee0a9c5381a13dea7148dc
 # autobatch: body-sha256=0b0c70ae33d123efb669a69ea4114a513808940b3b67ff6cc1226d96c7f4d6d4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=2b1a5a6c541e039dcf1b30240f571f61c12bca79b033d337a5522e7873de8720
-# autobatch: inputs-sha256=23f1e5d5d9db5e2d79c41f6e624552ff01597b50386c12705dfd89d3e09b3cbe
+# autobatch: source-sha256=53c09b932ea744ccf54b52952fa0fb052cb515df50fd536f6da66eed02773033
+# autobatch: inputs-sha256=d111abf3c0c506c8290b7cbd807888d30627bfaaa486f59ffcf8ee8df7b1f23f
 # autobatch: body-sha256=e0815852324bfcfff07f3d7879b748e00976799d940c3fc7d03c2594a82091ef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=f6bbc1a846b5697414bfe80f5964f87aa1d6db54ca1337d40888dae2b83d406f
-# autobatch: inputs-sha256=b9aa922838982966aef4619c410d53ba3b90258230c8248cf4fbe0a23a839a06
+# autobatch: source-sha256=b92dedc9fbfa1a68bbca6c556238d0119d5c3d7a5d9365d80e3a52a3de2803e0
+# autobatch: inputs-sha256=7cd1deae0c70b329a2688ac6919128166e379b6bf8a53b57f828d0a93137679a
 # autobatch: body-sha256=adcfc2d46a9570bb184493cd44831d263d7a0c4a1cd523e89f1abec4f101f1a8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=17db8d28d882a75a1cbef812681bd2372a3beb5a5e9c74e77e72aa182a2f215b
-# autobatch: inputs-sha256=7d402b56c26b75cb1d86a3c719b9f016e6cdb9d567a7772938cd13f2ac064eb1
+# autobatch: source-sha256=0b8576716dfbfd1d0778c160ca2caadc528465b5f78cef3818ed7c1c820afe1b
+# autobatch: inputs-sha256=b2deac6ea599555d5020b3fc75899ef67e3c3343fd90ad9c26d13b07a12e8060
 # autobatch: body-sha256=db67c236c4c04eb6fc2f2d3b1687a459e1e191473c6b106ec2e54784b807e9dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

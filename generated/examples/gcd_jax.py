@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=78ab5e836f8139f425689ad75bc0ebc2dbef9402413d61f7fc6bc0fefdad4ed4
-# autobatch: inputs-sha256=6f9685fd269d6c2efde83cd73bbb116a5ed758d29aae13fd00e2aea42686118f
+# autobatch: source-sha256=7df61f60ac9c1a9d1c58db0f0db39802366251c29294c4f0e2cd1cb7f3aba386
+# autobatch: inputs-sha256=178fb15314ed1fc109d5c77fde42d38e05ff7e694c0a6a11cb06db84b55cd7b7
 # autobatch: body-sha256=466985d5412a1ddc1d41011a5a233f3744b886dfe15d1562acb49967b17eb2c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=987e71760652e9adcddd4b9a1ca611e667237b41405b68ab8d2793c91ddbc4e0
-# autobatch: inputs-sha256=59a96bc1b994c12534e781d38cd87ff854f3abe683aeb3d0df33b642a543b91b
+# autobatch: source-sha256=53425b77dbcbc3d665e1419e6022b69fdd27832942252fa7855959227a6b518b
+# autobatch: inputs-sha256=6ca37ffcf288a5aa51dd0c56d185a0807e4e7be7f7633720fa7c577a7974254d
 # autobatch: body-sha256=278e0ce7deb3b6d2ed1c3a54e0f233a37a3af066d7692e8ab9c51d134f65f000
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=a9ea77b1ec4a2f07a1216bc4759f05cf616dad72e5c7eddebe737d57f1f1bba5
-# autobatch: inputs-sha256=2b99267d10953f12a390efb20e5e9899f13db2eda12f5f34fe0006f3677c4282
+# autobatch: source-sha256=df137b591ed6c49b6c0a0a99d7eb32546db7924e21963614acd095980f6332c6
+# autobatch: inputs-sha256=fa04aa0fbd7083b1f2b3c371639fccd59e1ff335858e00e34661d4b8f789a08f
 # autobatch: body-sha256=9116b20df95fd82799b46eefd3ad093a7bdcaa9e101b7961fcfc402465854dba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=fd1023300e9cac5eef263b5c6dde63844d4060b240193743acbd721fd75ebe14
-# autobatch: inputs-sha256=cedb68c212e5d74166b37500e419d6829edb400b2240e823442999cd55e5569e
+# autobatch: source-sha256=1d94097662c41aaf6ec98a316d0b1b0717fa20da206621dfd85c6e9a3901e10e
+# autobatch: inputs-sha256=39c101b6bc81fe9a864fd8aceb6e857a034c0e5bb8229f3be9021657c0acc8b4
 # autobatch: body-sha256=0b3beabf001854efb55cf82a00e3c6476f33091d4cd0f4c84ae6f4008b270cec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=590dfc6d0cce010e22438fcee7a357c7045b87d3154c3fe6b637fc977240267a
-# autobatch: inputs-sha256=768b1bb22a35f0af2c95d0dac331921b817624091b74b8d4b60a11a55c051ca1
+# autobatch: source-sha256=dbc46372b5f3e931c9420c0e05e4a7d84e47862cc2504fd985a30193fce3f6cc
+# autobatch: inputs-sha256=e2af366e63bdee0f7033565b9c24a342998518a3f43dfe664f77e036fca55938
 # autobatch: body-sha256=1dfe92bac537a47c75c193387cde5029aec21033c34d15984f2a88011c087fb4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=8e8f0454dd2ec876ec4c155ee9578d228e1d9d95f30fa5cf30002f7b39cedc85
-# autobatch: inputs-sha256=913630630b10cbb29a9e62a26d1f0c2741dfddfdbef7a5f377176e6bc5801a9e
+# autobatch: source-sha256=d0672b72cd7fee7c2d661e2db4926107441010b616269a0c670bcac8db5bba7e
+# autobatch: inputs-sha256=468158eb365a20d658e5e73765251c0bcd1172581eb279c5af3e1135e8fc96a7
 # autobatch: body-sha256=114997aba8cbc8542bbbb3d77a99b6e4f15234619b2fc55b690f9b9f5aedad25
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

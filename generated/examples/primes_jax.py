@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=00def361ed930e2f974966e335eec1f1b00630a0233b0c45b77633ffb74b0e39
-# autobatch: inputs-sha256=2bb95bac7bde647ed3f71dcc2f645284b3643c09acac021a6091841e1735f2c6
+# autobatch: source-sha256=b7f7940cf983c1fc00b8afe1a64dc7abb15f88c0c1f142e878afc5e51451a463
+# autobatch: inputs-sha256=7e96daa00ab299f93bbc1ce41fa6dba959ce56d3b61ef6ae6be0d05107acddd9
 # autobatch: body-sha256=3293bd4181785c3a7ab6102f895ee36866c9390dd9e7f6dadef54d229c1d8f8a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=6330bee728228d2897010a1de32949e078507bbd46a7465ddc603eb2f353e6f9
-# autobatch: inputs-sha256=28ecb0fa2447652f33eb9e2fa3f723a30905fb82a22d715dfdc4e5ad0dd9e522
+# autobatch: source-sha256=adbc56754cbfe6d091c15abc083d791147048db0834323d66bfd10e4376a2886
+# autobatch: inputs-sha256=d5bff007492a441296d4852a0532a37f21412ad9c9867eb94c0bd466e62c8c00
 # autobatch: body-sha256=b9c5ae7d08ad991b237363e6b661332d95fbe60f5ff8959a0fe9d8ca0530ab50
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=67632258bd7286e42e603b69756f6d31d3622b61b0a8a3f5c9de96b6b0e645c6
-# autobatch: inputs-sha256=ec12b0742629ef8443ccf592e49343de253c50d28039c48a9b5a0706c21f003e
+# autobatch: source-sha256=d678a47b907bf8b0677cf8df98f26a5f7bbb223d7a53c90c364162aac399008c
+# autobatch: inputs-sha256=ad89fc31f14c3f399c64dbd7fe2ac0229a0c0b87c8148ff0114cf0dbad8c0f19
 # autobatch: body-sha256=70581cfcac8f28ef11e1da6dea912746b2bc588c14a316645bea8646b53dd7d9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=69e148755e9ff634385a130fcbf18a5661f26f44bdde5b1a616436d0c804139d
-# autobatch: inputs-sha256=78a5bbc0af39fff4f4a8373fb02b1b890fe46c98a84d9ef9beaad34399cdd384
+# autobatch: source-sha256=247a3ed146b0eea8f808ec46e751e01d8d8c80f0f98a7404a377326933d0f91b
+# autobatch: inputs-sha256=f58a0d47286f8d3c575cf78acf0c2c186084c96143c47ab60f1081687ebed8cc
 # autobatch: body-sha256=35d65acd992c094ff5c02ba0d37c636ca20abc799db0047987e230c37c1051cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=e90a462829b90cde79d5e05ee02e863ca6ab480dff15aa4ceed797185895b8af
-# autobatch: inputs-sha256=ef3ef7e28db1f8ec98a6d2a166f295d560d8b507291ad9ed2e097f54466d8f04
+# autobatch: source-sha256=6858425e6b5efbac73862ae1bb1b34d977a1169a59025a1b6755a55a4690395b
+# autobatch: inputs-sha256=ab800cfb787dd98c6fe008233c0f2bc085dd6f47aaee088706e866647e6e448f
 # autobatch: body-sha256=271bce8cc37eef4511a8ebbdcd13e7b9671e9b5c9d2d1774dcc37f3a78ed10ac
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

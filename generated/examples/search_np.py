@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=29d8773e042c3778f8de4f4042c654821832ab068c33daddf2250a510d62b41d
-# autobatch: inputs-sha256=a07a573b095287b64041ab9403f3543ef79fb0b89421d03b8832c187e1de2b0a
+# autobatch: source-sha256=c99b129f356b1316a5cb2d302887209e42abb06cc58910ecce40d90268950b69
+# autobatch: inputs-sha256=ea788facb1dee612740c24808e1d9ca517f82e9e78b1c7beefb5cc1c8d1ed19a
 # autobatch: body-sha256=c20297acf5f442534de1d3ae73d29bee35d83929ca2f7388c45cae396a8862b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

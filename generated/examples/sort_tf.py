@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=55a4a09ae473d90141c8f23a26f6e87fdc1876bc659507822d130dd50b4b9029
-# autobatch: inputs-sha256=72566fabcc8dbfc92ce27e23c22f1cf30371f343bc901333d108ad973d4b6653
+# autobatch: source-sha256=898ccf3d6259d5206d59e98fd359473b586930fd03469b780daa48a5181af74e
+# autobatch: inputs-sha256=2f2029684f92d6fec1e1f3378d8c70431cbf81bdd8276cffcbcb6db97109969e
 # autobatch: body-sha256=356591bd6dce36ec4e5d0a4ccbb1a02cbf49784d493e96b03a0feab54d24eb0e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=6e558653541123b2818926ce0d2b5c8f31de58810bb8d2318a68f3b4ca2715b3
-# autobatch: inputs-sha256=f1fff78d8ddb208497e14b33213565e265e3eb9f3ae23b109f4f6dd7c878c89b
+# autobatch: source-sha256=ea9924e438dd6e056b1fc3e7658284c14fdda3ee5c160519db51a084759c9898
+# autobatch: inputs-sha256=946eb1232d5c8c5d85d536a540ca4a146e7bf646a2b39bf87c40246628819ced
 # autobatch: body-sha256=1e5e679a0cffbca9950e44fe055c457851e6e5aa3adf19ec0f2332fca73aca09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=4de443cf7dae0bb71d147965d2dedc34d87172883cfabed51bed9075e783d4df
-# autobatch: inputs-sha256=59f1437f67702ebd451f6014c3bd24693b35fc1a1cb414b2672d170f8c6b1eaa
+# autobatch: source-sha256=4976481f79c3dc626e9ac12b12786501e582e9248b40f1ea7876e223a90c691a
+# autobatch: inputs-sha256=17cc6210973b6db077071ec857af71f4e5931b673f377d59b503e135ea56e128
 # autobatch: body-sha256=5cfec7d769d07c3b45a0e9c679a76105dd946dcf72392659b5aaa715a0f40dd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=b430e449f331c62d89e5ad6fd01756d6cf4fc9d7d2fc9b8842adf2fd107fa311
-# autobatch: inputs-sha256=d8f770a9f4088da2eed4a3908938f16f83a82ec2c5098236884d76b7b0778063
+# autobatch: source-sha256=92b7ed0c70e3b7c80d848c9accd7d25ecb8bb5295a96476d2af8d5753241c3bd
+# autobatch: inputs-sha256=c31d4356eadfb56badcde4ea2c724c1484af3bef2aba2dd0be41b66669a45fd0
 # autobatch: body-sha256=b3acf7b8eb149b5a23643bb5283a4e5c11c7c9a1e6b2012c8bb4ac375901d028
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=d94aa5932ef5e6af499b93a8cba9362bc0da462b16f6896b37ae61d6791fffed
-# autobatch: inputs-sha256=ac1dc3f2a1b446aa3b6079b52fedcef5496143602e5611c6dd2799d5c0319bd7
+# autobatch: source-sha256=9d76d941411e97eeb6b600c584892de1b31a71e17f9a4a31974616ad16999f34
+# autobatch: inputs-sha256=857a7fb87ac0c95264bf41d1f22d3eea7410f997dff7705842a4121ed4c6d51e
 # autobatch: body-sha256=cf411b6c53362ad29265defeda5c2d57c32db99015cd1f0a86e8f35287de7d81
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -4,8 +4,9 @@ Each measurement is a fresh Python process with an empty generated
 directory, so it pays everything a user's first call pays: importing the
 compiler, parsing, type inference (twice for a symbolic signature), emitting
 and formatting the module, importing it, and tracing or compiling the
-program.  Two functions of a user's file: an insertion sort of 8 (a vector
-loop) and `spiral` (double recursion over two vectors).
+program.  Two functions of the examples, copied where they have no
+checked-in modules: `insertion_sort` of 8 (examples/sort.py, a vector loop)
+and `spiral` (examples/vectors.py, double recursion over two vectors).
 
     python tools/first_call.py --backends numpy tensorflow jax --rounds 3
     python tools/first_call.py --backends jax --trees /path/to/old/checkout .
@@ -17,42 +18,16 @@ medians are printed per tree and backend.
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
 
-USER_FILE = textwrap.dedent(
-    '''
-    import tempfile
-
-    from autobatch import Context
-
-    ctx = Context(generated_dir=tempfile.mkdtemp(prefix="first-call-"))
-
-
-    @ctx.batch
-    def insertion_sort(v):
-        for i in range(1, len(v)):
-            key = v[i]
-            j = i - 1
-            while j >= 0 and v[j] > key:
-                v[j + 1] = v[j]
-                j -= 1
-            v[j + 1] = key
-        return v
-
-
-    @ctx.batch
-    def spiral(v, w, n):
-        if n <= 1:
-            return v, w
-        a, b = spiral(v * 0.5, w + 1, n - 1)
-        c, d = spiral(a - v, b * 2, n - 2)
-        return c + v, d - w
-    '''
-)
+# The examples whose functions are timed, copied into a scratch directory
+# outside any project: there they have no checked-in modules, and build.
+EXAMPLES = ("sort.py", "vectors.py")
 
 # Run in the child: times both first calls, prints "sort_seconds spiral_seconds".
 CHILD = textwrap.dedent(
@@ -60,14 +35,14 @@ CHILD = textwrap.dedent(
     import sys, time
     import numpy as np
     sys.path.insert(0, sys.argv[2])
-    import first_call_user as user
+    import sort, vectors
     rng = np.random.default_rng(0)
     start = time.perf_counter()
-    np.asarray(user.insertion_sort(rng.integers(0, 9, (4, 8)), backend=sys.argv[1]))
-    sort = time.perf_counter() - start
+    np.asarray(sort.insertion_sort(rng.integers(0, 9, (4, 8)), backend=sys.argv[1]))
+    sort_s = time.perf_counter() - start
     start = time.perf_counter()
-    user.spiral(rng.normal(size=(4, 3)), rng.integers(0, 3, (4, 2)), rng.integers(1, 5, 4), backend=sys.argv[1])
-    print(f"{sort:.3f} {time.perf_counter() - start:.3f}")
+    vectors.spiral(rng.normal(size=(4, 3)), rng.integers(0, 3, (4, 2)), rng.integers(1, 5, 4), backend=sys.argv[1])
+    print(f"{sort_s:.3f} {time.perf_counter() - start:.3f}")
     """
 )
 
@@ -99,8 +74,9 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix="first-call-user-")
-    with open(os.path.join(workdir, "first_call_user.py"), "w") as f:
-        f.write(USER_FILE)
+    examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "examples")
+    for name in EXAMPLES:
+        shutil.copy(os.path.join(examples, name), workdir)
     times = {}
     for _ in range(args.rounds):
         for backend in args.backends:

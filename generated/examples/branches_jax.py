@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=934f36c78e476d9c1b2db9b3d12647b913acddf42193d13b5fdb6bf3ee7094dc
-# autobatch: inputs-sha256=bb6c74261965b88f5a8d7a6c8aa8f82c2d5e154c286d60543dba0cb879829b08
+# autobatch: source-sha256=c56c3c958b9bc626be15b44596d78b34c2db7b612366134b5979843d4f773dc6
+# autobatch: inputs-sha256=aa517397ebf949fe938192aaed131775830a3a66f479599190e37da2c2977696
 # autobatch: body-sha256=f409ab951089f45febcf5c546f4f8d8952651f2a45a82af9c78d4b4f4a4f79ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

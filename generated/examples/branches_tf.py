@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=57764e68fb96b43018f9cde6b891fbda2e6b2c73f4eb22aa7caccebf122d6b2a
-# autobatch: inputs-sha256=8ccb0e9352e58429f2a516f4f2bb6eb0f3808086ea65485a40187a6489f08f2f
+# autobatch: source-sha256=6664c4bbb7ae12182d741f2b2942c6def3e43d1ee566601969d29088afa52e4d
+# autobatch: inputs-sha256=d4320ee7f745e074684ee7bfe8d322ce638d6dd38dc14d2501ddbda22c08e9ad
 # autobatch: body-sha256=1fc43bc138b6b6711ab356b8015d2fbe2905605ccced1ee1861c31f0884d35bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

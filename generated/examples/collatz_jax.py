@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=4a12a2d77a1abe0a60e569211cd8a8b89883f990a3593b06bc8ccc1cf5db2320
-# autobatch: inputs-sha256=f160886f9edeb426fc44b0b0ed4990407a13267bfa89155fd15225e2e3b42b98
+# autobatch: source-sha256=a9ec8982ce6e0a0fc2716b4141594149aa19e215df1e57a7016906e4a6089450
+# autobatch: inputs-sha256=45238d646f457dc3ae4373ea5a92d4294cca72c0ca56859e679da2f6b562cc71
 # autobatch: body-sha256=0832230ecdcd0a8beb58019d1ec1095f78aa69e24fd6f732e4fa8a11f594e970
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

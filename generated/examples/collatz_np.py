@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=b6f91cd7037ac6e7a41283dc4d774c7a2d960c0054dd5bd2759df5927d16450d
-# autobatch: inputs-sha256=d4c8d400aa7f09a74be10baba94b183f798c515ed7c0026a1477ea28844f1535
+# autobatch: source-sha256=4d1da0e6ea4d720ca71175b6b8688a5ca24560f169e1cef87808e536377ff333
+# autobatch: inputs-sha256=ec4ef6c7e0ca47bd25eb2a5ad9f9656cf6a778b004d9d60b96210cddf9ef4e5b
 # autobatch: body-sha256=40300a4b55e27d14ef54bb9d5419ca7d8e52500d0070c0b868de6737eca995cb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=8c322442b9823e482a496d519a36489fd059fc76614783aba8bc744fae8ae2af
-# autobatch: inputs-sha256=e78fe3df2da24cc90790d107a9e91c3b28fa67e1fee513b0818aa0ecad8971db
+# autobatch: source-sha256=bd061a7256e62f8414c7bb451507035058d1cea25297c6d17464a31832afe3ee
+# autobatch: inputs-sha256=b74ca2e5f016e623f3b33695e4a661b4bd05eaa0ebd44ae934bfc2c42c57da81
 # autobatch: body-sha256=89ff3267d3bb3ea5131d5bd43db4cd8616095777ac33fd63841c50aaf1061f6f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=e09535e0f68dc73995ff5321902e360572cf0a640ee21d5d52beb131253b23db
-# autobatch: inputs-sha256=4ba5a91d9af8e164c0182e5f5f6745b33a6da6d72645fb932f487d1811a27e05
+# autobatch: source-sha256=cff61f69fb4f093c1c6542812fdc87b39c2ba8c511ae5ac18ce17a08890a7927
+# autobatch: inputs-sha256=877dd2c9ee633a184877561910a82f788bf18648074fe0f0de732520db3a8e2a
 # autobatch: body-sha256=79f92f8667c1125c98a03920d631705817c04accad67b828c89b33acd42dd1d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

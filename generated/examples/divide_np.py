@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=e64210f112ea16be76d9d2d10c19bfd438d48481a22c9cf4dc101814d4c075ff
-# autobatch: inputs-sha256=cc51636b1b3b8cc051c14fd8f76803842c874874d82979dda8eb469d339c3827
+# autobatch: source-sha256=86d7ff54811c433339daf7eae1dffaa4bc551e9642e2c474c272b682cf04310e
+# autobatch: inputs-sha256=17a3a526616e1b90cbdf190372e056f9fcd573344b21ebc7000065288b4aa9bf
 # autobatch: body-sha256=0b0c70ae33d123efb669a69ea4114a513808940b3b67ff6cc1226d96c7f4d6d4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=0d7914393af9d9dc5e52cfc3d3ebbd3e5fe2ae7f258406306b0f023d5263d49f
-# autobatch: inputs-sha256=0ca4ae6a403034f1a092f7b5116caea86aceaa5ae895f0b9198f8f1273f3e109
+# autobatch: source-sha256=330d240f24c6d66ff5922379c77b9d925c52477946352f3844c9d393069e2a25
+# autobatch: inputs-sha256=3f085dc44e18d22d2f0211ea78f8d95a8f682053a14afc852c255bc1215877af
 # autobatch: body-sha256=e0815852324bfcfff07f3d7879b748e00976799d940c3fc7d03c2594a82091ef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=ca74c3b0f745110e0db403d8e65df67af2e826da993a1cd30b14365a382ae8df
-# autobatch: inputs-sha256=9d55e3e6337caa7f00e9d5254e13db9358fa311bf809a1f651bb991ed4a996fe
+# autobatch: source-sha256=2f45e5c64af4f83a090f63c600c9dbf0e8ae3b8f7e2ec380190db321aa5f64e2
+# autobatch: inputs-sha256=f3304f6292288cb0afbdbde6b73e2cd1a87cd5a6fcf6adfc8bf54a0d59eb628d
 # autobatch: body-sha256=37acfed9f04cea0a3d1be4b05a30122b595dd1ad356c6599420cd79536db910c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=7d5a53bf1f1ea8743bdf5e3b8889082186f51358958e86f9b9f8b54ceab6de8f
-# autobatch: inputs-sha256=84bb44074b5745133e8f7696b7f9af4f9d64216f50cd4b4efa10741556eaad33
+# autobatch: source-sha256=fbc70e8b5dede9f92f3ef1380752c636db3d103d3ed929f6a16cd6b542f33592
+# autobatch: inputs-sha256=198d1a171125fdd124dfd6eda69f04cb81d591f1c9690dbd553446c757ca2943
 # autobatch: body-sha256=5bce75c43a06249f33f65770970655139a57a6d7136ac9b17ce9264241756f1f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

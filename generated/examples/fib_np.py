@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=946a8097bb7964d55e5e3f8658010e4b7e44a4294a16196efdc984c956e50574
-# autobatch: inputs-sha256=fb30942f4d1f2b54096c6617ee8d1d430b1c11864156ecb8787e869b337e31ae
+# autobatch: source-sha256=6a467ca6c4746035fdebe0fbeec63048fb5b519893861b995febc2e7b839da15
+# autobatch: inputs-sha256=9734bd5effd8310a9c13cedf79b189b0b64dc79a9b1db9a1a8026c7d744684d2
 # autobatch: body-sha256=aa1f8e84133beb8525c57ae10d26bf897af299ce4a524ac24bf9305389eef6c9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

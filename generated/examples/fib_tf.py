@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=aae2fd05dfaf4b09a74c7d21c568c8b4ae9b8414a414c0bb59f5cf7809efff6c
-# autobatch: inputs-sha256=ea964b1f9d848f87f7dad2a952b1ed6f32ae998c0e3015f3a93032b31c77b817
+# autobatch: source-sha256=a8fb5e0e6b13e57cdfae90053e81ac0565855dfeb6030631a6c96d77531a4781
+# autobatch: inputs-sha256=244c08286b755dba0d822b1e87cb326274533b8d44471197ca2d9f436ee961bc
 # autobatch: body-sha256=96da31d0c7dc87b28be5634dee5226efe516bd6bb91122c769c9befb7aa135b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

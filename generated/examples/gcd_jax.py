@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=9137962752bd70e0bd746e8498d5cfebee09565f7be8caca5e70f0c60ae549d7
-# autobatch: inputs-sha256=423b9fd49374725f7bcdd21ed510051809b5ce1d990a7a9792907e2c64114225
+# autobatch: source-sha256=012bb4129dcd6dd2bb73c164f620f1fc3e174dec8aee7ddb957f36fd9fb37a00
+# autobatch: inputs-sha256=0c99f9040bf96acba03abad9c4c4b37cfbed8bff69dd8b3e22717e5d2c779083
 # autobatch: body-sha256=466985d5412a1ddc1d41011a5a233f3744b886dfe15d1562acb49967b17eb2c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=4d3a7184426304c9d96d584f17db59ab14c845b9af7e04b26d18070ba3dddfce
-# autobatch: inputs-sha256=d96c555b4ab1d5be77c7368b51f8aef4038dc66d89729861ebb99e291fced453
+# autobatch: source-sha256=b3a2148e0c8e8fa98a46c35bd42339ba1c636aa721e922a235a5d8aa70eecf1f
+# autobatch: inputs-sha256=3e69a02585c466beeb4a945587f7eaeff7d957fe730b004c31ceaa48d6471dd8
 # autobatch: body-sha256=9116b20df95fd82799b46eefd3ad093a7bdcaa9e101b7961fcfc402465854dba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

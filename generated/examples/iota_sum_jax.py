@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=56a2fc65c4f78b5e506a5f34c22121c6e8434a695772b37079ac8d7cdf823905
-# autobatch: inputs-sha256=cb838d2eb820e8dc52e0510e3141217ae7b6befeea13fded0a807bdf99378076
+# autobatch: source-sha256=c970ca7d992e0c237aa6c8ce6c40d31526dc2adacedc8e5ee9d9945aa4c7cb72
+# autobatch: inputs-sha256=631fda808201cef234788c15eb05e95092117444948aa0291371af6fccec8269
 # autobatch: body-sha256=0b3beabf001854efb55cf82a00e3c6476f33091d4cd0f4c84ae6f4008b270cec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

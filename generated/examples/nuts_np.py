@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=fdab3062b64d3de5267f504c022b9c5137f1f03f260796c064fd022b522d309a
-# autobatch: inputs-sha256=86c18c08a3876cbd8bfa0b0f05072ef5fdb5f9c3a6a730c14615477b95059581
+# autobatch: source-sha256=d1151110ed059b7fcb1ce2acc68b763fc426e89a1375ee38d9b38d605b9459d3
+# autobatch: inputs-sha256=283ef7362658b26b01ba0b4cfcbfa6791f33891d2153f27b746d4a2420026db0
 # autobatch: body-sha256=98856df55e201ecf747a551c9033adfee5407f4c0c0d1a5c0bf32a1bec16bc72
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=8b809acb581fa49747f80092ab654c22948b379e1a1de5a1c20bf782e8ee0813
-# autobatch: inputs-sha256=d3317fa1266553676afc36c152e5cff0dee28c7ce23de48945c4904d2e4c1ae4
+# autobatch: source-sha256=53198bdb2c09d0cf39316d9da34292627ee5819aae78a5065fb5fcffb79d165b
+# autobatch: inputs-sha256=44ead96976f1bb8ed0f5e25622db90fa9aebe96cfb93f915f2a8a0b8ab6ecabe
 # autobatch: body-sha256=d5f01989318a011bd1358acbd91bb0aef7d619a7b76247fbbb9c043298fe7868
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=07880469b609de920c6aad7e555d6a138439aee3cf4fd8d3a5cb7b817c6a5679
-# autobatch: inputs-sha256=0c804cd952ecb33c80c7e5dcc4be2f3fce8d6ab88dcfa959a2c5d8d2a0c317d8
+# autobatch: source-sha256=7a4a389227c8a11c2f75faf196aa6b4d7e8b555161e71c7dce5d21b28e20e709
+# autobatch: inputs-sha256=c2992ede2fceb11b88ef0229a707cf968236f9d88c71c2c39e922cf83f96687b
 # autobatch: body-sha256=b9c5ae7d08ad991b237363e6b661332d95fbe60f5ff8959a0fe9d8ca0530ab50
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

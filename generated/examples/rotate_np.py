@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=a3f64366877ffdc2d086589e84ed77de2cead2ef230583a076771392899b4864
-# autobatch: inputs-sha256=fda23334e4bae0d30d598353aa719be8d6f20599e8491796229ba897f24c777e
+# autobatch: source-sha256=9eda784c678ab1999bfa33d9ebd81e04ef39b95826db85d6d71a00fcd13e6355
+# autobatch: inputs-sha256=13a67ab87c428d81334ead36269b3ee410e20e3dd291799fd3eaee36ade5f4ab
 # autobatch: body-sha256=70581cfcac8f28ef11e1da6dea912746b2bc588c14a316645bea8646b53dd7d9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=365b68d6192d0310f06bd920367d20f019d3e9f1726df4b3f1fcd7e4df4dc976
-# autobatch: inputs-sha256=b996db4a59caee23e604f182cca78b6030f9367e9ef53c94a4aab4cffb7a1ec9
+# autobatch: source-sha256=6ae451e3be253c486e6a517b5b2e03dd8e36252aa1ab24f293df6eac16071d9b
+# autobatch: inputs-sha256=6145cb2d270764d94ffdf917bf2135cf42c7b7093364e0b773d58a5fec4c3961
 # autobatch: body-sha256=35d65acd992c094ff5c02ba0d37c636ca20abc799db0047987e230c37c1051cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

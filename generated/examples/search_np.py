@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=d8b9f7c8a3f78b95cc388f7374c6bca66916f1ae6140a541bff93eaf3fd16f92
-# autobatch: inputs-sha256=1d73a79bc50e96347ae6f843cff1d92203d1b2d9a6ef92c03ea576e784e583b0
+# autobatch: source-sha256=0db810556d4330049c25e8b7e32e935caf83b286a45262f2731073927738f25f
+# autobatch: inputs-sha256=b8dfa95e0d8066b9e02c258a8eec5f5fcb7c0e06636de3356712b46af940e1b6
 # autobatch: body-sha256=c20297acf5f442534de1d3ae73d29bee35d83929ca2f7388c45cae396a8862b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=69f5086dc9af6c3f01cba5b953d3849858828f5315fde9ff56d6511e15f60c2e
-# autobatch: inputs-sha256=8a826339ac61289b68ca894e87d301dc6ad9986ba8c7a2e26936bdd0f57802a7
+# autobatch: source-sha256=7f631b9a31675aaa7abffa3a3c2ab6537950a35757f1c81d6599d0f4b10d7432
+# autobatch: inputs-sha256=ae02394317405c714c0e61572da144d42db33e90f60ecfef6f2bfb100cdf1c1e
 # autobatch: body-sha256=30c5c5831ad1829395c17b89ba9c6d339c6ed3e802b6590728dd24c97600e192
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=8e801180fc013bf5fd35ddccbfc701d2a5f80de77924c53669258b55eaf84143
-# autobatch: inputs-sha256=c4710119564f2bd4fbc63da9524bbf254bc54d6771535f7808ace8fb1b426f39
+# autobatch: source-sha256=c58e9db75e075fd3d959a5b6dde08930bc7d12521370c16c5fd3cef44f554d68
+# autobatch: inputs-sha256=aa31ba43179ceae076c5efe09eec6f14139bf8648f546942947e7f146b6ecedd
 # autobatch: body-sha256=9b2482170cd334e25ad1589202435508be4b66df1b04f9333f6ecc5aafda3d31
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=2226b57010a961d867973faa46546f01b19a7073f8d87f8cd4bd7a8567be5fa7
-# autobatch: inputs-sha256=c0e13a9dc84ad3247e319e9958d79398850bad1994fddab32f80fe3c9c79d70e
+# autobatch: source-sha256=c8e15a9216bd67267c51048026461a05270e69fc849ecfab6ad523cef9099e0a
+# autobatch: inputs-sha256=ff7f45dae5658ded3601083a6e6944f0a1c27a56a4b8bf810fbf0e20d05b3a65
 # autobatch: body-sha256=481869e6fd294cb3262770a94c8f53acf1ceece0ad041d779a053e4a7984d89b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=984d3c514e78b30e193be1449d5bd6c61dd88493c2eadce7b2f572c1624800f4
-# autobatch: inputs-sha256=4e7cedbd544b8458e5033eba7cc6411fbb900662ad08b263e40efac5e6a408f2
+# autobatch: source-sha256=5bc166d1c00599b9fdd5ccabda248bfddddbb42183c58ee3ba679bec8b6b7692
+# autobatch: inputs-sha256=b64c241b2dd823e6934bb39d91db95aff2b92d33979d7d48cdd06a54b0d6b5dd
 # autobatch: body-sha256=356591bd6dce36ec4e5d0a4ccbb1a02cbf49784d493e96b03a0feab54d24eb0e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=10e9abc4b4a837984fb07001ea2811606d067afb449292847175f106e93bca0f
-# autobatch: inputs-sha256=90c10edc6c1e41176f51392210f970a93c65875db713348b2a766c832462cfd3
+# autobatch: source-sha256=dde3e33f5527ecfbd83f603937d08876d746e4622a39a85949589aee22cd984a
+# autobatch: inputs-sha256=2b77b50abdf0cf06767e3896cd008238b2a2cc49d055983c98cbdc68df398114
 # autobatch: body-sha256=1e5e679a0cffbca9950e44fe055c457851e6e5aa3adf19ec0f2332fca73aca09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=bcd9bbbb1e37779398f9227802b8fedf2b68d4fc602696edcc6d9ae0254a1a8f
-# autobatch: inputs-sha256=fd764ce9882fd0a145ccb1c402780a538cbdaf66e64c613033d9360f9b9747b8
+# autobatch: source-sha256=45982be87c419855bf69ac37c4f375c25f803dd30c1dc3f11f4b4ecd3ef73d7c
+# autobatch: inputs-sha256=f7a7fb5d05748563add04c8ae55e0ec16a9153bc838a3649e60d80357683e01e
 # autobatch: body-sha256=5cfec7d769d07c3b45a0e9c679a76105dd946dcf72392659b5aaa715a0f40dd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

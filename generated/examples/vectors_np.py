@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=a513143a4a5d155a5987e51a13e4fb47dd3fd8386e54d6bf632fceabb147f37f
-# autobatch: inputs-sha256=58b904876a6448010fab10887803046b8856033189fd3ba41e78872c1443abcd
+# autobatch: source-sha256=aba481b2929ed96d141a5c2404499ff0af77cf79541622cca6094d8a7eb11a49
+# autobatch: inputs-sha256=3f68d990c29fdbd3e355fdb1fbcc67f992eddfe98dd56337c4ddb7454aa32a6b
 # autobatch: body-sha256=aad4ff7ef59aea2dd3efbaf5e2f6cd75bce8887a00d0ecccb60363daef6ff87c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=c56c3c958b9bc626be15b44596d78b34c2db7b612366134b5979843d4f773dc6
-# autobatch: inputs-sha256=aa517397ebf949fe938192aaed131775830a3a66f479599190e37da2c2977696
+# autobatch: source-sha256=d48247c04775c6dde10f00b2ce0690f4b69cb32809f6ec1d2f61531f0bc6a63e
+# autobatch: inputs-sha256=8ff9dd589d20a21278f9b1337347b518effd16fbfb384ba7ce9c872570024220
 # autobatch: body-sha256=f409ab951089f45febcf5c546f4f8d8952651f2a45a82af9c78d4b4f4a4f79ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=7d7fc51780dbb57873adde86d948bf7c9f0edb346030e63824ec670fafed3e51
-# autobatch: inputs-sha256=5ccf8e0de49860d30db779600399bf0158ef93b616b28cd53761d61a10ec9d89
+# autobatch: source-sha256=375aa24f8f0dd7dd320051619197095b35af7ebbfb351b941c56495548531b65
+# autobatch: inputs-sha256=c2b75465dd33bb6e8c83863221711eb8bfb1529904c610b9beb38e95283e3e0d
 # autobatch: body-sha256=dc9d6e691a337f4f8496fe15c217c6db553c2aa4dd97d42a6a24bd2ba554e90e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=6664c4bbb7ae12182d741f2b2942c6def3e43d1ee566601969d29088afa52e4d
-# autobatch: inputs-sha256=d4320ee7f745e074684ee7bfe8d322ce638d6dd38dc14d2501ddbda22c08e9ad
+# autobatch: source-sha256=405175c19aa9f8e2c4287e2507d513c928cf56969a31f71c2b1d243b0d4387bd
+# autobatch: inputs-sha256=37a88a784d6c95a143ad7e9e31fc9ba426ac7394b113a848241167f20fffa5d1
 # autobatch: body-sha256=1fc43bc138b6b6711ab356b8015d2fbe2905605ccced1ee1861c31f0884d35bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

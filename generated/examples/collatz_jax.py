@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=a9ec8982ce6e0a0fc2716b4141594149aa19e215df1e57a7016906e4a6089450
-# autobatch: inputs-sha256=45238d646f457dc3ae4373ea5a92d4294cca72c0ca56859e679da2f6b562cc71
+# autobatch: source-sha256=78c47fb894c4eb010d29c38106a182a7dd874f40b0f81fee56f88fa8146389eb
+# autobatch: inputs-sha256=189faa6e0ee0509a07d7cd374d96611d4ec3b042dac90f1127ca242fba0bae81
 # autobatch: body-sha256=0832230ecdcd0a8beb58019d1ec1095f78aa69e24fd6f732e4fa8a11f594e970
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

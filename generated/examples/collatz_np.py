@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=4d1da0e6ea4d720ca71175b6b8688a5ca24560f169e1cef87808e536377ff333
-# autobatch: inputs-sha256=ec4ef6c7e0ca47bd25eb2a5ad9f9656cf6a778b004d9d60b96210cddf9ef4e5b
+# autobatch: source-sha256=c8aba87b47b0261bf3ebcbf0c31d2558840c7f8dbad0482ad52db9e44ce57d15
+# autobatch: inputs-sha256=1b9f315fda6dc70be51355c427abb9e3391c7243aa9f0329fc5a9f5797878ae2
 # autobatch: body-sha256=40300a4b55e27d14ef54bb9d5419ca7d8e52500d0070c0b868de6737eca995cb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=bd061a7256e62f8414c7bb451507035058d1cea25297c6d17464a31832afe3ee
-# autobatch: inputs-sha256=b74ca2e5f016e623f3b33695e4a661b4bd05eaa0ebd44ae934bfc2c42c57da81
+# autobatch: source-sha256=29e5dbb9d53a76d36c88a6978aec07f71d040d5fe6a04d012a931503cd04602c
+# autobatch: inputs-sha256=cfba522341a692a35ac18f861c08862dbda0ce5bbedc47b882400bc63a7c29a5
 # autobatch: body-sha256=89ff3267d3bb3ea5131d5bd43db4cd8616095777ac33fd63841c50aaf1061f6f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

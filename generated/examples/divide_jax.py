@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=cff61f69fb4f093c1c6542812fdc87b39c2ba8c511ae5ac18ce17a08890a7927
-# autobatch: inputs-sha256=877dd2c9ee633a184877561910a82f788bf18648074fe0f0de732520db3a8e2a
+# autobatch: source-sha256=47261c26a5e7fc7c8695aca594cc4f51f20b76773480f88be846312992621f60
+# autobatch: inputs-sha256=cc51d7b7bed523e7894b65eb0ac88af6cc058d7ea0699a70321dd84d5810d709
 # autobatch: body-sha256=79f92f8667c1125c98a03920d631705817c04accad67b828c89b33acd42dd1d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=86d7ff54811c433339daf7eae1dffaa4bc551e9642e2c474c272b682cf04310e
-# autobatch: inputs-sha256=17a3a526616e1b90cbdf190372e056f9fcd573344b21ebc7000065288b4aa9bf
+# autobatch: source-sha256=6b99c3101402cd03763a9b9f33b94753fe5a43f63a4e17998ec50812cf783e56
+# autobatch: inputs-sha256=b01cd9a98e6b182121cee24442350687b6713764816a81336642d2d43b32c002
 # autobatch: body-sha256=0b0c70ae33d123efb669a69ea4114a513808940b3b67ff6cc1226d96c7f4d6d4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=330d240f24c6d66ff5922379c77b9d925c52477946352f3844c9d393069e2a25
-# autobatch: inputs-sha256=3f085dc44e18d22d2f0211ea78f8d95a8f682053a14afc852c255bc1215877af
+# autobatch: source-sha256=6a6a91d4442cf19c474b629dc4b228182f944fa43f3875e8199a97051d6fe6ec
+# autobatch: inputs-sha256=1473478811f12b73940eefa0de58eb2ecf3ac438ed1801e158cc401ac2fca2fa
 # autobatch: body-sha256=e0815852324bfcfff07f3d7879b748e00976799d940c3fc7d03c2594a82091ef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

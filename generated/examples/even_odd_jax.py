@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=f61e3bbd2805eccd371073711ffa0d486bf5b2cb1079fd4eb0d4327251b37b21
-# autobatch: inputs-sha256=cc9a8c5fc29d9dd40d8d3eec6bf90ad5fc9996cc6df37a9336b6a11ca2e57b98
+# autobatch: source-sha256=70cd52c23187d85da5aee240cfd937a77e04ac335b4e6e8579d2402b77fa6103
+# autobatch: inputs-sha256=dcd3748b2a0f89c5f755df150c4f6d69100d418b30c976d16d22c4df841a0a29
 # autobatch: body-sha256=adcfc2d46a9570bb184493cd44831d263d7a0c4a1cd523e89f1abec4f101f1a8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

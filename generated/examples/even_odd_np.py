@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=2f45e5c64af4f83a090f63c600c9dbf0e8ae3b8f7e2ec380190db321aa5f64e2
-# autobatch: inputs-sha256=f3304f6292288cb0afbdbde6b73e2cd1a87cd5a6fcf6adfc8bf54a0d59eb628d
+# autobatch: source-sha256=9b7df31da491a976a9f7d3d73012ec0c1f3406b56cb56800a6b70bf7610a7bf0
+# autobatch: inputs-sha256=8621963f21e8fbc6425e31621e8fec2cf58112898c425e2e359329b28f6ba446
 # autobatch: body-sha256=37acfed9f04cea0a3d1be4b05a30122b595dd1ad356c6599420cd79536db910c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=fbc70e8b5dede9f92f3ef1380752c636db3d103d3ed929f6a16cd6b542f33592
-# autobatch: inputs-sha256=198d1a171125fdd124dfd6eda69f04cb81d591f1c9690dbd553446c757ca2943
+# autobatch: source-sha256=343db058408548e993db0359a72d6ab0f798f7bcf43a9a25f38467585d6eeebe
+# autobatch: inputs-sha256=9ebf20521fd4bdd0e3efc8b76d7a2f8f6ff76e00f25ee48d268ddba7df02026a
 # autobatch: body-sha256=5bce75c43a06249f33f65770970655139a57a6d7136ac9b17ce9264241756f1f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=4a4030e2ffd684dc62f7e877798b74f08b443670c75b5206be5c422661c73c75
-# autobatch: inputs-sha256=cac582d80ee16a3f05b0e7a260213a629808afa9533bdbbe663bef3624a43609
+# autobatch: source-sha256=311359f51c7cd3d28f043694bc345d28af126ce9855136929f071bf6f439cb8b
+# autobatch: inputs-sha256=4ad4483e59968b0b3658ce2c09073b24dc49df4ac75943e71d2326177ae44a46
 # autobatch: body-sha256=db67c236c4c04eb6fc2f2d3b1687a459e1e191473c6b106ec2e54784b807e9dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=6a467ca6c4746035fdebe0fbeec63048fb5b519893861b995febc2e7b839da15
-# autobatch: inputs-sha256=9734bd5effd8310a9c13cedf79b189b0b64dc79a9b1db9a1a8026c7d744684d2
+# autobatch: source-sha256=e573f5b272fd8c73e0b3f2010cf824b0c1241814f4e5fe2eb5339998714e8857
+# autobatch: inputs-sha256=a92fe23d502a4c8fceeb29f322764e3844ea3894f78df283899058f299780068
 # autobatch: body-sha256=aa1f8e84133beb8525c57ae10d26bf897af299ce4a524ac24bf9305389eef6c9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=a8fb5e0e6b13e57cdfae90053e81ac0565855dfeb6030631a6c96d77531a4781
-# autobatch: inputs-sha256=244c08286b755dba0d822b1e87cb326274533b8d44471197ca2d9f436ee961bc
+# autobatch: source-sha256=bd5d00c4cca8b57e7298021b9328342903298a4772a08461bfc4499d0cb4ee14
+# autobatch: inputs-sha256=e21868bec1069c0b6de4d265c9e12f130a43f6ae5da3f2a1de16f829d9517b06
 # autobatch: body-sha256=96da31d0c7dc87b28be5634dee5226efe516bd6bb91122c769c9befb7aa135b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=012bb4129dcd6dd2bb73c164f620f1fc3e174dec8aee7ddb957f36fd9fb37a00
-# autobatch: inputs-sha256=0c99f9040bf96acba03abad9c4c4b37cfbed8bff69dd8b3e22717e5d2c779083
+# autobatch: source-sha256=1b25a8ec137f38d95c523959c23a6e30c0dbed206bd8dfca8dc4673c0ae0270c
+# autobatch: inputs-sha256=49c163ab89b1e6c6fd5fa31aa55bd2b03d15cad3845e53912d1939cf44778108
 # autobatch: body-sha256=466985d5412a1ddc1d41011a5a233f3744b886dfe15d1562acb49967b17eb2c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=3d16dcb154158911922dc7b27ad3223d2668410ce66d08cf0311c585909ab34c
-# autobatch: inputs-sha256=7b0928a1cd054a95d96485824a1aa2d95df03c5fd3e84cd1189358c57d95c20a
+# autobatch: source-sha256=32e8671e18f55d0b2e85f90c7e8d54861f27766dfc83e271dafa158e86fd733c
+# autobatch: inputs-sha256=734820e78b1147838049e175965928d46b7aedb12ca7ca4a4a01e413f20f761a
 # autobatch: body-sha256=278e0ce7deb3b6d2ed1c3a54e0f233a37a3af066d7692e8ab9c51d134f65f000
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

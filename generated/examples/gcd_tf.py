@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b3a2148e0c8e8fa98a46c35bd42339ba1c636aa721e922a235a5d8aa70eecf1f
-# autobatch: inputs-sha256=3e69a02585c466beeb4a945587f7eaeff7d957fe730b004c31ceaa48d6471dd8
+# autobatch: source-sha256=5720da47c29c341f1dd931e0348052028825c4478916c1ed462b4506bbb199f4
+# autobatch: inputs-sha256=fecab940fdb8ae721eada013d10d4ecef4fc372384c88dd91d14b65895b7a43d
 # autobatch: body-sha256=9116b20df95fd82799b46eefd3ad093a7bdcaa9e101b7961fcfc402465854dba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

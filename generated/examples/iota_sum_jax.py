@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c970ca7d992e0c237aa6c8ce6c40d31526dc2adacedc8e5ee9d9945aa4c7cb72
-# autobatch: inputs-sha256=631fda808201cef234788c15eb05e95092117444948aa0291371af6fccec8269
+# autobatch: source-sha256=bf3c4b7073f22e25fe6f4a75c5b865000ba60f45fa1bec3e7fe0df781c19ba33
+# autobatch: inputs-sha256=35b960c71cb75aa98a6bcd8a06c1ca8d79c89d6566d8dffa088df6d2d0cc9a49
 # autobatch: body-sha256=0b3beabf001854efb55cf82a00e3c6476f33091d4cd0f4c84ae6f4008b270cec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=5df6c76dcc1df0c7e7f1c5cbacd2a8f3ca7fdfc5befa92a371e79f4839192e06
-# autobatch: inputs-sha256=10a08568edd1923a8902d7e9ab9aa30b0ef6a8f3edb105e0ff057eeac3ace32c
+# autobatch: source-sha256=0fe4596deefd7e84e11aad9205e232d08e9cb220a0f567abdc558d8532a9ed26
+# autobatch: inputs-sha256=ed1b268b7bd321abf904de11852baaf610c7533c8cbcf4d6561972185d8e141d
 # autobatch: body-sha256=1dfe92bac537a47c75c193387cde5029aec21033c34d15984f2a88011c087fb4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

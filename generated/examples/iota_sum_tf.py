@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=3c405f85b921515c8fd0b2a301cc7d55ee694baa45deb824394fab5f1903b5a5
-# autobatch: inputs-sha256=6fbd7669d101a54fda3d3fb268463fabaf4b8e5b775eeb7f58cee6d79b595390
+# autobatch: source-sha256=98e865631e5cbe24f8e233d2a6aaef25dc94b459ec35fa8d89ea7c7d6a276285
+# autobatch: inputs-sha256=52b2704b47439c4622a601e2509264bc8f6f42e6a73097142d395a2212ecef18
 # autobatch: body-sha256=510e044e1c337a90b0ad9a1d4a9d70dc4212486434eb690af2c4fb09f7a3b9f1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

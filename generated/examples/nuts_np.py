@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=d1151110ed059b7fcb1ce2acc68b763fc426e89a1375ee38d9b38d605b9459d3
-# autobatch: inputs-sha256=283ef7362658b26b01ba0b4cfcbfa6791f33891d2153f27b746d4a2420026db0
+# autobatch: source-sha256=c97c48e71eba09680508cd5e662cce7ee183796b301b0982ad4e1230f86f50c2
+# autobatch: inputs-sha256=dca04eb28fc8463ced4c5198f638d8c51b38c79013f313545df4ca841591c567
 # autobatch: body-sha256=98856df55e201ecf747a551c9033adfee5407f4c0c0d1a5c0bf32a1bec16bc72
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=90b709b0506601d927bc2fbaa78b504e81e44c1d1caafc60444ad4e7bdc1ba96
-# autobatch: inputs-sha256=89b4a3a2c332ddf4d620e50cd3d51caf8686ea818aec39240f29846134af8f01
+# autobatch: source-sha256=6773cd92ee3adc4ef12d206f099e19887333cd8cd43ee776ab187c443ce0b2db
+# autobatch: inputs-sha256=bcc7531640010b972c20bfd55f0807e219f28a8340625f2f3c8d917a1f195a10
 # autobatch: body-sha256=114997aba8cbc8542bbbb3d77a99b6e4f15234619b2fc55b690f9b9f5aedad25
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

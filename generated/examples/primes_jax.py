@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=e2e95a55e11b8188207e862dd633664b38b1c602816630b3a463c9f39e0364be
-# autobatch: inputs-sha256=7a7c30a89e14a1e22ae59ad5d28b905c02b1bbadcf4732ef7872aafccf1e5bee
+# autobatch: source-sha256=2658abe12bda0f44a2c36410ce844fdcb3539d8f48267b5cf76e0892c3fdd6fd
+# autobatch: inputs-sha256=eb122f35310ba5147b5b98850557534a5b7c7f915b41e00cbe0469cd13bff1ed
 # autobatch: body-sha256=3293bd4181785c3a7ab6102f895ee36866c9390dd9e7f6dadef54d229c1d8f8a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=5c44b346c1fa1d44c8fed684849f2317b04d2bc217105beac9cbdfe639dc38f7
-# autobatch: inputs-sha256=e77d3fa9fd802477fdc1fe36ba4ad3a7470f3d4d417d069b9b104fc9e2ceff53
+# autobatch: source-sha256=c0411b475bbb0ca4a0e36e2a948ce8d2fcd413913fe2b5f00fb516a7b08092d9
+# autobatch: inputs-sha256=41cd73ac573b4756b4788529d68cb7fe9ecf6dd8dddfa0ede37b3ded2faff27b
 # autobatch: body-sha256=6a0e471714d4dc53f0390fd0fe87923422cd0035a7a151b2781baf8f0e971793
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=53198bdb2c09d0cf39316d9da34292627ee5819aae78a5065fb5fcffb79d165b
-# autobatch: inputs-sha256=44ead96976f1bb8ed0f5e25622db90fa9aebe96cfb93f915f2a8a0b8ab6ecabe
+# autobatch: source-sha256=08d21b79e454dbff79ccb52980d9a8d86e08f31845118aac7dd7789565326090
+# autobatch: inputs-sha256=f3b242c73839c718d12d917283d6700e3e70cc0e7f57c9f19dfe47b0e888052a
 # autobatch: body-sha256=d5f01989318a011bd1358acbd91bb0aef7d619a7b76247fbbb9c043298fe7868
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

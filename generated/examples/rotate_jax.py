@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=7a4a389227c8a11c2f75faf196aa6b4d7e8b555161e71c7dce5d21b28e20e709
-# autobatch: inputs-sha256=c2992ede2fceb11b88ef0229a707cf968236f9d88c71c2c39e922cf83f96687b
+# autobatch: source-sha256=4cfc18b83d7f1c3b131b56fe669e06a9389d6f3a46f93ca50fa56fd86aacbe60
+# autobatch: inputs-sha256=1ff0a032e32ff25c8ab99c86b0a18347e3121b22345cbb6ad1ee7f08a55c8582
 # autobatch: body-sha256=b9c5ae7d08ad991b237363e6b661332d95fbe60f5ff8959a0fe9d8ca0530ab50
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

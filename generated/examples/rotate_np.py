@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=9eda784c678ab1999bfa33d9ebd81e04ef39b95826db85d6d71a00fcd13e6355
-# autobatch: inputs-sha256=13a67ab87c428d81334ead36269b3ee410e20e3dd291799fd3eaee36ade5f4ab
+# autobatch: source-sha256=c40ecc206f57f705f06a40c651c1cf914e43d1a22ec2577ce85af8b663b90e57
+# autobatch: inputs-sha256=946df5c4b2c8250377b323dfd59cf5456e2ea32ff1d8a1b52d913cdedba50b4d
 # autobatch: body-sha256=70581cfcac8f28ef11e1da6dea912746b2bc588c14a316645bea8646b53dd7d9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

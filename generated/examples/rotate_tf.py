@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=6ae451e3be253c486e6a517b5b2e03dd8e36252aa1ab24f293df6eac16071d9b
-# autobatch: inputs-sha256=6145cb2d270764d94ffdf917bf2135cf42c7b7093364e0b773d58a5fec4c3961
+# autobatch: source-sha256=e931acabce802987404dfcf989e7f985f915993cb2186a9e566a5aae43782767
+# autobatch: inputs-sha256=b55824b3cafa3c03593425cf05cbab6104af8b069ce009b6e73f0ca706dba81c
 # autobatch: body-sha256=35d65acd992c094ff5c02ba0d37c636ca20abc799db0047987e230c37c1051cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

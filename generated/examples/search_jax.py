@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=985f768a74911ab28d51f355cb18ac219e22035b4d76d6f291df4b9af935025e
-# autobatch: inputs-sha256=d410a2deefdb42a4b21105c2bedb171fb1d42e881ba93ccf4ab22e528c5b93e5
+# autobatch: source-sha256=324c2e052c543d19a40d3ca4c71e1b75629025974e44837758a277c80ad02251
+# autobatch: inputs-sha256=932b36ac466df5a680e4c76b946a262eb1d42ff1987567d052e9af483170db26
 # autobatch: body-sha256=271bce8cc37eef4511a8ebbdcd13e7b9671e9b5c9d2d1774dcc37f3a78ed10ac
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=0db810556d4330049c25e8b7e32e935caf83b286a45262f2731073927738f25f
-# autobatch: inputs-sha256=b8dfa95e0d8066b9e02c258a8eec5f5fcb7c0e06636de3356712b46af940e1b6
+# autobatch: source-sha256=80a65a0c23565391216140b57316864574243a8dd50111fd2d045786864c30b4
+# autobatch: inputs-sha256=7b8af09d08977e9d7feb01b3b5aff9f63c6f99548cae37d17c04023f74d8e853
 # autobatch: body-sha256=c20297acf5f442534de1d3ae73d29bee35d83929ca2f7388c45cae396a8862b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=7f631b9a31675aaa7abffa3a3c2ab6537950a35757f1c81d6599d0f4b10d7432
-# autobatch: inputs-sha256=ae02394317405c714c0e61572da144d42db33e90f60ecfef6f2bfb100cdf1c1e
+# autobatch: source-sha256=32b61fe2ccea0922ee40abea3cab41782fe4e7694fca4d809cf01c5483d00cba
+# autobatch: inputs-sha256=029af1af3b68d3b533a7b8f03940e2d80b0b753d2dd8639e0cb94e667c87cdd4
 # autobatch: body-sha256=30c5c5831ad1829395c17b89ba9c6d339c6ed3e802b6590728dd24c97600e192
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=c58e9db75e075fd3d959a5b6dde08930bc7d12521370c16c5fd3cef44f554d68
-# autobatch: inputs-sha256=aa31ba43179ceae076c5efe09eec6f14139bf8648f546942947e7f146b6ecedd
+# autobatch: source-sha256=22c20180f0a3eb2b1d4a704dae08a461c41c2aa084b57c9e1ae0f090c4784eb8
+# autobatch: inputs-sha256=07ac09ddfadd3502753873773f76749b270b49c18dc9e29e1ae2deae0e656776
 # autobatch: body-sha256=9b2482170cd334e25ad1589202435508be4b66df1b04f9333f6ecc5aafda3d31
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

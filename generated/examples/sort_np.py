@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=c8e15a9216bd67267c51048026461a05270e69fc849ecfab6ad523cef9099e0a
-# autobatch: inputs-sha256=ff7f45dae5658ded3601083a6e6944f0a1c27a56a4b8bf810fbf0e20d05b3a65
+# autobatch: source-sha256=40f94d244acbaef62d8706f3db9135534c81f4660823302ac5839525e63be13f
+# autobatch: inputs-sha256=beda94d76bfde5e4caa07a20e73b1e39e59c4843b123048e721765546211c415
 # autobatch: body-sha256=481869e6fd294cb3262770a94c8f53acf1ceece0ad041d779a053e4a7984d89b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=5bc166d1c00599b9fdd5ccabda248bfddddbb42183c58ee3ba679bec8b6b7692
-# autobatch: inputs-sha256=b64c241b2dd823e6934bb39d91db95aff2b92d33979d7d48cdd06a54b0d6b5dd
+# autobatch: source-sha256=b0bf93fab940d6624d3d64cc8fc236caded11ddea404ed1cac35a367f9f1dd15
+# autobatch: inputs-sha256=0916a60c9d94aa2b64b4c002adfea39a736690d95010b42b23bf84bc359692b7
 # autobatch: body-sha256=356591bd6dce36ec4e5d0a4ccbb1a02cbf49784d493e96b03a0feab54d24eb0e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

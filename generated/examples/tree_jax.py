@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=dde3e33f5527ecfbd83f603937d08876d746e4622a39a85949589aee22cd984a
-# autobatch: inputs-sha256=2b77b50abdf0cf06767e3896cd008238b2a2cc49d055983c98cbdc68df398114
+# autobatch: source-sha256=42c978325b1b6cb13f2a9dad81928778e36fd2d23c442db182ea2e1b7545d9af
+# autobatch: inputs-sha256=11fc9dd0c94078ccae951608947b841bc2d4d6f7f5e14c4b5ed20d75f20d2de2
 # autobatch: body-sha256=1e5e679a0cffbca9950e44fe055c457851e6e5aa3adf19ec0f2332fca73aca09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

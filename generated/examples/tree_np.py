@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=45982be87c419855bf69ac37c4f375c25f803dd30c1dc3f11f4b4ecd3ef73d7c
-# autobatch: inputs-sha256=f7a7fb5d05748563add04c8ae55e0ec16a9153bc838a3649e60d80357683e01e
+# autobatch: source-sha256=e83803b9b5aa4926b2ba19cdc4da58a7a551930074ca284bf49860b7f6303dfc
+# autobatch: inputs-sha256=6b450cb65285cd4d39ce6a058959cc05854020321c281f3b791a8b503fd7c703
 # autobatch: body-sha256=5cfec7d769d07c3b45a0e9c679a76105dd946dcf72392659b5aaa715a0f40dd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

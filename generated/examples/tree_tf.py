@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=392c57fd295d0933491ec35a05f949d4b3659575ebb89ba8e8622302fabc8274
-# autobatch: inputs-sha256=2f261a26f718aed16748c068e121c175c0fcdb362b6dc9fe00096a1871323d35
+# autobatch: source-sha256=1bde34c8235b39d64c5114366cfda2dd006008502b56ced1f640cc42f4b97c4a
+# autobatch: inputs-sha256=de34280936df1d07e82b5c69d266c132eb1106b4bcf7ba1dd37190835a54fff3
 # autobatch: body-sha256=b3acf7b8eb149b5a23643bb5283a4e5c11c7c9a1e6b2012c8bb4ac375901d028
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=4f90f47ecb7a013325b8f497f6274fb9cf0f37410b8a159b8cfa4115440c4bce
-# autobatch: inputs-sha256=cb760450a12d6a963a834fa1bc83f889219090d1c53c7ad061de922bc4d07bce
+# autobatch: source-sha256=82dfd88c22b6fcfcf3bf8e9514642561d426ce03eb4b41122a7b91c26538ca92
+# autobatch: inputs-sha256=c2e6ba38864ca0543938458cd824ba0aa703a14036f629e6f3e17dd5ed1471fe
 # autobatch: body-sha256=8504db3bff8ecb9e79fd1c58c600c55f34701a9122c31f3628ff137e3c330f6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=aba481b2929ed96d141a5c2404499ff0af77cf79541622cca6094d8a7eb11a49
-# autobatch: inputs-sha256=3f68d990c29fdbd3e355fdb1fbcc67f992eddfe98dd56337c4ddb7454aa32a6b
+# autobatch: source-sha256=ec0b297289fd502bc3fb2a42b3540e42442c2b89f2c937a5435d33396697f3c4
+# autobatch: inputs-sha256=3414746b4afac72a75a72cdc8632b5e2bd9526f9ee27fb4c50f62a810151bf52
 # autobatch: body-sha256=aad4ff7ef59aea2dd3efbaf5e2f6cd75bce8887a00d0ecccb60363daef6ff87c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

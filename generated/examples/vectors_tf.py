@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=2ddafb584899f82bf23871445ec73c9e76be95b148e0e5c966a2b42929dd56f6
-# autobatch: inputs-sha256=0caf6100a667009bb339dc5f47414db8119ce0e9ca438cd2d7b037e74dc6b7f9
+# autobatch: source-sha256=0cefacc51d8ead531ed6511880f316f85f1e708ccf91485bad7b11a154717853
+# autobatch: inputs-sha256=4dcbd5cf6d562d7dd7fd21550fa58f78a957c53eb6e7892f1841c0e46ef2d4ad
 # autobatch: body-sha256=cf411b6c53362ad29265defeda5c2d57c32db99015cd1f0a86e8f35287de7d81
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

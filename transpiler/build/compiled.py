@@ -119,7 +119,7 @@ def is_size_generic(ctx, name, signature, backend, root, mode):
     verdicts = ctx.__dict__.setdefault("_size_generic_cache", {})
     if key not in verdicts:
         try:
-            compile_program(ctx, name, signature, backend, root, mode)  # kept for module_text (_compiled)
+            compile_program(ctx, name, signature, backend, root, mode)  # kept for module_text (the `_compiled` memo)
             verdicts[key] = True
         except sizes.NotSizeGeneric:
             verdicts[key] = False

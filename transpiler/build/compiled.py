@@ -77,6 +77,16 @@ def _compile_uncached(ctx, entry, signature, backend, root, mode, texts):
 
 
 def compile_at(ctx, entry, signature, backend, root, mode=""):
+    """One program at one signature, the stages of transpiler/pipeline.py in order:
+
+        built_functions  source, fence, IR of each function (pipeline.build_function)
+        program          the functions `entry` reaches (pipeline.build_program)
+        typed_program    copy-in/copy-out, type inference (pipeline.infer_types)
+        lower_program    lowering, fusion, control, allocation (and lower_stackless)
+
+    and the ProgramSpec that build/writer.py's `module_text` emits
+    (pipeline.emit_module) with the other programs of its module.
+    """
     from transpiler import pipeline
     from transpiler.emit.module import ProgramSpec
     from transpiler.passes import inplace

@@ -111,6 +111,7 @@ class Context:
         return kwargs.get("strategy", self.strategy), max_batch
 
     # ---- decorating ------------------------------------------------------
+
     def batch(self, function=None, *, type_inference=None, signature=None):
         """Decorator: `@ctx.batch` or `@ctx.batch(type_inference=..., signature=...)`."""
         if function is not None and not callable(function):
@@ -225,6 +226,7 @@ class Context:
         return list(self._functions)
 
     # ---- dry runs --------------------------------------------------------
+
     def _dry_run_depth(self):
         return getattr(self._local, "dry_run", 0)
 
@@ -284,6 +286,7 @@ class Context:
         return copies[name]
 
     # ---- the predecessor's inspection API --------------------------------
+
     def module(self):
         """Every function of this Context, as an `instructions.Module`."""
         from transpiler.ir import instructions

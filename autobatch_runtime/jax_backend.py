@@ -167,7 +167,7 @@ def after_reads(write, pc):
     """`write`, made to depend on the block's next `pc` (a mask that is
     always true there): the scatter then comes after the block's reads of
     the same stack, and XLA updates it in place instead of copying it first
-    (tensorflow_backend.after_reads measured it under TensorFlow's XLA)."""
+    (tensorflow_stacks.after_reads measured it under TensorFlow's XLA)."""
     mask, index, value = write
     return mask & (pc >= 0), index, value
 
@@ -192,7 +192,7 @@ def pop_return(stack, sp, active, halt):
 def busiest_first(state):
     """Whether the loop runs the block most examples wait at: when a register
     holds per-example vectors (the TensorFlow driver's rule and reasons,
-    `tensorflow_backend.busiest_first`, so every backend runs the same blocks)."""
+    `tensorflow_loop.busiest_first`, so every backend runs the same blocks)."""
     return any(jnp.ndim(x) > 1 for x in state)
 
 
@@ -206,7 +206,7 @@ def next_block(pc, halt, busiest):
 
     The lowest block any example waits at, or with `busiest` the block the
     most examples wait at, the lowest of equals (see
-    tensorflow_backend.next_block, which this follows step for step).
+    tensorflow_loop.next_block, which this follows step for step).
     """
     if not busiest:
         return jnp.min(pc, initial=halt).astype(jnp.int32)
@@ -253,7 +253,7 @@ def run(
       own stack writes.  SELECTION "sweep" (the default): its body
       is a chain of while loops, one per block in block order, each running
       while its block is the one chosen next (the same blocks in the same
-      order as the switch; see tensorflow_backend.run).
+      order as the switch; see tensorflow_loop.run).
     - with `max_iterations=N`, a `lax.fori_loop` of N trips, each a
       `lax.cond` that runs the switch while an example waits: the same
       blocks, one per trip, and a loop that `jax.grad` differentiates.

@@ -331,7 +331,7 @@ def call(
 
     `trace_after` (TensorFlow, eager calls): how many loop iterations a
     program not traced yet runs op by op before it is traced (None: the
-    backend's default; 0: trace at once); see tensorflow_backend.compiled.
+    backend's default; 0: trace at once); see tensorflow_compiled.compiled.
     """
     leaves = [
         backend.to_leaf(entry.name, name, value, dtype, shape)

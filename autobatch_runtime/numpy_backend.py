@@ -314,7 +314,7 @@ def run(
 def busiest_first(state):
     """Whether the loop runs the block most examples wait at: when a register
     holds per-example vectors (the TensorFlow driver's rule and reasons,
-    `tensorflow_backend.busiest_first`, so both run the same blocks)."""
+    `tensorflow_loop.busiest_first`, so both run the same blocks)."""
     return any(np.ndim(x) > 1 for x in state)
 
 

@@ -17,7 +17,7 @@ import transpiler
 from autobatch_runtime import common as runtime_common
 from tests import hostile as H
 from tests.test_fence import write_module
-from transpiler import context
+from transpiler import batched, context
 from tests.oracle import MODES
 
 def marked(text):
@@ -30,7 +30,7 @@ def marked(text):
 def raised_from_the_call(info):
     """The error comes from the user's call: one frame of ours, no chain."""
     frames = traceback.extract_tb(info.tb)
-    assert frames[-1].name == "__call__" and frames[-1].filename == context.__file__
+    assert frames[-1].name == "__call__" and frames[-1].filename == batched.__file__
     assert info.value.__cause__ is None and info.value.__suppress_context__
 
 

@@ -389,8 +389,8 @@ def unbuilt_declarations(result: Survey, source: str, new: str) -> List[str]:
     module `new` does not hold: `autobatch generate` cannot satisfy it.
 
     A signature naming a class that the file no longer defines is skipped
-    by the compiler (transpiler/context.py, `declared_programs`), and a text
-    that differs from the headers' canonical one in more than whitespace
+    by the compiler (transpiler/build/declarations.py, `declared_programs`),
+    and a text that differs from the headers' canonical one in more than whitespace
     does not compare equal; either way the declaration itself needs fixing.
     """
     built = header_programs(new)

@@ -22,6 +22,7 @@ from transpiler import backends as B
 from transpiler import loader
 from transpiler import signature as S
 from transpiler import types as T
+from transpiler.build import declarations, writer
 from transpiler.config import Config
 from transpiler.context import Context
 from transpiler.paths import relative_path
@@ -126,12 +127,12 @@ def targets(config: Config, paths: Optional[Sequence[str]] = None) -> List[Targe
 
 def _programs(config, ctx, module, relpath, names, path):
     """The programs the inputs declare for `relpath`: signature=, pyproject, lock file."""
-    return ctx.declared_programs(relpath, config.root, config.signatures, names)
+    return declarations.declared_programs(ctx, relpath, config.root, config.signatures, names)
 
 
 def expected_text(target: Target) -> str:
-    return target.context.module_text(
-        target.relpath, target.root, target.backend, target.programs
+    return writer.module_text(
+        target.context, target.relpath, target.root, target.backend, target.programs
     )
 
 

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=a7eb2aebf6a888832a322b459ca7b06ef786e8d8a38cf8e24d82100f0f28d6ef
-# autobatch: inputs-sha256=cf17d321df4e42917ed16ba1de64c9f554ec5fddc1553c254e010549cf594adb
+# autobatch: source-sha256=4ad473c8777040f237da70dcd3510b12c51e549068c625c2bb85ae512bef481e
+# autobatch: inputs-sha256=18a87fed1b43f66707a41488a0ca0362b4a2874b5d1ef569064c13f0b0845dab
 # autobatch: body-sha256=f409ab951089f45febcf5c546f4f8d8952651f2a45a82af9c78d4b4f4a4f79ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=7cfc0ca62863e03bb231bd8d80e2206f2de2501cd13d9b19630bd693c541bc4e
-# autobatch: inputs-sha256=e235ad210afd5a1778c56c40f9ad864b937257fe28fb0d4505b09781b87b39c2
+# autobatch: source-sha256=ca7558d5b19db944bb80b68ba26a9049078386b666bebec1eb278a5542552caa
+# autobatch: inputs-sha256=00113c6839607a7a13f5635023b391e46e3da258d0a657e6dca979dd1c0686e4
 # autobatch: body-sha256=dc9d6e691a337f4f8496fe15c217c6db553c2aa4dd97d42a6a24bd2ba554e90e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

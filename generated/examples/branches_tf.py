@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=9f3788e2ef58f4d926d1a300406e1248704ba6924386b0930453e473cf6ca604
-# autobatch: inputs-sha256=a2bb8c23b536dd497fa6939c0ec2a6eb12546c10ca5a7aee944f091a8b3ffc4d
+# autobatch: source-sha256=39e5a5ab73048b651f60e5df7b8bde4d9f964ad212e67450796a735d5e20705f
+# autobatch: inputs-sha256=7348389e82b80607e806cdd6f71077dc0428fce4343480d46eeec621767bec85
 # autobatch: body-sha256=1fc43bc138b6b6711ab356b8015d2fbe2905605ccced1ee1861c31f0884d35bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

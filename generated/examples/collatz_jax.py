@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=0cf61d0d0a309df922e5ac5af0b94cd84a9180f2d24397474ef2641e499901c9
-# autobatch: inputs-sha256=ac5d393c6fad08aaac8cd9b1e22473f3982bf4dd3e29b75f66a960e988980705
+# autobatch: source-sha256=0acc87baa5dda89c41fd541e260e642540fce8fedd0138984d7b26df70e08590
+# autobatch: inputs-sha256=4f20f644381be66aeaf12c5d61fa2af39f8c54525b65a74452e76c598e9c2102
 # autobatch: body-sha256=0832230ecdcd0a8beb58019d1ec1095f78aa69e24fd6f732e4fa8a11f594e970
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

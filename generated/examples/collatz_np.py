@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=b758569d6fd0bbbadf816b0a3552b39d3f93c8fa692897cc737de4c60478f6b6
-# autobatch: inputs-sha256=9ebb681b6ab74f988c4c5be26fa013c9c292e4d79f0bab54eb455ace9f27121f
+# autobatch: source-sha256=a7b68d11b27b45d101b150e0b8be4ea43df016d4342f8944185da7e55270ff9d
+# autobatch: inputs-sha256=dbcf56c5f6a16c37be871da590a1a693981fc72e9c01e53e3f33547dcf878c09
 # autobatch: body-sha256=40300a4b55e27d14ef54bb9d5419ca7d8e52500d0070c0b868de6737eca995cb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=f3f787762a906ad504d9b09b0909fc3331810a46604817186109a6775031bf83
-# autobatch: inputs-sha256=58bebce4685130d81660f54a15e9a295cdf5ee622b1983a0892bc8a8a21046a9
+# autobatch: source-sha256=32c4ee1cccbd844629dd87e48e706e5e6c60313206eeaaa518d85e3965bd468c
+# autobatch: inputs-sha256=7269423ec10a0350697d5de37a509f97b8c20699428408842915f40675f8913d
 # autobatch: body-sha256=89ff3267d3bb3ea5131d5bd43db4cd8616095777ac33fd63841c50aaf1061f6f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=91069824361d901e23d285ea11ef2fba3868f9848e406a58874ef8f4ab9959d4
-# autobatch: inputs-sha256=1c1eea5a0f3bc726a1a92f63b7cab0503ade4ba6c19a1a1ee449aed9bbfa4855
+# autobatch: source-sha256=3458a6f4fec9438e3546527c9aac45029d1a18c8dfba658df16bf36a33120690
+# autobatch: inputs-sha256=6e175635c785e3474e105da9cab221930e5b3d6b7cd99d21c2683b83e02e10fd
 # autobatch: body-sha256=79f92f8667c1125c98a03920d631705817c04accad67b828c89b33acd42dd1d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=8d059e8a8d79d7fad6239db8e581c2ba3ca83f72fc993b99ed089e9a49025122
-# autobatch: inputs-sha256=d95e77d3d05da489924bde49b0dc13ff1f1ca53e6dee0a9c5381a13dea7148dc
+# autobatch: source-sha256=84c7f02ab036fd9ea7422027856138ae5f3bae9ef7282afed290be2dacca4c38
+# autobatch: inputs-sha256=24bd5b9bb7b668f8e9dad92ec33d07d618d43460443ab5eddc5f51b5cb54c9e1
 # autobatch: body-sha256=0b0c70ae33d123efb669a69ea4114a513808940b3b67ff6cc1226d96c7f4d6d4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=b92dedc9fbfa1a68bbca6c556238d0119d5c3d7a5d9365d80e3a52a3de2803e0
-# autobatch: inputs-sha256=7cd1deae0c70b329a2688ac6919128166e379b6bf8a53b57f828d0a93137679a
+# autobatch: source-sha256=d8d7cb4b4808a8ea29fe1b4085702790ef7577e9893dfebfa938fb809b4d12ac
+# autobatch: inputs-sha256=29357521809cce21a710d5487b427811ef54948d0269254773ee9a7203ae05ae
 # autobatch: body-sha256=adcfc2d46a9570bb184493cd44831d263d7a0c4a1cd523e89f1abec4f101f1a8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=896ef39e02a8430543f2ac9e5edfc6f28f9f612bd02f8b276ea86945124773cc
-# autobatch: inputs-sha256=2040c7cedfe74660846516a344590f741d431a80f7661d619f15085dc0580343
+# autobatch: source-sha256=b0e22806a0d5a9af2ef499d807f8d6c51f83497d8852bb154bf94b172e3983e6
+# autobatch: inputs-sha256=a5d98447018c74935a88e0ed1f145def1dda27f8adabcb8ece9c804224894455
 # autobatch: body-sha256=37acfed9f04cea0a3d1be4b05a30122b595dd1ad356c6599420cd79536db910c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

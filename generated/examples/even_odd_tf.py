@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=c383a7b4fad26a6de46c2de46d6ce0c2102c6beae9955a53bc74997f40dc2cd1
-# autobatch: inputs-sha256=c37a00638903f71bb5b44eeff944bd0ccef00e0c65baa51680743a66ce9ed88f
+# autobatch: source-sha256=2de7cc1a35744402a5082a357e9d5af062f2da7c7e9ec093c8d970eeb6065c45
+# autobatch: inputs-sha256=ba1fcb38967b26a582d61a802fb2f12f0614220078467e535670e51e9b1952c2
 # autobatch: body-sha256=5bce75c43a06249f33f65770970655139a57a6d7136ac9b17ce9264241756f1f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

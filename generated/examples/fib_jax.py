@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=0b8576716dfbfd1d0778c160ca2caadc528465b5f78cef3818ed7c1c820afe1b
-# autobatch: inputs-sha256=b2deac6ea599555d5020b3fc75899ef67e3c3343fd90ad9c26d13b07a12e8060
+# autobatch: source-sha256=d0ac0f684a91dd63a82edc1e0a66a3a54d21f276f94626f3e986903fa3c0cb24
+# autobatch: inputs-sha256=498a322accb4384291ae776c4c9fa2aaa8b9a5e0a250e4d51c68401a93521a9d
 # autobatch: body-sha256=db67c236c4c04eb6fc2f2d3b1687a459e1e191473c6b106ec2e54784b807e9dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=d6d0fd13a13b2fdfb5ccfaabe72c864c443d1d4365df78eb8f4bdab4677904a1
-# autobatch: inputs-sha256=36c5208c6c4caf5d47ad73105d1343b1eb024eeb65b41d1e11100fe4cc1f0dfe
+# autobatch: source-sha256=91364ba85025e6875ed920df691386084b198a95520e9d335514a5a393f07da8
+# autobatch: inputs-sha256=14501a58cf17810e8bf485a62f29d77fb7016dc03e84106104db5616cc1be1f0
 # autobatch: body-sha256=aa1f8e84133beb8525c57ae10d26bf897af299ce4a524ac24bf9305389eef6c9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

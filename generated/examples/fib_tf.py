@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=2a2a5afbd0c7dde5e8cc8cc24aae24775d48b6dfe412def76340cd8b6cf87469
-# autobatch: inputs-sha256=1ba1f22e4afb631df0cc188e409a1f7cf12ba385743660ccefe1775ecc2a455e
+# autobatch: source-sha256=f86470023c23f62c08887eb86202e59d965bc801a42338965f61945535f3d629
+# autobatch: inputs-sha256=f3a24db7035972b87b37ba60228174e5293205e959d6315fabad9c8636835492
 # autobatch: body-sha256=96da31d0c7dc87b28be5634dee5226efe516bd6bb91122c769c9befb7aa135b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=7df61f60ac9c1a9d1c58db0f0db39802366251c29294c4f0e2cd1cb7f3aba386
-# autobatch: inputs-sha256=178fb15314ed1fc109d5c77fde42d38e05ff7e694c0a6a11cb06db84b55cd7b7
+# autobatch: source-sha256=f0b1c0001999b291526da811a48cc5517d86d39458862b8619d9402f9e4cbe69
+# autobatch: inputs-sha256=122c1728777cc7cf34dec08f434bfc89c5b698d4827a903887f74d0bf2e8e99c
 # autobatch: body-sha256=466985d5412a1ddc1d41011a5a233f3744b886dfe15d1562acb49967b17eb2c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

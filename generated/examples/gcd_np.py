@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=53425b77dbcbc3d665e1419e6022b69fdd27832942252fa7855959227a6b518b
-# autobatch: inputs-sha256=6ca37ffcf288a5aa51dd0c56d185a0807e4e7be7f7633720fa7c577a7974254d
+# autobatch: source-sha256=2a8bdb295dfa67e6da5fdb17c233e8a575fc3f335ef98137fc2cdcb45acf7516
+# autobatch: inputs-sha256=4dfd7c0041e3dad1e06b473b5e9f8c96be4b4076808f99c78e110cbb95c64999
 # autobatch: body-sha256=278e0ce7deb3b6d2ed1c3a54e0f233a37a3af066d7692e8ab9c51d134f65f000
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

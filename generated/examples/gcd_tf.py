@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=df137b591ed6c49b6c0a0a99d7eb32546db7924e21963614acd095980f6332c6
-# autobatch: inputs-sha256=fa04aa0fbd7083b1f2b3c371639fccd59e1ff335858e00e34661d4b8f789a08f
+# autobatch: source-sha256=fc8a0fc22b00eee66b60857ee011470a05f3e5bae88fe7427c58abb8369c5a94
+# autobatch: inputs-sha256=19c6a8ca019c0f84519eddd5296682877eab6b61af879ceb2856c5a8e1fb4f19
 # autobatch: body-sha256=9116b20df95fd82799b46eefd3ad093a7bdcaa9e101b7961fcfc402465854dba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

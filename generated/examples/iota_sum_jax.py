@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=1d94097662c41aaf6ec98a316d0b1b0717fa20da206621dfd85c6e9a3901e10e
-# autobatch: inputs-sha256=39c101b6bc81fe9a864fd8aceb6e857a034c0e5bb8229f3be9021657c0acc8b4
+# autobatch: source-sha256=5b0136e47b45d00625c45a94a52cd71990e649fe57c28d6ccb56ec35e13b3c07
+# autobatch: inputs-sha256=52dd3dd44dd812757f4f0e76a7f2419d9f3364e842780f92be2da72010ee5027
 # autobatch: body-sha256=0b3beabf001854efb55cf82a00e3c6476f33091d4cd0f4c84ae6f4008b270cec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

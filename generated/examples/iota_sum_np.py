@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=dbc46372b5f3e931c9420c0e05e4a7d84e47862cc2504fd985a30193fce3f6cc
-# autobatch: inputs-sha256=e2af366e63bdee0f7033565b9c24a342998518a3f43dfe664f77e036fca55938
+# autobatch: source-sha256=7a81fb6c35271cdf689f594864a7f99669989b3b184bbd9ae2887c969545d559
+# autobatch: inputs-sha256=e7f660e7d8ceee9db25a195bd7ecb282610516e0c86468d5e48eeba67e7df2ba
 # autobatch: body-sha256=1dfe92bac537a47c75c193387cde5029aec21033c34d15984f2a88011c087fb4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=6fd260e72ff6dddd1fd57fc74c173480a3d95d8f649387ecf7c5ce6e348aec9b
-# autobatch: inputs-sha256=dd2e9444d109a688f8dd28d3a4474f6439ff57c3de573ef2486e7e590d0368ec
+# autobatch: source-sha256=0f3eca8ec4fced6a8ff75aa68368bae1996ebaf157e1313126dfc28d747271bf
+# autobatch: inputs-sha256=cddac7d6802d4edd35198c761e05f0c4d32da8f807fbc37d47359925236b3dc0
 # autobatch: body-sha256=510e044e1c337a90b0ad9a1d4a9d70dc4212486434eb690af2c4fb09f7a3b9f1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

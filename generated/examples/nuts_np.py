@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=58cb2e2654679569a38d52cf6087426ed993a94a85c811c0b1f5007c5a2b76c8
-# autobatch: inputs-sha256=a0b2d289c0e898034556b3c1ec5442102d61e919b2231e77b2be18fa116ed634
+# autobatch: source-sha256=a3f881bfc33c473ac29ada3710628e516ca9c546be988dc4744b3b2f869128af
+# autobatch: inputs-sha256=c3a1f05cc500e4ba8e89277e12259586ede027ab2980323e711137944195c96e
 # autobatch: body-sha256=98856df55e201ecf747a551c9033adfee5407f4c0c0d1a5c0bf32a1bec16bc72
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

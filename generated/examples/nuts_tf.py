@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=d0672b72cd7fee7c2d661e2db4926107441010b616269a0c670bcac8db5bba7e
-# autobatch: inputs-sha256=468158eb365a20d658e5e73765251c0bcd1172581eb279c5af3e1135e8fc96a7
+# autobatch: source-sha256=761cb02ecf6c2f5d4d4a7385b34e2b493401e033e8dbd23020ce47496fb1c024
+# autobatch: inputs-sha256=0c4ffa22bead019e5d44b98a19881b70849f070a35c9df660d9b0dde8653f1f2
 # autobatch: body-sha256=114997aba8cbc8542bbbb3d77a99b6e4f15234619b2fc55b690f9b9f5aedad25
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

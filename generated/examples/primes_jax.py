@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=b7f7940cf983c1fc00b8afe1a64dc7abb15f88c0c1f142e878afc5e51451a463
-# autobatch: inputs-sha256=7e96daa00ab299f93bbc1ce41fa6dba959ce56d3b61ef6ae6be0d05107acddd9
+# autobatch: source-sha256=cc1ffa6c8167df87b2acb675be20bf709bbf9b60b11c833d4c8a6e7b6d419f2b
+# autobatch: inputs-sha256=beedad5ecb58e31732ab28d4a21d1de6930e9060c304118d8e1af80dc35108b3
 # autobatch: body-sha256=3293bd4181785c3a7ab6102f895ee36866c9390dd9e7f6dadef54d229c1d8f8a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=d678a47b907bf8b0677cf8df98f26a5f7bbb223d7a53c90c364162aac399008c
-# autobatch: inputs-sha256=ad89fc31f14c3f399c64dbd7fe2ac0229a0c0b87c8148ff0114cf0dbad8c0f19
+# autobatch: source-sha256=28661ea4a1ed479a91ff495ad3845d6de2dbae8f2f7bd7822fb1568638bb30de
+# autobatch: inputs-sha256=22e182f952e4e22230c9f0eec161cd0d3378dc17e7e16df28b309d72a0f4818f
 # autobatch: body-sha256=70581cfcac8f28ef11e1da6dea912746b2bc588c14a316645bea8646b53dd7d9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

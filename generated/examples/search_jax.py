@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=6858425e6b5efbac73862ae1bb1b34d977a1169a59025a1b6755a55a4690395b
-# autobatch: inputs-sha256=ab800cfb787dd98c6fe008233c0f2bc085dd6f47aaee088706e866647e6e448f
+# autobatch: source-sha256=e46ee9d0a58b48052478af7b728ae56cfe62219859cb205a7e4810f01d4f2c87
+# autobatch: inputs-sha256=cd905b4b06ba7d24de02abe04aa0f51755777b9a682948c64e0b3a8ef37b07de
 # autobatch: body-sha256=271bce8cc37eef4511a8ebbdcd13e7b9671e9b5c9d2d1774dcc37f3a78ed10ac
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=c99b129f356b1316a5cb2d302887209e42abb06cc58910ecce40d90268950b69
-# autobatch: inputs-sha256=ea788facb1dee612740c24808e1d9ca517f82e9e78b1c7beefb5cc1c8d1ed19a
+# autobatch: source-sha256=9ecd85e7b2027780aecd71c09412702ac78cdeee31c2b4cc8fa2a0492916ba41
+# autobatch: inputs-sha256=e25a333ba591edf164ac306f34dd40210fdfcb8d5e772f14afde112043a02dcc
 # autobatch: body-sha256=c20297acf5f442534de1d3ae73d29bee35d83929ca2f7388c45cae396a8862b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

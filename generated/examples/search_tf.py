@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=db5e9371da21f7f4b2bf0c8b25a168c7c54f9924cffababce5062d3c5fe3c89d
-# autobatch: inputs-sha256=df2b6166893980d0ecb9cee01ce3477875bd3304c3276a6cfcda2145fb8f32ab
+# autobatch: source-sha256=064c36896759c1da3b0068f1ba2d8eea5477193be5f26c905790a6d405b7cfd7
+# autobatch: inputs-sha256=fa4ee6a75be21b543e6a761152a803a5b280d586dfb2908a9c9c630b692dfd0b
 # autobatch: body-sha256=30c5c5831ad1829395c17b89ba9c6d339c6ed3e802b6590728dd24c97600e192
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

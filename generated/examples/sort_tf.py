@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=898ccf3d6259d5206d59e98fd359473b586930fd03469b780daa48a5181af74e
-# autobatch: inputs-sha256=2f2029684f92d6fec1e1f3378d8c70431cbf81bdd8276cffcbcb6db97109969e
+# autobatch: source-sha256=e11b226a3992fe5add5ed400c37cc2d656e0acc3a8a70e6f10617a5df25cadf9
+# autobatch: inputs-sha256=fc266829b8f65b662a5796825e1a22a50471ef68be54ffee722811a36a7e4b6b
 # autobatch: body-sha256=356591bd6dce36ec4e5d0a4ccbb1a02cbf49784d493e96b03a0feab54d24eb0e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

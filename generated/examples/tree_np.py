@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=4976481f79c3dc626e9ac12b12786501e582e9248b40f1ea7876e223a90c691a
-# autobatch: inputs-sha256=17cc6210973b6db077071ec857af71f4e5931b673f377d59b503e135ea56e128
+# autobatch: source-sha256=bd5453a3b3322241d355cbd6f346195ca38c4ce4dc9a51354f7e773aff467413
+# autobatch: inputs-sha256=99c42e182edd074ec9a04d8ccbb862a97aa2774f82e0b8d845782f9c0897104a
 # autobatch: body-sha256=5cfec7d769d07c3b45a0e9c679a76105dd946dcf72392659b5aaa715a0f40dd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

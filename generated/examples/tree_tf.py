@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=92b7ed0c70e3b7c80d848c9accd7d25ecb8bb5295a96476d2af8d5753241c3bd
-# autobatch: inputs-sha256=c31d4356eadfb56badcde4ea2c724c1484af3bef2aba2dd0be41b66669a45fd0
+# autobatch: source-sha256=90a497704609f5a3f0fd97b7122aa829e981bb7b05a1b8b5eb0a65fd810f8aee
+# autobatch: inputs-sha256=78fd5c5f32d76c4ff5244b2a48036978d07c7e615ef7d30381bebd808d856c85
 # autobatch: body-sha256=b3acf7b8eb149b5a23643bb5283a4e5c11c7c9a1e6b2012c8bb4ac375901d028
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

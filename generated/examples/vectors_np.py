@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=de5097309d15b882ad88631a337a4008b3b2a26fc0fc8ab34dbe819f945de24d
-# autobatch: inputs-sha256=7af523b51a7f90cc963a62e01f4066ca99fde7830da5b67921d5acf5180a9e1e
+# autobatch: source-sha256=630a6401411b003efd93fade57b828a5485d69fe0f1cbcce2ac0b46e200815e1
+# autobatch: inputs-sha256=3306bc5ca3c316040b450b7c6f90bc6009880dc05f2f36b4255c594bd71aef99
 # autobatch: body-sha256=aad4ff7ef59aea2dd3efbaf5e2f6cd75bce8887a00d0ecccb60363daef6ff87c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

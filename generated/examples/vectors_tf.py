@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=9d76d941411e97eeb6b600c584892de1b31a71e17f9a4a31974616ad16999f34
-# autobatch: inputs-sha256=857a7fb87ac0c95264bf41d1f22d3eea7410f997dff7705842a4121ed4c6d51e
+# autobatch: source-sha256=cc4a9ecd0583991f087974859a3fa7f4b917e28c29d8e7ccf7f38fa966542b8a
+# autobatch: inputs-sha256=0e5c715ffb74652bc90135ad8a5b5a3c2843b19ca09782d7c5976a8708f03450
 # autobatch: body-sha256=cf411b6c53362ad29265defeda5c2d57c32db99015cd1f0a86e8f35287de7d81
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -18,7 +18,7 @@ its per-example meaning before anything is evaluated or emitted:
 with negative indices counted from the end and out-of-range indices
 clipped (idle examples compute junk); the emitter adds an `index_fault`
 check per call so that an *active* example with an out-of-range index
-stops with an IndexError (emit/program.py).  A static index out of range
+stops with an IndexError (emit/block.py).  A static index out of range
 is an error here, at build time, as it would be on every example.
 
 Whatever has no per-example meaning that this module can produce is
@@ -31,11 +31,22 @@ Python meaning and are left alone.
 from __future__ import annotations
 
 import ast
-import builtins
 from typing import Callable, Optional, Tuple
 
 import numpy as np
 
+from transpiler.passes.subscript_syntax import (
+    _as_slice,
+    _helper,
+    _items,
+    _ragged_slice,
+    _shape_constant,
+    _shape_queries,
+    _slice_call,
+    _slice_of,
+    _static_int,
+    _static_slice,
+)
 from transpiler.types import Size
 
 SET_ITEM = "__setitem__"  # the builder's marker for `x[items] = value`
@@ -108,44 +119,6 @@ def rewrite(expr: str, values: Values) -> str:
     if not rewriter.changed:
         return expr
     return ast.unparse(ast.fix_missing_locations(new))
-
-
-def _static_int(node) -> Optional[int]:
-    """A literal integer (`3`, `-1`), else None."""
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, (ast.USub, ast.UAdd))
-        and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) is int
-    ):
-        return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
-    return None
-
-
-def _static_slice(node: ast.Slice) -> bool:
-    parts = (node.lower, node.upper, node.step)
-    return all(p is None or _static_int(p) is not None or (isinstance(p, ast.Constant) and p.value is None) for p in parts)
-
-
-def _ragged_slice(item) -> bool:
-    """A slice whose bounds differ per example (not literals): its result's
-    length differs per example."""
-    return isinstance(item, ast.Slice) and not _static_slice(item)
-
-
-def _slice_call(node: ast.Slice) -> ast.expr:
-    """`slice(lower, upper[, step])`; never `slice(x)`, which means `:x`."""
-    parts = [p if p is not None else ast.Constant(None) for p in (node.lower, node.upper, node.step)]
-    if node.step is None:
-        parts.pop()
-    return ast.Call(ast.Name("slice", ast.Load()), parts, [])
-
-
-def _items(node: ast.Subscript):
-    index = node.slice
-    return list(index.elts) if isinstance(index, ast.Tuple) else [index]
 
 
 def _has_batched_leaf(value, values: Values) -> bool:
@@ -500,57 +473,6 @@ class _Rewriter(ast.NodeTransformer):
             index = [ast.Slice()] + [ast.Constant(None)] * missing
             return ast.Subscript(value, ast.Tuple(index, ast.Load()), ast.Load())
         return value
-
-
-def _shape_constant(query, shape) -> ast.expr:
-    """The per-example answer to a shape query: static, so a constant."""
-    if query == "shape":
-        return ast.Tuple([ast.Constant(d) for d in shape], ast.Load())
-    if query == "ndim":
-        return ast.Constant(len(shape))
-    return ast.Constant(int(np.prod(shape, dtype=np.int64)))
-
-
-def _shape_queries():
-    """Functions whose per-example answer is a static shape: {id: query}.
-
-    On the batch they would answer for the whole batch (`np.shape(v)` is
-    (batch, n)), so each is replaced by its per-example constant.
-    """
-    queries = {id(builtins.len): "len"}
-    for fn, query in ((np.shape, "shape"), (np.ndim, "ndim"), (np.size, "size")):
-        queries[id(fn)] = query
-    try:  # TensorFlow only when it is installed and already imported
-        import sys
-
-        tf = sys.modules.get("tensorflow")
-        if tf is not None:
-            for fn, query in ((tf.shape, "shape"), (tf.rank, "ndim"), (tf.size, "size")):
-                queries[id(fn)] = query
-    except Exception:  # noqa: BLE001 - a partial TensorFlow: no TF queries
-        pass
-    return queries
-
-
-def _as_slice(item):
-    """The builder writes slices of assignment targets as `slice(a, b, c)`."""
-    if isinstance(item, ast.Call) and isinstance(item.func, ast.Name) and item.func.id == "slice":
-        parts = list(item.args) + [None] * (3 - len(item.args))
-        parts = [None if isinstance(p, ast.Constant) and p.value is None else p for p in parts]
-        return ast.Slice(*parts)
-    return item
-
-
-def _slice_of(node: ast.Slice) -> slice:
-    def value(p):
-        return None if p is None else _static_int(p) if _static_int(p) is not None else None
-
-    return slice(value(node.lower), value(node.upper), value(node.step))
-
-
-def _helper(name, array, items, *rest):
-    index = ast.Tuple(list(items), ast.Load())
-    return ast.Call(ast.Name(name, ast.Load()), [array, index, *rest], [])
 
 
 # Where a vector of per-example length may appear in a rewritten expression:

@@ -195,6 +195,18 @@ def unpack_slice(v, i):
 
 
 @batch
+def list_total(s):
+    if len(s) == 0:
+        return 0
+    return s[0] + list_total(s[1:])  # <-- list_slice_recursion
+
+
+@batch
+def list_slice_recursion(v, i):
+    return list_total([v[0], v[1], i])  # a list display: its length is part of its type
+
+
+@batch
 def list_of_its_length(v, i):
     t = v[i:]
     return [0 for _ in range(len(t))]  # <-- list_of_its_length
@@ -409,6 +421,7 @@ REFUSED = [
     ("truth_of_slice", "test its length"),
     ("unpack_slice", "cannot unpack a vector whose length differs per example"),
     ("list_of_its_length", "a list whose length differs per example"),
+    ("list_slice_recursion", "pass an index down instead of a slice"),
 ]
 
 

@@ -332,6 +332,14 @@ def join(a: Optional[Pattern], b: Optional[Pattern]) -> Optional[Pattern]:
         # A list meets a tuple of its length: both are sequences of those
         # elements, and the list wins (the predecessor returned lists).
         sequences = {a.cls, b.cls} <= {None, list}
+        if len(a.elements) != len(b.elements) and sequences:
+            raise TypeJoinError(
+                f"tuple structures differ: {a} vs {b}. A list's or tuple's length is part of "
+                "its type, so one variable cannot hold both (a slice of it passed down a "
+                "recursion, say): make the sequence an argument given as an array (a vector "
+                "per example, whose slices are vectors of per-example length), or pass an "
+                "index down instead of a slice (`f(s, i + 1)`)"
+            )
         if len(a.elements) != len(b.elements) or (a.cls is not b.cls and not sequences):
             raise TypeJoinError(f"tuple structures differ: {a} vs {b}")
         return TupleType(

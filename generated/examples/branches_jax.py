@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=4ad473c8777040f237da70dcd3510b12c51e549068c625c2bb85ae512bef481e
-# autobatch: inputs-sha256=18a87fed1b43f66707a41488a0ca0362b4a2874b5d1ef569064c13f0b0845dab
+# autobatch: source-sha256=78f284e1c18f5e700df3b2887af7cc6141f01edc10c37f84e56c5059bddc75b0
+# autobatch: inputs-sha256=04057027454f37347d4381314063f5566bc81f3a9a46753b7f619672bb285b66
 # autobatch: body-sha256=f409ab951089f45febcf5c546f4f8d8952651f2a45a82af9c78d4b4f4a4f79ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=ca7558d5b19db944bb80b68ba26a9049078386b666bebec1eb278a5542552caa
-# autobatch: inputs-sha256=00113c6839607a7a13f5635023b391e46e3da258d0a657e6dca979dd1c0686e4
+# autobatch: source-sha256=99c4db3192eb8529c48639649ecbf7da048c502b784cd6cd3c7511935c5981f5
+# autobatch: inputs-sha256=e81d7349b375c2a5a8c860d827c80d9c29f363b68fcd098e93506c5e3cf9a0d5
 # autobatch: body-sha256=dc9d6e691a337f4f8496fe15c217c6db553c2aa4dd97d42a6a24bd2ba554e90e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

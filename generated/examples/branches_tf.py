@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=39e5a5ab73048b651f60e5df7b8bde4d9f964ad212e67450796a735d5e20705f
-# autobatch: inputs-sha256=7348389e82b80607e806cdd6f71077dc0428fce4343480d46eeec621767bec85
+# autobatch: source-sha256=c38c786ece9b5cb7ecbfa68b937a0ed9740340f3ba18bc9834cf8ab67e9e0a5c
+# autobatch: inputs-sha256=c3a30449f0d42f67e8f0d66f0afb18fcde5a947b50858a3b7a78f6092b1498ab
 # autobatch: body-sha256=1fc43bc138b6b6711ab356b8015d2fbe2905605ccced1ee1861c31f0884d35bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=0acc87baa5dda89c41fd541e260e642540fce8fedd0138984d7b26df70e08590
-# autobatch: inputs-sha256=4f20f644381be66aeaf12c5d61fa2af39f8c54525b65a74452e76c598e9c2102
+# autobatch: source-sha256=78b0a3c57757887cbdc0691c06807b2bfe233e0cac34f29490f47dc84b98095c
+# autobatch: inputs-sha256=762546a814c559726c359a4109cd9a76782666d7c8172f7d17862cf8bffc884a
 # autobatch: body-sha256=0832230ecdcd0a8beb58019d1ec1095f78aa69e24fd6f732e4fa8a11f594e970
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

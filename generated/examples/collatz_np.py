@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=a7b68d11b27b45d101b150e0b8be4ea43df016d4342f8944185da7e55270ff9d
-# autobatch: inputs-sha256=dbcf56c5f6a16c37be871da590a1a693981fc72e9c01e53e3f33547dcf878c09
+# autobatch: source-sha256=21c42475f4e47a9217b53df5fa6c4a61f4b2cb0db7e0b07c39c5f6cba1022693
+# autobatch: inputs-sha256=3702703618e7114a13c97170454320d79f795cac5a1e50b1cb15b301268866e0
 # autobatch: body-sha256=40300a4b55e27d14ef54bb9d5419ca7d8e52500d0070c0b868de6737eca995cb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

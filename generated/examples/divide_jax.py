@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3458a6f4fec9438e3546527c9aac45029d1a18c8dfba658df16bf36a33120690
-# autobatch: inputs-sha256=6e175635c785e3474e105da9cab221930e5b3d6b7cd99d21c2683b83e02e10fd
+# autobatch: source-sha256=749d42887246fd9c81a0bb50acff2a88467e72c2325b77f5e74dfed3102edd6e
+# autobatch: inputs-sha256=b9e4401698c134c40f7fc55979755348f0202895787b218c362c5115321f250b
 # autobatch: body-sha256=79f92f8667c1125c98a03920d631705817c04accad67b828c89b33acd42dd1d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

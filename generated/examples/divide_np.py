@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=84c7f02ab036fd9ea7422027856138ae5f3bae9ef7282afed290be2dacca4c38
-# autobatch: inputs-sha256=24bd5b9bb7b668f8e9dad92ec33d07d618d43460443ab5eddc5f51b5cb54c9e1
+# autobatch: source-sha256=f96fa1cdc36964f10b842794ae86025269b7d6d23dd1b5f503a36645cc0b6a88
+# autobatch: inputs-sha256=77d1e2aa8e32a46670171d5718cbae876bbad4331bdee5a27261f27fce09e5ea
 # autobatch: body-sha256=0b0c70ae33d123efb669a69ea4114a513808940b3b67ff6cc1226d96c7f4d6d4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=91f18682c145bf5821b7f2061297d6b40b76b532a0d5a96f0aa771450c4e3af3
-# autobatch: inputs-sha256=acc1df55fb0f2c8dd2804296d711ec05b37b2496d4f9a81d1c81db0c69d4c482
+# autobatch: source-sha256=f7a827da56dc20212e26acd1bbe245ca4bfef731f8424cae8799b6aa0ceb778d
+# autobatch: inputs-sha256=5797ef867428989fdcb542e13bb20ca84552d12ef6bfeb80ee536d430180f393
 # autobatch: body-sha256=e0815852324bfcfff07f3d7879b748e00976799d940c3fc7d03c2594a82091ef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=2de7cc1a35744402a5082a357e9d5af062f2da7c7e9ec093c8d970eeb6065c45
-# autobatch: inputs-sha256=ba1fcb38967b26a582d61a802fb2f12f0614220078467e535670e51e9b1952c2
+# autobatch: source-sha256=a91d0183493591d72e6a116835ed69f1912efeaf209ad596de7d31e73ef79337
+# autobatch: inputs-sha256=6122b2ec82a503db863921438c315d0ecef9b5a521629f1eabd538a57ad1ea3b
 # autobatch: body-sha256=5bce75c43a06249f33f65770970655139a57a6d7136ac9b17ce9264241756f1f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

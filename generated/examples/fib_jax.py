@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=d0ac0f684a91dd63a82edc1e0a66a3a54d21f276f94626f3e986903fa3c0cb24
-# autobatch: inputs-sha256=498a322accb4384291ae776c4c9fa2aaa8b9a5e0a250e4d51c68401a93521a9d
+# autobatch: source-sha256=3371c3bb822e49a95e0fd94ddecd508843292cd8d8e2d8819c0bc39323816151
+# autobatch: inputs-sha256=6340d687e69211cdadc7cb0931ba801dfffbb37ac203b2cc508e700496d566fb
 # autobatch: body-sha256=db67c236c4c04eb6fc2f2d3b1687a459e1e191473c6b106ec2e54784b807e9dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=91364ba85025e6875ed920df691386084b198a95520e9d335514a5a393f07da8
-# autobatch: inputs-sha256=14501a58cf17810e8bf485a62f29d77fb7016dc03e84106104db5616cc1be1f0
+# autobatch: source-sha256=16571e423547549bcd0fe5a4bdd61671b18d87804b2665d0997b208458223187
+# autobatch: inputs-sha256=31210e264d635b26ce9258c2d86f599b6b36768fba66a28f20c46076e72a10da
 # autobatch: body-sha256=aa1f8e84133beb8525c57ae10d26bf897af299ce4a524ac24bf9305389eef6c9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=f0b1c0001999b291526da811a48cc5517d86d39458862b8619d9402f9e4cbe69
-# autobatch: inputs-sha256=122c1728777cc7cf34dec08f434bfc89c5b698d4827a903887f74d0bf2e8e99c
+# autobatch: source-sha256=506c5af0331423de9e42dcb065cf3e9ecd6d1e8b25cbd324e965bd5075c9e2c8
+# autobatch: inputs-sha256=2389af536d2fbbd30bf5b9b70fa975a99660341c3fbfb74644762ea47e0f39e1
 # autobatch: body-sha256=466985d5412a1ddc1d41011a5a233f3744b886dfe15d1562acb49967b17eb2c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

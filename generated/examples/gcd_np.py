@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2a8bdb295dfa67e6da5fdb17c233e8a575fc3f335ef98137fc2cdcb45acf7516
-# autobatch: inputs-sha256=4dfd7c0041e3dad1e06b473b5e9f8c96be4b4076808f99c78e110cbb95c64999
+# autobatch: source-sha256=2317c3ae16bb69d730e8b2a68a035c40dd4f2bd29999c47a795fed92b5cc1ccd
+# autobatch: inputs-sha256=643e61be7857abc02a56758b301d27011abb108d4ce4219cdff621229d19a5d8
 # autobatch: body-sha256=278e0ce7deb3b6d2ed1c3a54e0f233a37a3af066d7692e8ab9c51d134f65f000
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

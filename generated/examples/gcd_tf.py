@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=fc8a0fc22b00eee66b60857ee011470a05f3e5bae88fe7427c58abb8369c5a94
-# autobatch: inputs-sha256=19c6a8ca019c0f84519eddd5296682877eab6b61af879ceb2856c5a8e1fb4f19
+# autobatch: source-sha256=ffdc34028dc3bf3feb2c75bcb277296140288afa6da67da11c58faefc49d031a
+# autobatch: inputs-sha256=f559aa08a006b4e0b38f450312a31c3931ca4e4966fe44c09a16ada53e926bdc
 # autobatch: body-sha256=9116b20df95fd82799b46eefd3ad093a7bdcaa9e101b7961fcfc402465854dba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=5b0136e47b45d00625c45a94a52cd71990e649fe57c28d6ccb56ec35e13b3c07
-# autobatch: inputs-sha256=52dd3dd44dd812757f4f0e76a7f2419d9f3364e842780f92be2da72010ee5027
+# autobatch: source-sha256=00ae04ccf5711108084ba8245a626ecd0eac9a908513178a383ae5b44081a42d
+# autobatch: inputs-sha256=46ef7f4a49e48288fec869ff88ce391d866d5c660dc9a69057a23cb6a5b60122
 # autobatch: body-sha256=0b3beabf001854efb55cf82a00e3c6476f33091d4cd0f4c84ae6f4008b270cec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=7a81fb6c35271cdf689f594864a7f99669989b3b184bbd9ae2887c969545d559
-# autobatch: inputs-sha256=e7f660e7d8ceee9db25a195bd7ecb282610516e0c86468d5e48eeba67e7df2ba
+# autobatch: source-sha256=e0955c604e5764290e8fb16dafd76814a3ae050260d3ebbf78481fd0b30c4140
+# autobatch: inputs-sha256=b1f2c0b8ae32dd22c34fb962f1f12f64dc77d9e5b610cdb67d98329a28fa056e
 # autobatch: body-sha256=1dfe92bac537a47c75c193387cde5029aec21033c34d15984f2a88011c087fb4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=a3f881bfc33c473ac29ada3710628e516ca9c546be988dc4744b3b2f869128af
-# autobatch: inputs-sha256=c3a1f05cc500e4ba8e89277e12259586ede027ab2980323e711137944195c96e
+# autobatch: source-sha256=2ade55c1bc5769a7d31b45fed67a2bbfaecbf961e81a07bb8b77c420c386d568
+# autobatch: inputs-sha256=c98da7d0ffd3622faef1a84db286507b6efffc8294f7f6addebb422cde3391e6
 # autobatch: body-sha256=98856df55e201ecf747a551c9033adfee5407f4c0c0d1a5c0bf32a1bec16bc72
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=523f5589f3b34822676576d9fa0a7c0d7f75262facaf02fe011cc9d401a10719
-# autobatch: inputs-sha256=9088be4b5a13ed663dae12cad9d1f1bbb32c7df19e77105207df0b3d7856ae8a
+# autobatch: source-sha256=9025b6163b4f8bd17f35a320a753e14d0a6dad3545ee3da1146450de76caecac
+# autobatch: inputs-sha256=80fb893b98acb3769d88a3fed9880de62706110d8b40312443b85168fbf57960
 # autobatch: body-sha256=6a0e471714d4dc53f0390fd0fe87923422cd0035a7a151b2781baf8f0e971793
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

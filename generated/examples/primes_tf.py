@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=f9cb30cb2cb440f6654dc38f5622058f68c0244d4d4acd74cb69c327c6832a02
-# autobatch: inputs-sha256=4bc54dc6f5edb016b2135ae1b81026bdb0b49b49a65be5062cd748ecb5efb720
+# autobatch: source-sha256=b9677599a22d2830ab5224341f517cf4807c16aac6c6925050efbb1111e96bcf
+# autobatch: inputs-sha256=42d2ab3dbd9f2935baf785b18c5deb73bf79d3cbc89ecc1f840de133474e009b
 # autobatch: body-sha256=d5f01989318a011bd1358acbd91bb0aef7d619a7b76247fbbb9c043298fe7868
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=28661ea4a1ed479a91ff495ad3845d6de2dbae8f2f7bd7822fb1568638bb30de
-# autobatch: inputs-sha256=22e182f952e4e22230c9f0eec161cd0d3378dc17e7e16df28b309d72a0f4818f
+# autobatch: source-sha256=7fa5d4d2291423f69eee47c540b5e125eab3dc7f3444ad704dd0ad8db312b707
+# autobatch: inputs-sha256=e4376f3056096ad031a10044524e1612e89c527e2de91a799706fba0ea59ee70
 # autobatch: body-sha256=70581cfcac8f28ef11e1da6dea912746b2bc588c14a316645bea8646b53dd7d9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=a7781f59fa905158ef8e7aaa609bd5c00c3fb8d239cbbfdd2311840fc2fe020a
-# autobatch: inputs-sha256=dd2b44e50fa41c6738c9659dff5563a3464d958a3fe66522ed7a5b0609b1e425
+# autobatch: source-sha256=f75314a5fc746187f72377955f308f77cecbcdb9d766f347bd398d7d92275ff1
+# autobatch: inputs-sha256=853c7a33ebc5dac29408584bd6f4ee28ca16c66e449139d25f72df7f2c995619
 # autobatch: body-sha256=35d65acd992c094ff5c02ba0d37c636ca20abc799db0047987e230c37c1051cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=e46ee9d0a58b48052478af7b728ae56cfe62219859cb205a7e4810f01d4f2c87
-# autobatch: inputs-sha256=cd905b4b06ba7d24de02abe04aa0f51755777b9a682948c64e0b3a8ef37b07de
+# autobatch: source-sha256=7741c30c78f94b199add8cf6f1f2808190f952dfcba1991c1a7298bbf33de877
+# autobatch: inputs-sha256=8ef71382ca2293e6f9a33a4814f158b1b618ca5abbbb666054fbb7b88ce0fbd4
 # autobatch: body-sha256=271bce8cc37eef4511a8ebbdcd13e7b9671e9b5c9d2d1774dcc37f3a78ed10ac
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=9ecd85e7b2027780aecd71c09412702ac78cdeee31c2b4cc8fa2a0492916ba41
-# autobatch: inputs-sha256=e25a333ba591edf164ac306f34dd40210fdfcb8d5e772f14afde112043a02dcc
+# autobatch: source-sha256=a3e18327c99f09fec57bbb468119c87814d22c22b7d0e7787ae57b854527c1e8
+# autobatch: inputs-sha256=12cb3d3a44b69fa9a9e8e3681e79e31eea38956cb2b131527c4c95805be6cbec
 # autobatch: body-sha256=c20297acf5f442534de1d3ae73d29bee35d83929ca2f7388c45cae396a8862b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

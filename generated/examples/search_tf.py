@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=064c36896759c1da3b0068f1ba2d8eea5477193be5f26c905790a6d405b7cfd7
-# autobatch: inputs-sha256=fa4ee6a75be21b543e6a761152a803a5b280d586dfb2908a9c9c630b692dfd0b
+# autobatch: source-sha256=3ae699a3e673d7cb58b771d2571d38d5ae1ab5d4c9816f3c1e8e76aea75d31b7
+# autobatch: inputs-sha256=00b8d04156ca16c4059a9fcfc99499cf524b8af16956155cbb7a51f83ce3bff2
 # autobatch: body-sha256=30c5c5831ad1829395c17b89ba9c6d339c6ed3e802b6590728dd24c97600e192
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=74532b16b5cdc934df5837028a985c31cafff3921dddfbb09f232db65f80c032
-# autobatch: inputs-sha256=096cba370f15d3dfc97abe35752533d9acc7a62b07fa789f6038b8a8f835274b
+# autobatch: source-sha256=589d12f9c41f9e54c39ffcabd480a715be835a0d043f959a9fb3d014a6404a57
+# autobatch: inputs-sha256=23642d76531d4fc818df4f8bad6f5b5bcb26038a2199bdbcfa2dbb87bc2ea866
 # autobatch: body-sha256=9b2482170cd334e25ad1589202435508be4b66df1b04f9333f6ecc5aafda3d31
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=290a6ec9529b4455bea94e778dce8d5acd84abc941b00ff5729f8534855a861c
-# autobatch: inputs-sha256=8c6e6981da28d3a5fd3164bd7651bc536b351263b4b5654001c8470c68bfb102
+# autobatch: source-sha256=c88bddc373359d068e696a41308a91388ca048f4abffa155febb342925281e65
+# autobatch: inputs-sha256=8091cc205d1c541aaf64bc240c0a5f70947411a274c4fb7898392b493acde721
 # autobatch: body-sha256=481869e6fd294cb3262770a94c8f53acf1ceece0ad041d779a053e4a7984d89b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=8bd2d79109d209391f7b5752ceb0b32c82377e4eb6a55e7fbb8c63ec051eb20e
-# autobatch: inputs-sha256=53d96bab08d7a6ce15679126c29d768112d544ec192e585b7ca0e33429490ad1
+# autobatch: source-sha256=b82863ae5a5600502c50b9614039efa0ed1ca11189cd40751a27a58d04acb344
+# autobatch: inputs-sha256=28092a7beed998afed3f3b9242890ba114733e247345982933aa46eb0c813076
 # autobatch: body-sha256=1e5e679a0cffbca9950e44fe055c457851e6e5aa3adf19ec0f2332fca73aca09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

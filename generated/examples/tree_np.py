@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=bd5453a3b3322241d355cbd6f346195ca38c4ce4dc9a51354f7e773aff467413
-# autobatch: inputs-sha256=99c42e182edd074ec9a04d8ccbb862a97aa2774f82e0b8d845782f9c0897104a
+# autobatch: source-sha256=5bef3a4ff00fd41e252f33148aefabafddeadeb3b025956b0921db5cd925f8aa
+# autobatch: inputs-sha256=ff000a2a6945d13b3f68d343ef32337060dbd71be0ea8bdce48952eee4420aee
 # autobatch: body-sha256=5cfec7d769d07c3b45a0e9c679a76105dd946dcf72392659b5aaa715a0f40dd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

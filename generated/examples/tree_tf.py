@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=90a497704609f5a3f0fd97b7122aa829e981bb7b05a1b8b5eb0a65fd810f8aee
-# autobatch: inputs-sha256=78fd5c5f32d76c4ff5244b2a48036978d07c7e615ef7d30381bebd808d856c85
+# autobatch: source-sha256=fbc982b15484ccdc527b1e2578bdd6197d28b8f7cf1175d216796012529aa2c8
+# autobatch: inputs-sha256=da783ef1510ab814c363a278634c15b0880a9690be4bb636ad8ba27d267660db
 # autobatch: body-sha256=b3acf7b8eb149b5a23643bb5283a4e5c11c7c9a1e6b2012c8bb4ac375901d028
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

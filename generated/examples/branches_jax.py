@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=78f284e1c18f5e700df3b2887af7cc6141f01edc10c37f84e56c5059bddc75b0
-# autobatch: inputs-sha256=04057027454f37347d4381314063f5566bc81f3a9a46753b7f619672bb285b66
+# autobatch: source-sha256=416e3e92b0c480fb052a2e129c0a47520196891adf0156f70603196457e4aef0
+# autobatch: inputs-sha256=81560b3320ff877bffa522098d1a16823757f432884ad7213adb3f59f927ab8c
 # autobatch: body-sha256=f409ab951089f45febcf5c546f4f8d8952651f2a45a82af9c78d4b4f4a4f79ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=c38c786ece9b5cb7ecbfa68b937a0ed9740340f3ba18bc9834cf8ab67e9e0a5c
-# autobatch: inputs-sha256=c3a30449f0d42f67e8f0d66f0afb18fcde5a947b50858a3b7a78f6092b1498ab
+# autobatch: source-sha256=c323d05c84e4c31993bd82ce7869481b0f0120ed6d3e4f0e7534c880593b85d6
+# autobatch: inputs-sha256=66b1fc2017045511f27fe3eb0aee1bb5da0d1af6ed9580ee6e57edb9335a8ca6
 # autobatch: body-sha256=1fc43bc138b6b6711ab356b8015d2fbe2905605ccced1ee1861c31f0884d35bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

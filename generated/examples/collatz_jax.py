@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=78b0a3c57757887cbdc0691c06807b2bfe233e0cac34f29490f47dc84b98095c
-# autobatch: inputs-sha256=762546a814c559726c359a4109cd9a76782666d7c8172f7d17862cf8bffc884a
+# autobatch: source-sha256=ce4fb249dc0623601af22e705089769363fdd35bcb7231194d08345de41e9c20
+# autobatch: inputs-sha256=5bd26f632a43e2e5c75909d8292778a371a78bdb20aed6f074517b44080f2045
 # autobatch: body-sha256=0832230ecdcd0a8beb58019d1ec1095f78aa69e24fd6f732e4fa8a11f594e970
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

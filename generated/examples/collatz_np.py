@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=21c42475f4e47a9217b53df5fa6c4a61f4b2cb0db7e0b07c39c5f6cba1022693
-# autobatch: inputs-sha256=3702703618e7114a13c97170454320d79f795cac5a1e50b1cb15b301268866e0
+# autobatch: source-sha256=093dcafcb6962946d01c7b1b32bd3a45272227a4728b43e310e8e3c1011dbf27
+# autobatch: inputs-sha256=2c7ad8f6bbbe276736c9a3170e28d93477f5814cede2dfb4bd30ba08504a9500
 # autobatch: body-sha256=40300a4b55e27d14ef54bb9d5419ca7d8e52500d0070c0b868de6737eca995cb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=749d42887246fd9c81a0bb50acff2a88467e72c2325b77f5e74dfed3102edd6e
-# autobatch: inputs-sha256=b9e4401698c134c40f7fc55979755348f0202895787b218c362c5115321f250b
+# autobatch: source-sha256=40c93dd15e77cc0b9a4b6946141b07f375ce9a925caa14e9d2db3d3f14c3d054
+# autobatch: inputs-sha256=ac7d2a329ae3d80b67ce91a51b495ef7b64dab537fb0bf0dcabeee18cf4ed6d2
 # autobatch: body-sha256=79f92f8667c1125c98a03920d631705817c04accad67b828c89b33acd42dd1d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=8f945f738dd21afb95e0a9babdb67a07b21667640d74a4db6349e2a060b00b3e
-# autobatch: inputs-sha256=39cefc1c2d1eb0eb26758327d840b621c5298c340443e742cc25478bb6130295
+# autobatch: source-sha256=846b91cadf64856f16aeff4c894ec763b4dc29084720e41ae6aa09da0bf2c278
+# autobatch: inputs-sha256=52f4d5713742d7249aedf7e4ed013a129ecb684d2e684792de4806d4a1c03604
 # autobatch: body-sha256=37acfed9f04cea0a3d1be4b05a30122b595dd1ad356c6599420cd79536db910c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=a91d0183493591d72e6a116835ed69f1912efeaf209ad596de7d31e73ef79337
-# autobatch: inputs-sha256=6122b2ec82a503db863921438c315d0ecef9b5a521629f1eabd538a57ad1ea3b
+# autobatch: source-sha256=d938d12887dd75c63a3ffa613f7fd73de228a7fd948b5a865b9e79a85ce106f3
+# autobatch: inputs-sha256=340ebfb403f36c5ae4e7cc96962c3e744ee59dd31798a805eedcc07d2664a14c
 # autobatch: body-sha256=5bce75c43a06249f33f65770970655139a57a6d7136ac9b17ce9264241756f1f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

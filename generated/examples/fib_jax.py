@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=3371c3bb822e49a95e0fd94ddecd508843292cd8d8e2d8819c0bc39323816151
-# autobatch: inputs-sha256=6340d687e69211cdadc7cb0931ba801dfffbb37ac203b2cc508e700496d566fb
+# autobatch: source-sha256=ed9e69dd793f81b78f26c738078a8a7d8810f1d96cdfc26719a8c49113f801a2
+# autobatch: inputs-sha256=ea70aaea6a8c7a2ed67e364de1f1793e12bb30837939b8272df0452da4effd2f
 # autobatch: body-sha256=db67c236c4c04eb6fc2f2d3b1687a459e1e191473c6b106ec2e54784b807e9dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

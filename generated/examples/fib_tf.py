@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=5546c7030635c13bc6614edd6d4d0f412a9fec8ea27b8d09f793eb565c409b89
-# autobatch: inputs-sha256=64b66324fc2612e04961328979ec68a2b1a1029eb3a3831be9cd3060b77f11a1
+# autobatch: source-sha256=17e25b60ae5b03c7230a15a72c0cc872b6830c1d284ba3c0e459cbcc8e1571d5
+# autobatch: inputs-sha256=7a14213be957a5e15a13e6b1d2a82f120f816e9cfec2ba47b323fbdd41c5d98b
 # autobatch: body-sha256=96da31d0c7dc87b28be5634dee5226efe516bd6bb91122c769c9befb7aa135b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=506c5af0331423de9e42dcb065cf3e9ecd6d1e8b25cbd324e965bd5075c9e2c8
-# autobatch: inputs-sha256=2389af536d2fbbd30bf5b9b70fa975a99660341c3fbfb74644762ea47e0f39e1
+# autobatch: source-sha256=aec751ab2372be28b18a18a5a74273c7e1c5ad20cb79a069d3d4bfe6512e6efa
+# autobatch: inputs-sha256=41e1c713f89fb1a02692ee2022e8462f936ac169088e1d6ca0bef504918d1c97
 # autobatch: body-sha256=466985d5412a1ddc1d41011a5a233f3744b886dfe15d1562acb49967b17eb2c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2317c3ae16bb69d730e8b2a68a035c40dd4f2bd29999c47a795fed92b5cc1ccd
-# autobatch: inputs-sha256=643e61be7857abc02a56758b301d27011abb108d4ce4219cdff621229d19a5d8
+# autobatch: source-sha256=06b514fd0062351ea02e20b537d95c04eab73033a977fd563fcd871a9637262d
+# autobatch: inputs-sha256=47aa259184f8335eba3424fc22444a13069056772e1551b86baf220c436f33c2
 # autobatch: body-sha256=278e0ce7deb3b6d2ed1c3a54e0f233a37a3af066d7692e8ab9c51d134f65f000
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=ffdc34028dc3bf3feb2c75bcb277296140288afa6da67da11c58faefc49d031a
-# autobatch: inputs-sha256=f559aa08a006b4e0b38f450312a31c3931ca4e4966fe44c09a16ada53e926bdc
+# autobatch: source-sha256=37bf60c324c1e3ab60e2e8d5088479dba6955f168aea4f6634d669422121a3a7
+# autobatch: inputs-sha256=b23015c8397a1baae09fcd6c20b32457efeb47e047dc46b4afeaa9ce72e06645
 # autobatch: body-sha256=9116b20df95fd82799b46eefd3ad093a7bdcaa9e101b7961fcfc402465854dba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

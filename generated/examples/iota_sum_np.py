@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=e0955c604e5764290e8fb16dafd76814a3ae050260d3ebbf78481fd0b30c4140
-# autobatch: inputs-sha256=b1f2c0b8ae32dd22c34fb962f1f12f64dc77d9e5b610cdb67d98329a28fa056e
+# autobatch: source-sha256=a6cd184472fd884f8ed08e8214e55989ab34c1a527d43ce15e06fde2753e1807
+# autobatch: inputs-sha256=2738912aeb3070c2e0ec896298b1ab8924d74ce93c5b13ffb55cee06fbddfba3
 # autobatch: body-sha256=1dfe92bac537a47c75c193387cde5029aec21033c34d15984f2a88011c087fb4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=c16cdf1a23c76ef50e58e5e3fb0aea9c618cc1158a5f5ac431d078b233375eed
-# autobatch: inputs-sha256=9dc0232efa4a254a6578273cc875086e85880b5cfbbbdaa700a8bae5b3401b96
+# autobatch: source-sha256=736376951869bb037c724d4fa1dd14f53fb8ce33da2bdcd4f0a27e548aa2b95e
+# autobatch: inputs-sha256=082e696c5f1e662817f4a2abdac369c17a4bb60d49e4cccf2bf3319e13adf07e
 # autobatch: body-sha256=510e044e1c337a90b0ad9a1d4a9d70dc4212486434eb690af2c4fb09f7a3b9f1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=2ade55c1bc5769a7d31b45fed67a2bbfaecbf961e81a07bb8b77c420c386d568
-# autobatch: inputs-sha256=c98da7d0ffd3622faef1a84db286507b6efffc8294f7f6addebb422cde3391e6
+# autobatch: source-sha256=bedc6571b2f9bd36135ac17ad77da29f4d2dbc470b59558e97d82fb584fc765d
+# autobatch: inputs-sha256=bd1a6f4c64d202dc80218f8025168c183e732b4eaf909162cf2336970fcb9130
 # autobatch: body-sha256=98856df55e201ecf747a551c9033adfee5407f4c0c0d1a5c0bf32a1bec16bc72
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=48bb085e5a95cdc8c3b57f84baac95d06b6e5129603c8c058926c3958e07e757
-# autobatch: inputs-sha256=bf79a8a03b647faee9af0104aa769f0e61a030a130e4e72ad4da678d6e1e13c0
+# autobatch: source-sha256=ef98bc7f96f9deef430262cc9dfbaf9212536c569b2c678f6d56a5e2be5099f4
+# autobatch: inputs-sha256=94f5097a71980ec114e698f037bef136718e9074517b538161ddb7a09e336ab2
 # autobatch: body-sha256=114997aba8cbc8542bbbb3d77a99b6e4f15234619b2fc55b690f9b9f5aedad25
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

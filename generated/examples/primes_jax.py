@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=e1093ff149b2ae92a17a376a13fbee9206268cde8df98155c6e44c4fb883f6c4
-# autobatch: inputs-sha256=d2a7782ae2a1cfcf25bf7675ced7fd79f1c3584acfeb1c50bf0bb834b7c266a6
+# autobatch: source-sha256=bf2f644ab51e42e9431973cb0c9bab49ca7fa6c9ecd55a791b419639bdb88048
+# autobatch: inputs-sha256=45cee341d11c66688e6dd479b281912634b28e17723dc6689f9e634f4641589b
 # autobatch: body-sha256=3293bd4181785c3a7ab6102f895ee36866c9390dd9e7f6dadef54d229c1d8f8a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=9025b6163b4f8bd17f35a320a753e14d0a6dad3545ee3da1146450de76caecac
-# autobatch: inputs-sha256=80fb893b98acb3769d88a3fed9880de62706110d8b40312443b85168fbf57960
+# autobatch: source-sha256=156c6a200a42b1476ba4cfcb1407640c9a329c8a3cb85c8c7fbcfc3d8daa681d
+# autobatch: inputs-sha256=98d8698acbf58870b079dffaef5cdb366ddab162d39755c5e886b86869329db5
 # autobatch: body-sha256=6a0e471714d4dc53f0390fd0fe87923422cd0035a7a151b2781baf8f0e971793
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=7741c30c78f94b199add8cf6f1f2808190f952dfcba1991c1a7298bbf33de877
-# autobatch: inputs-sha256=8ef71382ca2293e6f9a33a4814f158b1b618ca5abbbb666054fbb7b88ce0fbd4
+# autobatch: source-sha256=22a2968944c47e7e7027a7878798b28ca4d8087fb691ff3f5d3d54fa517a68e0
+# autobatch: inputs-sha256=44991bba4836a02635f6d9696bd28ba918b3a1725eac7e3b7e2abaa052888648
 # autobatch: body-sha256=271bce8cc37eef4511a8ebbdcd13e7b9671e9b5c9d2d1774dcc37f3a78ed10ac
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

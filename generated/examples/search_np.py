@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=a3e18327c99f09fec57bbb468119c87814d22c22b7d0e7787ae57b854527c1e8
-# autobatch: inputs-sha256=12cb3d3a44b69fa9a9e8e3681e79e31eea38956cb2b131527c4c95805be6cbec
+# autobatch: source-sha256=d7e5933013273d4935296c432f0a67f546ee92e07b47e3ef35670621e36b00df
+# autobatch: inputs-sha256=1f5ea7499f81bc88cd748aab8d6fa34ac193ffbfee201ba88c07cc3cd31969b5
 # autobatch: body-sha256=c20297acf5f442534de1d3ae73d29bee35d83929ca2f7388c45cae396a8862b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=3ae699a3e673d7cb58b771d2571d38d5ae1ab5d4c9816f3c1e8e76aea75d31b7
-# autobatch: inputs-sha256=00b8d04156ca16c4059a9fcfc99499cf524b8af16956155cbb7a51f83ce3bff2
+# autobatch: source-sha256=3088f3cb5196ad201f8d0eb5daeed6e980b7dcb7a6c7240d8740f02524ca72c8
+# autobatch: inputs-sha256=550869a406ce999795ac1761851c5e811cbd525c3553645c2df50cd7346adb60
 # autobatch: body-sha256=30c5c5831ad1829395c17b89ba9c6d339c6ed3e802b6590728dd24c97600e192
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

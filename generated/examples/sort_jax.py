@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=589d12f9c41f9e54c39ffcabd480a715be835a0d043f959a9fb3d014a6404a57
-# autobatch: inputs-sha256=23642d76531d4fc818df4f8bad6f5b5bcb26038a2199bdbcfa2dbb87bc2ea866
+# autobatch: source-sha256=b9738b5b0bf79dcea80cdc1821f7f05da329805b2e8437d0f598457b4f87d218
+# autobatch: inputs-sha256=9d6ca9bc490894e0a2c4d6db85785e4013cac987aa1acc60bcac32ed7001f898
 # autobatch: body-sha256=9b2482170cd334e25ad1589202435508be4b66df1b04f9333f6ecc5aafda3d31
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=c88bddc373359d068e696a41308a91388ca048f4abffa155febb342925281e65
-# autobatch: inputs-sha256=8091cc205d1c541aaf64bc240c0a5f70947411a274c4fb7898392b493acde721
+# autobatch: source-sha256=f516612b5f435cc11a342bac695d5f5b88e7b50fbc258883607adf21aeabfe1f
+# autobatch: inputs-sha256=ead521de97119640b6371a59c91b27cc347b5d709066bca11f02075a8251b577
 # autobatch: body-sha256=481869e6fd294cb3262770a94c8f53acf1ceece0ad041d779a053e4a7984d89b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=b82863ae5a5600502c50b9614039efa0ed1ca11189cd40751a27a58d04acb344
-# autobatch: inputs-sha256=28092a7beed998afed3f3b9242890ba114733e247345982933aa46eb0c813076
+# autobatch: source-sha256=ad510abdefa00dc121276bd5089542983ec69a9cc203696c559e3e7d346d02d4
+# autobatch: inputs-sha256=15ce58ef4841649b3738e13fe3ea00a0995804357bd593927ebb7ed8d5711cc6
 # autobatch: body-sha256=1e5e679a0cffbca9950e44fe055c457851e6e5aa3adf19ec0f2332fca73aca09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=5bef3a4ff00fd41e252f33148aefabafddeadeb3b025956b0921db5cd925f8aa
-# autobatch: inputs-sha256=ff000a2a6945d13b3f68d343ef32337060dbd71be0ea8bdce48952eee4420aee
+# autobatch: source-sha256=dd27bf5b16474294905b31ac0fea6456416806c0d68de5ef783d68a5b36ec528
+# autobatch: inputs-sha256=6867fc9e7aa9ca7c56cb7fa82f8f9eb24000c7da3fd9f9e4f6a375c2dbf84a3d
 # autobatch: body-sha256=5cfec7d769d07c3b45a0e9c679a76105dd946dcf72392659b5aaa715a0f40dd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

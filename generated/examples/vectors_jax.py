@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=b6b33a95a0148ffe8e529430732910069447aec3abc8d20efb6ddd1006991065
-# autobatch: inputs-sha256=5c16431f2b05192286b49937cae947934dd962c03a9a6dd882ce6b9832ef58e7
+# autobatch: source-sha256=ee53f35847ba5d87a43bdcfff6c61373daffc65b77f77c2b69e5f7729673ff80
+# autobatch: inputs-sha256=61dcd4062ff5d7e05d081ef43a19125dd3c848d404e1886d30ffdd9d225cb50d
 # autobatch: body-sha256=8504db3bff8ecb9e79fd1c58c600c55f34701a9122c31f3628ff137e3c330f6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=ee72b6c091e1fcf819e5857b7bb0dab79d2f32c5d352c0f57217287aa08b72eb
-# autobatch: inputs-sha256=041a9ad71b003e9bb394ee1d29fb72a4431d535e088e0adba7816e7086ebb854
+# autobatch: source-sha256=313fcdea36011ffeb9a763a831155fe6861467aec4da5454210bc14fa48e1f14
+# autobatch: inputs-sha256=d998820a0ba04b877cbda0d8a1ff8d057c0c51bdd4dd7ec10dfaae73a85b91d0
 # autobatch: body-sha256=aad4ff7ef59aea2dd3efbaf5e2f6cd75bce8887a00d0ecccb60363daef6ff87c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=fdce0d67a38115bd20d2e667c8066d0929c58782f315a88fb395b2e2754d80d6
-# autobatch: inputs-sha256=1d83103dadd0e4c48b400fddd7332b8e0ade6209a10938f26d3619b2df2f7b5a
+# autobatch: source-sha256=73eb52136f3d10b9b34f712280469d371c6f9146f958cb3938c060c96a596696
+# autobatch: inputs-sha256=9204229e786d35d3d01a27948e571104d10fe0b8e538594cc7bf042b831f76df
 # autobatch: body-sha256=cf411b6c53362ad29265defeda5c2d57c32db99015cd1f0a86e8f35287de7d81
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -315,6 +315,17 @@ class _BlockBody(BlockEnd):
         else:
             raise TypeError(f"unexpected instruction {ins!r}")
 
+    def new_fault(self):
+        """A new fault flag of this block (`fault_<k>`), with the line the
+        entry names when an example raises there."""
+        flag = f"fault_{len(self.faults) + 1}"
+        self.faults.append((flag, len(self.e.index_lines)))
+        origin = self.origin
+        self.e.index_lines.append(
+            f"in {self.block.function} at {origin}: {origin.text}" if origin else f"in {self.block.function}"
+        )
+        return flag
+
     def check_indices(self, value):
         """`fault_1 = index_fault(active, v, (i,))` for each `take`, `lookup`
         and `put` in `value` that indexes by a per-example value: the active
@@ -323,21 +334,11 @@ class _BlockBody(BlockEnd):
         expressions are repeated (cheap, pure; XLA computes them once)."""
         for node in ast.walk(value):
             if _ragged_take(node):
-                flag = f"fault_{len(self.faults) + 1}"
-                self.faults.append((flag, len(self.e.index_lines)))
-                origin = self.origin
-                self.e.index_lines.append(
-                    f"in {self.block.function} at {origin}: {origin.text}" if origin else f"in {self.block.function}"
-                )
+                flag = self.new_fault()
                 arguments = [_name("active"), copy.deepcopy(node.args[0]), copy.deepcopy(node.args[1])]
                 self.out.append(ast.Assign([_name(flag, True)], ast.Call(_runtime("ragged_fault"), arguments, [])))
             if _index_check(node):
-                flag = f"fault_{len(self.faults) + 1}"
-                self.faults.append((flag, len(self.e.index_lines)))
-                origin = self.origin
-                self.e.index_lines.append(
-                    f"in {self.block.function} at {origin}: {origin.text}" if origin else f"in {self.block.function}"
-                )
+                flag = self.new_fault()
                 arguments = [_name("active"), copy.deepcopy(node.args[0]), copy.deepcopy(node.args[1])]
                 keywords = [ast.keyword("batched", ast.Constant(False))] if _helper(node.func) == "lookup" else []
                 self.out.append(

@@ -360,3 +360,14 @@ def augmented_entry(v, n):
     """The entry's own array: what it returns is what Python returns."""
     v += n
     return v
+
+
+def bump_first(a):
+    """Not batched: a library-style helper that writes into its argument."""
+    a[0] = a[0] + 100
+
+
+@ctx.batch
+def calls_a_plain_helper_that_writes(v):
+    bump_first(v)  # <-- writes through an undecorated helper
+    return v[0] + v[1]

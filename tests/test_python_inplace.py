@@ -185,3 +185,17 @@ def test_augmented_assignment_of_an_array_parameter_is_refused(backend):
     with pytest.raises(UnsupportedSyntaxError, match=r"(?s)in place.*v\[:\] \+= ") as error:
         P.calls_augmented(np.array([[1, 2], [3, 4]]), np.array([1, 2]), backend=backend)
     assert error.value.lineno == line
+
+
+@pytest.mark.parametrize("backend", ["numpy", "tensorflow", "jax"])
+def test_an_undecorated_helper_that_writes_into_its_argument_is_refused(backend):
+    """Python changes the caller's vector; the batch would be written row 0
+    of every example (or, NumPy, fail at run time without a line): refused at
+    build time on every backend, naming the call's line (NumPy's placeholders
+    are read-only, as the batch is at run time)."""
+    from transpiler import BatchTypeError
+
+    pytest.importorskip("jax") if backend == "jax" else None
+    with pytest.raises(BatchTypeError) as error:
+        P.calls_a_plain_helper_that_writes(np.arange(6.0).reshape(3, 2), backend=backend)
+    assert f"python_inplace.py:{line_of('calls_a_plain_helper_that_writes', 'bump_first(v)')}" in str(error.value)

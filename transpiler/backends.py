@@ -51,7 +51,12 @@ class NumpyBackend:
         return contextlib.nullcontext()
 
     def placeholder(self, leaf: T.TensorType):
-        return np.ones((PLACEHOLDER_BATCH,) + leaf.shape, dtype=leaf.dtype)
+        # Read-only, as the batch is at run time: a library helper that
+        # writes into its argument (`a[0] = ...` in an undecorated function)
+        # is refused here, naming the line, instead of failing at run time.
+        value = np.ones((PLACEHOLDER_BATCH,) + leaf.shape, dtype=leaf.dtype)
+        value.setflags(write=False)
+        return value
 
     def leaf_type(self, value, batch_of_one=False) -> T.TensorType:
         if isinstance(value, (bool, int, float, complex)):

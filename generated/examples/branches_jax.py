@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=416e3e92b0c480fb052a2e129c0a47520196891adf0156f70603196457e4aef0
-# autobatch: inputs-sha256=81560b3320ff877bffa522098d1a16823757f432884ad7213adb3f59f927ab8c
+# autobatch: source-sha256=950dcd4f4633d8636ad943810e3d7f3326290d42addcab1402a863ec6733a83b
+# autobatch: inputs-sha256=5d20dcc23fa0d16cbb007a8ec891f2978649bfda885d1ef4cb99380f38ce50bd
 # autobatch: body-sha256=f409ab951089f45febcf5c546f4f8d8952651f2a45a82af9c78d4b4f4a4f79ed
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=a152b30c01bfa41a7c48d7037586b6307eb86e53526216e93ea85f321a9ec897
-# autobatch: inputs-sha256=46f833c8edd78e430297244bed340f6973053703da11f69cf572875dc0fc1b2e
+# autobatch: source-sha256=53f33cb6da90a0627132e2174d225d8e956181356e62a643adcb4c05bb471dea
+# autobatch: inputs-sha256=8b24fdd9710af9b481b0e0941dace56dca2375144a2cc1c9695b11487856a73b
 # autobatch: body-sha256=dc9d6e691a337f4f8496fe15c217c6db553c2aa4dd97d42a6a24bd2ba554e90e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=c323d05c84e4c31993bd82ce7869481b0f0120ed6d3e4f0e7534c880593b85d6
-# autobatch: inputs-sha256=66b1fc2017045511f27fe3eb0aee1bb5da0d1af6ed9580ee6e57edb9335a8ca6
+# autobatch: source-sha256=063d1b857bef22c9a17ae30ae67c6ee6a8100653e9f1fc71bfecbb478bb3148f
+# autobatch: inputs-sha256=ad9a9045883880981285ea778e27c0196393ae2ad5c96fd586d9c51f012246df
 # autobatch: body-sha256=1fc43bc138b6b6711ab356b8015d2fbe2905605ccced1ee1861c31f0884d35bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

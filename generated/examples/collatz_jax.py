@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=ce4fb249dc0623601af22e705089769363fdd35bcb7231194d08345de41e9c20
-# autobatch: inputs-sha256=5bd26f632a43e2e5c75909d8292778a371a78bdb20aed6f074517b44080f2045
+# autobatch: source-sha256=7bea3a3c5c87e90ea771b98d9c4d9c2ecf959bf7875f6362f01c02ff0f9181d8
+# autobatch: inputs-sha256=b610ab9466fa78249905a283b2dc0b25515c50d91d5d459e595c5a8edb142e68
 # autobatch: body-sha256=0832230ecdcd0a8beb58019d1ec1095f78aa69e24fd6f732e4fa8a11f594e970
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=093dcafcb6962946d01c7b1b32bd3a45272227a4728b43e310e8e3c1011dbf27
-# autobatch: inputs-sha256=2c7ad8f6bbbe276736c9a3170e28d93477f5814cede2dfb4bd30ba08504a9500
+# autobatch: source-sha256=ba8a630465290609e5cfa116ccba53fbda119e01c072d8f2e8d339026b9b989c
+# autobatch: inputs-sha256=30d120dd9bc7282f7ca58f18b5538b765dedf820ba7c6052057d33efc2bd3659
 # autobatch: body-sha256=40300a4b55e27d14ef54bb9d5419ca7d8e52500d0070c0b868de6737eca995cb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

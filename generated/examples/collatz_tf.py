@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=255b4cac146e857638e95066dc3577554587ba33634b341c715891e7ca21b2f9
-# autobatch: inputs-sha256=33f9f0895b0d1bbdbfc1f4a7c366f418a5bb9490737533f4bb8e42161186bc67
+# autobatch: source-sha256=2c70cd92ce19eb224f1d32165fbc70e2df94361a59c556eddd4bf8ce535e00b9
+# autobatch: inputs-sha256=e1779b25037eb113c1cd7dab549e3a5c5db0b7e19cd1f81737d9bf06577eeefa
 # autobatch: body-sha256=89ff3267d3bb3ea5131d5bd43db4cd8616095777ac33fd63841c50aaf1061f6f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=40c93dd15e77cc0b9a4b6946141b07f375ce9a925caa14e9d2db3d3f14c3d054
-# autobatch: inputs-sha256=ac7d2a329ae3d80b67ce91a51b495ef7b64dab537fb0bf0dcabeee18cf4ed6d2
+# autobatch: source-sha256=90f1f82f731be7f894d197b649189aa74009b0352a0483926a8cd1dfb3b225ec
+# autobatch: inputs-sha256=a2ddd858f42ea9763dc1dca830d70c0a694fcc2f6fd58374025ba9006aff7230
 # autobatch: body-sha256=79f92f8667c1125c98a03920d631705817c04accad67b828c89b33acd42dd1d7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

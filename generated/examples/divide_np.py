@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=75330155d22bc12c033bcc7d4a166141036adff5829d05623c7e21ed9c8f0711
-# autobatch: inputs-sha256=c9eacebf88a2ce00a496c81e74bda9f4280e53d222b8979b49852e9e782a73c4
+# autobatch: source-sha256=18e1a8be7e5333799029efebc1f0f5dbad821ae795570741f75b20d0bf95d65e
+# autobatch: inputs-sha256=639116bac70c6a79e670a2e2761f92f791b4d0b469c29cd4d858e1ddaed32ab0
 # autobatch: body-sha256=0b0c70ae33d123efb669a69ea4114a513808940b3b67ff6cc1226d96c7f4d6d4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

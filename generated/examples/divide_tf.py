@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=fef3c2f4604ff317f75025dfaff38488bdd2e8e7f5158a4ddf4ae265e167ac83
-# autobatch: inputs-sha256=19916c82e2577f70bdb76886c1c95755318ff3d47f5e979b158efd1187d89f31
+# autobatch: source-sha256=215aa2e08aaf28d26ce93f5b9bc807c8d2cc355ddda6dd6dfdc31036eb215ed9
+# autobatch: inputs-sha256=4238defadd35df5b0573b3a6454350fbb510e56ed7a6e79ba2df9d641ac50ac1
 # autobatch: body-sha256=e0815852324bfcfff07f3d7879b748e00976799d940c3fc7d03c2594a82091ef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

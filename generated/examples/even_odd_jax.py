@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=367d6c2a6e94d62f16d2b7c997199e094d9bcfb8786982902922d2e1f9a9ece6
-# autobatch: inputs-sha256=4a2ac3acddb7a0bc0448a5fa2c47be0d9ae66f53a67b8e2ec2125dc5630dd1f5
+# autobatch: source-sha256=e88c03010d1b81d7de6c5cf506dc809d87624fdbfb11cb9e6f7d400cdc560657
+# autobatch: inputs-sha256=912e411add1277aa62f3e02ab6e6d4ef32a9492832ba558284e1b867a738309b
 # autobatch: body-sha256=adcfc2d46a9570bb184493cd44831d263d7a0c4a1cd523e89f1abec4f101f1a8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.

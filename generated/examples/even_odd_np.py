@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=846b91cadf64856f16aeff4c894ec763b4dc29084720e41ae6aa09da0bf2c278
-# autobatch: inputs-sha256=52f4d5713742d7249aedf7e4ed013a129ecb684d2e684792de4806d4a1c03604
+# autobatch: source-sha256=b5db4cd180bc63957fe64439673faee2d180c787359f54a0d7466d24a9bc9890
+# autobatch: inputs-sha256=a8ca436790c71b155eac0b96f1e953c343ea76ef2ffe8d433628faefc446f504
 # autobatch: body-sha256=37acfed9f04cea0a3d1be4b05a30122b595dd1ad356c6599420cd79536db910c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

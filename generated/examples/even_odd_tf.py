@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=d938d12887dd75c63a3ffa613f7fd73de228a7fd948b5a865b9e79a85ce106f3
-# autobatch: inputs-sha256=340ebfb403f36c5ae4e7cc96962c3e744ee59dd31798a805eedcc07d2664a14c
+# autobatch: source-sha256=5515bb16c950e4817e10ec65d126cf95b7a923b761fa818a63a296f0ef1c6797
+# autobatch: inputs-sha256=630bc7fde4c9e79b09b6d766218a945db1ab12496cfed848cf80324794469b39
 # autobatch: body-sha256=5bce75c43a06249f33f65770970655139a57a6d7136ac9b17ce9264241756f1f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

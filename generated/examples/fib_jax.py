@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=ed9e69dd793f81b78f26c738078a8a7d8810f1d96cdfc26719a8c49113f801a2
-# autobatch: inputs-sha256=ea70aaea6a8c7a2ed67e364de1f1793e12bb30837939b8272df0452da4effd2f
+# autobatch: source-sha256=45928648a2ac6557f1e23bfeb31861f2a1dee4feef34945256ce13e0c66defa9
+# autobatch: inputs-sha256=de84726633af434b51c6241b52bfe9e096957e330c6021971b8327e7aa5e180c
 # autobatch: body-sha256=db67c236c4c04eb6fc2f2d3b1687a459e1e191473c6b106ec2e54784b807e9dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=d07c81d796c375a0f4b9e776bbcb5b45b1601812640d347ce1eb7b53fb77e4a7
-# autobatch: inputs-sha256=155db9a57b73572a7c5c9661a344ad15bfb210b082fc1398f617595bdcf74613
+# autobatch: source-sha256=002a4502eef03166752dc1ed738dee9d684b9c43a3010b5821ecc84b4c038c5b
+# autobatch: inputs-sha256=7e82ef163ce30c09a64affa957487d8c06c7486a3c9ced73cea17bc72422501f
 # autobatch: body-sha256=aa1f8e84133beb8525c57ae10d26bf897af299ce4a524ac24bf9305389eef6c9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=17e25b60ae5b03c7230a15a72c0cc872b6830c1d284ba3c0e459cbcc8e1571d5
-# autobatch: inputs-sha256=7a14213be957a5e15a13e6b1d2a82f120f816e9cfec2ba47b323fbdd41c5d98b
+# autobatch: source-sha256=734f2d6aa05b082800b70c3f258a5f6b9c1d94e95e96bcd220f7fc7c0dd5ed5b
+# autobatch: inputs-sha256=f440a0f9eb21ddba7d6ae9f5f2932207242821d0e7c6539cd8b18df9a0be8016
 # autobatch: body-sha256=96da31d0c7dc87b28be5634dee5226efe516bd6bb91122c769c9befb7aa135b7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

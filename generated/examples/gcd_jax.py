@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=aec751ab2372be28b18a18a5a74273c7e1c5ad20cb79a069d3d4bfe6512e6efa
-# autobatch: inputs-sha256=41e1c713f89fb1a02692ee2022e8462f936ac169088e1d6ca0bef504918d1c97
+# autobatch: source-sha256=6193b2a97c92409e4c5208bd25b9062d8577efbd65045933d97489270696d6cb
+# autobatch: inputs-sha256=0f1f69e87bbbc8853d91f08e7ef5dc19f8e3867d6e0a75aa034eff72a241c7b2
 # autobatch: body-sha256=466985d5412a1ddc1d41011a5a233f3744b886dfe15d1562acb49967b17eb2c7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=06b514fd0062351ea02e20b537d95c04eab73033a977fd563fcd871a9637262d
-# autobatch: inputs-sha256=47aa259184f8335eba3424fc22444a13069056772e1551b86baf220c436f33c2
+# autobatch: source-sha256=b0f5eee83a27d809b75ad6dbb9d1a43998e084d81730664cf52754d7d5fbd0e5
+# autobatch: inputs-sha256=1e1dfe359fb5ce3ef09a65885be054b40f8d6462e9143192a2e4c5a08a8bf93c
 # autobatch: body-sha256=278e0ce7deb3b6d2ed1c3a54e0f233a37a3af066d7692e8ab9c51d134f65f000
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

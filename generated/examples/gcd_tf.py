@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=37bf60c324c1e3ab60e2e8d5088479dba6955f168aea4f6634d669422121a3a7
-# autobatch: inputs-sha256=b23015c8397a1baae09fcd6c20b32457efeb47e047dc46b4afeaa9ce72e06645
+# autobatch: source-sha256=03d5c3ed911b3e7d7f3213f2bee9c482756be9ddcb5cb39887681ea0a2328878
+# autobatch: inputs-sha256=cff76a7305b079b9ab77761da30446c909a5f6b5ffe7eaaa6e16f01339ac7dee
 # autobatch: body-sha256=9116b20df95fd82799b46eefd3ad093a7bdcaa9e101b7961fcfc402465854dba
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=2f0bc843254c9b31abfa4d4a35afad647db5b4fb9e695c837605c43c8a18dc25
-# autobatch: inputs-sha256=f0b31abd6c26f445c0cdd5d0fecf16e8a4debe77ed3cc90a85276647fd518142
+# autobatch: source-sha256=b8bea7218fa30e6f6cecb229a1b3997d790abaa2cd37a705da61d5ffa359f767
+# autobatch: inputs-sha256=727fd3d0991b7ff8be6425857df2b457dec24c507bbbe8cd445e714004ba7500
 # autobatch: body-sha256=0b3beabf001854efb55cf82a00e3c6476f33091d4cd0f4c84ae6f4008b270cec
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=a6cd184472fd884f8ed08e8214e55989ab34c1a527d43ce15e06fde2753e1807
-# autobatch: inputs-sha256=2738912aeb3070c2e0ec896298b1ab8924d74ce93c5b13ffb55cee06fbddfba3
+# autobatch: source-sha256=7805034e14cdc08731323a468fe799503d53f381e725214031434d4323cdd9d6
+# autobatch: inputs-sha256=4150e9d886ef32746a55f63a744a8ba76ee7a502bd4bfd417fd45c7440acad6f
 # autobatch: body-sha256=1dfe92bac537a47c75c193387cde5029aec21033c34d15984f2a88011c087fb4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=736376951869bb037c724d4fa1dd14f53fb8ce33da2bdcd4f0a27e548aa2b95e
-# autobatch: inputs-sha256=082e696c5f1e662817f4a2abdac369c17a4bb60d49e4cccf2bf3319e13adf07e
+# autobatch: source-sha256=abfa3e926091cf0120aaf2599e703e5ba2e29e99a1da724b0c12483aeabbbacd
+# autobatch: inputs-sha256=6c380b97944efce7af4c4e1616d215e46fe7c0042d953af155b7ee298fc6154d
 # autobatch: body-sha256=510e044e1c337a90b0ad9a1d4a9d70dc4212486434eb690af2c4fb09f7a3b9f1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.

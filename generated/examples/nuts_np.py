@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=bedc6571b2f9bd36135ac17ad77da29f4d2dbc470b59558e97d82fb584fc765d
-# autobatch: inputs-sha256=bd1a6f4c64d202dc80218f8025168c183e732b4eaf909162cf2336970fcb9130
+# autobatch: source-sha256=9f98caa43849b8c020d3260cd1848c1acab5582a7dc2f84bd6d33cce95f8c35c
+# autobatch: inputs-sha256=2a4d3c2618f780bef369649a49cf6189b6d51c0693936970d949e7cb2c4c5875
 # autobatch: body-sha256=98856df55e201ecf747a551c9033adfee5407f4c0c0d1a5c0bf32a1bec16bc72
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=ef98bc7f96f9deef430262cc9dfbaf9212536c569b2c678f6d56a5e2be5099f4
-# autobatch: inputs-sha256=94f5097a71980ec114e698f037bef136718e9074517b538161ddb7a09e336ab2
+# autobatch: source-sha256=a6632edf359658c3d9a75fa08d3a786c0b3e2849374e2cac9d41059e9bec3241
+# autobatch: inputs-sha256=93130c6d8dad2abc9ea417fec9dcee0ba27cd2dd954689038dc52321fc346123
 # autobatch: body-sha256=114997aba8cbc8542bbbb3d77a99b6e4f15234619b2fc55b690f9b9f5aedad25
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

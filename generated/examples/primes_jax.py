@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=bf2f644ab51e42e9431973cb0c9bab49ca7fa6c9ecd55a791b419639bdb88048
-# autobatch: inputs-sha256=45cee341d11c66688e6dd479b281912634b28e17723dc6689f9e634f4641589b
+# autobatch: source-sha256=023b2121109d75472c986d8c330923fe1bc8d875f882ad1638e24570b959be38
+# autobatch: inputs-sha256=169c56de7838d8aaa035c779888fe7de679253a6cf2f6753c88e061f520419e6
 # autobatch: body-sha256=3293bd4181785c3a7ab6102f895ee36866c9390dd9e7f6dadef54d229c1d8f8a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=156c6a200a42b1476ba4cfcb1407640c9a329c8a3cb85c8c7fbcfc3d8daa681d
-# autobatch: inputs-sha256=98d8698acbf58870b079dffaef5cdb366ddab162d39755c5e886b86869329db5
+# autobatch: source-sha256=6abb23b0fa3a601c3f198be5c7f239704cb30ac39f0f9d6988dd9b38ddf0ce93
+# autobatch: inputs-sha256=4adee9423c59e504dc0f8fa3d62e46e1b58b63874d35bfd253366ff36c10dd26
 # autobatch: body-sha256=6a0e471714d4dc53f0390fd0fe87923422cd0035a7a151b2781baf8f0e971793
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=c76edbcba8bcef12ca58af77c5cc7c78ab865229581a3988cf8de24dc4513de9
-# autobatch: inputs-sha256=0656a5efa64eeae07cdfa81f72a98294bed470c7d0f0e5363f4f5bcc49919b30
+# autobatch: source-sha256=64db25f7dca371de1f8da498010cccc311f38474fbcc04459bc7ca155be01704
+# autobatch: inputs-sha256=09bcfbc6248bd4993f48e7360f6693ad547b3b2d73ee4fdcf88fd59e44baa7e5
 # autobatch: body-sha256=d5f01989318a011bd1358acbd91bb0aef7d619a7b76247fbbb9c043298fe7868
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

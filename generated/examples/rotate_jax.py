@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=1e4db0e50f6c34218e737c1fd40c3462ea85b2cd1fd3c11a0d054136a9728d29
-# autobatch: inputs-sha256=31fd61f0f6808c70d154259ea62da671dbc8475cc577c36305c838c8a04f803a
+# autobatch: source-sha256=374358315b29c2be2c089f4e868e81edb070c7ea85343c2e33cbbb6738046b04
+# autobatch: inputs-sha256=9964091609d6614bd82a2c398699f898315e8de8214058120a472fed0ac1f666
 # autobatch: body-sha256=b9c5ae7d08ad991b237363e6b661332d95fbe60f5ff8959a0fe9d8ca0530ab50
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

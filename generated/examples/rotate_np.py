@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=3265cfc5d488fad4cdcb9f98d306fc981d10f0abc2af21e7c20d3ffb86e22256
-# autobatch: inputs-sha256=37cdbec24a740c3673a615b0cc1cf73ca3ac43f2ec8f5e5de35a011a9f22dc7f
+# autobatch: source-sha256=583668880758e256e3a91d17c8ee403acb8a85c705bca8175916062c55108eb0
+# autobatch: inputs-sha256=17d2daa4be6f76fc343eab66add47fca70b26d87fa8d8b788612fb5ad1ac99ae
 # autobatch: body-sha256=70581cfcac8f28ef11e1da6dea912746b2bc588c14a316645bea8646b53dd7d9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=11656d4b413578dc1a5bb63d83ace03695198eebe2746502c103730dc0c89bcb
-# autobatch: inputs-sha256=33f0f79dc25fc3ee9f7398feb0d35b912aa70d78d2b918fcfde49358560cae9e
+# autobatch: source-sha256=ec580424fc49a589f575a5a55c5a944d5ebf0d9a46276febc28663f32edb7663
+# autobatch: inputs-sha256=674fe91363140a375057a3e330bd58f83df7834aba24a98c68096f79425ff593
 # autobatch: body-sha256=35d65acd992c094ff5c02ba0d37c636ca20abc799db0047987e230c37c1051cc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=22a2968944c47e7e7027a7878798b28ca4d8087fb691ff3f5d3d54fa517a68e0
-# autobatch: inputs-sha256=44991bba4836a02635f6d9696bd28ba918b3a1725eac7e3b7e2abaa052888648
+# autobatch: source-sha256=170f86b89707e483e401061fa80033d2590b9e21dd8b4d12e0fd2c2d9a0fa87d
+# autobatch: inputs-sha256=0e3f1d35eabeef01fad109501a33f4ada5bed8cb62991dd92056c42f60916ebf
 # autobatch: body-sha256=271bce8cc37eef4511a8ebbdcd13e7b9671e9b5c9d2d1774dcc37f3a78ed10ac
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

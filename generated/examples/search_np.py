@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=d7e5933013273d4935296c432f0a67f546ee92e07b47e3ef35670621e36b00df
-# autobatch: inputs-sha256=1f5ea7499f81bc88cd748aab8d6fa34ac193ffbfee201ba88c07cc3cd31969b5
+# autobatch: source-sha256=672255397f09fce65319c4ef4f215d79fd1950a01bc655aec1f5bd6b2a015c32
+# autobatch: inputs-sha256=7fb7bfd1bdf560c7aea0620b277a7d3cff68213d20d82990aa43b38bccfb10ab
 # autobatch: body-sha256=c20297acf5f442534de1d3ae73d29bee35d83929ca2f7388c45cae396a8862b4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=3088f3cb5196ad201f8d0eb5daeed6e980b7dcb7a6c7240d8740f02524ca72c8
-# autobatch: inputs-sha256=550869a406ce999795ac1761851c5e811cbd525c3553645c2df50cd7346adb60
+# autobatch: source-sha256=c9dfe94acd41012c8c9123dbcfc8d1a0427c2b8c81470ceecfe99df150fadaab
+# autobatch: inputs-sha256=f3f0e6bb1c44646fad940ccbf61d07534dbed7ce283bffc060c6a5f030b39baa
 # autobatch: body-sha256=30c5c5831ad1829395c17b89ba9c6d339c6ed3e802b6590728dd24c97600e192
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

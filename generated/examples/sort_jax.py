@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=b9738b5b0bf79dcea80cdc1821f7f05da329805b2e8437d0f598457b4f87d218
-# autobatch: inputs-sha256=9d6ca9bc490894e0a2c4d6db85785e4013cac987aa1acc60bcac32ed7001f898
+# autobatch: source-sha256=aa1992918ead3593032b89771438324e9edb6d7e760dc16a23cc0a3f343b7a84
+# autobatch: inputs-sha256=e02785e684451def15f52358d3688cbf9a6983797442fcd652ff93096544580a
 # autobatch: body-sha256=9b2482170cd334e25ad1589202435508be4b66df1b04f9333f6ecc5aafda3d31
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=f516612b5f435cc11a342bac695d5f5b88e7b50fbc258883607adf21aeabfe1f
-# autobatch: inputs-sha256=ead521de97119640b6371a59c91b27cc347b5d709066bca11f02075a8251b577
+# autobatch: source-sha256=a2f3116d008965172d398e4f43412d8193abbbdf9019955de4e403b0b5672d07
+# autobatch: inputs-sha256=6478ca728c37b556c7ad6fb2803baeb5608cc9ec8025fd83c9a8d34594017935
 # autobatch: body-sha256=481869e6fd294cb3262770a94c8f53acf1ceece0ad041d779a053e4a7984d89b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=29bcbf123b062cbe01ec75a30f4fb1595b3bac3010e8769c45b9638adcd3b740
-# autobatch: inputs-sha256=001f5644e4779505a051e270b44a664e8f291654158f63ea6eeec130e080b70e
+# autobatch: source-sha256=ebbcbb0d38f13ae7d201e742a73b63adce7aea8dcd3abf9b34094c5f2fa20a83
+# autobatch: inputs-sha256=bb344ee55e9733c806200f8e025ed4348f4f782c44e12b6b3677d7df2503e4cb
 # autobatch: body-sha256=356591bd6dce36ec4e5d0a4ccbb1a02cbf49784d493e96b03a0feab54d24eb0e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=ad510abdefa00dc121276bd5089542983ec69a9cc203696c559e3e7d346d02d4
-# autobatch: inputs-sha256=15ce58ef4841649b3738e13fe3ea00a0995804357bd593927ebb7ed8d5711cc6
+# autobatch: source-sha256=9f3de0fd8174d533c65f9c286a23b3ebb77e06b819d197a17b63c62014984845
+# autobatch: inputs-sha256=36772cf7c195a7fecef6da2e2fa1c1f57f5545e3138efed020f5cc83fa39293f
 # autobatch: body-sha256=1e5e679a0cffbca9950e44fe055c457851e6e5aa3adf19ec0f2332fca73aca09
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=dd27bf5b16474294905b31ac0fea6456416806c0d68de5ef783d68a5b36ec528
-# autobatch: inputs-sha256=6867fc9e7aa9ca7c56cb7fa82f8f9eb24000c7da3fd9f9e4f6a375c2dbf84a3d
+# autobatch: source-sha256=92830203b6a136a48dc3424819bd2e57e0a7efa00282fd8ded8a2035b1faef5b
+# autobatch: inputs-sha256=e7785fadbb49512e31757fa98bbf52140b034778a3d8d7c4e64fc1d9214b0ee8
 # autobatch: body-sha256=5cfec7d769d07c3b45a0e9c679a76105dd946dcf72392659b5aaa715a0f40dd2
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=919a00f556c7163cf61f70f71741da8be8e2531612eb0ad80488a719d4e5c28d
-# autobatch: inputs-sha256=8fb4b136631e6d6be04bc05d123f7ecd2029b0190a844f698f9f93ea1068d212
+# autobatch: source-sha256=98d8b1a343e5f77e55fa6d0bf94e5027090414c8fbd8ee148eb7a3e5f0405c73
+# autobatch: inputs-sha256=1e9a2dcb28646286ebe21573f3f066f5ac8261efe2030da4f42c34bab3bcd9ad
 # autobatch: body-sha256=b3acf7b8eb149b5a23643bb5283a4e5c11c7c9a1e6b2012c8bb4ac375901d028
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=ee53f35847ba5d87a43bdcfff6c61373daffc65b77f77c2b69e5f7729673ff80
-# autobatch: inputs-sha256=61dcd4062ff5d7e05d081ef43a19125dd3c848d404e1886d30ffdd9d225cb50d
+# autobatch: source-sha256=34f1f6bd826c7727a568a9149c30cff5380897efc4844b49b3ba2a0a13a2b5b0
+# autobatch: inputs-sha256=a00bd1f330b6ee9bbc8f40655c4c3ddbfa89d73ba313110d74b3bd983878d31a
 # autobatch: body-sha256=8504db3bff8ecb9e79fd1c58c600c55f34701a9122c31f3628ff137e3c330f6e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=313fcdea36011ffeb9a763a831155fe6861467aec4da5454210bc14fa48e1f14
-# autobatch: inputs-sha256=d998820a0ba04b877cbda0d8a1ff8d057c0c51bdd4dd7ec10dfaae73a85b91d0
+# autobatch: source-sha256=bc8076b4b87fbfd2882e85624a8851003de7b7bf2d803a71abd8adafa08e2232
+# autobatch: inputs-sha256=546313007f70f00358f983aba745d34325ae4d8c796f5cbcaca89f5814717770
 # autobatch: body-sha256=aad4ff7ef59aea2dd3efbaf5e2f6cd75bce8887a00d0ecccb60363daef6ff87c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=6
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=73eb52136f3d10b9b34f712280469d371c6f9146f958cb3938c060c96a596696
-# autobatch: inputs-sha256=9204229e786d35d3d01a27948e571104d10fe0b8e538594cc7bf042b831f76df
+# autobatch: source-sha256=570fa2aaa75a5a13da95035e61982989096d38d93275cd5dbf5e6099faa7edf9
+# autobatch: inputs-sha256=9cd3f096a8b375ca337335cebf506fbe5be4dd3c7ec826a83ba00dcd6ff00067
 # autobatch: body-sha256=cf411b6c53362ad29265defeda5c2d57c32db99015cd1f0a86e8f35287de7d81
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

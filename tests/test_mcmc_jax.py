@@ -201,8 +201,14 @@ def test_the_moments_of_a_correlated_gaussian(gaussian_run):
 
 def test_warmup_adapts_each_chains_step_size_and_mass_matrix(gaussian_run):
     inv_mass = gaussian_run.last_state.inv_mass  # [chains, dims]: each chain's own
-    # The diagonal mass matrix estimates the marginal variances.
-    np.testing.assert_allclose(inv_mass / np.diag(COVARIANCE), 1.0, rtol=0.5)
+    # The diagonal mass matrix estimates the marginal variances, each chain
+    # from its own last slow window: 200 draws of x0 and x1, correlated
+    # (about 30 effective), so a chain's estimate has a relative sd of about
+    # sqrt(2 / 30) = 0.26: within a factor of 2 per chain, within 25% on
+    # average over the 4 chains.
+    ratio = inv_mass / np.diag(COVARIANCE)
+    assert np.all((0.5 < ratio) & (ratio < 2.0)), ratio
+    np.testing.assert_allclose(ratio.mean(axis=0), 1.0, rtol=0.25)
     assert len(np.unique(inv_mass[:, 0])) == 4
     step_sizes = gaussian_run.stats["step_size"][:, 0]
     assert len(np.unique(step_sizes)) == 4

@@ -290,3 +290,82 @@ def log_add_exp(a, b):
     if is_tensor(a, b):
         return tf.math.reduce_logsumexp(tf.stack([a, b], axis=-1), axis=-1)
     return _xp(a, b).logaddexp(a, b)
+
+
+def turn_checkpoints(leaf, levels):
+    """Which checkpoints leaf `leaf` of a subtree reads and writes: (first,
+    last), [chains] int64 each.
+
+    Built leaf by leaf, a subtree of 2**d leaves holds every aligned block
+    of 2**k leaves (k >= 1) as a sub-subtree whose two ends must not make a
+    U-turn.  Leaf n ends the blocks of sizes 2, 4, ..., 2**t, where t is
+    the number of trailing one bits of n; their first leaves were kept as
+    checkpoints `first .. last`, with last = popcount(n >> 1) and
+    first = last - t + 1 (an empty range for an even n).  An even leaf n
+    starts a block and is kept at checkpoint popcount(n >> 1) = `last`,
+    which no block still open needs (the scheme numpyro's iterative NUTS
+    uses; `levels` checkpoints hold a subtree of 2**levels leaves)."""
+    if is_tensor(leaf):
+        leaf = tf.cast(leaf, tf.int64)[:, None]
+        bits = tf.bitwise.bitwise_and(
+            tf.bitwise.right_shift(leaf, tf.range(levels, dtype=tf.int64)), tf.constant(1, tf.int64)
+        )  # [chains, levels]: bit k of leaf
+        trailing = tf.reduce_sum(tf.math.cumprod(bits, axis=1), axis=1)
+        last = tf.reduce_sum(bits[:, 1:], axis=1)
+        return last - trailing + 1, last
+    xp = _xp(leaf)
+    leaf = xp.asarray(leaf, np.int64)[:, None]
+    bits = xp.bitwise_and(xp.right_shift(leaf, xp.arange(levels, dtype=np.int64)), 1)
+    trailing = xp.sum(xp.cumprod(bits, axis=1), axis=1)  # [chains]
+    last = xp.sum(bits[:, 1:], axis=1)  # [chains]
+    return last - trailing + 1, last
+
+
+def turned(ends_x, ends_v, x, v, first, last, direction):
+    """Whether a sub-subtree that leaf (x, v) closes makes a U-turn: [chains] bool.
+
+    ends_x, ends_v: the checkpoints' positions and velocities M^-1 r
+    [chains, levels, dims]; x, v: the new leaf's [chains, dims]; checkpoints
+    `first .. last` ([chains] each) are the first leaves of the blocks the
+    new leaf ends.  A block turns unless both its ends move apart along
+    the span from its earlier end to its later one (Hoffman and Gelman's
+    criterion, the recursive sampler's `no_u_turn`); built backwards in
+    time (direction -1) the new leaf is the earlier end."""
+    if is_tensor(ends_x, x):
+        span = direction[:, None, None] * (x[:, None, :] - ends_x)  # [chains, levels, dims]
+        ahead = (tf.reduce_sum(span * ends_v, axis=-1) >= 0) & (
+            tf.reduce_sum(span * v[:, None, :], axis=-1) >= 0
+        )
+        level = tf.range(ends_x.shape[1], dtype=tf.int64)[None, :]
+        first = tf.cast(first, tf.int64)[:, None]
+        last = tf.cast(last, tf.int64)[:, None]
+        closed = (level >= first) & (level <= last)  # [chains, levels]
+        return tf.reduce_any(closed & ~ahead, axis=1)
+    xp = _xp(ends_x, x)
+    span = direction[:, None, None] * (x[:, None, :] - ends_x)  # [chains, levels, dims]
+    ahead = (xp.sum(span * ends_v, axis=-1) >= 0) & (xp.sum(span * v[:, None, :], axis=-1) >= 0)
+    level = xp.arange(ends_x.shape[1])[None, :]
+    closed = (level >= xp.asarray(first)[:, None]) & (level <= xp.asarray(last)[:, None])
+    return xp.any(closed & ~ahead, axis=1)
+
+
+def checkpoint(ends, at, value, keep):
+    """`ends` with `value` written at checkpoint `at` where `keep`:
+    [chains, levels, dims] (ends), [chains] (at, keep), [chains, dims] (value)."""
+    if is_tensor(ends, value):
+        level = tf.range(ends.shape[1], dtype=tf.int64)[None, :]
+        hit = (level == tf.cast(at, tf.int64)[:, None]) & keep[:, None]
+        return tf.where(hit[:, :, None], value[:, None, :], ends)
+    xp = _xp(ends, value)
+    level = xp.arange(ends.shape[1])[None, :]
+    hit = (level == xp.asarray(at)[:, None]) & xp.asarray(keep)[:, None]  # [chains, levels]
+    return xp.where(hit[:, :, None], value[:, None, :], ends)
+
+
+def checkpoints(like, levels):
+    """Zeroed checkpoints for `levels` leaves like `like` [chains, dims]:
+    [chains, levels, dims]."""
+    if is_tensor(like):
+        return tf.zeros([tf.shape(like)[0], levels, like.shape[-1]], like.dtype)
+    xp = _xp(like)
+    return xp.zeros((like.shape[0], levels, like.shape[-1]), like.dtype)

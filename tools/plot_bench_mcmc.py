@@ -88,7 +88,14 @@ def markdown(rows, runs):
     skipped = {
         (r["target"], r["chains"], r["sampler"]): r["skipped"] for r in rows if r.get("skipped")
     }
-    pairs = [(o, p) for o in ("ours", "ours-jax") for p in ("tfp", "blackjax")]
+    pairs = [
+        (o, p) for o in ("ours", "ours-jax") for p in ("tfp", "blackjax") if {o, p} <= set(samplers)
+    ]
+    several = len({chains for _, chains in targets}) > 1
+
+    def name(target, chains):  # the chain count too, when the file has several
+        return f"{target}, {chains} chains" if several else target
+
     out = []
     head = ["target (dims)"] + [f"{LABELS[s]}" for s in samplers]
     head += [f"{LABELS[o].replace(', ', ' ')} / {LABELS[p]}" for o, p in pairs]
@@ -96,7 +103,7 @@ def markdown(rows, runs):
     out.append("| " + " | ".join(["---"] * len(head)) + " |")
     for target, chains in targets:
         dims = next(by[k]["dims"] for k in by if k[:2] == (target, chains))
-        cells = [f"{target} ({dims})"]
+        cells = [f"{name(target, chains)} ({dims})"]
         for s in samplers:
             row = by.get((target, chains, s))
             cells.append(_number(row["ess_per_s"]) if row else "not run")
@@ -117,10 +124,12 @@ def markdown(rows, runs):
             if row is None:
                 if (target, chains, s) in skipped:
                     reason = skipped[(target, chains, s)]
-                    out.append(f"| {target} | {LABELS[s]} | skipped: {reason} | | | | |")
+                    out.append(
+                        f"| {name(target, chains)} | {LABELS[s]} | skipped: {reason} | | | | |"
+                    )
                 continue
             out.append(
-                f"| {target} | {LABELS[s]} | {row['first_s']:.1f} | {row['run_s']:.1f} | "
+                f"| {name(target, chains)} | {LABELS[s]} | {row['first_s']:.1f} | {row['run_s']:.1f} | "
                 f"{row['min_ess']:,.0f} | {_number(row['ess_per_s'])} | {row['divergences']:,} |"
             )
     return "\n".join(out)

@@ -27,7 +27,8 @@ version it was generated for, and `require` refuses another at import time.
 # 4: jax_backend; stack_items (a tuple of like values indexed per example)
 # 5: symbolic sizes: event_size, Entry.types naming sizes ("n",), stack_bytes of sizes
 # 6: compact blocks: select_fields, save_all; WRITES lists as strings of names (common.block_writes)
-RUNTIME_VERSION = 6
+# 7: negative_power: an int to a negative per-example int power stops the example
+RUNTIME_VERSION = 7
 
 
 class RuntimeVersionError(ImportError):

@@ -88,11 +88,25 @@ def check_errors(function, errors, error_lines, max_stack_depth):
         check_overflow(function, errors[0], error_lines[0], max_stack_depth)
 
 
+# How an entry of a program's index lines marks a power, not a subscript:
+# `2 ** k` with an int k that was negative for an example (negative_power).
+NEGATIVE_POWER = "a negative power "
+
+
 def check_index(function, index_error_at, index_lines):
-    """Raises IndexError if an active example indexed out of range."""
+    """Raises IndexError if an active example indexed out of range, or
+    ValueError if it raised an int to a negative int power (whose Python
+    value, a float, the program's int cannot hold)."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
         where = index_lines[index_error_at[examples[0]]]
+        if where.startswith(NEGATIVE_POWER):
+            raise ValueError(
+                f"{function}: example(s) {examples.tolist()[:10]} raised an int to a negative "
+                f"int power ({where[len(NEGATIVE_POWER):]}); Python's value there is a float "
+                "(2 ** -1 == 0.5) and this program computes an int: write a float base "
+                "(2.0 ** k) for a float power.  Each stopped there"
+            )
         raise IndexError(
             f"{function}: example(s) {examples.tolist()[:10]} indexed out of range "
             f"({where}); each stopped there, as it would on its own"

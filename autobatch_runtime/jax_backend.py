@@ -105,6 +105,7 @@ from autobatch_runtime.jax_ops import (  # noqa: E402,F401 - rt.<name>
     put,
     repeat,
     index_fault,
+    negative_power,
     zeros,
     event_size,
     batch_size,

@@ -173,6 +173,13 @@ def index_fault(active, array, items, batched=True):
     return fault & active
 
 
+def negative_power(active, exponent):
+    """[batch] bool: the active examples whose integer exponent is negative
+    (see numpy_backend.negative_power)."""
+    negative = jnp.asarray(exponent) < 0  # [batch, *event]
+    return active & negative.any(axis=tuple(range(1, negative.ndim)))
+
+
 def zeros(leading, shape, dtype):
     """A [*leading, *shape] array of zeros (False for bool)."""
     return jnp.zeros((*leading, *shape), dtype)

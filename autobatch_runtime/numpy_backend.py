@@ -187,6 +187,16 @@ def index_fault(active, array, items, batched=True):
     return fault & active
 
 
+def negative_power(active, exponent):
+    """[batch] bool: the active examples whose integer exponent is negative
+    (anywhere in it, for a vector of exponents).  Python's `2 ** -1` is the
+    float 0.5, and the program typed the power an int: those examples stop,
+    and the entry says so (common.check_index), instead of `exponent_or_zero`'s
+    1 standing in for Python's 0.5."""
+    negative = np.asarray(exponent) < 0  # [batch, *event]
+    return active & negative.any(axis=tuple(range(1, negative.ndim)))
+
+
 def zeros(leading, shape, dtype):
     """A [*leading, *shape] array of zeros (False for bool)."""
     return np.zeros((*leading, *shape), dtype)

@@ -55,6 +55,7 @@ from autobatch_runtime.tensorflow_ops import (  # noqa: F401 - rt.<name>
     put,
     repeat,
     index_fault,
+    negative_power,
     zeros,
     event_size,
     batch_size,

@@ -225,6 +225,16 @@ def index_fault(active, array, items, batched=True):
     return fault & active
 
 
+def negative_power(active, exponent):
+    """[batch] bool: the active examples whose integer exponent is negative
+    (anywhere in it, for a vector of exponents).  Python's `2 ** -1` is the
+    float 0.5, and the program typed the power an int: those examples stop,
+    and the entry says so (common.check_index; numpy_backend.negative_power), instead of `exponent_or_zero`'s
+    1 standing in for Python's 0.5."""
+    negative = tf.convert_to_tensor(exponent) < 0  # [batch, *event]
+    return active & tf.reduce_any(negative, axis=list(range(1, negative.shape.rank)))
+
+
 def zeros(leading, shape, dtype):
     """A [*leading, *shape] array of zeros (False for bool)."""
     return tf.zeros([*leading, *shape], dtype)

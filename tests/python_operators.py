@@ -275,3 +275,21 @@ def picked(v, i):
 @ctx.batch
 def picked_rows(m, rows):
     return pick_rows(m, rows) + 1
+
+
+@ctx.batch
+def halving_sum(n):
+    """Python's `2 ** k` for a negative int k is a float (0.5, 0.25, ...),
+    which this int power cannot be: refused for those examples at run time."""
+    total = 0
+    k = -n
+    while k <= n:
+        total = total + 2**k  # <-- negative k for n > 0
+        k = k + 1
+    return total
+
+
+@ctx.batch
+def guarded_power(k, n):
+    """The power runs only where Python evaluates it (`and` short-circuits)."""
+    return k >= 0 and 2**k > n

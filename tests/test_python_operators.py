@@ -213,3 +213,24 @@ def test_a_helper_made_by_exec_is_not_taken_for_a_builtin(mode):
     got = np.asarray(P.picked_rows(m, rows, **MODES[mode]))
     want = np.stack([m[b][rows[b]] for b in range(5)]) + 1
     assert np.allclose(got, want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_int_to_a_negative_int_power_stops_naming_the_line(mode):
+    """Python gives a float (2 ** -1 == 0.5) where the program's power is an
+    int: the examples that ask for one stop with a ValueError naming the
+    line, never the 1 that `exponent_or_zero` puts in their place; an
+    example with n == 0 alone (k == 0) runs as Python."""
+    assert np.asarray(P.halving_sum(np.array([0]), **MODES[mode])).tolist() == [1]
+    with pytest.raises(ValueError, match=r"example\(s\) \[1, 2\] raised an int to a negative int power") as error:
+        P.halving_sum(np.array([0, 1, 3]), **MODES[mode])
+    with open(P.__file__) as f:
+        line = next(i for i, text in enumerate(f, 1) if "2**k  # <-- negative k" in text)
+    assert f"python_operators.py:{line}: total = total + 2**k" in str(error.value)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_power_runs_only_where_python_evaluates_it(mode):
+    k, n = np.array([-1, -3, 3, 2, 0]), np.array([5, 0, 5, 5, 0])
+    got = np.asarray(P.guarded_power(k, n, **MODES[mode])).tolist()
+    assert got == [bool(a >= 0 and 2**a > b) for a, b in zip(k.tolist(), n.tolist())]

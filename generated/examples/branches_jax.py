@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=jax
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=950dcd4f4633d8636ad943810e3d7f3326290d42addcab1402a863ec6733a83b
-# autobatch: inputs-sha256=5d20dcc23fa0d16cbb007a8ec891f2978649bfda885d1ef4cb99380f38ce50bd
-# autobatch: body-sha256=f409ab951089f45febcf5c546f4f8d8952651f2a45a82af9c78d4b4f4a4f79ed
+# autobatch: source-sha256=9bb831f36b3d02385dbfaa266531fc178a2ac83d60c3f4b9db329bd54ae4e0ff
+# autobatch: inputs-sha256=a47b69f64c183e65e24c0121a083e7dc85ab29844c2e96fc51004ea1f29618d4
+# autobatch: body-sha256=f47cc87399b9f640ee1e63c6e268c105a0f6e5f1eea1b61f948b13ace12daabe
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=53f33cb6da90a0627132e2174d225d8e956181356e62a643adcb4c05bb471dea
-# autobatch: inputs-sha256=8b24fdd9710af9b481b0e0941dace56dca2375144a2cc1c9695b11487856a73b
-# autobatch: body-sha256=dc9d6e691a337f4f8496fe15c217c6db553c2aa4dd97d42a6a24bd2ba554e90e
+# autobatch: source-sha256=35eb980deafa31e77aeaaa130f93f59ebb4412af09fe7641f6665b1867a3b371
+# autobatch: inputs-sha256=29765211ecd6a5e0dfb4443e500f04f8a50b4d24abb354b1af2eb2f00de197e1
+# autobatch: body-sha256=725814133b0ba351d3cea493eb57ce591406c9bbd30da08625b39dd956dabb6b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=063d1b857bef22c9a17ae30ae67c6ee6a8100653e9f1fc71bfecbb478bb3148f
-# autobatch: inputs-sha256=ad9a9045883880981285ea778e27c0196393ae2ad5c96fd586d9c51f012246df
-# autobatch: body-sha256=1fc43bc138b6b6711ab356b8015d2fbe2905605ccced1ee1861c31f0884d35bd
+# autobatch: source-sha256=fb45712bc423536eb8edeeb925fe2cb2c77255acb48c9909d23d57b4cbc96f9c
+# autobatch: inputs-sha256=0e0809db84589fcd71a5ed3807b4dd3ad28878048ef435a1b9761598a16f4f1e
+# autobatch: body-sha256=c5c24dc3e67b6f383c8e2f589f415590e5e94ceb3f140a137a9aefc46346bd64
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

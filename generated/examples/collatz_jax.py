@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=jax
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=7bea3a3c5c87e90ea771b98d9c4d9c2ecf959bf7875f6362f01c02ff0f9181d8
-# autobatch: inputs-sha256=b610ab9466fa78249905a283b2dc0b25515c50d91d5d459e595c5a8edb142e68
-# autobatch: body-sha256=0832230ecdcd0a8beb58019d1ec1095f78aa69e24fd6f732e4fa8a11f594e970
+# autobatch: source-sha256=29b160efa8fdb7699133ccc7fb2f443a72551328276edb17ccf6c98b81995125
+# autobatch: inputs-sha256=7e74912f2ee07feafe2be2a4751bc28131e9f38f2e98ae51c7caf9bdce0c96a0
+# autobatch: body-sha256=cfb516bc4a0c0f265e441e77768e64b8e2c99302ba3ad9afdc51e99b6c4d1f44
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=ba8a630465290609e5cfa116ccba53fbda119e01c072d8f2e8d339026b9b989c
-# autobatch: inputs-sha256=30d120dd9bc7282f7ca58f18b5538b765dedf820ba7c6052057d33efc2bd3659
-# autobatch: body-sha256=40300a4b55e27d14ef54bb9d5419ca7d8e52500d0070c0b868de6737eca995cb
+# autobatch: source-sha256=2fc2b2dbbb6cea073f25f52f4d6ec044aa6da1b522a738053076c2fcd2de28a2
+# autobatch: inputs-sha256=5bd559314860bb4da6256c1c7e5820ee15d1c5fcd7282203254ae54edfe24b1c
+# autobatch: body-sha256=ee9ab324c39f6f358a93dfd09ac80c539148781346a8712a27bb3a0f8e10abdd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=2c70cd92ce19eb224f1d32165fbc70e2df94361a59c556eddd4bf8ce535e00b9
-# autobatch: inputs-sha256=e1779b25037eb113c1cd7dab549e3a5c5db0b7e19cd1f81737d9bf06577eeefa
-# autobatch: body-sha256=89ff3267d3bb3ea5131d5bd43db4cd8616095777ac33fd63841c50aaf1061f6f
+# autobatch: source-sha256=9422dac13f7246f895635d460c66f33314296efb4b43d3f33791f60b5045e963
+# autobatch: inputs-sha256=20568431b99a4dc03b340d0899cf73990f537aa126c9190ce83fd3f3798dc1dc
+# autobatch: body-sha256=7324c66d0d17a960b791b9468caeb6f1a41d790d0137a1b9e684c905bdcca78d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=jax
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=90f1f82f731be7f894d197b649189aa74009b0352a0483926a8cd1dfb3b225ec
-# autobatch: inputs-sha256=a2ddd858f42ea9763dc1dca830d70c0a694fcc2f6fd58374025ba9006aff7230
-# autobatch: body-sha256=79f92f8667c1125c98a03920d631705817c04accad67b828c89b33acd42dd1d7
+# autobatch: source-sha256=3527651e4cd7b13fc0a99b679f77278b7fe4bbc5a1b49212d3b7cc0a52e648d8
+# autobatch: inputs-sha256=851fd9627689fab5e77e57d1fa3fbb2061f5c5565a7f84008efad20683acacb8
+# autobatch: body-sha256=c7eb83e324b0910f126ba453b4034edad4f1449e5c6dcf169b35f6d70559dbf8
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

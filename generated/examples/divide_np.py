@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=18e1a8be7e5333799029efebc1f0f5dbad821ae795570741f75b20d0bf95d65e
-# autobatch: inputs-sha256=639116bac70c6a79e670a2e2761f92f791b4d0b469c29cd4d858e1ddaed32ab0
-# autobatch: body-sha256=0b0c70ae33d123efb669a69ea4114a513808940b3b67ff6cc1226d96c7f4d6d4
+# autobatch: source-sha256=78cdebd4cda73d23f7dea09278618c8539e53008439a35312f394c1fe3f16bdf
+# autobatch: inputs-sha256=5cbb0d8303fd6bda916f6c1d23c5bbd6561c4e24a7454d14b9a459b7857e1cd5
+# autobatch: body-sha256=eadbf63a1180de8a5522b99dd74b73b43cf0ba32927ef3efe5824c379a13b7a9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

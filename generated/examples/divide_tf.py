@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=215aa2e08aaf28d26ce93f5b9bc807c8d2cc355ddda6dd6dfdc31036eb215ed9
-# autobatch: inputs-sha256=4238defadd35df5b0573b3a6454350fbb510e56ed7a6e79ba2df9d641ac50ac1
-# autobatch: body-sha256=e0815852324bfcfff07f3d7879b748e00976799d940c3fc7d03c2594a82091ef
+# autobatch: source-sha256=1848d0c32dd4145934e6b9b2ba0012adbc932b16620525784a5a9e83ca16d7db
+# autobatch: inputs-sha256=95a777b0e98f0a82908026a394be018acaedb9d0f956f864d24b68d8a1e8dcc5
+# autobatch: body-sha256=155394755e0d2fc1bfc4ffe760ad7b6fddaebc7daaec664a484ef79ccc06aaa6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=jax
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=e88c03010d1b81d7de6c5cf506dc809d87624fdbfb11cb9e6f7d400cdc560657
-# autobatch: inputs-sha256=912e411add1277aa62f3e02ab6e6d4ef32a9492832ba558284e1b867a738309b
-# autobatch: body-sha256=adcfc2d46a9570bb184493cd44831d263d7a0c4a1cd523e89f1abec4f101f1a8
+# autobatch: source-sha256=36f2900bda7f00c6ea943acb5b5eb3a4c14261e242848c1e5df0e5028d469596
+# autobatch: inputs-sha256=318dddcb44dbd8889798690aff7bdd605dc5666b44f09e46f3c990cd27cd08fa
+# autobatch: body-sha256=2b6449e224b86179d8ee63fbdb727adfc5ab18a049db7bea2f467cf3ca361007
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

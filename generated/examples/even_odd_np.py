@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=b5db4cd180bc63957fe64439673faee2d180c787359f54a0d7466d24a9bc9890
-# autobatch: inputs-sha256=a8ca436790c71b155eac0b96f1e953c343ea76ef2ffe8d433628faefc446f504
-# autobatch: body-sha256=37acfed9f04cea0a3d1be4b05a30122b595dd1ad356c6599420cd79536db910c
+# autobatch: source-sha256=f5a9b54df711a4febb1b4d4f78de92c7cdfd244d6f60e3e7699e52bea0bb4dff
+# autobatch: inputs-sha256=821a429edb36f12598e7c277fc328283a2749db732fdc3971e566ecec10808a8
+# autobatch: body-sha256=dd7d2cc10951c983bb93c8aad3940cb5034f1cb4d5ce97c5fa0a0a0370fa7112
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

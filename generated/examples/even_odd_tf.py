@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=5515bb16c950e4817e10ec65d126cf95b7a923b761fa818a63a296f0ef1c6797
-# autobatch: inputs-sha256=630bc7fde4c9e79b09b6d766218a945db1ab12496cfed848cf80324794469b39
-# autobatch: body-sha256=5bce75c43a06249f33f65770970655139a57a6d7136ac9b17ce9264241756f1f
+# autobatch: source-sha256=bb59333f550c9f6c9c97ba9bb3c0f5cb66989db0b77450742e1c5ba7fd9ea43b
+# autobatch: inputs-sha256=1e925cca2f7eecf16d32275b767e60c44307d1c9e3233077d97b363a7ae6d8e7
+# autobatch: body-sha256=f39cd3e3d5f7afa9d959e8c3d23f00efd595bf40b9313b26738908ad26f44711
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=jax
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=45928648a2ac6557f1e23bfeb31861f2a1dee4feef34945256ce13e0c66defa9
-# autobatch: inputs-sha256=de84726633af434b51c6241b52bfe9e096957e330c6021971b8327e7aa5e180c
-# autobatch: body-sha256=db67c236c4c04eb6fc2f2d3b1687a459e1e191473c6b106ec2e54784b807e9dc
+# autobatch: source-sha256=66c945dc4f94ba93f9fc604c86be88d7111424e4939ba6e13382a18c6971ea9a
+# autobatch: inputs-sha256=e1ae82c002db6dd027bc238730203bcda3e6ff3de32500721b432070542b3bf6
+# autobatch: body-sha256=7656b60f89dbd2c67f62024c2a7d8f29ddd1cbba15a6c7df39cb95bb56322385
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=002a4502eef03166752dc1ed738dee9d684b9c43a3010b5821ecc84b4c038c5b
-# autobatch: inputs-sha256=7e82ef163ce30c09a64affa957487d8c06c7486a3c9ced73cea17bc72422501f
-# autobatch: body-sha256=aa1f8e84133beb8525c57ae10d26bf897af299ce4a524ac24bf9305389eef6c9
+# autobatch: source-sha256=b9bf4aad938797aadf2b307273096f532d556318f2be0dacb358412eb2f815c9
+# autobatch: inputs-sha256=b15bc173dbd42e031d9d8d174f1db9c398900858b04c033fa7c700a0a9e2669d
+# autobatch: body-sha256=eebfe06d68b10b4b891733666a9080c8f7c3f7ce2202b00e675889d91a39a993
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=734f2d6aa05b082800b70c3f258a5f6b9c1d94e95e96bcd220f7fc7c0dd5ed5b
-# autobatch: inputs-sha256=f440a0f9eb21ddba7d6ae9f5f2932207242821d0e7c6539cd8b18df9a0be8016
-# autobatch: body-sha256=96da31d0c7dc87b28be5634dee5226efe516bd6bb91122c769c9befb7aa135b7
+# autobatch: source-sha256=8db41e59c27d31f2f4d275a79058b2ad2528cb8e47258402adbed2e2a21101af
+# autobatch: inputs-sha256=07bed798ea9a32247a8947a235b8742b6128bb7a6ad9270c93703148cc145be4
+# autobatch: body-sha256=cbe902a676b98e6fc4d3bcb2139974f8f71e45641ee64be516b2d2ae517b4b2b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

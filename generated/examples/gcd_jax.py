@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=jax
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=6193b2a97c92409e4c5208bd25b9062d8577efbd65045933d97489270696d6cb
-# autobatch: inputs-sha256=0f1f69e87bbbc8853d91f08e7ef5dc19f8e3867d6e0a75aa034eff72a241c7b2
-# autobatch: body-sha256=466985d5412a1ddc1d41011a5a233f3744b886dfe15d1562acb49967b17eb2c7
+# autobatch: source-sha256=bc43ae4a4c40955d909c85f29e53e9bbfa5e3c1b12cf2fd7ec2c9842e10c4f7b
+# autobatch: inputs-sha256=87075f459ef165f999789e5ea13f9b8dc90ed0836424300a44789dbf90ce0649
+# autobatch: body-sha256=5a2e9de56b19028e8931304f999f6a6ec8430551d1c127a65b5af93ad91c7f8c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

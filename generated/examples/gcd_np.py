@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=b0f5eee83a27d809b75ad6dbb9d1a43998e084d81730664cf52754d7d5fbd0e5
-# autobatch: inputs-sha256=1e1dfe359fb5ce3ef09a65885be054b40f8d6462e9143192a2e4c5a08a8bf93c
-# autobatch: body-sha256=278e0ce7deb3b6d2ed1c3a54e0f233a37a3af066d7692e8ab9c51d134f65f000
+# autobatch: source-sha256=27b14509185c752392a10b38f94f5fa4625b306234fe7b8e4f311d064539aec2
+# autobatch: inputs-sha256=a182921b228b987acc1bb43ed859e01a223ad64e63a88153f56627444ecc2e8c
+# autobatch: body-sha256=6cffd9984f64cb1a50c400989db4620deb2b34c6e9f6b0c467a232855459119d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

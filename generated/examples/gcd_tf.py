@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=03d5c3ed911b3e7d7f3213f2bee9c482756be9ddcb5cb39887681ea0a2328878
-# autobatch: inputs-sha256=cff76a7305b079b9ab77761da30446c909a5f6b5ffe7eaaa6e16f01339ac7dee
-# autobatch: body-sha256=9116b20df95fd82799b46eefd3ad093a7bdcaa9e101b7961fcfc402465854dba
+# autobatch: source-sha256=2e6f9183602b13d97d243851dac01dbfece40eb8ef9a5ecd63940b5d448fdbe6
+# autobatch: inputs-sha256=2742a6019231f765c8c99a5a524ae08b5fc8ceb8a0bb1fddb9cd0f1aa2a0a374
+# autobatch: body-sha256=645fd5b7330720b5bcc77c9aed593dc36999ab01cf1732db902a903d27935d34
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=jax
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=b8bea7218fa30e6f6cecb229a1b3997d790abaa2cd37a705da61d5ffa359f767
-# autobatch: inputs-sha256=727fd3d0991b7ff8be6425857df2b457dec24c507bbbe8cd445e714004ba7500
-# autobatch: body-sha256=0b3beabf001854efb55cf82a00e3c6476f33091d4cd0f4c84ae6f4008b270cec
+# autobatch: source-sha256=929066acf7b80a13e1509707eafcac760d69aecdca38cc33192c8bb02dc99c44
+# autobatch: inputs-sha256=fc4d348194a83946d73555a80720d34dfbd338a6254317e13e7f37952b4550e0
+# autobatch: body-sha256=b240ad6185060d0a33ccc8cb4794ecd86d658bc1f6a8b35dd424c3c293b25823
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=7805034e14cdc08731323a468fe799503d53f381e725214031434d4323cdd9d6
-# autobatch: inputs-sha256=4150e9d886ef32746a55f63a744a8ba76ee7a502bd4bfd417fd45c7440acad6f
-# autobatch: body-sha256=1dfe92bac537a47c75c193387cde5029aec21033c34d15984f2a88011c087fb4
+# autobatch: source-sha256=789529a1e94dddf32dd58c67aab093b0165721a49f6346377b1eba99a113d932
+# autobatch: inputs-sha256=4454e7f60a7e3c03f57455e63a024544c7e8166dd9afc3d02ec87654166a7c0b
+# autobatch: body-sha256=8d40e855942f732ad5f5d8097cc7e97a7b809bda5b76c41ff3e94f64e29ff7eb
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

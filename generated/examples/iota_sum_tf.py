@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=abfa3e926091cf0120aaf2599e703e5ba2e29e99a1da724b0c12483aeabbbacd
-# autobatch: inputs-sha256=6c380b97944efce7af4c4e1616d215e46fe7c0042d953af155b7ee298fc6154d
-# autobatch: body-sha256=510e044e1c337a90b0ad9a1d4a9d70dc4212486434eb690af2c4fb09f7a3b9f1
+# autobatch: source-sha256=f8f898266de12adf6927a54347dd8a258de8d738bb6ec72794f7656d30c1e9ef
+# autobatch: inputs-sha256=0e0b3c3397b5713701b9a5996df032a305f0ef31571fc41ed99656afecd8259e
+# autobatch: body-sha256=d51d14f23b4ac2c3bf2a121ddfa38e262ec2ac3397af6d9d4d2572e7e4dea4ef
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=9f98caa43849b8c020d3260cd1848c1acab5582a7dc2f84bd6d33cce95f8c35c
-# autobatch: inputs-sha256=2a4d3c2618f780bef369649a49cf6189b6d51c0693936970d949e7cb2c4c5875
-# autobatch: body-sha256=98856df55e201ecf747a551c9033adfee5407f4c0c0d1a5c0bf32a1bec16bc72
+# autobatch: source-sha256=c96b203d3692acbea358b5f3073519f0b302966d90f50c240de196b7419f0f4f
+# autobatch: inputs-sha256=48e5c91c0624fcd84a7eed6e4caaeea67a89df4e97e21e2cc2d4819caeaad25b
+# autobatch: body-sha256=a2130bdd0cb56a506ae4f262a145d81fdd0aa2c0e194c54885bcc1928878d7d0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -44,7 +44,7 @@ nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/nuts.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=a6632edf359658c3d9a75fa08d3a786c0b3e2849374e2cac9d41059e9bec3241
-# autobatch: inputs-sha256=93130c6d8dad2abc9ea417fec9dcee0ba27cd2dd954689038dc52321fc346123
-# autobatch: body-sha256=114997aba8cbc8542bbbb3d77a99b6e4f15234619b2fc55b690f9b9f5aedad25
+# autobatch: source-sha256=d0bc0a5b8f7373801ae29b72729acd047162543fd3ca59520586d73841fac90f
+# autobatch: inputs-sha256=407ed249e43b79d6ec382e6ba986854f282821d41ac74fe85b4e9487b730ea92
+# autobatch: body-sha256=2ff6aaa90d488a6d0d06f8f8100f615c9dbdcbc21c709900a34c0057a628e61d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.
 
@@ -44,7 +44,7 @@ nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/nuts.py",

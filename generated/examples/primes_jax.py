@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=jax
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=023b2121109d75472c986d8c330923fe1bc8d875f882ad1638e24570b959be38
-# autobatch: inputs-sha256=169c56de7838d8aaa035c779888fe7de679253a6cf2f6753c88e061f520419e6
-# autobatch: body-sha256=3293bd4181785c3a7ab6102f895ee36866c9390dd9e7f6dadef54d229c1d8f8a
+# autobatch: source-sha256=f7812050c2a266720959f5e60111e3d26dd95e58ca71a1f5d688fb7b29a7b27e
+# autobatch: inputs-sha256=4402189d539b244815daf2e78ee85c02928c545c153730f46b84f85024a41ae7
+# autobatch: body-sha256=8482b425223681518df6f85605ac3f06c41d967c616f2e7cd3cce93c180f1b4d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

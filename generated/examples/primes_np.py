@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=6abb23b0fa3a601c3f198be5c7f239704cb30ac39f0f9d6988dd9b38ddf0ce93
-# autobatch: inputs-sha256=4adee9423c59e504dc0f8fa3d62e46e1b58b63874d35bfd253366ff36c10dd26
-# autobatch: body-sha256=6a0e471714d4dc53f0390fd0fe87923422cd0035a7a151b2781baf8f0e971793
+# autobatch: source-sha256=b4d7204a62c78fe28572f1673190a9337d33240f62e98e4ac776e7325471e739
+# autobatch: inputs-sha256=cbde49ff848e41660d9e7c274de5bb8799dd3b4c7783ac89c9e6616ea134e15b
+# autobatch: body-sha256=113779e2533fcfc4a914a5868ac536601c55804331d8a4cda907380b5359da05
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=64db25f7dca371de1f8da498010cccc311f38474fbcc04459bc7ca155be01704
-# autobatch: inputs-sha256=09bcfbc6248bd4993f48e7360f6693ad547b3b2d73ee4fdcf88fd59e44baa7e5
-# autobatch: body-sha256=d5f01989318a011bd1358acbd91bb0aef7d619a7b76247fbbb9c043298fe7868
+# autobatch: source-sha256=4b494ed59b11f7301ec151223926ebac10748a82fe2cfc63fec0e3657baf12d7
+# autobatch: inputs-sha256=37340159dda1f1bba04c397e30781fb8007fabff100885f36bebf1428e1d622e
+# autobatch: body-sha256=e1c1240fe497e2fa133c532a47d864ac60dc5380b0c76f34cd8a19d443a49242
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=jax
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=374358315b29c2be2c089f4e868e81edb070c7ea85343c2e33cbbb6738046b04
-# autobatch: inputs-sha256=9964091609d6614bd82a2c398699f898315e8de8214058120a472fed0ac1f666
-# autobatch: body-sha256=b9c5ae7d08ad991b237363e6b661332d95fbe60f5ff8959a0fe9d8ca0530ab50
+# autobatch: source-sha256=1cfaa946c23298c2060094acf8a95032d9baa2fcafea5e91581010ec80e55080
+# autobatch: inputs-sha256=ce47fe60fc1c800e0ea699d78e598dfdda6d2ea2d8200dfa4a77dedae6b86be3
+# autobatch: body-sha256=ce3989162ade1b12669d47e52c9c70a7ce3f214b34bfd074becdfd9c8f2eae03
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=583668880758e256e3a91d17c8ee403acb8a85c705bca8175916062c55108eb0
-# autobatch: inputs-sha256=17d2daa4be6f76fc343eab66add47fca70b26d87fa8d8b788612fb5ad1ac99ae
-# autobatch: body-sha256=70581cfcac8f28ef11e1da6dea912746b2bc588c14a316645bea8646b53dd7d9
+# autobatch: source-sha256=515f078adaaf77f637ef9e80432e7599bb372378ab3579d5eaf11c94a2181a5e
+# autobatch: inputs-sha256=372fa11a7ecddc2e5f4e067236b109d654b692e5e2de0aacf7e00c63c3b80ebd
+# autobatch: body-sha256=f292b34b2b3ee3e8416e113122d63d014a3e31d6704b42e31798b63284b90122
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

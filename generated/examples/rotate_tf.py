@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=ec580424fc49a589f575a5a55c5a944d5ebf0d9a46276febc28663f32edb7663
-# autobatch: inputs-sha256=674fe91363140a375057a3e330bd58f83df7834aba24a98c68096f79425ff593
-# autobatch: body-sha256=35d65acd992c094ff5c02ba0d37c636ca20abc799db0047987e230c37c1051cc
+# autobatch: source-sha256=11b70cef2ab2114e1ed5417c85a41070ff068061b1422168329cc51f1825d2c9
+# autobatch: inputs-sha256=84d43092bb24e2aef83195d520e6e29562fe6a38a9e6cdea215c39d2758d5e7b
+# autobatch: body-sha256=3a94ad75e45abefbc25ab16add7b8b296dfb5a13960e1c7caf5a976ffafc7587
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=jax
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=170f86b89707e483e401061fa80033d2590b9e21dd8b4d12e0fd2c2d9a0fa87d
-# autobatch: inputs-sha256=0e3f1d35eabeef01fad109501a33f4ada5bed8cb62991dd92056c42f60916ebf
-# autobatch: body-sha256=271bce8cc37eef4511a8ebbdcd13e7b9671e9b5c9d2d1774dcc37f3a78ed10ac
+# autobatch: source-sha256=4a5ec1ca0a8dbd4d0cb86e7d06e9a5a25d467f793b59f4a6e7c614458480c9df
+# autobatch: inputs-sha256=2ac08b1bf5508ed63de36f0cbbb4bb75e16d5f95889cdb566738765e36a7d1c5
+# autobatch: body-sha256=6c23d81d2536ae6cf1ad20a87f51b4f942a2900084181b86a7e6a7f24cbcd959
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",

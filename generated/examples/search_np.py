@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=672255397f09fce65319c4ef4f215d79fd1950a01bc655aec1f5bd6b2a015c32
-# autobatch: inputs-sha256=7fb7bfd1bdf560c7aea0620b277a7d3cff68213d20d82990aa43b38bccfb10ab
-# autobatch: body-sha256=c20297acf5f442534de1d3ae73d29bee35d83929ca2f7388c45cae396a8862b4
+# autobatch: source-sha256=3a08e29aa3088ea23667e60bdceadd4e6a6f7a02a98cd32a5c0f045ca3484caf
+# autobatch: inputs-sha256=304e729e10e3e220aa504477425c445ec8607abc296db11e24795438d7056f81
+# autobatch: body-sha256=9e1b62b59444c4ea2814e3e1e4759d181092fb8b49d97237a5d8b74f808020c4
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=c9dfe94acd41012c8c9123dbcfc8d1a0427c2b8c81470ceecfe99df150fadaab
-# autobatch: inputs-sha256=f3f0e6bb1c44646fad940ccbf61d07534dbed7ce283bffc060c6a5f030b39baa
-# autobatch: body-sha256=30c5c5831ad1829395c17b89ba9c6d339c6ed3e802b6590728dd24c97600e192
+# autobatch: source-sha256=54a472d76796006b881fbd41d5baf5548bf0a0790803ad494e58a9fa297d2eee
+# autobatch: inputs-sha256=c3bf86cf6f5b0e2a473b61d473e14d294e67f520807fea6865f49a31043602c1
+# autobatch: body-sha256=5365db23861910d543dfd7684c82816fc0808aedb2fbd5c5c30d0b872c344a85
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=jax
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=aa1992918ead3593032b89771438324e9edb6d7e760dc16a23cc0a3f343b7a84
-# autobatch: inputs-sha256=e02785e684451def15f52358d3688cbf9a6983797442fcd652ff93096544580a
-# autobatch: body-sha256=9b2482170cd334e25ad1589202435508be4b66df1b04f9333f6ecc5aafda3d31
+# autobatch: source-sha256=949d0598dbdbd8c368cc54699bcc655f825c422d479ee9f6a460e62d42ed63a9
+# autobatch: inputs-sha256=1e165b4817b623d616456e98a888997a986c248c48c960518c6932d96f478438
+# autobatch: body-sha256=9dacbcbf636d13f0c68e5cad15858721247bdf80a632f9a338dfa5447ac68d18
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.
 
@@ -33,7 +33,7 @@ insertion_sort(int64[n]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=a2f3116d008965172d398e4f43412d8193abbbdf9019955de4e403b0b5672d07
-# autobatch: inputs-sha256=6478ca728c37b556c7ad6fb2803baeb5608cc9ec8025fd83c9a8d34594017935
-# autobatch: body-sha256=481869e6fd294cb3262770a94c8f53acf1ceece0ad041d779a053e4a7984d89b
+# autobatch: source-sha256=ae92c77065ac834cfecddca5a23ed724b4fbeddc161f045622c85508af97aaa0
+# autobatch: inputs-sha256=39e82b8043b15eee5fbddd5c6716ca964d6fbbc85218b9d28692a31dd373b1fb
+# autobatch: body-sha256=4780a98607d2f42bf1e6febfc869a86fd1432e439138e89dae07f83f7864af9b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.
 
@@ -33,7 +33,7 @@ insertion_sort(int64[n]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=ebbcbb0d38f13ae7d201e742a73b63adce7aea8dcd3abf9b34094c5f2fa20a83
-# autobatch: inputs-sha256=bb344ee55e9733c806200f8e025ed4348f4f782c44e12b6b3677d7df2503e4cb
-# autobatch: body-sha256=356591bd6dce36ec4e5d0a4ccbb1a02cbf49784d493e96b03a0feab54d24eb0e
+# autobatch: source-sha256=ad59c6bfd67cd067cc1b07fd2f1f01de6e506a9e203074e4c079adc936b3ee4e
+# autobatch: inputs-sha256=fea5eb31bfcf1dde7f78aef8a3514b5906a3967f8f0d22e406409fe16ddea7b4
+# autobatch: body-sha256=7a65a61e2f44e3c29b2b6c6a6723eeea3d1bc7083be06836e9a68bb4e225137a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.
 
@@ -33,7 +33,7 @@ insertion_sort(int64[n]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=jax
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=9f3de0fd8174d533c65f9c286a23b3ebb77e06b819d197a17b63c62014984845
-# autobatch: inputs-sha256=36772cf7c195a7fecef6da2e2fa1c1f57f5545e3138efed020f5cc83fa39293f
-# autobatch: body-sha256=1e5e679a0cffbca9950e44fe055c457851e6e5aa3adf19ec0f2332fca73aca09
+# autobatch: source-sha256=7fc09e1789a4d825c11148a6eaa2ab21bbc700de49e5e2a85f7734761e5b6cd8
+# autobatch: inputs-sha256=fe1c15d1ee4892b3c256db471f48cd76421c148c94c575fbcb35cfdd5049df74
+# autobatch: body-sha256=8fe198d1d480d89c6914bb4842f735231f10b1e6d2f6a2576fd34f1badb034ae
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.
 
@@ -26,7 +26,7 @@ predict(float64[n]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )

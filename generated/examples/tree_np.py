@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=92830203b6a136a48dc3424819bd2e57e0a7efa00282fd8ded8a2035b1faef5b
-# autobatch: inputs-sha256=e7785fadbb49512e31757fa98bbf52140b034778a3d8d7c4e64fc1d9214b0ee8
-# autobatch: body-sha256=5cfec7d769d07c3b45a0e9c679a76105dd946dcf72392659b5aaa715a0f40dd2
+# autobatch: source-sha256=d6eea11014f8713191813133c2bf8812a6aaf19868af88ef28d2b5bd54edb6dd
+# autobatch: inputs-sha256=a26bc0f9e00327668b333c1ef5afa599096f852a26323e7e351739ae11c96e61
+# autobatch: body-sha256=ab71a665a670943c7a5615af646069a4fdc8e583b34d53639b817c02e976700f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -26,7 +26,7 @@ predict(float64[n]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=98d8b1a343e5f77e55fa6d0bf94e5027090414c8fbd8ee148eb7a3e5f0405c73
-# autobatch: inputs-sha256=1e9a2dcb28646286ebe21573f3f066f5ac8261efe2030da4f42c34bab3bcd9ad
-# autobatch: body-sha256=b3acf7b8eb149b5a23643bb5283a4e5c11c7c9a1e6b2012c8bb4ac375901d028
+# autobatch: source-sha256=f5e5f8aa2f0586aa15f206ff44c13e7554dd77105d00b82a08b0dac3dba55064
+# autobatch: inputs-sha256=6684af04e4b584ed850f5c3c4a9ff2d4d0050372bca1d25304e2c2bd453f8b6a
+# autobatch: body-sha256=60d389c9ce4b60cb245acd088ccd17cd6b207f3bb135e5726563c9b479f7a34e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -26,7 +26,7 @@ predict(float64[n]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )

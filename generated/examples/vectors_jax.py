@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=jax
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=34f1f6bd826c7727a568a9149c30cff5380897efc4844b49b3ba2a0a13a2b5b0
-# autobatch: inputs-sha256=a00bd1f330b6ee9bbc8f40655c4c3ddbfa89d73ba313110d74b3bd983878d31a
-# autobatch: body-sha256=8504db3bff8ecb9e79fd1c58c600c55f34701a9122c31f3628ff137e3c330f6e
+# autobatch: source-sha256=0e4090aaa8cd669a949258e53a24fb88d8369a6c1093fa8d59659d18950e6554
+# autobatch: inputs-sha256=9c5235bde2ec2132225d6675cfe7bf3d2172fdc8cdc720bca3bb8d41b92744c4
+# autobatch: body-sha256=1a010121305df847e203304dbfb071b8ffe99c60b0a142d5b0c80aeda16f64bd
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.
 
@@ -29,7 +29,7 @@ spiral(float64[n], int64[m], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=numpy
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=bc8076b4b87fbfd2882e85624a8851003de7b7bf2d803a71abd8adafa08e2232
-# autobatch: inputs-sha256=546313007f70f00358f983aba745d34325ae4d8c796f5cbcaca89f5814717770
-# autobatch: body-sha256=aad4ff7ef59aea2dd3efbaf5e2f6cd75bce8887a00d0ecccb60363daef6ff87c
+# autobatch: source-sha256=f99aecb75eab8fc4194b92452fcee848c77ebbe03ccf0aa123604f12d8bbc73e
+# autobatch: inputs-sha256=9ec26f21316a34639b54abb5a2626a719a0d715cfd15938f52033b9479276487
+# autobatch: body-sha256=81b7e09a8750e7338b39313b3626eb8accfcb52ffb61e2cf0cf50911c1efda44
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -29,7 +29,7 @@ spiral(float64[n], int64[m], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

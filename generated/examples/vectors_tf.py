@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=6
+# autobatch: runtime=7
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=570fa2aaa75a5a13da95035e61982989096d38d93275cd5dbf5e6099faa7edf9
-# autobatch: inputs-sha256=9cd3f096a8b375ca337335cebf506fbe5be4dd3c7ec826a83ba00dcd6ff00067
-# autobatch: body-sha256=cf411b6c53362ad29265defeda5c2d57c32db99015cd1f0a86e8f35287de7d81
+# autobatch: source-sha256=54a00af90b5009d75db3972a8f8c1cb1b18c4cc85ac3cc3307054d7d51a82cfe
+# autobatch: inputs-sha256=4e3b702ac53ecaa2f996cdadc82e5e48d03b020313f45484faab75ac32e9f243
+# autobatch: body-sha256=d635ce3858949542db9eae35d58bc7e1ab672de78957a9f973294f83b6981a36
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -29,7 +29,7 @@ spiral(float64[n], int64[m], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(6, __name__)
+rt.require(7, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

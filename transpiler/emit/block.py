@@ -13,6 +13,7 @@ import ast
 import copy
 from typing import Dict, List
 
+from autobatch_runtime.common import NEGATIVE_POWER
 from transpiler import types as T
 from transpiler.emit.block_end import BlockEnd
 from transpiler.emit.syntax import (  # the emitters' shared builders
@@ -23,6 +24,7 @@ from transpiler.emit.syntax import (  # the emitters' shared builders
     _helper,
     _index,
     _index_check,
+    _negative_power,
     _leaf_paths,
     _name,
     _put_of,
@@ -315,14 +317,16 @@ class _BlockBody(BlockEnd):
         else:
             raise TypeError(f"unexpected instruction {ins!r}")
 
-    def new_fault(self):
+    def new_fault(self, kind=""):
         """A new fault flag of this block (`fault_<k>`), with the line the
-        entry names when an example raises there."""
+        entry names when an example raises there (after `kind`, which tells
+        the runtime which error it is: common.NEGATIVE_POWER, or a subscript)."""
         flag = f"fault_{len(self.faults) + 1}"
         self.faults.append((flag, len(self.e.index_lines)))
         origin = self.origin
         self.e.index_lines.append(
-            f"in {self.block.function} at {origin}: {origin.text}" if origin else f"in {self.block.function}"
+            kind
+            + (f"in {self.block.function} at {origin}: {origin.text}" if origin else f"in {self.block.function}")
         )
         return flag
 
@@ -333,6 +337,10 @@ class _BlockBody(BlockEnd):
         entry raises IndexError (as each would on its own).  The index
         expressions are repeated (cheap, pure; XLA computes them once)."""
         for node in ast.walk(value):
+            if _negative_power(node):
+                flag = self.new_fault(NEGATIVE_POWER)
+                arguments = [_name("active"), copy.deepcopy(node.args[0])]
+                self.out.append(ast.Assign([_name(flag, True)], ast.Call(_runtime("negative_power"), arguments, [])))
             if _ragged_take(node):
                 flag = self.new_fault()
                 arguments = [_name("active"), copy.deepcopy(node.args[0]), copy.deepcopy(node.args[1])]

@@ -83,8 +83,18 @@ def _put_of(expr: str, name: str) -> bool:
     )
 
 
+def _negative_power(node) -> bool:
+    """An `exponent_or_zero(k)` call (passes/broadcast.py): an int raised to a
+    per-example int power, which must not be negative (Python's value would
+    be a float)."""
+    return isinstance(node, ast.Call) and _helper(node.func) == "exponent_or_zero" and len(node.args) == 1
+
+
 def _index_checks(expr: str) -> bool:
-    return any(_index_check(node) or _ragged_take(node) for node in ast.walk(ast.parse(expr, mode="eval")))
+    return any(
+        _index_check(node) or _ragged_take(node) or _negative_power(node)
+        for node in ast.walk(ast.parse(expr, mode="eval"))
+    )
 
 
 def _short(var):

@@ -253,9 +253,13 @@ class Expressions:
     def has_batched_call(self, expr) -> bool:
         """Whether `expr` must run only for the examples that reach it: it calls
         a batched function, or it indexes by a value (which may be out of
-        range where Python would not evaluate it: `i < n and v[i] > 0`)."""
+        range where Python would not evaluate it: `i < n and v[i] > 0`), or
+        it raises to a power that is not a literal (an int's negative power
+        stops the example: `k >= 0 and 2 ** k > n`)."""
         return any(
-            self.is_batched_call(n) or (isinstance(n, gast.Subscript) and _indexes_by_value(n))
+            self.is_batched_call(n)
+            or (isinstance(n, gast.Subscript) and _indexes_by_value(n))
+            or _power_by_value(n)
             for n in gast.walk(expr)
         )
 
@@ -438,3 +442,15 @@ def _indexes_by_value(node) -> bool:
     if isinstance(node.value, gast.Name) and any(is_literal_int(e) for e in elements):
         return True
     return not all(is_literal_int(e) or isinstance(e, gast.Slice) for e in elements)
+
+
+def _power_by_value(node) -> bool:
+    """Whether `node` is a power whose exponent is not a literal: an int one
+    that is negative stops the example (its Python value is a float), so it
+    must not run where Python would not evaluate it."""
+    if not (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Pow)):
+        return False
+    exponent = node.right
+    if isinstance(exponent, gast.UnaryOp) and isinstance(exponent.op, (gast.USub, gast.UAdd)):
+        exponent = exponent.operand
+    return not isinstance(exponent, gast.Constant)

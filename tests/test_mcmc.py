@@ -129,7 +129,8 @@ def test_inference_data_and_summary(xla_run):
     for name in SAMPLE_STATS:
         assert idata.sample_stats[name].shape == (8, 500), name
     assert idata.sample_stats["diverging"].dtype == bool
-    summary = xla_run.summary()
+    # R-hat < 1.01 on its value: ArviZ's printed two decimals make 1.005 read 1.01.
+    summary = xla_run.summary(round_to="none")
     assert {"mean", "sd", "ess_bulk", "ess_tail", "r_hat"} <= set(summary.columns)
     assert np.all(summary["r_hat"] < 1.01)
     assert np.all(summary["ess_bulk"] > 1000)

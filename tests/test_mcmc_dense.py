@@ -116,7 +116,8 @@ def test_the_adapted_matrix_is_the_covariance(runs):
 
 def test_dense_gets_the_moments_right(runs):
     dense = runs["dense"]
-    summary = dense.summary()
+    # R-hat < 1.01 on its value: ArviZ's printed two decimals make 1.005 read 1.01.
+    summary = dense.summary(round_to="none")
     assert np.all(summary["r_hat"] < 1.01)
     assert np.all(np.abs(summary["mean"].values - MEAN) < 4 * summary["mcse_mean"].values)
     tolerance = np.maximum(4 * summary["mcse_sd"].values, 0.02 * SDS)

@@ -185,12 +185,13 @@ def gaussian_run():
 def test_the_moments_of_a_correlated_gaussian(gaussian_run):
     """Means and sds within Monte Carlo error of the exact ones; the
     correlation of (x0, x1) too."""
-    summary = gaussian_run.summary()
+    # R-hat < 1.01 on its value: ArviZ's printed two decimals make 1.005 read 1.01.
+    summary = gaussian_run.summary(round_to="none")
     sd = np.sqrt(np.diag(COVARIANCE))
     assert np.all(summary["r_hat"] < 1.01)
     assert np.all(summary["ess_bulk"] > 300)
     assert np.all(np.abs(summary["mean"].values - MEAN) < 4 * summary["mcse_mean"].values)
-    # sd: 4 MCSE, and ArviZ prints three decimals, so at least 2%.
+    # sd: 4 MCSE, and at least 2%.
     tolerance = np.maximum(4 * summary["mcse_sd"].values, 0.02 * sd)
     assert np.all(np.abs(summary["sd"].values - sd) < tolerance)
     flat = gaussian_run.samples.reshape(-1, 3)

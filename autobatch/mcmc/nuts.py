@@ -12,11 +12,14 @@ Each subtree is built leaf by leaf in a loop, not by recursion: the same
 leapfrog steps in the same order, stopped by the same divergence and U-turn
 checks as the recursive doubling (each block's first leaf kept as a
 checkpoint, `ops.turn_checkpoints`), so a leapfrog step is one trip of the
-batched loop.  Written recursively (as examples/nuts.py is, and this module
-was) a step costs about four trips (the call, its test, the two halves'
-returns): on the 100-d Gaussian the batched program ran 3.6x as many trips
-for the same number of leapfrog steps (docs/sampler.md).  Warm-up
-is Stan's:
+batched loop.  Everything between two subtrees (joining a subtree to the
+trajectory, ending a transition, writing its row, adapting, starting the
+next transition and subtree) is one more block, written without branches,
+and Stan's step size search takes its leapfrog steps in the same loop: a
+chain passes through three blocks, over and over, so chains that drift
+apart still meet at one of them (`make_programs`, docs/sampler.md).
+
+Warm-up is Stan's:
 
 - the step size by dual averaging (Hoffman & Gelman, section 3.2, with Stan's
   constants gamma = 0.05, t0 = 10, kappa = 0.75) toward a target mean
@@ -107,6 +110,8 @@ T0 = 10.0
 KAPPA = 0.75
 # Stan's step size search: at most this many doublings or halvings.
 MAX_SEARCH = 100
+# What the inner loop of `nuts_chunk` ran last.
+START, TREE, SEARCH = 0, 1, 2
 
 
 def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
@@ -117,19 +122,22 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
     `first .. first + count - 1` of each chain (warm-up while the index is
     below `schedule.num_warmup`), writing transition `first + k` into row `k`
     of each chain's buffers, and returns a `Chunk`.
+
+    Chains pass through three blocks again and again: the leapfrog step (the
+    inner `while`), the outer `while`'s test, and the step between two
+    subtrees (the top of the outer `while`), which ends a subtree and starts
+    the next one, and at a transition's end writes the row, adapts, and
+    starts the next transition.  That step is written without branches (each `x = a if
+    c else b` is a per-chain choice, computed for every chain), so that it
+    stays one block: chains that drift apart meet again, and each trip of
+    the batched loop serves many of them.  Written with calls
+    and `if`s (as examples/nuts.py is, and this module was) a transition
+    passed through about fifteen blocks, and chains spread over them: eight
+    schools at 256 chains ran 82,589 trips with 12% of the chains at the
+    block each trip ran; now 13,131 trips at 49% (docs/sampler.md).  Stan's step size search runs its leapfrog steps in
+    the same inner loop, one per trip (`phase` SEARCH).
     """
     ctx = Context() if context is None else context
-
-    def leapfrog_joint(x, r, grad, eps, inv_mass):
-        """The log joint density after one leapfrog step of size eps."""
-        r = r + 0.5 * eps[:, None] * grad
-        if ops.is_dense(inv_mass):
-            x = x + eps[:, None] * ops.velocity(inv_mass, r)
-        else:
-            x = x + eps[:, None] * inv_mass * r  # this rounding order, as before dense
-        log_prob, grad = target(x)
-        r = r + 0.5 * eps[:, None] * grad
-        return log_prob - ops.kinetic(r, inv_mass)
 
     def no_u_turn(minus, plus, inv_mass):
         span = plus.x - minus.x
@@ -138,36 +146,210 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
         )
 
     @ctx.batch
-    def nuts_step(point, step_size, inv_mass, seed, counter):
-        r = ops.momentum(seed, counter, inv_mass)
-        joint0 = point.log_prob - ops.kinetic(r, inv_mass)
-        counter = counter + 2
-        minus = Edge(point.x, r, point.grad)
+    def nuts_chunk(
+        state,
+        seed,
+        first,
+        count,
+        schedule,
+        draws,
+        lps,
+        diverging,
+        depths,
+        leapfrogs,
+        energies,
+        step_sizes,
+        accepts,
+    ):
+        point, counter, step_size, inv_mass, a = state
+        mu, s_bar, x_bar, steps, n, mean, m2, window_end, window_size = a
+        k = 0
+        # What the inner loop ran last: nothing yet (START), a subtree's
+        # leapfrog steps (TREE), or one leapfrog step of the step size
+        # search (SEARCH).
+        phase = START
+        # The transition: its start's energy, the trajectory's two ends, the
+        # draw so far and the log of the trajectory's summed weights.
+        joint0 = point.log_prob
+        minus = Edge(point.x, point.grad, point.grad)
         plus = minus
         sample = point
-        size = 0.0  # log weight of the trajectory so far: the start, exp(0)
+        size = 0.0
         depth = 0
-        leapfrogs = 0
+        steps_taken = 0
         accept = 0.0
-        diverging = False
-        going = True
+        divergent = False
+        # The subtree being built: its direction, the edge it grows from,
+        # the signed step, its leaves so far and in all, its draw and weight.
+        direction = 1.0
+        edge = minus
+        eps = step_size
+        leaf = 0
+        leaves = 0
+        subtree_size = -math.inf
+        subtree_sample = sample
+        ok = False
+        joint = joint0
         # The first position and velocity of each open block of the subtree
         # being built: [max_tree_depth, dims] each (ops.turn_checkpoints).
         ends_x = ops.checkpoints(point.x, max_tree_depth)
         ends_v = ops.checkpoints(point.x, max_tree_depth)
-        while going and depth < max_tree_depth:
-            direction = -1.0 if ops.uniform(seed, counter) < 0.5 else 1.0
-            counter = counter + 1
-            edge = minus if direction < 0 else plus
-            eps = direction * step_size
-            # A subtree of 2**depth leapfrog steps beyond `edge`, built leaf
-            # by leaf; it stops at a divergence or at a U-turn of any block
-            # of it (the recursive doubling's order and checks, in a loop).
+        # Stan's step size search (init_stepsize): its counter, momentum,
+        # start energy, trial step, direction of travel and tries.
+        searching = False
+        search_counter = counter
+        search_r = point.grad
+        search_joint0 = joint0
+        search_eps = step_size
+        search_first = False
+        larger = False
+        tries = 0
+        running = count > 0
+        while running:
+            # ---- A subtree has ended: join it to the trajectory.
+            tree = phase == TREE
+            minus = edge if tree and direction < 0 else minus
+            plus = edge if tree and direction >= 0 else plus
+            # Biased progressive sampling: the new subtree's draw with
+            # probability min(1, its weight / the old trajectory's weight).
+            biased = ops.log_uniform(seed, counter, size) < subtree_size - size
+            sample = subtree_sample if tree and ok and biased else sample
+            counter = counter + 1 if tree else counter
+            size = ops.log_add_exp(size, subtree_size) if tree else size
+            turning = not no_u_turn(minus, plus, inv_mass)
+            depth = depth + 1 if tree else depth
+            deeper = tree and ok and not turning and depth < max_tree_depth
+            ended = tree and not deeper
+            # ---- A transition has ended: its row of the buffers (every
+            # trip rewrites a row, most with what it held; k < count here
+            # but in a search after a chunk's last transition).
+            row = min(k, count - 1)
+            mean_accept = accept / max(steps_taken, 1)
+            was_draws = draws[row]
+            draws[row] = sample.x if ended else was_draws
+            was_lps = lps[row]
+            lps[row] = sample.log_prob if ended else was_lps
+            was_diverging = diverging[row]
+            diverging[row] = divergent if ended else was_diverging
+            was_depths = depths[row]
+            depths[row] = depth if ended else was_depths
+            was_leapfrogs = leapfrogs[row]
+            leapfrogs[row] = steps_taken if ended else was_leapfrogs
+            was_energies = energies[row]
+            energies[row] = -joint0 if ended else was_energies
+            was_step_sizes = step_sizes[row]
+            step_sizes[row] = step_size if ended else was_step_sizes
+            was_accepts = accepts[row]
+            accepts[row] = mean_accept if ended else was_accepts
+            point = sample if ended else point
+            t = first + k
+            k = k + 1 if ended else k
+            # Warm-up after transition t: dual averaging of the step size.
+            warm = ended and t < schedule.num_warmup
+            next_steps = steps + 1.0
+            eta = 1.0 / (next_steps + T0)
+            next_s_bar = (1.0 - eta) * s_bar + eta * (target_accept - min(mean_accept, 1.0))
+            log_step = mu - next_s_bar * math.sqrt(next_steps) / GAMMA
+            weight = next_steps ** (-KAPPA)
+            next_x_bar = (1.0 - weight) * x_bar + weight * log_step
+            steps = next_steps if warm else steps
+            s_bar = next_s_bar if warm else s_bar
+            x_bar = next_x_bar if warm else x_bar
+            step_size = math.exp(log_step) if warm else step_size
+            # Welford's running mean and sum of squares (dense: of outer
+            # products) of the slow window's draws.
+            welford = warm and schedule.adapt_mass
+            welford = welford and schedule.slow_start <= t < schedule.terminal_start
+            next_n = n + 1.0
+            delta = point.x - mean
+            next_mean = mean + delta / next_n
+            next_m2 = ops.add_comoment(m2, delta, point.x - next_mean)
+            n = next_n if welford else n
+            mean = next_mean if welford else mean
+            m2 = next_m2 if welford else m2
+            # A slow window's end: the metric, Stan's compute_next_window,
+            # and a step size search (below).
+            window = warm and schedule.adapt_mass and t == window_end
+            window = window and t < schedule.num_warmup - 1
+            inv_mass = ops.regularized_metric(m2, n) if window else inv_mass
+            n = 0.0 if window else n
+            mean = mean * 0.0 if window else mean
+            m2 = m2 * 0.0 if window else m2
+            last = schedule.terminal_start - 1
+            grow = window and window_end != last
+            next_size = window_size * 2
+            next_end = t + next_size
+            if next_end != last and next_end + 2 * next_size >= schedule.terminal_start:
+                next_end = last
+            window_size = next_size if grow else window_size
+            window_end = next_end if grow else window_end
+            final = warm and t == schedule.num_warmup - 1
+            step_size = math.exp(x_bar) if final else step_size
+            # ---- A leapfrog step of the search has run: double (or halve)
+            # the step until one step's acceptance crosses 0.8.
+            search_step = phase == SEARCH
+            change = ops.finite_or(joint - search_joint0, -math.inf)
+            high = change > math.log(0.8)
+            larger = high if search_step and search_first else larger
+            tries = tries + 1 if search_step and not search_first else tries
+            again = tries < MAX_SEARCH and high == larger
+            more = search_step and again
+            found = search_step and not again
+            search_first = False if search_step else search_first
+            search_eps = (search_eps * 2.0 if larger else search_eps * 0.5) if more else search_eps
+            step_size = search_eps if found else step_size
+            counter = search_counter + 1 if found else counter
+            mu = math.log(10.0 * step_size) if found else mu
+            steps = 0.0 if found else steps
+            s_bar = 0.0 if found else s_bar
+            x_bar = 0.0 if found else x_bar
+            # ---- What runs next: a search (at the start of warm-up and
+            # after each slow window), a new transition, a new subtree.
+            start = phase == START
+            begin_search = window or (start and first == 0 and schedule.num_warmup > 0)
+            r = ops.momentum(seed, counter, inv_mass)
+            search_counter = counter if begin_search else search_counter
+            search_r = r if begin_search else search_r
+            kinetic = ops.kinetic(r, inv_mass)
+            search_joint0 = point.log_prob - kinetic if begin_search else search_joint0
+            search_eps = step_size if begin_search else search_eps
+            search_first = True if begin_search else search_first
+            tries = 0 if begin_search else tries
+            fresh = (ended and not window) or found or (start and not begin_search)
+            fresh = fresh and k < count
+            # A new transition: fresh momentum at the current point.
+            joint0 = point.log_prob - kinetic if fresh else joint0
+            counter = counter + 2 if fresh else counter
+            minus = Edge(point.x, r, point.grad) if fresh else minus
+            plus = minus if fresh else plus
+            sample = point if fresh else sample
+            size = 0.0 if fresh else size
+            depth = 0 if fresh else depth
+            steps_taken = 0 if fresh else steps_taken
+            accept = 0.0 if fresh else accept
+            # A new subtree, of 2**depth leapfrog steps from one end.
+            grows = fresh or deeper
+            heads = ops.uniform(seed, counter) < 0.5
+            direction = (-1.0 if heads else 1.0) if grows else direction
+            counter = counter + 1 if grows else counter
+            edge = (minus if direction < 0 else plus) if grows else edge
+            eps = direction * step_size if grows else eps
+            subtree_leaves = 2**depth
+            leaves = subtree_leaves if grows else leaves
+            subtree_size = -math.inf if grows else subtree_size
+            subtree_sample = sample if grows else subtree_sample
+            # Or one leapfrog step of the search, from the point.
+            searching = begin_search or more
+            edge = Edge(point.x, search_r, point.grad) if searching else edge
+            eps = search_eps if searching else eps
+            leaves = 1 if searching else leaves
             leaf = 0
-            leaves = 2**depth
-            subtree_size = -math.inf  # log of its points' summed weights
-            subtree_sample = sample
-            ok = True
+            ok = grows or searching
+            phase = SEARCH if searching else TREE
+            running = k < count or searching
+            # A subtree built leaf by leaf; it stops at a divergence or at a
+            # U-turn of any block of it (the recursive doubling's order and
+            # checks, in a loop).
             while ok and leaf < leaves:
                 r = edge.r + 0.5 * eps * edge.grad
                 x = edge.x + eps * ops.velocity(inv_mass, r)
@@ -188,133 +370,17 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
                 subtree_size = total
                 counter = counter + 1
                 v = ops.velocity(inv_mass, r)
-                first, last = ops.turn_checkpoints(leaf, max_tree_depth)
-                turn = ops.turned(ends_x, ends_v, x, v, first, last, direction)
+                first_end, last_end = ops.turn_checkpoints(leaf, max_tree_depth)
+                turn = ops.turned(ends_x, ends_v, x, v, first_end, last_end, direction)
                 starts = leaf % 2 == 0
-                ends_x = ops.checkpoint(ends_x, last, x, starts)
-                ends_v = ops.checkpoint(ends_v, last, v, starts)
-                diverging = weight <= -MAX_ENERGY_ERROR
-                ok = not diverging and not turn
+                ends_x = ops.checkpoint(ends_x, last_end, x, starts)
+                ends_v = ops.checkpoint(ends_v, last_end, v, starts)
+                divergent = weight <= -MAX_ENERGY_ERROR
+                ok = not divergent and not turn
                 leaf = leaf + 1
-                leapfrogs = leapfrogs + 1
-            if direction < 0:
-                minus = edge
-            else:
-                plus = edge
-            # Biased progressive sampling: the new subtree's draw with
-            # probability min(1, its weight / the old trajectory's weight).
-            if ok and ops.log_uniform(seed, counter, size) < subtree_size - size:
-                sample = subtree_sample
-            counter = counter + 1
-            size = ops.log_add_exp(size, subtree_size)
-            going = ok and no_u_turn(minus, plus, inv_mass)
-            depth = depth + 1
-        return Step(sample, counter, leapfrogs, depth, accept / leapfrogs, diverging, -joint0)
-
-    @ctx.batch
-    def find_step_size(point, step_size, inv_mass, seed, counter):
-        """Stan's init_stepsize: from `step_size`, double (or halve) it until
-        one leapfrog step's acceptance falls below (or rises above) 0.8."""
-        r = ops.momentum(seed, counter, inv_mass)
-        joint0 = point.log_prob - ops.kinetic(r, inv_mass)
-        eps = step_size
-        change = ops.finite_or(
-            leapfrog_joint(point.x, r, point.grad, eps, inv_mass) - joint0, -math.inf
-        )
-        larger = change > math.log(0.8)
-        tries = 0
-        while tries < MAX_SEARCH and (change > math.log(0.8)) == larger:
-            eps = eps * 2.0 if larger else eps * 0.5
-            change = ops.finite_or(
-                leapfrog_joint(point.x, r, point.grad, eps, inv_mass) - joint0, -math.inf
-            )
-            tries = tries + 1
-        return eps, counter + 1
-
-    @ctx.batch
-    def adapt(state, accept, t, schedule, seed):
-        """Warm-up after transition t (0-based): dual averaging, the variance window."""
-        a = state.adaptation
-        steps = a.steps + 1.0
-        eta = 1.0 / (steps + T0)
-        s_bar = (1.0 - eta) * a.s_bar + eta * (target_accept - min(accept, 1.0))
-        log_step = a.mu - s_bar * math.sqrt(steps) / GAMMA
-        weight = steps ** (-KAPPA)
-        x_bar = (1.0 - weight) * a.x_bar + weight * log_step
-        step_size = math.exp(log_step)
-        mu = a.mu
-        counter = state.counter
-        inv_mass = state.inv_mass
-        n, mean, m2 = a.n, a.mean, a.m2
-        window_end, window_size = a.window_end, a.window_size
-        if schedule.adapt_mass and schedule.slow_start <= t < schedule.terminal_start:
-            # Welford's running mean and sum of squares (dense: of outer
-            # products) of this window's draws.
-            n = n + 1.0
-            delta = state.point.x - mean
-            mean = mean + delta / n
-            m2 = ops.add_comoment(m2, delta, state.point.x - mean)
-        if schedule.adapt_mass and t == window_end and t < schedule.num_warmup - 1:
-            inv_mass = ops.regularized_metric(m2, n)
-            n = 0.0
-            mean = mean * 0.0
-            m2 = m2 * 0.0
-            # Stan's compute_next_window.
-            if window_end != schedule.terminal_start - 1:
-                window_size = window_size * 2
-                window_end = t + window_size
-                if window_end != schedule.terminal_start - 1:
-                    if window_end + 2 * window_size >= schedule.terminal_start:
-                        window_end = schedule.terminal_start - 1
-            step_size, counter = find_step_size(state.point, step_size, inv_mass, seed, counter)
-            mu = math.log(10.0 * step_size)
-            steps = 0.0
-            s_bar = 0.0
-            x_bar = 0.0
-        if t == schedule.num_warmup - 1:
-            step_size = math.exp(x_bar)
+                steps_taken = steps_taken + 1
         adaptation = Adaptation(mu, s_bar, x_bar, steps, n, mean, m2, window_end, window_size)
-        return State(state.point, counter, step_size, inv_mass, adaptation)
-
-    @ctx.batch
-    def nuts_chunk(
-        state,
-        seed,
-        first,
-        count,
-        schedule,
-        draws,
-        lps,
-        diverging,
-        depths,
-        leapfrogs,
-        energies,
-        step_sizes,
-        accepts,
-    ):
-        for k in range(count):
-            t = first + k
-            if t == 0 and schedule.num_warmup > 0:
-                step_size, counter = find_step_size(
-                    state.point, state.step_size, state.inv_mass, seed, state.counter
-                )
-                mu = math.log(10.0 * step_size)
-                adaptation = state.adaptation._replace(mu=mu)
-                state = State(state.point, counter, step_size, state.inv_mass, adaptation)
-            step = nuts_step(state.point, state.step_size, state.inv_mass, seed, state.counter)
-            draws[k] = step.point.x
-            lps[k] = step.point.log_prob
-            diverging[k] = step.diverging
-            depths[k] = step.depth
-            leapfrogs[k] = step.leapfrogs
-            energies[k] = step.energy
-            step_sizes[k] = state.step_size
-            accepts[k] = step.accept
-            state = State(
-                step.point, step.counter, state.step_size, state.inv_mass, state.adaptation
-            )
-            if t < schedule.num_warmup:
-                state = adapt(state, step.accept, t, schedule, seed)
+        state = State(point, counter, step_size, inv_mass, adaptation)
         return Chunk(state, draws, lps, diverging, depths, leapfrogs, energies, step_sizes, accepts)
 
     return nuts_chunk

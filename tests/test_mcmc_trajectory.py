@@ -151,3 +151,33 @@ def test_trajectory_lengths_match_a_recursive_nuts():
     assert abs(ours.mean() - reference.mean()) < 4 * error, (ours.mean(), reference.mean())
     variance = mcmc.samples.reshape(-1, 5).var(axis=0) / SCALES**2
     np.testing.assert_allclose(variance, 1.0, atol=0.1)
+
+
+def test_between_two_subtrees_a_chain_runs_two_blocks():
+    """One chain's trips of the batched loop are its leapfrog steps plus two
+    per subtree (the outer loop's test, and the branch-free block that ends
+    one subtree and starts the next, or ends the transition and starts the
+    next one) plus a few per chunk.  Written with calls and `if`s, as the
+    sampler was, a transition also took about fifteen blocks of
+    bookkeeping, and 256 drifting chains spread over them (docs/sampler.md);
+    an `if` that splits the between-subtrees block fails this test."""
+    mcmc = MCMC(
+        NUTS(value_and_grad=value_and_grad, step_size=STEP, adapt_step_size=False,
+             adapt_mass_matrix=False),
+        num_warmup=0, num_samples=60, num_chains=1, backend="numpy", progress_bar=False,
+        chunk_size=32,
+    )
+    program, profiles = mcmc.program, []
+
+    def profiled(*args, **kwargs):
+        out, profile = program(*args, profile=True, **kwargs)
+        profiles.append(profile)
+        return out
+
+    mcmc.program = profiled
+    mcmc.run(seed=0, init=np.ones((1, 5)))
+    trips = sum(p.iterations for p in profiles)
+    steps = int(mcmc.stats["n_steps"].sum())
+    subtrees = int(mcmc.stats["tree_depth"].sum())  # a transition of depth d built d subtrees
+    assert len(profiles) == 2 and steps > subtrees > 0
+    assert steps + 2 * subtrees < trips <= steps + 2 * subtrees + 4 * len(profiles)

@@ -125,17 +125,19 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
 
     Chains pass through three blocks again and again: the leapfrog step (the
     inner `while`), the outer `while`'s test, and the step between two
-    subtrees (the top of the outer `while`), which ends a subtree and starts
-    the next one, and at a transition's end writes the row, adapts, and
-    starts the next transition.  That step is written without branches (each `x = a if
-    c else b` is a per-chain choice, computed for every chain), so that it
-    stays one block: chains that drift apart meet again, and each trip of
-    the batched loop serves many of them.  Written with calls
-    and `if`s (as examples/nuts.py is, and this module was) a transition
-    passed through about fifteen blocks, and chains spread over them: eight
-    schools at 256 chains ran 82,589 trips with 12% of the chains at the
-    block each trip ran; now 13,131 trips at 49% (docs/sampler.md).  Stan's step size search runs its leapfrog steps in
-    the same inner loop, one per trip (`phase` SEARCH).
+    subtrees (the top of the outer `while`), which ends a subtree and
+    starts the next one, and at a transition's end writes the row, adapts,
+    and starts the next transition.  That step is written without branches
+    (each `x = a if c else b` is a per-chain choice, computed for every
+    chain), so that it stays one block: chains that drift apart meet
+    again, and each trip of the batched loop serves many of them.  Written
+    with calls and `if`s (as examples/nuts.py is, and this module was) a
+    transition passed through about fifteen blocks, and chains spread over
+    them: eight schools at 256 chains ran 82,589 trips with 12% of the
+    chains at the block each trip ran; now 12,551 trips at 51%
+    (docs/sampler.md).  Stan's step size search runs its leapfrog steps in
+    the same inner loop, one per trip (`phase` SEARCH); the tree's sums it
+    disturbs there are reset when the next transition starts.
     """
     ctx = Context() if context is None else context
 

@@ -15,18 +15,11 @@ BASE_WINDOW = 25
 TERM_BUFFER = 50
 # The most bytes one chunk's draw buffers may take (chains x rows x dims x 8).
 MAX_BUFFER_BYTES = 1 << 28
-# Transitions per chunk (rounded up to a power of two: 128), with or without
-# a progress bar.  Chains meet at the end of each chunk, and meeting helps:
-# the batched loop runs, each trip, the block most chains wait at, and
-# chains left to drift for a whole run spread over the transition's blocks
-# (eight schools at 256 chains: 12% of the chains at the block each trip
-# ran); meeting every 128 transitions gathers them again, and costs one
-# wait for the slowest chain per chunk.  One run on 2 cores, 256 chains,
-# 200 + 200, JAX (docs/sampler.md): eight schools 12.1 s in one chunk,
-# 6.0 s in chunks of 128; the funnel 36.6 s against 31.1 s; chunks of 32
-# were slower on the funnel (42.5 s), whose slow chains the others then
-# wait for more often.
-CHUNK_ROWS = 100
+# Rows per chunk when a progress bar is shown.  Without one the run is one
+# chunk: chains meet at a chunk's end, which costs a wait for the slowest
+# chain (Neal's funnel at 256 chains, 200 + 200, JAX: 14.2 s in one chunk,
+# 25.8 s in chunks of 128; eight schools 2.6 s against 3.0 s).
+PROGRESS_ROWS = 100
 # The batched programs of the last few models, shared by MCMC objects of
 # the same model: each program is compiled (jax.jit, XLA) once per shape,
 # and a new program for every MCMC object would compile again (7 s on 2
@@ -226,8 +219,7 @@ class MCMC:
     Every chain's warm-up and draws run per chain inside the batched
     program (`autobatch.mcmc.nuts`): chains adapt their step size and mass
     matrix on their own and drift out of step; they meet only between
-    chunks (`chunk_size`, default 100 transitions, where the progress bar
-    is updated).  The program for a new model
+    chunks (the progress bar's updates, `chunk_size`).  The program for a new model
     dimension is generated on first use into the per-user cache
     (`~/.cache/autobatch`, `AUTOBATCH_CACHE_DIR`), never into a project.
     """
@@ -261,8 +253,10 @@ class MCMC:
         total = self.num_warmup + self.num_samples
         if self.chunk_size is not None:
             rows = int(self.chunk_size)
+        elif self.progress_bar:
+            rows = PROGRESS_ROWS
         else:
-            rows = CHUNK_ROWS
+            rows = total
         limit = max(1, MAX_BUFFER_BYTES // (8 * self.num_chains * max(dims, 1)))
         rows = max(1, min(rows, total, limit))
         # The buffers' rows are part of the program's signature: a power of

@@ -120,14 +120,24 @@ def test_mcmc_objects_of_one_model_share_its_program():
     assert on_numpy.program is not first.program
 
 
-def test_a_jax_user_never_imports_tensorflow(tmp_path):
-    """A fresh process: import autobatch.mcmc, sample on JAX, read the
-    InferenceData; TensorFlow is never imported."""
+def test_a_jax_user_never_imports_tensorflow_and_a_later_process_skips_compiling(tmp_path):
+    """Two fresh processes: import autobatch.mcmc, sample on JAX, read the
+    InferenceData; TensorFlow is never imported.  The first keeps XLA's
+    compilation in the per-user cache; the second finds it there (JAX's
+    cache hit) instead of compiling; JAX's own setting (no cache
+    directory) is the user's again after each run."""
     script = textwrap.dedent("""
         import sys
+        import jax
         import jax.numpy as jnp
         import numpy as np
         from autobatch.mcmc import MCMC, NUTS
+
+        hits = []
+        jax.monitoring.register_event_listener(
+            lambda event, **kwargs: hits.append(event)
+            if event == "/jax/compilation_cache/cache_hits" else None
+        )
 
         def log_density(x):
             return -0.5 * jnp.sum(x * x, axis=-1)
@@ -137,19 +147,49 @@ def test_a_jax_user_never_imports_tensorflow(tmp_path):
         idata = mcmc.run(seed=0, dims=3)
         assert idata.posterior["x"].shape == (2, 10, 3)
         assert np.all(np.isfinite(mcmc.samples))
-        print("tensorflow" in sys.modules)
+        assert jax.config.jax_compilation_cache_dir is None
+        print("tensorflow" in sys.modules, len(hits))
         """)
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    env = dict(
+        os.environ,
+        PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        AUTOBATCH_CACHE_DIR=str(tmp_path / "cache"),
     )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "False", done.stdout
+    outputs = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout.strip().splitlines()[-1])
+    assert outputs[0] == "False 0", outputs
+    assert outputs[1].startswith("False ") and outputs[1] != "False 0", outputs
+    assert os.listdir(tmp_path / "cache" / "xla" / "jax")
+
+
+def test_a_users_own_jax_cache_directory_is_kept(tmp_path):
+    """With the user's own directory set, the sampler neither moves nor
+    clears it (its programs go there, as the user's)."""
+    from autobatch.mcmc import compile_cache
+
+    jax = pytest.importorskip("jax")
+    mine = str(tmp_path / "mine")
+    previous = jax.config.jax_compilation_cache_dir
+    jax.config.update("jax_compilation_cache_dir", mine)
+    try:
+        with compile_cache.jax_cache(str(tmp_path / "ours")):
+            assert jax.config.jax_compilation_cache_dir == mine
+        assert jax.config.jax_compilation_cache_dir == mine
+    finally:
+        jax.config.update("jax_compilation_cache_dir", previous)
+    assert not os.path.exists(tmp_path / "ours")
+    assert compile_cache.directory("jax", False) is None
+    assert compile_cache.directory("tensorflow", True) is None
 
 
 # A correlated Gaussian whose covariance a rotation diagonalizes:

@@ -243,7 +243,10 @@ def min_ess(draws):
     return float(np.min(ess["x"].values))
 
 
-def run_ours(target, chains, warmup, draws, backend="tensorflow"):
+def run_ours(target, chains, warmup, draws, backend="tensorflow", compilation_cache=False):
+    """Ours; its first call compiles as in a new process (no compilation
+    kept on disk, as the peers keep none) unless `compilation_cache` says
+    otherwise (tools/first_call_mcmc.py times the later process's)."""
     from autobatch.mcmc import MCMC, NUTS
 
     mcmc = MCMC(
@@ -253,6 +256,7 @@ def run_ours(target, chains, warmup, draws, backend="tensorflow"):
         num_chains=chains,
         backend=backend,
         progress_bar=False,
+        compilation_cache=compilation_cache,
     )
     times = []
     for seed in (0, 1):
@@ -292,8 +296,8 @@ def run_tfp(target, chains, warmup, draws):
     return times, min_ess(np.swapaxes(x, 0, 1)), int(np.sum(divergent))
 
 
-def run_ours_jax(target, chains, warmup, draws):
-    return run_ours(target, chains, warmup, draws, backend="jax")
+def run_ours_jax(target, chains, warmup, draws, **options):
+    return run_ours(target, chains, warmup, draws, backend="jax", **options)
 
 
 def _one_chain(log_density):

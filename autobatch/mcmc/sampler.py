@@ -1,12 +1,13 @@
 """`MCMC(NUTS(log_density))`: the sampler's user API around `autobatch.mcmc.nuts`."""
 
 import collections
+import contextlib
 import math
 import sys
 
 import numpy as np
 
-from autobatch.mcmc import nuts
+from autobatch.mcmc import compile_cache, nuts
 from autobatch.mcmc.ops import tf  # imported on first use
 
 # Stan's warm-up windows: initial fast, first slow, terminal fast.
@@ -158,7 +159,9 @@ def _program(kernel, target, backend):
     """The batched program for `kernel`'s model on `backend`, shared with
     earlier MCMC objects of the same model function and settings (so their
     compilations are too); built anew for a model that cannot be a key."""
-    model = kernel.log_density if kernel.value_and_grad is None else kernel.value_and_grad
+    model = (
+        kernel.log_density if kernel.value_and_grad is None else kernel.value_and_grad
+    )
     key = (
         backend,
         model,
@@ -171,7 +174,9 @@ def _program(kernel, target, backend):
     except TypeError:  # an unhashable callable
         return nuts.make_programs(target, kernel.max_tree_depth, kernel.target_accept)
     if program is None:
-        program = nuts.make_programs(target, kernel.max_tree_depth, kernel.target_accept)
+        program = nuts.make_programs(
+            target, kernel.max_tree_depth, kernel.target_accept
+        )
     _PROGRAMS[key] = program
     while len(_PROGRAMS) > PROGRAM_CACHE_SIZE:
         _PROGRAMS.popitem(last=False)
@@ -196,7 +201,8 @@ def warmup_schedule(num_warmup, adapt_mass):
 def chain_seeds(seed, chains):
     """Each chain's seed: a hash of (seed, chain index) alone."""
     return np.array(
-        [np.random.SeedSequence([seed, k]).generate_state(1)[0] for k in range(chains)], np.int64
+        [np.random.SeedSequence([seed, k]).generate_state(1)[0] for k in range(chains)],
+        np.int64,
     )
 
 
@@ -222,6 +228,14 @@ class MCMC:
     chunks (the progress bar's updates, `chunk_size`).  The program for a new model
     dimension is generated on first use into the per-user cache
     (`~/.cache/autobatch`, `AUTOBATCH_CACHE_DIR`), never into a project.
+
+    `compilation_cache` (JAX): keep XLA's compilation of the program on
+    disk, so that the same model's first call in a later process skips it
+    (`autobatch.mcmc.compile_cache`): True, the default, keeps it in
+    `~/.cache/autobatch/xla/jax`, around the sampler's calls only; False
+    does not; a path keeps it there.  On TensorFlow, set
+    `TF_XLA_FLAGS=--tf_xla_persistent_cache_directory=DIR` before the
+    process starts.
     """
 
     def __init__(
@@ -234,6 +248,7 @@ class MCMC:
         xla=True,
         progress_bar=None,
         chunk_size=None,
+        compilation_cache=True,
     ):
         self.kernel = kernel
         self.num_warmup = int(num_warmup)
@@ -243,6 +258,7 @@ class MCMC:
         self.xla = xla if backend == "tensorflow" else False
         self.progress_bar = _interactive() if progress_bar is None else progress_bar
         self.chunk_size = chunk_size
+        self.cache_dir = compile_cache.directory(backend, compilation_cache)
         self.target = kernel.target(backend)
         self.program = _program(kernel, self.target, backend)
         self.samples = None
@@ -265,10 +281,12 @@ class MCMC:
 
     def initial_state(self, init, seeds):
         x = np.asarray(init, np.float64)
-        log_prob, grad = (np.asarray(v, np.float64) for v in self.target(self._array(x)))
+        log_prob, grad = (
+            np.asarray(v, np.float64) for v in self.target(self._array(x))
+        )
         chains, dims = x.shape
-        slow_start, terminal_start, window_end, window_size, adapt_mass = warmup_schedule(
-            self.num_warmup, self.kernel.adapt_mass_matrix
+        slow_start, terminal_start, window_end, window_size, adapt_mass = (
+            warmup_schedule(self.num_warmup, self.kernel.adapt_mass_matrix)
         )
         step = self.kernel.step_size
         # The identity: ones [chains, dims], or dense its Cholesky factor
@@ -325,13 +343,18 @@ class MCMC:
             if dims is None:
                 raise TypeError("MCMC.run: give init ([chains, dims] starts) or dims")
             init = np.stack(
-                [np.random.default_rng([seed, k]).uniform(-2.0, 2.0, dims) for k in range(chains)]
+                [
+                    np.random.default_rng([seed, k]).uniform(-2.0, 2.0, dims)
+                    for k in range(chains)
+                ]
             )
         init = np.asarray(init, np.float64)
         if init.ndim == 1:
             init = np.broadcast_to(init, (chains, init.shape[0])).copy()
         if init.shape[0] != chains:
-            raise ValueError(f"MCMC.run: init has {init.shape[0]} rows for {chains} chains")
+            raise ValueError(
+                f"MCMC.run: init has {init.shape[0]} rows for {chains} chains"
+            )
         state, schedule = self.initial_state(init, seeds)
         dims = init.shape[1]
         total = self.num_warmup + self.num_samples
@@ -361,36 +384,44 @@ class MCMC:
     def _call(self, state, seeds, first, count, schedule, rows, dims):
         """One chunk: transitions first .. first + count - 1 of every chain."""
         chains = self.num_chains
-        return self.program(
-            state,
-            seeds,
-            np.full(chains, first, np.int64),
-            np.full(chains, count, np.int64),
-            schedule,
-            np.zeros((chains, rows, dims)),
-            np.zeros((chains, rows)),
-            np.zeros((chains, rows), bool),
-            np.zeros((chains, rows), np.int64),
-            np.zeros((chains, rows), np.int64),
-            np.zeros((chains, rows)),
-            np.zeros((chains, rows)),
-            np.zeros((chains, rows)),
-            backend=self.backend,
-            xla=self.xla,
-            max_stack_depth=self.kernel.max_tree_depth + 3,
-        )
+        if self.backend == "jax":
+            cache = compile_cache.jax_cache(self.cache_dir)
+        else:
+            cache = contextlib.nullcontext()
+        with cache:
+            return self.program(
+                state,
+                seeds,
+                np.full(chains, first, np.int64),
+                np.full(chains, count, np.int64),
+                schedule,
+                np.zeros((chains, rows, dims)),
+                np.zeros((chains, rows)),
+                np.zeros((chains, rows), bool),
+                np.zeros((chains, rows), np.int64),
+                np.zeros((chains, rows), np.int64),
+                np.zeros((chains, rows)),
+                np.zeros((chains, rows)),
+                np.zeros((chains, rows)),
+                backend=self.backend,
+                xla=self.xla,
+                max_stack_depth=self.kernel.max_tree_depth + 3,
+            )
 
     def _collect(self, kept, state):
         total = self.num_warmup + self.num_samples
         self.last_state = state
         whole = [
-            np.concatenate([c[i] for c in kept], axis=1) for i in range(1, len(nuts.Chunk._fields))
+            np.concatenate([c[i] for c in kept], axis=1)
+            for i in range(1, len(nuts.Chunk._fields))
         ]
         chunk = nuts.Chunk(state, *whole)
         keep = slice(self.num_warmup, total)
         x = chunk.draws[:, keep]
         self.samples = x  # [chains, draws, dims], unconstrained
-        self.stats = {name: getattr(chunk, _STAT_FIELDS[name])[:, keep] for name in SAMPLE_STATS}
+        self.stats = {
+            name: getattr(chunk, _STAT_FIELDS[name])[:, keep] for name in SAMPLE_STATS
+        }
         self.warmup_stats = {
             "diverging": chunk.diverging[:, : self.num_warmup],
             "step_size": chunk.step_sizes[:, : self.num_warmup],
@@ -416,7 +447,8 @@ class MCMC:
             return {"x": x}
         named = self.kernel.constrain(x.reshape(chains * draws, dims))
         return {
-            k: np.asarray(v).reshape((chains, draws) + np.shape(v)[1:]) for k, v in named.items()
+            k: np.asarray(v).reshape((chains, draws) + np.shape(v)[1:])
+            for k, v in named.items()
         }
 
     def _inference_data(self):

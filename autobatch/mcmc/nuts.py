@@ -141,11 +141,12 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
     """
     ctx = Context() if context is None else context
 
-    def no_u_turn(minus, plus, inv_mass):
+    def no_u_turn(minus, plus):
+        # Both ends move apart along the span: span . r, the momentum, not
+        # the velocity M^-1 r, so that the test is the same in every
+        # metric's coordinates (in whitened ones it is span' . r').
         span = plus.x - minus.x
-        return (ops.dot(span, ops.velocity(inv_mass, minus.r)) >= 0) & (
-            ops.dot(span, ops.velocity(inv_mass, plus.r)) >= 0
-        )
+        return (ops.dot(span, minus.r) >= 0) & (ops.dot(span, plus.r) >= 0)
 
     @ctx.batch
     def nuts_chunk(
@@ -192,10 +193,10 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
         subtree_sample = sample
         ok = False
         joint = joint0
-        # The first position and velocity of each open block of the subtree
+        # The first position and momentum of each open block of the subtree
         # being built: [max_tree_depth, dims] each (ops.turn_checkpoints).
         ends_x = ops.checkpoints(point.x, max_tree_depth)
-        ends_v = ops.checkpoints(point.x, max_tree_depth)
+        ends_r = ops.checkpoints(point.x, max_tree_depth)
         # Stan's step size search (init_stepsize): its counter, momentum,
         # start energy, trial step, direction of travel and tries.
         searching = False
@@ -218,7 +219,7 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
             sample = subtree_sample if tree and ok and biased else sample
             counter = counter + 1 if tree else counter
             size = ops.log_add_exp(size, subtree_size) if tree else size
-            turning = not no_u_turn(minus, plus, inv_mass)
+            turning = not no_u_turn(minus, plus)
             depth = depth + 1 if tree else depth
             deeper = tree and ok and not turning and depth < max_tree_depth
             ended = tree and not deeper
@@ -371,12 +372,11 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
                     subtree_sample = new
                 subtree_size = total
                 counter = counter + 1
-                v = ops.velocity(inv_mass, r)
                 first_end, last_end = ops.turn_checkpoints(leaf, max_tree_depth)
-                turn = ops.turned(ends_x, ends_v, x, v, first_end, last_end, direction)
+                turn = ops.turned(ends_x, ends_r, x, r, first_end, last_end, direction)
                 starts = leaf % 2 == 0
                 ends_x = ops.checkpoint(ends_x, last_end, x, starts)
-                ends_v = ops.checkpoint(ends_v, last_end, v, starts)
+                ends_r = ops.checkpoint(ends_r, last_end, r, starts)
                 divergent = weight <= -MAX_ENERGY_ERROR
                 ok = not divergent and not turn
                 leaf = leaf + 1

@@ -321,20 +321,21 @@ def turn_checkpoints(leaf, levels):
     return last - trailing + 1, last
 
 
-def turned(ends_x, ends_v, x, v, first, last, direction):
-    """Whether a sub-subtree that leaf (x, v) closes makes a U-turn: [chains] bool.
+def turned(ends_x, ends_r, x, r, first, last, direction):
+    """Whether a sub-subtree that leaf (x, r) closes makes a U-turn: [chains] bool.
 
-    ends_x, ends_v: the checkpoints' positions and velocities M^-1 r
-    [chains, levels, dims]; x, v: the new leaf's [chains, dims]; checkpoints
-    `first .. last` ([chains] each) are the first leaves of the blocks the
-    new leaf ends.  A block turns unless both its ends move apart along
-    the span from its earlier end to its later one (Hoffman and Gelman's
-    criterion, the recursive sampler's `no_u_turn`); built backwards in
-    time (direction -1) the new leaf is the earlier end."""
+    ends_x, ends_r: the checkpoints' positions and momenta [chains, levels,
+    dims]; x, r: the new leaf's [chains, dims]; checkpoints `first .. last`
+    ([chains] each) are the first leaves of the blocks the new leaf ends.
+    A block turns unless both its ends move apart along the span from its
+    earlier end to its later one, span . r >= 0 at each end (Hoffman and
+    Gelman's criterion; with the momentum, not the velocity M^-1 r, it is
+    the same in any metric's coordinates, like Stan's p_sharp . rho); built
+    backwards in time (direction -1) the new leaf is the earlier end."""
     if is_tensor(ends_x, x):
         span = direction[:, None, None] * (x[:, None, :] - ends_x)  # [chains, levels, dims]
-        ahead = (tf.reduce_sum(span * ends_v, axis=-1) >= 0) & (
-            tf.reduce_sum(span * v[:, None, :], axis=-1) >= 0
+        ahead = (tf.reduce_sum(span * ends_r, axis=-1) >= 0) & (
+            tf.reduce_sum(span * r[:, None, :], axis=-1) >= 0
         )
         level = tf.range(ends_x.shape[1], dtype=tf.int64)[None, :]
         first = tf.cast(first, tf.int64)[:, None]
@@ -343,7 +344,7 @@ def turned(ends_x, ends_v, x, v, first, last, direction):
         return tf.reduce_any(closed & ~ahead, axis=1)
     xp = _xp(ends_x, x)
     span = direction[:, None, None] * (x[:, None, :] - ends_x)  # [chains, levels, dims]
-    ahead = (xp.sum(span * ends_v, axis=-1) >= 0) & (xp.sum(span * v[:, None, :], axis=-1) >= 0)
+    ahead = (xp.sum(span * ends_r, axis=-1) >= 0) & (xp.sum(span * r[:, None, :], axis=-1) >= 0)
     level = xp.arange(ends_x.shape[1])[None, :]
     closed = (level >= xp.asarray(first)[:, None]) & (level <= xp.asarray(last)[:, None])
     return xp.any(closed & ~ahead, axis=1)

@@ -107,6 +107,10 @@ class NUTS:
     costs O(dims^2) more and each window end a Cholesky factorization, so
     the default stays diagonal.
 
+    `inverse_mass_matrix`, optional: the metric chains start from (and keep,
+    with `adapt_mass_matrix=False`), the diagonal [dims] or, with
+    `dense_mass=True`, the matrix [dims, dims]; the identity by default.
+
     `constrain(x)`, optional: maps unconstrained draws x [n, dims] (NumPy)
     to a dict of named parameters, each [n, ...] (what `posterior` holds);
     without it the posterior holds `x`.
@@ -123,6 +127,7 @@ class NUTS:
         adapt_step_size=True,
         adapt_mass_matrix=True,
         dense_mass=False,
+        inverse_mass_matrix=None,
         constrain=None,
     ):
         if (log_density is None) == (value_and_grad is None):
@@ -137,6 +142,9 @@ class NUTS:
         self.adapt_step_size = adapt_step_size
         self.adapt_mass_matrix = adapt_mass_matrix
         self.dense_mass = bool(dense_mass)
+        self.inverse_mass_matrix = (
+            None if inverse_mass_matrix is None else np.asarray(inverse_mass_matrix, np.float64)
+        )
         self.constrain = constrain
 
     def target(self, backend):
@@ -289,12 +297,7 @@ class MCMC:
             warmup_schedule(self.num_warmup, self.kernel.adapt_mass_matrix)
         )
         step = self.kernel.step_size
-        # The identity: ones [chains, dims], or dense its Cholesky factor
-        # [chains, dims, dims]; the metric's shape picks the program's signature.
-        if self.kernel.dense_mass:
-            metric = np.broadcast_to(np.eye(dims), (chains, dims, dims)).copy()
-        else:
-            metric = np.ones((chains, dims))
+        metric = self.initial_metric(chains, dims)
         adaptation = nuts.Adaptation(
             mu=np.full(chains, math.log(10.0 * step)),
             s_bar=np.zeros(chains),
@@ -321,6 +324,32 @@ class MCMC:
             np.full(chains, bool(adapt_mass and warmup), bool),
         )
         return state, schedule
+
+    def initial_metric(self, chains, dims):
+        """The metric every chain starts from: the inverse mass diagonal
+        [chains, dims], or dense the Cholesky factor L of the matrix
+        (M^-1 = L L^T) [chains, dims, dims]; the metric's shape picks the
+        program's signature."""
+        given = self.kernel.inverse_mass_matrix
+        shape = (dims, dims) if self.kernel.dense_mass else (dims,)
+        if given is None:
+            given = np.eye(dims) if self.kernel.dense_mass else np.ones(dims)
+        elif given.shape != shape:
+            raise ValueError(
+                f"NUTS: inverse_mass_matrix has shape {given.shape}; the model has "
+                f"{dims} dimensions, so give {list(shape)}"
+                + ("" if self.kernel.dense_mass else " (a matrix needs dense_mass=True)")
+            )
+        if self.kernel.dense_mass:
+            try:
+                given = np.linalg.cholesky(given)
+            except np.linalg.LinAlgError:
+                raise ValueError(
+                    "NUTS: inverse_mass_matrix is not symmetric positive definite"
+                ) from None
+        elif not np.all(given > 0):
+            raise ValueError("NUTS: inverse_mass_matrix's diagonal must be positive")
+        return np.broadcast_to(given, (chains,) + shape).copy()
 
     def _array(self, x):
         """x (NumPy) as the backend's array, for calling the target outside the program."""

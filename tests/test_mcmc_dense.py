@@ -60,6 +60,33 @@ def test_a_chain_alone_equals_it_in_a_batch_numpy():
     assert not np.allclose(batch.samples[0], batch.samples[1])
 
 
+def test_a_given_dense_metric_is_kept_and_a_bad_one_refused():
+    """NUTS(inverse_mass_matrix=...) with dense_mass and no adaptation: each
+    chain runs with that matrix (its Cholesky factor in the state).  A
+    matrix that is not symmetric (Cholesky would read one triangle of it
+    and say nothing), not positive definite, or of the wrong shape is
+    refused with the reason."""
+    mcmc = MCMC(
+        NUTS(value_and_grad=correlated_numpy, dense_mass=True, adapt_mass_matrix=False,
+             inverse_mass_matrix=COVARIANCE),
+        num_warmup=5, num_samples=3, num_chains=2, backend="numpy", progress_bar=False,
+    )
+    mcmc.run(seed=0, dims=2)
+    np.testing.assert_allclose(mcmc.inverse_mass_matrix, np.broadcast_to(COVARIANCE, (2, 2, 2)))
+    for matrix, reason, dense in [
+        (np.array([[1.0, 0.5], [0.0, 1.0]]), "not symmetric positive definite", True),
+        (np.array([[1.0, 2.0], [2.0, 1.0]]), "not symmetric positive definite", True),
+        (np.ones(3), "shape (3,)", False),
+        (np.eye(2), "a matrix needs dense_mass=True", False),
+        (np.array([1.0, 0.0]), "diagonal must be positive", False),
+    ]:
+        kernel = NUTS(value_and_grad=correlated_numpy, dense_mass=dense, inverse_mass_matrix=matrix)
+        bad = MCMC(kernel, num_warmup=5, num_samples=3, num_chains=2, backend="numpy",
+                   progress_bar=False)
+        with pytest.raises(ValueError, match=reason.replace("(", r"\(").replace(")", r"\)")):
+            bad.run(seed=0, dims=2)
+
+
 jnp = pytest.importorskip("jax.numpy")
 
 

@@ -141,16 +141,9 @@ def per_gradient(args):
         start = time.perf_counter()
         mcmc.run(seed=1, dims=target.dims)
         ours = time.perf_counter() - start
-        ours_gradients = int(
-            mcmc.stats["n_steps"].sum() + mcmc.warmup_stats["n_steps"].sum()
-        )
+        ours_gradients = int(mcmc.stats["n_steps"].sum() + mcmc.warmup_stats["n_steps"].sum())
 
-        kernel = tfp.mcmc.DualAveragingStepSizeAdaptation(
-            tfp.mcmc.NoUTurnSampler(
-                target.log_density, step_size=tf.constant(0.1, tf.float64)
-            ),
-            num_adaptation_steps=int(0.8 * warmup),
-        )
+        kernel = bench_mcmc.tfp_kernel(target, warmup)
 
         # Every transition kept (no burn-in), so the trace counts the
         # warm-up's leapfrog steps too; the kernel adapts all the same.
@@ -192,9 +185,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.child:
         sampler, target, chains, warmup, draws, options = args.child
-        child(
-            sampler, target, int(chains), int(warmup), int(draws), json.loads(options)
-        )
+        child(sampler, target, int(chains), int(warmup), int(draws), json.loads(options))
     elif args.per_gradient:
         per_gradient(args)
     else:

@@ -40,12 +40,16 @@ def directory(backend, setting):
 def jax_cache(path):
     """JAX's persistent compilation cache in `path` for the calls inside,
     and the user's setting (none, by default) restored after.  A user's own
-    cache directory wins: the sampler's programs then go there."""
+    cache directory wins: the sampler's programs then go there.  With no
+    path (no cache, or another backend) nothing is done or imported."""
+    if path is None:
+        yield
+        return
     import jax
     from jax.experimental.compilation_cache import compilation_cache
 
     previous = jax.config.jax_compilation_cache_dir
-    if path is None or previous:
+    if previous:
         yield
         return
     os.makedirs(path, exist_ok=True)

@@ -1,7 +1,6 @@
 """`MCMC(NUTS(log_density))`: the sampler's user API around `autobatch.mcmc.nuts`."""
 
 import collections
-import contextlib
 import math
 import sys
 
@@ -167,9 +166,7 @@ def _program(kernel, target, backend):
     """The batched program for `kernel`'s model on `backend`, shared with
     earlier MCMC objects of the same model function and settings (so their
     compilations are too); built anew for a model that cannot be a key."""
-    model = (
-        kernel.log_density if kernel.value_and_grad is None else kernel.value_and_grad
-    )
+    model = kernel.log_density if kernel.value_and_grad is None else kernel.value_and_grad
     key = (
         backend,
         model,
@@ -182,9 +179,7 @@ def _program(kernel, target, backend):
     except TypeError:  # an unhashable callable
         return nuts.make_programs(target, kernel.max_tree_depth, kernel.target_accept)
     if program is None:
-        program = nuts.make_programs(
-            target, kernel.max_tree_depth, kernel.target_accept
-        )
+        program = nuts.make_programs(target, kernel.max_tree_depth, kernel.target_accept)
     _PROGRAMS[key] = program
     while len(_PROGRAMS) > PROGRAM_CACHE_SIZE:
         _PROGRAMS.popitem(last=False)
@@ -209,8 +204,7 @@ def warmup_schedule(num_warmup, adapt_mass):
 def chain_seeds(seed, chains):
     """Each chain's seed: a hash of (seed, chain index) alone."""
     return np.array(
-        [np.random.SeedSequence([seed, k]).generate_state(1)[0] for k in range(chains)],
-        np.int64,
+        [np.random.SeedSequence([seed, k]).generate_state(1)[0] for k in range(chains)], np.int64
     )
 
 
@@ -289,12 +283,10 @@ class MCMC:
 
     def initial_state(self, init, seeds):
         x = np.asarray(init, np.float64)
-        log_prob, grad = (
-            np.asarray(v, np.float64) for v in self.target(self._array(x))
-        )
+        log_prob, grad = (np.asarray(v, np.float64) for v in self.target(self._array(x)))
         chains, dims = x.shape
-        slow_start, terminal_start, window_end, window_size, adapt_mass = (
-            warmup_schedule(self.num_warmup, self.kernel.adapt_mass_matrix)
+        slow_start, terminal_start, window_end, window_size, adapt_mass = warmup_schedule(
+            self.num_warmup, self.kernel.adapt_mass_matrix
         )
         step = self.kernel.step_size
         metric = self.initial_metric(chains, dims)
@@ -341,7 +333,11 @@ class MCMC:
                 + ("" if self.kernel.dense_mass else " (a matrix needs dense_mass=True)")
             )
         if self.kernel.dense_mass:
+            # Cholesky reads one triangle only: an asymmetric matrix would
+            # be taken for another one without a word.
             try:
+                if not np.allclose(given, given.T):
+                    raise np.linalg.LinAlgError
                 given = np.linalg.cholesky(given)
             except np.linalg.LinAlgError:
                 raise ValueError(
@@ -372,18 +368,13 @@ class MCMC:
             if dims is None:
                 raise TypeError("MCMC.run: give init ([chains, dims] starts) or dims")
             init = np.stack(
-                [
-                    np.random.default_rng([seed, k]).uniform(-2.0, 2.0, dims)
-                    for k in range(chains)
-                ]
+                [np.random.default_rng([seed, k]).uniform(-2.0, 2.0, dims) for k in range(chains)]
             )
         init = np.asarray(init, np.float64)
         if init.ndim == 1:
             init = np.broadcast_to(init, (chains, init.shape[0])).copy()
         if init.shape[0] != chains:
-            raise ValueError(
-                f"MCMC.run: init has {init.shape[0]} rows for {chains} chains"
-            )
+            raise ValueError(f"MCMC.run: init has {init.shape[0]} rows for {chains} chains")
         state, schedule = self.initial_state(init, seeds)
         dims = init.shape[1]
         total = self.num_warmup + self.num_samples
@@ -413,11 +404,7 @@ class MCMC:
     def _call(self, state, seeds, first, count, schedule, rows, dims):
         """One chunk: transitions first .. first + count - 1 of every chain."""
         chains = self.num_chains
-        if self.backend == "jax":
-            cache = compile_cache.jax_cache(self.cache_dir)
-        else:
-            cache = contextlib.nullcontext()
-        with cache:
+        with compile_cache.jax_cache(self.cache_dir):  # None (no cache) off JAX
             return self.program(
                 state,
                 seeds,
@@ -441,16 +428,13 @@ class MCMC:
         total = self.num_warmup + self.num_samples
         self.last_state = state
         whole = [
-            np.concatenate([c[i] for c in kept], axis=1)
-            for i in range(1, len(nuts.Chunk._fields))
+            np.concatenate([c[i] for c in kept], axis=1) for i in range(1, len(nuts.Chunk._fields))
         ]
         chunk = nuts.Chunk(state, *whole)
         keep = slice(self.num_warmup, total)
         x = chunk.draws[:, keep]
         self.samples = x  # [chains, draws, dims], unconstrained
-        self.stats = {
-            name: getattr(chunk, _STAT_FIELDS[name])[:, keep] for name in SAMPLE_STATS
-        }
+        self.stats = {name: getattr(chunk, _STAT_FIELDS[name])[:, keep] for name in SAMPLE_STATS}
         self.warmup_stats = {
             "diverging": chunk.diverging[:, : self.num_warmup],
             "step_size": chunk.step_sizes[:, : self.num_warmup],
@@ -476,8 +460,7 @@ class MCMC:
             return {"x": x}
         named = self.kernel.constrain(x.reshape(chains * draws, dims))
         return {
-            k: np.asarray(v).reshape((chains, draws) + np.shape(v)[1:])
-            for k, v in named.items()
+            k: np.asarray(v).reshape((chains, draws) + np.shape(v)[1:]) for k, v in named.items()
         }
 
     def _inference_data(self):

@@ -9,6 +9,8 @@ Every argument is a [batch, *event] array or a Python number (the same for
 every example); results are [batch, *event].  Where Python would raise
 (`math.sqrt(-1)`, `int(float("nan"))`) the helpers compute through (NaN,
 junk): idle examples reach them with junk values and must not stop the batch.
+The generated block stops the active examples that raise in Python
+(`python_error`, python_errors.py: the last lines here).
 Integers are int64, as Python's ints are in this compiler.
 
 Written from builtins_numpy.py, its NumPy twin, name for name: the same
@@ -374,6 +376,25 @@ def py_sorted_elements(values, reverse=False):
     return [ordered[..., k] for k in range(len(values))]
 
 
+from autobatch_runtime.python_errors import ArrayOps, helpers as _python_error_helpers  # noqa: E402
 from autobatch_runtime.ragged import array_helpers as _ragged_helpers  # noqa: E402
 
 globals().update(_ragged_helpers(jnp))  # ragged_*: vectors of per-example length
+
+
+globals().update(  # python_error, py_divisor, py_power: where Python raises (python_errors.py)
+    _python_error_helpers(
+        ArrayOps(
+            asarray=jnp.asarray,
+            as_float=lambda a: a.astype(FLOAT),
+            is_float=lambda a: a.dtype.kind == "f",
+            isnan=jnp.isnan,
+            isfinite=jnp.isfinite,
+            floor=jnp.floor,
+            where=jnp.where,
+            ones_like=jnp.ones_like,
+            power=jnp.power,
+            math=py_math,
+        )
+    )
+)

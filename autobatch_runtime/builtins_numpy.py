@@ -9,6 +9,8 @@ Every argument is a [batch, *event] array or a Python number (the same for
 every example); results are [batch, *event].  Where Python would raise
 (`math.sqrt(-1)`, `int(float("nan"))`) the helpers compute through (NaN,
 junk): idle examples reach them with junk values and must not stop the batch.
+The generated block stops the active examples that raise in Python
+(`python_error`, python_errors.py: the last lines here).
 Integers are int64, as Python's ints are in this compiler.
 
 The TensorFlow twin is builtins_tensorflow.py: the same names, the same
@@ -364,6 +366,30 @@ def py_sorted_elements(values, reverse=False):
     return [ordered[..., k] for k in range(len(values))]
 
 
+from autobatch_runtime.python_errors import ArrayOps, helpers as _python_error_helpers  # noqa: E402
 from autobatch_runtime.ragged import array_helpers as _ragged_helpers
 
 globals().update(_ragged_helpers(np))  # ragged_*: vectors of per-example length
+
+
+def _power(base, exponent):
+    with np.errstate(all="ignore"):
+        return np.power(base, exponent)
+
+
+globals().update(  # python_error, py_divisor, py_power: where Python raises (python_errors.py)
+    _python_error_helpers(
+        ArrayOps(
+            asarray=np.asarray,
+            as_float=lambda a: a.astype(FLOAT),
+            is_float=lambda a: a.dtype.kind == "f",
+            isnan=np.isnan,
+            isfinite=np.isfinite,
+            floor=np.floor,
+            where=np.where,
+            ones_like=np.ones_like,
+            power=_power,
+            math=py_math,
+        )
+    )
+)

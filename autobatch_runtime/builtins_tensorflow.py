@@ -373,6 +373,36 @@ def py_sorted_elements(values, reverse=False):
     return [ordered[..., k] for k in range(len(values))]
 
 
+from autobatch_runtime.python_errors import ArrayOps, helpers as _python_error_helpers  # noqa: E402
 from autobatch_runtime.ragged import tensorflow_helpers as _ragged_helpers  # noqa: E402
 
 globals().update(_ragged_helpers(py_sum))  # ragged_*: vectors of per-example length
+
+
+def _tensor(value):
+    """A tensor of `value`: a Python number as Python's int64 or float64."""
+    if isinstance(value, bool):
+        return tf.constant(value)
+    if isinstance(value, int):
+        return tf.constant(value, INT)
+    if isinstance(value, float):
+        return tf.constant(value, FLOAT)
+    return tf.convert_to_tensor(value)
+
+
+globals().update(  # python_error, py_divisor, py_power: where Python raises (python_errors.py)
+    _python_error_helpers(
+        ArrayOps(
+            asarray=_tensor,
+            as_float=lambda a: tf.cast(a, FLOAT),
+            is_float=lambda a: a.dtype.is_floating,
+            isnan=tf.math.is_nan,
+            isfinite=tf.math.is_finite,
+            floor=tf.math.floor,
+            where=tf.where,
+            ones_like=tf.ones_like,
+            power=tf.pow,
+            math=py_math,
+        )
+    )
+)

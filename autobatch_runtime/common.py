@@ -10,6 +10,7 @@ import typing
 
 import numpy as np
 
+from autobatch_runtime import python_errors
 from autobatch_runtime.errors import IterationLimitError, StackMemoryError, StackOverflowError
 
 # Stacks larger than this are refused before they are allocated (4 GiB);
@@ -94,12 +95,16 @@ NEGATIVE_POWER = "a negative power "
 
 
 def check_index(function, index_error_at, index_lines):
-    """Raises IndexError if an active example indexed out of range, or
-    ValueError if it raised an int to a negative int power (whose Python
-    value, a float, the program's int cannot hold)."""
+    """Raises IndexError if an active example indexed out of range, the
+    error Python raises where an example divided by zero, left a `math`
+    function's domain or overflowed (python_errors.py), or ValueError if it
+    raised an int to a negative int power (whose Python value, a float, the
+    program's int cannot hold)."""
     examples = np.nonzero(index_error_at >= 0)[0]
     if examples.size:
         where = index_lines[index_error_at[examples[0]]]
+        if where.startswith(python_errors.PYTHON_ERROR):
+            python_errors.raise_entry(function, examples.tolist(), where)
         if where.startswith(NEGATIVE_POWER):
             raise ValueError(
                 f"{function}: example(s) {examples.tolist()[:10]} raised an int to a negative "
@@ -423,6 +428,7 @@ PYTHON_HELPERS = (
     "py_contains",
     "py_contains_constant",
     "py_decimal_length",
+    "py_divisor",
     "py_float",
     "py_int",
     "py_lshift",
@@ -434,6 +440,7 @@ PYTHON_HELPERS = (
     "py_none",
     "py_not",
     "py_popcount",
+    "py_power",
     "py_powmod",
     "py_round",
     "py_round_digits",
@@ -442,6 +449,7 @@ PYTHON_HELPERS = (
     "py_sorted",
     "py_sorted_elements",
     "py_sum",
+    "python_error",
 ) + RAGGED_HELPERS  # autobatch_runtime/ragged.py: vectors of per-example length
 
 

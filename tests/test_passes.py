@@ -250,7 +250,7 @@ def test_a_written_variable_read_again_in_its_block_is_masked_where_computed():
 
     # (A block that divides by a variable masks early too: its other
     # examples' junk divisors are guarded where they divide,
-    # `rt.divisor_or_one(d)`, passes/broadcast.py.)
+    # `rt.py_divisor(d)`, passes/broadcast.py.)
 
 
 def test_an_early_return_and_the_next_call_share_one_block():

@@ -142,16 +142,16 @@ def test_zero_divisors_everywhere_raise_nothing(mode):
 
 
 def test_integer_divisors_and_exponents_are_guarded_where_they_are_used():
-    """The divisor itself is guarded (`a // rt.divisor_or_one(b)`), not the
+    """The divisor itself is guarded (`a // rt.py_divisor(b)`), not the
     block's inputs: a divisor read from a stack or computed in the block is
-    covered too.  Float divisors and literal ones stay as written."""
+    covered too.  Literal divisors stay as written."""
     for backend, suffix in (("numpy", "np"), ("tensorflow", "tf")):
         P.quotient_sum(np.array([8]), np.array([3]), backend=backend)
         P.power(np.array([2]), np.array([3]), backend=backend)
         P.bool_arithmetic(np.array([1]), np.array([0]), backend=backend)
         text = open(P.ctx._generated_dir(None) + f"/tests/python_operators_{suffix}.py").read()
         assert "safe_divisor" not in text
-        assert "a // rt.divisor_or_one(b)" in text and "a % rt.divisor_or_one(b)" in text
+        assert "a // rt.py_divisor(b)" in text and "a % rt.py_divisor(b)" in text
         assert "x ** rt.exponent_or_zero(k)" in text
         assert "/ 2" in text  # p / 2: a true division, never raises
 

@@ -258,7 +258,11 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
             steps = next_steps if warm else steps
             s_bar = next_s_bar if warm else s_bar
             x_bar = next_x_bar if warm else x_bar
-            step_size = math.exp(log_step) if warm else step_size
+            # exp and log run on every trip, kept only where chosen: one that
+            # could raise inside `a if c else b` would run in a block of its
+            # own (where Python evaluates it), a block more per trip.
+            adapted_step = math.exp(log_step)
+            step_size = adapted_step if warm else step_size
             # Welford's running mean and sum of squares (dense: of outer
             # products) of the slow window's draws.
             welford = warm and schedule.adapt_mass
@@ -287,7 +291,8 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
             window_size = next_size if grow else window_size
             window_end = next_end if grow else window_end
             final = warm and t == schedule.num_warmup - 1
-            step_size = math.exp(x_bar) if final else step_size
+            final_step = math.exp(x_bar)
+            step_size = final_step if final else step_size
             # ---- A leapfrog step of the search has run: double (or halve)
             # the step until one step's acceptance crosses 0.8.
             search_step = phase == SEARCH
@@ -302,7 +307,8 @@ def make_programs(target, max_tree_depth=10, target_accept=0.8, context=None):
             search_eps = (search_eps * 2.0 if larger else search_eps * 0.5) if more else search_eps
             step_size = search_eps if found else step_size
             counter = search_counter + 1 if found else counter
-            mu = math.log(10.0 * step_size) if found else mu
+            search_mu = math.log(10.0 * search_eps)  # search_eps > 0 always
+            mu = search_mu if found else mu
             steps = 0.0 if found else steps
             s_bar = 0.0 if found else s_bar
             x_bar = 0.0 if found else x_bar

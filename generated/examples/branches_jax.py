@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=jax
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=9bb831f36b3d02385dbfaa266531fc178a2ac83d60c3f4b9db329bd54ae4e0ff
-# autobatch: inputs-sha256=a47b69f64c183e65e24c0121a083e7dc85ab29844c2e96fc51004ea1f29618d4
-# autobatch: body-sha256=f47cc87399b9f640ee1e63c6e268c105a0f6e5f1eea1b61f948b13ace12daabe
+# autobatch: source-sha256=35a17b938d6fefe7fd62a3052e60cd9c1d4153a09eb34cbab99368d6f00f19ae
+# autobatch: inputs-sha256=838540a70013330809364b8a1ae6fcc0eaacc2091790dfbe7be7d51a6a9be913
+# autobatch: body-sha256=6fa737a4f062be2e32c002d690b6c76b0b8d68484ba9e7d861fafa937fdd5d13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

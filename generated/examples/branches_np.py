@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=numpy
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=35eb980deafa31e77aeaaa130f93f59ebb4412af09fe7641f6665b1867a3b371
-# autobatch: inputs-sha256=29765211ecd6a5e0dfb4443e500f04f8a50b4d24abb354b1af2eb2f00de197e1
-# autobatch: body-sha256=725814133b0ba351d3cea493eb57ce591406c9bbd30da08625b39dd956dabb6b
+# autobatch: source-sha256=93868bda024f3073a8f43c4300e685714cb95262f9ba697b206114feda43e8b0
+# autobatch: inputs-sha256=3e03d4d4c008b05c570cad08097c88486ed475131da58610c3d004a38da5b751
+# autobatch: body-sha256=93a7c750220dccf97f39a94f7e14440f12a5bf83247f4af96e2e97c5933dcdb7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

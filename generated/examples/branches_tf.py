@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/branches.py
 # autobatch: source=examples/branches.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=fb45712bc423536eb8edeeb925fe2cb2c77255acb48c9909d23d57b4cbc96f9c
-# autobatch: inputs-sha256=0e0809db84589fcd71a5ed3807b4dd3ad28878048ef435a1b9761598a16f4f1e
-# autobatch: body-sha256=c5c24dc3e67b6f383c8e2f589f415590e5e94ceb3f140a137a9aefc46346bd64
+# autobatch: source-sha256=836d98f9da6ecf0b03e155181d50dafef6370cc4cb67136e13d38cf6363edbe2
+# autobatch: inputs-sha256=7c1dd0ba8b74fffa82dab0fb5cf9a1de515f2a774d79293628eedb531fcc6cdf
+# autobatch: body-sha256=4ed290b6e267bebd910612c114fd264a19f5e6c0636eece8473467896041ac27
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.
 
@@ -43,7 +43,7 @@ quadrant(int64[], int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/branches.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=jax
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=29b160efa8fdb7699133ccc7fb2f443a72551328276edb17ccf6c98b81995125
-# autobatch: inputs-sha256=7e74912f2ee07feafe2be2a4751bc28131e9f38f2e98ae51c7caf9bdce0c96a0
-# autobatch: body-sha256=cfb516bc4a0c0f265e441e77768e64b8e2c99302ba3ad9afdc51e99b6c4d1f44
+# autobatch: source-sha256=6d3bdc3f659b4e799ebcefc9a7d5c041509b01ac713079323254112157ebd066
+# autobatch: inputs-sha256=065a6fb942e608465dfc2b0d3657edcac22b0bd9143a6d42950c52582348ef37
+# autobatch: body-sha256=2fcb030875656ab4c37c6986051792a3b262c7f2604941af268ac775d74bb67a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for JAX.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=numpy
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=2fc2b2dbbb6cea073f25f52f4d6ec044aa6da1b522a738053076c2fcd2de28a2
-# autobatch: inputs-sha256=5bd559314860bb4da6256c1c7e5820ee15d1c5fcd7282203254ae54edfe24b1c
-# autobatch: body-sha256=ee9ab324c39f6f358a93dfd09ac80c539148781346a8712a27bb3a0f8e10abdd
+# autobatch: source-sha256=4a37477a7fd4ffe9d21cc2db0ff7c274bc68803d94111060a2fb09758100880f
+# autobatch: inputs-sha256=f555a0f2a9e415f99e0ae7ee8f78c5f9511fd790f7ac9fe813d6bd9d46008acf
+# autobatch: body-sha256=024faea5976e947363c1bf7c90970b3aa2ccb3087547461b647becad29ea6fb6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/collatz.py
 # autobatch: source=examples/collatz.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=9422dac13f7246f895635d460c66f33314296efb4b43d3f33791f60b5045e963
-# autobatch: inputs-sha256=20568431b99a4dc03b340d0899cf73990f537aa126c9190ce83fd3f3798dc1dc
-# autobatch: body-sha256=7324c66d0d17a960b791b9468caeb6f1a41d790d0137a1b9e684c905bdcca78d
+# autobatch: source-sha256=ced255072326bd91bb0bc98206399e13ef6815adcb6621c126ed44dfe6f24058
+# autobatch: inputs-sha256=b48890a468beae998db06ed7b0e19b4b8ae15992d18bd3d009d04a6e66d1ab7c
+# autobatch: body-sha256=665fdb20a596a9744c35ea16e8e7e132f5cdaabb570bdc5e665979c398cc92db
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.
 
@@ -23,7 +23,7 @@ collatz_steps(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/collatz.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=jax
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=3527651e4cd7b13fc0a99b679f77278b7fe4bbc5a1b49212d3b7cc0a52e648d8
-# autobatch: inputs-sha256=851fd9627689fab5e77e57d1fa3fbb2061f5c5565a7f84008efad20683acacb8
-# autobatch: body-sha256=c7eb83e324b0910f126ba453b4034edad4f1449e5c6dcf169b35f6d70559dbf8
+# autobatch: source-sha256=0e86a0db736c22bcecd09741f713e0da9855b958c11e185cddefa8f83db1bab8
+# autobatch: inputs-sha256=a973acaec734affa4c4b7f07376080bebaeee1fa52f7f359d69d5bbbc95dda58
+# autobatch: body-sha256=36cb3653eada4f6461a03a507810186856ce7f2a7cb0ba0225014eb1233122db
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=numpy
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=78cdebd4cda73d23f7dea09278618c8539e53008439a35312f394c1fe3f16bdf
-# autobatch: inputs-sha256=5cbb0d8303fd6bda916f6c1d23c5bbd6561c4e24a7454d14b9a459b7857e1cd5
-# autobatch: body-sha256=eadbf63a1180de8a5522b99dd74b73b43cf0ba32927ef3efe5824c379a13b7a9
+# autobatch: source-sha256=325efbf4c41927939c497f08def841fcd3aef4ce870f0e28265dc98749068b92
+# autobatch: inputs-sha256=8845696557f2099b39156acc6e308a02c86630c521844c1c7befd965cb092305
+# autobatch: body-sha256=279aa43834d2e69ebce052e5399455dd89a3986bcb26038a28107a8d6986dd8e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

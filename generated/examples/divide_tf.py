@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/divide.py
 # autobatch: source=examples/divide.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=1848d0c32dd4145934e6b9b2ba0012adbc932b16620525784a5a9e83ca16d7db
-# autobatch: inputs-sha256=95a777b0e98f0a82908026a394be018acaedb9d0f956f864d24b68d8a1e8dcc5
-# autobatch: body-sha256=155394755e0d2fc1bfc4ffe760ad7b6fddaebc7daaec664a484ef79ccc06aaa6
+# autobatch: source-sha256=12141f957ae948e7ee16ea5f229e991937e8e81a086fca2ff68851c6f595bcad
+# autobatch: inputs-sha256=e9ce676a96b8fad2ebc3d3d97b269e5e317244845ab3ae441fa850a7e402d306
+# autobatch: body-sha256=628e4e28406f1c955dbd6c77af4c9970416f5c9b5aba6d4cf589c3c89e60ce9d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.
 
@@ -24,7 +24,7 @@ divide(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/divide.py", {"examples.divide": {"divide": "75583a489b9fdce2"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=jax
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=36f2900bda7f00c6ea943acb5b5eb3a4c14261e242848c1e5df0e5028d469596
-# autobatch: inputs-sha256=318dddcb44dbd8889798690aff7bdd605dc5666b44f09e46f3c990cd27cd08fa
-# autobatch: body-sha256=2b6449e224b86179d8ee63fbdb727adfc5ab18a049db7bea2f467cf3ca361007
+# autobatch: source-sha256=fe7d83e16391178a7c95c40f1324fd75bbe2a16e94a9095847781c703c97008f
+# autobatch: inputs-sha256=baa32727bc2213c8cc3bf2d527e086d541c73754752812678c7fa6012c34ea92
+# autobatch: body-sha256=9bdbb04633e54ee098e5f72bea0e46ef3c8377a5e34ce68b270635cdf22bfb28
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for JAX.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=numpy
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=f5a9b54df711a4febb1b4d4f78de92c7cdfd244d6f60e3e7699e52bea0bb4dff
-# autobatch: inputs-sha256=821a429edb36f12598e7c277fc328283a2749db732fdc3971e566ecec10808a8
-# autobatch: body-sha256=dd7d2cc10951c983bb93c8aad3940cb5034f1cb4d5ce97c5fa0a0a0370fa7112
+# autobatch: source-sha256=2bbf134b4f3e38c516b4427c4efc5109ec86676b70a4872f58c4efe2900a2914
+# autobatch: inputs-sha256=59b79a1d8c50a934805251cd4d67ca2c837a7e1021e15b79c8999ae4de54fc09
+# autobatch: body-sha256=116f909704dba55bf90273f0d84723a8896b69f30a50d51510f419a86c966499
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

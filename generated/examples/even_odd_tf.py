@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/even_odd.py
 # autobatch: source=examples/even_odd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=bb59333f550c9f6c9c97ba9bb3c0f5cb66989db0b77450742e1c5ba7fd9ea43b
-# autobatch: inputs-sha256=1e925cca2f7eecf16d32275b767e60c44307d1c9e3233077d97b363a7ae6d8e7
-# autobatch: body-sha256=f39cd3e3d5f7afa9d959e8c3d23f00efd595bf40b9313b26738908ad26f44711
+# autobatch: source-sha256=a2e054684449f5b8db068622955fd437b422cf0067b97c3a6d74b460d8d39679
+# autobatch: inputs-sha256=b4f7fc6a8c3ccf9216847b9874079fc8cdfb6e2ed6ab9abdb5477a6aa155d07b
+# autobatch: body-sha256=a84fe9180414070969ead07e5e1e4165b74acf52e5babccdc9f20637cad6071f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.
 
@@ -27,7 +27,7 @@ is_odd(int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/even_odd.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=jax
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=66c945dc4f94ba93f9fc604c86be88d7111424e4939ba6e13382a18c6971ea9a
-# autobatch: inputs-sha256=e1ae82c002db6dd027bc238730203bcda3e6ff3de32500721b432070542b3bf6
-# autobatch: body-sha256=7656b60f89dbd2c67f62024c2a7d8f29ddd1cbba15a6c7df39cb95bb56322385
+# autobatch: source-sha256=94ea1bc050c81e51020649cfe4fcce0e68b0921ed5f11e78e5d6823a7eb2aba9
+# autobatch: inputs-sha256=81e1a286c82ff697551e9c02e538d21c24c1a3b512b2272809c184b910cf0b0d
+# autobatch: body-sha256=d0167301f349ee8b50528bd05ae6ef69bf589337eb2b9dd6d5afc5aa1d6cfd16
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=numpy
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=b9bf4aad938797aadf2b307273096f532d556318f2be0dacb358412eb2f815c9
-# autobatch: inputs-sha256=b15bc173dbd42e031d9d8d174f1db9c398900858b04c033fa7c700a0a9e2669d
-# autobatch: body-sha256=eebfe06d68b10b4b891733666a9080c8f7c3f7ce2202b00e675889d91a39a993
+# autobatch: source-sha256=805662db9bb023aaa92c5634ef8eed078f2ebea6f37f45ab6fa493f58fd1d851
+# autobatch: inputs-sha256=a3f8de28475a4cd9780e2a87c1d9da83f63eaa8b2647d4294e5120ed69e48567
+# autobatch: body-sha256=4e964a0e068eb25a5493a8e4efb6521a6c6d079a3b2cc892be9af41d4840128b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

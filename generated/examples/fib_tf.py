@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/fib.py
 # autobatch: source=examples/fib.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=8db41e59c27d31f2f4d275a79058b2ad2528cb8e47258402adbed2e2a21101af
-# autobatch: inputs-sha256=07bed798ea9a32247a8947a235b8742b6128bb7a6ad9270c93703148cc145be4
-# autobatch: body-sha256=cbe902a676b98e6fc4d3bcb2139974f8f71e45641ee64be516b2d2ae517b4b2b
+# autobatch: source-sha256=348fce4303c068837aebde6ad9ec55fd2912aeb78d5776c93a7b7be5e54fa082
+# autobatch: inputs-sha256=a050635f58cd9859757901dd7a0be915fd414649b27602b456648551aaaa757f
+# autobatch: body-sha256=593df3a560047bc7129205c5eeb3a2c874f9f55170dc1d678932dd647e7748e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.
 
@@ -29,7 +29,7 @@ fib(int64[]) stackless:
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/fib.py", {"examples.fib": {"fib": "42e3f1186af61dc4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=jax
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=bc43ae4a4c40955d909c85f29e53e9bbfa5e3c1b12cf2fd7ec2c9842e10c4f7b
-# autobatch: inputs-sha256=87075f459ef165f999789e5ea13f9b8dc90ed0836424300a44789dbf90ce0649
-# autobatch: body-sha256=5a2e9de56b19028e8931304f999f6a6ec8430551d1c127a65b5af93ad91c7f8c
+# autobatch: source-sha256=215c528a0714b65bf2d63afa83d09ef340ac194b445938c2e8cbcc9b45156009
+# autobatch: inputs-sha256=39b266be2d369882de8b511b95fe18b560608521f97ad8fe5e3cf59ba0b7465c
+# autobatch: body-sha256=1095ec52ae08eba8fbd7c8ff4bf8c836a8bf0a1f41c955fc5e49fc9a7941ba74
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for JAX.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=numpy
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=27b14509185c752392a10b38f94f5fa4625b306234fe7b8e4f311d064539aec2
-# autobatch: inputs-sha256=a182921b228b987acc1bb43ed859e01a223ad64e63a88153f56627444ecc2e8c
-# autobatch: body-sha256=6cffd9984f64cb1a50c400989db4620deb2b34c6e9f6b0c467a232855459119d
+# autobatch: source-sha256=48971e3c6e77e803fba3cf5ad2eeacf596036ba1ddfd31c859e19d2320cd63e9
+# autobatch: inputs-sha256=da2d7148b9c9c5e6ab6e218b62eec4e7d9d500d01428e8d7d81083ef64dd7c81
+# autobatch: body-sha256=f1ef8dbeeb8c8c36d4e937d0cf61ff002e279ed829f213c87e4169f4ac199b75
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

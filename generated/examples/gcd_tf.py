@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/gcd.py
 # autobatch: source=examples/gcd.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=2e6f9183602b13d97d243851dac01dbfece40eb8ef9a5ecd63940b5d448fdbe6
-# autobatch: inputs-sha256=2742a6019231f765c8c99a5a524ae08b5fc8ceb8a0bb1fddb9cd0f1aa2a0a374
-# autobatch: body-sha256=645fd5b7330720b5bcc77c9aed593dc36999ab01cf1732db902a903d27935d34
+# autobatch: source-sha256=d6b304e444ba739100c5cef3450f410c7c4523f65207c8078bd19d56bf10a300
+# autobatch: inputs-sha256=9909f2b75a3c4f9f3a27272fbf1a3c752c74911bd57d0c725cdb72bf6f7d5ddb
+# autobatch: body-sha256=ca4fabe6573c8a565a9264016dbd3ccbbf078ff7f590d4a8d7333ec03aa7ff69
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.
 
@@ -23,7 +23,7 @@ gcd(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/gcd.py", {"examples.gcd": {"gcd": "5a7a683b344542ce"}}
 )

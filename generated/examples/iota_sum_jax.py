@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=jax
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=929066acf7b80a13e1509707eafcac760d69aecdca38cc33192c8bb02dc99c44
-# autobatch: inputs-sha256=fc4d348194a83946d73555a80720d34dfbd338a6254317e13e7f37952b4550e0
-# autobatch: body-sha256=b240ad6185060d0a33ccc8cb4794ecd86d658bc1f6a8b35dd424c3c293b25823
+# autobatch: source-sha256=40c250921d7717ff896dbb9310a48b829c8271c7d665e5fbdee7f12eee2bbbb3
+# autobatch: inputs-sha256=461c8fff8ed5b07fd8357952894538fb1fdd222e28c1de9214959b974f4a1bc8
+# autobatch: body-sha256=0e69b9ddb12bb054dbf5079d3d3024d9555b79b3245e1ab89cbf176567356a97
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

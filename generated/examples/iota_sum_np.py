@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=numpy
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=789529a1e94dddf32dd58c67aab093b0165721a49f6346377b1eba99a113d932
-# autobatch: inputs-sha256=4454e7f60a7e3c03f57455e63a024544c7e8166dd9afc3d02ec87654166a7c0b
-# autobatch: body-sha256=8d40e855942f732ad5f5d8097cc7e97a7b809bda5b76c41ff3e94f64e29ff7eb
+# autobatch: source-sha256=ac4018ca2776a9df3ff39b47ba1b0bae6bddce404e3b10a8ca0d5ca5afe89634
+# autobatch: inputs-sha256=53097de3a4024063709a24ac3d563cee9216367537cda048cdb09e617a48d50e
+# autobatch: body-sha256=78838efc0d3cc0b6c1ba9c6824f55292fefddccd535b373c31b4dc9f4bb070ee
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/iota_sum.py
 # autobatch: source=examples/iota_sum.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=f8f898266de12adf6927a54347dd8a258de8d738bb6ec72794f7656d30c1e9ef
-# autobatch: inputs-sha256=0e0b3c3397b5713701b9a5996df032a305f0ef31571fc41ed99656afecd8259e
-# autobatch: body-sha256=d51d14f23b4ac2c3bf2a121ddfa38e262ec2ac3397af6d9d4d2572e7e4dea4ef
+# autobatch: source-sha256=ed16b179a032cce3de66acc27609e39b918960d93f0cb003d3265062c2c8a902
+# autobatch: inputs-sha256=cbfbe2f0d295c2eb10e51367719ddd4db88232477a138a21e5dd9bf0f3eec0b0
+# autobatch: body-sha256=b2a08d91abb51a3193af0d9bf895a2e65957d2fe08cd4aa34102473ac13ca0ae
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for TensorFlow.
 
@@ -23,7 +23,7 @@ iota_sum(int64[], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/iota_sum.py",

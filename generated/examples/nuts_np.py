@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/nuts.py
 # autobatch: source=examples/nuts.py
 # autobatch: backend=numpy
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=c96b203d3692acbea358b5f3073519f0b302966d90f50c240de196b7419f0f4f
-# autobatch: inputs-sha256=48e5c91c0624fcd84a7eed6e4caaeea67a89df4e97e21e2cc2d4819caeaad25b
-# autobatch: body-sha256=a2130bdd0cb56a506ae4f262a145d81fdd0aa2c0e194c54885bcc1928878d7d0
+# autobatch: source-sha256=9d826b8e25e6dc9b93e9ed73d8895bde23cdbabadac981089b85281f3f7247e9
+# autobatch: inputs-sha256=c25ee557781f7dc7747c7bce1c93bf4a577ec72eaabdc3ceb0ecde3002d83d36
+# autobatch: body-sha256=f7fe0911bec4ae91abbdd912bffb1fc3c244ddc9f8728a9d8dff0431b88c988a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.
 
@@ -44,7 +44,7 @@ nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/nuts.py",
@@ -168,7 +168,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_seed: object  # [batch] int64: seed of nuts_step
         nuts_step_size: object  # [batch] float64: size of nuts_step
         overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
-        index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+        index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
         # fmt: on
         # tuple-valued registers that blocks read, rebuilt from their fields
 
@@ -441,7 +441,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         in_range_2 = t_next_1 < num_results
         pc = rt.choose(in_range_2, 4, 6)
         pc = rt.select(active, pc, state.pc)
-        # examples that indexed out of range stop here; the caller raises
+        # examples that indexed out of range or raised stop here; the caller raises
         fault = fault_1 | fault_2 | fault_3 | fault_4
         pc = rt.select(fault, NUTS_CHAIN_HALT, pc)
         state = rt.select_fields(
@@ -718,14 +718,23 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs = state.nuts_step_leapfrogs
         depth = state.nuts_step_depth
         accept = state.nuts_step_accept
+        fault_1 = rt.python_error(
+            active, "ZeroDivisionError", "divide", rt.cast(leapfrogs, "float64")
+        )
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
+            sample,
+            counter,
+            leapfrogs,
+            depth,
+            accept / rt.py_divisor(rt.cast(leapfrogs, "float64")),
         )
         nuts_step_return = result_1
         pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_CHAIN_HALT
         )
         pc = rt.select(active, pc, state.pc)
+        # examples that indexed out of range or raised stop here; the caller raises
+        pc = rt.select(fault_1, NUTS_CHAIN_HALT, pc)
         state = rt.select_fields(
             active,
             state,
@@ -737,7 +746,12 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
             nuts_step_return_depth=nuts_step_return[3],
             nuts_step_return_accept=nuts_step_return[4],
         )
-        return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
+        state = state._replace(
+            pc=pc,
+            return_sp=return_sp,
+            index_error_at=rt.select(fault_1, 4, state.index_error_at),
+        )
+        return (state, rt.stack_writes(stacks))
 
     def nuts_chain_block_11(state, stacks):
         # examples/nuts.py:83  eps = direction * step_size
@@ -1143,7 +1157,7 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         "pc nuts_step_return_point_x nuts_step_return_point_log_prob "
         "nuts_step_return_point_grad nuts_step_return_counter "
         "nuts_step_return_leapfrogs nuts_step_return_depth "
-        "nuts_step_return_accept return_sp",  # block 10
+        "nuts_step_return_accept return_sp index_error_at",  # block 10
         "pc build_tree_return_minus_x build_tree_return_minus_r "
         "build_tree_return_minus_grad build_tree_return_plus_x "
         "build_tree_return_plus_r build_tree_return_plus_grad "
@@ -1203,12 +1217,13 @@ def make_nuts_chain(max_tree_depth, no_u_turn, step_size, target):
         "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
     )
-    # per subscript that can be out of range: its line (index_error_at)
+    # per checked site (a subscript, an operation that can raise): its line (index_error_at)
     NUTS_CHAIN_INDEX_LINES = (
         "in nuts_chain at examples/nuts.py:165: draws[t] = point.x",
         "in nuts_chain at examples/nuts.py:166: leapfrogs[t] = step.leapfrogs",
         "in nuts_chain at examples/nuts.py:167: depths[t] = step.depth",
         "in nuts_chain at examples/nuts.py:168: accepts[t] = step.accept",
+        "raises ZeroDivisionError: division by zero; in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
     )
 
     def nuts_chain_program(
@@ -1528,6 +1543,7 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
         nuts_step_seed: object  # [batch] int64: seed of nuts_step
         nuts_step_size: object  # [batch] float64: size of nuts_step
         overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+        index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
         # fmt: on
         # tuple-valued registers that blocks read, rebuilt from their fields
 
@@ -1837,14 +1853,23 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
         leapfrogs = state.nuts_step_leapfrogs
         depth = state.nuts_step_depth
         accept = state.nuts_step_accept
+        fault_1 = rt.python_error(
+            active, "ZeroDivisionError", "divide", rt.cast(leapfrogs, "float64")
+        )
         result_1 = Step(
-            sample, counter, leapfrogs, depth, accept / rt.cast(leapfrogs, "float64")
+            sample,
+            counter,
+            leapfrogs,
+            depth,
+            accept / rt.py_divisor(rt.cast(leapfrogs, "float64")),
         )
         nuts_step_return = result_1
         pc, return_sp = rt.pop_return(
             stacks.returns, state.return_sp, active, NUTS_STEP_HALT
         )
         pc = rt.select(active, pc, state.pc)
+        # examples that indexed out of range or raised stop here; the caller raises
+        pc = rt.select(fault_1, NUTS_STEP_HALT, pc)
         state = rt.select_fields(
             active,
             state,
@@ -1856,7 +1881,12 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
             nuts_step_return_depth=nuts_step_return[3],
             nuts_step_return_accept=nuts_step_return[4],
         )
-        return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
+        state = state._replace(
+            pc=pc,
+            return_sp=return_sp,
+            index_error_at=rt.select(fault_1, 0, state.index_error_at),
+        )
+        return (state, rt.stack_writes(stacks))
 
     def nuts_step_block_4(state, stacks):
         # examples/nuts.py:83  eps = direction * step_size
@@ -2238,7 +2268,7 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
         "pc nuts_step_return_point_x nuts_step_return_point_log_prob "
         "nuts_step_return_point_grad nuts_step_return_counter "
         "nuts_step_return_leapfrogs nuts_step_return_depth "
-        "nuts_step_return_accept return_sp",  # block 3
+        "nuts_step_return_accept return_sp index_error_at",  # block 3
         "pc build_tree_return_minus_x build_tree_return_minus_r "
         "build_tree_return_minus_grad build_tree_return_plus_x "
         "build_tree_return_plus_r build_tree_return_plus_grad "
@@ -2290,6 +2320,10 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
         "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:95: tree = build_tree(edge, joint0, log_slice, direction, depth - 1, seed, counter)",
         "in build_tree at examples/nuts.py:99: more = build_tree(outer, joint0, log_slice, direction, depth - 1, seed, tree.counter)",
+    )
+    # per checked site (a subscript, an operation that can raise): its line (index_error_at)
+    NUTS_STEP_INDEX_LINES = (
+        "raises ZeroDivisionError: division by zero; in nuts_step at examples/nuts.py:148: return Step(sample, counter, leapfrogs, depth, accept / leapfrogs)",
     )
 
     def nuts_step_program(
@@ -2367,6 +2401,7 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
             nuts_step_seed=seed,
             nuts_step_size=rt.zeros([batch], (), "float64"),
             overflow_at=rt.zeros([batch], (), "int32") - 1,
+            index_error_at=rt.zeros([batch], (), "int32") - 1,
         )
         stack_shape = [max_stack_depth, batch]
         stacks = NutsStepStacks(
@@ -2404,7 +2439,7 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
                 state.nuts_step_return_depth,
                 state.nuts_step_return_accept,
             ),
-            (state.overflow_at,),
+            (state.overflow_at, state.index_error_at),
             state.pc,
             counters,
         )
@@ -2422,6 +2457,7 @@ def make_nuts_step(max_tree_depth, no_u_turn, step_size, target):
         program=nuts_step_program,
         block_lines=NUTS_STEP_BLOCK_LINES,
         stack_bytes=nuts_step_stack_bytes,
+        index_lines=NUTS_STEP_INDEX_LINES,
     )
 
     def nuts_step(point, seed, counter, **options):

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/primes.py
 # autobatch: source=examples/primes.py
 # autobatch: backend=jax
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=f7812050c2a266720959f5e60111e3d26dd95e58ca71a1f5d688fb7b29a7b27e
-# autobatch: inputs-sha256=4402189d539b244815daf2e78ee85c02928c545c153730f46b84f85024a41ae7
-# autobatch: body-sha256=8482b425223681518df6f85605ac3f06c41d967c616f2e7cd3cce93c180f1b4d
+# autobatch: source-sha256=26f0e10530cc4043f0fd9b62af4405df9f5048919d8c943c66dbb1161315cc7f
+# autobatch: inputs-sha256=ef2b7ddc280a4d4f5f80cef7f4df2f56de153b960019eec57289b27567ffb28c
+# autobatch: body-sha256=b4d91e4d8e8a268e23c17ec6427e8d408fcaf47eaddeae6360a71443d06999a9
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for JAX.
 
@@ -42,7 +42,7 @@ smallest_factor(int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/primes.py",
@@ -74,6 +74,7 @@ class CountPrimesBelowState(typing.NamedTuple):
     count_primes_below_n: object  # [batch] int64: n of count_primes_below
     count_primes_below_return: object  # [batch] int64: the value count_primes_below returns
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
     # fmt: on
 
 
@@ -159,10 +160,16 @@ def count_primes_below_block_4(state, stacks):
     active = state.pc == 4
     k = state.count_primes_below_k
     d = state.count_primes_below_d
-    cond_2 = k % rt.divisor_or_one(d) == 0
+    fault_1 = rt.python_error(active, "ZeroDivisionError", "divide", d)
+    cond_2 = k % rt.py_divisor(d) == 0
     pc = rt.choose(cond_2, 5, 6)
     pc = rt.select(active, pc, state.pc)
-    return (state._replace(pc=pc), rt.stack_writes(stacks))
+    # examples that indexed out of range or raised stop here; the caller raises
+    pc = rt.select(fault_1, COUNT_PRIMES_BELOW_HALT, pc)
+    state = state._replace(
+        pc=pc, index_error_at=rt.select(fault_1, 0, state.index_error_at)
+    )
+    return (state, rt.stack_writes(stacks))
 
 
 def count_primes_below_block_5(state, stacks):
@@ -242,7 +249,7 @@ COUNT_PRIMES_BELOW_WRITES = (
     "pc count_primes_below_k count_primes_below_k_next_1",  # block 1
     "pc",  # block 2
     "pc count_primes_below_is_prime count_primes_below_d",  # block 3
-    "pc",  # block 4
+    "pc index_error_at",  # block 4
     "pc count_primes_below_is_prime",  # block 5
     "pc count_primes_below_d",  # block 6
     "pc count_primes_below_count",  # block 7
@@ -258,6 +265,10 @@ COUNT_PRIMES_BELOW_BLOCK_LINES = (
     "in count_primes_below at examples/primes.py:31: d += 2",
     "in count_primes_below at examples/primes.py:32: if is_prime:",
     "in count_primes_below at examples/primes.py:34: return count",
+)
+# per checked site (a subscript, an operation that can raise): its line (index_error_at)
+COUNT_PRIMES_BELOW_INDEX_LINES = (
+    "raises ZeroDivisionError: division by zero; in count_primes_below at examples/primes.py:28: if k % d == 0:",
 )
 
 
@@ -275,6 +286,7 @@ def count_primes_below_program(n, max_stack_depth, **limits):
         count_primes_below_n=n,
         count_primes_below_return=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
+        index_error_at=rt.zeros([batch], (), "int32") - 1,
     )
     stack_shape = [max_stack_depth, batch]
     stacks = CountPrimesBelowStacks(returns=rt.zeros(stack_shape, (), "int32"))
@@ -288,7 +300,7 @@ def count_primes_below_program(n, max_stack_depth, **limits):
     )
     return (
         (state.count_primes_below_return,),
-        (state.overflow_at,),
+        (state.overflow_at, state.index_error_at),
         state.pc,
         counters,
     )
@@ -301,6 +313,7 @@ COUNT_PRIMES_BELOW_ENTRY = rt.Entry(
     program=count_primes_below_program,
     block_lines=COUNT_PRIMES_BELOW_BLOCK_LINES,
     stack_bytes=COUNT_PRIMES_BELOW_STACK_BYTES,
+    index_lines=COUNT_PRIMES_BELOW_INDEX_LINES,
 )
 
 
@@ -522,6 +535,7 @@ class SmallestFactorState(typing.NamedTuple):
     smallest_factor_n: object  # [batch] int64: n of smallest_factor
     smallest_factor_return: object  # [batch] int64: the value smallest_factor returns
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
+    index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
     # fmt: on
 
 
@@ -583,7 +597,8 @@ def smallest_factor_block_3(state, stacks):
     n = state.smallest_factor_n
     d = state.smallest_factor_d
     d_next_1 = state.smallest_factor_d_next_1
-    cond_2 = n % rt.divisor_or_one(d) == 0
+    fault_1 = rt.python_error(active, "ZeroDivisionError", "divide", d)
+    cond_2 = n % rt.py_divisor(d) == 0
     smallest_factor_return = d
     # examples/primes.py:11  for d in range(2, n):
     in_range_1 = d_next_1 < n
@@ -599,10 +614,17 @@ def smallest_factor_block_3(state, stacks):
     pc = rt.choose(in_range_1, 1, 4)
     pc = rt.where(going, pc, returned_pc)
     pc = rt.select(active, pc, state.pc)
+    # examples that indexed out of range or raised stop here; the caller raises
+    pc = rt.select(fault_1, SMALLEST_FACTOR_HALT, pc)
     state = rt.select_fields(
         active, state, smallest_factor_return=smallest_factor_return
     )
-    return (state._replace(pc=pc, return_sp=return_sp), rt.stack_writes(stacks))
+    state = state._replace(
+        pc=pc,
+        return_sp=return_sp,
+        index_error_at=rt.select(fault_1, 0, state.index_error_at),
+    )
+    return (state, rt.stack_writes(stacks))
 
 
 def smallest_factor_block_4(state, stacks):
@@ -632,7 +654,7 @@ SMALLEST_FACTOR_WRITES = (
     "pc smallest_factor_d_next_1",  # block 0
     "pc smallest_factor_d smallest_factor_d_next_1",  # block 1
     "pc",  # block 2
-    "pc smallest_factor_return return_sp",  # block 3
+    "pc smallest_factor_return return_sp index_error_at",  # block 3
     "pc smallest_factor_return return_sp",  # block 4
 )
 SMALLEST_FACTOR_BLOCK_LINES = (
@@ -641,6 +663,10 @@ SMALLEST_FACTOR_BLOCK_LINES = (
     "in smallest_factor at examples/primes.py:13: break",
     "in smallest_factor at examples/primes.py:14: if n % d == 0:",
     "in smallest_factor at examples/primes.py:16: return n",
+)
+# per checked site (a subscript, an operation that can raise): its line (index_error_at)
+SMALLEST_FACTOR_INDEX_LINES = (
+    "raises ZeroDivisionError: division by zero; in smallest_factor at examples/primes.py:14: if n % d == 0:",
 )
 
 
@@ -655,13 +681,19 @@ def smallest_factor_program(n, max_stack_depth, **limits):
         smallest_factor_n=n,
         smallest_factor_return=rt.zeros([batch], (), "int64"),
         overflow_at=rt.zeros([batch], (), "int32") - 1,
+        index_error_at=rt.zeros([batch], (), "int32") - 1,
     )
     stack_shape = [max_stack_depth, batch]
     stacks = SmallestFactorStacks(returns=rt.zeros(stack_shape, (), "int32"))
     state, stacks, counters = rt.run(
         state, stacks, SMALLEST_FACTOR_BLOCKS, (), SMALLEST_FACTOR_WRITES, **limits
     )
-    return ((state.smallest_factor_return,), (state.overflow_at,), state.pc, counters)
+    return (
+        (state.smallest_factor_return,),
+        (state.overflow_at, state.index_error_at),
+        state.pc,
+        counters,
+    )
 
 
 SMALLEST_FACTOR_ENTRY = rt.Entry(
@@ -671,6 +703,7 @@ SMALLEST_FACTOR_ENTRY = rt.Entry(
     program=smallest_factor_program,
     block_lines=SMALLEST_FACTOR_BLOCK_LINES,
     stack_bytes=SMALLEST_FACTOR_STACK_BYTES,
+    index_lines=SMALLEST_FACTOR_INDEX_LINES,
 )
 
 

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=jax
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=1cfaa946c23298c2060094acf8a95032d9baa2fcafea5e91581010ec80e55080
-# autobatch: inputs-sha256=ce47fe60fc1c800e0ea699d78e598dfdda6d2ea2d8200dfa4a77dedae6b86be3
-# autobatch: body-sha256=ce3989162ade1b12669d47e52c9c70a7ce3f214b34bfd074becdfd9c8f2eae03
+# autobatch: source-sha256=82b021657e9e90da8210d44b39fd18d57b6365cb1582b9bc071afc62255d4df8
+# autobatch: inputs-sha256=c42ec9a1142e878e3ab5d4001274a9bbcb3b5c78a7f3aa6c831527374c9d974f
+# autobatch: body-sha256=43e08b878702c678648db71d7b2beae4fd87d3d8427d31e876010f5848d03f64
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=numpy
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=515f078adaaf77f637ef9e80432e7599bb372378ab3579d5eaf11c94a2181a5e
-# autobatch: inputs-sha256=372fa11a7ecddc2e5f4e067236b109d654b692e5e2de0aacf7e00c63c3b80ebd
-# autobatch: body-sha256=f292b34b2b3ee3e8416e113122d63d014a3e31d6704b42e31798b63284b90122
+# autobatch: source-sha256=87155c0ad1f1249954fa679c66f772d99dd17b2894879839658ae06db3d1b432
+# autobatch: inputs-sha256=0068733afad13a36772382bcaaaf171f77fdeca366fa6ab4761c94c05a3490d2
+# autobatch: body-sha256=d197a3f19a4957fa84ab14f3f28c08a7f9c5979959aa266ecf9e9c3624ec1d21
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for NumPy.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/rotate.py
 # autobatch: source=examples/rotate.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=11b70cef2ab2114e1ed5417c85a41070ff068061b1422168329cc51f1825d2c9
-# autobatch: inputs-sha256=84d43092bb24e2aef83195d520e6e29562fe6a38a9e6cdea215c39d2758d5e7b
-# autobatch: body-sha256=3a94ad75e45abefbc25ab16add7b8b296dfb5a13960e1c7caf5a976ffafc7587
+# autobatch: source-sha256=1da9504e65cfb7142247718f0d1424e1a415bd5b774e69f225bc572d2d71517e
+# autobatch: inputs-sha256=4e3765eb6e9b18827846dd26d27f6bc3437ecb1a7bfce730238bd443d03f5b17
+# autobatch: body-sha256=1fc943efb8bb8b16e7f0dffc6cfe1fd081043d37a1f296d8db8d01a56493c001
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for TensorFlow.
 
@@ -24,7 +24,7 @@ rotate(Point(float64[], float64[]), int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/rotate.py", {"examples.rotate": {"rotate": "bc112c5974f287e4"}}
 )

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=jax
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=4a5ec1ca0a8dbd4d0cb86e7d06e9a5a25d467f793b59f4a6e7c614458480c9df
-# autobatch: inputs-sha256=2ac08b1bf5508ed63de36f0cbbb4bb75e16d5f95889cdb566738765e36a7d1c5
-# autobatch: body-sha256=6c23d81d2536ae6cf1ad20a87f51b4f942a2900084181b86a7e6a7f24cbcd959
+# autobatch: source-sha256=bb1e1b2bdf6a62cc2c82061d2c6a1a09cdf800ba7c0cc565fe07e17cdc8b5e79
+# autobatch: inputs-sha256=696fb3d12728855f0cca33a427a7c89fdd85d54e06bab7f80924a11ac8dba3a8
+# autobatch: body-sha256=6b256b6e10f4bb5dd79219be4e13cf9f4cf4d560753e51253f1bc7456aba7b1b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",
@@ -47,7 +47,7 @@ class BisectLeftState(typing.NamedTuple):
     bisect_left_v: object  # [batch, n] int64: v of bisect_left
     bisect_left_x: object  # [batch] int64: x of bisect_left
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
-    index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+    index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
     # fmt: on
 
 
@@ -106,7 +106,7 @@ def bisect_left_block_1(state, stacks):
     cond_1 = lo < hi
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, BISECT_LEFT_HALT, pc)
     state = state._replace(
         pc=pc,
@@ -144,7 +144,7 @@ BISECT_LEFT_BLOCK_LINES = (
     "in bisect_left at examples/search.py:19: mid = (lo + hi) // 2",
     "in bisect_left at examples/search.py:24: return lo",
 )
-# per subscript that can be out of range: its line (index_error_at)
+# per checked site (a subscript, an operation that can raise): its line (index_error_at)
 BISECT_LEFT_INDEX_LINES = ("in bisect_left at examples/search.py:20: if v[mid] < x:",)
 
 

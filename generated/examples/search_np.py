@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=numpy
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=3a08e29aa3088ea23667e60bdceadd4e6a6f7a02a98cd32a5c0f045ca3484caf
-# autobatch: inputs-sha256=304e729e10e3e220aa504477425c445ec8607abc296db11e24795438d7056f81
-# autobatch: body-sha256=9e1b62b59444c4ea2814e3e1e4759d181092fb8b49d97237a5d8b74f808020c4
+# autobatch: source-sha256=ba0e0e27829d1ba0fff46d9236928ec4850bed222b829934ee66974c8f8b2db8
+# autobatch: inputs-sha256=2baa7a397967335d3d36bd948dccc7c1add620edb557945bdd2d66d0dcb35457
+# autobatch: body-sha256=68c3b2c4f5392f8da2fecf5180e5399118f4545d25fdfad6ee15afc1b3f3da87
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",
@@ -47,7 +47,7 @@ class BisectLeftState(typing.NamedTuple):
     bisect_left_v: object  # [batch, n] int64: v of bisect_left
     bisect_left_x: object  # [batch] int64: x of bisect_left
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
-    index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+    index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
     # fmt: on
 
 
@@ -106,7 +106,7 @@ def bisect_left_block_1(state, stacks):
     cond_1 = lo < hi
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, BISECT_LEFT_HALT, pc)
     state = state._replace(
         pc=pc,
@@ -144,7 +144,7 @@ BISECT_LEFT_BLOCK_LINES = (
     "in bisect_left at examples/search.py:19: mid = (lo + hi) // 2",
     "in bisect_left at examples/search.py:24: return lo",
 )
-# per subscript that can be out of range: its line (index_error_at)
+# per checked site (a subscript, an operation that can raise): its line (index_error_at)
 BISECT_LEFT_INDEX_LINES = ("in bisect_left at examples/search.py:20: if v[mid] < x:",)
 
 

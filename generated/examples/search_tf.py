@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/search.py
 # autobatch: source=examples/search.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=54a472d76796006b881fbd41d5baf5548bf0a0790803ad494e58a9fa297d2eee
-# autobatch: inputs-sha256=c3bf86cf6f5b0e2a473b61d473e14d294e67f520807fea6865f49a31043602c1
-# autobatch: body-sha256=5365db23861910d543dfd7684c82816fc0808aedb2fbd5c5c30d0b872c344a85
+# autobatch: source-sha256=6f7bd32eff91f85e42c2e7dcd3de4baaa3477fd04d5c05baeef362c54cf55606
+# autobatch: inputs-sha256=33b106acfc737d43bcedcc2f09b83da23099de982ad27b34430e3d1bcc047e11
+# autobatch: body-sha256=93a1afc918e7492bd75cf7a66e779895b96eac033f7fc43881c05f8cd26859f5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.
 
@@ -23,7 +23,7 @@ bisect_left(int64[n], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/search.py",
@@ -47,7 +47,7 @@ class BisectLeftState(typing.NamedTuple):
     bisect_left_v: object  # [batch, n] int64: v of bisect_left
     bisect_left_x: object  # [batch] int64: x of bisect_left
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
-    index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+    index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
     # fmt: on
 
 
@@ -106,7 +106,7 @@ def bisect_left_block_1(state, stacks):
     cond_1 = lo < hi
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, BISECT_LEFT_HALT, pc)
     state = state._replace(
         pc=pc,
@@ -144,7 +144,7 @@ BISECT_LEFT_BLOCK_LINES = (
     "in bisect_left at examples/search.py:19: mid = (lo + hi) // 2",
     "in bisect_left at examples/search.py:24: return lo",
 )
-# per subscript that can be out of range: its line (index_error_at)
+# per checked site (a subscript, an operation that can raise): its line (index_error_at)
 BISECT_LEFT_INDEX_LINES = ("in bisect_left at examples/search.py:20: if v[mid] < x:",)
 
 

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/sort.py
 # autobatch: source=examples/sort.py
 # autobatch: backend=jax
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=949d0598dbdbd8c368cc54699bcc655f825c422d479ee9f6a460e62d42ed63a9
-# autobatch: inputs-sha256=1e165b4817b623d616456e98a888997a986c248c48c960518c6932d96f478438
-# autobatch: body-sha256=9dacbcbf636d13f0c68e5cad15858721247bdf80a632f9a338dfa5447ac68d18
+# autobatch: source-sha256=8edd70d2e5067a152bc45d920518b52aa1002701dcc06ad837d2a1a3961f5a97
+# autobatch: inputs-sha256=1b6249964150377ba29f93fa9faebed4deaa4681545d33940086d70c52dfa4a3
+# autobatch: body-sha256=2777e7b4203739a38367abe82bca753a7f446428a4cd74af03efcd8e368f8757
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.
 
@@ -33,7 +33,7 @@ insertion_sort(int64[n]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/sort.py",
@@ -66,7 +66,7 @@ class HistogramState(typing.NamedTuple):
     histogram_return: object  # [batch, 4] int64: the value histogram returns
     histogram_xs: object  # [batch, n] int64: xs of histogram
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
-    index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+    index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
     # fmt: on
 
 
@@ -126,7 +126,7 @@ def histogram_block_1(state, stacks):
     and__2 = rt.where(and__1, compare_3, and__1)
     pc = rt.choose(and__2, 2, 3)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, HISTOGRAM_HALT, pc)
     state = rt.select_fields(active, state, histogram_i_next_1=i_next_1)
     state = state._replace(
@@ -147,7 +147,7 @@ def histogram_block_2(state, stacks):
     # examples/sort.py:35  if i < n and 0 <= b < 4:
     pc = 3
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     fault = fault_1 | fault_2
     pc = rt.select(fault, HISTOGRAM_HALT, pc)
     state = state._replace(
@@ -206,7 +206,7 @@ HISTOGRAM_BLOCK_LINES = (
     "in histogram at examples/sort.py:33: for i in range(len(xs)):",
     "in histogram at examples/sort.py:37: return counts",
 )
-# per subscript that can be out of range: its line (index_error_at)
+# per checked site (a subscript, an operation that can raise): its line (index_error_at)
 HISTOGRAM_INDEX_LINES = (
     "in histogram at examples/sort.py:34: b = xs[i]",
     "in histogram at examples/sort.py:36: counts[b] += 1",
@@ -282,7 +282,7 @@ class InsertionSortState(typing.NamedTuple):
     insertion_sort_return: object  # [batch, n] int64: the value insertion_sort returns
     insertion_sort_v: object  # [batch, n] int64: v of insertion_sort
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
-    index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+    index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
     # fmt: on
 
 
@@ -338,7 +338,7 @@ def insertion_sort_block_1(state, stacks):
     and__1 = rt.select(active, and__1, state.insertion_sort_and__1)
     pc = rt.choose(and__1, 2, 3)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, INSERTION_SORT_HALT, pc)
     state = rt.select_fields(
         active, state, insertion_sort_i_next_1=i_next_1, insertion_sort_key=key
@@ -364,7 +364,7 @@ def insertion_sort_block_2(state, stacks):
     and__1 = rt.select(active, and__1, state.insertion_sort_and__1)
     pc = rt.choose(and__1, 4, 5)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, INSERTION_SORT_HALT, pc)
     state = state._replace(
         pc=pc,
@@ -402,7 +402,7 @@ def insertion_sort_block_4(state, stacks):
     and__1 = rt.select(active, and__1, state.insertion_sort_and__1)
     pc = rt.choose(and__1, 2, 3)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     fault = fault_1 | fault_2
     pc = rt.select(fault, INSERTION_SORT_HALT, pc)
     state = state._replace(
@@ -432,7 +432,7 @@ def insertion_sort_block_5(state, stacks):
     in_range_1 = i_next_1 < range_2
     pc = rt.choose(in_range_1, 1, 6)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, INSERTION_SORT_HALT, pc)
     state = state._replace(
         pc=pc,
@@ -485,7 +485,7 @@ INSERTION_SORT_BLOCK_LINES = (
     "in insertion_sort at examples/sort.py:24: v[j + 1] = key",
     "in insertion_sort at examples/sort.py:25: return v",
 )
-# per subscript that can be out of range: its line (index_error_at)
+# per checked site (a subscript, an operation that can raise): its line (index_error_at)
 INSERTION_SORT_INDEX_LINES = (
     "in insertion_sort at examples/sort.py:19: key = v[i]",
     "in insertion_sort at examples/sort.py:21: while j >= 0 and v[j] > key:",

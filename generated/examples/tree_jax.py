@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=jax
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=7fc09e1789a4d825c11148a6eaa2ab21bbc700de49e5e2a85f7734761e5b6cd8
-# autobatch: inputs-sha256=fe1c15d1ee4892b3c256db471f48cd76421c148c94c575fbcb35cfdd5049df74
-# autobatch: body-sha256=8fe198d1d480d89c6914bb4842f735231f10b1e6d2f6a2576fd34f1badb034ae
+# autobatch: source-sha256=4cfd2bdcccd85d2546d9492a69f28aff24ada776ea318b08d5180705b5c1d236
+# autobatch: inputs-sha256=209e5b5a0dba4a582bcddbb21384520905190bfdf40815af0a6938f441c1b200
+# autobatch: body-sha256=8861dcdd466bf1f91e79a777a2e0f90c0b192bd4e0d8746ec016746b8d2a8d40
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.
 
@@ -26,7 +26,7 @@ predict(float64[n]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )
@@ -54,7 +54,7 @@ class PredictState(typing.NamedTuple):
     predict_return_1: object  # [batch] int64: the value predict returns
     predict_x: object  # [batch, n] float64: x of predict
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
-    index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+    index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
     # fmt: on
 
 
@@ -82,7 +82,7 @@ def predict_block_0(state, stacks):
     cond_1 = rt.lookup(LEFT, (node,)) < 0
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(active, state, predict_node=node, predict_depth=depth)
     state = state._replace(
@@ -101,7 +101,7 @@ def predict_block_1(state, stacks):
     predict_return = result_1
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, PREDICT_HALT)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(
         active,
@@ -128,7 +128,7 @@ def predict_block_2(state, stacks):
     cond_2 = rt.take(x, (rt.lookup(FEATURE, (node,)),)) <= rt.lookup(THRESHOLD, (node,))
     pc = rt.choose(cond_2, 3, 4)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     fault = fault_1 | fault_2 | fault_3
     pc = rt.select(fault, PREDICT_HALT, pc)
     state = state._replace(
@@ -151,7 +151,7 @@ def predict_block_3(state, stacks):
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
     pc = 5
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(active, state, predict_node=node)
     state = state._replace(
@@ -169,7 +169,7 @@ def predict_block_4(state, stacks):
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
     pc = 5
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(active, state, predict_node=node)
     state = state._replace(
@@ -189,7 +189,7 @@ def predict_block_5(state, stacks):
     cond_1 = rt.lookup(LEFT, (node,)) < 0
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(active, state, predict_depth=depth)
     state = state._replace(
@@ -223,7 +223,7 @@ PREDICT_BLOCK_LINES = (
     "in predict at examples/tree.py:35: node = RIGHT[node]",
     "in predict at examples/tree.py:36: depth += 1",
 )
-# per subscript that can be out of range: its line (index_error_at)
+# per checked site (a subscript, an operation that can raise): its line (index_error_at)
 PREDICT_INDEX_LINES = (
     "in predict at examples/tree.py:30: if LEFT[node] < 0:",
     "in predict at examples/tree.py:31: return VALUE[node], depth",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=numpy
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=d6eea11014f8713191813133c2bf8812a6aaf19868af88ef28d2b5bd54edb6dd
-# autobatch: inputs-sha256=a26bc0f9e00327668b333c1ef5afa599096f852a26323e7e351739ae11c96e61
-# autobatch: body-sha256=ab71a665a670943c7a5615af646069a4fdc8e583b34d53639b817c02e976700f
+# autobatch: source-sha256=ab4246608cbabf497e28b2e0667f064a61049c68e4a1e07842ce06285f04d50a
+# autobatch: inputs-sha256=2ac5f7f403e240336e0bc8dd2f678439466385973f78515326f0af0c4ae5123b
+# autobatch: body-sha256=002657d324b370b9d385fdb419478f2dcdf6861a50e1a9264f0460648698e7f1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.
 
@@ -26,7 +26,7 @@ predict(float64[n]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )
@@ -54,7 +54,7 @@ class PredictState(typing.NamedTuple):
     predict_return_1: object  # [batch] int64: the value predict returns
     predict_x: object  # [batch, n] float64: x of predict
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
-    index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+    index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
     # fmt: on
 
 
@@ -82,7 +82,7 @@ def predict_block_0(state, stacks):
     cond_1 = rt.lookup(LEFT, (node,)) < 0
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(active, state, predict_node=node, predict_depth=depth)
     state = state._replace(
@@ -101,7 +101,7 @@ def predict_block_1(state, stacks):
     predict_return = result_1
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, PREDICT_HALT)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(
         active,
@@ -128,7 +128,7 @@ def predict_block_2(state, stacks):
     cond_2 = rt.take(x, (rt.lookup(FEATURE, (node,)),)) <= rt.lookup(THRESHOLD, (node,))
     pc = rt.choose(cond_2, 3, 4)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     fault = fault_1 | fault_2 | fault_3
     pc = rt.select(fault, PREDICT_HALT, pc)
     state = state._replace(
@@ -151,7 +151,7 @@ def predict_block_3(state, stacks):
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
     pc = 5
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(active, state, predict_node=node)
     state = state._replace(
@@ -169,7 +169,7 @@ def predict_block_4(state, stacks):
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
     pc = 5
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(active, state, predict_node=node)
     state = state._replace(
@@ -189,7 +189,7 @@ def predict_block_5(state, stacks):
     cond_1 = rt.lookup(LEFT, (node,)) < 0
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(active, state, predict_depth=depth)
     state = state._replace(
@@ -223,7 +223,7 @@ PREDICT_BLOCK_LINES = (
     "in predict at examples/tree.py:35: node = RIGHT[node]",
     "in predict at examples/tree.py:36: depth += 1",
 )
-# per subscript that can be out of range: its line (index_error_at)
+# per checked site (a subscript, an operation that can raise): its line (index_error_at)
 PREDICT_INDEX_LINES = (
     "in predict at examples/tree.py:30: if LEFT[node] < 0:",
     "in predict at examples/tree.py:31: return VALUE[node], depth",

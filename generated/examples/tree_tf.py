@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/tree.py
 # autobatch: source=examples/tree.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=f5e5f8aa2f0586aa15f206ff44c13e7554dd77105d00b82a08b0dac3dba55064
-# autobatch: inputs-sha256=6684af04e4b584ed850f5c3c4a9ff2d4d0050372bca1d25304e2c2bd453f8b6a
-# autobatch: body-sha256=60d389c9ce4b60cb245acd088ccd17cd6b207f3bb135e5726563c9b479f7a34e
+# autobatch: source-sha256=b9445b79fbcfe1ccafb70574058bdd0f441a2ff94796b7aaba222aacb234adb9
+# autobatch: inputs-sha256=9d404cc0a08f317f616beeea84c320867d401d982e844be790ef410a2c759a9e
+# autobatch: body-sha256=5c0313dd369f48992def29cef460fd9eb90784cc5a26d0bafe3e864de1c8d17e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.
 
@@ -26,7 +26,7 @@ predict(float64[n]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(), "examples/tree.py", {"examples.tree": {"predict": "783f2166447c2acf"}}
 )
@@ -54,7 +54,7 @@ class PredictState(typing.NamedTuple):
     predict_return_1: object  # [batch] int64: the value predict returns
     predict_x: object  # [batch, n] float64: x of predict
     overflow_at: object  # [batch] int32: block where an example overflowed a stack, or -1
-    index_error_at: object  # [batch] int32: block where an example indexed out of range, or -1
+    index_error_at: object  # [batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1
     # fmt: on
 
 
@@ -82,7 +82,7 @@ def predict_block_0(state, stacks):
     cond_1 = rt.lookup(LEFT, (node,)) < 0
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(active, state, predict_node=node, predict_depth=depth)
     state = state._replace(
@@ -101,7 +101,7 @@ def predict_block_1(state, stacks):
     predict_return = result_1
     pc, return_sp = rt.pop_return(stacks.returns, state.return_sp, active, PREDICT_HALT)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(
         active,
@@ -128,7 +128,7 @@ def predict_block_2(state, stacks):
     cond_2 = rt.take(x, (rt.lookup(FEATURE, (node,)),)) <= rt.lookup(THRESHOLD, (node,))
     pc = rt.choose(cond_2, 3, 4)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     fault = fault_1 | fault_2 | fault_3
     pc = rt.select(fault, PREDICT_HALT, pc)
     state = state._replace(
@@ -151,7 +151,7 @@ def predict_block_3(state, stacks):
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
     pc = 5
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(active, state, predict_node=node)
     state = state._replace(
@@ -169,7 +169,7 @@ def predict_block_4(state, stacks):
     # examples/tree.py:32  if x[FEATURE[node]] <= THRESHOLD[node]:
     pc = 5
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(active, state, predict_node=node)
     state = state._replace(
@@ -189,7 +189,7 @@ def predict_block_5(state, stacks):
     cond_1 = rt.lookup(LEFT, (node,)) < 0
     pc = rt.choose(cond_1, 1, 2)
     pc = rt.select(active, pc, state.pc)
-    # examples that indexed out of range stop here; the caller raises
+    # examples that indexed out of range or raised stop here; the caller raises
     pc = rt.select(fault_1, PREDICT_HALT, pc)
     state = rt.select_fields(active, state, predict_depth=depth)
     state = state._replace(
@@ -223,7 +223,7 @@ PREDICT_BLOCK_LINES = (
     "in predict at examples/tree.py:35: node = RIGHT[node]",
     "in predict at examples/tree.py:36: depth += 1",
 )
-# per subscript that can be out of range: its line (index_error_at)
+# per checked site (a subscript, an operation that can raise): its line (index_error_at)
 PREDICT_INDEX_LINES = (
     "in predict at examples/tree.py:30: if LEFT[node] < 0:",
     "in predict at examples/tree.py:31: return VALUE[node], depth",

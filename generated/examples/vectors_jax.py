@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=jax
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=0e4090aaa8cd669a949258e53a24fb88d8369a6c1093fa8d59659d18950e6554
-# autobatch: inputs-sha256=9c5235bde2ec2132225d6675cfe7bf3d2172fdc8cdc720bca3bb8d41b92744c4
-# autobatch: body-sha256=1a010121305df847e203304dbfb071b8ffe99c60b0a142d5b0c80aeda16f64bd
+# autobatch: source-sha256=76515b3a367cec5c4f51908395cada1c7b67c06f5725d3aa53ebd2689fce0bb9
+# autobatch: inputs-sha256=b0aec41ebba821a245656de98cd4e5503e2cc06a1813e0a3a63c8e99966a65b2
+# autobatch: body-sha256=1d1c5f9c10947442da34d9285b12655c3cc2e762f1fa68b2b1a935cf6e277591
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.
 
@@ -29,7 +29,7 @@ spiral(float64[n], int64[m], int64[]):
 import typing
 from autobatch_runtime import jax_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=numpy
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=f99aecb75eab8fc4194b92452fcee848c77ebbe03ccf0aa123604f12d8bbc73e
-# autobatch: inputs-sha256=9ec26f21316a34639b54abb5a2626a719a0d715cfd15938f52033b9479276487
-# autobatch: body-sha256=81b7e09a8750e7338b39313b3626eb8accfcb52ffb61e2cf0cf50911c1efda44
+# autobatch: source-sha256=c532a90ad554b7fef44a591f524bdd172df06567aff9b78cf5e39bb6c3ae4937
+# autobatch: inputs-sha256=93f68c72543b6ecf5a9a53581e5ab6ba7996e2ad7881f159d248063cb2681713
+# autobatch: body-sha256=e2e2647efd0b56640ffe4190eb7379b6533baa8120a4b923e61693d5aaf592dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.
 
@@ -29,7 +29,7 @@ spiral(float64[n], int64[m], int64[]):
 import typing
 from autobatch_runtime import numpy_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

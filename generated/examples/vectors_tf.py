@@ -2,12 +2,12 @@
 # Regenerate: autobatch generate examples/vectors.py
 # autobatch: source=examples/vectors.py
 # autobatch: backend=tensorflow
-# autobatch: runtime=7
+# autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=54a00af90b5009d75db3972a8f8c1cb1b18c4cc85ac3cc3307054d7d51a82cfe
-# autobatch: inputs-sha256=4e3b702ac53ecaa2f996cdadc82e5e48d03b020313f45484faab75ac32e9f243
-# autobatch: body-sha256=d635ce3858949542db9eae35d58bc7e1ab672de78957a9f973294f83b6981a36
+# autobatch: source-sha256=6c35b176a30a8762d172e7155fed7ca570199e7749282cd466b786124511a55e
+# autobatch: inputs-sha256=4519c88989c181493752af892566acb6ecee6efa0ae4c4d5f45567610011644d
+# autobatch: body-sha256=c2f839449b995cb3b53179ae5a85f278ac243e67b7bfa335e4cdef2fee399906
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.
 
@@ -29,7 +29,7 @@ spiral(float64[n], int64[m], int64[]):
 import typing
 from autobatch_runtime import tensorflow_backend as rt
 
-rt.require(7, __name__)
+rt.require(8, __name__)
 rt.check_fresh(
     globals(),
     "examples/vectors.py",

@@ -13,6 +13,7 @@ import ast
 import copy
 from typing import Dict, List
 
+from autobatch_runtime import python_errors
 from autobatch_runtime.common import NEGATIVE_POWER
 from transpiler import types as T
 from transpiler.emit.block_end import BlockEnd
@@ -25,6 +26,7 @@ from transpiler.emit.syntax import (  # the emitters' shared builders
     _index,
     _index_check,
     _negative_power,
+    _python_errors,
     _leaf_paths,
     _name,
     _put_of,
@@ -334,9 +336,22 @@ class _BlockBody(BlockEnd):
         """`fault_1 = index_fault(active, v, (i,))` for each `take`, `lookup`
         and `put` in `value` that indexes by a per-example value: the active
         examples whose index is out of range stop at this block, and the
-        entry raises IndexError (as each would on its own).  The index
-        expressions are repeated (cheap, pure; XLA computes them once)."""
+        entry raises IndexError (as each would on its own); and
+        `fault_2 = python_error(active, "ZeroDivisionError", "divide", d)`
+        for each error Python may raise at a division, `math` function,
+        power or int conversion of per-example numbers (python_errors.py).
+        The operands are repeated (cheap, pure; XLA computes them once)."""
         for node in ast.walk(value):
+            raises = _python_errors(node)
+            if raises is not None:
+                operation, operands, errors = raises
+                for error, message in errors:
+                    flag = self.new_fault(python_errors.line_entry(error, message, ""))
+                    arguments = [_name("active"), ast.Constant(error), ast.Constant(operation)]
+                    arguments += [copy.deepcopy(o) for o in operands]
+                    self.out.append(
+                        ast.Assign([_name(flag, True)], ast.Call(_runtime("python_error"), arguments, []))
+                    )
             if _negative_power(node):
                 flag = self.new_fault(NEGATIVE_POWER)
                 arguments = [_name("active"), copy.deepcopy(node.args[0])]

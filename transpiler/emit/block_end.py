@@ -180,7 +180,7 @@ class BlockEnd:
         )
         stops = (
             ("overflow", self.overflows, "examples whose stack is full stop here; the caller raises"),
-            ("fault", [f for f, _ in self.faults], "examples that indexed out of range stop here; the caller raises"),
+            ("fault", [f for f, _ in self.faults], "examples that indexed out of range or raised stop here; the caller raises"),
         )
         for kind, flags, note in stops:
             if not flags:

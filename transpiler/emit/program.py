@@ -255,7 +255,9 @@ class _ProgramEmitter(StateDeclarations, ProgramAndEntry):
             )
         )
         if self.checks_indices:
-            statements.append(comment("per subscript that can be out of range: its line (index_error_at)"))
+            statements.append(
+                comment("per checked site (a subscript, an operation that can raise): its line (index_error_at)")
+            )
             statements.append(
                 ast.Assign(
                     [_name(self.const("INDEX_LINES"), True)],

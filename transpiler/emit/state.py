@@ -168,7 +168,10 @@ class StateDeclarations:
         body.extend(self.field("overflow_at", "[batch] int32: block where an example overflowed a stack, or -1"))
         if self.checks_indices:
             body.extend(
-                self.field("index_error_at", "[batch] int32: block where an example indexed out of range, or -1")
+                self.field(
+                    "index_error_at",
+                    "[batch] int32: the INDEX_LINES entry where an example indexed out of range or raised, or -1",
+                )
             )
         state = self.named_tuple(self.state_type, body)
         if self.properties:

@@ -13,6 +13,7 @@ import ast
 import keyword
 from typing import Optional
 
+from autobatch_runtime import python_errors
 from transpiler import expression_helpers
 from transpiler import types as T
 from transpiler.passes import subscripts
@@ -90,9 +91,43 @@ def _negative_power(node) -> bool:
     return isinstance(node, ast.Call) and _helper(node.func) == "exponent_or_zero" and len(node.args) == 1
 
 
+def _python_errors(node):
+    """For a call where Python may raise on some examples' values (a
+    `py_divisor`, `py_power`, `py_math`, `py_int` or `py_round` of
+    per-example numbers: passes/broadcast.py, passes/python_calls.py), its
+    (operation, operands, ((error, message), ...)) for python_errors.py's
+    `python_error`; else None."""
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    helper = _helper(node.func)
+    args = list(node.args)
+    if helper == "py_divisor" and len(args) == 1:
+        return "divide", args, python_errors.errors_of("divide")
+    if helper == "py_power" and len(args) == 2:
+        return "power", args, python_errors.power_errors(_constant_number(args[1]))
+    if helper in ("py_int", "py_round") and len(args) == 1:
+        return "int", args, python_errors.errors_of("int")
+    if helper == "py_math" and args and isinstance(args[0], ast.Constant):
+        name, operands = args[0].value, args[1:]
+        errors = python_errors.errors_of(name, len(operands))
+        return (name, operands, errors) if errors else None
+    return None
+
+
+def _constant_number(node):
+    """The value of a literal number (`2`, `-0.5`), else None."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -1 if isinstance(node.op, ast.USub) else 1
+        node = node.operand
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return sign * node.value
+    return None
+
+
 def _index_checks(expr: str) -> bool:
     return any(
-        _index_check(node) or _ragged_take(node) or _negative_power(node)
+        _index_check(node) or _ragged_take(node) or _negative_power(node) or _python_errors(node)
         for node in ast.walk(ast.parse(expr, mode="eval"))
     )
 

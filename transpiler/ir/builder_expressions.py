@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import builtins
 import copy
+import math
 
 import gast
 
+from autobatch_runtime import python_errors
 from transpiler.errors import UnsupportedSyntaxError
 from transpiler.frontend import narrowing
 from transpiler.frontend.iterables import target_names
@@ -260,7 +262,32 @@ class Expressions:
             self.is_batched_call(n)
             or (isinstance(n, gast.Subscript) and _indexes_by_value(n))
             or _power_by_value(n)
+            or _divides_by_value(n)
+            or self.may_raise_call(n)
             for n in gast.walk(expr)
+        )
+
+    def may_raise_call(self, node) -> bool:
+        """Whether `node` calls a builtin or `math` function that raises on
+        some numbers (`math.sqrt(-1.0)`, `int(nan)`): those examples stop
+        (autobatch_runtime/python_errors.py), so it must not run where
+        Python would not evaluate it (`math.sqrt(x) if x >= 0 else 0.0`)."""
+        if not isinstance(node, gast.Call):
+            return False
+        func = node.func
+        if isinstance(func, gast.Name) and func.id not in self.locals:
+            value = self.namespace.get(func.id, getattr(builtins, func.id, None))
+        elif (
+            isinstance(func, gast.Attribute)
+            and isinstance(func.value, gast.Name)
+            and func.value.id not in self.locals
+            and self.namespace.get(func.value.id) is math
+        ):
+            value = getattr(math, func.attr, None)
+        else:
+            return False
+        return any(value is known for known in _RAISING_BUILTINS) or any(
+            value is getattr(math, name) for name in _RAISING_MATH
         )
 
     def bool_op(self, expr, origin):
@@ -444,13 +471,39 @@ def _indexes_by_value(node) -> bool:
     return not all(is_literal_int(e) or isinstance(e, gast.Slice) for e in elements)
 
 
+# Builtins and `math` functions that raise for some per-example numbers.
+_RAISING_BUILTINS = (int, round, divmod, pow)
+_RAISING_MATH = tuple(
+    sorted(python_errors.DOMAIN | python_errors.OVERFLOWING | python_errors.INT_CONVERSIONS)
+)
+
+
+def _divides_by_value(node) -> bool:
+    """Whether `node` divides by something other than a nonzero literal:
+    an example whose divisor is zero stops (ZeroDivisionError), so it must
+    not run where Python would not evaluate it (`d != 0 and n % d == 0`)."""
+    if not (isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Div, gast.FloorDiv, gast.Mod))):
+        return False
+    divisor = node.right
+    return not (
+        isinstance(divisor, gast.Constant)
+        and type(divisor.value) in (int, float)
+        and divisor.value != 0
+    )
+
+
 def _power_by_value(node) -> bool:
-    """Whether `node` is a power whose exponent is not a literal: an int one
-    that is negative stops the example (its Python value is a float), so it
-    must not run where Python would not evaluate it."""
+    """Whether `node` is a power of something other than literals: an int
+    to a negative int power stops the example (its Python value is a
+    float), and a float power may overflow or go complex, which stops it
+    too, so it must not run where Python would not evaluate it
+    (`k >= 0 and 2 ** k > n`, `x ** 0.5 if x >= 0 else 0.0`)."""
     if not (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Pow)):
         return False
-    exponent = node.right
-    if isinstance(exponent, gast.UnaryOp) and isinstance(exponent.op, (gast.USub, gast.UAdd)):
-        exponent = exponent.operand
-    return not isinstance(exponent, gast.Constant)
+    return not all(_literal_number(side) for side in (node.left, node.right))
+
+
+def _literal_number(node) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant)

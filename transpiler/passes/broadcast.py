@@ -27,13 +27,18 @@ Operators keep Python's meaning per example (`needed` says where to look):
 - `<<` and `>>` on TensorFlow values become the runtime's `py_lshift` and
   `py_rshift` (tensors have no shift operators; a shift by the width or
   more gives what Python's would, wrapped to the integer type);
-- an integer divisor that differs per example becomes `divisor_or_one(d)`
-  (`a % divisor_or_one(b)`), and an integer exponent `exponent_or_zero(k)`:
-  straight-line code runs for every example, and an example that is
-  elsewhere in the program (or on the other side of `b != 0 and a % b`)
-  divides by its junk, which TensorFlow and NumPy (`**`) raise on.  Where
-  an example really divides by zero Python raises ZeroDivisionError; the
-  batched code gives junk for it instead, as for other errors in junk.
+- a divisor that differs per example, between two numbers, becomes
+  `py_divisor(d)` (`a % py_divisor(b)`, `x / py_divisor(y)`): zeros become
+  ones, and the block stops the active examples whose divisor is zero with
+  Python's ZeroDivisionError (emit/block.py; autobatch_runtime/
+  python_errors.py).  Examples elsewhere in the program divide by their
+  junk, which must never raise;
+- an integer divisor of an example's array (`v // d`) becomes
+  `divisor_or_one(d)` (NumPy's arrays do not raise either), and an integer
+  exponent `exponent_or_zero(k)` (a negative one stops the example);
+- a power of per-example numbers, one a float, becomes `py_power(x, y)`:
+  Python raises where it overflows or divides by zero, and goes complex for
+  a negative number to a fractional power, which the block stops.
 """
 
 from __future__ import annotations
@@ -176,12 +181,21 @@ class _Aligner(ast.NodeTransformer):
             return node
         right = infos[1]
         integers = all(i is not None and i.dtype.kind in "iub" for i in infos)
-        if integers and right.batched and isinstance(op, (ast.FloorDiv, ast.Mod)):
+        numbers = all(i is not None and i.rank == 0 for i in infos)  # scalars: Python numbers
+        if numbers and right.batched and isinstance(op, (ast.Div, ast.FloorDiv, ast.Mod)):
+            # Python raises ZeroDivisionError: that example stops (emit/block.py)
+            node.right = _helper("py_divisor", node.right)
+            self.changed = True
+        elif integers and right.batched and isinstance(op, (ast.FloorDiv, ast.Mod)):
             node.right = _helper("divisor_or_one", node.right)
             self.changed = True
         elif integers and right.batched and isinstance(op, ast.Pow):
             node.right = _helper("exponent_or_zero", node.right)
             self.changed = True
+        elif numbers and not integers and isinstance(op, ast.Pow):
+            # a float power: Python raises or goes complex where arrays give inf or NaN
+            self.changed = True
+            return ast.copy_location(_helper("py_power", node.left, node.right), node)
         if type(op) in _SHIFTS and any(i is not None and i.tensorflow for i in infos):
             self.changed = True
             return ast.copy_location(_helper(_SHIFTS[type(op)], node.left, node.right), node)

@@ -39,7 +39,7 @@ import numpy as np
 
 from autobatch_runtime.common import PYTHON_HELPERS
 from transpiler.frontend.narrowing import PRESENT
-from transpiler.passes.python_calls import BuiltinCalls
+from transpiler.passes.python_calls import MATH_FUNCTIONS, BuiltinCalls
 from transpiler.passes.python_comparisons import Comparisons
 from transpiler.passes.python_values import call_node, text_of
 from transpiler.passes.subscripts import SubscriptError, Values
@@ -53,7 +53,9 @@ _WORDS = tuple(
     name
     for name in dir(builtins)
     if not name.startswith("_") and name[0].islower()
-) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", PRESENT)
+) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", PRESENT) + tuple(
+    sorted(MATH_FUNCTIONS)  # `from math import sqrt`: sqrt(x)
+)
 
 
 def mentions(expr: str) -> bool:

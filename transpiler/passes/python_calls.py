@@ -181,6 +181,8 @@ class BuiltinCalls(ValueQueries):
                     f"`{text_of(node)}`: math.{name} takes numbers, and `{text_of(argument)}` is an "
                     f"array per example (use np.{name} or tf.math.{name} for arrays)"
                 )
+        if name in ("floor", "ceil", "trunc") and len(node.args) == 1 and self.integer(node.args[0]):
+            return self.done(node.args[0])  # math.floor(k) of an int is k
         return self.done(ast.Call(name_node("py_math"), [ast.Constant(name)] + list(node.args), []))
 
     def extremum(self, node, largest):
@@ -301,7 +303,15 @@ class BuiltinCalls(ValueQueries):
         return self.done(call_node(helper, node.args[0]))
 
     def builtin_int(self, node):
+        if self.integer(node.args[0] if len(node.args) == 1 else None) and not node.keywords:
+            return self.done(node.args[0])  # int(k) of an int is k
         return self.conversion(node, "py_int")
+
+    def integer(self, node) -> bool:
+        """Whether `node` is a per-example int (not a bool): int(), round()
+        and math.floor() of it are itself, and cannot raise."""
+        info = self.info(node) if node is not None else None
+        return info is not None and info.batched and info.scalar and info.dtype.kind in "iu"
 
     def builtin_float(self, node):
         return self.conversion(node, "py_float")
@@ -312,6 +322,8 @@ class BuiltinCalls(ValueQueries):
     def builtin_round(self, node):
         self.scalars(node, node.args[:1])
         if len(node.args) == 1 and not node.keywords:
+            if self.integer(node.args[0]):
+                return self.done(node.args[0])  # round(k) of an int is k
             return self.done(call_node("py_round", node.args[0]))
         digits = node.args[1] if len(node.args) > 1 else node.keywords[0].value
         info = self.info(digits)

@@ -1,0 +1,211 @@
+"""Where Python raises on one example, the batched program stops that example.
+
+`1.0 / d`, `a % d`, `math.sqrt(x)`, `math.exp(x)`, `int(x)` and `x ** y` on
+per-example numbers raise in Python for some values (ZeroDivisionError,
+ValueError "math domain error", OverflowError).  Array libraries return
+inf, NaN or a wrapped int instead, which would be a wrong answer given
+without an error.  So the generated block computes, beside each such
+operation, a fault flag per error Python could raise there:
+
+    fault_1 = rt.python_error(active, "ValueError", "sqrt", x)
+    y = rt.py_math("sqrt", x)
+
+and the examples whose flag is set stop at that block; the entry then
+raises that error, naming the line (common.check_index).  The flags are
+masked by `active`: examples elsewhere in the program compute with their
+junk and never raise.
+
+The rules follow CPython's math module (a NaN result from arguments that are
+not NaN is a domain error; an infinite result from finite arguments is an
+overflow for exp, expm1, cosh, sinh and pow, else a domain error) and its
+float operators.  `errors_of` is the table the compiler reads (which flags
+a site gets); `helpers(ops)` builds each backend's functions over its array
+operations.
+"""
+
+import builtins
+
+# An entry of a program's index lines that is a Python error, not a
+# subscript: PYTHON_ERROR + "ZeroDivisionError: division by zero; in f at x.py:3: ...".
+PYTHON_ERROR = "raises "
+
+# `math` functions by the errors Python raises for some float arguments.
+DOMAIN = frozenset(
+    "sqrt log log2 log10 log1p sin cos tan asin acos acosh atanh fmod pow isqrt".split()
+)
+OVERFLOWING = frozenset("exp expm1 cosh sinh pow".split())
+INT_CONVERSIONS = frozenset("floor ceil trunc".split())  # math.<name>: float -> int, as int() does
+
+_DIVISION = ("ZeroDivisionError", "division by zero")
+_DOMAIN = ("ValueError", "math domain error")
+_RANGE = ("OverflowError", "math range error")
+_NAN_TO_INT = ("ValueError", "cannot convert float NaN to integer")
+_INF_TO_INT = (
+    "OverflowError",
+    "cannot convert float infinity to integer, or a float beyond the program's 64-bit ints",
+)
+_ZERO_POWER = ("ZeroDivisionError", "0.0 cannot be raised to a negative power")
+_COMPLEX_POWER = (
+    "ValueError",
+    "a negative number to a fractional power: Python's value is a complex number, "
+    "which the program does not compute",
+)
+_POWER_RANGE = ("OverflowError", "numerical result out of range")
+
+_INT_LIMIT = 2.0**63  # int64 holds [-2**63, 2**63)
+_INFINITY = float("inf")
+
+
+def errors_of(operation, arity=1):
+    """((error name, message), ...): what Python may raise for `operation`
+    ("divide", "int", "power" or a `math` function's name) with `arity`
+    operands; () where it never raises on floats."""
+    if operation == "divide":
+        return (_DIVISION,)
+    if operation == "int" or operation in INT_CONVERSIONS:
+        return (_NAN_TO_INT, _INF_TO_INT)
+    if operation == "power":
+        return (_ZERO_POWER, _COMPLEX_POWER, _POWER_RANGE)
+    if operation == "log" and arity == 2:
+        return (_DOMAIN, _DIVISION)  # log(x, 1) divides by log(1) == 0
+    out = ()
+    if operation in DOMAIN:
+        out += (_DOMAIN,)
+    if operation in OVERFLOWING:
+        out += (_RANGE,)
+    return out
+
+
+def power_errors(exponent=None):
+    """What Python's float `base ** exponent` may raise; a literal exponent
+    rules some out (`x ** 2` can only overflow, `x ** -1` can also divide
+    by zero, `x ** 0.5` can go complex)."""
+    if exponent is None:
+        return errors_of("power")
+    out = ()
+    if exponent < 0:
+        out += (_ZERO_POWER,)
+    if exponent != int(exponent):
+        out += (_COMPLEX_POWER,)
+    return out + (_POWER_RANGE,)
+
+
+def line_entry(error, message, location):
+    """The index-line entry of a site that raises `error` (see PYTHON_ERROR)."""
+    return f"{PYTHON_ERROR}{error}: {message}; {location}"
+
+
+def raise_entry(function, examples, entry):
+    """Raises the Python error an entry names, for `examples` (a list)."""
+    error, rest = entry[len(PYTHON_ERROR) :].split(": ", 1)
+    message, location = rest.split("; ", 1)
+    raise getattr(builtins, error)(
+        f"{function}: example(s) {examples[:10]} raised {error}: {message} ({location}); "
+        "each stopped there, as it would on its own in Python"
+    )
+
+
+class ArrayOps:
+    """What `helpers` needs of a backend, as plain functions of its arrays."""
+
+    def __init__(
+        self, asarray, as_float, is_float, isnan, isfinite, floor, where, ones_like, power, math
+    ):
+        self.asarray = (
+            asarray  # any value (a Python number too, as int64 or float64) -> the backend's array
+        )
+        self.as_float = as_float  # array -> float64 array
+        self.is_float = is_float  # array -> whether its dtype is a float (static)
+        self.isnan, self.isfinite, self.floor, self.where = isnan, isfinite, floor, where
+        self.ones_like = ones_like
+        self.power = power  # float arrays -> float array, never raising
+        self.math = math  # (name, *arrays) -> the backend's py_math
+
+
+def helpers(ops):
+    """`python_error`, `py_divisor` and `py_power` for one backend."""
+
+    def py_divisor(value):
+        """A per-example divisor (a number) with 1 where it is 0: those
+        examples stop (python_error "divide"), and no lane divides by zero."""
+        value = ops.asarray(value)
+        return ops.where(value == 0, ops.ones_like(value), value)
+
+    def py_power(base, exponent):
+        """`base ** exponent` of per-example numbers, one a float: the array
+        power, which gives NaN or inf where Python raises or goes complex
+        (python_error "power" stops those examples)."""
+        base, exponent = ops.as_float(ops.asarray(base)), ops.as_float(ops.asarray(exponent))
+        result = ops.power(base, exponent)
+        # NumPy (and XLA) take `x ** 0.5` for sqrt(x), NaN at -inf where
+        # Python gives inf: -inf's powers are inf's, negated for odd ints.
+        half = ops.floor(exponent * 0.5)
+        odd = (exponent == ops.floor(exponent)) & (half * 2.0 != exponent)
+        of_minus_inf = ops.where(odd, -ops.power(-base, exponent), ops.power(-base, exponent))
+        return ops.where(base == -_INFINITY, of_minus_inf, result)
+
+    def python_error(active, error, operation, *operands):
+        """[batch] bool: the active examples for which Python's `operation`
+        on `operands` (per-example numbers, or Python numbers) raises `error`."""
+        return active & _raises(error, operation, [ops.asarray(o) for o in operands])
+
+    def _raises(error, operation, operands):
+        if operation == "divide":
+            return operands[0] == 0
+        if operation == "int" or operation in INT_CONVERSIONS:
+            (value,) = operands
+            if not ops.is_float(value):
+                return value != value  # ints and bools convert: all False
+            if error == "ValueError":
+                return ops.isnan(value)
+            return ~ops.isnan(value) & ~((value >= -_INT_LIMIT) & (value < _INT_LIMIT))
+        floats = [ops.as_float(o) for o in operands]
+        finite = _all([ops.isfinite(f) for f in floats])
+        if operation == "power":
+            base, exponent = floats
+            zero_power = (base == 0) & (exponent < 0)
+            fractional = (base < 0) & finite & (exponent != ops.floor(exponent))
+            if error == "ZeroDivisionError":
+                return zero_power
+            if error == "ValueError":
+                return fractional
+            result = ops.power(base, exponent)
+            return finite & ~zero_power & ~fractional & ~ops.isfinite(result) & ~ops.isnan(result)
+        if operation in ("log", "log2", "log10"):
+            # log(x[, base]): x <= 0 (or base <= 0) is a domain error; base 1 divides by zero
+            domain = _any([f <= 0 for f in floats])
+            if error == "ValueError":
+                return domain
+            return ~domain & (floats[1] == 1)
+        if operation == "isqrt":
+            return operands[0] < 0
+        result = ops.math(operation, *floats)
+        infinite = ~ops.isfinite(result) & ~ops.isnan(result)
+        if error == "OverflowError":
+            overflow = finite & infinite
+            if operation == "pow":  # pow(0.0, -1.0) is a domain error
+                overflow = overflow & ~((floats[0] == 0) & (floats[1] < 0))
+            return overflow
+        none_nan = ~_any([ops.isnan(f) for f in floats])
+        domain = ops.isnan(result) & none_nan
+        if operation not in OVERFLOWING:
+            domain = domain | (finite & infinite)  # atanh(1.0), log1p(-1.0)
+        elif operation == "pow":
+            domain = domain | ((floats[0] == 0) & (floats[1] < 0))
+        return domain
+
+    return {"python_error": python_error, "py_divisor": py_divisor, "py_power": py_power}
+
+
+def _all(flags):
+    out = flags[0]
+    for flag in flags[1:]:
+        out = out & flag
+    return out
+
+
+def _any(flags):
+    out = flags[0]
+    for flag in flags[1:]:
+        out = out | flag
+    return out

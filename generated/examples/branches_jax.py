@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=35a17b938d6fefe7fd62a3052e60cd9c1d4153a09eb34cbab99368d6f00f19ae
-# autobatch: inputs-sha256=838540a70013330809364b8a1ae6fcc0eaacc2091790dfbe7be7d51a6a9be913
+# autobatch: source-sha256=3e0b34e562a21674d557928c061e28854ce7580e4a90cc09b60b78d0b69be6a6
+# autobatch: inputs-sha256=6838bb50a2d5e14e7d4298d967a6ff652185dc5676e1fa52de6ba32bd696ce0e
 # autobatch: body-sha256=6fa737a4f062be2e32c002d690b6c76b0b8d68484ba9e7d861fafa937fdd5d13
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for JAX.

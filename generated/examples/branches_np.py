@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=93868bda024f3073a8f43c4300e685714cb95262f9ba697b206114feda43e8b0
-# autobatch: inputs-sha256=3e03d4d4c008b05c570cad08097c88486ed475131da58610c3d004a38da5b751
+# autobatch: source-sha256=1f34e8227b0bbf4e5d868adb3058cf113d26c416b043b45863f157b20d7f51e5
+# autobatch: inputs-sha256=eb7aad5bbfa84624e801a2fc24172e8f9e4bfcceb041b6ff02d007f67984b1e6
 # autobatch: body-sha256=93a7c750220dccf97f39a94f7e14440f12a5bf83247f4af96e2e97c5933dcdb7
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for NumPy.

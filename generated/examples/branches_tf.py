@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=absolute(float64[]); quadrant(int64[], int64[]); quadrant(int64[], int64[]) stackless
 # autobatch: functions=examples/branches.py::absolute,examples/branches.py::quadrant
-# autobatch: source-sha256=836d98f9da6ecf0b03e155181d50dafef6370cc4cb67136e13d38cf6363edbe2
-# autobatch: inputs-sha256=7c1dd0ba8b74fffa82dab0fb5cf9a1de515f2a774d79293628eedb531fcc6cdf
+# autobatch: source-sha256=769ec66672fff4ee65d04a9f0827850e92acc3be4623ca574ad36b37a28ce816
+# autobatch: inputs-sha256=d3fb0ac8b005b6e073fdb6784824669f752a25bde0bae6ab5dfabc5914505d0a
 # autobatch: body-sha256=4ed290b6e267bebd910612c114fd264a19f5e6c0636eece8473467896041ac27
 # autobatch: black=26.10.1
 """Batched programs generated from examples/branches.py for TensorFlow.

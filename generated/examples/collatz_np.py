@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=4a37477a7fd4ffe9d21cc2db0ff7c274bc68803d94111060a2fb09758100880f
-# autobatch: inputs-sha256=f555a0f2a9e415f99e0ae7ee8f78c5f9511fd790f7ac9fe813d6bd9d46008acf
+# autobatch: source-sha256=78740ce649b64c1747b6979f40288b1959e33505e55094da82420ca0352f652e
+# autobatch: inputs-sha256=bdd6e0190142a591eafbd5508c872e64a4aa3a3e55013cd491a2e55e32095867
 # autobatch: body-sha256=024faea5976e947363c1bf7c90970b3aa2ccb3087547461b647becad29ea6fb6
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for NumPy.

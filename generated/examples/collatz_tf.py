@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=collatz_steps(int64[])
 # autobatch: functions=examples/collatz.py::collatz_steps
-# autobatch: source-sha256=ced255072326bd91bb0bc98206399e13ef6815adcb6621c126ed44dfe6f24058
-# autobatch: inputs-sha256=b48890a468beae998db06ed7b0e19b4b8ae15992d18bd3d009d04a6e66d1ab7c
+# autobatch: source-sha256=15d7aca45e36db3eaf36477e49164c1127f6e6ad83776533e125f0ceac0b326e
+# autobatch: inputs-sha256=6891e28aee4e1556f37ec41de7023196a40f6d07c333758092b205070d892274
 # autobatch: body-sha256=665fdb20a596a9744c35ea16e8e7e132f5cdaabb570bdc5e665979c398cc92db
 # autobatch: black=26.10.1
 """Batched programs generated from examples/collatz.py for TensorFlow.

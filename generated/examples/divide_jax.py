@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=0e86a0db736c22bcecd09741f713e0da9855b958c11e185cddefa8f83db1bab8
-# autobatch: inputs-sha256=a973acaec734affa4c4b7f07376080bebaeee1fa52f7f359d69d5bbbc95dda58
+# autobatch: source-sha256=8eab937b540af76ca836fde2d844aa3fad07ba08d7f51563c77dad9e87cfb227
+# autobatch: inputs-sha256=c7389c23b5d74612f75f2004c2a0d7381e71a5e0ade420c9ca53c07b7daad37e
 # autobatch: body-sha256=36cb3653eada4f6461a03a507810186856ce7f2a7cb0ba0225014eb1233122db
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=325efbf4c41927939c497f08def841fcd3aef4ce870f0e28265dc98749068b92
-# autobatch: inputs-sha256=8845696557f2099b39156acc6e308a02c86630c521844c1c7befd965cb092305
+# autobatch: source-sha256=4ff715b59afd0b26e91ca2903fcb3e663f62a5f809d60119e4fea0c9747aca6a
+# autobatch: inputs-sha256=2dd01b18bcfddb292a0b1d173a68a17cefe76a63b4d8220bd4d14e4070c801ca
 # autobatch: body-sha256=279aa43834d2e69ebce052e5399455dd89a3986bcb26038a28107a8d6986dd8e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for NumPy.

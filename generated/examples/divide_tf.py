@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=divide(int64[], int64[])
 # autobatch: functions=examples/divide.py::divide
-# autobatch: source-sha256=12141f957ae948e7ee16ea5f229e991937e8e81a086fca2ff68851c6f595bcad
-# autobatch: inputs-sha256=e9ce676a96b8fad2ebc3d3d97b269e5e317244845ab3ae441fa850a7e402d306
+# autobatch: source-sha256=374ed7ba79381a45dd9061f167b427bb7e4527b421596a7fb5681f49eb3cbf3d
+# autobatch: inputs-sha256=c22377d06ef253a01fe26a6597245c5fec119db50aa8b513cb2dcdb5d69c59e2
 # autobatch: body-sha256=628e4e28406f1c955dbd6c77af4c9970416f5c9b5aba6d4cf589c3c89e60ce9d
 # autobatch: black=26.10.1
 """Batched programs generated from examples/divide.py for TensorFlow.

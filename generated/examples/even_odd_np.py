@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=2bbf134b4f3e38c516b4427c4efc5109ec86676b70a4872f58c4efe2900a2914
-# autobatch: inputs-sha256=59b79a1d8c50a934805251cd4d67ca2c837a7e1021e15b79c8999ae4de54fc09
+# autobatch: source-sha256=9b62b7ff77fc8c61394e780f7038424ac3133525e00d14130a8b72c120c5f198
+# autobatch: inputs-sha256=221cdc3de44bc5e682c16671d67531696cda221428d779664eb64f90041456eb
 # autobatch: body-sha256=116f909704dba55bf90273f0d84723a8896b69f30a50d51510f419a86c966499
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=is_even(int64[]); is_odd(int64[])
 # autobatch: functions=examples/even_odd.py::is_even,examples/even_odd.py::is_odd
-# autobatch: source-sha256=a2e054684449f5b8db068622955fd437b422cf0067b97c3a6d74b460d8d39679
-# autobatch: inputs-sha256=b4f7fc6a8c3ccf9216847b9874079fc8cdfb6e2ed6ab9abdb5477a6aa155d07b
+# autobatch: source-sha256=a97839356e0767c1bd5bde67b1c68d235dfe84a26fa17b8080bb35ee4a907944
+# autobatch: inputs-sha256=c45500049cf17350ddf2b6b2d9ccf426a56408878c50ee6a8642cacb174facc0
 # autobatch: body-sha256=a84fe9180414070969ead07e5e1e4165b74acf52e5babccdc9f20637cad6071f
 # autobatch: black=26.10.1
 """Batched programs generated from examples/even_odd.py for TensorFlow.

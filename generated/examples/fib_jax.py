@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=94ea1bc050c81e51020649cfe4fcce0e68b0921ed5f11e78e5d6823a7eb2aba9
-# autobatch: inputs-sha256=81e1a286c82ff697551e9c02e538d21c24c1a3b512b2272809c184b910cf0b0d
+# autobatch: source-sha256=4a09d3fd6cbb08148cb580c7c9897146e6390e8d11720774f34281170d52b442
+# autobatch: inputs-sha256=f18afd125958fb24a143dd11b8afa314dc511893bc66cdd21d0fc09f2ad07af7
 # autobatch: body-sha256=d0167301f349ee8b50528bd05ae6ef69bf589337eb2b9dd6d5afc5aa1d6cfd16
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=805662db9bb023aaa92c5634ef8eed078f2ebea6f37f45ab6fa493f58fd1d851
-# autobatch: inputs-sha256=a3f8de28475a4cd9780e2a87c1d9da83f63eaa8b2647d4294e5120ed69e48567
+# autobatch: source-sha256=86c55164677544ba01c721af85629028d76e59842590102a07378bfa31bf478b
+# autobatch: inputs-sha256=f637ec925ec5e2be58132801c1e10401d155b7a0dde1f0604f416b42754ef62f
 # autobatch: body-sha256=4e964a0e068eb25a5493a8e4efb6521a6c6d079a3b2cc892be9af41d4840128b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=fib(int64[]); fib(int64[]) stackless
 # autobatch: functions=examples/fib.py::fib
-# autobatch: source-sha256=348fce4303c068837aebde6ad9ec55fd2912aeb78d5776c93a7b7be5e54fa082
-# autobatch: inputs-sha256=a050635f58cd9859757901dd7a0be915fd414649b27602b456648551aaaa757f
+# autobatch: source-sha256=c747506edb9c008cda1738a2e33276a2d9202dbc20716bee587056cace1b5e76
+# autobatch: inputs-sha256=37f28e8475e027b6b5a3a2a232eae6c0262c6744a79e25d46efb80e49b4c2752
 # autobatch: body-sha256=593df3a560047bc7129205c5eeb3a2c874f9f55170dc1d678932dd647e7748e1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/fib.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=48971e3c6e77e803fba3cf5ad2eeacf596036ba1ddfd31c859e19d2320cd63e9
-# autobatch: inputs-sha256=da2d7148b9c9c5e6ab6e218b62eec4e7d9d500d01428e8d7d81083ef64dd7c81
+# autobatch: source-sha256=fa2ae80d220e6002f6fea6aae602f10c7b7b63f99e68a8ac321af31c874a1b25
+# autobatch: inputs-sha256=263859712827100113f79a09b412214624fd4be513ef5d14ee44e3ba489f2ce1
 # autobatch: body-sha256=f1ef8dbeeb8c8c36d4e937d0cf61ff002e279ed829f213c87e4169f4ac199b75
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=gcd(int64[], int64[])
 # autobatch: functions=examples/gcd.py::gcd
-# autobatch: source-sha256=d6b304e444ba739100c5cef3450f410c7c4523f65207c8078bd19d56bf10a300
-# autobatch: inputs-sha256=9909f2b75a3c4f9f3a27272fbf1a3c752c74911bd57d0c725cdb72bf6f7d5ddb
+# autobatch: source-sha256=c6e3e17d64f2454c292c1200d1717a10b2cea63f1f3eca4a547f9296ce4dadf7
+# autobatch: inputs-sha256=6bdd6c658b8c5b5c123bfd94caafa4492c841349050d695e66c6127997392f6c
 # autobatch: body-sha256=ca4fabe6573c8a565a9264016dbd3ccbbf078ff7f590d4a8d7333ec03aa7ff69
 # autobatch: black=26.10.1
 """Batched programs generated from examples/gcd.py for TensorFlow.

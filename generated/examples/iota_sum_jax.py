@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=40c250921d7717ff896dbb9310a48b829c8271c7d665e5fbdee7f12eee2bbbb3
-# autobatch: inputs-sha256=461c8fff8ed5b07fd8357952894538fb1fdd222e28c1de9214959b974f4a1bc8
+# autobatch: source-sha256=ef285b20a76d4526e2ba89ff7186b9597add67c2ddece22afd4b3a78f8d68713
+# autobatch: inputs-sha256=0de41fc4df68490711624da9ca1e3787e9eb3ee82f9eceaec6e5fb2021ffebb1
 # autobatch: body-sha256=0e69b9ddb12bb054dbf5079d3d3024d9555b79b3245e1ab89cbf176567356a97
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for JAX.

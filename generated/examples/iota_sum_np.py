@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=iota_sum(int64[], int64[])
 # autobatch: functions=examples/iota_sum.py::iota_sum
-# autobatch: source-sha256=ac4018ca2776a9df3ff39b47ba1b0bae6bddce404e3b10a8ca0d5ca5afe89634
-# autobatch: inputs-sha256=53097de3a4024063709a24ac3d563cee9216367537cda048cdb09e617a48d50e
+# autobatch: source-sha256=d703a8d90131a03f0e85c237a50185b7ca620c952056523c99ef20d1ace3015e
+# autobatch: inputs-sha256=e75d54aa2d2f86f6599ad2e29951d8e93b51ea4fddd8d42e167f806e38037737
 # autobatch: body-sha256=78838efc0d3cc0b6c1ba9c6824f55292fefddccd535b373c31b4dc9f4bb070ee
 # autobatch: black=26.10.1
 """Batched programs generated from examples/iota_sum.py for NumPy.

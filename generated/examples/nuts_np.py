@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=9d826b8e25e6dc9b93e9ed73d8895bde23cdbabadac981089b85281f3f7247e9
-# autobatch: inputs-sha256=c25ee557781f7dc7747c7bce1c93bf4a577ec72eaabdc3ceb0ecde3002d83d36
+# autobatch: source-sha256=caece5f31c038330500b6c797e18a597549a3ac5efb129d536132586bfef4886
+# autobatch: inputs-sha256=73cbd5ed51c73a9bb0cc353c9be85e9dc7b062079ffd7954c7373b20f41aa6bf
 # autobatch: body-sha256=f7fe0911bec4ae91abbdd912bffb1fc3c244ddc9f8728a9d8dff0431b88c988a
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for NumPy.

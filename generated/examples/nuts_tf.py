@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=nuts_chain(Point(float64[n], float64[], float64[n]), int64[], int64[], int64[], int64[], float64[m, n], int64[m], int64[m], float64[m]); nuts_step(Point(float64[n], float64[], float64[n]), int64[], int64[])
 # autobatch: functions=examples/nuts.py::build_tree,examples/nuts.py::nuts_chain,examples/nuts.py::nuts_step
-# autobatch: source-sha256=3510f161fb3d6e795c0a03b6d92deb76c24e1c2daa06e9fa4d505326f7cacec1
-# autobatch: inputs-sha256=dca1373cc99588cd01b3025efaaf51c985dfd92b85f3a64030057e0db1bf03fa
+# autobatch: source-sha256=737b688e03b1235880893e456de8da6ccc67bdbd0746f902027343412cb40eed
+# autobatch: inputs-sha256=12e3bbe194938a744b2d5905c1fd6f2798406bc65a53581a5db29e250a64b145
 # autobatch: body-sha256=e7acda9f58a1d42b907028fc38214d33342875803f664c993ab4463009d91a99
 # autobatch: black=26.10.1
 """Batched programs generated from examples/nuts.py for TensorFlow.

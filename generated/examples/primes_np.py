@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=aec3c8064a7595253366cd8fed86bdc8fcd7031a3ae476a0048ec16f4ce40938
-# autobatch: inputs-sha256=3f00883eaa26ae56a5dbd1d7fd6a35e4ca26499da43455a5a6a3471849a2f05a
+# autobatch: source-sha256=7c4c7b0ebb112314318b51101ab971cd7cc4fb3082b60f368dd9677b0da80fa8
+# autobatch: inputs-sha256=e1fae653a9be8e46dadac78c615a701f05738222a7463ad9f7373316d962255b
 # autobatch: body-sha256=cfe2694b3ef25f41baab5da88498840af3c8727199878ab8143a6a490f6517fc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for NumPy.

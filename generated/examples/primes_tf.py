@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=count_primes_below(int64[]); first_multiple_of_seven(int64[], int64[]); smallest_factor(int64[])
 # autobatch: functions=examples/primes.py::count_primes_below,examples/primes.py::first_multiple_of_seven,examples/primes.py::smallest_factor
-# autobatch: source-sha256=8d17cfa1d7dce857e557ba3a336e54250394171313c5b345aaa456cc06566bff
-# autobatch: inputs-sha256=e3a30085be759422d7d1e560e2b0f99a2d47269ac350a4c4950977055240a78c
+# autobatch: source-sha256=dd0bd26bbf34a0c88ab784af77c678efa489ffb79a78a5b73f9a10e8946943ac
+# autobatch: inputs-sha256=b22d20b2479dd0c610f8817f4de616f59351aed4063b20f68b3f66ebfafd58b4
 # autobatch: body-sha256=0862bd422a2c40f61aae7f34165eb4ba51d6eb72c383597130df87edb2637b0c
 # autobatch: black=26.10.1
 """Batched programs generated from examples/primes.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=rotate(Point(float64[], float64[]), int64[])
 # autobatch: functions=examples/rotate.py::rotate
-# autobatch: source-sha256=82b021657e9e90da8210d44b39fd18d57b6365cb1582b9bc071afc62255d4df8
-# autobatch: inputs-sha256=c42ec9a1142e878e3ab5d4001274a9bbcb3b5c78a7f3aa6c831527374c9d974f
+# autobatch: source-sha256=b5944964f2645fe8dbdf0f2809505481c656b85b88f2d0345df776bc2f2b2a74
+# autobatch: inputs-sha256=c11df1b30cc3d487faa438535e999196390dff3e5d89dab2883856323b49bb44
 # autobatch: body-sha256=43e08b878702c678648db71d7b2beae4fd87d3d8427d31e876010f5848d03f64
 # autobatch: black=26.10.1
 """Batched programs generated from examples/rotate.py for JAX.

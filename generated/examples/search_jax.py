@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=bb1e1b2bdf6a62cc2c82061d2c6a1a09cdf800ba7c0cc565fe07e17cdc8b5e79
-# autobatch: inputs-sha256=696fb3d12728855f0cca33a427a7c89fdd85d54e06bab7f80924a11ac8dba3a8
+# autobatch: source-sha256=a645af4db46054dc28239e24027992c1a9e0d273c00bc4010bbd55f842442d72
+# autobatch: inputs-sha256=6de38b5b107d657a4b18d2f98d473b7039692e6d8b6565224c1f9bace5242be2
 # autobatch: body-sha256=6b256b6e10f4bb5dd79219be4e13cf9f4cf4d560753e51253f1bc7456aba7b1b
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=ba0e0e27829d1ba0fff46d9236928ec4850bed222b829934ee66974c8f8b2db8
-# autobatch: inputs-sha256=2baa7a397967335d3d36bd948dccc7c1add620edb557945bdd2d66d0dcb35457
+# autobatch: source-sha256=b0919d2f1874394fd6cebcc8542d9681967a5588cc2923a4edf6a836c9396946
+# autobatch: inputs-sha256=35a2c691f23a6610f7ae81cd5b578e4abf6ba7ae17e252b8b7c0e2309f99682c
 # autobatch: body-sha256=68c3b2c4f5392f8da2fecf5180e5399118f4545d25fdfad6ee15afc1b3f3da87
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for NumPy.

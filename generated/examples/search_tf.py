@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=bisect_left(int64[n], int64[])
 # autobatch: functions=examples/search.py::bisect_left
-# autobatch: source-sha256=6f7bd32eff91f85e42c2e7dcd3de4baaa3477fd04d5c05baeef362c54cf55606
-# autobatch: inputs-sha256=33b106acfc737d43bcedcc2f09b83da23099de982ad27b34430e3d1bcc047e11
+# autobatch: source-sha256=3aeaf0ff0b8d80e96d7cb929896ab0c725bcc8b46ea2381f8555abecf4a57c1f
+# autobatch: inputs-sha256=1ab45cdb05abdfc841d6ae3d367b896bbdf4e513472885330c823d4e947b3d1d
 # autobatch: body-sha256=93a1afc918e7492bd75cf7a66e779895b96eac033f7fc43881c05f8cd26859f5
 # autobatch: black=26.10.1
 """Batched programs generated from examples/search.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=8edd70d2e5067a152bc45d920518b52aa1002701dcc06ad837d2a1a3961f5a97
-# autobatch: inputs-sha256=1b6249964150377ba29f93fa9faebed4deaa4681545d33940086d70c52dfa4a3
+# autobatch: source-sha256=b7616de76d0043f6322e55cf26c0721745d7af1918fe2b7fec2adc8bd95dd457
+# autobatch: inputs-sha256=b7680a242d4cd12984357d06cf33bed75e649a0a9bfeade923dea85f5243857b
 # autobatch: body-sha256=2777e7b4203739a38367abe82bca753a7f446428a4cd74af03efcd8e368f8757
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=c2ccda15ad12115e935de7fa17031b9dc483acb3902ab4ec0581f94a708c296a
-# autobatch: inputs-sha256=4564c13c1fce4a6f51f97fde3e07aae8f9b844677b99d6b72e115d6587230a9b
+# autobatch: source-sha256=b580c4716f22a1e68f749d46484ccab11f54c5146fd49c4dcd39f48ff6590cb2
+# autobatch: inputs-sha256=e0129336fe5de95331c074c768c774481a9adb766926510212b9ca2a4f7358dc
 # autobatch: body-sha256=8dd0ecd8fb64abc77c19b1ab2879aa595121aee9806170f49b208eb0e8162cd0
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for NumPy.

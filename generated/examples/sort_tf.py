@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=histogram(int64[n], int64[]); insertion_sort(int64[n])
 # autobatch: functions=examples/sort.py::histogram,examples/sort.py::insertion_sort
-# autobatch: source-sha256=6a6b074d985b96aaa15b6f256630323ba2ec126b55a8d5b191fb79742e00a5b4
-# autobatch: inputs-sha256=481481fead5f3dffedcaaecdb4c1e9995739a03b055d15f2b5032529e99807a4
+# autobatch: source-sha256=2f7cb1bafca0407ca73a8766f164b791730eab2570aea42eb27a3727ec6838e4
+# autobatch: inputs-sha256=b35890c6413b71d0a42491df9671ee2ae49231aab0805f2250121eadfa7ef539
 # autobatch: body-sha256=d9462dbe67a067d856043d55a1c177db37d5dad3a7ca256553f01c4654f8c196
 # autobatch: black=26.10.1
 """Batched programs generated from examples/sort.py for TensorFlow.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=4cfd2bdcccd85d2546d9492a69f28aff24ada776ea318b08d5180705b5c1d236
-# autobatch: inputs-sha256=209e5b5a0dba4a582bcddbb21384520905190bfdf40815af0a6938f441c1b200
+# autobatch: source-sha256=b1b13000a87c5ba8502e4916f535d6924ff0cde46bf41d1453f2dc654ca6d9b7
+# autobatch: inputs-sha256=89207a81594f8ea1535ca078059b53547240f5f889162ed6ceafe5fa1fef62b9
 # autobatch: body-sha256=8861dcdd466bf1f91e79a777a2e0f90c0b192bd4e0d8746ec016746b8d2a8d40
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for JAX.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=ab4246608cbabf497e28b2e0667f064a61049c68e4a1e07842ce06285f04d50a
-# autobatch: inputs-sha256=2ac5f7f403e240336e0bc8dd2f678439466385973f78515326f0af0c4ae5123b
+# autobatch: source-sha256=190bc5eb3d910545e53b36ba95e3cf0f9ef5832d4b22b1e394e98ed79c6f66a8
+# autobatch: inputs-sha256=af2f5fbed6ac1dee02d4346aa92044ed95963ddd1a4453cfbe8a99be70fbb23f
 # autobatch: body-sha256=002657d324b370b9d385fdb419478f2dcdf6861a50e1a9264f0460648698e7f1
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for NumPy.

@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=predict(float64[n])
 # autobatch: functions=examples/tree.py::predict
-# autobatch: source-sha256=b9445b79fbcfe1ccafb70574058bdd0f441a2ff94796b7aaba222aacb234adb9
-# autobatch: inputs-sha256=9d404cc0a08f317f616beeea84c320867d401d982e844be790ef410a2c759a9e
+# autobatch: source-sha256=f9ba1e568807713d45ffe444356858284b359b7abd66a2aeb5952dcf27ccb584
+# autobatch: inputs-sha256=50bd19d8fc76e50d8e4f157f5d07741d96ea6523661bab9913017801f22b8f46
 # autobatch: body-sha256=5c0313dd369f48992def29cef460fd9eb90784cc5a26d0bafe3e864de1c8d17e
 # autobatch: black=26.10.1
 """Batched programs generated from examples/tree.py for TensorFlow.

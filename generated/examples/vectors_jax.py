@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=76515b3a367cec5c4f51908395cada1c7b67c06f5725d3aa53ebd2689fce0bb9
-# autobatch: inputs-sha256=b0aec41ebba821a245656de98cd4e5503e2cc06a1813e0a3a63c8e99966a65b2
+# autobatch: source-sha256=c80dc222b2281c9216a7cd94a164166676375fcfa66da04129dce3004ce0a301
+# autobatch: inputs-sha256=98f2c535d9cf3630366a234195ff3a8736985c7a32b34bc348bcf8993a271234
 # autobatch: body-sha256=1d1c5f9c10947442da34d9285b12655c3cc2e762f1fa68b2b1a935cf6e277591
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for JAX.

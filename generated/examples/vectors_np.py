@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=c532a90ad554b7fef44a591f524bdd172df06567aff9b78cf5e39bb6c3ae4937
-# autobatch: inputs-sha256=93f68c72543b6ecf5a9a53581e5ab6ba7996e2ad7881f159d248063cb2681713
+# autobatch: source-sha256=184e3612503d850773de676670e2c69b7b081c4782ade8f9063e9739b6a2d4c3
+# autobatch: inputs-sha256=02397df850db1fae2989bacad6289fa82eda108ab496a60ad3fe851f38d38bc9
 # autobatch: body-sha256=e2e2647efd0b56640ffe4190eb7379b6533baa8120a4b923e61693d5aaf592dc
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for NumPy.

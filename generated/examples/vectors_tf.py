@@ -5,8 +5,8 @@
 # autobatch: runtime=8
 # autobatch: programs=relax(float64[n], int64[]); spiral(float64[n], int64[m], int64[])
 # autobatch: functions=examples/vectors.py::relax,examples/vectors.py::spiral
-# autobatch: source-sha256=6c35b176a30a8762d172e7155fed7ca570199e7749282cd466b786124511a55e
-# autobatch: inputs-sha256=4519c88989c181493752af892566acb6ecee6efa0ae4c4d5f45567610011644d
+# autobatch: source-sha256=0d58a47eeaf38da341976a696d5fab1bde7f55729a2a91bf181a71af19f78dca
+# autobatch: inputs-sha256=1f36529541721a8cfd9004121b68e03b9e82f186233f71ec04bc7e8855cba058
 # autobatch: body-sha256=c2f839449b995cb3b53179ae5a85f278ac243e67b7bfa335e4cdef2fee399906
 # autobatch: black=26.10.1
 """Batched programs generated from examples/vectors.py for TensorFlow.

@@ -146,15 +146,17 @@ def _library_calls(expr, evaluate, batched_rank):
             batched = function(*args, **keywords)
         except Exception:  # noqa: BLE001 - no per-example reading to compare
             continue
-        yield node, function, batched, _one_example(function, owner, args, keywords, batched_rank)
+        # a method by the name the code calls it (JAX's `v.sum` is `_sum`)
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else function.__name__
+        yield node, function, batched, _one_example(function, method, owner, args, keywords, batched_rank)
 
 
-def _one_example(function, owner, args, keywords, batched_rank):
+def _one_example(function, method, owner, args, keywords, batched_rank):
     def call(row):
         per_example = function
         if owner is not None and _has_batch(owner, batched_rank):
             # a method of a batched array, `v.sum()`: one example's `v[b].sum`
-            per_example = getattr(_example(owner, row, batched_rank), function.__name__)
+            per_example = getattr(_example(owner, row, batched_rank), method)
         return per_example(
             *[_example(a, row, batched_rank) for a in args],
             **{k: _example(v, row, batched_rank) for k, v in keywords.items()},
@@ -194,7 +196,7 @@ def _library(function) -> bool:
         module = type(function).__module__  # a ufunc-like object, a C method
     # A Python function is the user's unless a library's module defines it:
     # one made by `exec` has no module (its type's, "builtins", is not its own).
-    return (module or "").split(".")[0] in ("numpy", "tensorflow", "builtins", "keras")
+    return (module or "").split(".")[0] in ("numpy", "tensorflow", "builtins", "keras", "jax", "jaxlib")
 
 
 def _has_batch(value, batched_rank) -> bool:

@@ -53,7 +53,7 @@ _WORDS = tuple(
     name
     for name in dir(builtins)
     if not name.startswith("_") and name[0].islower()
-) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", PRESENT) + tuple(
+) + ("math", " is ", " in ", "f'", 'f"', "%", "] *", "* [", ".copy(", ".sort(", ".fill(", ".reverse(", PRESENT) + tuple(
     sorted(MATH_FUNCTIONS)  # `from math import sqrt`: sqrt(x)
 )
 

@@ -33,6 +33,12 @@ MATH_FUNCTIONS = frozenset(
 # after this pass), or that are elementwise on arrays already.
 _SUBSCRIPT_PASS = frozenset(("len", "slice"))
 _TEXT = frozenset(("str", "repr", "format", "ascii", "hex", "oct", "bin", "chr"))
+# Array methods that change the array in place -> what to write instead.
+_IN_PLACE_METHODS = {
+    "sort": "np.sort({}, axis=-1)",
+    "fill": "np.full_like({}, value)",
+    "reverse": "{}[::-1]",
+}
 _ITERATION = frozenset(("range", "enumerate", "zip", "map", "filter", "iter", "next", "reversed"))
 
 
@@ -64,6 +70,18 @@ class BuiltinCalls(ValueQueries):
             # `v.copy()` of a per-example array: each example's own copy,
             # which every value here already is (TF tensors have no .copy)
             return self.done(node.func.value)
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr in _IN_PLACE_METHODS
+            and self.per_example(node.func.value)
+        ):
+            owner = text_of(node.func.value)
+            raise SubscriptError(
+                f"`{text_of(node)}` changes `{owner}` in place, which a batched function cannot do "
+                f"through a method: write `{owner} = {_IN_PLACE_METHODS[node.func.attr].format(owner)}`"
+                " (this example's own new array), or assign its elements (`v[i] = ...`) where the "
+                "caller must see the change"
+            )
         function = self.function(node)
         if function is None:
             return node

@@ -62,12 +62,33 @@ class Comparisons(ValueQueries):
         absent = isinstance(node.ops[0], (ast.Is, ast.Eq))
         return self.done(call_node("py_not", present) if absent else present)
 
+    def optional_comparison(self, node):
+        """`r == 0`, `r != x`, `r in (0, 5)` of an optional: None equals no
+        number and is in no container, whatever its `value` holds there.
+        (`r < 3` of a None raises TypeError in Python; it reads the value.)"""
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+            return None
+        op, left, right = node.ops[0], node.left, node.comparators[0]
+        if isinstance(op, (ast.Eq, ast.NotEq)) and not self.optional(left) and self.optional(right):
+            left, right = right, left
+        if not (isinstance(left, ast.Name) and self.optional(left)):
+            return None
+        present = ast.Attribute(left, "present", ast.Load())
+        value = ast.Attribute(ast.Name(left.id, ast.Load()), "value", ast.Load())
+        compared = self.visit(ast.Compare(value, [type(op)()], [right]))
+        if isinstance(op, (ast.NotEq, ast.NotIn)):  # None differs from everything
+            return self.done(ast.BinOp(call_node("py_not", present), ast.BitOr(), compared))
+        return self.done(ast.BinOp(present, ast.BitAnd(), compared))
+
     # ---- identity and membership -------------------------------------------
 
     def visit_Compare(self, node):
         tested = self.none_test(node)
         if tested is not None:
             return tested
+        compared = self.optional_comparison(node)
+        if compared is not None:
+            return compared
         container = node.comparators[0] if len(node.comparators) == 1 else None
         if (
             isinstance(node.ops[0], (ast.In, ast.NotIn))

@@ -448,8 +448,40 @@ class _Rewriter(ast.NodeTransformer):
             kinds = [self.item_kind(_as_slice(i), size) for i, size in zip(items, shape)]
             items = [self.item_node(k, i) for k, i in kinds]
             value = self.aligned_value(node, value, shape, kinds)
+            self.refuse_narrowing_store(target, base, value)
         self.changed = True
         return _helper("put", target, items, value)
+
+    def refuse_narrowing_store(self, target, base, value):
+        """A float stored into an int array (or a number into a bool one):
+        a Python list made by `[0] * n` would hold the float, and the
+        batched array would cut it to an int, a wrong answer given without
+        an error; so it is refused, saying how to make the list hold it."""
+        stored = self.values.of(value)
+        if stored is _UNKNOWN:
+            return
+        kind = np.dtype(getattr(base.dtype, "as_numpy_dtype", base.dtype)).kind
+        stored_dtype = getattr(stored, "dtype", None)
+        if stored_dtype is None:
+            if isinstance(stored, bool) or not isinstance(stored, (int, float)):
+                return
+            stored_kind = "f" if isinstance(stored, float) else "i"
+        else:
+            stored_kind = np.dtype(getattr(stored_dtype, "as_numpy_dtype", stored_dtype)).kind
+        name = ast.unparse(target)
+        if kind in "iu" and stored_kind == "f":
+            raise SubscriptError(
+                f"`{name}` holds ints and this stores a float into it: a Python list made by "
+                f"`[0] * n` would keep the float, and the batched array would cut it to an int. "
+                f"Make `{name}` hold floats from the start (`[0.0] * n`, `np.zeros(n)`), or store "
+                f"`int(...)` if an int is meant"
+            )
+        if kind == "b" and stored_kind in "iuf":
+            raise SubscriptError(
+                f"`{name}` holds bools and this stores a number into it: a Python list made by "
+                f"`[False] * n` would keep the number, and the batched array would make it a bool. "
+                f"Make `{name}` hold numbers from the start (`[0] * n`), or store a bool"
+            )
 
     def aligned_value(self, node, value, shape, kinds):
         """The assigned value with its per-example axes placed as on one

@@ -158,6 +158,15 @@ class Settling:
                     ir.PrimOp((terminator.condition,), truth, text, origin=terminator.origin, namespace=self.namespaces[fn])
                 )
                 return dataclasses.replace(terminator, condition=truth)
+            if isinstance(tested, T.TensorType) and tested.shape != ():
+                # `if a == b:` of two vectors: NumPy refuses the truth of an
+                # array of several elements (two lists' `==` is one bool)
+                raise BatchTypeError(
+                    where(terminator.origin) + f"a condition must be one value per example; "
+                    f"`{terminator.condition}` has type {tested}: the truth of an array of several "
+                    "elements is ambiguous (NumPy raises); to compare whole vectors write "
+                    "`np.all(a == b, axis=-1)`, and `np.any(..., axis=-1)` for any element"
+                )
             if T.is_ragged(tested):
                 # NumPy refuses the truth of an array of several elements
                 # (a list's is its non-emptiness): ask for the test meant

@@ -1,0 +1,100 @@
+"""Code written the way public algorithm collections write it, where the
+batched program once gave a wrong answer without an error.
+
+Shared by tests/test_public_idioms.py.  Each function either means, batched,
+what it means on one example, or is refused when the program is built,
+naming the line and saying what to write.  Generated modules go to a
+temporary folder.
+"""
+
+import tempfile
+
+import jax.numpy as jnp
+import numpy as np
+
+from transpiler import Context
+
+ctx = Context(generated_dir=tempfile.mkdtemp(prefix="autobatch-test-idioms-"))
+
+
+# ---- Optionals compared with numbers: None equals no number ---------------
+
+
+@ctx.batch
+def find(v, x):
+    for i in range(len(v)):
+        if v[i] == x:
+            return i
+    return None
+
+
+@ctx.batch
+def found_at_start(v, x):
+    r = find(v, x)
+    return r == 0, r != 0, r in (0, 2), r not in (0, 2), 0 == r
+
+
+@ctx.batch
+def first_above(v, x):
+    best = None
+    for y in v:
+        if y > x:
+            best = y
+            break
+    if best == 0:
+        return 1
+    if best != 3:
+        return 2
+    return 3
+
+
+# ---- refused, naming the line ---------------------------------------------
+
+
+@ctx.batch
+def moving_average(v):
+    k = 3
+    out = [0] * (len(v) - k + 1)
+    total = 0
+    for i in range(len(v)):
+        total += v[i]
+        if i >= k - 1:
+            out[i - k + 1] = total / k  # <-- a float into a list of ints
+            total -= v[i - k + 1]
+    return out
+
+
+@ctx.batch
+def count_seen(v):
+    seen = [False] * 10
+    for x in v:
+        seen[x] += 1  # <-- an int into a list of bools
+    return seen[0]
+
+
+@ctx.batch
+def smallest_after_sort(v):
+    v.sort()  # <-- in place, through a method
+    return v[0]
+
+
+@ctx.batch
+def same_vectors(a, b):
+    if a == b:  # <-- the truth of an array
+        return 1
+    return 0
+
+
+@ctx.batch
+def method_total(v):
+    return v.sum()  # <-- the whole batch's sum
+
+
+@ctx.batch
+def jnp_total(v):
+    return jnp.sum(v)  # <-- the whole batch's sum
+
+
+@ctx.batch
+def np_total(v):
+    return np.sum(v)  # <-- the whole batch's sum

@@ -1,0 +1,65 @@
+"""Public-collection idioms: Python's meaning per example, or a refusal
+naming the line (tests/public_idioms.py)."""
+
+import numpy as np
+import pytest
+
+from tests import public_idioms as P
+from tests.oracle import MODES
+from transpiler import BatchTypeError
+
+V = np.array([[0, 5, 3, 1], [4, 0, 3, 3], [7, 8, 9, 10], [2, 2, 0, 1], [3, 1, 4, 1]])
+X = np.array([0, 3, 7, 5, 1])
+
+
+def per_example(name, *columns):
+    plain = P.ctx.plain(name)
+    return [
+        plain(*[np.array(c[k]) if np.ndim(c[k]) else c[k].item() for c in columns])
+        for k in range(len(columns[0]))
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_none_equals_no_number(mode):
+    """`r == 0` of a None is False (the batch holds junk, often 0, there)."""
+    got = [np.asarray(leaf).tolist() for leaf in P.found_at_start(V, X, **MODES[mode])]
+    want = per_example("found_at_start", V, X)
+    assert [tuple(leaf[k] for leaf in got) for k in range(len(X))] == want
+    assert any(r[0] for r in want) and any(r[1] and not r[0] for r in want)  # both kinds of example
+    got = np.asarray(P.first_above(V, X, **MODES[mode])).tolist()
+    assert got == per_example("first_above", V, X)
+
+
+REFUSED = {
+    "moving_average": (r"`out` holds ints and this stores a float into it.*\[0\.0\] \* n", (V,)),
+    "count_seen": (r"`seen` holds bools and this stores a number into it.*\[0\] \* n", (V,)),
+    "smallest_after_sort": (
+        r"`v\.sort\(\)` changes `v` in place.*v = np\.sort\(v, axis=-1\)",
+        (V,),
+    ),
+    "same_vectors": (
+        r"a condition must be one value per example.*np\.all\(a == b, axis=-1\)",
+        (V, V),
+    ),
+    "method_total": (r"`v\.sum\(\)` does not keep the batch axis first", (V,)),
+    "np_total": (r"`np\.sum\(v\)` does not keep the batch axis first", (V,)),
+}
+
+
+@pytest.mark.parametrize("mode", ["numpy", "jax"])
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_a_wrong_answer_is_refused_naming_the_line(name, mode):
+    pattern, args = REFUSED[name]
+    with pytest.raises(BatchTypeError, match=pattern) as error:
+        getattr(P, name)(*args, **MODES[mode])
+    with open(P.__file__) as f:
+        line = next(i for i, text in enumerate(f, 1) if f"def {name}(" in text)
+    assert f"public_idioms.py:" in str(error.value)
+    assert int(str(error.value).split("public_idioms.py:")[1].split(":")[0]) > line
+
+
+def test_jax_reductions_are_refused_on_jax():
+    """On JAX, `jnp.sum(v)` would add up the whole batch, as NumPy's would."""
+    with pytest.raises(BatchTypeError, match=r"`jnp\.sum\(v\)` does not keep the batch axis first"):
+        P.jnp_total(V, backend="jax")
